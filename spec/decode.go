@@ -1,0 +1,397 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// dec decodes one block's attributes into Go values. Every getter records
+// the attribute's range in src and appends a diagnostic naming that range
+// when the value is wrong; a getter returns ok=false when the attribute is
+// absent or invalid, so the caller keeps its default.
+type dec struct {
+	ctx     *hcl.EvalContext
+	content *hcl.BodyContent
+	src     Source
+	diags   *hcl.Diagnostics
+	what    string // "switch \"leaf1\"", for messages
+}
+
+func newDec(ctx *hcl.EvalContext, content *hcl.BodyContent, block hcl.Range, what string, diags *hcl.Diagnostics) *dec {
+	return &dec{ctx: ctx, content: content, src: Source{Block: block, Attrs: map[string]hcl.Range{}}, diags: diags, what: what}
+}
+
+func (d *dec) errf(rng hcl.Range, summary, format string, args ...any) {
+	r := rng
+	*d.diags = append(*d.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  &r,
+	})
+}
+
+// value evaluates the attribute and converts it to ty.
+func (d *dec) value(name string, ty cty.Type) (cty.Value, hcl.Range, bool) {
+	attr, ok := d.content.Attributes[name]
+	if !ok {
+		return cty.NilVal, hcl.Range{}, false
+	}
+	rng := attr.Expr.Range()
+	d.src.Attrs[name] = rng
+	v, diags := attr.Expr.Value(d.ctx)
+	*d.diags = append(*d.diags, diags...)
+	if diags.HasErrors() {
+		return cty.NilVal, rng, false
+	}
+	if v.IsMarked() || v.ContainsMarked() {
+		if ty == cty.String && v.HasMark(secretMark{}) {
+			// secret() handles these; reaching here means a secret in a plain attribute.
+		}
+		d.errf(rng, "Secret reference not allowed here",
+			"%s: env() and file() make secret references, which only credentials blocks accept (password, private_key, passphrase, token). Attribute %q takes a plain value.", d.what, name)
+		return cty.NilVal, rng, false
+	}
+	if v.IsNull() {
+		return cty.NilVal, rng, false
+	}
+	if !v.IsWhollyKnown() {
+		d.errf(rng, "Value not known", "%s: attribute %q depends on a value fabctl cannot know while loading the spec.", d.what, name)
+		return cty.NilVal, rng, false
+	}
+	if ty == cty.DynamicPseudoType {
+		return v, rng, true
+	}
+	cv, err := convert.Convert(v, ty)
+	if err != nil {
+		d.errf(rng, "Incorrect attribute value type", "%s: attribute %q must be %s: %s.", d.what, name, ty.FriendlyName(), err)
+		return cty.NilVal, rng, false
+	}
+	return cv, rng, true
+}
+
+func (d *dec) str(name string, def string) string {
+	v, _, ok := d.value(name, cty.String)
+	if !ok {
+		return def
+	}
+	return v.AsString()
+}
+
+// enum reads a string that must be one of allowed.
+func (d *dec) enum(name, def string, allowed ...string) string {
+	v, rng, ok := d.value(name, cty.String)
+	if !ok {
+		return def
+	}
+	s := v.AsString()
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	detail := fmt.Sprintf("%s: %q is not a valid %s; valid values: %s.", d.what, s, name, strings.Join(quoteAll(allowed), ", "))
+	if sug := suggest(s, allowed); sug != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", sug)
+	}
+	d.errf(rng, "Invalid value for "+name, "%s", detail)
+	return def
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strconv.Quote(v)
+	}
+	return out
+}
+
+func (d *dec) boolean(name string, def bool) bool {
+	v, _, ok := d.value(name, cty.Bool)
+	if !ok {
+		return def
+	}
+	return v.True()
+}
+
+func (d *dec) optBool(name string) *bool {
+	v, _, ok := d.value(name, cty.Bool)
+	if !ok {
+		return nil
+	}
+	b := v.True()
+	return &b
+}
+
+func toInt(v cty.Value) (int, bool) {
+	bf := v.AsBigFloat()
+	if !bf.IsInt() {
+		return 0, false
+	}
+	i, acc := bf.Int64()
+	if acc != big.Exact || i > math.MaxInt32 || i < math.MinInt32 {
+		return 0, false
+	}
+	return int(i), true
+}
+
+// integer reads a whole number within [lo, hi].
+func (d *dec) integer(name string, def, lo, hi int) int {
+	v, ok := d.optInt(name, lo, hi)
+	if !ok {
+		return def
+	}
+	return v
+}
+
+func (d *dec) optInt(name string, lo, hi int) (int, bool) {
+	v, rng, ok := d.value(name, cty.Number)
+	if !ok {
+		return 0, false
+	}
+	i, whole := toInt(v)
+	if !whole {
+		d.errf(rng, "Invalid value for "+name, "%s: %s must be a whole number.", d.what, name)
+		return 0, false
+	}
+	if i < lo || i > hi {
+		d.errf(rng, "Value out of range", "%s: %s = %d is outside %d..%d.", d.what, name, i, lo, hi)
+		return 0, false
+	}
+	return i, true
+}
+
+// unitString reads an attribute that may be a string with a unit, or a
+// bare number when bareOK.
+func (d *dec) unitString(name string, bareOK bool) (string, hcl.Range, bool) {
+	v, rng, ok := d.value(name, cty.DynamicPseudoType)
+	if !ok {
+		return "", rng, false
+	}
+	switch {
+	case v.Type() == cty.String:
+		return v.AsString(), rng, true
+	case v.Type() == cty.Number && bareOK:
+		return v.AsBigFloat().Text('f', -1), rng, true
+	case v.Type() == cty.Number:
+		d.errf(rng, "Missing unit", "%s: %s needs a unit as a string, e.g. %s.", d.what, name, unitExample(name))
+	default:
+		d.errf(rng, "Incorrect attribute value type", "%s: %s must be a string with a unit, e.g. %s.", d.what, name, unitExample(name))
+	}
+	return "", rng, false
+}
+
+func unitExample(name string) string {
+	switch {
+	case strings.Contains(name, "speed") || strings.Contains(name, "rate") || strings.Contains(name, "bandwidth"):
+		return `"400G"`
+	case strings.Contains(name, "length") || name == "cable":
+		return `"3m"`
+	}
+	return `"200ms"`
+}
+
+func (d *dec) bytes(name string) (Bytes, bool) {
+	s, rng, ok := d.unitString(name, true)
+	if !ok {
+		return 0, false
+	}
+	b, err := ParseBytes(s)
+	if err != nil {
+		d.errf(rng, "Invalid size", "%s: %s: %s.", d.what, name, err)
+		return 0, false
+	}
+	return b, true
+}
+
+func (d *dec) rate(name string) (BitRate, bool) {
+	s, rng, ok := d.unitString(name, false)
+	if !ok {
+		return 0, false
+	}
+	r, err := ParseBitRate(s)
+	if err != nil {
+		d.errf(rng, "Invalid speed", "%s: %s: %s.", d.what, name, err)
+		return 0, false
+	}
+	return r, true
+}
+
+func (d *dec) length(name string) (Length, bool) {
+	s, rng, ok := d.unitString(name, false)
+	if !ok {
+		return 0, false
+	}
+	l, err := ParseLength(s)
+	if err != nil {
+		d.errf(rng, "Invalid length", "%s: %s: %s.", d.what, name, err)
+		return 0, false
+	}
+	return l, true
+}
+
+func (d *dec) duration(name string, def time.Duration) time.Duration {
+	s, rng, ok := d.unitString(name, false)
+	if !ok {
+		return def
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		d.errf(rng, "Invalid duration", "%s: %s: %s.", d.what, name, err)
+		return def
+	}
+	return v
+}
+
+func (d *dec) strList(name string) ([]string, bool) {
+	v, _, ok := d.value(name, cty.List(cty.String))
+	if !ok {
+		return nil, false
+	}
+	out := []string{}
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() {
+			continue
+		}
+		out = append(out, e.AsString())
+	}
+	return out, true
+}
+
+// intSet reads a list whose elements are numbers or range strings
+// ("24-31", "0,8"), each within [lo, hi]; the result is sorted and unique.
+func (d *dec) intSet(name string, lo, hi int) ([]int, bool) {
+	v, rng, ok := d.value(name, cty.DynamicPseudoType)
+	if !ok {
+		return nil, false
+	}
+	var elems []cty.Value
+	switch {
+	case v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType():
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			elems = append(elems, e)
+		}
+	default:
+		elems = []cty.Value{v}
+	}
+	out := []int{}
+	for _, e := range elems {
+		switch e.Type() {
+		case cty.Number:
+			i, whole := toInt(e)
+			if !whole || i < lo || i > hi {
+				d.errf(rng, "Value out of range", "%s: %s element %s must be a whole number in %d..%d.", d.what, name, e.AsBigFloat().Text('f', -1), lo, hi)
+				return nil, false
+			}
+			out = append(out, i)
+		case cty.String:
+			vals, err := ParseIntRanges(e.AsString(), lo, hi)
+			if err != nil {
+				d.errf(rng, "Invalid value for "+name, "%s: %s: %s.", d.what, name, err)
+				return nil, false
+			}
+			out = append(out, vals...)
+		default:
+			d.errf(rng, "Incorrect attribute value type", "%s: %s must be a list of numbers or range strings such as [\"24-31\", 48].", d.what, name)
+			return nil, false
+		}
+	}
+	return uniqueSorted(out), true
+}
+
+func (d *dec) strMap(name string) (map[string]string, bool) {
+	v, _, ok := d.value(name, cty.Map(cty.String))
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if e.IsNull() {
+			continue
+		}
+		out[k.AsString()] = e.AsString()
+	}
+	return out, true
+}
+
+// intMap reads a map of integers keyed by integers, both within bounds.
+func (d *dec) intMap(name string, klo, khi, vlo, vhi int) (map[int]int, bool) {
+	v, rng, ok := d.value(name, cty.Map(cty.Number))
+	if !ok {
+		return nil, false
+	}
+	out := map[int]int{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		ki, err := strconv.Atoi(k.AsString())
+		if err != nil || ki < klo || ki > khi {
+			d.errf(rng, "Invalid key", "%s: %s key %q must be a whole number in %d..%d.", d.what, name, k.AsString(), klo, khi)
+			return nil, false
+		}
+		vi, whole := toInt(e)
+		if !whole || vi < vlo || vi > vhi {
+			d.errf(rng, "Value out of range", "%s: %s[%q] must be a whole number in %d..%d.", d.what, name, k.AsString(), vlo, vhi)
+			return nil, false
+		}
+		out[ki] = vi
+	}
+	return out, true
+}
+
+// secret reads a credentials attribute, which must be env("X") or file("p").
+func (d *dec) secret(name string) *SecretRef {
+	attr, ok := d.content.Attributes[name]
+	if !ok {
+		return nil
+	}
+	rng := attr.Expr.Range()
+	d.src.Attrs[name] = rng
+	v, diags := attr.Expr.Value(d.ctx)
+	*d.diags = append(*d.diags, diags...)
+	if diags.HasErrors() || v.IsNull() {
+		return nil
+	}
+	if !v.HasMark(secretMark{}) || v.Type() != cty.String {
+		d.errf(rng, "Secret must be a reference",
+			"%s: %s must not be written into the spec. Reference it instead: %s = env(\"FABRIC_PASSWORD\") reads an environment variable, %s = file(\"/run/secrets/fabric\") reads a file, both at run time. fabctl never prints the value.", d.what, name, name, name)
+		return nil
+	}
+	raw, _ := v.Unmark()
+	kind, ref, _ := strings.Cut(raw.AsString(), "\x00")
+	return &SecretRef{Kind: kind, Name: ref, Src: rng}
+}
+
+// ignores reads lint_ignore = { "RULE-ID" = "reason" }.
+func (d *dec) ignores() LintIgnores {
+	m, ok := d.strMap("lint_ignore")
+	if !ok {
+		return nil
+	}
+	rng := d.src.Attrs["lint_ignore"]
+	out := LintIgnores{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.TrimSpace(m[k]) == "" {
+			d.errf(rng, "Lint ignore needs a reason", "%s: lint_ignore[%q] is empty. Say why the rule does not apply here, e.g. lint_ignore = { %q = \"frontend port, no RDMA\" }.", d.what, k, k)
+			continue
+		}
+		out[strings.ToUpper(k)] = m[k]
+	}
+	return out
+}

@@ -1,0 +1,557 @@
+// Package spec loads a fabric spec written in HCL and turns it into a typed,
+// validated model. Every model value keeps the source range it came from
+// (Source), so later stages (lint, plan, drivers) can attach diagnostics to
+// the attribute that caused them.
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Transport is the RDMA transport a fabric runs.
+type Transport string
+
+// Transports fabctl understands.
+const (
+	RoCEv2     Transport = "rocev2"
+	RoCEv1     Transport = "rocev1"
+	IWARP      Transport = "iwarp"
+	InfiniBand Transport = "infiniband"
+)
+
+// IsRoCE reports whether the transport is RoCE (v1 or v2).
+func (t Transport) IsRoCE() bool { return t == RoCEv2 || t == RoCEv1 }
+
+// IsEthernet reports whether the transport runs over Ethernet.
+func (t Transport) IsEthernet() bool { return t != InfiniBand }
+
+// Trust modes: which header field classifies traffic into priorities.
+const (
+	TrustDSCP = "dscp"
+	TrustPCP  = "pcp"
+)
+
+// Congestion control schemes.
+const (
+	CCDCQCN   = "dcqcn"
+	CCPFCOnly = "pfc-only"
+	CCECNOnly = "ecn-only"
+	CCNone    = "none"
+)
+
+// Class roles.
+const (
+	RoleRDMA  = "rdma"  // RDMA data
+	RoleCNP   = "cnp"   // congestion notification packets
+	RoleOther = "other" // TCP and everything else
+)
+
+// Forwarding modes of a switch.
+const (
+	Routed  = "routed"
+	Bridged = "bridged"
+)
+
+// Source locates a model value in the spec files.
+type Source struct {
+	// Block is the range of the block header (type and labels).
+	Block hcl.Range
+	// Attrs holds the expression range of every attribute that was set.
+	Attrs map[string]hcl.Range
+}
+
+// Has reports whether the attribute was set in the spec.
+func (s Source) Has(name string) bool {
+	_, ok := s.Attrs[name]
+	return ok
+}
+
+// Attr returns the range of the attribute's expression, or the block header
+// when the attribute was not set (the value is a default).
+func (s Source) Attr(name string) hcl.Range {
+	if r, ok := s.Attrs[name]; ok {
+		return r
+	}
+	return s.Block
+}
+
+// LintIgnores silences lint rules on one block: rule id -> reason.
+type LintIgnores map[string]string
+
+// Spec is a whole fabric: the result of loading and decoding every file.
+type Spec struct {
+	Fabric      *Fabric
+	Classes     []*Class
+	Switches    []*Switch
+	Hosts       []*Host
+	Links       []*Link
+	Credentials []*Credentials
+	Validations []*Validation
+	InfiniBand  *InfiniBandConfig // nil unless declared
+
+	// Files are the parsed files by name, for diagnostic snippets.
+	Files map[string]*hcl.File
+	// SourceHash is the SHA-256 over every file name and content, in name order.
+	SourceHash string
+
+	switches    map[string]*Switch
+	hosts       map[string]*Host
+	classes     map[string]*Class
+	credentials map[string]*Credentials
+}
+
+// Switch returns the switch with that name, or nil.
+func (s *Spec) Switch(name string) *Switch { return s.switches[name] }
+
+// Host returns the host with that name, or nil.
+func (s *Spec) Host(name string) *Host { return s.hosts[name] }
+
+// Class returns the traffic class with that name, or nil.
+func (s *Spec) Class(name string) *Class { return s.classes[name] }
+
+// CredentialsByName returns the credentials block with that name, or nil.
+func (s *Spec) CredentialsByName(name string) *Credentials { return s.credentials[name] }
+
+// Lossless returns the lossless (PFC) classes.
+func (s *Spec) Lossless() []*Class {
+	var out []*Class
+	for _, c := range s.Classes {
+		if c.Lossless {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// LosslessPriorities returns the sorted, de-duplicated priorities of the
+// lossless classes: the fabric's PFC enable set.
+func (s *Spec) LosslessPriorities() []int {
+	var p []int
+	for _, c := range s.Lossless() {
+		p = append(p, c.Priority)
+	}
+	return uniqueSorted(p)
+}
+
+// ClassesByRole returns the classes with the given role.
+func (s *Spec) ClassesByRole(role string) []*Class {
+	var out []*Class
+	for _, c := range s.Classes {
+		if c.Role == role {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// DSCPMap returns the fabric's DSCP -> priority map over all 64 code points.
+// Code points claimed by no class go to the default class, or priority 0.
+func (s *Spec) DSCPMap() [64]int {
+	var m [64]int
+	def := 0
+	for _, c := range s.Classes {
+		if c.Default {
+			def = c.Priority
+		}
+	}
+	for i := range m {
+		m[i] = def
+	}
+	for _, c := range s.Classes {
+		for _, d := range c.DSCP {
+			m[d] = c.Priority
+		}
+	}
+	return m
+}
+
+// Fabric holds fabric-wide settings.
+type Fabric struct {
+	Name              string
+	Transport         Transport
+	MTU               int // IP MTU on hosts and routed switch ports
+	RDMAMTU           int // RDMA path MTU (256..4096)
+	Trust             string
+	CongestionControl string
+	PFCWatchdog       Watchdog
+	// MaxLosslessPriorities per port before QOS-5 warns.
+	MaxLosslessPriorities int
+	// RDMATos is the IP ToS byte rdma_cm and NCCL use by default (nil: derived
+	// from the RDMA class as DSCP<<2 | ECT(0)).
+	RDMATos *int
+	Ignore  LintIgnores
+	Src     Source
+}
+
+// Watchdog is the PFC watchdog (storm / deadlock guard).
+type Watchdog struct {
+	Enabled bool
+	Detect  time.Duration
+	Restore time.Duration
+	Poll    time.Duration
+	Action  string // drop | forward | alert
+	Src     Source
+}
+
+// Class is a traffic class: a priority, the DSCP code points mapped to it,
+// and how the fabric treats it.
+type Class struct {
+	Name     string
+	Role     string // rdma | cnp | other
+	Priority int    // 0..7 (IEEE 802.1p / switch priority / TC)
+	DSCP     []int  // sorted, unique
+	// Default marks the class that receives every DSCP no other class claims.
+	Default   bool
+	Lossless  bool // PFC no-drop
+	Strict    bool // strict priority scheduling
+	Bandwidth int  // ETS guaranteed share in percent (0 when strict)
+	ECN       *ECNProfile
+	SL        *int // InfiniBand service level
+	Ignore    LintIgnores
+	Src       Source
+}
+
+// ECNProfile is a RED-style ECN marking profile (mark-only, no drop).
+type ECNProfile struct {
+	Min         Bytes
+	Max         Bytes
+	Probability float64 // percent, 0 < p <= 100
+	Src         Source
+}
+
+// Switch is a switch the fabric configures.
+type Switch struct {
+	Name        string
+	Platform    string // sonic | cumulus | eos | nxos | srlinux | openconfig
+	Address     string // management address, host or host:port
+	Driver      string // ssh | gnmi
+	Credentials string // name of a credentials block
+	Role        string // leaf | spine | superspine | border | ...
+	Tier        int    // 1 leaf, 2 spine, 3 superspine (Clos level)
+	Forwarding  string // routed | bridged
+	// UnknownUnicast is what a bridged switch does with unknown unicast:
+	// "drop", "flood" or "" (not stated: the hardware default, flood).
+	UnknownUnicast string
+	MTU            int     // IP MTU override for every port (0: fabric MTU)
+	Trust          string  // override ("" = fabric trust)
+	PFC            []int   // override of the PFC enable set for every port (nil = derived)
+	DSCPMap        map[int]int // brownfield DSCP -> priority entries that differ from the classes
+	RemarkDSCP     map[int]int // DSCP rewrites the switch performs (from -> to)
+	Buffer         *Buffer
+	Ports          []*Port
+	ACLs           []*ACL
+	Ignore         LintIgnores
+	Src            Source
+
+	ports         map[string]*Port
+	declaredPorts int // ports declared in the spec come first in Ports
+}
+
+// Port returns the declared port with that name, or nil.
+func (s *Switch) Port(name string) *Port { return s.ports[name] }
+
+// Buffer holds the ASIC buffer facts used by the headroom checks.
+type Buffer struct {
+	Total      Bytes // total packet buffer
+	Reserved   Bytes // shared-pool floor that headroom may not take
+	Headroom   Bytes // configured headroom per lossless PG per port (0: computed by the NOS)
+	XOff       Bytes // PG occupancy at which PAUSE is sent (0: unknown)
+	QueueLimit Bytes // per-queue limit (0: unknown)
+	CellSize   Bytes // buffer cell size (0: unknown)
+	Src        Source
+}
+
+// Port is a switch port.
+type Port struct {
+	Name        string
+	Speed       BitRate
+	MTU         int   // IP MTU override (0: switch/fabric MTU)
+	PFC         []int // override (nil = derived from classes; empty = PFC off)
+	Pause       bool  // IEEE 802.3x global pause
+	PFCWatchdog *bool // override (nil = fabric watchdog)
+	Trust       string
+	Description string
+	Ignore      LintIgnores
+	Src         Source
+}
+
+// ACL is a switch access list entry that matters to RDMA traffic.
+type ACL struct {
+	Name     string
+	Action   string // permit | deny
+	Protocol string // udp | tcp | any
+	DstPorts []PortRange
+	Src      Source
+}
+
+// PortRange is an inclusive L4 port range.
+type PortRange struct{ From, To int }
+
+// Contains reports whether p is in the range.
+func (r PortRange) Contains(p int) bool { return p >= r.From && p <= r.To }
+
+// Host is a server with RDMA NICs.
+type Host struct {
+	Name        string
+	Address     string
+	Connect     Connect
+	Credentials string
+	Role        string
+	Forwarding  bool // the host forwards traffic between its NICs (transit)
+	Sudo        bool
+	NUMANodes   map[int]CPUSet // declared NUMA topology (node -> CPUs)
+	IRQBalance  string         // stop | keep
+	RDMATos     *int           // override of the fabric's rdma_cm/NCCL ToS
+	NCCLEnvFile string
+	QP          QPSizing
+	NICs        []*NIC
+	Ignore      LintIgnores
+	Src         Source
+
+	nics map[string]*NIC
+}
+
+// NIC returns the NIC with that netdev name, or nil.
+func (h *Host) NIC(name string) *NIC { return h.nics[name] }
+
+// Connect says how fabctl reaches a host.
+type Connect struct {
+	Kind  string // ssh | local | netns
+	Netns string // namespace name for netns
+}
+
+func (c Connect) String() string {
+	if c.Kind == "netns" {
+		return "netns:" + c.Netns
+	}
+	return c.Kind
+}
+
+// QPSizing is the queue pair sizing applications and the traffic test use.
+type QPSizing struct {
+	MaxSendWR  int
+	MaxRecvWR  int
+	MaxSGE     int
+	MaxInline  int
+	CQDepth    int
+	QPsPerConn int
+	Src        Source
+}
+
+// NIC is an RDMA NIC port on a host, named by its netdev.
+type NIC struct {
+	Name      string // netdev (ens1f0, ib0)
+	Device    string // RDMA device (mlx5_0, rxe0)
+	Model     string // connectx-7, e810, rxe, siw, ... ("" unknown)
+	Addresses []netip.Prefix
+	Speed     BitRate
+	MTU       int // IP MTU override (0: fabric MTU)
+	NUMA      NUMAPolicy
+	NUMANode  *int // declared NUMA node of the NIC
+	Trust     string
+	PFC       []int // override (nil = derived from classes)
+	ECN       *bool // DCQCN NP/RP enabled on the lossless priorities (nil = per congestion control)
+	Pause     bool  // IEEE 802.3x global pause
+	DSCPMap   map[int]int
+	VLAN      int // VLAN id of the RDMA interface (0 = untagged)
+	Limits    DeviceLimits
+	Ignore    LintIgnores
+	Src       Source
+}
+
+// NUMAPolicy says where IRQs and test threads of a NIC run.
+type NUMAPolicy struct {
+	Auto bool   // pin to the NIC's local node
+	CPUs CPUSet // explicit CPU list when not auto
+}
+
+// DeviceLimits are RDMA device capabilities (ibv_query_device).
+type DeviceLimits struct {
+	MaxQPWR   int
+	MaxSGE    int
+	MaxCQE    int
+	MaxInline int
+	Known     bool // limits come from a model table or an explicit limits block
+	Src       Source
+}
+
+// Link is a cable between two endpoints.
+type Link struct {
+	A, B        Endpoint
+	Speed       BitRate
+	CableLength Length
+	VLANTags    int // 802.1Q tags carried on the link (MTU-1 adds 4 bytes each)
+	Ignore      LintIgnores
+	Src         Source
+}
+
+// Address is the link's stable name, e.g. link.leaf1:Ethernet0--gpu01:ens1f0.
+func (l *Link) Address() string { return "link." + l.A.String() + "--" + l.B.String() }
+
+// Other returns the far end of the link seen from node.
+func (l *Link) Other(node string) Endpoint {
+	if l.A.Node == node {
+		return l.B
+	}
+	return l.A
+}
+
+// Node kinds an endpoint can name.
+const (
+	KindSwitch = "switch"
+	KindHost   = "host"
+)
+
+// Endpoint is one end of a link: node and port (switch port or host NIC).
+type Endpoint struct {
+	Node string
+	Port string
+	Kind string // switch | host
+	Src  hcl.Range
+}
+
+func (e Endpoint) String() string { return e.Node + ":" + e.Port }
+
+// Credentials are how fabctl logs into devices. Secrets are references only.
+type Credentials struct {
+	Name       string
+	Username   string
+	Password   *SecretRef
+	PrivateKey *SecretRef
+	Passphrase *SecretRef
+	Token      *SecretRef
+	KnownHosts string // known_hosts file for SSH host-key verification
+	CAFile     string // CA bundle for gNMI TLS verification
+	CertFile   string // client certificate (mTLS)
+	KeyFile    string // client key path (mTLS); a path, not a secret value
+	Src        Source
+}
+
+// SecretRef points at a secret without holding it.
+type SecretRef struct {
+	Kind string // env | file
+	Name string // variable name or file path
+	Src  hcl.Range
+}
+
+// String renders the reference, never the secret.
+func (s SecretRef) String() string { return fmt.Sprintf("%s(%q)", s.Kind, s.Name) }
+
+// Validation is a traffic test declared in a validate block.
+type Validation struct {
+	Name         string
+	Pattern      string // ring | pairs | all-pairs
+	Op           string // write | send | read
+	MessageSize  Bytes
+	Duration     time.Duration
+	Iterations   int
+	QPs          int
+	Class        string
+	Hosts        []string // host name globs ("" = all hosts)
+	MinBandwidth Threshold
+	MaxP99       time.Duration
+	Src          Source
+}
+
+// Threshold is a bandwidth bound, either a share of line rate or absolute.
+type Threshold struct {
+	Percent float64 // > 0: share of line rate
+	Rate    BitRate // > 0: absolute
+}
+
+// InfiniBandConfig holds subnet-manager facts for InfiniBand fabrics.
+type InfiniBandConfig struct {
+	SubnetManager string // host name running opensm
+	Partitions    []*Partition
+	SL2VL         []int // 16 entries: VL of each SL
+	VLArbHigh     []VLWeight
+	VLArbLow      []VLWeight
+	Src           Source
+}
+
+// Partition is an InfiniBand partition (P_Key).
+type Partition struct {
+	Name    string
+	PKey    int
+	Members []PartitionMember
+	MTU     int
+	Rate    BitRate
+	SL      int
+	IPoIB   bool
+	Src     Source
+}
+
+// PartitionMember is an endpoint (host:nic, or ALL) with its membership.
+type PartitionMember struct {
+	Endpoint string
+	Full     bool
+}
+
+// VLWeight is one VL arbitration entry.
+type VLWeight struct{ VL, Weight int }
+
+// CPUSet is a sorted set of CPU ids.
+type CPUSet []int
+
+func (c CPUSet) String() string {
+	if len(c) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	start, prev := c[0], c[0]
+	flush := func() {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if start == prev {
+			fmt.Fprintf(&b, "%d", start)
+		} else {
+			fmt.Fprintf(&b, "%d-%d", start, prev)
+		}
+	}
+	for _, v := range c[1:] {
+		if v == prev+1 {
+			prev = v
+			continue
+		}
+		flush()
+		start, prev = v, v
+	}
+	flush()
+	return b.String()
+}
+
+// SubsetOf reports whether every CPU in c is in o.
+func (c CPUSet) SubsetOf(o CPUSet) bool {
+	set := make(map[int]bool, len(o))
+	for _, v := range o {
+		set[v] = true
+	}
+	for _, v := range c {
+		if !set[v] {
+			return false
+		}
+	}
+	return true
+}
+
+func uniqueSorted(v []int) []int {
+	if len(v) == 0 {
+		return v
+	}
+	s := append([]int(nil), v...)
+	sort.Ints(s)
+	out := s[:1]
+	for _, x := range s[1:] {
+		if x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

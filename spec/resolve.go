@@ -1,0 +1,292 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// DefaultClasses are the classes a fabric gets when the spec declares none:
+// the common RoCEv2 AI-pod recipe (NVIDIA `nv set qos roce`, SONiC/Dell
+// defaults): RoCE data DSCP 26 -> priority 3 lossless with ECN at
+// 150KB/1.5MB/100 %, CNP DSCP 48 -> priority 6 strict, everything else
+// priority 0; ETS 50/50 between data and default.
+func DefaultClasses(t Transport, block hcl.Range) []*Class {
+	src := func() Source { return Source{Block: block, Attrs: map[string]hcl.Range{}} }
+	switch t {
+	case InfiniBand:
+		sl := 0
+		return []*Class{{Name: "default", Role: RoleOther, Priority: 0, Default: true, Bandwidth: 100, SL: &sl, Src: src()}}
+	case IWARP:
+		// iWARP runs over TCP: no PFC needed (TR-3); ECN helps TCP.
+		return []*Class{
+			{Name: "rdma", Role: RoleRDMA, Priority: 3, DSCP: []int{26}, Bandwidth: 50,
+				ECN: &ECNProfile{Min: 150_000, Max: 1_500_000, Probability: 100, Src: src()}, Src: src()},
+			{Name: "default", Role: RoleOther, Priority: 0, Default: true, Bandwidth: 50, Src: src()},
+		}
+	}
+	roce := &Class{Name: "roce", Role: RoleRDMA, Priority: 3, DSCP: []int{26}, Lossless: true, Bandwidth: 50,
+		ECN: &ECNProfile{Min: 150_000, Max: 1_500_000, Probability: 100, Src: src()}, Src: src()}
+	cnp := &Class{Name: "cnp", Role: RoleCNP, Priority: 6, DSCP: []int{48}, Strict: true, Src: src()}
+	def := &Class{Name: "default", Role: RoleOther, Priority: 0, Default: true, Bandwidth: 50, Src: src()}
+	if t == RoCEv1 {
+		// RoCEv1 has no IP header: classes are matched on PCP only.
+		roce.DSCP, cnp.DSCP = nil, nil
+	}
+	return []*Class{roce, cnp, def}
+}
+
+// resolve fills defaults, builds indexes and checks every cross-reference.
+func (l *loader) resolve() {
+	s := l.spec
+	if len(s.Classes) == 0 {
+		s.Classes = DefaultClasses(s.Fabric.Transport, s.Fabric.Src.Block)
+	}
+	s.switches = map[string]*Switch{}
+	s.hosts = map[string]*Host{}
+	s.classes = map[string]*Class{}
+	s.credentials = map[string]*Credentials{}
+
+	for _, c := range s.Credentials {
+		if prev, ok := s.credentials[c.Name]; ok {
+			l.dup("credentials", c.Name, c.Src.Block, prev.Src.Block)
+			continue
+		}
+		s.credentials[c.Name] = c
+	}
+	defaults := 0
+	for _, c := range s.Classes {
+		if prev, ok := s.classes[c.Name]; ok {
+			l.dup("class", c.Name, c.Src.Block, prev.Src.Block)
+			continue
+		}
+		s.classes[c.Name] = c
+		if c.Default {
+			defaults++
+			if defaults > 1 {
+				rng := c.Src.Attr("default")
+				l.errf(&rng, "Two default classes", "class %q: only one class can be the default (the class of every unclaimed DSCP).", c.Name)
+			}
+		}
+	}
+	// Device names share one namespace: endpoints say "name:port".
+	devices := map[string]hcl.Range{}
+	for _, sw := range s.Switches {
+		if prev, ok := devices[sw.Name]; ok {
+			l.dup("device", sw.Name, sw.Src.Block, prev)
+			continue
+		}
+		devices[sw.Name] = sw.Src.Block
+		s.switches[sw.Name] = sw
+		l.credRef(sw.Credentials, sw.Src, fmt.Sprintf("switch %q", sw.Name))
+		if sw.Address == "" && sw.Src.Block.Filename != "" {
+			l.errf(sw.Src.Block.Ptr(), "Missing address", "switch %q needs a management address (address = \"10.0.0.11\" or \"host:port\").", sw.Name)
+		}
+	}
+	for _, h := range s.Hosts {
+		if prev, ok := devices[h.Name]; ok {
+			l.dup("device", h.Name, h.Src.Block, prev)
+			continue
+		}
+		devices[h.Name] = h.Src.Block
+		s.hosts[h.Name] = h
+		l.credRef(h.Credentials, h.Src, fmt.Sprintf("host %q", h.Name))
+		if h.Connect.Kind == "ssh" && h.Address == "" {
+			l.errf(h.Src.Block.Ptr(), "Missing address", "host %q is reached over SSH and needs address = \"...\" (or connect = \"local\" / \"netns:NAME\").", h.Name)
+		}
+	}
+	l.resolveLinks()
+	for _, v := range s.Validations {
+		if v.Class != "" && s.classes[v.Class] == nil {
+			rng := v.Src.Attr("class")
+			l.unknownRef(rng, "class", v.Class, keys(s.classes), fmt.Sprintf("validate %q", v.Name))
+		}
+	}
+	if ib := s.InfiniBand; ib != nil {
+		if ib.SubnetManager != "" && s.hosts[ib.SubnetManager] == nil {
+			l.unknownRef(ib.Src.Attr("subnet_manager"), "host", ib.SubnetManager, keys(s.hosts), "infiniband subnet_manager")
+		}
+		for _, p := range ib.Partitions {
+			for _, m := range p.Members {
+				if m.Endpoint == "ALL" || m.Endpoint == "SELF" {
+					continue
+				}
+				node, nic, _ := cut(m.Endpoint)
+				h := s.hosts[node]
+				switch {
+				case h == nil:
+					l.unknownRef(p.Src.Attr("members"), "host", node, keys(s.hosts), fmt.Sprintf("partition %q member", p.Name))
+				case nic != "" && h.NIC(nic) == nil:
+					l.unknownRef(p.Src.Attr("members"), "nic", nic, nicNames(h), fmt.Sprintf("partition %q member on host %q", p.Name, node))
+				}
+			}
+		}
+	}
+}
+
+func cut(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func (l *loader) credRef(name string, src Source, what string) {
+	if name == "" || l.spec.credentials[name] != nil {
+		return
+	}
+	l.unknownRef(src.Attr("credentials"), "credentials", name, keys(l.spec.credentials), what)
+}
+
+func (l *loader) dup(kind, name string, rng, prev hcl.Range) {
+	l.errf(&rng, "Duplicate "+kind+" name", "%s %q is already declared at %s. Names must be unique; under for_each, set a distinct name per instance.", kind, name, prev)
+}
+
+func (l *loader) unknownRef(rng hcl.Range, kind, name string, candidates []string, what string) {
+	detail := fmt.Sprintf("%s refers to %s %q, which the spec does not declare.", what, kind, name)
+	if s := suggest(name, candidates); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	}
+	l.errf(&rng, "Reference to undeclared "+kind, "%s", detail)
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func nicNames(h *Host) []string {
+	out := make([]string, 0, len(h.NICs))
+	for _, n := range h.NICs {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// resolveLinks checks link endpoints, creates implicit switch ports and
+// settles each link's speed.
+func (l *loader) resolveLinks() {
+	s := l.spec
+	used := map[string]*Link{}
+	kept := s.Links[:0]
+	for _, lk := range s.Links {
+		ok := true
+		for _, ep := range []*Endpoint{&lk.A, &lk.B} {
+			if !l.resolveEndpoint(ep) {
+				ok = false
+				continue
+			}
+			key := ep.String()
+			if prev, dup := used[key]; dup {
+				rng := ep.Src
+				l.errf(&rng, "Endpoint used twice", "%s is already an endpoint of %s (%s). A port or NIC takes one cable.", key, prev.Address(), prev.Src.Block)
+				ok = false
+			}
+			used[key] = lk
+		}
+		if ok && lk.A.Node == lk.B.Node {
+			rng := lk.Src.Attr("endpoints")
+			l.errf(&rng, "Link loops back", "%s connects %s to itself.", lk.Address(), lk.A.Node)
+			ok = false
+		}
+		if !ok {
+			continue
+		}
+		l.linkSpeed(lk)
+		kept = append(kept, lk)
+	}
+	s.Links = kept
+}
+
+func (l *loader) resolveEndpoint(ep *Endpoint) bool {
+	s := l.spec
+	if sw := s.switches[ep.Node]; sw != nil {
+		ep.Kind = KindSwitch
+		if sw.Port(ep.Port) == nil {
+			if sw.declaredPorts > 0 {
+				// The switch lists its ports: an unlisted one is a typo.
+				names := make([]string, 0, sw.declaredPorts)
+				for _, p := range sw.Ports[:sw.declaredPorts] {
+					names = append(names, p.Name)
+				}
+				l.unknownRef(ep.Src, "port", ep.Port, names, fmt.Sprintf("link endpoint %s: switch %q", ep, sw.Name))
+				return false
+			}
+			// Ports not declared are implied by links.
+			p := &Port{Name: ep.Port, Src: Source{Block: ep.Src, Attrs: map[string]hcl.Range{}}}
+			sw.Ports = append(sw.Ports, p)
+			sw.ports[p.Name] = p
+		}
+		return true
+	}
+	if h := s.hosts[ep.Node]; h != nil {
+		ep.Kind = KindHost
+		if h.NIC(ep.Port) == nil {
+			l.unknownRef(ep.Src, "nic", ep.Port, nicNames(h), fmt.Sprintf("link endpoint %s: host %q", ep, h.Name))
+			return false
+		}
+		return true
+	}
+	names := append(keys(s.switches), keys(s.hosts)...)
+	l.unknownRef(ep.Src, "device", ep.Node, names, fmt.Sprintf("link endpoint %s", ep))
+	return false
+}
+
+// linkSpeed settles a link's speed from the link, its ports or NICs, and
+// records it on both ends.
+func (l *loader) linkSpeed(lk *Link) {
+	s := l.spec
+	endSpeed := func(ep Endpoint) (BitRate, hcl.Range) {
+		if ep.Kind == KindSwitch {
+			p := s.switches[ep.Node].Port(ep.Port)
+			return p.Speed, p.Src.Attr("speed")
+		}
+		n := s.hosts[ep.Node].NIC(ep.Port)
+		return n.Speed, n.Src.Attr("speed")
+	}
+	sa, ra := endSpeed(lk.A)
+	sb, rb := endSpeed(lk.B)
+	if lk.Speed == 0 {
+		switch {
+		case sa != 0:
+			lk.Speed = sa
+		case sb != 0:
+			lk.Speed = sb
+		default:
+			rng := lk.Src.Attr("endpoints")
+			l.errf(&rng, "Link speed unknown", "%s: set speed on the link (speed = \"400G\") or on the port/NIC at either end.", lk.Address())
+			return
+		}
+	}
+	for _, c := range []struct {
+		sp  BitRate
+		rng hcl.Range
+		ep  Endpoint
+	}{{sa, ra, lk.A}, {sb, rb, lk.B}} {
+		if c.sp != 0 && c.sp != lk.Speed {
+			rng := c.rng
+			l.errf(&rng, "Speed mismatch", "%s runs at %s but %s is declared %s.", lk.Address(), lk.Speed, c.ep, c.sp)
+		}
+	}
+	if lk.A.Kind == KindSwitch {
+		if p := s.switches[lk.A.Node].Port(lk.A.Port); p.Speed == 0 {
+			p.Speed = lk.Speed
+		}
+	} else if n := s.hosts[lk.A.Node].NIC(lk.A.Port); n.Speed == 0 {
+		n.Speed = lk.Speed
+	}
+	if lk.B.Kind == KindSwitch {
+		if p := s.switches[lk.B.Node].Port(lk.B.Port); p.Speed == 0 {
+			p.Speed = lk.Speed
+		}
+	} else if n := s.hosts[lk.B.Node].NIC(lk.B.Port); n.Speed == 0 {
+		n.Speed = lk.Speed
+	}
+}

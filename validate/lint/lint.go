@@ -1,0 +1,215 @@
+// Package lint holds fabctl's static cross-layer rules for lossless RDMA
+// fabrics. Each rule inspects the typed spec model and reports findings as
+// ordinary HCL diagnostics attached to the spec attribute that causes them,
+// carrying the rule id, the object's address and the rule's source
+// (spec.DiagInfo). Rules are listed explicitly in Rules(); there is no
+// registration by side effect.
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fabctl/fabctl/spec"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Severity of a rule's findings.
+type Severity = hcl.DiagnosticSeverity
+
+// Severities, re-exported for rule tables.
+const (
+	Error   = hcl.DiagError
+	Warning = hcl.DiagWarning
+)
+
+// Rule is one lint rule.
+type Rule struct {
+	ID        string // e.g. "QOS-1"
+	Title     string // one line: what must hold
+	Rationale string // why, for docs/rules.md
+	Reference string // where the rule comes from
+	Check     func(*Context)
+}
+
+// Context is what a rule sees: the spec, a prepared topology, and Report.
+type Context struct {
+	Spec *spec.Spec
+	Topo *Topology
+
+	rule       *Rule
+	diags      hcl.Diagnostics
+	suppressed int
+}
+
+// Finding is one problem a rule reports.
+type Finding struct {
+	Severity Severity
+	Subject  hcl.Range // the attribute (or block) that causes it
+	Address  string    // e.g. "switch.leaf1", "link.leaf1:Ethernet0--gpu01:ens1f0"
+	Summary  string
+	Detail   string
+	// Scopes are the lint_ignore maps that can silence this finding, from
+	// the innermost block outwards (port, switch, fabric). The fabric's is
+	// always consulted.
+	Scopes []spec.LintIgnores
+}
+
+// Report adds a finding for the running rule unless a lint_ignore silences it.
+func (c *Context) Report(f Finding) {
+	scopes := append(f.Scopes, c.Spec.Fabric.Ignore)
+	for _, sc := range scopes {
+		if _, ok := sc[c.rule.ID]; ok {
+			c.suppressed++
+			return
+		}
+	}
+	subj := f.Subject
+	c.diags = append(c.diags, &hcl.Diagnostic{
+		Severity: f.Severity,
+		Summary:  f.Summary,
+		Detail:   f.Detail,
+		Subject:  &subj,
+		Extra:    &spec.DiagInfo{Rule: c.rule.ID, Address: f.Address, Reference: c.rule.Reference},
+	})
+}
+
+// Reportf is Report with a formatted detail.
+func (c *Context) Reportf(sev Severity, subject hcl.Range, address string, scopes []spec.LintIgnores, summary, format string, args ...any) {
+	c.Report(Finding{Severity: sev, Subject: subject, Address: address, Scopes: scopes, Summary: summary, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Result is the outcome of a lint run.
+type Result struct {
+	Diagnostics hcl.Diagnostics // sorted by file and position
+	Suppressed  int             // findings silenced by lint_ignore
+}
+
+// Run runs every rule over a loaded spec (which must have no load errors).
+func Run(s *spec.Spec) Result {
+	return RunRules(s, Rules())
+}
+
+// RunRules runs the given rules.
+func RunRules(s *spec.Spec, rules []Rule) Result {
+	c := &Context{Spec: s, Topo: NewTopology(s)}
+	for i := range rules {
+		c.rule = &rules[i]
+		rules[i].Check(c)
+	}
+	c.diags = append(c.diags, checkIgnores(s, rules)...)
+	spec.SortDiagnostics(c.diags)
+	return Result{Diagnostics: c.diags, Suppressed: c.suppressed}
+}
+
+// checkIgnores warns about lint_ignore entries naming rules that do not exist.
+func checkIgnores(s *spec.Spec, rules []Rule) hcl.Diagnostics {
+	ids := make([]string, len(rules))
+	known := map[string]bool{}
+	for i, r := range rules {
+		ids[i] = r.ID
+		known[r.ID] = true
+	}
+	var diags hcl.Diagnostics
+	check := func(ig spec.LintIgnores, src spec.Source) {
+		keys := make([]string, 0, len(ig))
+		for k := range ig {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if known[k] {
+				continue
+			}
+			detail := fmt.Sprintf("lint_ignore names rule %q, which does not exist. Rules: %s.", k, strings.Join(ids, ", "))
+			if sug := spec.Suggest(k, ids); sug != "" {
+				detail += fmt.Sprintf(" Did you mean %q?", sug)
+			}
+			rng := src.Attr("lint_ignore")
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Unknown lint rule", Detail: detail, Subject: &rng})
+		}
+	}
+	check(s.Fabric.Ignore, s.Fabric.Src)
+	for _, c := range s.Classes {
+		check(c.Ignore, c.Src)
+	}
+	for _, sw := range s.Switches {
+		check(sw.Ignore, sw.Src)
+		for _, p := range sw.Ports {
+			check(p.Ignore, p.Src)
+		}
+	}
+	for _, h := range s.Hosts {
+		check(h.Ignore, h.Src)
+		for _, n := range h.NICs {
+			check(n.Ignore, n.Src)
+		}
+	}
+	for _, l := range s.Links {
+		check(l.Ignore, l.Src)
+	}
+	return diags
+}
+
+// Topology is the spec's link graph, prepared once for all rules.
+type Topology struct {
+	// PortLink maps "switch:port" and "host:nic" to the link on it.
+	PortLink map[string]*spec.Link
+	// DeviceLinks lists the links of each device, in spec order.
+	DeviceLinks map[string][]*spec.Link
+}
+
+// NewTopology indexes the spec's links.
+func NewTopology(s *spec.Spec) *Topology {
+	t := &Topology{PortLink: make(map[string]*spec.Link, 2*len(s.Links)), DeviceLinks: map[string][]*spec.Link{}}
+	for _, l := range s.Links {
+		t.PortLink[l.A.String()] = l
+		t.PortLink[l.B.String()] = l
+		t.DeviceLinks[l.A.Node] = append(t.DeviceLinks[l.A.Node], l)
+		t.DeviceLinks[l.B.Node] = append(t.DeviceLinks[l.B.Node], l)
+	}
+	return t
+}
+
+// End is one end of a link resolved to its model objects.
+type End struct {
+	EP     spec.Endpoint
+	Switch *spec.Switch // set for switch ends
+	Port   *spec.Port
+	Host   *spec.Host // set for host ends
+	NIC    *spec.NIC
+}
+
+// Address is the end's model address, e.g. switch.leaf1.port.Ethernet0.
+func (e End) Address() string {
+	if e.Switch != nil {
+		return "switch." + e.Switch.Name + ".port." + e.Port.Name
+	}
+	return "host." + e.Host.Name + ".nic." + e.NIC.Name
+}
+
+// Scopes are the lint_ignore maps of the end, innermost first.
+func (e End) Scopes(l *spec.Link) []spec.LintIgnores {
+	if e.Switch != nil {
+		return []spec.LintIgnores{e.Port.Ignore, e.Switch.Ignore, l.Ignore}
+	}
+	return []spec.LintIgnores{e.NIC.Ignore, e.Host.Ignore, l.Ignore}
+}
+
+// Ends resolves both ends of a link.
+func Ends(s *spec.Spec, l *spec.Link) (End, End) {
+	return resolveEnd(s, l.A), resolveEnd(s, l.B)
+}
+
+func resolveEnd(s *spec.Spec, ep spec.Endpoint) End {
+	e := End{EP: ep}
+	if ep.Kind == spec.KindSwitch {
+		e.Switch = s.Switch(ep.Node)
+		e.Port = e.Switch.Port(ep.Port)
+	} else {
+		e.Host = s.Host(ep.Node)
+		e.NIC = e.Host.NIC(ep.Port)
+	}
+	return e
+}
