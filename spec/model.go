@@ -238,9 +238,9 @@ type Switch struct {
 	// UnknownUnicast is what a bridged switch does with unknown unicast:
 	// "drop", "flood" or "" (not stated: the hardware default, flood).
 	UnknownUnicast string
-	MTU            int     // IP MTU override for every port (0: fabric MTU)
-	Trust          string  // override ("" = fabric trust)
-	PFC            []int   // override of the PFC enable set for every port (nil = derived)
+	MTU            int         // IP MTU override for every port (0: fabric MTU)
+	Trust          string      // override ("" = fabric trust)
+	PFC            []int       // override of the PFC enable set for every port (nil = derived)
 	DSCPMap        map[int]int // brownfield DSCP -> priority entries that differ from the classes
 	RemarkDSCP     map[int]int // DSCP rewrites the switch performs (from -> to)
 	Buffer         *Buffer

@@ -27,7 +27,7 @@ var byteUnits = map[string]float64{
 }
 
 var rateUnits = map[string]float64{
-	"": 0, // a bare number is refused below
+	"":  0, // a bare number is refused below
 	"k": 1e3, "kb": 1e3, "kbps": 1e3, "kbit": 1e3, "kbit/s": 1e3,
 	"m": 1e6, "mb": 1e6, "mbps": 1e6, "mbit": 1e6, "mbit/s": 1e6,
 	"g": 1e9, "gb": 1e9, "gbps": 1e9, "gbit": 1e9, "gbit/s": 1e9, "gbe": 1e9,
