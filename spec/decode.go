@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -79,7 +80,38 @@ func (d *dec) value(name string, ty cty.Type) (cty.Value, hcl.Range, bool) {
 	return cv, rng, true
 }
 
+// literalString returns the string of an expression that is a plain
+// string literal ("leaf1:Ethernet0"), skipping evaluation and conversion:
+// generated specs have hundreds of thousands of them.
+func literalString(e hcl.Expression) (string, bool) {
+	t, ok := e.(*hclsyntax.TemplateExpr)
+	if !ok || len(t.Parts) != 1 {
+		return "", false
+	}
+	lit, ok := t.Parts[0].(*hclsyntax.LiteralValueExpr)
+	if !ok || lit.Val.Type() != cty.String || lit.Val.IsNull() {
+		return "", false
+	}
+	return lit.Val.AsString(), true
+}
+
+// fastString reads a literal string attribute without evaluating it.
+func (d *dec) fastString(name string) (string, bool) {
+	attr, ok := d.content.Attributes[name]
+	if !ok {
+		return "", false
+	}
+	s, ok := literalString(attr.Expr)
+	if ok {
+		d.src.Attrs[name] = attr.Expr.Range()
+	}
+	return s, ok
+}
+
 func (d *dec) str(name string, def string) string {
+	if s, ok := d.fastString(name); ok {
+		return s
+	}
 	v, _, ok := d.value(name, cty.String)
 	if !ok {
 		return def
@@ -89,11 +121,16 @@ func (d *dec) str(name string, def string) string {
 
 // enum reads a string that must be one of allowed.
 func (d *dec) enum(name, def string, allowed ...string) string {
-	v, rng, ok := d.value(name, cty.String)
+	s, ok := d.fastString(name)
+	rng := d.src.Attrs[name]
 	if !ok {
-		return def
+		var v cty.Value
+		v, rng, ok = d.value(name, cty.String)
+		if !ok {
+			return def
+		}
+		s = v.AsString()
 	}
-	s := v.AsString()
 	for _, a := range allowed {
 		if s == a {
 			return s
@@ -173,6 +210,9 @@ func (d *dec) optInt(name string, lo, hi int) (int, bool) {
 // unitString reads an attribute that may be a string with a unit, or a
 // bare number when bareOK.
 func (d *dec) unitString(name string, bareOK bool) (string, hcl.Range, bool) {
+	if s, ok := d.fastString(name); ok {
+		return s, d.src.Attrs[name], true
+	}
 	v, rng, ok := d.value(name, cty.DynamicPseudoType)
 	if !ok {
 		return "", rng, false
@@ -253,6 +293,23 @@ func (d *dec) duration(name string, def time.Duration) time.Duration {
 }
 
 func (d *dec) strList(name string) ([]string, bool) {
+	if attr, ok := d.content.Attributes[name]; ok {
+		if tup, ok := attr.Expr.(*hclsyntax.TupleConsExpr); ok {
+			out := make([]string, 0, len(tup.Exprs))
+			for _, e := range tup.Exprs {
+				s, ok := literalString(e)
+				if !ok {
+					out = nil
+					break
+				}
+				out = append(out, s)
+			}
+			if out != nil {
+				d.src.Attrs[name] = attr.Expr.Range()
+				return out, true
+			}
+		}
+	}
 	v, _, ok := d.value(name, cty.List(cty.String))
 	if !ok {
 		return nil, false

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"net/netip"
 	"strings"
@@ -130,7 +131,7 @@ func Functions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"alltrue":         allTrueFunc,
-		"ceil":            stdlib.CeilFunc,
+		"ceil":            ceilFunc,
 		"chomp":           stdlib.ChompFunc,
 		"chunklist":       stdlib.ChunklistFunc,
 		"cidrhost":        cidrHostFunc,
@@ -145,7 +146,7 @@ func Functions() map[string]function.Function {
 		"env":             secretRefFunc("env"),
 		"file":            secretRefFunc("file"),
 		"flatten":         stdlib.FlattenFunc,
-		"floor":           stdlib.FloorFunc,
+		"floor":           floorFunc,
 		"format":          stdlib.FormatFunc,
 		"formatlist":      stdlib.FormatListFunc,
 		"indent":          stdlib.IndentFunc,
@@ -163,7 +164,7 @@ func Functions() map[string]function.Function {
 		"min":             stdlib.MinFunc,
 		"parseint":        stdlib.ParseIntFunc,
 		"pow":             stdlib.PowFunc,
-		"range":           stdlib.RangeFunc,
+		"range":           rangeFunc,
 		"regex":           stdlib.RegexFunc,
 		"regexall":        stdlib.RegexAllFunc,
 		"replace":         stdlib.ReplaceFunc,
@@ -211,4 +212,103 @@ var allTrueFunc = function.New(&function.Spec{
 		}
 		return cty.True, nil
 	},
+})
+
+// maxRange bounds range(): go-cty's own stops at 1,024 values, too few for
+// a fabric of thousands of NICs written with for_each.
+const maxRange = 1 << 20
+
+// rangeFunc is range(end), range(start, end) or range(start, end, step),
+// as go-cty's, with a limit that fits large fabrics.
+var rangeFunc = function.New(&function.Spec{
+	Description: "A list of numbers from start (default 0) up to but not including end, by step (default 1 or -1); at most 1,048,576 values.",
+	VarParam:    &function.Parameter{Name: "params", Type: cty.Number},
+	Type:        function.StaticReturnType(cty.List(cty.Number)),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		var start, end, step float64
+		num := func(v cty.Value) float64 { f, _ := v.AsBigFloat().Float64(); return f }
+		switch len(args) {
+		case 1:
+			end = num(args[0])
+			step = 1
+			if end < 0 {
+				step = -1
+			}
+		case 2, 3:
+			start, end = num(args[0]), num(args[1])
+			step = 1
+			if end < start {
+				step = -1
+			}
+			if len(args) == 3 {
+				step = num(args[2])
+			}
+		default:
+			return cty.NilVal, fmt.Errorf("range takes one to three arguments: range(end), range(start, end) or range(start, end, step)")
+		}
+		if step == 0 {
+			return cty.NilVal, fmt.Errorf("step must not be zero")
+		}
+		if (step > 0 && end < start) || (step < 0 && end > start) {
+			return cty.NilVal, fmt.Errorf("step %v never reaches %v from %v", step, end, start)
+		}
+		n := (end - start) / step
+		if n > maxRange {
+			return cty.NilVal, fmt.Errorf("range would make more than %d values", maxRange)
+		}
+		var out []cty.Value
+		for v := start; (step > 0 && v < end) || (step < 0 && v > end); v += step {
+			out = append(out, numberVal(v))
+		}
+		if len(out) == 0 {
+			return cty.ListValEmpty(cty.Number), nil
+		}
+		return cty.ListVal(out), nil
+	},
+})
+
+// numberVal returns a whole number as a 64-bit-precision cty number.
+// cty's own floor/ceil keep the 512-bit precision of a preceding division,
+// and turning such a number into a string (every "${n}" in an interface
+// name) costs microseconds; a fabric spec interpolates tens of thousands.
+func numberVal(f float64) cty.Value {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return cty.NumberIntVal(int64(f))
+	}
+	return cty.NumberFloatVal(f)
+}
+
+func roundFunc(desc string, round func(*big.Float) *big.Int) function.Function {
+	return function.New(&function.Spec{
+		Description: desc,
+		Params:      []function.Parameter{{Name: "num", Type: cty.Number}},
+		Type:        function.StaticReturnType(cty.Number),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			f := args[0].AsBigFloat()
+			if f.IsInf() {
+				return args[0], nil
+			}
+			i := round(f)
+			if i.IsInt64() {
+				return cty.NumberIntVal(i.Int64()), nil
+			}
+			return cty.NumberVal(new(big.Float).SetInt(i)), nil
+		},
+	})
+}
+
+var floorFunc = roundFunc("The greatest whole number less than or equal to num.", func(f *big.Float) *big.Int {
+	i, acc := f.Int(nil)
+	if acc == big.Above { // truncated a negative number upwards
+		i.Sub(i, big.NewInt(1))
+	}
+	return i
+})
+
+var ceilFunc = roundFunc("The smallest whole number greater than or equal to num.", func(f *big.Float) *big.Int {
+	i, acc := f.Int(nil)
+	if acc == big.Below { // truncated a positive number downwards
+		i.Add(i, big.NewInt(1))
+	}
+	return i
 })

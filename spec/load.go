@@ -104,6 +104,7 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 	p := hclparse.NewParser()
 	var diags hcl.Diagnostics
 	var parsed []*hcl.File
+	fileMap := map[string]*hcl.File{}
 	h := sha256.New()
 	for _, f := range files {
 		fmt.Fprintf(h, "%d:%s\n%d:", len(f.Name), f.Name, len(f.Data))
@@ -113,14 +114,15 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 		if strings.HasSuffix(f.Name, ".json") {
 			hf, d = p.ParseJSON(f.Data, f.Name)
 		} else {
-			hf, d = p.ParseHCL(f.Data, f.Name)
+			hf, d = parseNative(f.Data, f.Name)
 		}
 		diags = append(diags, d...)
 		if hf != nil {
 			parsed = append(parsed, hf)
+			fileMap[f.Name] = hf
 		}
 	}
-	s := &Spec{Files: p.Files(), SourceHash: hex.EncodeToString(h.Sum(nil))}
+	s := &Spec{Files: fileMap, SourceHash: hex.EncodeToString(h.Sum(nil))}
 	if diags.HasErrors() {
 		return s, diags
 	}
