@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"bytes"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -123,23 +125,6 @@ func splitTopLevel(src []byte) []chunk {
 	return chunks
 }
 
-// chunkNav answers ContextString for a file parsed in chunks.
-type chunkNav struct {
-	chunks []chunk
-	files  []*hcl.File
-}
-
-func (c chunkNav) ContextString(offset int) string {
-	for i, ch := range c.chunks {
-		if offset >= ch.start.Byte && offset < ch.end {
-			if nav, ok := c.files[i].Nav.(interface{ ContextString(int) string }); ok {
-				return nav.ContextString(offset)
-			}
-		}
-	}
-	return ""
-}
-
 // parseNative parses an HCL native-syntax file, in parallel chunks when it
 // is large. The returned file's Bytes is the whole source.
 func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
@@ -192,5 +177,30 @@ func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 		all = append(all, diags[i]...)
 	}
 	body.EndRange = files[len(files)-1].Body.(*hclsyntax.Body).EndRange
-	return &hcl.File{Body: body, Bytes: src, Nav: chunkNav{chunks: chunks, files: files}}, all
+	return &hcl.File{Body: body, Bytes: src, Nav: lineNav(src)}, all
+}
+
+// lineNav answers ContextString for large files without keeping their
+// syntax tree alive: the header line of the top-level block around the
+// offset (`switch "leaf1"`), found by scanning back to the last line that
+// starts in column 1 and opens a block.
+type lineNav []byte
+
+func (src lineNav) ContextString(offset int) string {
+	if offset > len(src) {
+		offset = len(src)
+	}
+	end := offset
+	for end > 0 {
+		start := bytes.LastIndexByte(src[:end], '\n') + 1
+		line := strings.TrimRight(string(src[start:end]), " \t\r")
+		if end != offset && len(line) > 0 && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '/' && line[0] != '}' && strings.HasSuffix(line, "{") {
+			return strings.TrimSpace(strings.TrimSuffix(line, "{"))
+		}
+		if start == 0 {
+			break
+		}
+		end = start - 1
+	}
+	return ""
 }

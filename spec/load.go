@@ -129,6 +129,13 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 	l := &loader{spec: s, opts: opts}
 	l.load(hcl.MergeFiles(parsed))
 	diags = append(diags, l.diags...)
+	// The model keeps ranges, not syntax: let large files' trees go, and
+	// keep their bytes for diagnostic snippets.
+	for name, f := range fileMap {
+		if len(f.Bytes) >= chunkMinFile {
+			fileMap[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Bytes, Nav: lineNav(f.Bytes)}
+		}
+	}
 	return s, diags
 }
 
