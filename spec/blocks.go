@@ -41,7 +41,7 @@ var fabricSchema = &hcl.BodySchema{
 var watchdogSchema = &hcl.BodySchema{Attributes: attrs("enabled", "detect", "restore", "poll", "action")}
 
 func (l *loader) fabric(b *hcl.Block) *Fabric {
-	in := instance{block: b, name: b.Labels[0], ctx: l.base, body: b.Body}
+	in := l.single(b, b.Labels[0])
 	d, name := l.content(in, fabricSchema)
 	if d == nil {
 		return nil
@@ -62,6 +62,9 @@ func (l *loader) fabric(b *hcl.Block) *Fabric {
 	f.Trust = d.enum("trust", defTrust, TrustDSCP, TrustPCP)
 	defCC := CCDCQCN
 	switch f.Transport {
+	case RoCEv1:
+		// RoCEv1 frames have no IP header, so no ECN bits: DCQCN cannot run.
+		defCC = CCPFCOnly
 	case IWARP:
 		defCC = CCECNOnly
 	case InfiniBand:
@@ -115,7 +118,7 @@ func (l *loader) class(in instance) *Class {
 	c.Role = d.enum("role", RoleOther, RoleRDMA, RoleCNP, RoleOther)
 	if p, ok := d.optInt("priority", 0, 7); ok {
 		c.Priority = p
-	} else if !d.src.Has("priority") {
+	} else if !d.src.Has("priority") && l.spec.Fabric.Transport != InfiniBand {
 		l.errf(in.block.DefRange.Ptr(), "Missing priority", "class %q needs a priority (0..7), e.g. priority = 3.", name)
 	}
 	if v, ok := d.intSet("dscp", 0, 63); ok {
@@ -292,13 +295,15 @@ func (l *loader) switchBlock(in instance) *Switch {
 			a.Protocol = ad.enum("protocol", "any", "udp", "tcp", "any")
 			if ports, ok := ad.strList("dst_ports"); ok {
 				for _, s := range ports {
-					vals, err := ParseIntRanges(s, 0, 65535)
-					if err != nil {
-						rng := ad.src.Attr("dst_ports")
-						l.errf(&rng, "Invalid port range", "switch %q acl %q: %s.", name, a.Name, err)
-						continue
+					for _, part := range strings.Split(s, ",") {
+						vals, err := ParseIntRanges(part, 0, 65535)
+						if err != nil {
+							rng := ad.src.Attr("dst_ports")
+							l.errf(&rng, "Invalid port range", "switch %q acl %q: %s.", name, a.Name, err)
+							continue
+						}
+						a.DstPorts = append(a.DstPorts, PortRange{From: vals[0], To: vals[len(vals)-1]})
 					}
-					a.DstPorts = append(a.DstPorts, PortRange{From: vals[0], To: vals[len(vals)-1]})
 				}
 			}
 			a.Src = ad.src
@@ -599,7 +604,7 @@ var ibSchema = &hcl.BodySchema{
 var partitionSchema = &hcl.BodySchema{Attributes: attrs("pkey", "members", "limited_members", "mtu", "rate", "sl", "ipoib")}
 
 func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
-	in := instance{block: b, ctx: l.base, body: b.Body}
+	in := l.single(b, "")
 	d, _ := l.content(in, ibSchema)
 	if d == nil {
 		return nil
@@ -646,6 +651,10 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 			l.errf(&rng, "Invalid pkey", "partition %q: pkey %q must be a hex P_Key such as \"0x8001\" or \"0x7fff\".", pname, pk)
 		} else {
 			p.PKey = int(v & 0x7fff) // the membership bit is set per member
+			if p.PKey == 0 {
+				rng := pd.src.Attr("pkey")
+				l.errf(&rng, "Invalid pkey", "partition %q: pkey %q has base P_Key 0, which is invalid; use 0x0001..0x7fff (0x7fff is the default partition).", pname, pk)
+			}
 		}
 		full, _ := pd.strList("members")
 		limited, _ := pd.strList("limited_members")

@@ -63,6 +63,7 @@ func (d *dec) value(name string, ty cty.Type) (cty.Value, hcl.Range, bool) {
 		return cty.NilVal, rng, false
 	}
 	if v.IsNull() {
+		delete(d.src.Attrs, name) // null means "not set": the default applies
 		return cty.NilVal, rng, false
 	}
 	if !v.IsWhollyKnown() {

@@ -277,6 +277,16 @@ type instance struct {
 	body  hcl.Body // with dynamic blocks expanded
 }
 
+// single is the instance of a block that may appear once and has no
+// for_each (fabric, infiniband); dynamic blocks inside it are expanded.
+func (l *loader) single(b *hcl.Block, name string) instance {
+	partial, _, _ := b.Body.PartialContent(forEachSchema)
+	if fe, ok := partial.Attributes["for_each"]; ok {
+		l.errf(fe.NameRange.Ptr(), "for_each not allowed here", "A %s block describes the whole fabric and cannot be repeated with for_each.", b.Type)
+	}
+	return instance{block: b, name: name, ctx: l.base, body: dynblock.Expand(b.Body, l.base)}
+}
+
 var forEachSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "for_each"}}}
 
 // instances expands for_each on a top-level block. Map and object keys,

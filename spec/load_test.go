@@ -362,3 +362,63 @@ func TestSecretNeverInDiagnostics(t *testing.T) {
 		t.Errorf("secret leaked: %v", diags)
 	}
 }
+
+func TestLoaderEdges(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"for_each on fabric", "fabric \"x\" {\n  for_each = [1]\n}\n", "for_each not allowed here"},
+		{"pkey zero", "fabric \"x\" { transport = \"infiniband\" }\ninfiniband {\n  partition \"p\" { pkey = \"0x8000\" }\n}\n", "base P_Key 0"},
+	}
+	for _, c := range cases {
+		_, diags := load(t, c.src, LoadOptions{})
+		if !strings.Contains(diags.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, diags, c.want)
+		}
+	}
+	// dynamic blocks inside infiniband expand.
+	s, diags := load(t, `fabric "x" { transport = "infiniband" }
+infiniband {
+  dynamic "partition" {
+    for_each = { a = "0x8001", b = "0x8002" }
+    labels   = [partition.key]
+    content {
+      pkey = partition.value
+    }
+  }
+}
+class "c" {
+  sl = 1
+}
+switch "s" {
+  platform  = "nxos"
+  address   = "a"
+  acl "x" {
+    dst_ports = ["22,4791", "5000-5010"]
+  }
+  buffer {
+    total = null
+  }
+}
+`, LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if len(s.InfiniBand.Partitions) != 2 || s.InfiniBand.Partitions[1].PKey != 2 {
+		t.Errorf("partitions %+v", s.InfiniBand.Partitions)
+	}
+	acl := s.Switch("s").ACLs[0]
+	if len(acl.DstPorts) != 3 || acl.DstPorts[0] != (PortRange{22, 22}) || acl.DstPorts[1] != (PortRange{4791, 4791}) {
+		t.Errorf("acl ports %+v", acl.DstPorts)
+	}
+	if s.Switch("s").Buffer.Src.Has("total") {
+		t.Errorf("null attribute recorded as set")
+	}
+	if s.Fabric.Transport != InfiniBand || s.Class("c").Priority != 0 {
+		t.Errorf("ib class priority")
+	}
+	s, diags = load(t, "fabric \"x\" { transport = \"rocev1\" }\n", LoadOptions{})
+	if diags.HasErrors() || s.Fabric.CongestionControl != CCPFCOnly || s.Class("cnp") != nil || s.Class("roce").ECN != nil {
+		t.Errorf("rocev1 defaults: %+v %v", s.Fabric, s.Classes)
+	}
+}

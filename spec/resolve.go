@@ -31,8 +31,10 @@ func DefaultClasses(t Transport, block hcl.Range) []*Class {
 	cnp := &Class{Name: "cnp", Role: RoleCNP, Priority: 6, DSCP: []int{48}, Strict: true, Src: src()}
 	def := &Class{Name: "default", Role: RoleOther, Priority: 0, Default: true, Bandwidth: 50, Src: src()}
 	if t == RoCEv1 {
-		// RoCEv1 has no IP header: classes are matched on PCP only.
-		roce.DSCP, cnp.DSCP = nil, nil
+		// RoCEv1 has no IP header: classes are matched on PCP only, and
+		// there are no ECN bits to mark (so no DCQCN and no CNP class).
+		roce.DSCP, roce.ECN = nil, nil
+		return []*Class{roce, def}
 	}
 	return []*Class{roce, cnp, def}
 }

@@ -18,7 +18,7 @@ import (
 const VarEnvPrefix = "FAB_VAR_"
 
 var variableSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}, {Name: "sensitive"}},
+	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "validation"}},
 }
 
