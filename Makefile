@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 TESTFLAGS    ?=
 
 # Benchmarks: spec loading and lint (internal/fabgen generates the large specs they use).
-BENCH_PKGS ?= ./spec/ ./validate/...
+BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/
 
 # Fuzzing: "package:Target" pairs, each run for FUZZTIME. Add targets here as they are written.
 FUZZTIME     ?= 30s
