@@ -1,0 +1,148 @@
+// Package drivers defines the contract every switch and host driver
+// implements, and the one explicit registry of drivers (register.go).
+//
+// A driver reads a device's live state into normalised intent.State,
+// turns a diff into an ordered change list with the platform's native
+// payload, applies a change list as one transaction, and rolls back.
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Capabilities say which transaction mechanisms a driver uses.
+type Capabilities struct {
+	Sessions      bool `json:"sessions"`       // named config sessions with diff + commit/abort
+	CommitConfirm bool `json:"commit_confirm"` // commit with an auto-revert timer
+	Checkpoints   bool `json:"checkpoints"`    // checkpoint + rollback
+	Rollback      bool `json:"rollback"`       // can undo an applied transaction
+}
+
+// Target is one device a driver works on.
+type Target struct {
+	Device      intent.Device
+	Intent      any // *intent.Switch or *intent.Host
+	Credentials *spec.Credentials
+	// Insecure disables host-key / TLS verification (explicit flags only).
+	Insecure bool
+}
+
+// Change is one step of a device's change list.
+type Change struct {
+	Paths      []string `json:"paths"`             // the state paths it settles
+	Summary    string   `json:"summary"`           // human one-liner
+	Payload    []string `json:"payload,omitempty"` // native lines: CLI, JSON patch, gNMI paths, netlink ops
+	Disruptive string   `json:"disruptive,omitempty"`
+}
+
+// ApplyOptions tune one device's transaction.
+type ApplyOptions struct {
+	// ConfirmTimeout > 0: commit with auto-revert after this long unless
+	// Confirm is called (where the platform supports it).
+	ConfirmTimeout time.Duration
+}
+
+// Result is what an apply did on one device.
+type Result struct {
+	// Token identifies the transaction for Rollback/Confirm (checkpoint
+	// name, session name, commit id, or the pre-apply state for drivers
+	// that roll back by re-applying it).
+	Token string
+	// Pending is true when a commit waits for confirmation.
+	Pending bool
+}
+
+// Driver is implemented by every switch and host driver.
+type Driver interface {
+	// Name is the registry key: a platform ("sonic", "eos", ...), "host",
+	// or "memory" for the in-memory test driver.
+	Name() string
+	Capabilities() Capabilities
+	// Fields gives diff tolerances and disruptive flags per state path.
+	Fields() []intent.Field
+	// Read returns the device's live state in normalised form, limited to
+	// what fabctl manages.
+	Read(ctx context.Context, t Target) (intent.State, error)
+	// Changes turns a diff into the ordered change list with native payload.
+	Changes(t Target, diff []intent.AttrChange, desired intent.State) ([]Change, error)
+	// Apply applies the change list as one transaction. On error the device
+	// must be back at its prior state, or the error must say it is not
+	// (PartialError).
+	Apply(ctx context.Context, t Target, changes []Change, opts ApplyOptions) (Result, error)
+	// Confirm makes a pending commit permanent.
+	Confirm(ctx context.Context, t Target, r Result) error
+	// Rollback undoes an applied transaction.
+	Rollback(ctx context.Context, t Target, r Result) error
+}
+
+// PartialError reports a transaction that failed and could not be undone:
+// the device is in neither the old nor the new state.
+type PartialError struct {
+	Device string
+	Err    error
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%s: apply failed and the device could not be restored: %v; inspect it before re-planning", e.Device, e.Err)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// ErrUnsupported marks an operation a driver cannot do.
+var ErrUnsupported = errors.New("not supported by this driver")
+
+// Factory builds a driver. Drivers that hold connections are per run.
+type Factory func() Driver
+
+// Registry maps driver names to factories.
+type Registry struct {
+	factories map[string]Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{factories: map[string]Factory{}} }
+
+// Register adds a driver; a duplicate name is a programming error.
+func (r *Registry) Register(name string, f Factory) error {
+	if _, dup := r.factories[name]; dup {
+		return fmt.Errorf("driver %q registered twice", name)
+	}
+	r.factories[name] = f
+	return nil
+}
+
+// Names lists the registered drivers.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// New builds the named driver, or says which exist.
+func (r *Registry) New(name string) (Driver, error) {
+	f, ok := r.factories[name]
+	if !ok {
+		return nil, fmt.Errorf("no driver for %q in this build (drivers: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	return f(), nil
+}
+
+// For picks the driver name for a device: switches by platform, hosts by
+// the host driver.
+func For(d intent.Device) string {
+	if d.Kind == intent.KindHost {
+		return "host"
+	}
+	return d.Platform
+}

@@ -1,0 +1,335 @@
+// Package intent compiles a spec into vendor-neutral desired state, one
+// intent per device, and flattens intents into normalised State: the flat
+// key/value form that drivers read live devices into and that plans diff.
+//
+// Renderers (in the drivers) turn an intent, or the changed keys of its
+// State, into each platform's native payload.
+package intent
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Kinds of device.
+const (
+	KindSwitch = "switch"
+	KindHost   = "host"
+)
+
+// Device is the part of an intent every device has.
+type Device struct {
+	Kind        string // switch | host
+	Name        string
+	Platform    string // switch platform, or "linux" for hosts
+	Driver      string // ssh | gnmi for switches; local | netns | ssh for hosts
+	Address     string // management address
+	Role        string
+	Credentials string // credentials block name ("" = none)
+}
+
+// Address returns the device's plan address, e.g. "switch.leaf1".
+func (d Device) Addr() string { return d.Kind + "." + d.Name }
+
+// TC is one traffic class as a device implements it (TC = priority).
+type TC struct {
+	TC        int
+	Name      string
+	Lossless  bool
+	Strict    bool
+	Bandwidth int // ETS share, percent (0 when strict)
+	ECN       *ECN
+}
+
+// ECN is a mark-only RED profile.
+type ECN struct {
+	Min         spec.Bytes
+	Max         spec.Bytes
+	Probability float64 // percent
+}
+
+// Watchdog is the PFC watchdog.
+type Watchdog struct {
+	Enabled bool
+	Detect  time.Duration
+	Restore time.Duration
+	Poll    time.Duration
+	Action  string
+}
+
+// Switch is a switch's desired state.
+type Switch struct {
+	Device
+	Transport spec.Transport
+	Trust     string
+	DSCPToTC  [64]int // meaningful when Trust is dscp
+	TCs       []TC    // present classes, by TC
+	Watchdog  Watchdog
+	Ports     []Port // sorted by name
+	// Headroom is the configured headroom per lossless PG (0: NOS computes it).
+	Headroom spec.Bytes
+}
+
+// Port is a switch port's desired state.
+type Port struct {
+	Name        string
+	Speed       spec.BitRate
+	MTU         int   // IP MTU; renderers add their L2 overhead
+	PFC         []int // PFC-enabled priorities
+	Trust       string
+	Watchdog    bool
+	Pause       bool // 802.3x
+	CableLength spec.Length
+	Peer        string // far end of the link, "host:nic"
+}
+
+// Host is a host's desired state.
+type Host struct {
+	Device
+	Connect     spec.Connect
+	Sudo        bool
+	IRQBalance  string
+	RDMATos     int
+	NCCLEnvFile string
+	NCCL        map[string]string
+	QP          spec.QPSizing
+	NICs        []NIC // sorted by name
+}
+
+// NIC is one RDMA NIC's desired state.
+type NIC struct {
+	Name      string // netdev
+	Device    string // RDMA device
+	Model     string
+	MTU       int
+	RDMAMTU   int
+	Addresses []string
+	VLAN      int
+	Trust     string
+	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
+	PFC       []int
+	TCs       []TC // ETS
+	ECN       bool // DCQCN NP/RP on the lossless priorities
+	ECNPrios  []int
+	Pause     bool // 802.3x global pause (off when PFC is on)
+	NUMA      spec.NUMAPolicy
+	RoCEMode  string // v1 | v2 | "" (iWARP, IB)
+	Speed     spec.BitRate
+}
+
+// Fabric is the whole compiled fabric: every device's intent.
+type Fabric struct {
+	Name     string
+	Switches []*Switch
+	Hosts    []*Host
+}
+
+// Compile turns a loaded, lint-clean spec into per-device intent.
+func Compile(s *spec.Spec) *Fabric {
+	f := &Fabric{Name: s.Fabric.Name}
+	dscp := s.DSCPMap()
+	tcs := compileTCs(s)
+	wd := s.Fabric.PFCWatchdog
+	peers := map[string]string{}
+	cable := map[string]spec.Length{}
+	for _, l := range s.Links {
+		peers[l.A.String()] = l.B.String()
+		peers[l.B.String()] = l.A.String()
+		cable[l.A.String()] = l.CableLength
+		cable[l.B.String()] = l.CableLength
+	}
+	for _, sw := range s.Switches {
+		out := &Switch{
+			Device: Device{Kind: KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
+				Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
+			Transport: s.Fabric.Transport,
+			Trust:     s.PortTrust(sw, nil),
+			TCs:       tcs,
+			Watchdog: Watchdog{Enabled: wd.Enabled, Detect: wd.Detect, Restore: wd.Restore,
+				Poll: wd.Poll, Action: wd.Action},
+		}
+		out.DSCPToTC = dscp
+		for k, v := range sw.DSCPMap {
+			out.DSCPToTC[k] = v
+		}
+		if sw.Buffer != nil {
+			out.Headroom = sw.Buffer.Headroom
+		}
+		for _, p := range sw.Ports {
+			key := sw.Name + ":" + p.Name
+			out.Ports = append(out.Ports, Port{
+				Name:        p.Name,
+				Speed:       p.Speed,
+				MTU:         s.PortMTU(sw, p),
+				PFC:         s.PortPFC(sw, p),
+				Trust:       s.PortTrust(sw, p),
+				Watchdog:    s.PortWatchdog(p) && len(s.PortPFC(sw, p)) > 0,
+				Pause:       p.Pause,
+				CableLength: cable[key],
+				Peer:        peers[key],
+			})
+		}
+		sort.Slice(out.Ports, func(i, j int) bool { return portLess(out.Ports[i].Name, out.Ports[j].Name) })
+		f.Switches = append(f.Switches, out)
+	}
+	for _, h := range s.Hosts {
+		tos, _ := s.HostTos(h)
+		out := &Host{
+			Device: Device{Kind: KindHost, Name: h.Name, Platform: "linux", Driver: h.Connect.Kind,
+				Address: h.Address, Role: h.Role, Credentials: h.Credentials},
+			Connect:     h.Connect,
+			Sudo:        h.Sudo,
+			IRQBalance:  h.IRQBalance,
+			RDMATos:     tos,
+			NCCLEnvFile: h.NCCLEnvFile,
+			QP:          h.QP,
+		}
+		for _, n := range h.NICs {
+			nic := NIC{
+				Name: n.Name, Device: n.Device, Model: n.Model,
+				MTU: s.NICMTU(n), RDMAMTU: s.Fabric.RDMAMTU, VLAN: n.VLAN,
+				Trust: s.NICTrust(n), DSCPToTC: dscp, PFC: s.NICPFC(n), TCs: tcs,
+				ECN: s.NICECN(n) && s.Fabric.Transport == spec.RoCEv2, Pause: n.Pause && len(s.NICPFC(n)) == 0,
+				NUMA: n.NUMA, Speed: n.Speed,
+			}
+			for k, v := range n.DSCPMap {
+				nic.DSCPToTC[k] = v
+			}
+			for _, a := range n.Addresses {
+				nic.Addresses = append(nic.Addresses, a.String())
+			}
+			if nic.ECN {
+				nic.ECNPrios = s.LosslessPriorities()
+			}
+			switch s.Fabric.Transport {
+			case spec.RoCEv2:
+				nic.RoCEMode = "v2"
+			case spec.RoCEv1:
+				nic.RoCEMode = "v1"
+			}
+			out.NICs = append(out.NICs, nic)
+		}
+		sort.Slice(out.NICs, func(i, j int) bool { return out.NICs[i].Name < out.NICs[j].Name })
+		out.NCCL = ncclEnv(s, h, out)
+		f.Hosts = append(f.Hosts, out)
+	}
+	return f
+}
+
+func compileTCs(s *spec.Spec) []TC {
+	byTC := map[int]*TC{}
+	for _, c := range s.Classes {
+		tc := byTC[c.Priority]
+		if tc == nil {
+			tc = &TC{TC: c.Priority, Name: c.Name}
+			byTC[c.Priority] = tc
+		}
+		tc.Lossless = tc.Lossless || c.Lossless
+		tc.Strict = tc.Strict || c.Strict
+		if !c.Strict {
+			tc.Bandwidth += c.Bandwidth
+		}
+		if c.ECN != nil && tc.ECN == nil {
+			tc.ECN = &ECN{Min: c.ECN.Min, Max: c.ECN.Max, Probability: c.ECN.Probability}
+		}
+	}
+	out := make([]TC, 0, len(byTC))
+	for _, tc := range byTC {
+		if tc.Strict {
+			tc.Bandwidth = 0
+		}
+		out = append(out, *tc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TC < out[j].TC })
+	return out
+}
+
+// ncclEnv is what NCCL needs to use the fabric the way the spec says.
+func ncclEnv(s *spec.Spec, h *spec.Host, out *Host) map[string]string {
+	if !s.Fabric.Transport.IsRoCE() && s.Fabric.Transport != spec.InfiniBand {
+		return nil
+	}
+	var hcas []string
+	for _, n := range out.NICs {
+		if n.Device != "" {
+			hcas = append(hcas, n.Device)
+		}
+	}
+	env := map[string]string{
+		"NCCL_IB_QPS_PER_CONNECTION": strconv.Itoa(h.QP.QPsPerConn),
+	}
+	if len(hcas) > 0 {
+		env["NCCL_IB_HCA"] = strings.Join(hcas, ",")
+	}
+	switch s.Fabric.Transport {
+	case spec.RoCEv2, spec.RoCEv1:
+		env["NCCL_IB_TC"] = strconv.Itoa(out.RDMATos)
+		// GID index 3 is RoCEv2/IPv4 on mlx5's default table; the host
+		// driver replaces it with the index it finds on the device.
+		if s.Fabric.Transport == spec.RoCEv2 {
+			env["NCCL_IB_GID_INDEX"] = "3"
+		} else {
+			env["NCCL_IB_GID_INDEX"] = "0"
+		}
+	case spec.InfiniBand:
+		for _, c := range s.ClassesByRole(spec.RoleRDMA) {
+			if c.SL != nil {
+				env["NCCL_IB_SL"] = strconv.Itoa(*c.SL)
+				break
+			}
+		}
+	}
+	return env
+}
+
+// portLess orders port names naturally: Ethernet2 before Ethernet10.
+func portLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitsPrefix(s string) int {
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// intsString renders a priority set as "3,4" ("" when empty).
+func intsString(v []int) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func durString(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }

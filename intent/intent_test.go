@@ -1,0 +1,109 @@
+package intent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+const small = `
+fabric "t" {}
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  port "Ethernet10" {}
+  port "Ethernet2" {
+    mtu = 9100
+  }
+}
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+link {
+  endpoints    = ["leaf1:Ethernet2", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+`
+
+func compile(t *testing.T, src string) *Fabric {
+	t.Helper()
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return Compile(s)
+}
+
+func TestCompile(t *testing.T) {
+	f := compile(t, small)
+	sw := f.Switches[0]
+	if sw.Ports[0].Name != "Ethernet2" || sw.Ports[1].Name != "Ethernet10" {
+		t.Errorf("natural port order: %v", sw.Ports)
+	}
+	p := sw.Ports[0]
+	if p.MTU != 9100 || strings.Join(strings.Fields(intsString(p.PFC)), "") != "3" || !p.Watchdog || p.Peer != "h1:eth1" || p.CableLength != 3 {
+		t.Errorf("port %+v", p)
+	}
+	if len(sw.TCs) != 3 || !sw.TCs[1].Lossless || sw.TCs[1].TC != 3 || sw.TCs[2].TC != 6 || !sw.TCs[2].Strict {
+		t.Errorf("tcs %+v", sw.TCs)
+	}
+	h := f.Hosts[0]
+	n := h.NICs[0]
+	if h.RDMATos != 106 || n.RoCEMode != "v2" || !n.ECN || intsString(n.ECNPrios) != "3" || n.MTU != 9000 {
+		t.Errorf("host %+v nic %+v", h, n)
+	}
+	if h.NCCL["NCCL_IB_TC"] != "106" || h.NCCL["NCCL_IB_HCA"] != "mlx5_0" {
+		t.Errorf("nccl %v", h.NCCL)
+	}
+	st := sw.Flatten()
+	want := map[string]string{
+		"trust": "dscp", "dscp/26": "3", "dscp/48": "6", "dscp/0": "0",
+		"tc/3/lossless": "true", "tc/3/bandwidth": "50", "tc/3/ecn/min": "150000", "tc/6/sched": "strict",
+		"pfcwd/detect": "200ms", "port/Ethernet2/mtu": "9100", "port/Ethernet2/pfc": "3", "port/Ethernet2/cable": "3m",
+	}
+	for k, v := range want {
+		if st[k] != v {
+			t.Errorf("%s = %q, want %q", k, st[k], v)
+		}
+	}
+	hs := h.Flatten()
+	if hs["nic/eth1/pfc"] != "3" || hs["nic/eth1/dscp/26"] != "3" || hs["nic/eth1/tos"] != "106" || hs["nic/eth1/addresses"] != "10.0.0.1/31" {
+		t.Errorf("host state %v", hs)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	fields := []Field{
+		{Pattern: "tc/*/ecn/*", Tolerance: 0.05},
+		{Pattern: "port/*/pfc", Disruptive: "PFC change flaps the link"},
+	}
+	desired := State{"tc/3/ecn/min": "150000", "port/E1/pfc": "3", "port/E1/mtu": "9000", "trust": "dscp"}
+	live := State{"tc/3/ecn/min": "146480", "port/E1/pfc": "", "port/E1/pause": "true", "port/E9/mtu": "1500", "tc/4/lossless": "true"}
+	got := Diff(desired, live, fields)
+	var lines []string
+	for _, c := range got {
+		lines = append(lines, string(c.Action)+" "+c.Path+" "+c.Before+">"+c.After+" "+c.Disruptive)
+	}
+	want := []string{
+		"+ port/E1/mtu >9000 ",
+		"- port/E1/pause true> ",
+		"~ port/E1/pfc >3 PFC change flaps the link",
+		"- tc/4/lossless true> ",
+		"+ trust >dscp ",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diff:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if len(Diff(desired, desired, fields)) != 0 {
+		t.Errorf("self diff not empty")
+	}
+	if desired.Fingerprint() == live.Fingerprint() || desired.Fingerprint() != (State{"trust": "dscp", "port/E1/mtu": "9000", "port/E1/pfc": "3", "tc/3/ecn/min": "150000"}).Fingerprint() {
+		t.Errorf("fingerprint")
+	}
+}
