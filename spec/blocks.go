@@ -296,13 +296,13 @@ func (l *loader) switchBlock(in instance) *Switch {
 			if ports, ok := ad.strList("dst_ports"); ok {
 				for _, s := range ports {
 					for _, part := range strings.Split(s, ",") {
-						vals, err := ParseIntRanges(part, 0, 65535)
+						pr, err := parsePortRange(part)
 						if err != nil {
 							rng := ad.src.Attr("dst_ports")
 							l.errf(&rng, "Invalid port range", "switch %q acl %q: %s.", name, a.Name, err)
 							continue
 						}
-						a.DstPorts = append(a.DstPorts, PortRange{From: vals[0], To: vals[len(vals)-1]})
+						a.DstPorts = append(a.DstPorts, pr)
 					}
 				}
 			}
@@ -693,4 +693,23 @@ func (l *loader) vlArb(d *dec, name string) []VLWeight {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].VL < out[j].VL })
 	return out
+}
+
+// parsePortRange parses "4791" or "1000-2000" (0..65535).
+func parsePortRange(s string) (PortRange, error) {
+	a, b, isRange := strings.Cut(strings.TrimSpace(s), "-")
+	from, err := strconv.Atoi(strings.TrimSpace(a))
+	if err != nil {
+		return PortRange{}, fmt.Errorf("%q is not a port or a range like \"1000-2000\"", s)
+	}
+	to := from
+	if isRange {
+		if to, err = strconv.Atoi(strings.TrimSpace(b)); err != nil {
+			return PortRange{}, fmt.Errorf("%q is not a range like \"1000-2000\"", s)
+		}
+	}
+	if from < 0 || to > 65535 || from > to {
+		return PortRange{}, fmt.Errorf("%q is not a port range within 0..65535", s)
+	}
+	return PortRange{From: from, To: to}, nil
 }

@@ -137,14 +137,3 @@ func (s *Spec) HostTos(h *Host) (tos int, explicit bool) {
 	}
 	return 0, false
 }
-
-// Endpoints returns, for a device, the links attached to it.
-func (s *Spec) LinksOf(node string) []*Link {
-	var out []*Link
-	for _, l := range s.Links {
-		if l.A.Node == node || l.B.Node == node {
-			out = append(out, l)
-		}
-	}
-	return out
-}

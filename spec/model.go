@@ -371,7 +371,8 @@ type NUMAPolicy struct {
 	CPUs CPUSet // explicit CPU list when not auto
 }
 
-// DeviceLimits are RDMA device capabilities (ibv_query_device).
+// DeviceLimits are RDMA device capabilities (ibv_query_device). A zero
+// field is unknown (a partial limits block states only some).
 type DeviceLimits struct {
 	MaxQPWR   int
 	MaxSGE    int
