@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -529,13 +530,18 @@ func (l *loader) link(in instance) *Link {
 		l.errf(&rng, "Invalid endpoints", "A link has exactly two endpoints, e.g. [\"leaf1:Ethernet0\", \"gpu01:ens1f0\"]; got %d.", len(eps))
 		return nil
 	}
+	// Point each endpoint at its own element when the list is written out.
+	elemRng := []hcl.Range{rng, rng}
+	if tup, ok := d.content.Attributes["endpoints"].Expr.(*hclsyntax.TupleConsExpr); ok && len(tup.Exprs) == 2 {
+		elemRng = []hcl.Range{tup.Exprs[0].Range(), tup.Exprs[1].Range()}
+	}
 	for i, e := range eps {
 		node, port, ok := strings.Cut(e, ":")
 		if !ok || node == "" || port == "" {
-			l.errf(&rng, "Invalid endpoint", "Endpoint %q must be \"node:port\", e.g. \"leaf1:Ethernet0\" or \"gpu01:ens1f0\".", e)
+			l.errf(&elemRng[i], "Invalid endpoint", "Endpoint %q must be \"node:port\", e.g. \"leaf1:Ethernet0\" or \"gpu01:ens1f0\".", e)
 			return nil
 		}
-		ep := Endpoint{Node: node, Port: port, Src: rng}
+		ep := Endpoint{Node: node, Port: port, Src: elemRng[i]}
 		if i == 0 {
 			lk.A = ep
 		} else {

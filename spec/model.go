@@ -104,6 +104,7 @@ type Spec struct {
 	hosts       map[string]*Host
 	classes     map[string]*Class
 	credentials map[string]*Credentials
+	lossless    []int // cached LosslessPriorities, set when loading ends
 }
 
 // Switch returns the switch with that name, or nil.
@@ -130,9 +131,12 @@ func (s *Spec) Lossless() []*Class {
 }
 
 // LosslessPriorities returns the sorted, de-duplicated priorities of the
-// lossless classes: the fabric's PFC enable set.
+// lossless classes: the fabric's PFC enable set. Callers must not modify it.
 func (s *Spec) LosslessPriorities() []int {
-	var p []int
+	if s.lossless != nil {
+		return s.lossless
+	}
+	p := []int{}
 	for _, c := range s.Lossless() {
 		p = append(p, c.Priority)
 	}

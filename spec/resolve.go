@@ -99,6 +99,7 @@ func (l *loader) resolve() {
 		}
 	}
 	l.resolveLinks()
+	s.lossless = s.LosslessPriorities()
 	for _, v := range s.Validations {
 		if v.Class != "" && s.classes[v.Class] == nil {
 			rng := v.Src.Attr("class")

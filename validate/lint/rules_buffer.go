@@ -48,7 +48,7 @@ the larger of the declared headroom and the BUF-1 requirement (rounded up to cel
 warns when the sum exceeds total minus reserved (the shared-pool floor).`,
 			Reference: "Guo et al., \"RDMA over Commodity Ethernet at Scale\", SIGCOMM 2016 (shallow buffers, headroom limits lossless classes); " +
 				"Cumulus Linux RoCE: RoCE buffer configuration is ASIC-specific (https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-510/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE); " +
-				bufReference,
+				"SONiC shared headroom pool (sonic-net/SONiC doc/qos/dynamically-headroom-calculation.md); per-PG requirement as in BUF-1",
 			Check: checkBufferBudget,
 		},
 	}
@@ -146,7 +146,7 @@ func (h HeadroomBreakdown) Terms() string {
 // cable length was assumed.
 func portHeadroom(s *spec.Spec, lp lossPort) (HeadroomBreakdown, bool) {
 	cable, assumed := lp.link.CableLength, false
-	if cable <= 0 {
+	if cable <= 0 && !lp.link.Src.Has("cable_length") {
 		cable, assumed = DefaultCableLength, true
 	}
 	return Headroom(lp.link.Speed, cable, s.PortMTU(lp.sw, lp.port), lp.link.VLANTags), assumed
@@ -225,18 +225,22 @@ func checkHeadroom(c *Context) {
 		if len(others) > 0 {
 			otherNote = fmt.Sprintf(" Also short: %s.", capList(others, 8))
 		}
+		tagNote := ""
+		if w.need.VLANTags > 0 {
+			tagNote = fmt.Sprintf(", %d VLAN tag(s)", w.need.VLANTags)
+		}
 		addr := switchAddress(sw)
 		if len(short) == 1 {
 			addr = swPortAddress(sw, w.lp.port)
 		}
 		c.Reportf(Error, sw.Buffer.Src.Attr("headroom"), addr, []spec.LintIgnores{sw.Ignore}, "PFC headroom too small",
-			"Switch %s reserves buffer.headroom = %s per lossless priority group, but %s of its %s need more. "+
-				"Worst: port %s (to %s, %s, %s cable%s, IP MTU %d, %d VLAN tag(s), %s) needs %s: %s. "+
+			"Switch %s reserves buffer.headroom = %s per lossless priority group, but %d of its %s need more. "+
+				"Worst: port %s (to %s, %s, %s cable%s, IP MTU %d%s, %s) needs %s: %s. "+
 				"Data still in flight after PAUSE would be dropped on the lossless class.%s "+
 				"Raise headroom to at least %s, or remove it to let the NOS compute headroom per port (SONiC dynamic buffer model, Cumulus/NVUE), "+
 				"or shorten the cable or lower the MTU.",
-			sw.Name, declared, plural(len(short), "port"), plural(len(ports), "lossless port"),
-			w.lp.port.Name, w.lp.peer(), w.need.Speed, w.need.Cable, cableNote, w.need.MTU, w.need.VLANTags, prioNoun(w.lp.pfc), w.need.Total, w.need.Terms(),
+			sw.Name, declared, len(short), plural(len(ports), "lossless port"),
+			w.lp.port.Name, w.lp.peer(), w.need.Speed, w.need.Cable, cableNote, w.need.MTU, tagNote, prioNoun(w.lp.pfc), w.need.Total, w.need.Terms(),
 			otherNote, w.need.Total)
 	}
 }

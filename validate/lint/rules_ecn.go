@@ -78,25 +78,26 @@ func checkECNProfiles(c *Context) {
 				continue
 			}
 			c.Reportf(Error, e.Src.Attr("max"), switchAddress(sw), []spec.LintIgnores{cl.Ignore, sw.Ignore}, "ECN max above the queue limit",
-				"Class %s marks ECN up to max = %s, but switch %s limits a queue to %s (buffer.queue_limit, declared at %s). "+
-					"The queue can never reach max: it drops or pauses first, marking never gets past %.0f%% of the ramp and DCQCN reacts late. "+
-					"Lower the class's ecn max to at most %s.",
+				"Class %s marks ECN up to max = %s, but switch %s limits a queue to %s (buffer.queue_limit at %s). "+
+					"The queue can never reach max: it drops or pauses first, %.0f%% of the way up the %s..%s ramp, so marking never reaches "+
+					"its full probability (%v%%) and DCQCN reacts late. Lower the class's ecn max to at most %s.",
 				cl.Name, e.Max, sw.Name, sw.Buffer.QueueLimit, sw.Buffer.Src.Attr("queue_limit"),
-				rampAt(e, sw.Buffer.QueueLimit), sw.Buffer.QueueLimit)
+				rampShare(e, sw.Buffer.QueueLimit), e.Min, e.Max, e.Probability, sw.Buffer.QueueLimit)
 		}
 	}
 }
 
-// rampAt is the marking probability (percent) an ECN profile reaches at a
-// queue depth.
-func rampAt(e *spec.ECNProfile, depth spec.Bytes) float64 {
+// rampShare is how far up an ECN profile's min..max ramp a queue depth is,
+// in percent; the marking probability there is that share of the
+// profile's probability.
+func rampShare(e *spec.ECNProfile, depth spec.Bytes) float64 {
 	switch {
 	case depth <= e.Min:
 		return 0
 	case depth >= e.Max || e.Max <= e.Min:
-		return e.Probability
+		return 100
 	}
-	return e.Probability * float64(depth-e.Min) / float64(e.Max-e.Min)
+	return 100 * float64(depth-e.Min) / float64(e.Max-e.Min)
 }
 
 func checkECNBelowXoff(c *Context) {
@@ -134,9 +135,10 @@ func checkECNBelowXoff(c *Context) {
 					cl.Name, cl.Priority, e.Min, sw.Name, xoff, xoff, xoff)
 			case e.Max > xoff:
 				c.Reportf(Warning, e.Src.Attr("max"), switchAddress(sw), scopes, "ECN ramp extends past the PFC pause point",
-					"Class %s (lossless priority %d) marks ECN from %s to %s, but switch %s sends PAUSE at buffer.xoff = %s: the queue pauses "+
-						"with marking at %.0f%% of the ramp, and the part above %s never takes effect. Lower ecn max to at most %s.",
-					cl.Name, cl.Priority, e.Min, e.Max, sw.Name, xoff, rampAt(e, xoff), xoff, xoff)
+					"Class %s (lossless priority %d) marks ECN from %s to %s, but switch %s sends PAUSE at buffer.xoff = %s: PFC fires when "+
+						"the marking probability has only reached %.0f%% (of %v%% at max), and the part of the ramp above %s never takes effect. "+
+						"Lower ecn max to at most %s.",
+					cl.Name, cl.Priority, e.Min, e.Max, sw.Name, xoff, rampShare(e, xoff)*e.Probability/100, e.Probability, xoff, xoff)
 			}
 		}
 	}
@@ -180,7 +182,7 @@ func checkCongestionControl(c *Context) {
 			}
 			rng, where := cl.ECN.Src.Block, "Remove the class's ecn block"
 			if isDefaultClass(s, cl) {
-				rng, where = f.Src.Attr("congestion_control"), "Declare the classes without an ecn block on the RDMA class"
+				rng, where = f.Src.Attr("congestion_control"), "Declare the classes explicitly, with no ecn block on the RDMA class"
 			}
 			c.Reportf(Warning, rng, clsAddress(cl), []spec.LintIgnores{cl.Ignore}, "ECN marking without DCQCN",
 				"congestion_control is %q, so no NIC runs DCQCN (no notification point turns CE marks into CNPs, no reaction point slows down), "+

@@ -59,46 +59,57 @@ func limitSource(n *spec.NIC, attr string) string {
 	return "from the model table"
 }
 
+// qpLimit pairs a qp attribute with the device limit it must not exceed.
 type qpLimit struct {
 	attr  string // qp attribute
 	limit string // ibv_device_attr field
-	want  int
-	get   func(n *spec.NIC) (int, bool)
+	want  func(q spec.QPSizing) int
+	get   func(n *spec.NIC) (int, bool) // the NIC's limit, if stated
+}
+
+var qpLimits = []qpLimit{
+	{"max_send_wr", "max_qp_wr", func(q spec.QPSizing) int { return q.MaxSendWR },
+		func(n *spec.NIC) (int, bool) { return n.Limits.MaxQPWR, n.Limits.MaxQPWR > 0 }},
+	{"max_recv_wr", "max_qp_wr", func(q spec.QPSizing) int { return q.MaxRecvWR },
+		func(n *spec.NIC) (int, bool) { return n.Limits.MaxQPWR, n.Limits.MaxQPWR > 0 }},
+	{"max_sge", "max_sge", func(q spec.QPSizing) int { return q.MaxSGE },
+		func(n *spec.NIC) (int, bool) { return n.Limits.MaxSGE, n.Limits.MaxSGE > 0 }},
+	{"max_inline", "max_inline", func(q spec.QPSizing) int { return q.MaxInline },
+		func(n *spec.NIC) (int, bool) {
+			// 0 is a real inline limit; from a partial limits block on an
+			// unknown model it only means "not stated".
+			return n.Limits.MaxInline, spec.ModelLimits(n.Model).Known || n.Limits.Src.Has("max_inline")
+		}},
+	{"cq_depth", "max_cqe", func(q spec.QPSizing) int { return q.CQDepth },
+		func(n *spec.NIC) (int, bool) { return n.Limits.MaxCQE, n.Limits.MaxCQE > 0 }},
 }
 
 func checkHOST1(c *Context) {
 	s := c.Spec
+	type over struct {
+		n *spec.NIC
+		v int
+	}
+	var overs []over
 	for _, h := range s.Hosts {
 		q := h.QP
 		hs := []spec.LintIgnores{h.Ignore}
-		checks := []qpLimit{
-			{"max_send_wr", "max_qp_wr", q.MaxSendWR, func(n *spec.NIC) (int, bool) { return n.Limits.MaxQPWR, n.Limits.MaxQPWR > 0 }},
-			{"max_recv_wr", "max_qp_wr", q.MaxRecvWR, func(n *spec.NIC) (int, bool) { return n.Limits.MaxQPWR, n.Limits.MaxQPWR > 0 }},
-			{"max_sge", "max_sge", q.MaxSGE, func(n *spec.NIC) (int, bool) { return n.Limits.MaxSGE, n.Limits.MaxSGE > 0 }},
-			{"max_inline", "max_inline", q.MaxInline, func(n *spec.NIC) (int, bool) {
-				// 0 is a real inline limit; with a partial limits block on an
-				// unknown model it only means "not stated".
-				return n.Limits.MaxInline, spec.ModelLimits(n.Model).Known || n.Limits.Src.Has("max_inline")
-			}},
-			{"cq_depth", "max_cqe", q.CQDepth, func(n *spec.NIC) (int, bool) { return n.Limits.MaxCQE, n.Limits.MaxCQE > 0 }},
-		}
-		for _, ck := range checks {
-			type over struct {
-				n *spec.NIC
-				v int
-			}
-			var overs []over
+		for _, ck := range qpLimits {
+			want := ck.want(q)
+			overs = overs[:0]
 			for _, n := range h.NICs {
 				if !n.Limits.Known {
 					continue
 				}
-				if _, skip := n.Ignore[c.rule.ID]; skip {
-					c.suppressed++
+				v, ok := ck.get(n)
+				if !ok || want <= v {
 					continue
 				}
-				if v, ok := ck.get(n); ok && ck.want > v {
-					overs = append(overs, over{n, v})
+				if _, skip := n.Ignore[c.rule.ID]; skip {
+					c.suppressed++ // the NIC's lint_ignore takes it out of the host's finding
+					continue
 				}
+				overs = append(overs, over{n, v})
 			}
 			if len(overs) == 0 {
 				continue
@@ -113,8 +124,8 @@ func checkHOST1(c *Context) {
 				names = append(names, fmt.Sprintf("%s:%s (%s%s = %d, %s)", h.Name, o.n.Name, model, ck.limit, o.v, limitSource(o.n, ck.limit)))
 			}
 			c.Reportf(Error, q.Src.Attr(ck.attr), "host."+h.Name, hs, "QP sizing exceeds the NIC's limits",
-				"host %q sizes queues with %s = %d, more than %s allows: %s. ibv_create_%s fails with EINVAL on that NIC, so the traffic test and applications sized from the spec cannot start. Set %s ≤ %d.",
-				h.Name, ck.attr, ck.want, pluralNIC(len(overs)), joinCapped(names), verbsObject(ck.attr), ck.attr, overs[0].v)
+				"host %q sizes queues with %s = %d, more than %s allows: %s. ibv_create_%s fails with EINVAL there, so the traffic test and applications sized from the spec cannot start. Set %s ≤ %d.",
+				h.Name, ck.attr, want, pluralNIC(len(overs), len(h.NICs)), joinCapped(names), verbsObject(ck.attr), ck.attr, overs[0].v)
 		}
 		if wrs := q.MaxSendWR + q.MaxRecvWR; q.CQDepth < wrs {
 			c.Reportf(Error, q.Src.Attr("cq_depth"), "host."+h.Name, hs, "Completion queue shallower than the work queues",
@@ -124,11 +135,14 @@ func checkHOST1(c *Context) {
 	}
 }
 
-func pluralNIC(n int) string {
-	if n == 1 {
+func pluralNIC(n, of int) string {
+	switch {
+	case of == 1:
 		return "its NIC"
+	case n == 1:
+		return fmt.Sprintf("1 of its %d NICs", of)
 	}
-	return fmt.Sprintf("%d of its NICs", n)
+	return fmt.Sprintf("%d of its %d NICs", n, of)
 }
 
 func verbsObject(attr string) string {
@@ -245,6 +259,9 @@ func checkHOST3(c *Context) {
 	want := s.LosslessPriorities()
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
+			if n.PFC == nil && n.Trust == "" && n.ECN == nil {
+				continue // follows the fabric
+			}
 			addr, sc := hostNICAddress(h, n), hostNICScopes(h, n)
 			if f.Transport.IsRoCE() && n.PFC != nil && !prioSetEqual(n.PFC, want) {
 				var what []string

@@ -77,7 +77,7 @@ func checkMTU1(c *Context) {
 		frame := func(m int) int { return m + 18 + 4*l.VLANTags }
 		routing := ""
 		if a.Switch != nil && b.Switch != nil {
-			routing = ", and OSPF or IS-IS on the link refuses the adjacency"
+			routing = ", and OSPF or IS-IS adjacencies over the link do not form"
 		}
 		detail := fmt.Sprintf("%s has IP MTU %d (%s) but %s has %d (%s). %s can send frames of up to %d bytes (IP MTU + 18 for Ethernet header and FCS%s) that %s drops as oversize, since it accepts at most %d: "+
 			"small packets pass while full-size RDMA and bulk packets are lost%s. Set %s to %d so both ends agree.",

@@ -385,12 +385,12 @@ func checkQOS5(c *Context) {
 	}
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
-			what := fmt.Sprintf("nic %s:%s", h.Name, n.Name)
 			if len(n.PFC) > max {
-				over(n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), what, n.PFC)
+				over(n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), fmt.Sprintf("nic %s:%s", h.Name, n.Name), n.PFC)
 				continue
 			}
 			if pfc := nicPFC(n, all); n.Model == "e810" && len(pfc) > 1 {
+				what := fmt.Sprintf("nic %s:%s", h.Name, n.Name)
 				c.Reportf(Warning, n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), "Too many lossless priorities for the NIC",
 					"%s is an Intel E810, which supports PFC on only one traffic class per port, but gets PFC on %d priorities %s. The driver rejects the configuration or enables PFC on one of them only. Keep one lossless priority for these hosts.",
 					what, len(pfc), prioSetString(pfc))

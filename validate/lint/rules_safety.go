@@ -16,16 +16,18 @@ func safetyRules() []Rule {
 			ID:    "SAFE-1",
 			Title: "The PFC watchdog runs on every lossless port, with timers in the range switches accept",
 			Rationale: `A NIC or switch that keeps sending PAUSE (a stuck receive pipeline, a firmware bug) or a
-PFC deadlock stops a lossless priority across the fabric; Microsoft saw NIC pause-frame storms take down
-whole pods. The PFC watchdog detects a queue that stays paused for the detection time, then drops (or
+PFC deadlock stops a lossless priority across the fabric; Microsoft describes NIC pause-frame storms
+spreading through its RDMA clusters. The PFC watchdog detects a queue that stays paused for the detection time, then drops (or
 forwards) its traffic until the storm has been gone for the restoration time. fabctl requires it on every
 switch port with PFC enabled: a fabric pfc_watchdog { enabled = false } or a port pfc_watchdog = false on
 a lossless port is an error. Detection must be 100 to 5000 ms and restoration 100 to 60000 ms (the ranges
-SONiC's "config pfcwd start" accepts; other NOSes are within them). The polling interval should be at most
+SONiC's "config pfcwd start" accepts), and at most 1500 ms each when the watchdog runs on SR Linux switches
+(deadlock detection-timer 10..1500 ms, recovery-timer 100..1500 ms). The polling interval should be at most
 half of the detection and restoration times, or a storm can last a whole extra poll before it is noticed
 (EOS enforces polling <= min(timeout, recovery)/2).`,
 			Reference: sigcomm16 + " (NIC pause-frame storms, watchdogs); sonic-net/sonic-utilities pfcwd/main.py and config/main.py " +
 				"(detection 100-5000 ms, restoration 100-60000 ms, default 200 ms, action drop); Cisco Nexus 9000 QoS guide (PFC watchdog); " +
+				"Nokia SR Linux PFC deadlock timers (https://documentation.nokia.com/srlinux/25-10/books/qos/priority-based-flow-control-pfc.html); " +
 				"NVIDIA Onyx/Cumulus PFC watchdog; Arista EOS priority-flow-control pause watchdog",
 			Check: checkWatchdog,
 		},
@@ -69,6 +71,8 @@ const (
 	wdDetectMax  = 5000 * time.Millisecond
 	wdRestoreMin = 100 * time.Millisecond
 	wdRestoreMax = 60000 * time.Millisecond
+	// SR Linux deadlock detection-timer 10..1500 ms, recovery-timer 100..1500 ms.
+	srlTimerMax = 1500 * time.Millisecond
 )
 
 func checkWatchdog(c *Context) {
@@ -80,9 +84,10 @@ func checkWatchdog(c *Context) {
 	wd := f.PFCWatchdog
 	ps := newPFCSets(s)
 	runs := false
-	var unguarded []string
+	var unguarded, srl []string
 	switches := map[string]bool{}
 	for _, sw := range s.Switches {
+		runsHere := false
 		for _, p := range sw.Ports {
 			pfc := ps.port(sw, p)
 			if len(pfc) == 0 {
@@ -90,7 +95,7 @@ func checkWatchdog(c *Context) {
 			}
 			if p.PFCWatchdog != nil {
 				if *p.PFCWatchdog {
-					runs = true
+					runsHere = true
 					continue
 				}
 				c.Reportf(Error, p.Src.Attr("pfc_watchdog"), swPortAddress(sw, p), []spec.LintIgnores{p.Ignore, sw.Ignore}, "PFC watchdog off on a lossless port",
@@ -101,7 +106,7 @@ func checkWatchdog(c *Context) {
 				continue
 			}
 			if wd.Enabled {
-				runs = true
+				runsHere = true
 				continue
 			}
 			if c.silencedFor(p.Ignore, sw.Ignore) {
@@ -109,6 +114,10 @@ func checkWatchdog(c *Context) {
 			}
 			unguarded = append(unguarded, sw.Name+":"+p.Name)
 			switches[sw.Name] = true
+		}
+		runs = runs || runsHere
+		if runsHere && sw.Platform == "srlinux" && !c.silencedFor(sw.Ignore) {
+			srl = append(srl, sw.Name)
 		}
 	}
 	if len(unguarded) > 0 {
@@ -121,16 +130,34 @@ func checkWatchdog(c *Context) {
 	if !runs {
 		return
 	}
-	if wd.Detect < wdDetectMin || wd.Detect > wdDetectMax {
-		c.Reportf(Error, wd.Src.Attr("detect"), fabricAddress, nil, "PFC watchdog detection time out of range",
-			"pfc_watchdog detect = %s is outside 100ms..5s, the range SONiC's \"config pfcwd start\" accepts (other NOSes accept "+
-				"at least that range). Shorter times trip on ordinary congestion, longer ones leave a storm running. fabctl's default is 200ms.",
-			wd.Detect)
+	srlNote := func(v time.Duration) string {
+		if len(srl) == 0 || v <= srlTimerMax {
+			return ""
+		}
+		return fmt.Sprintf(" SR Linux also caps it at 1.5s, and the watchdog runs on SR Linux switch(es) %s.", capList(srl, 8))
 	}
-	if wd.Restore < wdRestoreMin || wd.Restore > wdRestoreMax {
+	switch {
+	case wd.Detect < wdDetectMin || wd.Detect > wdDetectMax:
+		c.Reportf(Error, wd.Src.Attr("detect"), fabricAddress, nil, "PFC watchdog detection time out of range",
+			"pfc_watchdog detect = %s is outside 100ms..5s, the range SONiC's \"config pfcwd start\" accepts. Shorter times trip on "+
+				"ordinary congestion, longer ones leave a storm running. fabctl's default is 200ms.%s",
+			wd.Detect, srlNote(wd.Detect))
+	case srlNote(wd.Detect) != "":
+		c.Reportf(Error, wd.Src.Attr("detect"), fabricAddress, nil, "PFC watchdog detection time out of range",
+			"pfc_watchdog detect = %s is above 1.5s, the largest deadlock detection-timer SR Linux accepts, and the watchdog runs on "+
+				"SR Linux switch(es) %s. Use at most 1500ms (fabctl's default is 200ms).",
+			wd.Detect, capList(srl, 8))
+	}
+	switch {
+	case wd.Restore < wdRestoreMin || wd.Restore > wdRestoreMax:
 		c.Reportf(Error, wd.Src.Attr("restore"), fabricAddress, nil, "PFC watchdog restoration time out of range",
-			"pfc_watchdog restore = %s is outside 100ms..60s, the range SONiC's \"config pfcwd start\" accepts. fabctl's default is 400ms.",
-			wd.Restore)
+			"pfc_watchdog restore = %s is outside 100ms..60s, the range SONiC's \"config pfcwd start\" accepts. fabctl's default is 400ms.%s",
+			wd.Restore, srlNote(wd.Restore))
+	case srlNote(wd.Restore) != "":
+		c.Reportf(Error, wd.Src.Attr("restore"), fabricAddress, nil, "PFC watchdog restoration time out of range",
+			"pfc_watchdog restore = %s is above 1.5s, the largest deadlock recovery-timer SR Linux accepts, and the watchdog runs on "+
+				"SR Linux switch(es) %s. Use at most 1500ms (fabctl's default is 400ms).",
+			wd.Restore, capList(srl, 8))
 	}
 	if limit := min(wd.Detect, wd.Restore) / 2; wd.Poll <= 0 || wd.Poll > limit {
 		c.Reportf(Warning, wd.Src.Attr("poll"), fabricAddress, nil, "PFC watchdog polls too slowly",
@@ -214,19 +241,12 @@ func deadlockDetail(s *spec.Spec, dc deadlockCycle) string {
 	case kindBridged:
 		fmt.Fprintf(&b, "%s is on a bridged segment: L2 forwarding (learning, flooding, spanning-tree changes) can use any path of the segment, "+
 			"and these lossless links form a loop. Route the switches (forwarding = \"routed\", hosts on /31s), break the loop, or disable PFC "+
-			"on one of its links.", l.Address())
+			"on one of its links (any link of the loop breaks this cycle).", l.Address())
 	default:
 		fmt.Fprintf(&b, "No lateral link, bridged switch or forwarding host explains this loop; check the tiers of the switches on it "+
 			"(a wrong tier turns a down hop into an up hop).")
 	}
-	if len(dc.Suspects) > 0 {
-		names := make([]string, len(dc.Suspects))
-		for i, sl := range dc.Suspects {
-			names[i] = sl.A.String() + "--" + sl.B.String()
-		}
-		fmt.Fprintf(&b, " The same dependency cluster (%s) also holds these lateral, host-transit or bridged links: %s; once this link is fixed, "+
-			"the next run reports any cycle left through them.", plural(dc.ClusterLinks, "link"), capList(names, 8))
-	}
+	b.WriteString(" Cycles that do not use this link are reported separately.")
 	return b.String()
 }
 

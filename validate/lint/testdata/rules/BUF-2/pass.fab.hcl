@@ -1,0 +1,62 @@
+# BUF-2 pass: 3 lossless ports x 1 priority group x 200KB fit easily in
+# 64MB minus a 16MB shared-pool floor.
+fabric "t" {
+  transport = "rocev2"
+}
+
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  role     = "leaf"
+  buffer {
+    total     = "64MB"
+    reserved  = "16MB"
+    headroom  = "200KB"
+    cell_size = "256B"
+  }
+}
+
+switch "spine1" {
+  platform = "sonic"
+  address  = "192.0.2.2"
+  role     = "spine"
+  buffer {
+    total = "32MB"
+  }
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet4", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet48", "spine1:Ethernet0"]
+  speed        = "400G"
+  cable_length = "10m"
+}

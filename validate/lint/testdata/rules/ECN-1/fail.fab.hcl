@@ -1,0 +1,89 @@
+# ECN-1 fail: RoCE marks from 2MB to 1MB (no ramp); the TCP class has a 0%
+# probability and a max above the queue limit of both switches.
+fabric "t" {
+  transport = "rocev2"
+}
+
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  lossless  = true
+  bandwidth = 50
+  ecn {
+    min = "2MB" # expect: ECN-1
+    max = "1MB"
+  }
+}
+
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+}
+
+class "default" {
+  priority  = 0
+  default   = true
+  bandwidth = 50
+  ecn {
+    min         = "100KB"
+    max         = "3MB" # expect: ECN-1, ECN-1
+    probability = "0%" # expect: ECN-1
+  }
+}
+
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  role     = "leaf"
+  buffer {
+    queue_limit = "2MB"
+  }
+}
+
+switch "spine1" {
+  platform = "sonic"
+  address  = "192.0.2.2"
+  role     = "spine"
+  buffer {
+    queue_limit = "2.5MB"
+  }
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet4", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet48", "spine1:Ethernet0"]
+  speed        = "400G"
+  cable_length = "10m"
+}

@@ -1,0 +1,64 @@
+# MTU-1 pass: overrides at port, switch and NIC level that agree end to
+# end; a VLAN-tagged link adds 4 bytes on both ends alike.
+fabric "t" {
+  transport = "rocev2"
+  mtu       = 9000
+}
+
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  role     = "leaf"
+
+  port "Ethernet0" {
+    mtu = 9000
+  }
+  port "Ethernet4" {}
+  port "Ethernet48" {}
+}
+
+switch "spine1" {
+  platform = "sonic"
+  address  = "192.0.2.2"
+  role     = "spine"
+  mtu      = 9000
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+    mtu       = 9000
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+    vlan      = 100
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet4", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+  vlan_tags    = 1
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet48", "spine1:Ethernet0"]
+  speed        = "400G"
+  cable_length = "10m"
+}

@@ -1,0 +1,55 @@
+# MTU-2 pass: a smaller but valid RDMA MTU, with an IP MTU that is not
+# jumbo (so MTU-3 has nothing to say either).
+fabric "t" {
+  transport = "rocev2"
+  mtu       = 4200
+  rdma_mtu  = 2048
+}
+
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  role     = "leaf"
+}
+
+switch "spine1" {
+  platform = "sonic"
+  address  = "192.0.2.2"
+  role     = "spine"
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet4", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet48", "spine1:Ethernet0"]
+  speed        = "400G"
+  cable_length = "10m"
+}

@@ -1,0 +1,84 @@
+# QOS-6 pass: a lossy, DCQCN-controlled RoCEv2 fabric has no PFC, so 802.3x
+# link pause on a port and a NIC does not conflict with anything.
+fabric "t" {
+  transport = "rocev2"
+}
+
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  bandwidth = 50
+  ecn {
+    min = "150KB"
+    max = "1.5MB"
+  }
+}
+
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+}
+
+class "default" {
+  priority  = 0
+  default   = true
+  bandwidth = 50
+}
+
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+  role     = "leaf"
+
+  port "Ethernet0" {
+    pause = true
+  }
+  port "Ethernet4" {}
+  port "Ethernet48" {}
+}
+
+switch "spine1" {
+  platform = "sonic"
+  address  = "192.0.2.2"
+  role     = "spine"
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+    pause     = true
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet4", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet48", "spine1:Ethernet0"]
+  speed        = "400G"
+  cable_length = "10m"
+}
