@@ -119,7 +119,7 @@ func (l *loader) class(in instance) *Class {
 	c.Role = d.enum("role", RoleOther, RoleRDMA, RoleCNP, RoleOther)
 	if p, ok := d.optInt("priority", 0, 7); ok {
 		c.Priority = p
-	} else if !d.src.Has("priority") && l.spec.Fabric.Transport != InfiniBand {
+	} else if !d.src.Has("priority") && l.spec.Fabric.Transport != InfiniBand && !d.schemaErrs {
 		l.errf(in.block.DefRange.Ptr(), "Missing priority", "class %q needs a priority (0..7), e.g. priority = 3.", name)
 	}
 	if v, ok := d.intSet("dscp", 0, 63); ok {
@@ -207,7 +207,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 	}
 	sw := &Switch{Name: name, ports: map[string]*Port{}}
 	sw.Platform = d.enum("platform", "", Platforms...)
-	if !d.src.Has("platform") {
+	if !d.src.Has("platform") && !d.schemaErrs {
 		l.errf(in.block.DefRange.Ptr(), "Missing platform", "switch %q needs platform = one of %s.", name, strings.Join(quoteAll(Platforms), ", "))
 	}
 	sw.Address = d.str("address", "")
@@ -521,7 +521,7 @@ func (l *loader) link(in instance) *Link {
 	eps, ok := d.strList("endpoints")
 	rng := d.src.Attr("endpoints")
 	if !ok {
-		if !d.src.Has("endpoints") {
+		if !d.src.Has("endpoints") && !d.schemaErrs {
 			l.errf(in.block.DefRange.Ptr(), "Missing endpoints", "A link needs endpoints = [\"switch:port\", \"host:nic\"].")
 		}
 		return nil

@@ -20,11 +20,15 @@ import (
 // when the value is wrong; a getter returns ok=false when the attribute is
 // absent or invalid, so the caller keeps its default.
 type dec struct {
-	ctx     *hcl.EvalContext
-	content *hcl.BodyContent
-	src     Source
-	diags   *hcl.Diagnostics
-	what    string // "switch \"leaf1\"", for messages
+	// schemaErrs is set when the body did not match its schema (an unknown
+	// or misspelled attribute): "missing attribute" checks stay quiet then,
+	// so a typo gets one error, with its did-you-mean.
+	schemaErrs bool
+	ctx        *hcl.EvalContext
+	content    *hcl.BodyContent
+	src        Source
+	diags      *hcl.Diagnostics
+	what       string // "switch \"leaf1\"", for messages
 }
 
 func newDec(ctx *hcl.EvalContext, content *hcl.BodyContent, block hcl.Range, what string, diags *hcl.Diagnostics) *dec {
@@ -422,8 +426,14 @@ func (d *dec) secret(name string) *SecretRef {
 		return nil
 	}
 	if !v.HasMark(secretMark{}) || v.Type() != cty.String {
-		d.errf(rng, "Secret must be a reference",
-			"%s: %s must not be written into the spec. Reference it instead: %s = env(\"FABRIC_PASSWORD\") reads an environment variable, %s = file(\"/run/secrets/fabric\") reads a file, both at run time. fabctl never prints the value.", d.what, name, name, name)
+		*d.diags = append(*d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Secret must be a reference",
+			Detail: fmt.Sprintf("%s: %s must not be written into the spec. Reference it instead: %s = env(\"FABRIC_PASSWORD\") reads an environment variable, %s = file(\"/run/secrets/fabric\") reads a file, both at run time. fabctl never prints the value.",
+				d.what, name, name, name),
+			Subject: &rng,
+			Extra:   &DiagInfo{Secret: true},
+		})
 		return nil
 	}
 	raw, _ := v.Unmark()

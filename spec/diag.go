@@ -15,6 +15,9 @@ type DiagInfo struct {
 	Rule      string // rule id, e.g. "QOS-1"
 	Address   string // the object the finding is about, e.g. "switch.leaf1" or "link.a:x--b:y"
 	Reference string // where the rule comes from (paper, vendor document)
+	// Secret marks a diagnostic whose subject is a secret written into the
+	// spec: renderers mask the subject's text in snippets.
+	Secret bool
 }
 
 // Info returns the DiagInfo of a diagnostic, or nil.

@@ -368,6 +368,7 @@ func (l *loader) content(in instance, schema *hcl.BodySchema) (*dec, string) {
 		what = fmt.Sprintf("%s %q", in.block.Type, name)
 	}
 	d := newDec(in.ctx, c, in.block.DefRange, what, &l.diags)
+	d.schemaErrs = diags.HasErrors()
 	if a, ok := c.Attributes["name"]; ok {
 		if in.key == "" {
 			rng := a.NameRange

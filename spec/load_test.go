@@ -114,7 +114,7 @@ func TestLoadErrors(t *testing.T) {
 			return strings.Replace(s, `platform    = "sonic"`, `platfrom    = "sonic"`, 1)
 		}, "Unsupported argument", `platfrom`, `Did you mean "platform"?`},
 		{"bad enum", func(s string) string { return strings.Replace(s, `"sonic"`, `"sonik"`, 1) }, "Invalid value for platform", `sonik`, `Did you mean "sonic"?`},
-		{"bad unit", func(s string) string { return strings.Replace(s, `"100G"`, `"100Q"`, 1) }, "Invalid speed", `100Q`, "needs a unit"},
+		{"bad unit", func(s string) string { return strings.Replace(s, `"100G"`, `"100Q"`, 1) }, "Invalid speed", `100Q`, "unknown speed unit"},
 		{"bare speed", func(s string) string { return strings.Replace(s, `"100G"`, `100`, 1) }, "Missing unit", `speed        = 100`, `"400G"`},
 		{"bad length", func(s string) string { return strings.Replace(s, `"3m"`, `"3ft"`, 1) }, "Invalid length", `3ft`, "m, cm, mm or km"},
 		{"wrong type", func(s string) string { return strings.Replace(s, `transport = "rocev2"`, `transport = ["rocev2"]`, 1) }, "Incorrect attribute value type", `["rocev2"]`, "must be string"},

@@ -82,8 +82,11 @@ func ParseBitRate(s string) (BitRate, error) {
 		return 0, err
 	}
 	m, ok := rateUnits[unit]
-	if !ok || m == 0 {
+	if unit == "" {
 		return 0, fmt.Errorf("speed %q needs a unit: e.g. \"400G\", \"100Gbps\", \"25G\"", s)
+	}
+	if !ok {
+		return 0, fmt.Errorf("unknown speed unit %q in %q: use K, M, G or T (bits per second), e.g. \"400G\", \"100Gbps\"", unit, s)
 	}
 	r := v * m
 	if r > 1e15 {
@@ -99,8 +102,11 @@ func ParseLength(s string) (Length, error) {
 		return 0, err
 	}
 	m, ok := lengthUnits[unit]
-	if !ok {
+	if unit == "" {
 		return 0, fmt.Errorf("length %q needs a unit: m, cm, mm or km (e.g. \"3m\")", s)
+	}
+	if !ok {
+		return 0, fmt.Errorf("unknown length unit %q in %q: use m, cm, mm or km (e.g. \"3m\")", unit, s)
 	}
 	r := v * m
 	if r > 1e6 {

@@ -118,7 +118,7 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 	}
 
 	// Environment (lowest precedence among the sources that override defaults).
-	env := l.opts.Env
+	env := append([]string(nil), l.opts.Env...)
 	sort.Strings(env)
 	for _, kv := range env {
 		k, val, ok := strings.Cut(kv, "=")

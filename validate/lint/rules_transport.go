@@ -336,6 +336,10 @@ func checkTR4(c *Context) {
 	s := c.Spec
 	f := s.Fabric
 	if f.Transport != spec.InfiniBand {
+		if ib := s.InfiniBand; ib != nil {
+			c.Reportf(Error, ib.Src.Block, "infiniband", nil, "InfiniBand settings on an Ethernet fabric",
+				"The fabric's transport is %q, but the spec has an infiniband block (subnet manager, partitions, SL-to-VL): none of it is applied to an Ethernet fabric. Remove the block, or set transport = \"infiniband\" on the fabric.", f.Transport)
+		}
 		return
 	}
 	const cbfc = "InfiniBand links are lossless by credit-based flow control and classify by SL/VL, not by DSCP, PCP or PFC; "

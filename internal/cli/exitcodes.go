@@ -1,0 +1,41 @@
+package cli
+
+// ExitCode is fabctl's process exit status. The values are documented API
+// (docs/cli.md): scripts and CI branch on them, so never renumber one.
+type ExitCode int
+
+const (
+	// ExitOK: the command did what was asked and found no problem.
+	ExitOK ExitCode = 0
+	// ExitError: the command failed, or found errors (a spec that does not
+	// validate, a file that is not formatted under fmt --check).
+	ExitError ExitCode = 1
+	// ExitChanges: plan succeeded and the fabric differs from the spec
+	// (plan --detailed-exitcode style).
+	ExitChanges ExitCode = 2
+	// ExitStalePlan: a saved plan no longer matches the spec or the live
+	// state it was computed against; plan again.
+	ExitStalePlan ExitCode = 3
+	// ExitLocked: another fabctl holds the fabric lock.
+	ExitLocked ExitCode = 4
+	// ExitNothingTested: validation ran but no check applied (for example
+	// no host or link matched), so it proves nothing.
+	ExitNothingTested ExitCode = 5
+	// ExitUsage: the command line is wrong: unknown command or flag, bad
+	// flag value, wrong number of arguments (BSD sysexits EX_USAGE).
+	ExitUsage ExitCode = 64
+)
+
+// exitCodes lists every code with its name, for docs and tests.
+var exitCodes = []struct {
+	Code ExitCode
+	Name string
+}{
+	{ExitOK, "ok"},
+	{ExitError, "error"},
+	{ExitChanges, "changes"},
+	{ExitStalePlan, "stale-plan"},
+	{ExitLocked, "locked"},
+	{ExitNothingTested, "nothing-tested"},
+	{ExitUsage, "usage"},
+}

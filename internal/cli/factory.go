@@ -1,0 +1,42 @@
+package cli
+
+import "fmt"
+
+// Factory carries what commands need from the outside world. main builds
+// the real one (NewFactory); tests build theirs with TestIOStreams and a
+// controlled environment.
+type Factory struct {
+	IOStreams *IOStreams
+	// Env is the process environment as "K=V" entries. Commands read the
+	// environment only through it (FAB_VAR_*, NO_COLOR, CI), never os.Getenv.
+	Env []string
+	// Global holds the root's persistent flags; filled in before any
+	// command's RunE runs.
+	Global GlobalOptions
+}
+
+// GlobalOptions are the flags every command accepts.
+type GlobalOptions struct {
+	JSON    bool // --json: machine-readable output on stdout
+	NoColor bool // --no-color
+	Debug   bool // --debug: debug logging on stderr, stack traces on internal errors
+}
+
+// NewFactory returns the factory for a real process.
+func NewFactory(ios *IOStreams, env []string) *Factory {
+	return &Factory{IOStreams: ios, Env: env}
+}
+
+// Getenv returns the value of an environment variable from f.Env.
+func (f *Factory) Getenv(key string) string {
+	v, _ := lookupEnv(f.Env, key)
+	return v
+}
+
+// Debugf logs to stderr when --debug is on.
+func (f *Factory) Debugf(format string, args ...any) {
+	if !f.Global.Debug {
+		return
+	}
+	fmt.Fprintf(f.IOStreams.ErrOut, "debug: "+format+"\n", args...)
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
+)
+
+// IOStreams are a command's standard streams plus what fabctl knows about
+// the terminal behind them. Commands never touch os.Stdout and friends:
+// tests swap in buffers (see TestIOStreams) and decide what is a TTY.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	stdoutTTY bool
+	stderrTTY bool
+	width     int  // terminal width of stdout; 0 when not a terminal
+	noColor   bool // NO_COLOR is set or --no-color was given
+}
+
+// NewIOStreams wraps real streams, detecting whether stdout and stderr are
+// terminals. env is the process environment (COLUMNS). NO_COLOR is applied
+// by the root command from the Factory's environment.
+func NewIOStreams(in io.Reader, out, errOut io.Writer, env []string) *IOStreams {
+	s := &IOStreams{In: in, Out: out, ErrOut: errOut}
+	if fd, ok := terminalFd(out); ok {
+		s.stdoutTTY = true
+		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
+			s.width = w
+		}
+	}
+	_, s.stderrTTY = terminalFd(errOut)
+	if v, ok := lookupEnv(env, "COLUMNS"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			s.width = n
+		}
+	}
+	return s
+}
+
+// TestIOStreams returns streams backed by buffers, neither a TTY, and the
+// buffers for stdin, stdout and stderr.
+func TestIOStreams() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+func terminalFd(w any) (int, bool) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	fd := int(f.Fd())
+	return fd, term.IsTerminal(fd)
+}
+
+// IsStdoutTTY reports whether stdout is a terminal.
+func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
+
+// IsStderrTTY reports whether stderr is a terminal.
+func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
+
+// SetStdoutTTY overrides TTY detection (tests).
+func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
+
+// SetStderrTTY overrides TTY detection (tests).
+func (s *IOStreams) SetStderrTTY(v bool) { s.stderrTTY = v }
+
+// SetNoColor disables color (NO_COLOR, --no-color).
+func (s *IOStreams) SetNoColor(v bool) { s.noColor = v }
+
+// SetWidth sets the terminal width (tests, COLUMNS).
+func (s *IOStreams) SetWidth(w int) { s.width = w }
+
+// ColorEnabled reports whether stdout output may carry ANSI styling: only
+// on a terminal, and never with NO_COLOR or --no-color.
+func (s *IOStreams) ColorEnabled() bool { return s.stdoutTTY && !s.noColor }
+
+// ErrColorEnabled is ColorEnabled for stderr.
+func (s *IOStreams) ErrColorEnabled() bool { return s.stderrTTY && !s.noColor }
+
+// TerminalWidth is the width to wrap human output at; 0 means do not wrap
+// (stdout is not a terminal and COLUMNS is unset).
+func (s *IOStreams) TerminalWidth() int { return s.width }
+
+// renderer returns a lipgloss renderer for w that emits ANSI styling only
+// when color is true; otherwise every style renders as plain text.
+func renderer(w io.Writer, color bool) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(w)
+	if color {
+		// Basic ANSI colors follow the user's terminal theme.
+		r.SetColorProfile(termenv.ANSI)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	r.SetHasDarkBackground(true) // never query the terminal
+	return r
+}
+
+func lookupEnv(env []string, key string) (string, bool) {
+	// Later entries win, as with os.Environ and exec.Cmd.Env.
+	val, found := "", false
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			val, found = v, true
+		}
+	}
+	return val, found
+}

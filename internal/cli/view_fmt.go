@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// FmtView renders the result of fabctl fmt.
+type FmtView interface {
+	Result(r *fmtResult) error
+}
+
+var (
+	_ FmtView = (*FmtHuman)(nil)
+	_ FmtView = (*FmtJSON)(nil)
+)
+
+// FmtHuman lists changed files (and diffs) on stdout, syntax errors on
+// stderr; for stdin it writes the formatted text to stdout.
+type FmtHuman struct {
+	IO   *IOStreams
+	List bool
+}
+
+func (v *FmtHuman) Result(r *fmtResult) error {
+	out := v.IO.Out
+	st := newStyles(out, v.IO.ColorEnabled())
+	for _, f := range r.Files {
+		if r.Stdin {
+			fmt.Fprint(out, f.Formatted)
+		} else if f.Changed && v.List {
+			fmt.Fprintln(out, f.Path)
+		}
+		if f.Diff != "" {
+			writeDiff(out, st, f.Diff)
+		}
+	}
+	if len(r.Diagnostics) > 0 {
+		return spec.WriteText(v.IO.ErrOut, r.Diagnostics, r.HCLFiles, uint(v.IO.TerminalWidth()), v.IO.ErrColorEnabled())
+	}
+	return nil
+}
+
+func writeDiff(w interface{ Write([]byte) (int, error) }, st styles, diff string) {
+	for _, line := range strings.SplitAfter(diff, "\n") {
+		if line == "" {
+			continue
+		}
+		body := strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			body = st.Bold.Render(body)
+		case strings.HasPrefix(line, "@@"):
+			body = st.Hunk.Render(body)
+		case strings.HasPrefix(line, "+"):
+			body = st.Added.Render(body)
+		case strings.HasPrefix(line, "-"):
+			body = st.Removed.Render(body)
+		}
+		fmt.Fprintln(w, body)
+	}
+}
+
+// FmtJSON writes one JSON document (docs/json-output.md).
+type FmtJSON struct{ IO *IOStreams }
+
+// fmtJSONDoc is format_version 1.0 of fmt --json.
+type fmtJSONDoc struct {
+	FormatVersion string                `json:"format_version"`
+	Check         bool                  `json:"check"`
+	Files         []fmtFile             `json:"files"`
+	ChangedCount  int                   `json:"changed_count"`
+	ErrorCount    int                   `json:"error_count"`
+	Diagnostics   []spec.JSONDiagnostic `json:"diagnostics"`
+}
+
+func (v *FmtJSON) Result(r *fmtResult) error {
+	doc := fmtJSONDoc{FormatVersion: jsonFormatVersion, Check: r.Check, Files: r.Files, Diagnostics: spec.ToJSON(r.Diagnostics, r.HCLFiles)}
+	if doc.Files == nil {
+		doc.Files = []fmtFile{}
+	}
+	for _, f := range r.Files {
+		if f.Changed {
+			doc.ChangedCount++
+		}
+	}
+	for _, d := range r.Diagnostics {
+		if d.Severity == hcl.DiagError {
+			doc.ErrorCount++
+		}
+	}
+	return writeJSON(v.IO.Out, doc)
+}
