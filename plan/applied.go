@@ -1,0 +1,69 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Applied records, per device, the desired state fabctl last applied and
+// verified. Plans diff it against live state to report drift (settings
+// changed outside fabctl). It lives in the state directory beside the spec
+// (.fabctl/ by default), one JSON file per fabric.
+type Applied struct {
+	FormatVersion string                  `json:"format_version"`
+	Fabric        string                  `json:"fabric"`
+	Devices       map[string]intent.State `json:"devices"`
+}
+
+// AppliedPath is where a fabric's applied record is kept.
+func AppliedPath(stateDir, fabric string) string {
+	return filepath.Join(stateDir, fabric+".applied.json")
+}
+
+// LoadApplied reads the record; a missing file is an empty record.
+func LoadApplied(stateDir, fabric string) (*Applied, error) {
+	a := &Applied{FormatVersion: FormatVersion, Fabric: fabric, Devices: map[string]intent.State{}}
+	b, err := os.ReadFile(AppliedPath(stateDir, fabric))
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v); delete it to forget what fabctl applied (drift is then not reported until the next apply)", AppliedPath(stateDir, fabric), err)
+	}
+	if a.Devices == nil {
+		a.Devices = map[string]intent.State{}
+	}
+	return a, nil
+}
+
+// Save writes the record atomically.
+func (a *Applied) Save(stateDir string) error {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(a.Devices))
+	for k := range a.Devices {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b, err := json.MarshalIndent(a, "", " ")
+	if err != nil {
+		return err
+	}
+	p := AppliedPath(stateDir, a.Fabric)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
