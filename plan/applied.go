@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/fabctl/fabctl/intent"
 )
@@ -51,11 +50,6 @@ func (a *Applied) Save(stateDir string) error {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(a.Devices))
-	for k := range a.Devices {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	b, err := json.MarshalIndent(a, "", " ")
 	if err != nil {
 		return err

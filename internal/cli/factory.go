@@ -1,6 +1,11 @@
 package cli
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+)
 
 // Factory carries what commands need from the outside world. main builds
 // the real one (NewFactory); tests build theirs with TestIOStreams and a
@@ -13,6 +18,11 @@ type Factory struct {
 	// Global holds the root's persistent flags; filled in before any
 	// command's RunE runs.
 	Global GlobalOptions
+	// Drivers returns the driver registry plan/apply use: drivers.Builtin()
+	// in a real process, a registry of in-memory drivers in tests.
+	Drivers func() *drivers.Registry
+	// Now is the clock (journals and locks record times); tests fix it.
+	Now func() time.Time
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -24,7 +34,7 @@ type GlobalOptions struct {
 
 // NewFactory returns the factory for a real process.
 func NewFactory(ios *IOStreams, env []string) *Factory {
-	return &Factory{IOStreams: ios, Env: env}
+	return &Factory{IOStreams: ios, Env: env, Drivers: drivers.Builtin, Now: time.Now}
 }
 
 // Getenv returns the value of an environment variable from f.Env.

@@ -16,6 +16,8 @@ const (
 func subcommands(f *Factory) []*cobra.Command {
 	return []*cobra.Command{
 		inGroup(groupFabric, NewCmdValidate(f, nil)),
+		// plan, show, render: plan commands (plan_cmd.go)
+		// apply, force-unlock: apply commands (apply_cmd.go)
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
 		inGroup(groupTool, NewCmdCompletion(f)),
