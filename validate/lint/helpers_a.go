@@ -288,13 +288,7 @@ func nicIPv6(n *spec.NIC) bool {
 // silencedBy reports whether a lint_ignore in scopes (or the fabric's) silences
 // the running rule, and counts the suppression as Report would.
 func (c *Context) silencedBy(scopes []spec.LintIgnores) bool {
-	for _, sc := range append(scopes, c.Spec.Fabric.Ignore) {
-		if _, ok := sc[c.rule.ID]; ok {
-			c.suppressed++
-			return true
-		}
-	}
-	return false
+	return c.silencedFor(append(scopes, c.Spec.Fabric.Ignore)...)
 }
 
 // findingGroups collects findings whose subject is one shared setting (a
@@ -444,12 +438,7 @@ func classHasDSCP(c *spec.Class, d int) bool {
 }
 
 // joinCapped joins names, naming at most groupMaxListed.
-func joinCapped(names []string) string {
-	if len(names) > groupMaxListed {
-		return strings.Join(names[:groupMaxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-groupMaxListed)
-	}
-	return strings.Join(names, ", ")
-}
+func joinCapped(names []string) string { return capList(names, groupMaxListed) }
 
 // nicOrigin is the origin of a NIC attribute that the NIC sets itself.
 func nicOrigin(h *spec.Host, n *spec.NIC, attr string) settingOrigin {

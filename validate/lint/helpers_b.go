@@ -44,12 +44,7 @@ func (ps pfcSets) port(sw *spec.Switch, p *spec.Port) []int {
 	return ps.derived
 }
 
-func (ps pfcSets) nic(n *spec.NIC) []int {
-	if n.PFC != nil {
-		return n.PFC
-	}
-	return ps.derived
-}
+func (ps pfcSets) nic(n *spec.NIC) []int { return nicPFC(n, ps.derived) }
 
 // lossPort is a switch port on a link with a non-empty PFC enable set.
 type lossPort struct {
@@ -95,13 +90,7 @@ func losslessPortsBySwitch(s *spec.Spec) [][]lossPort {
 }
 
 // prioList renders priorities as "3" or "3, 4".
-func prioList(p []int) string {
-	s := make([]string, len(p))
-	for i, v := range p {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ", ")
-}
+func prioList(p []int) string { return joinIntList(p, ", ") }
 
 // prioNoun is "priority 3" or "priorities 3, 4".
 func prioNoun(p []int) string {
@@ -134,16 +123,8 @@ func plural(n int, word string) string {
 // rules use it).
 const fabricAddress = "fabric"
 
-// clsAddress is a class's address, e.g. class.roce.
-func clsAddress(c *spec.Class) string { return "class." + c.Name }
-
 // switchAddress is a switch's address, e.g. switch.leaf1.
 func switchAddress(sw *spec.Switch) string { return "switch." + sw.Name }
-
-// swPortAddress is a switch port's address, e.g. switch.leaf1.port.Ethernet0.
-func swPortAddress(sw *spec.Switch, p *spec.Port) string {
-	return "switch." + sw.Name + ".port." + p.Name
-}
 
 // isDefaultClass reports whether the class is one of the built-in default
 // classes (the spec declares no class block): their source is the fabric

@@ -231,7 +231,7 @@ func checkHeadroom(c *Context) {
 		}
 		addr := switchAddress(sw)
 		if len(short) == 1 {
-			addr = swPortAddress(sw, w.lp.port)
+			addr = switchPortAddress(sw, w.lp.port)
 		}
 		c.Reportf(Error, sw.Buffer.Src.Attr("headroom"), addr, []spec.LintIgnores{sw.Ignore}, "PFC headroom too small",
 			"Switch %s reserves buffer.headroom = %s per lossless priority group, but %d of its %s need more. "+

@@ -62,14 +62,14 @@ func checkECNProfiles(c *Context) {
 		}
 		scopes := []spec.LintIgnores{cl.Ignore}
 		if e.Min >= e.Max {
-			c.Reportf(Error, e.Src.Attr("min"), clsAddress(cl), scopes, "ECN min not below max",
+			c.Reportf(Error, e.Src.Attr("min"), trafficClassAddress(cl), scopes, "ECN min not below max",
 				"Class %s marks ECN from min = %s to max = %s: min must be below max, or there is no marking ramp "+
 					"(NOSes reject the WRED profile or mark every packet at once, and DCQCN oscillates). "+
 					"The usual RoCE profile is min 150KB, max 1.5MB, probability 100%%.",
 				cl.Name, e.Min, e.Max)
 		}
 		if e.Probability <= 0 || e.Probability > 100 {
-			c.Reportf(Error, e.Src.Attr("probability"), clsAddress(cl), scopes, "ECN probability out of range",
+			c.Reportf(Error, e.Src.Attr("probability"), trafficClassAddress(cl), scopes, "ECN probability out of range",
 				"Class %s: ECN probability %v%% must be above 0%% (0 never marks) and at most 100%% (the marking probability at max).",
 				cl.Name, e.Probability)
 		}
@@ -160,7 +160,7 @@ func checkCongestionControl(c *Context) {
 			if !f.Src.Has("congestion_control") {
 				how = "the RoCE default"
 			}
-			c.Reportf(Warning, cl.Src.Block, clsAddress(cl), []spec.LintIgnores{cl.Ignore}, "DCQCN without ECN marking",
+			c.Reportf(Warning, cl.Src.Block, trafficClassAddress(cl), []spec.LintIgnores{cl.Ignore}, "DCQCN without ECN marking",
 				"congestion_control is \"dcqcn\" (%s), but lossless RDMA class %s has no ecn block: switches never mark its packets, "+
 					"NICs never send CNPs and DCQCN never slows a sender, so PFC alone absorbs congestion (pause storms, victim flows). "+
 					"Add ecn { min = \"150KB\" max = \"1.5MB\" probability = 100 } to the class, or state congestion_control = \"pfc-only\" "+
@@ -184,7 +184,7 @@ func checkCongestionControl(c *Context) {
 			if isDefaultClass(s, cl) {
 				rng, where = f.Src.Attr("congestion_control"), "Declare the classes explicitly, with no ecn block on the RDMA class"
 			}
-			c.Reportf(Warning, rng, clsAddress(cl), []spec.LintIgnores{cl.Ignore}, "ECN marking without DCQCN",
+			c.Reportf(Warning, rng, trafficClassAddress(cl), []spec.LintIgnores{cl.Ignore}, "ECN marking without DCQCN",
 				"congestion_control is %q, so no NIC runs DCQCN (no notification point turns CE marks into CNPs, no reaction point slows down), "+
 					"but RDMA class %s carries an ECN profile (%s). On RoCE the marks do nothing. %s, or use congestion_control = \"dcqcn\".",
 				f.CongestionControl, cl.Name, ecnString(cl.ECN), where)

@@ -98,7 +98,7 @@ func checkWatchdog(c *Context) {
 					runsHere = true
 					continue
 				}
-				c.Reportf(Error, p.Src.Attr("pfc_watchdog"), swPortAddress(sw, p), []spec.LintIgnores{p.Ignore, sw.Ignore}, "PFC watchdog off on a lossless port",
+				c.Reportf(Error, p.Src.Attr("pfc_watchdog"), switchPortAddress(sw, p), []spec.LintIgnores{p.Ignore, sw.Ignore}, "PFC watchdog off on a lossless port",
 					"Port %s:%s has PFC on %s but pfc_watchdog = false. A pause storm from the attached device (or a PFC deadlock) would stop "+
 						"the lossless class here and spread upstream with nothing to break it. Remove pfc_watchdog = false, or turn PFC off "+
 						"on the port (pfc = []) if it carries no lossless traffic.",
