@@ -23,11 +23,11 @@ TEST_TIMEOUT ?= 10m
 TESTFLAGS    ?=
 
 # Benchmarks: spec loading and lint (internal/fabgen generates the large specs they use).
-BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/
+BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/
 
 # Fuzzing: "package:Target" pairs, each run for FUZZTIME. Add targets here as they are written.
 FUZZTIME     ?= 30s
-FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits
+FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
@@ -63,6 +63,8 @@ fmt-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
+	@# Load+lint of the generated pod, 1/8 to 1/1, each in a fresh process: wall, CPU and its own peak RSS.
+	$(GO) run ./internal/fabgen/cmd/podbench -all
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

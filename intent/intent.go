@@ -135,13 +135,14 @@ func Compile(s *spec.Spec) *Fabric {
 	dscp := s.DSCPMap()
 	tcs := compileTCs(s)
 	wd := s.Fabric.PFCWatchdog
-	peers := map[string]string{}
-	cable := map[string]spec.Length{}
+	peers := make(map[string]string, 2*len(s.Links))
+	cable := make(map[string]spec.Length, 2*len(s.Links))
 	for _, l := range s.Links {
-		peers[l.A.String()] = l.B.String()
-		peers[l.B.String()] = l.A.String()
-		cable[l.A.String()] = l.CableLength
-		cable[l.B.String()] = l.CableLength
+		a, b := l.A.String(), l.B.String()
+		peers[a] = b
+		peers[b] = a
+		cable[a] = l.CableLength
+		cable[b] = l.CableLength
 	}
 	for _, sw := range s.Switches {
 		out := &Switch{
@@ -160,6 +161,7 @@ func Compile(s *spec.Spec) *Fabric {
 		if sw.Buffer != nil {
 			out.Headroom = sw.Buffer.Headroom
 		}
+		out.Ports = make([]Port, 0, len(sw.Ports))
 		for _, p := range sw.Ports {
 			key := sw.Name + ":" + p.Name
 			out.Ports = append(out.Ports, Port{
@@ -188,6 +190,7 @@ func Compile(s *spec.Spec) *Fabric {
 			RDMATos:     tos,
 			NCCLEnvFile: h.NCCLEnvFile,
 			QP:          h.QP,
+			NICs:        make([]NIC, 0, len(h.NICs)),
 		}
 		for _, n := range h.NICs {
 			nic := NIC{

@@ -107,3 +107,22 @@ func TestDiff(t *testing.T) {
 		t.Errorf("fingerprint")
 	}
 }
+
+func TestSlashedPortNames(t *testing.T) {
+	fields := []Field{{Pattern: "port/*/pfc", Disruptive: "flap"}, {Pattern: "port/*/cable"}}
+	for _, p := range []string{"port/Ethernet1/pfc", "port/Ethernet1/1/pfc", "port/ethernet-1/1/1/pfc"} {
+		if f, ok := FieldFor(fields, p); !ok || f.Disruptive != "flap" {
+			t.Errorf("FieldFor(%s) = %+v, %v", p, f, ok)
+		}
+		if got := newFieldMatcher(fields).lookup(p); got.Disruptive != "flap" {
+			t.Errorf("matcher(%s) = %+v", p, got)
+		}
+	}
+	if _, ok := FieldFor(fields, "port/Ethernet1/1/mtu"); ok {
+		t.Errorf("port/*/pfc matched an mtu path")
+	}
+	d := Diff(State{"port/Ethernet1/1/pfc": "3"}, State{"port/Ethernet1/1/pfc": ""}, fields)
+	if len(d) != 1 || d[0].Disruptive != "flap" {
+		t.Errorf("diff %+v", d)
+	}
+}

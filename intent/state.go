@@ -3,12 +3,13 @@ package intent
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"hash/maphash"
 	"math"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // State is a device's normalised state: setting path -> canonical value.
@@ -32,22 +33,90 @@ func (s State) Keys() []string {
 // fingerprint of what they observed, apply refuses when it moved.
 func (s State) Fingerprint() string {
 	h := sha256.New()
-	for _, k := range s.Keys() {
-		fmt.Fprintf(h, "%d:%s=%d:%s\n", len(k), k, len(s[k]), s[k])
+	// The bytes hashed are "%d:%s=%d:%s\n" (key length, key, value length,
+	// value) per setting in key order, built without fmt: plans fingerprint
+	// millions of settings.
+	buf := make([]byte, 0, 4096)
+	for _, k := range sortedKeys(s) {
+		v := s[k]
+		buf = strconv.AppendInt(buf, int64(len(k)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, k...)
+		buf = append(buf, '=')
+		buf = strconv.AppendInt(buf, int64(len(v)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, v...)
+		buf = append(buf, '\n')
+		if len(buf) >= 4096-64 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
 	}
+	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keyOrders caches the sorted key order of the key sets Fingerprint has
+// seen: a fabric's hosts (and its switches of one model) share a key set,
+// so one sort serves them all, and checking that a state has exactly a
+// cached set (a map lookup per key) is several times cheaper than sorting
+// its keys. Sets are found by an order-independent hash of their keys and
+// always verified, so a hash collision only costs a sort.
+var keyOrders struct {
+	sync.RWMutex
+	m map[uint64][]string // read-only once stored
+}
+
+// maxKeyOrders bounds the cache; past it, states are sorted each time.
+const maxKeyOrders = 256
+
+var keySeed = maphash.MakeSeed()
+
+// sortedKeys returns the state's keys in order. The slice may be shared:
+// callers must not modify it.
+func sortedKeys(s State) []string {
+	var sum uint64
+	for k := range s {
+		sum += maphash.String(keySeed, k)
+	}
+	keyOrders.RLock()
+	order, ok := keyOrders.m[sum]
+	keyOrders.RUnlock()
+	if ok && len(order) == len(s) {
+		same := true
+		for _, k := range order {
+			if _, ok := s[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return order
+		}
+	}
+	keys := s.Keys()
+	keyOrders.Lock()
+	if keyOrders.m == nil {
+		keyOrders.m = map[uint64][]string{}
+	}
+	if _, taken := keyOrders.m[sum]; !taken && len(keyOrders.m) < maxKeyOrders && len(keys) >= 32 {
+		keyOrders.m[sum] = keys
+	}
+	keyOrders.Unlock()
+	return keys
 }
 
 // Flatten returns a switch's desired State.
 func (sw *Switch) Flatten() State {
-	st := State{}
+	st := make(State, 16+64+6*len(sw.TCs)+6*len(sw.Ports))
 	st["trust"] = sw.Trust
+	root := keysFor(&rootKeys, "", "")
 	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
 		for d, tc := range sw.DSCPToTC {
-			st[fmt.Sprintf("dscp/%d", d)] = strconv.Itoa(tc)
+			st[root.dscp[d]] = strconv.Itoa(tc)
 		}
 	}
-	flattenTCs(st, "", sw.TCs)
+	flattenTCs(st, root, sw.TCs)
 	if sw.Watchdog.Enabled {
 		st["pfcwd/detect"] = durString(sw.Watchdog.Detect)
 		st["pfcwd/restore"] = durString(sw.Watchdog.Restore)
@@ -58,42 +127,96 @@ func (sw *Switch) Flatten() State {
 		st["buffer/headroom"] = strconv.FormatInt(int64(sw.Headroom), 10)
 	}
 	for _, p := range sw.Ports {
-		pre := "port/" + p.Name + "/"
-		st[pre+"mtu"] = strconv.Itoa(p.MTU)
-		st[pre+"pfc"] = intsString(p.PFC)
-		st[pre+"pfcwd"] = boolString(p.Watchdog)
-		st[pre+"pause"] = boolString(p.Pause)
+		k := keysFor(&portKeys, "port/", p.Name)
+		st[k.mtu] = strconv.Itoa(p.MTU)
+		st[k.pfc] = intsString(p.PFC)
+		st[k.pfcwd] = boolString(p.Watchdog)
+		st[k.pause] = boolString(p.Pause)
 		if p.Trust != sw.Trust {
-			st[pre+"trust"] = p.Trust
+			st[k.trust] = p.Trust
 		}
 		if p.CableLength > 0 {
-			st[pre+"cable"] = strconv.FormatFloat(float64(p.CableLength), 'f', -1, 64) + "m"
+			st[k.cable] = strconv.FormatFloat(float64(p.CableLength), 'f', -1, 64) + "m"
 		}
 	}
 	return st
 }
 
-func flattenTCs(st State, pre string, tcs []TC) {
+// keySet holds the state paths of one scope (the device root, a port, a
+// NIC), built once per scope name and shared by every device: a fabric's
+// hosts have the same NIC names, so their desired States share key
+// strings instead of each allocating its own (a 4,096-host pod has three
+// million settings).
+type keySet struct {
+	dscp                                                                         [64]string
+	tc                                                                           [8]tcKeys
+	mtu, addresses, trust, pfc, pfcwd, pause, ecn, roceMode, tos, irqCPUs, cable string
+}
+
+type tcKeys struct{ lossless, sched, bandwidth, ecnMin, ecnMax, ecnProb string }
+
+func newTCKeys(p string) tcKeys {
+	return tcKeys{lossless: p + "lossless", sched: p + "sched", bandwidth: p + "bandwidth",
+		ecnMin: p + "ecn/min", ecnMax: p + "ecn/max", ecnProb: p + "ecn/probability"}
+}
+
+// The key sets by scope name. They grow with the distinct port and NIC
+// names fabctl has flattened (hundreds), never with the device count.
+var rootKeys, portKeys, nicKeys sync.Map // name -> *keySet
+
+func keysFor(m *sync.Map, kind, name string) *keySet {
+	if v, ok := m.Load(name); ok {
+		return v.(*keySet)
+	}
+	pre := kind
+	if name != "" {
+		pre += name + "/"
+	}
+	k := &keySet{
+		mtu: pre + "mtu", addresses: pre + "addresses", trust: pre + "trust", pfc: pre + "pfc",
+		pfcwd: pre + "pfcwd", pause: pre + "pause", ecn: pre + "ecn", roceMode: pre + "roce_mode",
+		tos: pre + "tos", irqCPUs: pre + "irq_cpus", cable: pre + "cable",
+	}
+	for i := range k.dscp {
+		k.dscp[i] = pre + "dscp/" + strconv.Itoa(i)
+	}
+	for i := range k.tc {
+		k.tc[i] = newTCKeys(pre + "tc/" + strconv.Itoa(i) + "/")
+	}
+	v, _ := m.LoadOrStore(name, k)
+	return v.(*keySet)
+}
+
+func flattenTCs(st State, ks *keySet, tcs []TC) {
 	for _, tc := range tcs {
-		p := fmt.Sprintf("%stc/%d/", pre, tc.TC)
-		st[p+"lossless"] = boolString(tc.Lossless)
-		if tc.Strict {
-			st[p+"sched"] = "strict"
+		var k tcKeys
+		if tc.TC >= 0 && tc.TC < len(ks.tc) {
+			k = ks.tc[tc.TC]
 		} else {
-			st[p+"sched"] = "ets"
-			st[p+"bandwidth"] = strconv.Itoa(tc.Bandwidth)
+			k = newTCKeys(strings.TrimSuffix(ks.tc[0].lossless, "0/lossless") + strconv.Itoa(tc.TC) + "/")
+		}
+		st[k.lossless] = boolString(tc.Lossless)
+		if tc.Strict {
+			st[k.sched] = "strict"
+		} else {
+			st[k.sched] = "ets"
+			st[k.bandwidth] = strconv.Itoa(tc.Bandwidth)
 		}
 		if tc.ECN != nil {
-			st[p+"ecn/min"] = strconv.FormatInt(int64(tc.ECN.Min), 10)
-			st[p+"ecn/max"] = strconv.FormatInt(int64(tc.ECN.Max), 10)
-			st[p+"ecn/probability"] = strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64)
+			st[k.ecnMin] = strconv.FormatInt(int64(tc.ECN.Min), 10)
+			st[k.ecnMax] = strconv.FormatInt(int64(tc.ECN.Max), 10)
+			st[k.ecnProb] = strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64)
 		}
 	}
 }
 
 // Flatten returns a host's desired State.
 func (h *Host) Flatten() State {
-	st := State{}
+	n := 2 + len(h.NCCL)
+	for _, nic := range h.NICs {
+		n += 12 + 64 + 6*len(nic.TCs)
+	}
+	st := make(State, n)
 	st["irqbalance"] = h.IRQBalance
 	if h.NCCLEnvFile != "" {
 		for k, v := range h.NCCL {
@@ -101,30 +224,33 @@ func (h *Host) Flatten() State {
 		}
 	}
 	for _, n := range h.NICs {
-		pre := "nic/" + n.Name + "/"
-		st[pre+"mtu"] = strconv.Itoa(n.MTU)
-		addrs := append([]string(nil), n.Addresses...)
-		sort.Strings(addrs)
-		st[pre+"addresses"] = strings.Join(addrs, ",")
+		k := keysFor(&nicKeys, "nic/", n.Name)
+		st[k.mtu] = strconv.Itoa(n.MTU)
+		addrs := n.Addresses
+		if !sort.StringsAreSorted(addrs) {
+			addrs = append([]string(nil), addrs...)
+			sort.Strings(addrs)
+		}
+		st[k.addresses] = strings.Join(addrs, ",")
 		if n.RoCEMode == "" {
 			continue // iWARP/IB: no DCB on the host
 		}
-		st[pre+"trust"] = n.Trust
+		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
 			for d, tc := range n.DSCPToTC {
-				st[fmt.Sprintf("%sdscp/%d", pre, d)] = strconv.Itoa(tc)
+				st[k.dscp[d]] = strconv.Itoa(tc)
 			}
 		}
-		st[pre+"pfc"] = intsString(n.PFC)
-		st[pre+"pause"] = boolString(n.Pause)
-		flattenTCs(st, pre, n.TCs)
-		st[pre+"ecn"] = intsString(n.ECNPrios)
-		st[pre+"roce_mode"] = n.RoCEMode
-		st[pre+"tos"] = strconv.Itoa(h.RDMATos)
+		st[k.pfc] = intsString(n.PFC)
+		st[k.pause] = boolString(n.Pause)
+		flattenTCs(st, k, n.TCs)
+		st[k.ecn] = intsString(n.ECNPrios)
+		st[k.roceMode] = n.RoCEMode
+		st[k.tos] = strconv.Itoa(h.RDMATos)
 		if n.NUMA.Auto {
-			st[pre+"irq_cpus"] = "auto"
+			st[k.irqCPUs] = "auto"
 		} else {
-			st[pre+"irq_cpus"] = n.NUMA.CPUs.String()
+			st[k.irqCPUs] = n.NUMA.CPUs.String()
 		}
 	}
 	return st
@@ -142,14 +268,85 @@ type Field struct {
 	Disruptive string
 }
 
-// FieldFor returns the first field whose pattern matches the path.
+// FieldFor returns the first field whose pattern matches the path. A port
+// name is one segment whatever it contains: "port/*/pfc" matches
+// "port/Ethernet1/1/pfc" (EOS, NX-OS and SR Linux names have slashes).
 func FieldFor(fields []Field, p string) (Field, bool) {
+	p = foldPortName(p)
 	for _, f := range fields {
 		if ok, _ := path.Match(f.Pattern, p); ok {
 			return f, true
 		}
 	}
 	return Field{}, false
+}
+
+// fieldMatcher is FieldFor with the patterns split into '/'-separated
+// segments once, so a diff over thousands of paths does not run
+// path.Match for every path and pattern. Segment matching is exact for
+// path.Match patterns: '*' and '?' never match '/'. Patterns with a
+// character class or an escape ('[', '\\'), where a class could match
+// '/', fall back to path.Match.
+type fieldMatcher struct {
+	fields []Field
+	segs   [][]string // nil: use path.Match
+}
+
+func newFieldMatcher(fields []Field) fieldMatcher {
+	m := fieldMatcher{fields: fields, segs: make([][]string, len(fields))}
+	for i, f := range fields {
+		if !strings.ContainsAny(f.Pattern, "[\\") {
+			m.segs[i] = strings.Split(f.Pattern, "/")
+		}
+	}
+	return m
+}
+
+func (m fieldMatcher) lookup(p string) Field {
+	p = foldPortName(p)
+	for i, f := range m.fields {
+		segs := m.segs[i]
+		if segs == nil {
+			if ok, _ := path.Match(f.Pattern, p); ok {
+				return f
+			}
+			continue
+		}
+		if matchSegments(segs, p) {
+			return f
+		}
+	}
+	return Field{}
+}
+
+func matchSegments(segs []string, p string) bool {
+	for i, seg := range segs {
+		var part string
+		if j := strings.IndexByte(p, '/'); j >= 0 {
+			if i == len(segs)-1 {
+				return false // the path has more segments
+			}
+			part, p = p[:j], p[j+1:]
+		} else {
+			if i != len(segs)-1 {
+				return false // the path has fewer segments
+			}
+			part = p
+		}
+		if seg == "*" {
+			continue
+		}
+		if !strings.ContainsAny(seg, "*?") {
+			if seg != part {
+				return false
+			}
+			continue
+		}
+		if ok, _ := path.Match(seg, part); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Equal reports whether two values are the same under a field's tolerance.
@@ -188,45 +385,97 @@ type AttrChange struct {
 	Disruptive string `json:"disruptive,omitempty"`
 }
 
+// foldPortName replaces the slashes inside a port name by '|' so field
+// patterns see the name as one segment. Port settings are one segment, so
+// the name is everything between "port/" and the last slash.
+func foldPortName(p string) string {
+	if !strings.HasPrefix(p, "port/") {
+		return p
+	}
+	last := strings.LastIndexByte(p, '/')
+	if last <= len("port/") || strings.IndexByte(p[len("port/"):last], '/') < 0 {
+		return p
+	}
+	return "port/" + strings.ReplaceAll(p[len("port/"):last], "/", "|") + p[last:]
+}
+
 // owner is the scope a path belongs to: "port/Ethernet0" for port paths,
 // "nic/ens1f0" for NIC paths, the first segment otherwise ("tc", "dscp").
 // A live path absent from the desired state is removed only when desired
 // owns its scope: fabctl owns the QoS tables as a whole, but never touches
 // a port or NIC the spec does not name.
+//
+// Port names may contain '/' (EOS Ethernet1/1, NX-OS Ethernet1/1/1,
+// SR Linux ethernet-1/1) and port settings are one segment, so a port's
+// scope is its path without the last segment; NIC names (netdevs) have no
+// '/', so a NIC's scope is its first two segments.
 func owner(p string) string {
-	parts := strings.SplitN(p, "/", 3)
-	if len(parts) >= 2 && (parts[0] == "port" || parts[0] == "nic") {
-		return parts[0] + "/" + parts[1]
+	i := strings.IndexByte(p, '/')
+	if i < 0 {
+		return p
 	}
-	return parts[0]
+	switch p[:i] {
+	case "port":
+		if j := strings.LastIndexByte(p, '/'); j > i {
+			return p[:j]
+		}
+		return p
+	case "nic":
+		if j := strings.IndexByte(p[i+1:], '/'); j >= 0 {
+			return p[:i+1+j]
+		}
+		return p
+	}
+	return p[:i]
 }
 
 // Diff compares desired with live state and returns the changes that make
 // live equal desired, sorted by path.
+//
+// The maps are walked unsorted and only the (usually few) changes are
+// sorted: a plan diffs millions of settings.
 func Diff(desired, live State, fields []Field) []AttrChange {
-	var out []AttrChange
+	out, _ := diff(desired, live, fields, false)
+	return out
+}
+
+// DiffTolerated is Diff that also returns the settings whose live value
+// differs from the desired one but is equal under the field's tolerance
+// (hardware quantisation): they are not changes, and plans list them so a
+// reader sees why "146480" was accepted for "150000". Tolerated entries
+// have Action Update, Before the live and After the desired value; both
+// lists are sorted by path.
+func DiffTolerated(desired, live State, fields []Field) (changes, tolerated []AttrChange) {
+	return diff(desired, live, fields, true)
+}
+
+func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerated []AttrChange) {
+	m := newFieldMatcher(fields)
 	owned := map[string]bool{}
-	for k := range desired {
+	for k, want := range desired {
 		owned[owner(k)] = true
-	}
-	for _, k := range desired.Keys() {
-		want := desired[k]
-		f, _ := FieldFor(fields, k)
 		have, ok := live[k]
+		if ok && have == want {
+			continue
+		}
+		f := m.lookup(k)
 		switch {
 		case !ok:
 			out = append(out, AttrChange{Path: k, Action: Create, After: want, Disruptive: f.Disruptive})
 		case !f.Equal(want, have):
 			out = append(out, AttrChange{Path: k, Action: Update, Before: have, After: want, Disruptive: f.Disruptive})
+		case withTolerated:
+			tolerated = append(tolerated, AttrChange{Path: k, Action: Update, Before: have, After: want})
 		}
 	}
-	for _, k := range live.Keys() {
+	for k, have := range live {
 		if _, ok := desired[k]; ok || !owned[owner(k)] {
 			continue
 		}
-		f, _ := FieldFor(fields, k)
-		out = append(out, AttrChange{Path: k, Action: Delete, Before: live[k], Disruptive: f.Disruptive})
+		f := m.lookup(k)
+		out = append(out, AttrChange{Path: k, Action: Delete, Before: have, Disruptive: f.Disruptive})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	sort.Slice(tolerated, func(i, j int) bool { return tolerated[i].Path < tolerated[j].Path })
+	return out, tolerated
 }

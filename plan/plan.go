@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -23,13 +24,24 @@ const FormatVersion = "1.0"
 
 // Plan is the result of planning a fabric.
 type Plan struct {
-	FormatVersion string                `json:"format_version"`
-	FabctlVersion string                `json:"fabctl_version"`
-	Fabric        string                `json:"fabric"`
-	SpecHash      string                `json:"spec_hash"`
-	Devices       []*DevicePlan         `json:"devices"`
-	Diagnostics   []spec.JSONDiagnostic `json:"diagnostics,omitempty"`
+	FormatVersion string `json:"format_version"`
+	FabctlVersion string `json:"fabctl_version"`
+	Fabric        string `json:"fabric"`
+	SpecHash      string `json:"spec_hash"`
+	// FabricDevices is how many devices the spec has; Devices holds the
+	// ones --target / --exclude selected (all of them when neither is set).
+	FabricDevices int      `json:"fabric_devices"`
+	Targets       []string `json:"targets,omitempty"`
+	Excludes      []string `json:"excludes,omitempty"`
+	// Devices are ordered switches first, then hosts, each by name in
+	// natural order (leaf2 before leaf10).
+	Devices []*DevicePlan `json:"devices"`
+	// Diagnostics are the lint findings (warnings) of the spec planned.
+	Diagnostics []spec.JSONDiagnostic `json:"diagnostics,omitempty"`
 }
+
+// Targeted reports whether --target or --exclude limited the plan.
+func (p *Plan) Targeted() bool { return len(p.Targets) > 0 || len(p.Excludes) > 0 }
 
 // DevicePlan is the plan for one device.
 type DevicePlan struct {
@@ -47,6 +59,10 @@ type DevicePlan struct {
 	// fabctl since its last apply.
 	Changes []intent.AttrChange `json:"changes"`
 	Drift   []intent.AttrChange `json:"drift,omitempty"`
+	// Tolerated are settings whose live value differs from the desired
+	// one within the driver's tolerance (hardware quantisation): not
+	// changes. Before is the live, After the desired value.
+	Tolerated []intent.AttrChange `json:"tolerated,omitempty"`
 	// Steps is the driver's ordered change list with native payload.
 	Steps []drivers.Change `json:"steps,omitempty"`
 	// Error is why the device could not be planned (unreachable, ...).
@@ -154,7 +170,10 @@ type Options struct {
 	Credentials func(name string) *spec.Credentials
 	// Insecure passes through to drivers (skip host-key / TLS checks).
 	Insecure bool
-	// Progress, when set, is told as each device finishes.
+	// Started, when set, is told as the read of a device begins; Progress
+	// as each device finishes. Both are called from the planning
+	// goroutines, Progress under a lock with done counting up to total.
+	Started  func(device string)
 	Progress func(done, total int, device string)
 	// FabctlVersion is recorded in the plan.
 	FabctlVersion string
@@ -201,11 +220,19 @@ func Selected(d intent.Device, targets, excludes []string) bool {
 // Make plans every selected device of a fabric. Devices that cannot be
 // read still appear, with Error set; the plan covers all the others.
 func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Registry, opts Options) *Plan {
-	p := &Plan{FormatVersion: FormatVersion, FabctlVersion: opts.FabctlVersion, Fabric: f.Name, SpecHash: s.SourceHash}
+	p := &Plan{FormatVersion: FormatVersion, FabctlVersion: opts.FabctlVersion, Fabric: f.Name, SpecHash: s.SourceHash,
+		FabricDevices: len(f.Switches) + len(f.Hosts), Targets: opts.Targets, Excludes: opts.Excludes}
+	// Units without State: each worker flattens its own device, so
+	// flattening runs in parallel with the reads.
 	var units []Unit
-	for _, u := range Units(f) {
-		if Selected(u.Device, opts.Targets, opts.Excludes) {
-			units = append(units, u)
+	for _, sw := range f.Switches {
+		if Selected(sw.Device, opts.Targets, opts.Excludes) {
+			units = append(units, Unit{Device: sw.Device, Intent: sw})
+		}
+	}
+	for _, h := range f.Hosts {
+		if Selected(h.Device, opts.Targets, opts.Excludes) {
+			units = append(units, Unit{Device: h.Device, Intent: h})
 		}
 	}
 	p.Devices = make([]*DevicePlan, len(units))
@@ -223,6 +250,9 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 		go func(i int, u Unit) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if opts.Started != nil {
+				opts.Started(u.Device.Addr())
+			}
 			dp := planDevice(ctx, u, reg, opts)
 			p.Devices[i] = dp
 			if opts.Progress != nil {
@@ -234,6 +264,7 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 		}(i, u)
 	}
 	wg.Wait()
+	sortDevices(p.Devices)
 	return p
 }
 
@@ -246,12 +277,30 @@ func Target(u Unit, opts Options) drivers.Target {
 	return t
 }
 
+// flatten fills in a unit's desired State.
+func flatten(u Unit) Unit {
+	if u.State != nil {
+		return u
+	}
+	switch in := u.Intent.(type) {
+	case *intent.Switch:
+		u.State = in.Flatten()
+	case *intent.Host:
+		u.State = in.Flatten()
+	}
+	return u
+}
+
 func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {
+	u = flatten(u)
 	dp := &DevicePlan{Address: u.Device.Addr(), Kind: u.Device.Kind, Name: u.Device.Name,
 		Platform: u.Device.Platform, Role: u.Device.Role, Driver: drivers.For(u.Device), Desired: u.State}
 	drv, err := reg.New(dp.Driver)
 	if err != nil {
 		dp.Error = err.Error()
+		if len(reg.Names()) == 0 {
+			dp.Error = fmt.Sprintf("no driver for %q in this build (it has no device drivers yet)", dp.Driver)
+		}
 		return dp
 	}
 	t := Target(u, opts)
@@ -262,7 +311,9 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	}
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()
-	dp.Changes = intent.Diff(u.State, live, fields)
+	dp.Changes, dp.Tolerated = intent.DiffTolerated(u.State, live, fields)
+	sortChanges(dp.Changes)
+	sortChanges(dp.Tolerated)
 	if last, ok := opts.Applied[dp.Address]; ok {
 		// Drift: what differs between what fabctl last applied and what the
 		// device has now, on the settings fabctl applied.
@@ -272,6 +323,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			}
 		}
 	}
+	sortChanges(dp.Drift)
 	if len(dp.Changes) > 0 {
 		steps, err := drv.Changes(t, dp.Changes, u.State)
 		if err != nil {
@@ -286,4 +338,59 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 // SortDevices orders device plans by address.
 func SortDevices(ds []*DevicePlan) {
 	sort.Slice(ds, func(i, j int) bool { return ds[i].Address < ds[j].Address })
+}
+
+// sortChanges orders changes by path in natural order (port/Ethernet4
+// before port/Ethernet12), the order plans show and drivers receive.
+func sortChanges(cs []intent.AttrChange) {
+	sort.SliceStable(cs, func(i, j int) bool { return NaturalLess(cs[i].Path, cs[j].Path) })
+}
+
+// sortDevices orders device plans the way plans show them: switches
+// first, then hosts, each by name in natural order.
+func sortDevices(ds []*DevicePlan) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i], ds[j]
+		if a.Kind != b.Kind {
+			return a.Kind == intent.KindSwitch
+		}
+		return NaturalLess(a.Name, b.Name)
+	})
+}
+
+// NaturalLess orders names with embedded numbers by value: leaf2 before
+// leaf10, Ethernet4 before Ethernet12; equal-valued numbers with
+// different zero padding fall back to byte order so the order is total.
+func NaturalLess(a, b string) bool {
+	x, y := a, b
+	for x != "" && y != "" {
+		dx, dy := digits(x), digits(y)
+		if dx > 0 && dy > 0 {
+			nx, ny := strings.TrimLeft(x[:dx], "0"), strings.TrimLeft(y[:dy], "0")
+			if len(nx) != len(ny) {
+				return len(nx) < len(ny)
+			}
+			if nx != ny {
+				return nx < ny
+			}
+			x, y = x[dx:], y[dy:]
+			continue
+		}
+		if x[0] != y[0] {
+			return x[0] < y[0]
+		}
+		x, y = x[1:], y[1:]
+	}
+	if len(x) != len(y) {
+		return len(x) < len(y)
+	}
+	return a < b
+}
+
+func digits(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }

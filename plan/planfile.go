@@ -7,6 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/fabctl/fabctl/spec"
 )
@@ -15,13 +20,18 @@ import (
 // spec sources it was computed from and the variables given, sealed with a
 // SHA-256 over the content so an edited file is refused.
 type SavedPlan struct {
-	FormatVersion string      `json:"format_version"`
-	FabctlVersion string      `json:"fabctl_version"`
-	Sources       []spec.File `json:"sources"`
-	Vars          []string    `json:"vars,omitempty"`
-	VarFiles      []spec.File `json:"var_files,omitempty"`
-	Plan          *Plan       `json:"plan"`
-	ContentHash   string      `json:"content_hash"`
+	FormatVersion string `json:"format_version"`
+	FabctlVersion string `json:"fabctl_version"`
+	// SpecPath is the spec path given to plan (file or directory), so
+	// show can tell whether the spec on disk still hashes the same.
+	SpecPath string      `json:"spec_path,omitempty"`
+	Sources  []spec.File `json:"sources"`
+	Vars     []string    `json:"vars,omitempty"`
+	VarFiles []spec.File `json:"var_files,omitempty"`
+	// Env holds the FAB_VAR_* environment entries that set variables.
+	Env         []string `json:"env,omitempty"`
+	Plan        *Plan    `json:"plan"`
+	ContentHash string   `json:"content_hash"`
 }
 
 func (s *SavedPlan) hash() (string, error) {
@@ -103,4 +113,98 @@ func major(v string) string {
 		}
 	}
 	return v
+}
+
+// SourceHash is the hash spec.LoadFiles records as Spec.SourceHash: a
+// SHA-256 over every file's name and content, in the order given
+// (spec.ReadFiles returns name order).
+func SourceHash(files []spec.File) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%d:%s\n%d:", len(f.Name), f.Name, len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Staleness says why a saved plan may no longer describe what applying
+// the spec would do: the spec files on disk (at the plan's spec path)
+// hash differently from the plan's spec hash, a var file changed, or the
+// plan file is an older format. It reads the files but never a device;
+// apply additionally compares each device's fingerprint. No reasons: not
+// stale as far as the files tell.
+func (s *SavedPlan) Staleness() []string {
+	var out []string
+	if minor(s.FormatVersion) < minor(FormatVersion) {
+		out = append(out, fmt.Sprintf("the plan file has format %s, older than this fabctl's %s", s.FormatVersion, FormatVersion))
+	}
+	if s.SpecPath == "" {
+		out = append(out, "the plan file does not record its spec path, so the spec on disk cannot be compared")
+	} else if files, diags := spec.ReadFiles(s.SpecPath); diags.HasErrors() {
+		out = append(out, fmt.Sprintf("the spec at %s cannot be read (%s), so it cannot be compared", s.SpecPath, diagSummary(diags)))
+	} else if SourceHash(files) != s.Plan.SpecHash {
+		out = append(out, fmt.Sprintf("the spec at %s changed since the plan was made (%s)", s.SpecPath, changedFiles(s.Sources, files)))
+	}
+	for _, vf := range s.VarFiles {
+		b, err := os.ReadFile(vf.Name)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("var file %s cannot be read (%v)", vf.Name, err))
+		case !bytes.Equal(b, vf.Data):
+			out = append(out, fmt.Sprintf("var file %s changed since the plan was made", vf.Name))
+		}
+	}
+	return out
+}
+
+func diagSummary(d hcl.Diagnostics) string {
+	for _, x := range d {
+		if x.Severity == hcl.DiagError {
+			if x.Detail != "" {
+				return x.Detail
+			}
+			return x.Summary
+		}
+	}
+	return d.Error()
+}
+
+// changedFiles names the files added, removed or edited between two
+// versions of a spec.
+func changedFiles(before, after []spec.File) string {
+	old := map[string][]byte{}
+	for _, f := range before {
+		old[f.Name] = f.Data
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, f := range after {
+		seen[f.Name] = true
+		b, ok := old[f.Name]
+		switch {
+		case !ok:
+			parts = append(parts, f.Name+" added")
+		case !bytes.Equal(b, f.Data):
+			parts = append(parts, f.Name+" edited")
+		}
+	}
+	for _, f := range before {
+		if !seen[f.Name] {
+			parts = append(parts, f.Name+" removed")
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "the files differ from the ones embedded in the plan"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func minor(v string) int {
+	_, m, ok := strings.Cut(v, ".")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(m)
+	return n
 }

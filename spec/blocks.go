@@ -77,18 +77,16 @@ func (l *loader) fabric(b *hcl.Block) *Fabric {
 		f.RDMATos = &v
 	}
 	f.Ignore = d.ignores()
-	f.PFCWatchdog = Watchdog{Enabled: f.Transport != InfiniBand, Detect: 200 * time.Millisecond, Restore: 400 * time.Millisecond, Poll: 100 * time.Millisecond, Action: "drop", Src: Source{Block: b.DefRange, Attrs: map[string]hcl.Range{}}}
-	for i, wb := range d.content.Blocks {
+	f.PFCWatchdog = Watchdog{Enabled: f.Transport != InfiniBand, Detect: 200 * time.Millisecond, Restore: 400 * time.Millisecond, Poll: 100 * time.Millisecond, Action: "drop", Src: Source{Block: b.DefRange}}
+	for i, wb := range d.blocks {
 		if i > 0 {
 			l.errf(wb.DefRange.Ptr(), "Duplicate pfc_watchdog block", "The fabric has one pfc_watchdog block.")
 			continue
 		}
-		c, diags := wb.Body.Content(watchdogSchema)
-		l.diags = append(l.diags, diags...)
-		if c == nil {
+		wd, _ := l.bodyDec(wb.Body, watchdogSchema, l.base, wb.DefRange, whatOf("pfc_watchdog"))
+		if wd == nil {
 			continue
 		}
-		wd := newDec(l.base, c, wb.DefRange, "pfc_watchdog", &l.diags)
 		w := &f.PFCWatchdog
 		w.Enabled = wd.boolean("enabled", true)
 		w.Detect = wd.duration("detect", w.Detect)
@@ -137,17 +135,15 @@ func (l *loader) class(in instance) *Class {
 		c.SL = &v
 	}
 	c.Ignore = d.ignores()
-	for i, eb := range d.content.Blocks {
+	for i, eb := range d.blocks {
 		if i > 0 {
 			l.errf(eb.DefRange.Ptr(), "Duplicate ecn block", "class %q has one ecn block.", name)
 			continue
 		}
-		cc, diags := eb.Body.Content(ecnSchema)
-		l.diags = append(l.diags, diags...)
-		if cc == nil {
+		ed, _ := l.bodyDec(eb.Body, ecnSchema, d.ctx, eb.DefRange, whatf("class %q ecn", name))
+		if ed == nil {
 			continue
 		}
-		ed := newDec(d.ctx, cc, eb.DefRange, fmt.Sprintf("class %q ecn", name), &l.diags)
 		e := &ECNProfile{Probability: 100}
 		e.Min, _ = ed.bytes("min")
 		e.Max, _ = ed.bytes("max")
@@ -236,19 +232,17 @@ func (l *loader) switchBlock(in instance) *Switch {
 	sw.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	sw.RemarkDSCP, _ = d.intMap("remark_dscp", 0, 63, 0, 63)
 	sw.Ignore = d.ignores()
-	for _, b := range d.content.Blocks {
+	for _, b := range d.blocks {
 		switch b.Type {
 		case "buffer":
 			if sw.Buffer != nil {
 				l.errf(b.DefRange.Ptr(), "Duplicate buffer block", "switch %q has one buffer block.", name)
 				continue
 			}
-			c, diags := b.Body.Content(bufferSchema)
-			l.diags = append(l.diags, diags...)
-			if c == nil {
+			bd, _ := l.bodyDec(b.Body, bufferSchema, d.ctx, b.DefRange, whatf("switch %q buffer", name))
+			if bd == nil {
 				continue
 			}
-			bd := newDec(d.ctx, c, b.DefRange, fmt.Sprintf("switch %q buffer", name), &l.diags)
 			buf := &Buffer{}
 			buf.Total, _ = bd.bytes("total")
 			buf.Reserved, _ = bd.bytes("reserved")
@@ -264,12 +258,10 @@ func (l *loader) switchBlock(in instance) *Switch {
 				l.errf(b.LabelRanges[0].Ptr(), "Duplicate port", "switch %q already declares port %q at %s.", name, pname, prev.Src.Block)
 				continue
 			}
-			c, diags := b.Body.Content(portSchema)
-			l.diags = append(l.diags, diags...)
-			if c == nil {
+			pd, _ := l.bodyDec(b.Body, portSchema, d.ctx, b.DefRange, whatf("port %s:%s", name, pname))
+			if pd == nil {
 				continue
 			}
-			pd := newDec(d.ctx, c, b.DefRange, fmt.Sprintf("port %s:%s", name, pname), &l.diags)
 			p := &Port{Name: pname}
 			p.Speed, _ = pd.rate("speed")
 			p.MTU = pd.integer("mtu", 0, 576, 65520)
@@ -285,12 +277,10 @@ func (l *loader) switchBlock(in instance) *Switch {
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[pname] = p
 		case "acl":
-			c, diags := b.Body.Content(aclSchema)
-			l.diags = append(l.diags, diags...)
-			if c == nil {
+			ad, _ := l.bodyDec(b.Body, aclSchema, d.ctx, b.DefRange, whatf("switch %q acl %q", name, b.Labels[0]))
+			if ad == nil {
 				continue
 			}
-			ad := newDec(d.ctx, c, b.DefRange, fmt.Sprintf("switch %q acl %q", name, b.Labels[0]), &l.diags)
 			a := &ACL{Name: b.Labels[0]}
 			a.Action = ad.enum("action", "deny", "permit", "deny")
 			a.Protocol = ad.enum("protocol", "any", "udp", "tcp", "any")
@@ -379,9 +369,9 @@ func (l *loader) host(in instance) *Host {
 	h.NCCLEnvFile = d.str("nccl_env_file", "")
 	h.Ignore = d.ignores()
 	h.QP = DefaultQP
-	h.QP.Src = Source{Block: in.block.DefRange, Attrs: map[string]hcl.Range{}}
+	h.QP.Src = Source{Block: in.block.DefRange}
 	seenQP := false
-	for _, b := range d.content.Blocks {
+	for _, b := range d.blocks {
 		switch b.Type {
 		case "qp":
 			if seenQP {
@@ -389,12 +379,10 @@ func (l *loader) host(in instance) *Host {
 				continue
 			}
 			seenQP = true
-			c, diags := b.Body.Content(qpSchema)
-			l.diags = append(l.diags, diags...)
-			if c == nil {
+			qd, _ := l.bodyDec(b.Body, qpSchema, d.ctx, b.DefRange, whatf("host %q qp", name))
+			if qd == nil {
 				continue
 			}
-			qd := newDec(d.ctx, c, b.DefRange, fmt.Sprintf("host %q qp", name), &l.diags)
 			q := &h.QP
 			q.MaxSendWR = qd.integer("max_send_wr", q.MaxSendWR, 1, 1<<24)
 			q.MaxRecvWR = qd.integer("max_recv_wr", q.MaxRecvWR, 1, 1<<24)
@@ -420,12 +408,10 @@ func (l *loader) host(in instance) *Host {
 }
 
 func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
-	c, diags := b.Body.Content(nicSchema)
-	l.diags = append(l.diags, diags...)
-	if c == nil {
+	d, _ := l.bodyDec(b.Body, nicSchema, hd.ctx, b.DefRange, whatf("nic %s:%s", host, b.Labels[0]))
+	if d == nil {
 		return nil
 	}
-	d := newDec(hd.ctx, c, b.DefRange, fmt.Sprintf("nic %s:%s", host, b.Labels[0]), &l.diags)
 	n := &NIC{Name: b.Labels[0]}
 	n.Device = d.str("device", "")
 	n.Model = strings.ToLower(d.str("model", ""))
@@ -466,18 +452,16 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 	n.VLAN = d.integer("vlan", 0, 0, 4094)
 	n.Ignore = d.ignores()
 	n.Limits = ModelLimits(n.Model)
-	n.Limits.Src = Source{Block: b.DefRange, Attrs: map[string]hcl.Range{}}
-	for i, lb := range c.Blocks {
+	n.Limits.Src = Source{Block: b.DefRange}
+	for i, lb := range d.blocks {
 		if i > 0 {
 			l.errf(lb.DefRange.Ptr(), "Duplicate limits block", "%s has one limits block.", d.what)
 			continue
 		}
-		lc, diags := lb.Body.Content(limitsSchema)
-		l.diags = append(l.diags, diags...)
-		if lc == nil {
+		ld, _ := l.bodyDec(lb.Body, limitsSchema, d.ctx, lb.DefRange, whatf("nic %s:%s limits", host, b.Labels[0]))
+		if ld == nil {
 			continue
 		}
-		ld := newDec(d.ctx, lc, lb.DefRange, d.what+" limits", &l.diags)
 		lim := &n.Limits
 		lim.MaxQPWR = ld.integer("max_qp_wr", lim.MaxQPWR, 1, 1<<30)
 		lim.MaxSGE = ld.integer("max_sge", lim.MaxSGE, 1, 1<<16)
@@ -531,9 +515,10 @@ func (l *loader) link(in instance) *Link {
 		return nil
 	}
 	// Point each endpoint at its own element when the list is written out.
-	elemRng := []hcl.Range{rng, rng}
-	if tup, ok := d.content.Attributes["endpoints"].Expr.(*hclsyntax.TupleConsExpr); ok && len(tup.Exprs) == 2 {
-		elemRng = []hcl.Range{tup.Exprs[0].Range(), tup.Exprs[1].Range()}
+	elemRng := [2]hcl.Range{rng, rng}
+	expr, _, _ := d.attr("endpoints")
+	if tup, ok := expr.(*hclsyntax.TupleConsExpr); ok && len(tup.Exprs) == 2 {
+		elemRng = [2]hcl.Range{tup.Exprs[0].Range(), tup.Exprs[1].Range()}
 	}
 	for i, e := range eps {
 		node, port, ok := strings.Cut(e, ":")
@@ -635,19 +620,17 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 	ib.VLArbHigh = l.vlArb(d, "vl_arb_high")
 	ib.VLArbLow = l.vlArb(d, "vl_arb_low")
 	seen := map[string]bool{}
-	for _, pb := range d.content.Blocks {
+	for _, pb := range d.blocks {
 		pname := pb.Labels[0]
 		if seen[pname] {
 			l.errf(pb.LabelRanges[0].Ptr(), "Duplicate partition", "Partition %q is declared twice.", pname)
 			continue
 		}
 		seen[pname] = true
-		c, diags := pb.Body.Content(partitionSchema)
-		l.diags = append(l.diags, diags...)
-		if c == nil {
+		pd, _ := l.bodyDec(pb.Body, partitionSchema, d.ctx, pb.DefRange, whatf("partition %q", pname))
+		if pd == nil {
 			continue
 		}
-		pd := newDec(d.ctx, c, pb.DefRange, fmt.Sprintf("partition %q", pname), &l.diags)
 		p := &Partition{Name: pname, MTU: 4096}
 		pk := pd.str("pkey", "")
 		if pk == "" {

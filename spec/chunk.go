@@ -27,13 +27,35 @@ const (
 type chunk struct {
 	start hcl.Pos
 	end   int
+	// globals is set when a top-level line of the chunk starts with
+	// something other than a switch, host, link, validate or infiniband
+	// block (a fabric, class, variable... or anything unrecognised): the
+	// streaming loader parses such chunks first. It is a prediction from
+	// the text; the loader checks the parsed blocks.
+	globals bool
+}
+
+// Bytes the splitter must look at, per mode; it skips everything else.
+var normalSpecial, strSpecial [256]bool
+
+func init() {
+	for _, c := range "\"{}#/<\n" {
+		normalSpecial[c] = true
+	}
+	for _, c := range "\\\"$%\n" {
+		strSpecial[c] = true
+	}
 }
 
 // splitTopLevel finds line starts at brace depth 0 outside strings,
 // heredocs and comments, and groups the file into chunks of about
 // chunkTarget bytes. It returns nil when the structure is not simple
 // enough to split with confidence.
-func splitTopLevel(src []byte) []chunk {
+func splitTopLevel(src []byte) []chunk { return splitTopLevelN(src, chunkTarget) }
+
+// splitTopLevelN is splitTopLevel with chunks of about target bytes (the
+// tests cut at every top-level line with target 1).
+func splitTopLevelN(src []byte, target int) []chunk {
 	type mode int
 	const (
 		normal mode = iota
@@ -54,13 +76,31 @@ func splitTopLevel(src []byte) []chunk {
 	lineStart := true
 	for i < n {
 		top := &stack[len(stack)-1]
-		c := src[i]
-		if lineStart && len(stack) == 1 && top.depth == 0 && i-cur.start.Byte >= chunkTarget {
-			cur.end = i
-			chunks = append(chunks, cur)
-			cur = chunk{start: hcl.Pos{Line: line, Column: 1, Byte: i}}
+		if lineStart {
+			lineStart = false
+			if len(stack) == 1 && top.depth == 0 {
+				if i-cur.start.Byte >= target {
+					cur.end = i
+					chunks = append(chunks, cur)
+					cur = chunk{start: hcl.Pos{Line: line, Column: 1, Byte: i}}
+				}
+				if !streamableLine(src[i:]) {
+					cur.globals = true
+				}
+			}
 		}
-		lineStart = false
+		// Skip to the next byte that matters in this mode.
+		special := &normalSpecial
+		if top.m == str {
+			special = &strSpecial
+		}
+		for i < n && !special[src[i]] {
+			i++
+		}
+		if i == n {
+			break
+		}
+		c := src[i]
 		switch top.m {
 		case str:
 			switch {
@@ -125,6 +165,31 @@ func splitTopLevel(src []byte) []chunk {
 	return chunks
 }
 
+// streamableLine reports whether a top-level line is blank, a comment, or
+// starts a block the streaming loader decodes as it goes.
+func streamableLine(b []byte) bool {
+	j := 0
+	for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
+		j++
+	}
+	if j == len(b) {
+		return true
+	}
+	switch b[j] {
+	case '\n', '\r', '#', '/':
+		return true
+	}
+	k := j
+	for k < len(b) && isIdentCont(b[k]) {
+		k++
+	}
+	switch string(b[j:k]) {
+	case "switch", "host", "link", "validate", "infiniband":
+		return true
+	}
+	return false
+}
+
 // parseNative parses an HCL native-syntax file, in parallel chunks when it
 // is large. The returned file's Bytes is the whole source.
 func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
@@ -135,7 +200,7 @@ func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 	if len(chunks) < 2 {
 		return hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	}
-	files := make([]*hcl.File, len(chunks))
+	bodies := make([]*hclsyntax.Body, len(chunks))
 	diags := make([]hcl.Diagnostics, len(chunks))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -145,7 +210,7 @@ func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 			defer wg.Done()
 			for i := range next {
 				ch := chunks[i]
-				files[i], diags[i] = hclsyntax.ParseConfig(src[ch.start.Byte:ch.end], name, ch.start)
+				bodies[i], diags[i] = parseChunk(src[ch.start.Byte:ch.end], name, ch.start)
 			}
 		}()
 	}
@@ -160,11 +225,11 @@ func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 		}
 	}
 	// Concatenate the chunks' top-level items into one body.
-	body := &hclsyntax.Body{SrcRange: hcl.Range{Filename: name, Start: hcl.InitialPos, End: files[len(files)-1].Body.(*hclsyntax.Body).SrcRange.End}}
+	last := bodies[len(bodies)-1]
+	body := &hclsyntax.Body{SrcRange: hcl.Range{Filename: name, Start: hcl.InitialPos, End: last.SrcRange.End}}
 	body.Attributes = hclsyntax.Attributes{}
 	var all hcl.Diagnostics
-	for i, f := range files {
-		b := f.Body.(*hclsyntax.Body)
+	for i, b := range bodies {
 		for k, a := range b.Attributes {
 			if prev, dup := body.Attributes[k]; dup {
 				// hcl reports this itself when parsing whole.
@@ -176,8 +241,18 @@ func parseNative(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
 		body.Blocks = append(body.Blocks, b.Blocks...)
 		all = append(all, diags[i]...)
 	}
-	body.EndRange = files[len(files)-1].Body.(*hclsyntax.Body).EndRange
+	body.EndRange = last.EndRange
 	return &hcl.File{Body: body, Bytes: src, Nav: lineNav(src)}, all
+}
+
+// parseChunk parses one chunk: with the literal-subset parser when it
+// takes the chunk (the same tree, see fastparse.go), else with hclsyntax.
+func parseChunk(src []byte, name string, start hcl.Pos) (*hclsyntax.Body, hcl.Diagnostics) {
+	if b, ok := fastParse(src, name, start); ok {
+		return b, nil
+	}
+	f, diags := hclsyntax.ParseConfig(src, name, start)
+	return f.Body.(*hclsyntax.Body), diags
 }
 
 // lineNav answers ContextString for large files without keeping their

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/dynblock"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -101,14 +102,29 @@ func Load(path string, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 // non-nil whenever the files parsed (it carries the files for diagnostic
 // snippets) but must not be used when diagnostics hold errors.
 func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
-	p := hclparse.NewParser()
-	var diags hcl.Diagnostics
-	var parsed []*hcl.File
-	fileMap := map[string]*hcl.File{}
 	h := sha256.New()
 	for _, f := range files {
 		fmt.Fprintf(h, "%d:%s\n%d:", len(f.Name), f.Name, len(f.Data))
 		h.Write(f.Data)
+	}
+	sourceHash := hex.EncodeToString(h.Sum(nil))
+	// Large specs stream (stream.go); what does not stream, or gives up,
+	// loads whole.
+	s := &Spec{Files: map[string]*hcl.File{}, SourceHash: sourceHash}
+	if diags, ok := loadStreamed(files, opts, s); ok {
+		dropTrees(s.Files)
+		return s, diags
+	}
+	return loadWhole(files, opts, sourceHash)
+}
+
+// loadWhole parses every file, then decodes the merged body.
+func loadWhole(files []File, opts LoadOptions, sourceHash string) (*Spec, hcl.Diagnostics) {
+	p := hclparse.NewParser()
+	var diags hcl.Diagnostics
+	var parsed []*hcl.File
+	fileMap := map[string]*hcl.File{}
+	for _, f := range files {
 		var hf *hcl.File
 		var d hcl.Diagnostics
 		if strings.HasSuffix(f.Name, ".json") {
@@ -122,21 +138,25 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 			fileMap[f.Name] = hf
 		}
 	}
-	s := &Spec{Files: fileMap, SourceHash: hex.EncodeToString(h.Sum(nil))}
+	s := &Spec{Files: fileMap, SourceHash: sourceHash}
 	if diags.HasErrors() {
 		return s, diags
 	}
 	l := &loader{spec: s, opts: opts}
 	l.load(hcl.MergeFiles(parsed))
 	diags = append(diags, l.diags...)
-	// The model keeps ranges, not syntax: let large files' trees go, and
-	// keep their bytes for diagnostic snippets.
-	for name, f := range fileMap {
+	dropTrees(fileMap)
+	return s, diags
+}
+
+// dropTrees lets large files' syntax trees go: the model keeps ranges, not
+// syntax. Their bytes stay, for diagnostic snippets.
+func dropTrees(files map[string]*hcl.File) {
+	for name, f := range files {
 		if len(f.Bytes) >= chunkMinFile {
-			fileMap[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Bytes, Nav: lineNav(f.Bytes)}
+			files[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Bytes, Nav: lineNav(f.Bytes)}
 		}
 	}
-	return s, diags
 }
 
 // loader holds the state of one decode.
@@ -145,6 +165,9 @@ type loader struct {
 	opts  LoadOptions
 	diags hcl.Diagnostics
 	base  *hcl.EvalContext
+	// fullSchemas caches each block schema with the meta attributes
+	// for_each and name added.
+	fullSchemas map[*hcl.BodySchema]*hcl.BodySchema
 }
 
 var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -174,7 +197,26 @@ func (l *loader) load(body hcl.Body) {
 	for _, b := range content.Blocks {
 		byType[b.Type] = append(byType[b.Type], b)
 	}
+	if !l.globals(byType) {
+		return
+	}
+	for _, b := range byType["switch"] {
+		l.switchBlocks(b)
+	}
+	for _, b := range byType["host"] {
+		l.hostBlocks(b)
+	}
+	for _, b := range byType["link"] {
+		l.linkBlocks(b)
+	}
+	l.late(byType["validate"], byType["infiniband"])
+	l.resolve()
+}
 
+// globals decodes what every other block depends on: variables, locals,
+// the fabric, then credentials and classes. It returns false when loading
+// cannot go on.
+func (l *loader) globals(byType map[string][]*hcl.Block) bool {
 	vars := l.variables(byType["variable"])
 	l.base = &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": vars},
@@ -183,7 +225,7 @@ func (l *loader) load(body hcl.Body) {
 	l.base.Variables["local"] = l.locals(byType["locals"])
 	if l.diags.HasErrors() {
 		// Wrong variables or locals would cascade into every block.
-		return
+		return false
 	}
 
 	fabrics := byType["fabric"]
@@ -191,7 +233,7 @@ func (l *loader) load(body hcl.Body) {
 	case 0:
 		l.errf(&hcl.Range{Filename: firstFile(l.spec), Start: hcl.InitialPos, End: hcl.InitialPos}, "Missing fabric block",
 			"A spec needs one fabric block, e.g.\n  fabric \"pod1\" {\n    transport = \"rocev2\"\n  }")
-		return
+		return false
 	case 1:
 	default:
 		for _, b := range fabrics[1:] {
@@ -200,7 +242,7 @@ func (l *loader) load(body hcl.Body) {
 	}
 	l.spec.Fabric = l.fabric(fabrics[0])
 	if l.spec.Fabric == nil {
-		return
+		return false
 	}
 
 	for _, b := range byType["credentials"] {
@@ -217,42 +259,86 @@ func (l *loader) load(body hcl.Body) {
 			}
 		}
 	}
-	for _, b := range byType["switch"] {
-		for _, in := range l.instances(b) {
-			if sw := l.switchBlock(in); sw != nil {
-				l.spec.Switches = append(l.spec.Switches, sw)
-			}
+	return true
+}
+
+// switchBlocks, hostBlocks and linkBlocks decode one top-level block (all
+// its for_each instances) into the model.
+func (l *loader) switchBlocks(b *hcl.Block) {
+	if in, ok := l.plainInstance(b); ok {
+		if sw := l.switchBlock(in); sw != nil {
+			l.spec.Switches = append(l.spec.Switches, sw)
+		}
+		return
+	}
+	for _, in := range l.instances(b) {
+		if sw := l.switchBlock(in); sw != nil {
+			l.spec.Switches = append(l.spec.Switches, sw)
 		}
 	}
-	for _, b := range byType["host"] {
-		for _, in := range l.instances(b) {
-			if h := l.host(in); h != nil {
-				l.spec.Hosts = append(l.spec.Hosts, h)
-			}
+}
+
+func (l *loader) hostBlocks(b *hcl.Block) {
+	if in, ok := l.plainInstance(b); ok {
+		if h := l.host(in); h != nil {
+			l.spec.Hosts = append(l.spec.Hosts, h)
+		}
+		return
+	}
+	for _, in := range l.instances(b) {
+		if h := l.host(in); h != nil {
+			l.spec.Hosts = append(l.spec.Hosts, h)
 		}
 	}
-	for _, b := range byType["link"] {
-		for _, in := range l.instances(b) {
-			if lk := l.link(in); lk != nil {
-				l.spec.Links = append(l.spec.Links, lk)
-			}
+}
+
+func (l *loader) linkBlocks(b *hcl.Block) {
+	if in, ok := l.plainInstance(b); ok {
+		if lk := l.link(in); lk != nil {
+			l.spec.Links = append(l.spec.Links, lk)
+		}
+		return
+	}
+	for _, in := range l.instances(b) {
+		if lk := l.link(in); lk != nil {
+			l.spec.Links = append(l.spec.Links, lk)
 		}
 	}
-	for _, b := range byType["validate"] {
+}
+
+// plainInstance is the one instance of a native-syntax block without
+// for_each: what instances returns for it, without the slice.
+func (l *loader) plainInstance(b *hcl.Block) (instance, bool) {
+	sb, ok := b.Body.(*hclsyntax.Body)
+	if !ok {
+		return instance{}, false
+	}
+	if _, has := sb.Attributes["for_each"]; has {
+		return instance{}, false
+	}
+	label := ""
+	if len(b.Labels) > 0 {
+		label = b.Labels[0]
+	}
+	return instance{block: b, name: label, ctx: l.base, body: sb}, true
+}
+
+// late decodes the validate blocks and the infiniband block, which come
+// after the devices and links.
+func (l *loader) late(validations, ibs []*hcl.Block) {
+	for _, b := range validations {
 		for _, in := range l.instances(b) {
 			if v := l.validation(in); v != nil {
 				l.spec.Validations = append(l.spec.Validations, v)
 			}
 		}
 	}
-	ibs := byType["infiniband"]
 	if len(ibs) > 0 {
 		for _, b := range ibs[1:] {
 			l.errf(b.DefRange.Ptr(), "Duplicate infiniband block", "A spec has at most one infiniband block; the first is at %s.", ibs[0].DefRange)
 		}
 		l.spec.InfiniBand = l.infiniband(ibs[0])
 	}
-	l.resolve()
 }
 
 func firstFile(s *Spec) string {
@@ -274,17 +360,45 @@ type instance struct {
 	name  string // label, or the name attribute / label-key under for_each
 	key   string // for_each key ("" without for_each)
 	ctx   *hcl.EvalContext
-	body  hcl.Body // with dynamic blocks expanded
+	body  hcl.Body // to be seen with dynamic blocks expanded: see expandable
+}
+
+// expandable is the body of an instance. Native-syntax bodies stay as
+// parsed: bodyDec reads them directly when they match their schema (then
+// they hold no dynamic block) and expands them otherwise. Other bodies
+// (JSON) get their dynamic blocks expanded here, as always.
+func expandable(body hcl.Body, ctx *hcl.EvalContext) hcl.Body {
+	if _, ok := body.(*hclsyntax.Body); ok {
+		return body
+	}
+	return dynblock.Expand(body, ctx)
+}
+
+// forEachAttr finds a block's for_each attribute. On a native-syntax body
+// PartialContent(forEachSchema) reports nothing and returns the attribute
+// as is, so it is read directly there: PartialContent copies the body and
+// allocates four maps, for every block of a pod.
+func forEachAttr(b *hcl.Block) (expr hcl.Expression, nameRange hcl.Range, ok bool, diags hcl.Diagnostics) {
+	if sb, isSyn := b.Body.(*hclsyntax.Body); isSyn {
+		if a, has := sb.Attributes["for_each"]; has {
+			return a.Expr, a.NameRange, true, nil
+		}
+		return nil, hcl.Range{}, false, nil
+	}
+	partial, _, diags := b.Body.PartialContent(forEachSchema)
+	if fe, has := partial.Attributes["for_each"]; has {
+		return fe.Expr, fe.NameRange, true, diags
+	}
+	return nil, hcl.Range{}, false, diags
 }
 
 // single is the instance of a block that may appear once and has no
 // for_each (fabric, infiniband); dynamic blocks inside it are expanded.
 func (l *loader) single(b *hcl.Block, name string) instance {
-	partial, _, _ := b.Body.PartialContent(forEachSchema)
-	if fe, ok := partial.Attributes["for_each"]; ok {
-		l.errf(fe.NameRange.Ptr(), "for_each not allowed here", "A %s block describes the whole fabric and cannot be repeated with for_each.", b.Type)
+	if _, nameRange, ok, _ := forEachAttr(b); ok {
+		l.errf(nameRange.Ptr(), "for_each not allowed here", "A %s block describes the whole fabric and cannot be repeated with for_each.", b.Type)
 	}
-	return instance{block: b, name: name, ctx: l.base, body: dynblock.Expand(b.Body, l.base)}
+	return instance{block: b, name: name, ctx: l.base, body: expandable(b.Body, l.base)}
 }
 
 var forEachSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "for_each"}}}
@@ -298,18 +412,17 @@ func (l *loader) instances(b *hcl.Block) []instance {
 	if len(b.Labels) > 0 {
 		label = b.Labels[0]
 	}
-	partial, _, diags := b.Body.PartialContent(forEachSchema)
+	feExpr, _, has, diags := forEachAttr(b)
 	l.diags = append(l.diags, diags...)
-	fe, has := partial.Attributes["for_each"]
 	if !has {
-		return []instance{{block: b, name: label, ctx: l.base, body: dynblock.Expand(b.Body, l.base)}}
+		return []instance{{block: b, name: label, ctx: l.base, body: expandable(b.Body, l.base)}}
 	}
-	v, diags := fe.Expr.Value(l.base)
+	v, diags := feExpr.Value(l.base)
 	l.diags = append(l.diags, diags...)
 	if diags.HasErrors() {
 		return nil
 	}
-	rng := fe.Expr.Range()
+	rng := feExpr.Range()
 	if v.IsNull() || !v.IsWhollyKnown() || v.IsMarked() {
 		l.errf(&rng, "Invalid for_each", "for_each must be a known map, set of strings or list; it is null, unknown or a secret reference.")
 		return nil
@@ -345,7 +458,7 @@ func (l *loader) instances(b *hcl.Block) []instance {
 		if label != "" {
 			name = label + "-" + key
 		}
-		out = append(out, instance{block: b, name: name, key: key, ctx: ctx, body: dynblock.Expand(b.Body, ctx)})
+		out = append(out, instance{block: b, name: name, key: key, ctx: ctx, body: expandable(b.Body, ctx)})
 	}
 	return out
 }
@@ -354,33 +467,38 @@ func (l *loader) instances(b *hcl.Block) []instance {
 // attributes for_each and name. It returns the decoder (nil when the body
 // does not match the schema) and the effective instance name.
 func (l *loader) content(in instance, schema *hcl.BodySchema) (*dec, string) {
-	full := &hcl.BodySchema{Blocks: schema.Blocks}
-	full.Attributes = append(append([]hcl.AttributeSchema{}, schema.Attributes...),
-		hcl.AttributeSchema{Name: "for_each"}, hcl.AttributeSchema{Name: "name"})
-	c, diags := in.body.Content(full)
-	l.diags = append(l.diags, diags...)
-	if c == nil {
-		return nil, ""
+	full := l.fullSchemas[schema]
+	if full == nil {
+		full = &hcl.BodySchema{Blocks: schema.Blocks}
+		full.Attributes = append(append([]hcl.AttributeSchema{}, schema.Attributes...),
+			hcl.AttributeSchema{Name: "for_each"}, hcl.AttributeSchema{Name: "name"})
+		if l.fullSchemas == nil {
+			l.fullSchemas = map[*hcl.BodySchema]*hcl.BodySchema{}
+		}
+		l.fullSchemas[schema] = full
 	}
 	name := in.name
-	what := in.block.Type
+	w := whatOf(in.block.Type)
 	if name != "" {
-		what = fmt.Sprintf("%s %q", in.block.Type, name)
+		w = whatf("%s %q", in.block.Type, name)
 	}
-	d := newDec(in.ctx, c, in.block.DefRange, what, &l.diags)
-	d.schemaErrs = diags.HasErrors()
-	if a, ok := c.Attributes["name"]; ok {
+	d, schemaErrs := l.bodyDec(in.body, full, in.ctx, in.block.DefRange, w)
+	if d == nil {
+		return nil, ""
+	}
+	d.schemaErrs = schemaErrs
+	if _, nameRange, ok := d.attr("name"); ok {
 		if in.key == "" {
-			rng := a.NameRange
-			l.errf(&rng, "Unexpected name attribute", "%s: the name attribute names for_each instances; without for_each the block label is the name.", what)
+			rng := nameRange
+			l.errf(&rng, "Unexpected name attribute", "%s: the name attribute names for_each instances; without for_each the block label is the name.", w)
 		} else if n := d.str("name", ""); n != "" {
 			name = n
-			d.what = fmt.Sprintf("%s %q", in.block.Type, n)
+			d.what = whatf("%s %q", in.block.Type, n)
 		}
-		delete(d.src.Attrs, "name")
+		d.src.unset("name")
 	}
-	if _, ok := c.Attributes["for_each"]; ok {
-		d.src.Attrs["for_each"] = c.Attributes["for_each"].Expr.Range()
+	if expr, _, ok := d.attr("for_each"); ok {
+		d.src.set("for_each", expr.Range())
 	}
 	return d, name
 }

@@ -13,7 +13,7 @@ import (
 // 150KB/1.5MB/100 %, CNP DSCP 48 -> priority 6 strict, everything else
 // priority 0; ETS 50/50 between data and default.
 func DefaultClasses(t Transport, block hcl.Range) []*Class {
-	src := func() Source { return Source{Block: block, Attrs: map[string]hcl.Range{}} }
+	src := func() Source { return Source{Block: block} }
 	switch t {
 	case InfiniBand:
 		sl := 0
@@ -177,22 +177,28 @@ func nicNames(h *Host) []string {
 // settles each link's speed.
 func (l *loader) resolveLinks() {
 	s := l.spec
-	used := map[string]*Link{}
+	// Endpoints by node and port: the same as by ep.String() ("node:port"),
+	// as a node name has no colon, without building the string.
+	type key struct{ node, port string }
+	used := make(map[key]*Link, 2*len(s.Links))
 	kept := s.Links[:0]
 	for _, lk := range s.Links {
 		ok := true
-		for _, ep := range []*Endpoint{&lk.A, &lk.B} {
-			if !l.resolveEndpoint(ep) {
+		var ends [2]end
+		for i, ep := range []*Endpoint{&lk.A, &lk.B} {
+			e, found := l.resolveEndpoint(ep)
+			if !found {
 				ok = false
 				continue
 			}
-			key := ep.String()
-			if prev, dup := used[key]; dup {
+			ends[i] = e
+			k := key{ep.Node, ep.Port}
+			if prev, dup := used[k]; dup {
 				rng := ep.Src
-				l.errf(&rng, "Endpoint used twice", "%s is already an endpoint of %s (%s). A port or NIC takes one cable.", key, prev.Address(), prev.Src.Block)
+				l.errf(&rng, "Endpoint used twice", "%s is already an endpoint of %s (%s). A port or NIC takes one cable.", ep.String(), prev.Address(), prev.Src.Block)
 				ok = false
 			}
-			used[key] = lk
+			used[k] = lk
 		}
 		if ok && lk.A.Node == lk.B.Node {
 			rng := lk.Src.Attr("endpoints")
@@ -202,17 +208,41 @@ func (l *loader) resolveLinks() {
 		if !ok {
 			continue
 		}
-		l.linkSpeed(lk)
+		l.linkSpeed(lk, ends)
 		kept = append(kept, lk)
 	}
 	s.Links = kept
 }
 
-func (l *loader) resolveEndpoint(ep *Endpoint) bool {
+// end is what a resolved endpoint names: a switch port or a host NIC.
+type end struct {
+	port *Port
+	nic  *NIC
+}
+
+func (e end) speed() (BitRate, hcl.Range) {
+	if e.port != nil {
+		return e.port.Speed, e.port.Src.Attr("speed")
+	}
+	return e.nic.Speed, e.nic.Src.Attr("speed")
+}
+
+func (e end) setSpeedIfUnset(r BitRate) {
+	if e.port != nil {
+		if e.port.Speed == 0 {
+			e.port.Speed = r
+		}
+	} else if e.nic.Speed == 0 {
+		e.nic.Speed = r
+	}
+}
+
+func (l *loader) resolveEndpoint(ep *Endpoint) (end, bool) {
 	s := l.spec
 	if sw := s.switches[ep.Node]; sw != nil {
 		ep.Kind = KindSwitch
-		if sw.Port(ep.Port) == nil {
+		p := sw.Port(ep.Port)
+		if p == nil {
 			if sw.declaredPorts > 0 {
 				// The switch lists its ports: an unlisted one is a typo.
 				names := make([]string, 0, sw.declaredPorts)
@@ -220,42 +250,34 @@ func (l *loader) resolveEndpoint(ep *Endpoint) bool {
 					names = append(names, p.Name)
 				}
 				l.unknownRef(ep.Src, "port", ep.Port, names, fmt.Sprintf("link endpoint %s: switch %q", ep, sw.Name))
-				return false
+				return end{}, false
 			}
 			// Ports not declared are implied by links.
-			p := &Port{Name: ep.Port, Src: Source{Block: ep.Src, Attrs: map[string]hcl.Range{}}}
+			p = &Port{Name: ep.Port, Src: Source{Block: ep.Src}}
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[p.Name] = p
 		}
-		return true
+		return end{port: p}, true
 	}
 	if h := s.hosts[ep.Node]; h != nil {
 		ep.Kind = KindHost
-		if h.NIC(ep.Port) == nil {
+		n := h.NIC(ep.Port)
+		if n == nil {
 			l.unknownRef(ep.Src, "nic", ep.Port, nicNames(h), fmt.Sprintf("link endpoint %s: host %q", ep, h.Name))
-			return false
+			return end{}, false
 		}
-		return true
+		return end{nic: n}, true
 	}
 	names := append(keys(s.switches), keys(s.hosts)...)
 	l.unknownRef(ep.Src, "device", ep.Node, names, fmt.Sprintf("link endpoint %s", ep))
-	return false
+	return end{}, false
 }
 
 // linkSpeed settles a link's speed from the link, its ports or NICs, and
 // records it on both ends.
-func (l *loader) linkSpeed(lk *Link) {
-	s := l.spec
-	endSpeed := func(ep Endpoint) (BitRate, hcl.Range) {
-		if ep.Kind == KindSwitch {
-			p := s.switches[ep.Node].Port(ep.Port)
-			return p.Speed, p.Src.Attr("speed")
-		}
-		n := s.hosts[ep.Node].NIC(ep.Port)
-		return n.Speed, n.Src.Attr("speed")
-	}
-	sa, ra := endSpeed(lk.A)
-	sb, rb := endSpeed(lk.B)
+func (l *loader) linkSpeed(lk *Link, ends [2]end) {
+	sa, ra := ends[0].speed()
+	sb, rb := ends[1].speed()
 	if lk.Speed == 0 {
 		switch {
 		case sa != 0:
@@ -278,18 +300,6 @@ func (l *loader) linkSpeed(lk *Link) {
 			l.errf(&rng, "Speed mismatch", "%s runs at %s but %s is declared %s.", lk.Address(), lk.Speed, c.ep, c.sp)
 		}
 	}
-	if lk.A.Kind == KindSwitch {
-		if p := s.switches[lk.A.Node].Port(lk.A.Port); p.Speed == 0 {
-			p.Speed = lk.Speed
-		}
-	} else if n := s.hosts[lk.A.Node].NIC(lk.A.Port); n.Speed == 0 {
-		n.Speed = lk.Speed
-	}
-	if lk.B.Kind == KindSwitch {
-		if p := s.switches[lk.B.Node].Port(lk.B.Port); p.Speed == 0 {
-			p.Speed = lk.Speed
-		}
-	} else if n := s.hosts[lk.B.Node].NIC(lk.B.Port); n.Speed == 0 {
-		n.Speed = lk.Speed
-	}
+	ends[0].setSpeedIfUnset(lk.Speed)
+	ends[1].setSpeedIfUnset(lk.Speed)
 }

@@ -17,7 +17,12 @@ func subcommands(f *Factory) []*cobra.Command {
 	return []*cobra.Command{
 		inGroup(groupFabric, NewCmdValidate(f, nil)),
 		// plan, show, render: plan commands (plan_cmd.go)
+		inGroup(groupFabric, NewCmdPlan(f, nil)),
+		inGroup(groupFabric, NewCmdShow(f, nil)),
+		inGroup(groupFabric, NewCmdRender(f, nil)),
 		// apply, force-unlock: apply commands (apply_cmd.go)
+		inGroup(groupFabric, NewCmdApply(f, nil)),
+		inGroup(groupFabric, NewCmdForceUnlock(f, nil)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
 		inGroup(groupTool, NewCmdCompletion(f)),

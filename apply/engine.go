@@ -1,0 +1,812 @@
+// Package apply executes a plan: it takes the fabric lock (lock.go),
+// refuses a stale plan, applies devices in waves (waves.go), each as one
+// transaction that is read back and verified before it counts as applied,
+// follows the failure policy, writes a journal of JSON lines as it goes
+// (journal.go) and keeps the applied record up to date (record.go).
+//
+// The contract users rely on: a device is reported "applied" only after
+// its live state was read back and equals the desired state; a failed
+// device is reported "restored" only after it was read back and matches
+// its state at plan time. docs/apply.md describes the behaviour.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+)
+
+// Policy is what a run does when a device fails.
+type Policy string
+
+// Failure policies (--on-failure).
+const (
+	// Stop: no new device starts; devices in flight finish. The default.
+	Stop Policy = "stop"
+	// Continue: every other device is still applied, except devices cabled
+	// to a failed device of an earlier wave (the wave order would be
+	// broken on that link).
+	Continue Policy = "continue"
+	// Rollback: stop, then roll back every device applied in this run,
+	// last wave first.
+	Rollback Policy = "rollback"
+)
+
+// Policies lists the valid policies.
+var Policies = []Policy{Stop, Continue, Rollback}
+
+// ParsePolicy parses an --on-failure value.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range Policies {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("invalid --on-failure %q: want stop, continue or rollback", s)
+}
+
+// Status is a device's outcome.
+type Status string
+
+// Outcomes.
+const (
+	StatusApplied      Status = "applied"       // applied and verified by read-back
+	StatusFailed       Status = "failed"        // see Restored / Partial
+	StatusRolledBack   Status = "rolled_back"   // applied, then rolled back by --on-failure=rollback
+	StatusNotAttempted Status = "not_attempted" // never started
+	StatusUnchanged    Status = "unchanged"     // nothing to change
+)
+
+// Device is one device of the plan to apply, with the driver target
+// (connection details and credentials) it is applied through.
+type Device struct {
+	Plan   *plan.DevicePlan
+	Target drivers.Target
+}
+
+// Options tune a run.
+type Options struct {
+	// Parallelism bounds devices in flight within a wave (default 16).
+	Parallelism int
+	// OnFailure is the failure policy (default Stop).
+	OnFailure Policy
+	// ConfirmTimeout > 0 asks drivers for a commit with an auto-revert
+	// timer; the device is confirmed only after read-back verification.
+	ConfirmTimeout time.Duration
+	// CheckStale re-reads every device first and refuses the whole run
+	// (*StaleError) if any fingerprint moved since the plan.
+	CheckStale bool
+	// Journal receives the run's events (nil: none).
+	Journal *Journal
+	// Record is updated with every verified device (nil: none).
+	Record *Recorder
+	// Progress is told about every step. Calls are serialised; keep it
+	// cheap (it runs while a device's worker waits).
+	Progress func(ProgressEvent)
+	// Now is the clock for timestamps and durations.
+	Now func() time.Time
+
+	// Recorded in the journal's run_start.
+	Fabric        string
+	FabctlVersion string
+	SpecHash      string
+	PlanHash      string
+	PlanFile      string
+}
+
+// Phases reported to Progress.
+const (
+	PhaseCheck    = "checking"   // staleness re-read
+	PhaseApply    = "applying"   // transaction in flight
+	PhaseVerify   = "verifying"  // read-back
+	PhaseConfirm  = "confirming" // confirming a commit-confirm
+	PhaseRollback = "rolling back"
+	PhaseDone     = "done"
+)
+
+// ProgressEvent is one step of a device.
+type ProgressEvent struct {
+	Device string
+	Phase  string
+	// Result is set when Phase is PhaseDone.
+	Result *DeviceResult
+	// Totals over the devices with changes.
+	Done, Total, InFlight int
+}
+
+// DeviceResult is the outcome of one device.
+type DeviceResult struct {
+	Address string `json:"address"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Status  Status `json:"status"`
+	Wave    int    `json:"wave,omitempty"` // 1-based; 0 for unchanged devices
+	Changes int    `json:"changes"`
+	// Token identifies the transaction (checkpoint, session, commit id).
+	Token     string `json:"token,omitempty"`
+	Confirmed bool   `json:"confirmed,omitempty"` // a commit-confirm was confirmed
+	// Restored: for a failed device, it was read back and matches its state
+	// at plan time. False with Status failed means NOT restored: inspect it.
+	Restored bool `json:"restored"`
+	// Partial: the driver reported a transaction it could not undo.
+	Partial bool   `json:"partial,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Remaining are the settings that still differed from the desired
+	// state at read-back.
+	Remaining []intent.AttrChange `json:"remaining,omitempty"`
+	// Reason says why a device was not attempted.
+	Reason string `json:"reason,omitempty"`
+	// RollbackError: --on-failure=rollback could not roll this device back;
+	// it keeps the applied configuration.
+	RollbackError string        `json:"rollback_error,omitempty"`
+	Duration      time.Duration `json:"-"`
+
+	seq int // completion order, for rollback
+}
+
+// NotRestored reports a device left in neither its old nor its new state
+// (or one whose state could not be confirmed).
+func (d *DeviceResult) NotRestored() bool {
+	return (d.Status == StatusFailed && !d.Restored) || d.RollbackError != ""
+}
+
+// Counts totals a run.
+type Counts struct {
+	Applied      int `json:"applied"`
+	Failed       int `json:"failed"`
+	RolledBack   int `json:"rolled_back"`
+	NotAttempted int `json:"not_attempted"`
+	Unchanged    int `json:"unchanged"`
+	// NotRestored counts failed devices not verified back at their prior
+	// state, and devices whose rollback failed.
+	NotRestored int `json:"not_restored"`
+}
+
+// StaleDevice is a device whose live state moved since the plan, or that
+// could not be re-read to check.
+type StaleDevice struct {
+	Address string `json:"address"`
+	Planned string `json:"planned_fingerprint,omitempty"`
+	Live    string `json:"live_fingerprint,omitempty"`
+	Error   string `json:"error,omitempty"` // set when the re-read failed
+}
+
+// Result is what a run did.
+type Result struct {
+	RunID       string          `json:"run_id"`
+	Order       Order           `json:"order"`
+	OrderReason string          `json:"order_reason"`
+	Conflict    bool            `json:"order_conflict,omitempty"`
+	Devices     []*DeviceResult `json:"devices"`
+	Counts      Counts          `json:"counts"`
+	// Stale lists the devices that moved since the plan; Unreachable those
+	// that could not be re-read. Either way nothing was applied.
+	Stale       []StaleDevice `json:"stale,omitempty"`
+	Unreachable []StaleDevice `json:"unreachable,omitempty"`
+	// Interrupted is set when the run was cancelled (Ctrl-C): devices in
+	// flight finished, no new one started.
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Started     time.Time `json:"-"`
+	Finished    time.Time `json:"-"`
+}
+
+// OK reports a run in which nothing failed.
+func (r *Result) OK() bool {
+	c := r.Counts
+	return c.Failed == 0 && c.RolledBack == 0 && c.NotAttempted == 0 && c.NotRestored == 0 &&
+		len(r.Stale) == 0 && len(r.Unreachable) == 0 && !r.Interrupted
+}
+
+// StaleError refuses a plan whose devices moved since it was made.
+type StaleError struct{ Devices []StaleDevice }
+
+func (e *StaleError) Error() string {
+	names := make([]string, len(e.Devices))
+	for i, d := range e.Devices {
+		names[i] = d.Address
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("stale plan: %s changed since the plan; run fabctl plan again (nothing was applied)", names[0])
+	}
+	return fmt.Sprintf("stale plan: %d devices changed since the plan (%s); run fabctl plan again (nothing was applied)", len(names), strings.Join(names, ", "))
+}
+
+// UnreachableError: the staleness check could not re-read some devices.
+type UnreachableError struct{ Devices []StaleDevice }
+
+func (e *UnreachableError) Error() string {
+	parts := make([]string, len(e.Devices))
+	for i, d := range e.Devices {
+		parts[i] = d.Address + ": " + d.Error
+	}
+	return fmt.Sprintf("cannot check the plan against the fabric, nothing was applied: %s", strings.Join(parts, "; "))
+}
+
+// PlanError: the plan has devices that could not be planned.
+type PlanError struct{ Devices []*plan.DevicePlan }
+
+func (e *PlanError) Error() string {
+	const show = 3
+	var parts []string
+	for i, d := range e.Devices {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Devices)-show))
+			break
+		}
+		parts = append(parts, d.Address+": "+strings.TrimPrefix(d.Error, "read "+d.Address+": "))
+	}
+	what := "1 device"
+	if len(e.Devices) != 1 {
+		what = fmt.Sprintf("%d devices", len(e.Devices))
+	}
+	return fmt.Sprintf("the plan is incomplete, nothing was applied: %s could not be planned (%s); fix them or leave them out with --exclude",
+		what, strings.Join(parts, "; "))
+}
+
+// FailedError summarises the devices a run did not bring to the desired
+// state.
+type FailedError struct{ Result *Result }
+
+func (e *FailedError) Error() string {
+	r := e.Result
+	var parts []string
+	for _, d := range r.Devices {
+		switch {
+		case d.Status == StatusFailed && d.Partial:
+			parts = append(parts, fmt.Sprintf("%s failed, NOT restored: %s", d.Address, d.Error))
+		case d.Status == StatusFailed && !d.Restored:
+			parts = append(parts, fmt.Sprintf("%s failed, NOT restored: %s", d.Address, d.Error))
+		case d.Status == StatusFailed:
+			parts = append(parts, fmt.Sprintf("%s failed (restored): %s", d.Address, d.Error))
+		case d.RollbackError != "":
+			parts = append(parts, fmt.Sprintf("%s could not be rolled back: %s", d.Address, d.RollbackError))
+		}
+	}
+	c := r.Counts
+	msg := fmt.Sprintf("apply failed: %d applied, %d failed, %d rolled back, %d not attempted", c.Applied, c.Failed, c.RolledBack, c.NotAttempted)
+	if r.Interrupted {
+		msg += " (interrupted)"
+	}
+	if len(parts) > 0 {
+		msg += ": " + strings.Join(parts, "; ")
+	}
+	return msg
+}
+
+// NewRunID returns a run id: UTC time plus 8 random hex digits, sortable.
+func NewRunID(now time.Time) string {
+	return now.UTC().Format("20060102T150405Z") + "-" + NewID()[:8]
+}
+
+type run struct {
+	ctx  context.Context // device operations: never cancelled mid-transaction
+	stop context.Context // cancelled on interrupt: start no new device
+	devs []Device
+	reg  *drivers.Registry
+	opts Options
+	res  *Result
+	now  func() time.Time
+	j    *Journal
+
+	stopping  atomic.Bool
+	stopCause atomic.Value // string
+	failed    sync.Map     // address -> wave, for Continue
+	drvs      sync.Map     // address -> drivers.Driver of applied devices, for rollback
+	interrupt atomic.Bool  // a device was skipped because of an interrupt
+	links     map[string][]string
+	waveOf    map[string]int
+
+	mu       sync.Mutex // guards progress counters and calls, seq
+	done     int
+	total    int
+	inFlight int
+	seq      int
+}
+
+// Run applies devs. It always returns a Result; the error is a
+// *PlanError, *UnreachableError or *StaleError when nothing was applied,
+// a *FailedError when some device did not end in the desired state, or
+// nil.
+func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options) (*Result, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 16
+	}
+	if opts.OnFailure == "" {
+		opts.OnFailure = Stop
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	plans := make([]*plan.DevicePlan, len(devs))
+	for i, d := range devs {
+		plans[i] = d.Plan
+	}
+	wp := Waves(plans)
+	runID := opts.Journal.RunID()
+	if runID == "" {
+		runID = NewRunID(opts.Now())
+	}
+	r := &run{ctx: context.WithoutCancel(ctx), stop: ctx, devs: devs, reg: reg, opts: opts, now: opts.Now, j: opts.Journal,
+		res: &Result{RunID: runID, Order: wp.Order, OrderReason: wp.Reason, Conflict: wp.Conflict, Started: opts.Now()}}
+	r.res.Devices = make([]*DeviceResult, len(devs))
+	r.waveOf = map[string]int{}
+	for w, wave := range wp.Waves {
+		for _, i := range wave {
+			r.waveOf[devs[i].Plan.Address] = w + 1
+		}
+		r.total += len(wave)
+	}
+	for i, d := range devs {
+		dp := d.Plan
+		dr := &DeviceResult{Address: dp.Address, Kind: dp.Kind, Name: dp.Name, Changes: len(dp.Changes),
+			Wave: r.waveOf[dp.Address], Status: StatusNotAttempted}
+		if !dp.HasChanges() && dp.Error == "" {
+			dr.Status = StatusUnchanged
+		}
+		r.res.Devices[i] = dr
+	}
+	confirm := ""
+	if opts.ConfirmTimeout > 0 {
+		confirm = opts.ConfirmTimeout.String()
+	}
+	r.j.Write(Entry{Event: EventRunStart, FormatVersion: JournalFormatVersion, Fabric: opts.Fabric,
+		FabctlVersion: opts.FabctlVersion, SpecHash: opts.SpecHash, PlanHash: opts.PlanHash, PlanFile: opts.PlanFile,
+		Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
+		OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
+
+	err := r.execute(wp)
+	r.res.Finished = r.now()
+	r.res.Counts = count(r.res.Devices)
+	status := "ok"
+	switch {
+	case err != nil:
+		status = "refused"
+		for _, dr := range r.res.Devices {
+			if dr.Status == StatusNotAttempted {
+				dr.Reason = refusal(err)
+			}
+		}
+	case !r.res.OK():
+		status = "failed"
+		err = &FailedError{Result: r.res}
+	}
+	c := r.res.Counts
+	r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
+	_ = r.j.Flush() // write errors are the caller's to report (Journal.Err)
+	return r.res, err
+}
+
+func refusal(err error) string {
+	switch err.(type) {
+	case *StaleError:
+		return "nothing applied: stale plan"
+	case *UnreachableError:
+		return "nothing applied: devices could not be re-read"
+	default:
+		return "nothing applied: incomplete plan"
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (r *run) execute(wp WavePlan) error {
+	var bad []*plan.DevicePlan
+	for _, d := range r.devs {
+		if d.Plan.Error != "" {
+			bad = append(bad, d.Plan)
+		}
+	}
+	if len(bad) > 0 {
+		return &PlanError{Devices: bad}
+	}
+	if r.opts.CheckStale {
+		if err := r.checkStale(); err != nil {
+			return err
+		}
+	}
+	// Devices with nothing to change match the desired state (checked just
+	// now, or by the plan): they are part of the applied baseline.
+	for _, d := range r.devs {
+		if !d.Plan.HasChanges() {
+			r.opts.Record.Verified(d.Plan.Address, d.Plan.Desired)
+		}
+	}
+	if len(r.devs) > 0 {
+		r.links = links(r.devs)
+	}
+	for w, wave := range wp.Waves {
+		r.runWave(w+1, wave)
+	}
+	r.res.Interrupted = r.interrupt.Load()
+	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() {
+		r.rollbackAll()
+	}
+	for _, dr := range r.res.Devices {
+		if dr.Status == StatusNotAttempted {
+			if dr.Reason == "" {
+				dr.Reason = r.notAttemptedReason()
+			}
+			r.j.Write(Entry{Event: EventSkipped, Device: dr.Address, Wave: dr.Wave, Reason: dr.Reason})
+		}
+	}
+	return nil
+}
+
+func (res *Result) anyFailed() bool {
+	for _, d := range res.Devices {
+		if d.Status == StatusFailed {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) notAttemptedReason() string {
+	if r.interrupt.Load() {
+		return "interrupted: no new device was started"
+	}
+	if c, ok := r.stopCause.Load().(string); ok && c != "" {
+		return c
+	}
+	return "not started"
+}
+
+func (r *run) halt(cause string) {
+	if r.stopping.CompareAndSwap(false, true) {
+		r.stopCause.Store(cause)
+	}
+}
+
+func (r *run) progress(ev ProgressEvent, delta int, finished bool) {
+	r.mu.Lock()
+	r.inFlight += delta
+	if finished {
+		r.done++
+	}
+	if r.opts.Progress != nil {
+		ev.Done, ev.Total, ev.InFlight = r.done, r.total, r.inFlight
+		r.opts.Progress(ev)
+	}
+	r.mu.Unlock()
+}
+
+// checkStale re-reads every device and compares fingerprints.
+func (r *run) checkStale() error {
+	type out struct {
+		live string
+		err  error
+	}
+	outs := make([]out, len(r.devs))
+	r.parallel(len(r.devs), func(i int) {
+		d := r.devs[i]
+		drv, err := r.reg.New(d.Plan.Driver)
+		if err != nil {
+			outs[i].err = err
+			return
+		}
+		r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseCheck}, 0, false)
+		live, err := drv.Read(r.ctx, d.Target)
+		if err != nil {
+			outs[i].err = err
+			return
+		}
+		outs[i].live = live.Fingerprint()
+	})
+	for i, o := range outs {
+		dp := r.devs[i].Plan
+		switch {
+		case o.err != nil:
+			sd := StaleDevice{Address: dp.Address, Error: r.j.Redact(o.err.Error())}
+			r.res.Unreachable = append(r.res.Unreachable, sd)
+			r.j.Write(Entry{Event: EventUnreachable, Device: dp.Address, Error: sd.Error})
+		case o.live != dp.Fingerprint:
+			sd := StaleDevice{Address: dp.Address, Planned: dp.Fingerprint, Live: o.live}
+			r.res.Stale = append(r.res.Stale, sd)
+			r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: o.live,
+				Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(o.live) + ")"})
+		}
+	}
+	if len(r.res.Unreachable) > 0 {
+		return &UnreachableError{Devices: r.res.Unreachable}
+	}
+	if len(r.res.Stale) > 0 {
+		return &StaleError{Devices: r.res.Stale}
+	}
+	return nil
+}
+
+func short(fp string) string {
+	if len(fp) > 12 {
+		return fp[:12]
+	}
+	return fp
+}
+
+// parallel runs fn(0..n-1) on at most Parallelism goroutines, in order of
+// index, and waits.
+func (r *run) parallel(n int, fn func(i int)) {
+	workers := min(r.opts.Parallelism, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *run) runWave(wave int, idx []int) {
+	r.parallel(len(idx), func(k int) {
+		i := idx[k]
+		dr := r.res.Devices[i]
+		if r.stop.Err() != nil {
+			r.interrupt.Store(true)
+			return // stays not attempted
+		}
+		if r.stopping.Load() {
+			return
+		}
+		if wave > 1 && r.opts.OnFailure == Continue {
+			for _, peer := range r.links[dr.Address] {
+				if w, failed := r.failed.Load(peer); failed && w.(int) < wave {
+					dr.Reason = fmt.Sprintf("cabled to %s, which failed in wave %d: applying this device would break the wave order on that link", peer, w.(int))
+					return
+				}
+			}
+		}
+		r.applyDevice(i, wave)
+		if dr.Status == StatusFailed {
+			r.failed.Store(dr.Address, wave)
+			if r.opts.OnFailure != Continue {
+				r.halt(fmt.Sprintf("on-failure=%s: stopped after %s failed", r.opts.OnFailure, dr.Address))
+			}
+		}
+	})
+}
+
+func (r *run) ms(start time.Time) *int64 {
+	v := r.now().Sub(start).Milliseconds()
+	return &v
+}
+
+// applyDevice runs one device's transaction, verification and confirm.
+func (r *run) applyDevice(i, wave int) {
+	d := r.devs[i]
+	dp, dr := d.Plan, r.res.Devices[i]
+	start := r.now()
+	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseApply}, +1, false)
+	r.j.Write(Entry{Event: EventDeviceStart, Device: dp.Address, Wave: wave, Changes: len(dp.Changes)})
+	r.finishDevice(d, dr, start, r.transact(d, dr))
+}
+
+// transact does the device's work and returns the driver (for rollback
+// later), leaving the outcome in dr.
+func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
+	dp := d.Plan
+	drv, err := r.reg.New(dp.Driver)
+	if err != nil {
+		dr.Status, dr.Restored, dr.Error = StatusFailed, true, err.Error()
+		return nil
+	}
+	res, err := drv.Apply(r.ctx, d.Target, dp.Steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	if err != nil {
+		dr.Status = StatusFailed
+		dr.Error = "apply: " + err.Error()
+		var pe *drivers.PartialError
+		if errors.As(err, &pe) {
+			dr.Partial = true
+			dr.Error = err.Error()
+			return drv
+		}
+		// The driver says the device is back at its prior state: check.
+		dr.Restored, dr.Error = r.checkRestored(drv, d, dr.Error)
+		return drv
+	}
+	dr.Token = res.Token
+	r.j.Write(Entry{Event: EventDeviceApplied, Device: dp.Address, Token: res.Token, Pending: res.Pending})
+
+	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseVerify}, 0, false)
+	live, err := drv.Read(r.ctx, d.Target)
+	var cause string
+	if err != nil {
+		cause = "read-back after apply: " + err.Error()
+	} else if rem := intent.Diff(dp.Desired, live, drv.Fields()); len(rem) > 0 {
+		dr.Remaining = rem
+		cause = "verification: " + describeRemaining(rem)
+	}
+	if cause == "" && res.Pending {
+		r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseConfirm}, 0, false)
+		if err := drv.Confirm(r.ctx, d.Target, res); err != nil {
+			cause = "confirm: " + err.Error()
+		} else {
+			dr.Confirmed = true
+		}
+	}
+	if cause == "" {
+		dr.Status = StatusApplied
+		return drv
+	}
+	// Not verified: undo it now rather than leave a device the run cannot
+	// vouch for.
+	dr.Status = StatusFailed
+	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseRollback}, 0, false)
+	rerr := drv.Rollback(r.ctx, d.Target, res)
+	switch {
+	case rerr != nil && res.Pending && errors.Is(rerr, drivers.ErrUnsupported):
+		dr.Error = fmt.Sprintf("%s; not confirmed: the device reverts by itself when its confirm timer (%s) expires", cause, r.opts.ConfirmTimeout)
+	case rerr != nil:
+		dr.Error = fmt.Sprintf("%s; rollback failed: %v", cause, rerr)
+	default:
+		dr.Restored, dr.Error = r.checkRestored(drv, d, cause+"; rolled back")
+	}
+	return drv
+}
+
+// checkRestored reads the device back and compares it with the state the
+// plan observed.
+func (r *run) checkRestored(drv drivers.Driver, d Device, cause string) (bool, string) {
+	live, err := drv.Read(r.ctx, d.Target)
+	switch {
+	case err != nil:
+		return false, fmt.Sprintf("%s; could not read the device back to check it was restored: %v", cause, err)
+	case d.Plan.Fingerprint == "":
+		return false, cause + "; the plan recorded no prior state to check the restore against"
+	case live.Fingerprint() != d.Plan.Fingerprint:
+		return false, cause + "; the device does not match its state before the apply"
+	}
+	return true, cause
+}
+
+// describeRemaining renders a verification diff: "2 settings differ after
+// apply: port/Ethernet0/mtu want 9100 have 1500, ...".
+func describeRemaining(rem []intent.AttrChange) string {
+	const show = 3
+	var parts []string
+	for i, c := range rem {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(rem)-show))
+			break
+		}
+		switch c.Action {
+		case intent.Create:
+			parts = append(parts, fmt.Sprintf("%s missing (want %q)", c.Path, c.After))
+		case intent.Delete:
+			parts = append(parts, fmt.Sprintf("%s still present (%q)", c.Path, c.Before))
+		default:
+			parts = append(parts, fmt.Sprintf("%s want %q have %q", c.Path, c.After, c.Before))
+		}
+	}
+	return fmt.Sprintf("%d setting(s) differ after apply: %s", len(rem), strings.Join(parts, ", "))
+}
+
+func (r *run) finishDevice(d Device, dr *DeviceResult, start time.Time, drv drivers.Driver) {
+	dr.Duration = r.now().Sub(start)
+	dur := dr.Duration.Milliseconds()
+	dr.Error = r.j.Redact(dr.Error)
+	switch dr.Status {
+	case StatusApplied:
+		r.opts.Record.Verified(d.Plan.Address, d.Plan.Desired)
+		r.j.Write(Entry{Event: EventDeviceVerified, Device: dr.Address, Token: dr.Token, Confirmed: dr.Confirmed, DurationMS: &dur})
+	case StatusFailed:
+		restored := dr.Restored
+		r.j.Write(Entry{Event: EventDeviceFailed, Device: dr.Address, Error: dr.Error, Restored: &restored,
+			Partial: dr.Partial, Remaining: dr.Remaining, DurationMS: &dur})
+	}
+	r.mu.Lock()
+	r.seq++
+	dr.seq = r.seq
+	r.mu.Unlock()
+	if drv != nil && dr.Status == StatusApplied {
+		r.drvs.Store(dr.Address, drv)
+	}
+	r.progress(ProgressEvent{Device: dr.Address, Phase: PhaseDone, Result: dr}, -1, true)
+}
+
+// rollbackAll undoes every device applied in this run, last wave first
+// and, within a wave, most recently applied first (in parallel, bounded).
+func (r *run) rollbackAll() {
+	byDev := map[string]Device{}
+	for _, d := range r.devs {
+		byDev[d.Plan.Address] = d
+	}
+	var applied []*DeviceResult
+	for _, dr := range r.res.Devices {
+		if dr.Status == StatusApplied {
+			applied = append(applied, dr)
+		}
+	}
+	sort.SliceStable(applied, func(a, b int) bool {
+		if applied[a].Wave != applied[b].Wave {
+			return applied[a].Wave > applied[b].Wave
+		}
+		return applied[a].seq > applied[b].seq
+	})
+	for len(applied) > 0 {
+		w := applied[0].Wave
+		n := 0
+		for n < len(applied) && applied[n].Wave == w {
+			n++
+		}
+		batch := applied[:n]
+		applied = applied[n:]
+		r.parallel(len(batch), func(k int) {
+			dr := batch[k]
+			d := byDev[dr.Address]
+			r.progress(ProgressEvent{Device: dr.Address, Phase: PhaseRollback}, +1, false)
+			r.rollbackOne(d, dr)
+			r.progress(ProgressEvent{Device: dr.Address, Phase: PhaseDone, Result: dr}, -1, false)
+		})
+	}
+}
+
+func (r *run) rollbackOne(d Device, dr *DeviceResult) {
+	var drv drivers.Driver
+	if v, ok := r.drvs.Load(dr.Address); ok {
+		drv = v.(drivers.Driver)
+	}
+	fail := func(msg string) {
+		dr.RollbackError = r.j.Redact(msg)
+		r.j.Write(Entry{Event: EventRollbackFailed, Device: dr.Address, Token: dr.Token, Error: dr.RollbackError})
+	}
+	if drv == nil {
+		fail("no driver instance")
+		return
+	}
+	if err := drv.Rollback(r.ctx, d.Target, drivers.Result{Token: dr.Token}); err != nil {
+		fail("rollback: " + err.Error())
+		return
+	}
+	ok, msg := r.checkRestored(drv, d, "rolled back")
+	if !ok {
+		fail(msg)
+		return
+	}
+	dr.Status = StatusRolledBack
+	r.opts.Record.Revert(dr.Address)
+	r.j.Write(Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token})
+}
+
+func count(devs []*DeviceResult) Counts {
+	var c Counts
+	for _, d := range devs {
+		switch d.Status {
+		case StatusApplied:
+			c.Applied++
+		case StatusFailed:
+			c.Failed++
+		case StatusRolledBack:
+			c.RolledBack++
+		case StatusNotAttempted:
+			c.NotAttempted++
+		case StatusUnchanged:
+			c.Unchanged++
+		}
+		if d.NotRestored() {
+			c.NotRestored++
+		}
+	}
+	return c
+}

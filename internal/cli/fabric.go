@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/lint"
+)
+
+// This file is the front half every command that touches devices shares
+// (plan, apply, show, render): load the spec, lint it, compile it to
+// per-device intent, and build plan.Options (credentials resolver, state
+// directory, applied record). The static lint is the first stage of every
+// plan: a spec with lint errors is never planned or applied.
+
+// errSpecInvalid is returned by loadFabric when the spec has load or lint
+// errors. The diagnostics are in loadedFabric.Diagnostics; the caller
+// renders them (writeDiagnostics, or its JSON view) and exits 1.
+var errSpecInvalid = errors.New("the spec has errors")
+
+// loadedFabric is a spec loaded, linted and compiled.
+type loadedFabric struct {
+	// Path is the spec path as given (file or directory).
+	Path string
+	// Sources are the spec files read, in name order (saved plans embed
+	// them so apply and show work from exactly what was planned).
+	Sources []spec.File
+	// Vars are the --var assignments; VarFiles the --var-file contents in
+	// flag order; Env the FAB_VAR_* environment entries that set variables.
+	Vars     []string
+	VarFiles []spec.File
+	Env      []string
+
+	Spec *spec.Spec
+	// Lint is the lint result (nil when the spec did not load).
+	Lint *lint.Result
+	// Diagnostics are load and lint diagnostics, sorted; Files the parsed
+	// files for their snippets, with secret literals masked.
+	Diagnostics hcl.Diagnostics
+	Files       map[string]*hcl.File
+	Errors      int
+	Warnings    int
+	Suppressed  int
+
+	// Fabric is the compiled intent; nil when Diagnostics has errors.
+	Fabric *intent.Fabric
+
+	// StateDir and Applied are set by planOptions.
+	StateDir string
+	Applied  *plan.Applied
+}
+
+// loadFabric reads, loads, lints and compiles the spec at specPath. On
+// load or lint errors it returns the loadedFabric (with Diagnostics) and
+// errSpecInvalid; on an I/O failure reading a var file, another error.
+func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFabric, error) {
+	lf := &loadedFabric{Path: specPath, Vars: append([]string(nil), vars...)}
+	for _, kv := range f.Env {
+		if strings.HasPrefix(kv, spec.VarEnvPrefix) {
+			lf.Env = append(lf.Env, kv)
+		}
+	}
+	sort.Strings(lf.Env)
+	for _, v := range vars {
+		if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
+			return nil, FlagErrorf("invalid --var %q: want name=value, e.g. --var leaf_count=8", v)
+		}
+	}
+	for _, p := range varFiles {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read --var-file: %w", err)
+		}
+		lf.VarFiles = append(lf.VarFiles, spec.File{Name: p, Data: b})
+	}
+	files, diags := spec.ReadFiles(specPath)
+	if diags.HasErrors() {
+		lf.finish(nil, diags)
+		return lf, errSpecInvalid
+	}
+	lf.Sources = files
+	// spec.Load may reorder the environment slice it is given; pass a copy.
+	env := append([]string(nil), f.Env...)
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Vars: vars, VarFiles: varFiles, Env: env})
+	return lf.compile(f, s, diags)
+}
+
+// loadSavedFabric rebuilds the loadedFabric a saved plan was made from,
+// from the sources, variables and var-file contents it embeds (not from
+// the files on disk, which may have changed since).
+func loadSavedFabric(f *Factory, sp *plan.SavedPlan) (*loadedFabric, error) {
+	lf := &loadedFabric{Path: sp.SpecPath, Sources: sp.Sources, Vars: sp.Vars, VarFiles: sp.VarFiles, Env: sp.Env}
+	var varPaths []string
+	if len(sp.VarFiles) > 0 {
+		// spec.LoadOptions takes var files by path: stage the embedded
+		// contents in a private temporary directory.
+		dir, err := os.MkdirTemp("", "fabctl-vars-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		for i, vf := range sp.VarFiles {
+			p := filepath.Join(dir, fmt.Sprintf("%d-%s", i, filepath.Base(vf.Name)))
+			if err := os.WriteFile(p, vf.Data, 0o600); err != nil {
+				return nil, err
+			}
+			varPaths = append(varPaths, p)
+		}
+	}
+	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFiles: varPaths, Env: append([]string(nil), sp.Env...)})
+	return lf.compile(f, s, diags)
+}
+
+func (lf *loadedFabric) compile(f *Factory, s *spec.Spec, diags hcl.Diagnostics) (*loadedFabric, error) {
+	lf.Spec = s
+	if s != nil && s.Fabric != nil && !diags.HasErrors() {
+		r := lint.Run(s)
+		lf.Lint = &r
+		lf.Suppressed = r.Suppressed
+		diags = append(diags, r.Diagnostics...)
+	}
+	var files map[string]*hcl.File
+	if s != nil {
+		files = s.Files
+	}
+	lf.finish(files, diags)
+	if lf.Errors > 0 {
+		return lf, errSpecInvalid
+	}
+	lf.Fabric = intent.Compile(s)
+	f.Debugf("compiled %s: %d switches, %d hosts", lf.Fabric.Name, len(lf.Fabric.Switches), len(lf.Fabric.Hosts))
+	return lf, nil
+}
+
+func (lf *loadedFabric) finish(files map[string]*hcl.File, diags hcl.Diagnostics) {
+	spec.SortDiagnostics(diags)
+	lf.Diagnostics = diags
+	lf.Files = redactSecrets(diags, files)
+	lf.Errors, lf.Warnings = 0, 0
+	for _, d := range diags {
+		switch d.Severity {
+		case hcl.DiagError:
+			lf.Errors++
+		case hcl.DiagWarning:
+			lf.Warnings++
+		}
+	}
+}
+
+// JSONDiagnostics returns the diagnostics in their JSON form.
+func (lf *loadedFabric) JSONDiagnostics() []spec.JSONDiagnostic {
+	return spec.ToJSON(lf.Diagnostics, lf.Files)
+}
+
+// writeDiagnostics writes the diagnostics with source snippets to w
+// (styled when color is true), followed by a one-line count.
+func (lf *loadedFabric) writeDiagnostics(w io.Writer, width int, color bool) error {
+	if len(lf.Diagnostics) == 0 {
+		return nil
+	}
+	if err := spec.WriteText(w, lf.Diagnostics, lf.Files, uint(width), color); err != nil {
+		return err
+	}
+	if lf.Errors > 0 {
+		st := newStyles(w, color)
+		_, err := fmt.Fprintf(w, "%s %s, %s: no device was read; fix the spec first\n",
+			st.Fail.Render("✘"), plural(lf.Errors, "error", "errors"), plural(lf.Warnings, "warning", "warnings"))
+		return err
+	}
+	return nil
+}
+
+// stateDir is where fabctl keeps a fabric's local state (applied record,
+// lock, journals): the --state-dir flag when given, else .fabctl beside
+// the spec (in the spec directory, or the directory of the spec file).
+func stateDir(specPath, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	dir := specPath
+	if st, err := os.Stat(specPath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(specPath)
+	}
+	return filepath.Join(dir, ".fabctl")
+}
+
+// planOptions loads the applied record from dir (for drift) and returns
+// plan options with the credentials resolver and fabctl version filled
+// in; the caller sets parallelism, targets, insecure and progress.
+// Credentials stay references: drivers resolve the secrets they point to
+// when they connect, never the plan.
+func (lf *loadedFabric) planOptions(dir string) (plan.Options, error) {
+	lf.StateDir = dir
+	a, err := plan.LoadApplied(dir, lf.Fabric.Name)
+	if err != nil {
+		return plan.Options{}, err
+	}
+	lf.Applied = a
+	s := lf.Spec
+	return plan.Options{
+		Applied:       a.Devices,
+		Credentials:   s.CredentialsByName,
+		FabctlVersion: readBuildInfo().Version,
+	}, nil
+}
+
+// savedPlan wraps a plan with what it was computed from, for -out.
+func (lf *loadedFabric) savedPlan(p *plan.Plan) *plan.SavedPlan {
+	return &plan.SavedPlan{
+		FabctlVersion: p.FabctlVersion,
+		SpecPath:      lf.Path,
+		Sources:       lf.Sources,
+		Vars:          lf.Vars,
+		VarFiles:      lf.VarFiles,
+		Env:           lf.Env,
+		Plan:          p,
+	}
+}

@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+)
+
+// Output formats of plan and show.
+const (
+	formatHuman    = "human"
+	formatJSON     = "json"
+	formatMarkdown = "markdown"
+)
+
+// PlanOptions are the inputs of fabctl plan.
+type PlanOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	Path             string   // spec file or directory
+	Parallelism      int      // --parallelism
+	Targets          []string // --target
+	Excludes         []string // --exclude
+	Verbose          bool     // --verbose
+	ShowPayload      bool     // --show-payload
+	DetailedExitcode bool     // --detailed-exitcode
+	Out              string   // -out FILE
+	StateDir         string   // --state-dir
+	Vars             []string // --var
+	VarFiles         []string // --var-file
+	Insecure         bool     // --insecure
+	Format           string   // human | json | markdown (--json: json)
+}
+
+// NewCmdPlan returns `fabctl plan`.
+func NewCmdPlan(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "plan [SPEC]",
+		Short: "Show what applying the spec would change on each device",
+		Long: `Show what applying the spec would change on each device.
+
+plan loads and lints the spec (a spec with lint errors is not planned),
+compiles it to the desired state of every switch and host, reads each
+device's live state through its driver (--parallelism at a time), and
+shows the difference: per device, settings to add (+), change (~) and
+remove (-); disruptive changes (!) that interrupt traffic, with the reason;
+settings changed outside fabctl since its last apply (drift); and devices
+that could not be read. It changes nothing.
+
+The default view is compact (per device the counts and a few grouped
+lines; every disruptive change is always listed); --verbose lists every
+setting, --show-payload the driver's native steps. --format json and
+--format markdown (for a pull-request comment) are documented in
+docs/plan.md and docs/json-output.md.
+
+-out FILE saves the plan, with the spec sources and variables it was made
+from, for fabctl show and fabctl apply. The file is sealed: an edited plan
+is refused.
+
+Exit status: 0 when the plan succeeded (with or without changes), 1 on an
+error (spec errors, a device that could not be read), 64 on a usage error.
+With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
+		Example: `  fabctl plan fabric/
+  fabctl plan --verbose --show-payload --target 'switch.leaf*' fabric/
+  fabctl plan -out plan.fab fabric/ && fabctl apply plan.fab
+  fabctl plan --detailed-exitcode --format markdown fabric/ > plan.md`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return []string{"hcl"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = "."
+			if len(args) == 1 {
+				opts.Path = args[0]
+			}
+			format, err := outputFormat(f, opts.Format, cmd.Flags().Changed("format"))
+			if err != nil {
+				return err
+			}
+			opts.Format = format
+			if opts.Parallelism < 1 {
+				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
+			}
+			if err := checkGlobs(opts.Targets, "--target"); err != nil {
+				return err
+			}
+			if err := checkGlobs(opts.Excludes, "--exclude"); err != nil {
+				return err
+			}
+			for _, v := range opts.Vars {
+				if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
+					return FlagErrorf("invalid --var %q: want name=value, e.g. --var leaf_count=8", v)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return planRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	fl.StringArrayVar(&opts.Targets, "target", nil, "Plan only devices matching `glob`: a name (leaf*), an address (switch.leaf*) or role:NAME (repeatable; for exceptional cases)")
+	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching `glob` (same forms as --target; repeatable)")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "List every changed setting, tolerated values and unchanged devices")
+	fl.BoolVar(&opts.ShowPayload, "show-payload", false, "Show each device's driver steps with their native payload")
+	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 0 with no changes, 1 on error, 2 with changes")
+	fl.StringVar(&opts.Out, "out", "", "Save the plan to `file` (mode 0600) for fabctl show and fabctl apply")
+	fl.StringVar(&opts.StateDir, "state-dir", "", "Keep fabctl's local state (last-applied record, for drift) in `dir` (default: .fabctl beside the spec)")
+	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
+	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown (--json is --format json)")
+	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
+	_ = cmd.MarkFlagFilename("out", "fab")
+	_ = cmd.MarkFlagDirname("state-dir")
+	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
+	return cmd
+}
+
+func formatCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{formatHuman, formatJSON, formatMarkdown}, cobra.ShellCompDirectiveNoFileComp
+}
+
+// outputFormat reconciles --format with the global --json.
+func outputFormat(f *Factory, format string, set bool) (string, error) {
+	switch format {
+	case formatHuman, formatJSON, formatMarkdown:
+	default:
+		return "", FlagErrorf("invalid --format %q: want human, json or markdown", format)
+	}
+	if f.Global.JSON {
+		if set && format != formatJSON {
+			return "", FlagErrorf("--json and --format %s conflict: give one", format)
+		}
+		return formatJSON, nil
+	}
+	return format, nil
+}
+
+// checkGlobs rejects malformed --target / --exclude patterns.
+func checkGlobs(globs []string, flag string) error {
+	for _, g := range globs {
+		if strings.TrimSpace(g) == "" {
+			return FlagErrorf("invalid %s %q: want a device name, address or role:NAME glob", flag, g)
+		}
+		if _, err := path.Match(g, ""); err != nil {
+			return FlagErrorf("invalid %s %q: %v", flag, g, err)
+		}
+	}
+	return nil
+}
+
+func planRun(ctx context.Context, opts *PlanOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f := opts.Factory
+	lf, err := loadFabric(f, opts.Path, opts.Vars, opts.VarFiles)
+	if errors.Is(err, errSpecInvalid) {
+		return reportSpecErrors(opts.IO, lf, opts.Format)
+	}
+	if err != nil {
+		return err
+	}
+	popts, err := lf.planOptions(stateDir(opts.Path, opts.StateDir))
+	if err != nil {
+		return err
+	}
+	popts.Parallelism = opts.Parallelism
+	popts.Targets = opts.Targets
+	popts.Excludes = opts.Excludes
+	popts.Insecure = opts.Insecure
+	if err := checkSelection(lf.Fabric, opts.Targets, opts.Excludes); err != nil {
+		return err
+	}
+	selected := countSelected(lf.Fabric, opts.Targets, opts.Excludes)
+	if opts.Insecure {
+		fmt.Fprintln(opts.IO.ErrOut, "Warning: --insecure: SSH host keys and TLS certificates are not verified.")
+	}
+	prog := newPlanProgress(opts.IO, f.Now)
+	popts.Started, popts.Progress = prog.Started, prog.Done
+	prog.Start(selected)
+	p := plan.Make(ctx, lf.Spec, lf.Fabric, f.Drivers(), popts)
+	prog.Stop(len(p.Devices))
+	p.Diagnostics = lf.JSONDiagnostics()
+	f.Debugf("planned %d devices: %+v", len(p.Devices), p.Counts())
+
+	var saveErr error
+	saved := false
+	if opts.Out != "" && !p.Errored() {
+		if saveErr = lf.savedPlan(p).Write(opts.Out); saveErr == nil {
+			saved = true
+		}
+	}
+	if err := writePlan(opts.IO, p, opts.Format, planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)); err != nil {
+		return err
+	}
+	if saved {
+		msg := fmt.Sprintf("Saved the plan to %s. To apply exactly this plan: fabctl apply %s", opts.Out, opts.Out)
+		if opts.Format == formatHuman {
+			fmt.Fprintf(opts.IO.Out, "\n%s\n", msg)
+		} else {
+			fmt.Fprintln(opts.IO.ErrOut, msg)
+		}
+	}
+	if saveErr != nil {
+		return fmt.Errorf("save the plan: %w", saveErr)
+	}
+	if p.Errored() {
+		return planDeviceErrors(p, opts.Out)
+	}
+	if opts.DetailedExitcode && p.HasChanges() {
+		return exitWith(ExitChanges)
+	}
+	return nil
+}
+
+// checkSelection fails (a usage error) when --target / --exclude leave
+// no device of the fabric.
+func checkSelection(f *intent.Fabric, targets, excludes []string) error {
+	if countSelected(f, targets, excludes) == 0 {
+		return FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
+			strings.Join(targets, ","), strings.Join(excludes, ","))
+	}
+	return nil
+}
+
+// countSelected counts the devices --target / --exclude select.
+func countSelected(f *intent.Fabric, targets, excludes []string) int {
+	n := 0
+	for _, sw := range f.Switches {
+		if plan.Selected(sw.Device, targets, excludes) {
+			n++
+		}
+	}
+	for _, h := range f.Hosts {
+		if plan.Selected(h.Device, targets, excludes) {
+			n++
+		}
+	}
+	return n
+}
+
+// planDeviceErrors is the error a plan with unreadable devices ends with.
+func planDeviceErrors(p *plan.Plan, out string) error {
+	var lines []string
+	for _, d := range p.Devices {
+		if d.Error != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s", d.Address, d.Error))
+		}
+	}
+	n := len(lines)
+	msg := fmt.Sprintf("%s could not be planned; the plan covers the other devices only:\n%s",
+		plural(n, "device", "devices"), strings.Join(lines, "\n"))
+	if out != "" {
+		msg += fmt.Sprintf("\nThe plan was not saved to %s: fix the device or leave it out with --exclude, then plan again.", out)
+	}
+	return errors.New(msg)
+}

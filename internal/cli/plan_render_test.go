@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/memory"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// renderDriver is a driver that renders offline and must never be asked
+// to read a device.
+type renderDriver struct {
+	memory.Driver
+	files []drivers.RenderedFile
+	err   error
+}
+
+func (d *renderDriver) Read(context.Context, drivers.Target) (intent.State, error) {
+	return nil, errors.New("render must not contact a device")
+}
+
+func (d *renderDriver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
+	if t.Credentials != nil {
+		return nil, errors.New("render passed credentials to the driver")
+	}
+	sw, ok := t.Intent.(*intent.Switch)
+	if !ok {
+		return nil, fmt.Errorf("intent %T", t.Intent)
+	}
+	out := []drivers.RenderedFile{{Name: "native/ports.txt", Data: []byte(fmt.Sprintf("%s has %d ports\n", sw.Name, len(sw.Ports)))}}
+	return append(out, d.files...), d.err
+}
+
+func renderFactory(t *testing.T, rd *renderDriver) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	f, _, out, errOut := testFactory("FABCTL_TESTBED_PASSWORD=" + planTestSecret)
+	reg := drivers.NewRegistry()
+	if rd != nil {
+		if err := reg.Register("sonic", func() drivers.Driver { return rd }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Drivers = func() *drivers.Registry { return reg }
+	return f, out, errOut
+}
+
+const testbedSpec = "../../examples/testbed"
+
+func TestRenderStdoutGolden(t *testing.T) {
+	for _, tc := range []struct{ name, device string }{{"leaf1", "leaf1"}, {"h1", "host.h1"}} {
+		f, out, errOut := renderFactory(t, nil)
+		if code := runCLI(f, "render", "--device", tc.device, testbedSpec); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		golden(t, filepath.Join("testdata", "plan", "render", tc.name+".golden"), out.Bytes())
+		if !strings.Contains(out.String(), "native payload: no driver for ") {
+			t.Errorf("no native-payload note")
+		}
+		f, out2, _ := renderFactory(t, nil)
+		runCLI(f, "render", "--device", tc.device, testbedSpec)
+		if !bytes.Equal(out.Bytes(), out2.Bytes()) {
+			t.Error("render output differs between two runs")
+		}
+	}
+}
+
+func TestRenderToDirectory(t *testing.T) {
+	dir := t.TempDir()
+	rd := &renderDriver{}
+	f, out, errOut := renderFactory(t, rd)
+	if code := runCLI(f, "render", "-o", dir, testbedSpec); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, filepath.Join("testdata", "plan", "render", "outdir.golden"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("OUT")))
+	for _, dev := range []string{"leaf1", "leaf2", "spine1", "h1", "h2", "h3", "h4"} {
+		for _, name := range []string{"intent.json", "state.txt"} {
+			b, err := os.ReadFile(filepath.Join(dir, dev, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte(planTestSecret)) {
+				t.Errorf("%s/%s contains the secret", dev, name)
+			}
+			if name == "intent.json" && !json.Valid(b) {
+				t.Errorf("%s/intent.json is not JSON", dev)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "leaf1", "native", "ports.txt"))
+	if err != nil || string(b) != "leaf1 has 3 ports\n" {
+		t.Errorf("native file: %q %v", b, err)
+	}
+	st, _ := os.ReadFile(filepath.Join(dir, "leaf1", "state.txt"))
+	if !bytes.Contains(st, []byte("port/Ethernet0/pfc = 3\n")) || !bytes.Contains(st, []byte("tc/3/ecn/min = 150000\n")) {
+		t.Errorf("state.txt:\n%s", st)
+	}
+}
+
+func TestRenderJSON(t *testing.T) {
+	f, out, errOut := renderFactory(t, &renderDriver{})
+	if code := runCLI(f, "render", "--json", "--device", "role:leaf", testbedSpec); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Devices       []struct {
+			Address string            `json:"address"`
+			Intent  map[string]any    `json:"intent"`
+			State   map[string]string `json:"state"`
+			Native  []struct{ Name, Data string }
+			Note    string `json:"native_note"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Devices) != 2 || doc.Devices[0].Address != "switch.leaf1" || doc.Devices[1].Address != "switch.leaf2" {
+		t.Fatalf("devices: %+v", doc.Devices)
+	}
+	if d := doc.Devices[0]; len(d.Native) != 1 || d.Native[0].Name != "native/ports.txt" || d.State["trust"] != "dscp" || d.Intent["Name"] != "leaf1" {
+		t.Errorf("leaf1: %+v", d)
+	}
+	if d := doc.Devices[1]; d.Note != "no driver for eos in this build" {
+		t.Errorf("leaf2 note %q", d.Note)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rd   *renderDriver
+		args []string
+		code ExitCode
+		err  string
+	}{
+		{"no match", nil, []string{"--device", "nothing"}, ExitUsage, "no device matches --device nothing"},
+		{"escaping name", &renderDriver{files: []drivers.RenderedFile{{Name: "../x"}}}, nil, ExitError, `rendered file name "../x" is not a clean relative path`},
+		{"reserved name", &renderDriver{files: []drivers.RenderedFile{{Name: "state.txt"}}}, nil, ExitError, "reserved"},
+		{"driver error", &renderDriver{err: errors.New("boom")}, nil, ExitError, "render switch.leaf1: sonic driver: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, errOut := renderFactory(t, tc.rd)
+			code := runCLI(f, append(append([]string{"render"}, tc.args...), testbedSpec)...)
+			if code != tc.code || !strings.Contains(errOut.String(), tc.err) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, tc.code, tc.err)
+			}
+		})
+	}
+}

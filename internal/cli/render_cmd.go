@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+)
+
+// RenderOptions are the inputs of fabctl render.
+type RenderOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+
+	Path     string   // spec file or directory
+	Devices  []string // --device globs
+	OutDir   string   // -o DIR; "" = stdout
+	Vars     []string
+	VarFiles []string
+}
+
+// NewCmdRender returns `fabctl render`.
+func NewCmdRender(f *Factory, runF func(*RenderOptions) error) *cobra.Command {
+	opts := &RenderOptions{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "render [SPEC]",
+		Short: "Write every device's desired state without contacting any device",
+		Long: `Write every device's desired state without contacting any device: for
+review, golden tests and lab startup configurations.
+
+For each device (--device limits them) render writes:
+
+  <device>/intent.json   the vendor-neutral intent the spec compiles to
+  <device>/state.txt     the flattened desired state, one "path = value"
+                         line per setting in natural path order, as plan
+                         compares it
+  <device>/<file>        the platform's native payload (CLI lines,
+                         CONFIG_DB JSON, gNMI SetRequest, host
+                         operations), when the device's driver renders
+                         offline; otherwise a note says why not
+
+With -o DIR the files go under DIR (created as needed; existing files are
+overwritten, others left alone); without it, everything is printed to
+stdout. The spec is loaded and linted first: a spec with errors is not
+rendered. Output is deterministic. Credentials are never read.
+
+Exit status: 0 when rendered, 1 on spec errors or a write failure, 64 on
+a usage error.`,
+		Example: `  fabctl render fabric/
+  fabctl render --device 'leaf*' -o rendered/ fabric/
+  fabctl render --json --device switch.spine1 fabric/ | jq '.devices[0].state'`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = "."
+			if len(args) == 1 {
+				opts.Path = args[0]
+			}
+			if err := checkGlobs(opts.Devices, "--device"); err != nil {
+				return err
+			}
+			opts.JSON = f.Global.JSON
+			if runF != nil {
+				return runF(opts)
+			}
+			return renderRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.Devices, "device", nil, "Render only devices matching `glob`: a name, an address (switch.leaf*) or role:NAME (repeatable)")
+	fl.StringVarP(&opts.OutDir, "output-dir", "o", "", "Write the files under `dir` instead of stdout")
+	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
+	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
+	_ = cmd.MarkFlagDirname("output-dir")
+	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
+	return cmd
+}
+
+// renderedDevice is one device's rendering.
+type renderedDevice struct {
+	Address  string                 `json:"address"`
+	Kind     string                 `json:"kind"`
+	Name     string                 `json:"name"`
+	Platform string                 `json:"platform"`
+	Driver   string                 `json:"driver"`
+	Intent   json.RawMessage        `json:"intent"`
+	State    intent.State           `json:"state"`
+	Native   []renderedFileJSON     `json:"native"`
+	Note     string                 `json:"native_note,omitempty"`
+	files    []drivers.RenderedFile // intent.json, state.txt, native files
+}
+
+type renderedFileJSON struct {
+	Name string `json:"name"`
+	Data string `json:"data"`
+}
+
+type renderJSONDoc struct {
+	FormatVersion string           `json:"format_version"`
+	Fabric        string           `json:"fabric"`
+	SpecHash      string           `json:"spec_hash"`
+	Devices       []renderedDevice `json:"devices"`
+}
+
+func renderRun(opts *RenderOptions) error {
+	f := opts.Factory
+	lf, err := loadFabric(f, opts.Path, opts.Vars, opts.VarFiles)
+	if errors.Is(err, errSpecInvalid) {
+		format := formatHuman
+		if opts.JSON {
+			format = formatJSON
+		}
+		return reportSpecErrors(opts.IO, lf, format)
+	}
+	if err != nil {
+		return err
+	}
+	var units []plan.Unit
+	for _, u := range plan.Units(lf.Fabric) {
+		if plan.Selected(u.Device, opts.Devices, nil) {
+			units = append(units, u)
+		}
+	}
+	if len(units) == 0 {
+		return FlagErrorf("no device matches --device %s", strings.Join(opts.Devices, ","))
+	}
+	sort.SliceStable(units, func(i, j int) bool {
+		a, b := units[i].Device, units[j].Device
+		if a.Kind != b.Kind {
+			return a.Kind == intent.KindSwitch
+		}
+		return plan.NaturalLess(a.Name, b.Name)
+	})
+	reg := f.Drivers()
+	var devs []renderedDevice
+	for _, u := range units {
+		d, err := renderDevice(reg, u)
+		if err != nil {
+			return err
+		}
+		devs = append(devs, d)
+	}
+	if opts.OutDir != "" {
+		return writeRendered(opts, devs)
+	}
+	if opts.JSON {
+		return plan.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs})
+	}
+	w := opts.IO.Out
+	for i, d := range devs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "# %s (%s)\n", d.Address, d.Platform)
+		for _, rf := range d.files {
+			fmt.Fprintf(w, "\n## %s/%s\n", d.Name, rf.Name)
+			w.Write(rf.Data)
+			if len(rf.Data) > 0 && rf.Data[len(rf.Data)-1] != '\n' {
+				fmt.Fprintln(w)
+			}
+		}
+		if d.Note != "" {
+			fmt.Fprintf(w, "\n## %s: native payload: %s\n", d.Name, d.Note)
+		}
+	}
+	return nil
+}
+
+// renderDevice renders one device: intent, flattened state, and the
+// native payload when its driver implements drivers.Renderer. The target
+// carries no credentials: rendering never logs in.
+func renderDevice(reg *drivers.Registry, u plan.Unit) (renderedDevice, error) {
+	d := renderedDevice{Address: u.Device.Addr(), Kind: u.Device.Kind, Name: u.Device.Name, Platform: u.Device.Platform,
+		Driver: drivers.For(u.Device), State: u.State, Native: []renderedFileJSON{}}
+	in, err := json.MarshalIndent(u.Intent, "", "  ")
+	if err != nil {
+		return d, fmt.Errorf("render %s: %w", d.Address, err)
+	}
+	d.Intent = in
+	var st bytes.Buffer
+	keys := u.State.Keys()
+	sort.SliceStable(keys, func(i, j int) bool { return plan.NaturalLess(keys[i], keys[j]) })
+	for _, k := range keys {
+		fmt.Fprintf(&st, "%s = %s\n", k, plan.FormatValue(u.State[k]))
+	}
+	d.files = []drivers.RenderedFile{{Name: "intent.json", Data: append(in, '\n')}, {Name: "state.txt", Data: st.Bytes()}}
+
+	drv, err := reg.New(d.Driver)
+	if err != nil {
+		d.Note = fmt.Sprintf("no driver for %s in this build", d.Driver)
+		return d, nil
+	}
+	r, ok := drv.(drivers.Renderer)
+	if !ok {
+		d.Note = fmt.Sprintf("the %s driver does not render payloads without a device", d.Driver)
+		return d, nil
+	}
+	files, err := r.Render(drivers.Target{Device: u.Device, Intent: u.Intent})
+	if err != nil {
+		return d, fmt.Errorf("render %s: %s driver: %w", d.Address, d.Driver, err)
+	}
+	for _, rf := range files {
+		if err := checkRenderedName(rf.Name); err != nil {
+			return d, fmt.Errorf("render %s: %s driver: %w", d.Address, d.Driver, err)
+		}
+		d.files = append(d.files, rf)
+		d.Native = append(d.Native, renderedFileJSON{Name: rf.Name, Data: string(rf.Data)})
+	}
+	return d, nil
+}
+
+// checkRenderedName keeps a driver's file names inside the device's
+// directory and clear of render's own files.
+func checkRenderedName(name string) error {
+	clean := path.Clean(name)
+	switch {
+	case name == "" || clean != name || path.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\\"):
+		return fmt.Errorf("rendered file name %q is not a clean relative path", name)
+	case name == "intent.json" || name == "state.txt":
+		return fmt.Errorf("rendered file name %q is reserved by fabctl render", name)
+	}
+	return nil
+}
+
+func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
+	w := opts.IO.Out
+	for _, d := range devs {
+		dir := filepath.Join(opts.OutDir, d.Name)
+		var names []string
+		for _, rf := range d.files {
+			p := filepath.Join(dir, filepath.FromSlash(rf.Name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, rf.Data, 0o644); err != nil {
+				return err
+			}
+			names = append(names, filepath.ToSlash(filepath.Join(d.Name, rf.Name)))
+		}
+		line := fmt.Sprintf("%s (%s): %s", d.Address, d.Platform, strings.Join(names, ", "))
+		if d.Note != "" {
+			line += "; native payload: " + d.Note
+		}
+		if !opts.JSON {
+			fmt.Fprintln(w, line)
+		}
+	}
+	if opts.JSON {
+		return plan.WriteJSON(w, struct {
+			FormatVersion string `json:"format_version"`
+			OutputDir     string `json:"output_dir"`
+			Devices       int    `json:"devices"`
+		}{jsonFormatVersion, opts.OutDir, len(devs)})
+	}
+	fmt.Fprintf(w, "Rendered %s to %s.\n", plural(len(devs), "device", "devices"), opts.OutDir)
+	return nil
+}

@@ -1,0 +1,172 @@
+// Command podbench measures the foundation benchmark the way a user meets
+// it: one fresh process loads and lints the generated pod once, and prints
+// wall time, CPU time and peak resident memory (VmHWM) per stage.
+//
+// BenchmarkLoadLint reports VmHWM too, but that is process-wide: it holds
+// the peak of every earlier sub-benchmark and of the test binary. Here the
+// peak is reset (/proc/self/clear_refs) after the spec is generated, so it
+// is the peak of load+lint alone, with the 8 MB source already resident.
+//
+//	go run ./internal/fabgen/cmd/podbench            # the 4,096-host pod
+//	go run ./internal/fabgen/cmd/podbench -div 8     # 1/8 of it
+//	go run ./internal/fabgen/cmd/podbench -all       # 1/8, 1/4, 1/2, 1: each in its own process
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fabctl/fabctl/internal/fabgen"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/lint"
+)
+
+func main() {
+	div := flag.Int("div", 1, "divide the pod's hosts and switches by this")
+	all := flag.Bool("all", false, "run -div 8, 4, 2 and 1, each in a fresh process, and print the growth")
+	runs := flag.Int("runs", 1, "fresh-process runs per scale with -all (the fastest is kept)")
+	flag.Parse()
+	if *all {
+		runAll(*runs)
+		return
+	}
+	r, err := measure(*div)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "podbench:", err)
+		os.Exit(1)
+	}
+	fmt.Println(r)
+}
+
+type result struct {
+	hosts, links            int
+	specMB                  float64
+	load, lint              time.Duration // wall
+	loadCPU, lintCPU        time.Duration // user+system, all threads
+	peakLoadMB, peakTotalMB float64       // VmHWM after load, after lint
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("hosts=%d links=%d spec=%.1fMB load=%.0fms (cpu %.0fms) lint=%.0fms (cpu %.0fms) load+lint=%.0fms peak-RSS: load %.0fMB, load+lint %.0fMB",
+		r.hosts, r.links, r.specMB, ms(r.load), ms(r.loadCPU), ms(r.lint), ms(r.lintCPU), ms(r.load+r.lint), r.peakLoadMB, r.peakTotalMB)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func measure(div int) (result, error) {
+	p := fabgen.Pod.Scale(div)
+	src := fabgen.Generate(p)
+	r := result{hosts: p.Hosts, links: p.Links(), specMB: float64(len(src)) / 1e6}
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := resetPeak(); err != nil {
+		return r, err
+	}
+
+	c0, t0 := cpuTime(), time.Now()
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: src}}, spec.LoadOptions{})
+	r.load, r.loadCPU = time.Since(t0), cpuTime()-c0
+	if diags.HasErrors() {
+		return r, fmt.Errorf("generated spec does not load: %v", diags)
+	}
+	r.peakLoadMB = peakRSS()
+
+	c0, t0 = cpuTime(), time.Now()
+	res := lint.Run(s)
+	r.lint, r.lintCPU = time.Since(t0), cpuTime()-c0
+	if res.Diagnostics.HasErrors() {
+		return r, fmt.Errorf("lint errors: %v", res.Diagnostics[0])
+	}
+	r.peakTotalMB = peakRSS()
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(src)
+	return r, nil
+}
+
+// runAll measures each scale in a fresh process (so no scale inherits
+// another's heap or peak) and prints the growth from one to the next.
+func runAll(runs int) {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "podbench:", err)
+		os.Exit(1)
+	}
+	var prev *result
+	for _, div := range []int{8, 4, 2, 1} {
+		var best *result
+		for i := 0; i < max(1, runs); i++ {
+			out, err := exec.Command(exe, "-div", strconv.Itoa(div)).CombinedOutput()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "podbench -div %d: %v\n%s", div, err, out)
+				os.Exit(1)
+			}
+			r, err := parse(string(out))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "podbench -div %d: %v\n%s", div, err, out)
+				os.Exit(1)
+			}
+			if best == nil || r.load+r.lint < best.load+best.lint {
+				best = &r
+			}
+		}
+		growth := ""
+		if prev != nil {
+			growth = fmt.Sprintf("  x%.2f time, x%.2f peak for x%.2f links", float64(best.load+best.lint)/float64(prev.load+prev.lint),
+				best.peakTotalMB/prev.peakTotalMB, float64(best.links)/float64(prev.links))
+		}
+		fmt.Printf("%s%s\n", best, growth)
+		prev = best
+	}
+}
+
+// parse reads back the line String prints (only the fields runAll needs).
+func parse(line string) (result, error) {
+	var r result
+	var specMB, load, loadCPU, lint, lintCPU, total, peakLoad, peakTotal float64
+	_, err := fmt.Sscanf(strings.TrimSpace(line), "hosts=%d links=%d spec=%fMB load=%fms (cpu %fms) lint=%fms (cpu %fms) load+lint=%fms peak-RSS: load %fMB, load+lint %fMB",
+		&r.hosts, &r.links, &specMB, &load, &loadCPU, &lint, &lintCPU, &total, &peakLoad, &peakTotal)
+	r.specMB, r.peakLoadMB, r.peakTotalMB = specMB, peakLoad, peakTotal
+	r.load, r.loadCPU = time.Duration(load*1e6), time.Duration(loadCPU*1e6)
+	r.lint, r.lintCPU = time.Duration(lint*1e6), time.Duration(lintCPU*1e6)
+	return r, err
+}
+
+// resetPeak sets VmHWM back to the current resident size (Linux 4.0+).
+func resetPeak() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS is VmHWM in MB.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				return 0
+			}
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/memory"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/fabgen"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// benchFields are tolerances and disruptive flags like a real driver's.
+var benchFields = []intent.Field{
+	{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+	{Pattern: "nic/*/tc/*/ecn/*", Tolerance: 0.05},
+	{Pattern: "port/*/pfc", Disruptive: "PFC change restarts the port"},
+	{Pattern: "nic/*/pfc", Disruptive: "PFC change resets the NIC's DCB (mlx5 flaps the link)"},
+	{Pattern: "port/*/mtu", Disruptive: "MTU change flaps the port"},
+}
+
+// benchRegistry registers the memory driver over store under every
+// platform name the fabric uses and "host".
+func benchRegistry(tb testing.TB, f *intent.Fabric, store *memory.Store) *drivers.Registry {
+	tb.Helper()
+	reg := drivers.NewRegistry()
+	names := map[string]bool{"host": true}
+	for _, sw := range f.Switches {
+		names[sw.Platform] = true
+	}
+	for n := range names {
+		if err := reg.Register(n, func() drivers.Driver { return &memory.Driver{Store: store, FieldList: benchFields} }); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// preload records every device's live state as its desired state with
+// every 100th setting (1 %) changed, deterministically.
+func preload(f *intent.Fabric, store *memory.Store) (settings, changed int) {
+	for _, u := range Units(f) {
+		st := make(intent.State, len(u.State))
+		for i, k := range u.State.Keys() {
+			v := u.State[k]
+			if i%100 == 99 {
+				v += "-drifted"
+				changed++
+			}
+			st[k] = v
+		}
+		settings += len(st)
+		store.Set(u.Device.Name, st)
+	}
+	return settings, changed
+}
+
+// cpuTime is the process's user + system CPU time so far: with other
+// work on the machine, CPU seconds per op are steadier than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapObjects is the live heap now (objects in use, after the last GC's
+// sweep: call runtime.GC first for a floor).
+func heapObjects() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
+
+// heapSampler records the peak of live heap objects while it runs.
+type heapSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startHeapSampler() *heapSampler {
+	h := &heapSampler{stop: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > h.peak.Load() {
+			h.peak.Store(v)
+		}
+	}
+	read()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				read()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) Stop() uint64 {
+	close(h.stop)
+	h.wg.Wait()
+	return h.peak.Load()
+}
+
+// BenchmarkPlanPod is the plan benchmark of the plan/apply issue: plan the
+// 4,096-host x 8-NIC, 256-switch pod against in-memory device states
+// (reads are instant; 1 % of settings differ). One op is compile + Make,
+// end to end; the spec is loaded once outside the timer (BenchmarkLoad in
+// internal/fabgen measures loading). Target: under 1.5 s and 500 MB.
+//
+// Reported: ns/op and B/op (total allocated per op); cpu-s/op, CPU
+// seconds per op over all threads (timed region only, GC included), which
+// stays meaningful when other work shares the machine; peak-heap-MB, the
+// highest heap sampled during an op; base-heap-MB, the heap before the
+// ops (the loaded spec and the store's recorded device states, which stand
+// in for the devices and are not fabctl's memory); plan-heap-MB = peak -
+// base, what planning itself holds at its peak (live and not yet
+// collected); plan-live-MB, what the finished plan and the compiled intent
+// retain after a GC; devices, settings and
+// changes per op.
+func BenchmarkPlanPod(b *testing.B) {
+	for _, div := range []int{16, 1} {
+		p := fabgen.Pod.Scale(div)
+		b.Run(fmt.Sprintf("hosts=%d/switches=%d", p.Hosts, p.Leaves+p.Spines), func(b *testing.B) {
+			s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: fabgen.Generate(p)}}, spec.LoadOptions{})
+			if diags.HasErrors() {
+				b.Fatal(diags)
+			}
+			store := memory.NewStore()
+			f := intent.Compile(s)
+			settings, _ := preload(f, store)
+			reg := benchRegistry(b, f, store)
+			f = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+			base := heapObjects()
+			var peak uint64
+			var changes, devices int
+			var retained uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				cpu0 := cpuTime()
+				h := startHeapSampler()
+				fab := intent.Compile(s)
+				pl := Make(context.Background(), s, fab, reg, Options{Parallelism: 16})
+				if pk := h.Stop(); pk > peak {
+					peak = pk
+				}
+				cpu += cpuTime() - cpu0
+				c := pl.Counts()
+				if c.Errored > 0 {
+					b.Fatalf("%d devices errored", c.Errored)
+				}
+				changes, devices = c.Add+c.Change+c.Remove, c.Devices
+				if i == 0 {
+					// What the plan holds once done (desired states,
+					// changes, payloads) and the intent.
+					b.StopTimer()
+					runtime.GC()
+					retained = heapObjects() - min(heapObjects(), base)
+					runtime.KeepAlive(pl)
+					runtime.KeepAlive(fab)
+					b.StartTimer()
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+			b.ReportMetric(float64(base)/1e6, "base-heap-MB")
+			b.ReportMetric(float64(peak-min(peak, base))/1e6, "plan-heap-MB")
+			b.ReportMetric(float64(retained)/1e6, "plan-live-MB")
+			b.ReportMetric(float64(devices), "devices")
+			b.ReportMetric(float64(settings), "settings")
+			b.ReportMetric(float64(changes), "changes")
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package plan
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// JSONDoc is the document `fabctl plan --json` and `fabctl show --json`
+// write (docs/json-output.md), format_version FormatVersion. Arrays are
+// never null; values absent on one side of a change are null.
+type JSONDoc struct {
+	FormatVersion string `json:"format_version"`
+	FabctlVersion string `json:"fabctl_version"`
+	Fabric        string `json:"fabric"`
+	SpecHash      string `json:"spec_hash"`
+	// Complete is false when a selected device could not be read.
+	Complete   bool `json:"complete"`
+	HasChanges bool `json:"has_changes"`
+	// Targeted is true when --target / --exclude limited the plan to
+	// Counts.Devices of FabricDevices devices.
+	Targeted      bool     `json:"targeted"`
+	Targets       []string `json:"targets"`
+	Excludes      []string `json:"excludes"`
+	FabricDevices int      `json:"fabric_devices"`
+	Counts        Counts   `json:"counts"`
+	// DisruptiveChanges lists every change that interrupts traffic.
+	DisruptiveChanges []JSONDisruptive      `json:"disruptive_changes"`
+	Devices           []JSONDevice          `json:"devices"`
+	Diagnostics       []spec.JSONDiagnostic `json:"diagnostics"`
+	// SavedPlan describes the plan file (show only).
+	SavedPlan *SavedPlanInfo `json:"saved_plan,omitempty"`
+}
+
+// JSONDisruptive is one disruptive change.
+type JSONDisruptive struct {
+	Address string `json:"address"`
+	Path    string `json:"path"`
+	Action  string `json:"action"`
+	Reason  string `json:"reason"`
+}
+
+// JSONDevice is one device's plan.
+type JSONDevice struct {
+	Address  string `json:"address"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	Role     string `json:"role"`
+	Driver   string `json:"driver"`
+	// Status is "changes", "no-changes" or "error".
+	Status      string           `json:"status"`
+	Error       string           `json:"error,omitempty"`
+	Fingerprint string           `json:"fingerprint,omitempty"`
+	Counts      DeviceCounts     `json:"counts"`
+	Unchanged   int              `json:"unchanged"`
+	Changes     []JSONChange     `json:"changes"`
+	Tolerated   []JSONTolerated  `json:"tolerated"`
+	Drift       []JSONDrift      `json:"drift"`
+	Steps       []drivers.Change `json:"steps"`
+}
+
+// JSONChange is one setting change: action "add" (before null), "change"
+// or "remove" (after null).
+type JSONChange struct {
+	Path       string  `json:"path"`
+	Action     string  `json:"action"`
+	Before     *string `json:"before"`
+	After      *string `json:"after"`
+	Disruptive string  `json:"disruptive,omitempty"`
+}
+
+// JSONTolerated is a setting the device holds within tolerance.
+type JSONTolerated struct {
+	Path    string `json:"path"`
+	Desired string `json:"desired"`
+	Live    string `json:"live"`
+}
+
+// JSONDrift is a setting changed outside fabctl: Applied is what fabctl
+// last applied, Live what the device has (null: the setting is gone).
+type JSONDrift struct {
+	Path    string  `json:"path"`
+	Applied string  `json:"applied"`
+	Live    *string `json:"live"`
+}
+
+// SavedPlanInfo describes a saved plan for show.
+type SavedPlanInfo struct {
+	Path          string `json:"path"`
+	FormatVersion string `json:"format_version"`
+	FabctlVersion string `json:"fabctl_version"`
+	SpecPath      string `json:"spec_path"`
+	// Stale is true when the spec or var files on disk differ from the
+	// ones the plan embeds, or the file is an older format; Warnings say
+	// why.
+	Stale    bool     `json:"stale"`
+	Warnings []string `json:"warnings"`
+}
+
+// ActionWord names an action in JSON: add, change, remove.
+func ActionWord(a intent.Action) string {
+	switch a {
+	case intent.Create:
+		return "add"
+	case intent.Delete:
+		return "remove"
+	default:
+		return "change"
+	}
+}
+
+func strp(s string) *string { return &s }
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// JSON builds the JSON document of a plan.
+func JSON(p *Plan) JSONDoc {
+	c := p.Counts()
+	doc := JSONDoc{
+		FormatVersion: FormatVersion, FabctlVersion: p.FabctlVersion, Fabric: p.Fabric, SpecHash: p.SpecHash,
+		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Targeted: p.Targeted(),
+		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
+		Counts: c, DisruptiveChanges: []JSONDisruptive{}, Devices: make([]JSONDevice, 0, len(p.Devices)),
+		Diagnostics: nonNil(p.Diagnostics),
+	}
+	for _, e := range disruptiveList(p) {
+		doc.DisruptiveChanges = append(doc.DisruptiveChanges, JSONDisruptive{Address: e.Address, Path: e.Path, Action: ActionWord(intent.Action(e.Action)), Reason: e.Reason})
+	}
+	for _, d := range p.Devices {
+		jd := JSONDevice{
+			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
+			Error: d.Error, Fingerprint: d.Fingerprint,
+			Changes: []JSONChange{}, Tolerated: []JSONTolerated{}, Drift: []JSONDrift{}, Steps: nonNil(d.Steps),
+		}
+		switch {
+		case d.Error != "":
+			jd.Status = "error"
+		case d.HasChanges():
+			jd.Status = "changes"
+		default:
+			jd.Status = "no-changes"
+		}
+		if d.Error == "" {
+			jd.Counts = d.Counts()
+			jd.Unchanged = d.Unchanged()
+		}
+		for _, ch := range d.Changes {
+			jc := JSONChange{Path: ch.Path, Action: ActionWord(ch.Action), Disruptive: ch.Disruptive}
+			if ch.Action != intent.Create {
+				jc.Before = strp(ch.Before)
+			}
+			if ch.Action != intent.Delete {
+				jc.After = strp(ch.After)
+			}
+			jd.Changes = append(jd.Changes, jc)
+		}
+		for _, t := range d.Tolerated {
+			jd.Tolerated = append(jd.Tolerated, JSONTolerated{Path: t.Path, Desired: t.After, Live: t.Before})
+		}
+		for _, dr := range d.Drift {
+			j := JSONDrift{Path: dr.Path, Applied: dr.After}
+			if dr.Action != intent.Create {
+				j.Live = strp(dr.Before)
+			}
+			jd.Drift = append(jd.Drift, j)
+		}
+		doc.Devices = append(doc.Devices, jd)
+	}
+	return doc
+}
+
+// WriteJSON writes a JSON document indented, without HTML escaping, and
+// a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

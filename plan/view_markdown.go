@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the plan as GitHub-flavoured markdown for a pull
+// request comment: a summary table, every disruptive change called out,
+// per-device changes in <details> blocks (diff-highlighted), devices that
+// could not be read, drift and lint findings. Like the human view it is
+// compact by default (o.Verbose lists every setting) and lists steps with
+// o.ShowPayload; o.Style is ignored.
+func WriteMarkdown(w io.Writer, p *Plan, o ViewOptions) error {
+	h := &humanWriter{w: w}
+	c := p.Counts()
+	status := "no changes"
+	switch {
+	case c.Errored > 0:
+		status = "incomplete: " + plural(c.Errored, "device", "devices") + " could not be read"
+	case c.Changed > 0:
+		status = countsPhrase(c.Add, c.Change, c.Remove)
+	}
+	h.line("### fabctl plan: `%s` (%s)", mdCode(p.Fabric), status)
+	h.line("")
+	h.line("| Devices planned | Changed | To add | To change | To remove | Disruptive | Drifted | Not read |")
+	h.line("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	planned := fmt.Sprint(len(p.Devices))
+	if p.Targeted() {
+		planned = fmt.Sprintf("%d of %d", len(p.Devices), p.FabricDevices)
+	}
+	h.line("| %s | %d | %d | %d | %d | %d | %d | %d |", planned, c.Changed, c.Add, c.Change, c.Remove, c.Disruptive, c.Drifted, c.Errored)
+	h.line("")
+	if p.Targeted() {
+		var sel []string
+		for _, t := range p.Targets {
+			sel = append(sel, "`--target "+mdCode(t)+"`")
+		}
+		for _, e := range p.Excludes {
+			sel = append(sel, "`--exclude "+mdCode(e)+"`")
+		}
+		h.line("> [!WARNING]")
+		h.line("> Targeting is in effect (%s): this plan covers %d of the fabric's %s; changes and drift on the others are not shown.",
+			strings.Join(sel, " "), len(p.Devices), plural(p.FabricDevices, "device", "devices"))
+		h.line("")
+	}
+	if c.Disruptive > 0 {
+		verb := "interrupt"
+		if c.Disruptive == 1 {
+			verb = "interrupts"
+		}
+		h.line("> [!CAUTION]")
+		h.line("> **%s %s traffic:**", plural(c.Disruptive, "disruptive change", "disruptive changes"), verb)
+		for _, g := range disruptiveGroups(p) {
+			paths := make([]string, len(g.Paths))
+			for i, x := range g.Paths {
+				paths[i] = "`" + mdCode(x) + "`"
+			}
+			h.line("> - `%s` %s: %s", mdCode(g.Address), strings.Join(paths, ", "), mdText(g.Reason))
+		}
+		h.line("")
+	}
+	if c.Errored > 0 {
+		h.line("> [!IMPORTANT]")
+		h.line("> **Not planned: %s could not be read.**", plural(c.Errored, "device", "devices"))
+		for _, d := range p.Devices {
+			if d.Error != "" {
+				h.line("> - `%s`: %s", mdCode(deviceTitle(d)), mdText(d.Error))
+			}
+		}
+		h.line("")
+	}
+	if c.Drifted > 0 {
+		h.line("#### Drift: changed outside fabctl since the last apply")
+		h.line("")
+		for _, d := range p.Devices {
+			if d.Error != "" || len(d.Drift) == 0 {
+				continue
+			}
+			h.line("<details><summary><code>%s</code>: %s changed</summary>", mdHTML(deviceTitle(d)), plural(len(d.Drift), "setting", "settings"))
+			h.line("")
+			h.line("```diff")
+			for _, ch := range d.Drift {
+				h.line("%s", mdFence(driftLine(ch)))
+			}
+			h.line("```")
+			h.line("</details>")
+			h.line("")
+		}
+	}
+	if p.HasChanges() {
+		h.line("#### Changes")
+		h.line("")
+		for _, d := range p.Devices {
+			if d.Error != "" || !d.HasChanges() {
+				continue
+			}
+			dc := d.Counts()
+			sum := countsPhrase(dc.Add, dc.Change, dc.Remove)
+			if dc.Disruptive > 0 {
+				sum += fmt.Sprintf(", <b>%d disruptive</b>", dc.Disruptive)
+			}
+			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), sum)
+			h.line("")
+			h.line("```diff")
+			if o.Verbose {
+				for _, ch := range d.Changes {
+					h.line("%s", mdFence(mdChangeLine(ChangeLine(ch), ch.Disruptive)))
+				}
+				for _, t := range d.Tolerated {
+					h.line("%s", mdFence("  "+toleratedLine(t)))
+				}
+			} else {
+				lines := compactLines(d.Changes)
+				shown, hidden, hiddenSettings := 0, 0, 0
+				for _, l := range lines {
+					if l.disruptive == "" && shown >= o.maxLines() {
+						hidden++
+						hiddenSettings += l.settings
+						continue
+					}
+					if l.disruptive == "" {
+						shown++
+					}
+					h.line("%s", mdFence(mdChangeLine(l.text, l.disruptive)))
+				}
+				if hidden > 0 {
+					h.line("  … and %d more %s (fabctl plan --verbose lists every setting)", hiddenSettings, pluralWord(hiddenSettings, "setting", "settings"))
+				}
+				if n := len(d.Tolerated); n > 0 {
+					h.line("  (%s within the driver's tolerance: not changes)", plural(n, "setting", "settings"))
+				}
+			}
+			h.line("```")
+			if o.ShowPayload && len(d.Steps) > 0 {
+				h.line("")
+				h.line("Payload (%s driver):", mdHTML(d.Driver))
+				h.line("")
+				h.line("```")
+				for i, s := range d.Steps {
+					h.line("%s", mdFence(fmt.Sprintf("# %d. %s", i+1, s.Summary)))
+					for _, pl := range s.Payload {
+						h.line("%s", mdFence(pl))
+					}
+				}
+				h.line("```")
+			}
+			h.line("</details>")
+			h.line("")
+		}
+	}
+	if len(p.Diagnostics) > 0 {
+		h.line("#### Lint findings")
+		h.line("")
+		for _, d := range p.Diagnostics {
+			title := d.Summary
+			if d.Rule != "" {
+				title = d.Rule + ": " + title
+			}
+			where := ""
+			if d.Range != nil {
+				where = fmt.Sprintf(" (`%s` line %d)", mdCode(d.Range.Filename), d.Range.Start.Line)
+			}
+			h.line("- **%s** %s%s", d.Severity, mdText(title), where)
+		}
+		h.line("")
+	}
+	h.line("<sub>fabctl %s · spec `%s`</sub>", mdHTML(p.FabctlVersion), shortHash(p.SpecHash))
+	return h.err
+}
+
+// mdChangeLine prefixes a change for a diff block: '+' and '-' lines are
+// coloured by GitHub; '!' marks disruptive changes.
+func mdChangeLine(text, disruptive string) string {
+	if disruptive == "" {
+		return text
+	}
+	return "! " + text + "   # disruptive: " + disruptive
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// mdCode makes s safe inside a `code span` (no backticks, no newlines).
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ").Replace(s)
+}
+
+// mdHTML escapes s for HTML contexts (<summary>, <code>).
+func mdHTML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
+}
+
+// mdText escapes s for running markdown text.
+func mdText(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "*", "\\*", "_", "\\_", "<", "&lt;", ">", "&gt;", "|", "\\|", "[", "\\[", "]", "\\]", "\n", " ")
+	return r.Replace(s)
+}
+
+// mdFence keeps a line from closing a fenced code block.
+func mdFence(s string) string {
+	return strings.ReplaceAll(s, "```", "`\u200b``")
+}

@@ -1,0 +1,244 @@
+package spec
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Streaming load of large specs: parse chunk by chunk and decode each
+// chunk's blocks as soon as it is parsed, dropping its syntax tree.
+//
+// Why: the syntax tree of a generated pod is ~25x its source (hclsyntax's
+// nodes carry three 64-byte ranges per attribute): 185 MB for the 8.4 MB
+// benchmark pod, against a 72 MB model. Parsing everything before decoding
+// kept the whole tree and the growing model alive together, and with Go's
+// default GC target the process peaked at ~360 MB. Streaming keeps only a
+// few chunk trees alive at a time (peak ~200 MB, measured with
+// internal/fabgen/cmd/podbench), and decoding on one core overlaps with
+// parsing on the others.
+//
+// The result must be exactly what the whole-file loader (loader.load)
+// gives, diagnostics included, in the same order. The loader decodes by
+// type: variables, locals, fabric, credentials and classes, then all
+// switches, hosts, links, validate blocks and infiniband, then resolves.
+// The stream keeps that:
+//
+//   - Chunks whose top-level lines name anything but switch, host, link,
+//     validate or infiniband blocks (the splitter's prediction), and small
+//     files, are parsed first and their global blocks decoded in the
+//     loader's order.
+//   - Then every unit, in file order, has its switch, host and link blocks
+//     decoded, each type's diagnostics into a bucket of its own; the
+//     buckets are appended in type order afterwards. Decoding one of these
+//     reads only its own block, the fabric and the variables. Errors in
+//     the global blocks that do not stop load (a bad class attribute) are
+//     fine: they precede all of these in either order.
+//   - Validate and infiniband blocks are few: they are kept and decoded
+//     after the stream, then everything is resolved as in load.
+//
+// Whenever the result could differ, the stream gives up and the caller
+// loads the whole-file way from scratch: any parse diagnostic, a top-level
+// item Content(topSchema) would report, an error that stops load in the
+// global blocks (it stops before having seen later chunks' top-level items),
+// a global block in a chunk predicted to have none, or a JSON file. Specs
+// with such errors are small or broken, and get the old path's output.
+
+// unit is one piece of a streamed spec: a chunk of a large file, or a
+// whole small file.
+type unit struct {
+	name  string
+	src   []byte
+	start hcl.Pos
+	whole bool // a whole file, parsed with hclsyntax.ParseConfig as before
+	early bool // parsed before the stream: small files and chunks with global blocks
+
+	file   *hcl.File // whole files
+	body   *hclsyntax.Body
+	diags  hcl.Diagnostics
+	blocks []*hcl.Block
+	ready  chan struct{} // closed when a streamed unit is parsed
+}
+
+// globalTypes are the top-level blocks everything else depends on.
+func isGlobalType(t string) bool {
+	switch t {
+	case "variable", "locals", "fabric", "class", "credentials":
+		return true
+	}
+	return false
+}
+
+// loadStreamed loads files into s the streaming way. ok=false: it does not
+// apply, or gave up; s is then untouched but for Files, which the caller
+// replaces.
+func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostics, ok bool) {
+	var units []*unit
+	chunked := false
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, ".json") {
+			return nil, false
+		}
+		if len(f.Data) >= chunkMinFile {
+			if chunks := splitTopLevel(f.Data); len(chunks) >= 2 {
+				chunked = true
+				for _, ch := range chunks {
+					units = append(units, &unit{name: f.Name, src: f.Data[ch.start.Byte:ch.end], start: ch.start, early: ch.globals})
+				}
+				s.Files[f.Name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Data, Nav: lineNav(f.Data)}
+				continue
+			}
+		}
+		units = append(units, &unit{name: f.Name, src: f.Data, start: hcl.InitialPos, whole: true, early: true})
+	}
+	if !chunked {
+		return nil, false // nothing large: the whole-file path is as good
+	}
+
+	// Phase 1: the early units, and the global blocks.
+	byType := map[string][]*hcl.Block{}
+	for _, u := range units {
+		if !u.early {
+			continue
+		}
+		if u.whole {
+			u.file, u.diags = hclsyntax.ParseConfig(u.src, u.name, hcl.InitialPos)
+			u.body = u.file.Body.(*hclsyntax.Body)
+			s.Files[u.name] = u.file
+		} else {
+			u.body, u.diags = parseChunk(u.src, u.name, u.start)
+		}
+		if len(u.diags) > 0 || !u.topBlocks() {
+			return nil, false
+		}
+		for _, b := range u.blocks {
+			if isGlobalType(b.Type) {
+				byType[b.Type] = append(byType[b.Type], b)
+			}
+		}
+	}
+	l := &loader{spec: s, opts: opts}
+	if !l.globals(byType) {
+		return nil, false
+	}
+
+	// Phase 2: the stream. Workers parse the other units ahead of the
+	// decoder, at most lookahead units, so that few trees are alive.
+	workers := runtime.GOMAXPROCS(0)
+	lookahead := 2*workers + 2
+	sem := make(chan struct{}, lookahead)
+	quit := make(chan struct{})
+	jobs := make(chan *unit)
+	var wg sync.WaitGroup
+	go func() {
+		defer close(jobs)
+		for _, u := range units {
+			if u.early {
+				continue
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-quit:
+				return
+			}
+			select {
+			case jobs <- u:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for _, u := range units {
+		if !u.early {
+			u.ready = make(chan struct{})
+		}
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for u := range jobs {
+				u.body, u.diags = parseChunk(u.src, u.name, u.start)
+				close(u.ready)
+			}
+		}()
+	}
+	defer wg.Wait()
+	giveUp := func() (hcl.Diagnostics, bool) {
+		close(quit)
+		return nil, false
+	}
+
+	var switchDiags, hostDiags, linkDiags hcl.Diagnostics
+	var validations, ibs []*hcl.Block
+	for _, u := range units {
+		if !u.early {
+			<-u.ready
+			if len(u.diags) > 0 || !u.topBlocks() {
+				return giveUp()
+			}
+		}
+		for _, b := range u.blocks {
+			switch b.Type {
+			case "switch":
+				l.decodeInto(&switchDiags, l.switchBlocks, b)
+			case "host":
+				l.decodeInto(&hostDiags, l.hostBlocks, b)
+			case "link":
+				l.decodeInto(&linkDiags, l.linkBlocks, b)
+			case "validate":
+				validations = append(validations, b)
+			case "infiniband":
+				ibs = append(ibs, b)
+			default:
+				if !u.early {
+					return giveUp() // a global block the splitter did not see
+				}
+			}
+		}
+		// The model keeps ranges and strings, not syntax: let the tree go.
+		u.body, u.blocks = nil, nil
+		if !u.early {
+			<-sem
+		}
+	}
+	l.diags = append(append(append(l.diags, switchDiags...), hostDiags...), linkDiags...)
+	l.late(validations, ibs)
+	l.resolve()
+	return l.diags, true
+}
+
+// decodeInto runs decode on b with its diagnostics going to bucket.
+func (l *loader) decodeInto(bucket *hcl.Diagnostics, decode func(*hcl.Block), b *hcl.Block) {
+	saved := l.diags
+	l.diags = *bucket
+	decode(b)
+	*bucket = l.diags
+	l.diags = saved
+}
+
+// topBlocks checks that Content(topSchema) on the unit's body would report
+// nothing (no top-level attribute, every block of a known type with its
+// labels) and sets u.blocks to what it would return.
+func (u *unit) topBlocks() bool {
+	if len(u.body.Attributes) > 0 {
+		return false
+	}
+	for _, b := range u.body.Blocks {
+		known := false
+		for _, bs := range topSchema.Blocks {
+			if bs.Type == b.Type {
+				known = len(b.Labels) == len(bs.LabelNames)
+				break
+			}
+		}
+		if !known {
+			return false
+		}
+	}
+	u.blocks = hclBlocks(u.body.Blocks)
+	return true
+}
