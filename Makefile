@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 TESTFLAGS    ?=
 
 # Benchmarks: spec loading and lint (internal/fabgen generates the large specs they use).
-BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/
+BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/ ./apply/
 
 # Fuzzing: "package:Target" pairs, each run for FUZZTIME. Add targets here as they are written.
 FUZZTIME     ?= 30s
