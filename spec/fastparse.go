@@ -20,7 +20,9 @@ import (
 // mostly lexing (a Token per lexeme, each position counted in grapheme
 // clusters through textseg) and building template parts through the
 // general template parser. This parser reads the same bytes directly into
-// the same AST in about a tenth of the time, allocating only the nodes.
+// the same AST: BenchmarkParseChunks (1/8 of the pod, one core) measured
+// 313 ms, 159 MB, 721k allocations for hclsyntax against 38 ms, 22 MB,
+// 49k allocations for this parser.
 //
 // It produces exactly the *hclsyntax.Body that hclsyntax.ParseConfig(src,
 // filename, start) produces — same node types, same ranges, same values —
@@ -38,8 +40,8 @@ import (
 //
 // Allocation: the chunk is copied once into a string, so identifiers,
 // labels and string values without escapes are substrings of it, and the
-// nodes are carved from slabs (fpAlloc); on the benchmark pod this halves
-// the parse time against one allocation per node and per string. A chunk's
+// nodes are carved from slabs (fpAlloc): 49k allocations instead of 194k
+// with one per node, less work for the allocator and the GC. A chunk's
 // tree lives and dies as a whole, and the model keeps no node, only
 // strings, so a slab pins nothing that would otherwise be freed; model
 // strings pin the chunk's copy (in total one more copy of the source).
