@@ -63,7 +63,7 @@ func TestCompile(t *testing.T) {
 	}
 	st := sw.Flatten()
 	want := map[string]string{
-		"trust": "dscp", "dscp/26": "3", "dscp/48": "6", "dscp/0": "0",
+		"trust": "dscp", "dscp/26": "3", "dscp/48": "6", "dscp/default": "0",
 		"tc/3/lossless": "true", "tc/3/bandwidth": "50", "tc/3/ecn/min": "150000", "tc/6/sched": "strict",
 		"pfcwd/detect": "200ms", "port/Ethernet2/mtu": "9100", "port/Ethernet2/pfc": "3", "port/Ethernet2/cable": "3m",
 	}
@@ -123,6 +123,35 @@ func TestSlashedPortNames(t *testing.T) {
 	}
 	d := Diff(State{"port/Ethernet1/1/pfc": "3"}, State{"port/Ethernet1/1/pfc": ""}, fields)
 	if len(d) != 1 || d[0].Disruptive != "flap" {
+		t.Errorf("diff %+v", d)
+	}
+}
+
+func TestDSCPNormalForm(t *testing.T) {
+	var table [64]int
+	table[26], table[48] = 3, 6
+	st := State{}
+	PutDSCP(st, "nic/eth1/", &table)
+	if len(st) != 3 || st["nic/eth1/dscp/default"] != "0" || st["nic/eth1/dscp/26"] != "3" || st["nic/eth1/dscp/48"] != "6" {
+		t.Errorf("normal form %v", st)
+	}
+	// A table mostly on TC 3 has default 3 and lists the others.
+	for i := 0; i < 40; i++ {
+		table[i] = 3
+	}
+	if DSCPDefault(&table) != 3 {
+		t.Errorf("default %d", DSCPDefault(&table))
+	}
+	// A live table with one extra entry diffs as one removal.
+	var want [64]int
+	want[26] = 3
+	live := State{}
+	PutDSCP(live, "", &want)
+	live["dscp/10"] = "5"
+	desired := State{}
+	PutDSCP(desired, "", &want)
+	d := Diff(desired, live, nil)
+	if len(d) != 1 || d[0].Path != "dscp/10" || d[0].Action != Delete {
 		t.Errorf("diff %+v", d)
 	}
 }

@@ -108,13 +108,11 @@ func sortedKeys(s State) []string {
 
 // Flatten returns a switch's desired State.
 func (sw *Switch) Flatten() State {
-	st := make(State, 16+64+6*len(sw.TCs)+6*len(sw.Ports))
+	st := make(State, 16+8+6*len(sw.TCs)+6*len(sw.Ports))
 	st["trust"] = sw.Trust
 	root := keysFor(&rootKeys, "", "")
 	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
-		for d, tc := range sw.DSCPToTC {
-			st[root.dscp[d]] = strconv.Itoa(tc)
-		}
+		putDSCP(st, root, &sw.DSCPToTC)
 	}
 	flattenTCs(st, root, sw.TCs)
 	if sw.Watchdog.Enabled {
@@ -149,6 +147,7 @@ func (sw *Switch) Flatten() State {
 // million settings).
 type keySet struct {
 	dscp                                                                         [64]string
+	dscpDefault                                                                  string
 	tc                                                                           [8]tcKeys
 	mtu, addresses, trust, pfc, pfcwd, pause, ecn, roceMode, tos, irqCPUs, cable string
 }
@@ -180,11 +179,56 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 	for i := range k.dscp {
 		k.dscp[i] = pre + "dscp/" + strconv.Itoa(i)
 	}
+	k.dscpDefault = pre + "dscp/default"
 	for i := range k.tc {
 		k.tc[i] = newTCKeys(pre + "tc/" + strconv.Itoa(i) + "/")
 	}
 	v, _ := m.LoadOrStore(name, k)
 	return v.(*keySet)
+}
+
+// DSCPDefault returns the TC most code points of a DSCP table map to (the
+// lowest such TC on a tie): the table's normal form is that default plus
+// the code points that differ from it.
+func DSCPDefault(table *[64]int) int {
+	var n [256]int
+	best := 0
+	for _, tc := range table {
+		if tc >= 0 && tc < len(n) {
+			n[tc]++
+		}
+	}
+	for tc := range n {
+		if n[tc] > n[best] {
+			best = tc
+		}
+	}
+	return best
+}
+
+// PutDSCP writes a DSCP -> TC table into a State in its normal form:
+// "<prefix>dscp/default" = the default TC and "<prefix>dscp/<n>" for each
+// code point mapped elsewhere (prefix "" for a switch, "nic/<name>/" for a
+// NIC). Drivers reading a live table use it too, so both sides compare.
+// A whole 64-entry table per NIC would be most of a host's settings.
+func PutDSCP(st State, prefix string, table *[64]int) {
+	def := DSCPDefault(table)
+	st[prefix+"dscp/default"] = strconv.Itoa(def)
+	for d, tc := range table {
+		if tc != def {
+			st[prefix+"dscp/"+strconv.Itoa(d)] = strconv.Itoa(tc)
+		}
+	}
+}
+
+func putDSCP(st State, k *keySet, table *[64]int) {
+	def := DSCPDefault(table)
+	st[k.dscpDefault] = strconv.Itoa(def)
+	for d, tc := range table {
+		if tc != def {
+			st[k.dscp[d]] = strconv.Itoa(tc)
+		}
+	}
 }
 
 func flattenTCs(st State, ks *keySet, tcs []TC) {
@@ -214,7 +258,7 @@ func flattenTCs(st State, ks *keySet, tcs []TC) {
 func (h *Host) Flatten() State {
 	n := 2 + len(h.NCCL)
 	for _, nic := range h.NICs {
-		n += 12 + 64 + 6*len(nic.TCs)
+		n += 12 + 8 + 6*len(nic.TCs)
 	}
 	st := make(State, n)
 	st["irqbalance"] = h.IRQBalance
@@ -237,9 +281,7 @@ func (h *Host) Flatten() State {
 		}
 		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
-			for d, tc := range n.DSCPToTC {
-				st[k.dscp[d]] = strconv.Itoa(tc)
-			}
+			putDSCP(st, k, &n.DSCPToTC)
 		}
 		st[k.pfc] = intsString(n.PFC)
 		st[k.pause] = boolString(n.Pause)

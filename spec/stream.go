@@ -14,12 +14,12 @@ import (
 //
 // Why: the syntax tree of a generated pod is ~25x its source (hclsyntax's
 // nodes carry three 64-byte ranges per attribute): 185 MB for the 8.4 MB
-// benchmark pod, against a 72 MB model. Parsing everything before decoding
+// benchmark pod, against a 73 MB model. Parsing everything before decoding
 // kept the whole tree and the growing model alive together, and with Go's
-// default GC target the process peaked at ~360 MB. Streaming keeps only a
-// few chunk trees alive at a time (peak ~200 MB, measured with
-// internal/fabgen/cmd/podbench), and decoding on one core overlaps with
-// parsing on the others.
+// default GC target load+lint peaked at ~360 MB of RSS (~540 MB before the
+// fast parser). Streaming keeps only a few chunk trees alive at a time:
+// ~160 MB (internal/fabgen/cmd/podbench). Decoding on one core also
+// overlaps with parsing on the others.
 //
 // The result must be exactly what the whole-file loader (loader.load)
 // gives, diagnostics included, in the same order. The loader decodes by
