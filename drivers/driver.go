@@ -1,5 +1,6 @@
 // Package drivers defines the contract every switch and host driver
-// implements, and the one explicit registry of drivers (register.go).
+// implements and the Registry type; the one explicit list of drivers is
+// package drivers/builtin.
 //
 // A driver reads a device's live state into normalised intent.State,
 // turns a diff into an ordered change list with the platform's native

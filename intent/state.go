@@ -114,7 +114,7 @@ func (sw *Switch) Flatten() State {
 	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
 		putDSCP(st, root, &sw.DSCPToTC)
 	}
-	flattenTCs(st, root, sw.TCs)
+	flattenTCs(st, root, sw.TCs, true)
 	if sw.Watchdog.Enabled {
 		st["pfcwd/detect"] = durString(sw.Watchdog.Detect)
 		st["pfcwd/restore"] = durString(sw.Watchdog.Restore)
@@ -231,7 +231,10 @@ func putDSCP(st State, k *keySet, table *[64]int) {
 	}
 }
 
-func flattenTCs(st State, ks *keySet, tcs []TC) {
+// flattenTCs writes the traffic classes. ECN marking thresholds are a
+// switch queue setting: a NIC is a DCQCN reaction/notification point, not
+// a marking point, so hosts flatten without them (withECN false).
+func flattenTCs(st State, ks *keySet, tcs []TC, withECN bool) {
 	for _, tc := range tcs {
 		var k tcKeys
 		if tc.TC >= 0 && tc.TC < len(ks.tc) {
@@ -246,7 +249,7 @@ func flattenTCs(st State, ks *keySet, tcs []TC) {
 			st[k.sched] = "ets"
 			st[k.bandwidth] = strconv.Itoa(tc.Bandwidth)
 		}
-		if tc.ECN != nil {
+		if withECN && tc.ECN != nil {
 			st[k.ecnMin] = strconv.FormatInt(int64(tc.ECN.Min), 10)
 			st[k.ecnMax] = strconv.FormatInt(int64(tc.ECN.Max), 10)
 			st[k.ecnProb] = strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64)
@@ -285,7 +288,7 @@ func (h *Host) Flatten() State {
 		}
 		st[k.pfc] = intsString(n.PFC)
 		st[k.pause] = boolString(n.Pause)
-		flattenTCs(st, k, n.TCs)
+		flattenTCs(st, k, n.TCs, false)
 		st[k.ecn] = intsString(n.ECNPrios)
 		st[k.roceMode] = n.RoCEMode
 		st[k.tos] = strconv.Itoa(h.RDMATos)

@@ -175,11 +175,12 @@ func (p *fastParser) peek() *fpTok {
 	return &p.tok
 }
 
-func (p *fastParser) read() fpTok {
-	t := *p.peek()
+// read consumes the next token. The result is valid until the next peek.
+func (p *fastParser) read() *fpTok {
+	t := p.peek()
 	p.off, p.line, p.lineStart = p.aOff, p.aLine, p.aLineStart
 	p.peeked = false
-	p.prev = p.rng(&t)
+	p.prev = p.rng(t)
 	return t
 }
 
@@ -502,9 +503,8 @@ func (p *fastParser) body(top bool, startRange hcl.Range) (*hclsyntax.Body, bool
 		default:
 			return nil, false
 		}
-		ident := p.read()
+		name := p.text(p.read())
 		identRange := p.prev
-		name := p.text(&ident)
 		switch p.peek().kind {
 		case fpEq:
 			a, ok := p.attribute(name, identRange)
@@ -575,7 +575,7 @@ func (p *fastParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, b
 			if s.kind == fpString {
 				labelBuf[n] = s.str
 			} else {
-				labelBuf[n] = p.text(&s)
+				labelBuf[n] = p.text(s)
 			}
 			rangeBuf[n] = p.prev
 			n++
@@ -661,7 +661,7 @@ func (p *fastParser) expr() (hclsyntax.Expression, bool) {
 	case fpIdent:
 		id := p.read()
 		var v cty.Value
-		switch p.text(&id) {
+		switch p.text(id) {
 		case "true":
 			v = cty.True
 		case "false":
@@ -731,7 +731,8 @@ func (p *fastParser) tupleRest(open hcl.Range) (hclsyntax.Expression, bool) {
 		}
 		p.read()
 	}
-	p.read()                         // ]
+	p.read() // ]
+
 	var exprs []hclsyntax.Expression // nil for [], as hclsyntax has it
 	if len(elems) > 0 {
 		exprs = many(&p.alloc.exprs, len(elems))

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -189,26 +190,30 @@ func firstDiff(want, got string) string {
 	return "(equal)"
 }
 
-// corpusFiles is every native-syntax spec in the repository.
+// corpusFiles is every native-syntax spec under the repository's example
+// and test-data directories.
 func corpusFiles(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
-	for _, pat := range []string{
-		"../examples/*/*.fab.hcl", "../examples/*.fab.hcl",
-		"../testdata/*.fab.hcl", "../testdata/*/*.fab.hcl", "../testdata/*/*/*.fab.hcl",
-		"../validate/lint/testdata/*.fab.hcl", "../validate/lint/testdata/*/*.fab.hcl", "../validate/lint/testdata/*/*/*.fab.hcl",
-		"../internal/cli/testdata/*.fab.hcl", "../internal/cli/testdata/*/*.fab.hcl", "../internal/cli/testdata/*/*/*.fab.hcl",
-		"testdata/*.fab.hcl", "testdata/*/*.fab.hcl",
-	} {
-		m, err := filepath.Glob(pat)
+	for _, dir := range []string{"../examples", "../testdata", "../validate/lint/testdata", "../internal/cli/testdata", "testdata"} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) && path == dir {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".fab.hcl") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			out[path] = b
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
-		}
-		for _, name := range m {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[name] = b
 		}
 	}
 	return out
@@ -456,8 +461,10 @@ func TestFastParseCases(t *testing.T) {
 
 // FuzzFastParse is the differential fuzz target: whenever the fast path
 // takes an input, hclsyntax must parse it without diagnostics into the
-// same tree; neither may panic. Seeds: testdata/fuzz/FuzzFastParse, the
-// hand-written cases, the corpus and a small generated pod.
+// same tree; and the input cut at every top-level line, parsed chunk by
+// chunk and merged (parseWholeN), must give what ParseConfig gives, tree
+// and diagnostics. Nothing may panic. Seeds: testdata/fuzz/FuzzFastParse,
+// the hand-written cases, the corpus and a small generated pod.
 func FuzzFastParse(f *testing.F) {
 	for _, c := range fastParseCases {
 		f.Add([]byte(c.src), uint8(0))
@@ -471,6 +478,14 @@ func FuzzFastParse(f *testing.F) {
 		start := starts[int(startSel)%len(starts)]
 		if _, err := diffFast(src, "fuzz.fab.hcl", start); err != nil {
 			t.Fatalf("%q: %v", src, err)
+		}
+		want, wantDiags := hclsyntax.ParseConfig(src, "fuzz.fab.hcl", hcl.InitialPos)
+		got, gotDiags := parseWholeN(src, "fuzz.fab.hcl", 1)
+		if fmt.Sprint(gotDiags) != fmt.Sprint(wantDiags) {
+			t.Fatalf("%q: chunked diagnostics %v, want %v", src, gotDiags, wantDiags)
+		}
+		if w, g := dumpAST(want.Body), dumpAST(got.Body); w != g {
+			t.Fatalf("%q: chunked tree differs\n%s", src, firstDiff(w, g))
 		}
 	})
 }
@@ -504,5 +519,79 @@ func BenchmarkParseChunks(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSyntaxNav: a whole file the fast path parses carries syntaxNav, which
+// must answer exactly as the Nav hclsyntax.ParseConfig attaches, at every
+// offset (it names the block around a diagnostic in snippets).
+func TestSyntaxNav(t *testing.T) {
+	type nav interface {
+		ContextString(int) string
+		ContextDefRange(int) hcl.Range
+	}
+	checked := 0
+	for name, src := range corpusFiles(t) {
+		fast, _ := parseWhole(src, name)
+		if _, ok := fast.Nav.(syntaxNav); !ok {
+			continue
+		}
+		want, _ := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		wn, ok := want.Nav.(nav)
+		if !ok {
+			t.Fatalf("hclsyntax's Nav is a %T", want.Nav)
+		}
+		fn := fast.Nav.(nav)
+		for off := -1; off <= len(src)+1; off++ {
+			if w, g := wn.ContextString(off), fn.ContextString(off); w != g {
+				t.Fatalf("%s offset %d: ContextString %q, want %q", name, off, g, w)
+			}
+			if w, g := wn.ContextDefRange(off), fn.ContextDefRange(off); w != g {
+				t.Fatalf("%s offset %d: ContextDefRange %v, want %v", name, off, g, w)
+			}
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d files took the fast path", checked)
+	}
+}
+
+// TestParseWholeMatchesParseConfig: parseWhole, chunked or not, returns the
+// file hclsyntax.ParseConfig returns: the same tree and diagnostics.
+func TestParseWholeMatchesParseConfig(t *testing.T) {
+	inputs := map[string][]byte{
+		"gen.fab.hcl":     fabgen.Generate(fabgen.Pod.Scale(64)),
+		"foreach.fab.hcl": fabgen.GenerateForEach(fabgen.Pod.Scale(64)),
+		"crlf.fab.hcl":    bytes.ReplaceAll(fabgen.Generate(fabgen.Params{Hosts: 4, Rails: 2, Leaves: 2, Spines: 1, Uplinks: 1}), []byte("\n"), []byte("\r\n")),
+		"lead.fab.hcl":    []byte("\n\n  # lead\n  x {\n  }\ny = 1\nz {\n}\ny = 2\n"),
+	}
+	for name, b := range corpusFiles(t) {
+		inputs[name] = b
+	}
+	for i, c := range fastParseCases {
+		inputs[fmt.Sprintf("case%d.fab.hcl", i)] = []byte(c.src)
+	}
+	merged := 0
+	for name, src := range inputs {
+		want, wantDiags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		for _, target := range []int{chunkTarget, 7, 1} {
+			got, gotDiags := parseWholeN(src, name, target)
+			if fmt.Sprint(gotDiags) != fmt.Sprint(wantDiags) {
+				t.Fatalf("%s (target %d): diagnostics %v, want %v", name, target, gotDiags, wantDiags)
+			}
+			if w, g := dumpAST(want.Body), dumpAST(got.Body); w != g {
+				t.Fatalf("%s (target %d): tree differs\n%s", name, target, firstDiff(w, g))
+			}
+			if !bytes.Equal(got.Bytes, src) {
+				t.Fatalf("%s: Bytes differ", name)
+			}
+			if _, ok := got.Nav.(syntaxNav); ok && target == 1 && len(splitTopLevelN(src, 1)) > 1 {
+				merged++
+			}
+		}
+	}
+	if merged < 20 {
+		t.Fatalf("only %d files were merged from chunks", merged)
 	}
 }

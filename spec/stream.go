@@ -44,8 +44,8 @@ import (
 // loads the whole-file way from scratch: any parse diagnostic, a top-level
 // item Content(topSchema) would report, an error that stops load in the
 // global blocks (it stops before having seen later chunks' top-level items),
-// a global block in a chunk predicted to have none, or a JSON file. Specs
-// with such errors are small or broken, and get the old path's output.
+// a global block in a chunk predicted to have none, or a JSON file. Such
+// specs get the whole-file path's output, at its cost.
 
 // unit is one piece of a streamed spec: a chunk of a large file, or a
 // whole small file.
@@ -53,7 +53,7 @@ type unit struct {
 	name  string
 	src   []byte
 	start hcl.Pos
-	whole bool // a whole file, parsed with hclsyntax.ParseConfig as before
+	whole bool // a whole file, parsed in one piece as before
 	early bool // parsed before the stream: small files and chunks with global blocks
 
 	file   *hcl.File // whole files
@@ -105,7 +105,7 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			continue
 		}
 		if u.whole {
-			u.file, u.diags = hclsyntax.ParseConfig(u.src, u.name, hcl.InitialPos)
+			u.file, u.diags = parseWhole(u.src, u.name)
 			u.body = u.file.Body.(*hclsyntax.Body)
 			s.Files[u.name] = u.file
 		} else {
@@ -132,6 +132,11 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 	sem := make(chan struct{}, lookahead)
 	quit := make(chan struct{})
 	jobs := make(chan *unit)
+	for _, u := range units {
+		if !u.early {
+			u.ready = make(chan struct{})
+		}
+	}
 	var wg sync.WaitGroup
 	go func() {
 		defer close(jobs)
@@ -151,11 +156,6 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			}
 		}
 	}()
-	for _, u := range units {
-		if !u.early {
-			u.ready = make(chan struct{})
-		}
-	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {

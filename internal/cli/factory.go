@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 )
 
 // Factory carries what commands need from the outside world. main builds
@@ -18,7 +19,7 @@ type Factory struct {
 	// Global holds the root's persistent flags; filled in before any
 	// command's RunE runs.
 	Global GlobalOptions
-	// Drivers returns the driver registry plan/apply use: drivers.Builtin()
+	// Drivers returns the driver registry plan/apply use: builtin.Registry()
 	// in a real process, a registry of in-memory drivers in tests.
 	Drivers func() *drivers.Registry
 	// Now is the clock (journals and locks record times); tests fix it.
@@ -34,7 +35,7 @@ type GlobalOptions struct {
 
 // NewFactory returns the factory for a real process.
 func NewFactory(ios *IOStreams, env []string) *Factory {
-	return &Factory{IOStreams: ios, Env: env, Drivers: drivers.Builtin, Now: time.Now}
+	return &Factory{IOStreams: ios, Env: env, Drivers: builtin.Registry, Now: time.Now}
 }
 
 // Getenv returns the value of an environment variable from f.Env.

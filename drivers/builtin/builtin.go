@@ -1,0 +1,26 @@
+// Package builtin holds the one explicit list of the drivers in this
+// build. A driver package exports a constructor and is added to Registry;
+// no package registers itself from init(). It is its own package because
+// the driver packages import package drivers for the contract.
+package builtin
+
+import (
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host"
+)
+
+// Registry returns a registry of every driver in this build, keyed by the
+// name drivers.For gives a device: the switch platform, or "host".
+//
+// The in-memory driver (drivers/memory) is for tests and is not listed.
+func Registry() *drivers.Registry {
+	r := drivers.NewRegistry()
+	must(r.Register("host", host.New))
+	return r
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err) // a duplicate name in the list above: a programming error
+	}
+}
