@@ -7,6 +7,7 @@ package builtin
 import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/switch/sonic"
 )
 
 // Registry returns a registry of every driver in this build, keyed by the
@@ -16,6 +17,7 @@ import (
 func Registry() *drivers.Registry {
 	r := drivers.NewRegistry()
 	must(r.Register("host", host.New))
+	must(r.Register(sonic.Name, sonic.New))
 	return r
 }
 

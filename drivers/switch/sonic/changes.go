@@ -1,0 +1,331 @@
+package sonic
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Op is one RFC 6902 operation over CONFIG_DB paths (/TABLE/KEY[/FIELD]).
+type Op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+func (o Op) line() string {
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+func esc(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1") }
+
+func ptr(parts ...string) string {
+	for i, p := range parts {
+		parts[i] = esc(p)
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+// owned rows are fabctl's whole (replaced as a row); shared rows hold
+// fields fabctl does not manage (PORT speed, lanes, ...) and are patched
+// field by field.
+var sharedFields = map[string][]string{
+	"PORT":         {"mtu"},
+	"PORT_QOS_MAP": {"dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map", "pfc_enable", "pfcwd_sw_enable"},
+	"CABLE_LENGTH": nil, // fields are port names
+}
+
+func shared(table, key string) bool {
+	_, ok := sharedFields[table]
+	return ok || (table == "PFC_WD" && key == "GLOBAL")
+}
+
+type rowRef struct{ table, key string }
+
+// rowsFor lists the CONFIG_DB rows that implement a state path.
+func rowsFor(path string, sw *intent.Switch) []rowRef {
+	var out []rowRef
+	allPorts := func(table string, suffix string) {
+		for _, p := range sw.Ports {
+			out = append(out, rowRef{table, p.Name + suffix})
+		}
+	}
+	maps := []rowRef{{"DSCP_TO_TC_MAP", MapName}, {"DOT1P_TO_TC_MAP", MapName}, {"TC_TO_PRIORITY_GROUP_MAP", MapName},
+		{"TC_TO_QUEUE_MAP", MapName}, {"MAP_PFC_PRIORITY_TO_QUEUE", MapName}, {"PORT_QOS_MAP", "global"}}
+	switch {
+	case path == "trust" || strings.HasPrefix(path, "dscp/"):
+		out = append(out, maps...)
+		allPorts("PORT_QOS_MAP", "")
+	case strings.HasPrefix(path, "tc/"):
+		parts := strings.Split(path, "/")
+		tc, _ := strconv.Atoi(parts[1])
+		out = append(out, rowRef{"SCHEDULER", schedName(tc)}, rowRef{"WRED_PROFILE", wredName(tc)})
+		out = append(out, maps...)
+		allPorts("PORT_QOS_MAP", "")
+		allPorts("QUEUE", "|"+parts[1])
+		allPorts("BUFFER_PG", "|"+parts[1])
+	case strings.HasPrefix(path, "pfcwd/"):
+		out = append(out, rowRef{"PFC_WD", "GLOBAL"})
+		allPorts("PFC_WD", "")
+		allPorts("PORT_QOS_MAP", "")
+	case path == "buffer/headroom":
+		out = append(out, rowRef{"BUFFER_PROFILE", HeadroomName})
+		for _, tc := range sw.TCs {
+			allPorts("BUFFER_PG", "|"+strconv.Itoa(tc.TC))
+		}
+	case strings.HasPrefix(path, "port/"):
+		rest := path[len("port/"):]
+		i := strings.LastIndexByte(rest, '/')
+		if i < 0 {
+			return nil
+		}
+		port, attr := rest[:i], rest[i+1:]
+		switch attr {
+		case "mtu":
+			out = append(out, rowRef{"PORT", port})
+		case "pfc", "trust":
+			out = append(out, maps...)
+			out = append(out, rowRef{"PORT_QOS_MAP", port})
+		case "pfcwd":
+			out = append(out, rowRef{"PFC_WD", port}, rowRef{"PORT_QOS_MAP", port})
+		case "cable":
+			out = append(out, rowRef{"CABLE_LENGTH", CableTable})
+		}
+	}
+	return out
+}
+
+// rowOps are the operations that bring one row to its desired content.
+func rowOps(want DB, r rowRef) []Op {
+	row, ok := want.row(r.table, r.key)
+	if !shared(r.table, r.key) {
+		if !ok {
+			return []Op{{Op: "remove", Path: ptr(r.table, r.key)}}
+		}
+		return []Op{{Op: "add", Path: ptr(r.table, r.key), Value: copyRow(row)}}
+	}
+	fields := sharedFields[r.table]
+	switch {
+	case r.table == "PFC_WD":
+		fields = []string{"POLL_INTERVAL"}
+	case r.table == "CABLE_LENGTH":
+		for f := range row {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+	}
+	var out []Op
+	for _, f := range fields {
+		if v, ok := row[f]; ok {
+			out = append(out, Op{Op: "add", Path: ptr(r.table, r.key, f), Value: v})
+		} else {
+			out = append(out, Op{Op: "remove", Path: ptr(r.table, r.key, f)})
+		}
+	}
+	return out
+}
+
+func copyRow(r map[string]string) map[string]string {
+	out := make(map[string]string, len(r))
+	for k, v := range r {
+		out[k] = v
+	}
+	return out
+}
+
+// changes groups a diff into change steps, each carrying the JSON patch
+// operations (one per payload line) that settle its paths. An operation
+// appears once, in the first step that needs it. Operations are written
+// without knowing the live CONFIG_DB: Apply adds the parent tables and
+// rows a patch needs and drops removals of what is already absent.
+func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field) ([]drivers.Change, error) {
+	want, err := Desired(sw)
+	if err != nil {
+		return nil, err
+	}
+	type group struct {
+		key   string
+		paths []string
+		dis   string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, c := range diff {
+		g := groupOf(c.Path)
+		if groups[g] == nil {
+			groups[g] = &group{key: g}
+			order = append(order, g)
+		}
+		gr := groups[g]
+		gr.paths = append(gr.paths, c.Path)
+		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && gr.dis == "" {
+			gr.dis = f.Disruptive
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
+	seen := map[string]bool{}
+	var out []drivers.Change
+	for _, g := range order {
+		gr := groups[g]
+		var payload []string
+		for _, p := range gr.paths {
+			for _, r := range rowsFor(p, sw) {
+				for _, op := range rowOps(want, r) {
+					if seen[op.Path] {
+						continue
+					}
+					seen[op.Path] = true
+					payload = append(payload, op.line())
+				}
+			}
+		}
+		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
+			Payload: payload, Disruptive: gr.dis})
+	}
+	return out, nil
+}
+
+func groupOf(path string) string {
+	switch {
+	case path == "trust" || strings.HasPrefix(path, "dscp/"):
+		return "classification (DSCP_TO_TC_MAP, PORT_QOS_MAP)"
+	case strings.HasPrefix(path, "tc/"):
+		return "traffic class " + strings.Split(path, "/")[1] + " (SCHEDULER, WRED_PROFILE, QUEUE, BUFFER_PG)"
+	case strings.HasPrefix(path, "pfcwd/"):
+		return "PFC watchdog (PFC_WD)"
+	case path == "buffer/headroom":
+		return "headroom (BUFFER_PROFILE, BUFFER_PG)"
+	case strings.HasPrefix(path, "port/"):
+		rest := path[len("port/"):]
+		return "port " + rest[:max(strings.LastIndexByte(rest, '/'), 0)]
+	}
+	return path
+}
+
+func groupRank(g string) int {
+	switch {
+	case strings.HasPrefix(g, "classification"):
+		return 0
+	case strings.HasPrefix(g, "traffic class"):
+		return 1
+	case strings.HasPrefix(g, "headroom"):
+		return 2
+	case strings.HasPrefix(g, "PFC watchdog"):
+		return 3
+	}
+	return 4
+}
+
+// effectivePatch turns the steps' operations into the patch sent to the
+// switch, against its running CONFIG_DB: parents a patch adds into are
+// created first, removals of absent paths are dropped, and rows or tables
+// a removal leaves empty are removed too (GCU refuses empty tables). It
+// returns the patch and the CONFIG_DB it should produce.
+func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[string]any, error) {
+	doc := deepCopy(cur).(map[string]any)
+	var out []Op
+	for _, st := range steps {
+		for _, line := range st.Payload {
+			var op Op
+			if err := json.Unmarshal([]byte(line), &op); err != nil {
+				return nil, nil, fmt.Errorf("bad payload line %q: %w", line, err)
+			}
+			parts, err := split(op.Path)
+			if err != nil || len(parts) == 0 {
+				return nil, nil, fmt.Errorf("bad patch path %q", op.Path)
+			}
+			switch op.Op {
+			case "add":
+				node := doc
+				for i, p := range parts[:len(parts)-1] {
+					next, ok := node[p].(map[string]any)
+					if !ok {
+						next = map[string]any{}
+						node[p] = next
+						out = append(out, Op{Op: "add", Path: "/" + strings.Join(escAll(parts[:i+1]), "/"), Value: map[string]any{}})
+					}
+					node = next
+				}
+				node[parts[len(parts)-1]] = toAny(op.Value)
+				out = append(out, op)
+			case "remove":
+				chain := []map[string]any{doc}
+				node := doc
+				ok := true
+				for _, p := range parts[:len(parts)-1] {
+					next, isMap := node[p].(map[string]any)
+					if !isMap {
+						ok = false
+						break
+					}
+					node = next
+					chain = append(chain, node)
+				}
+				if _, present := node[parts[len(parts)-1]]; !ok || !present {
+					continue
+				}
+				delete(node, parts[len(parts)-1])
+				// Remove the highest ancestor the removal empties instead.
+				cut := len(parts)
+				for i := len(chain) - 1; i >= 1 && len(chain[i]) == 0; i-- {
+					cut = i
+					delete(chain[i-1], parts[i-1])
+				}
+				out = append(out, Op{Op: "remove", Path: "/" + strings.Join(escAll(parts[:cut]), "/")})
+			default:
+				return nil, nil, fmt.Errorf("unsupported op %q in payload", op.Op)
+			}
+		}
+	}
+	return out, doc, nil
+}
+
+func escAll(parts []string) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = esc(p)
+	}
+	return out
+}
+
+func split(p string) ([]string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, fmt.Errorf("path must start with /")
+	}
+	parts := strings.Split(p[1:], "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts, nil
+}
+
+func toAny(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = deepCopy(e)
+		}
+		return a
+	}
+	return v
+}

@@ -1,0 +1,67 @@
+package sonic
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fabctl/fabctl/drivers"
+)
+
+// goldenHeader names the document whose syntax the rendered file follows.
+const goldenHeader = "# fabctl render: SONiC CONFIG_DB rows (config_db.json fragment)\n" +
+	"# Syntax: sonic-net/sonic-buildimage src/sonic-yang-models/doc/Configuration.md\n" +
+	"# (PORT, DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE,\n" +
+	"#  SCHEDULER, WRED_PROFILE, QUEUE, PORT_QOS_MAP, BUFFER_PG, CABLE_LENGTH, PFC_WD)\n"
+
+func TestGoldenRender(t *testing.T) {
+	for _, c := range []struct{ dir, sw, golden string }{
+		{"testbed", "leaf1", "testbed-leaf1.golden"},
+		{"ai-pod", "leaf1", "ai-pod-leaf1.golden"},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			_, f := load(t, c.dir)
+			sw := sonicSwitch(t, f, c.sw)
+			files, err := (&Driver{}).Render(drivers.Target{Device: sw.Device, Intent: sw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append([]byte(goldenHeader), files[0].Data...)
+			path := filepath.Join("testdata", c.golden)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
+			}
+			// The rendering reads back as the intent's state.
+			db, _ := ParseConfigDB(files[0].Data)
+			st, want2 := db.State(sw), sw.Flatten()
+			for k, v := range want2 {
+				if st[k] != v {
+					t.Errorf("%s: rendered reads back %q, want %q", k, st[k], v)
+				}
+			}
+		})
+	}
+}
+
+func FuzzReadConfigDB(f *testing.F) {
+	_, fab := load(f, "testbed")
+	sw := sonicSwitch(f, fab, "leaf1")
+	f.Add([]byte(`{"PORT":{"Ethernet0":{"mtu":"9100"}},"PORT_QOS_MAP":{"global":{"dscp_to_tc_map":"[DSCP_TO_TC_MAP|AZURE]"}},"DSCP_TO_TC_MAP":{"AZURE":{"3":"3","4":"4"}}}`))
+	f.Add([]byte(`{"QUEUE":{"Ethernet0|3":{"scheduler":"x"}},"PFC_WD":{"GLOBAL":{"POLL_INTERVAL":1}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := ReadConfigDB(b, sw)
+		if err == nil && st == nil {
+			t.Fatal("nil state without error")
+		}
+	})
+}

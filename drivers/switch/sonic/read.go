@@ -1,0 +1,303 @@
+package sonic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Inconsistent is the value Read reports for a switch-wide setting that
+// the ports disagree on (a queue bound to another scheduler on one port):
+// it never equals a desired value, so the plan re-applies the setting.
+const Inconsistent = "inconsistent"
+
+// ParseConfigDB decodes `show runningconfiguration all` (CONFIG_DB as a
+// JSON object of tables). Rows that are not objects and non-string values
+// are kept as their JSON text; tables that are not objects are skipped.
+func ParseConfigDB(b []byte) (DB, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("running configuration is not a CONFIG_DB JSON object: %w", err)
+	}
+	db := DB{}
+	for t, tv := range raw {
+		var rows map[string]json.RawMessage
+		if json.Unmarshal(tv, &rows) != nil {
+			continue
+		}
+		tab := map[string]map[string]string{}
+		for k, rv := range rows {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(rv, &fields) != nil {
+				continue
+			}
+			row := map[string]string{}
+			for f, fv := range fields {
+				var s string
+				if json.Unmarshal(fv, &s) != nil {
+					s = string(fv)
+				}
+				row[f] = s
+			}
+			tab[k] = row
+		}
+		db[t] = tab
+	}
+	return db, nil
+}
+
+// deref resolves a map reference in either style CONFIG_DB documents use:
+// "[DSCP_TO_TC_MAP|AZURE]" (older) or "AZURE" (newer).
+func deref(table, v string) string {
+	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		if t, k, ok := strings.Cut(v[1:len(v)-1], "|"); ok && t == table {
+			return k
+		}
+	}
+	return v
+}
+
+// ReadConfigDB normalises a running CONFIG_DB into fabctl's state paths
+// for the settings the switch intent manages (its ports, its classes).
+func ReadConfigDB(b []byte, sw *intent.Switch) (intent.State, error) {
+	if sw == nil {
+		return nil, errors.New("no switch intent")
+	}
+	db, err := ParseConfigDB(b)
+	if err != nil {
+		return nil, err
+	}
+	return db.State(sw), nil
+}
+
+// State is the normalised state of the rows fabctl manages.
+func (db DB) State(sw *intent.Switch) intent.State {
+	st := intent.State{}
+	global := db["PORT_QOS_MAP"]["global"]
+	trust := ""
+	switch {
+	case global["dscp_to_tc_map"] != "":
+		trust = spec.TrustDSCP
+	case global["dot1p_to_tc_map"] != "":
+		trust = spec.TrustPCP
+	}
+	if trust != "" {
+		st["trust"] = trust
+	}
+	if trust == spec.TrustDSCP && sw.Transport != "infiniband" {
+		name := deref("DSCP_TO_TC_MAP", global["dscp_to_tc_map"])
+		var table [64]int
+		for k, v := range db["DSCP_TO_TC_MAP"][name] {
+			d, err1 := strconv.Atoi(k)
+			tc, err2 := strconv.Atoi(v)
+			if err1 == nil && err2 == nil && d >= 0 && d < 64 {
+				table[d] = tc
+			}
+		}
+		intent.PutDSCP(st, "", &table)
+	}
+
+	// Ports the intent manages that exist on the switch.
+	var ports []string
+	for _, p := range sw.Ports {
+		if _, ok := db["PORT"][p.Name]; ok {
+			ports = append(ports, p.Name)
+		}
+	}
+	// agree returns the common value of per-port values, Inconsistent
+	// when they differ, ok=false when no port has one.
+	agree := func(vals []string) (string, bool) {
+		out, seen := "", false
+		for _, v := range vals {
+			if v == "" {
+				continue
+			}
+			if seen && v != out {
+				return Inconsistent, true
+			}
+			out, seen = v, true
+		}
+		return out, seen
+	}
+
+	// Traffic classes: from the queues of the managed ports, or from
+	// fabctl's own scheduler rows when there are none.
+	tcs := map[int]bool{}
+	for k := range db["QUEUE"] {
+		p, q, _ := strings.Cut(k, "|")
+		if n, err := strconv.Atoi(q); err == nil && n >= 0 && n < 8 && contains(ports, p) {
+			tcs[n] = true
+		}
+	}
+	if len(ports) == 0 {
+		for k := range db["SCHEDULER"] {
+			if n, err := strconv.Atoi(strings.TrimPrefix(k, "FABCTL_TC")); err == nil && strings.HasPrefix(k, "FABCTL_TC") && n >= 0 && n < 8 {
+				tcs[n] = true
+			}
+		}
+	}
+	for tc := range tcs {
+		pre := "tc/" + strconv.Itoa(tc) + "/"
+		var sched, wred, pg []string
+		for _, p := range ports {
+			qrow := db["QUEUE"][p+"|"+strconv.Itoa(tc)]
+			sched = append(sched, deref("SCHEDULER", qrow["scheduler"]))
+			wred = append(wred, deref("WRED_PROFILE", qrow["wred_profile"]))
+			if r, ok := db["BUFFER_PG"][p+"|"+strconv.Itoa(tc)]; ok {
+				pg = append(pg, "true|"+deref("BUFFER_PROFILE", r["profile"]))
+			} else {
+				pg = append(pg, "false|")
+			}
+		}
+		if len(ports) == 0 {
+			sched = []string{schedName(tc)}
+			if _, ok := db["WRED_PROFILE"][wredName(tc)]; ok {
+				wred = []string{wredName(tc)}
+			}
+		}
+		if s, ok := agree(sched); ok {
+			if s == Inconsistent {
+				st[pre+"sched"] = Inconsistent
+			} else if r := db["SCHEDULER"][s]; strings.EqualFold(r["type"], "STRICT") {
+				st[pre+"sched"] = "strict"
+			} else {
+				st[pre+"sched"] = "ets"
+				st[pre+"bandwidth"] = r["weight"]
+			}
+		}
+		if w, ok := agree(wred); ok {
+			if w == Inconsistent {
+				st[pre+"ecn/min"] = Inconsistent
+			} else if r, ok := db["WRED_PROFILE"][w]; ok {
+				st[pre+"ecn/min"] = r["green_min_threshold"]
+				st[pre+"ecn/max"] = r["green_max_threshold"]
+				st[pre+"ecn/probability"] = normFloat(r["green_drop_probability"])
+			}
+		}
+		st[pre+"lossless"] = "false"
+		if v, ok := agree(pg); ok {
+			lossless, profile, _ := strings.Cut(v, "|")
+			st[pre+"lossless"] = lossless
+			if v == Inconsistent {
+				st[pre+"lossless"] = Inconsistent
+			} else if lossless == "true" && profile != "NULL" && profile != "" {
+				if r, ok := db["BUFFER_PROFILE"][profile]; ok {
+					st["buffer/headroom"] = r["size"]
+				}
+			}
+		}
+	}
+
+	// PFC watchdog.
+	if v, ok := db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]; ok {
+		st["pfcwd/poll"] = v + "ms"
+	}
+	var det, res, act []string
+	for _, p := range ports {
+		r := db["PFC_WD"][p]
+		det, res, act = append(det, r["detection_time"]), append(res, r["restoration_time"]), append(act, r["action"])
+	}
+	if v, ok := agree(det); ok {
+		st["pfcwd/detect"] = msOrRaw(v)
+	}
+	if v, ok := agree(res); ok {
+		st["pfcwd/restore"] = msOrRaw(v)
+	}
+	if v, ok := agree(act); ok {
+		st["pfcwd/action"] = v
+	}
+
+	byName := map[string]intent.Port{}
+	for _, p := range sw.Ports {
+		byName[p.Name] = p
+	}
+	for _, name := range ports {
+		pre := "port/" + name + "/"
+		if mtu, err := strconv.Atoi(db["PORT"][name]["mtu"]); err == nil {
+			st[pre+"mtu"] = strconv.Itoa(mtu - L2Overhead)
+		}
+		q := db["PORT_QOS_MAP"][name]
+		st[pre+"pfc"] = normInts(q["pfc_enable"])
+		_, wd := db["PFC_WD"][name]
+		st[pre+"pfcwd"] = strconv.FormatBool(wd)
+		st[pre+"pause"] = "false" // SONiC has no 802.3x setting in CONFIG_DB
+		pt := "none"
+		switch {
+		case q["dscp_to_tc_map"] != "":
+			pt = spec.TrustDSCP
+		case q["dot1p_to_tc_map"] != "":
+			pt = spec.TrustPCP
+		}
+		if pt != trust {
+			st[pre+"trust"] = pt
+		}
+		for _, row := range db["CABLE_LENGTH"] {
+			if v, ok := row[name]; ok {
+				st[pre+"cable"] = cable(v, byName[name].CableLength)
+				break
+			}
+		}
+	}
+	return st
+}
+
+// cable reads "5m". CABLE_LENGTH holds whole metres: a desired 2.5 m is
+// rendered "3m", so a live value equal to the desired one rounded up
+// reads as the desired value (quantisation, not drift).
+func cable(v string, want spec.Length) string {
+	n, err := strconv.ParseFloat(strings.TrimSuffix(v, "m"), 64)
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+		return v
+	}
+	if want > 0 && math.Ceil(float64(want)) == n {
+		return strconv.FormatFloat(float64(want), 'f', -1, 64) + "m"
+	}
+	return strconv.FormatFloat(n, 'f', -1, 64) + "m"
+}
+
+func msOrRaw(v string) string {
+	if _, err := strconv.Atoi(v); err == nil {
+		return v + "ms"
+	}
+	return v
+}
+
+func normFloat(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return v
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func normInts(v string) string {
+	if v == "" {
+		return ""
+	}
+	var out []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return v
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return ints(out)
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,259 @@
+package sonic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/sonicemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const pw = "testbed-Pa55"
+
+func load(t testing.TB, dir string, vars ...string) (*spec.Spec, *intent.Fabric) {
+	t.Helper()
+	s, diags := spec.Load(filepath.Join("..", "..", "..", "examples", dir),
+		spec.LoadOptions{Vars: vars, Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return s, intent.Compile(s)
+}
+
+func sonicSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
+	for _, sw := range f.Switches {
+		if sw.Name == name && sw.Platform == Name {
+			return sw
+		}
+	}
+	t.Fatalf("no sonic switch %s", name)
+	return nil
+}
+
+type rig struct {
+	emu    *sonicemu.Switch
+	drv    *Driver
+	target drivers.Target
+	sw     *intent.Switch
+	s      *spec.Spec
+	f      *intent.Fabric
+	creds  *spec.Credentials
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	s, f := load(t, "testbed")
+	sw := sonicSwitch(t, f, "leaf1")
+	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	sw.Address = emu.Addr()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := emu.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
+		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
+	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(k string) string {
+			if k == "FABCTL_TESTBED_PASSWORD" {
+				return pw
+			}
+			return ""
+		}}}
+	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
+		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+}
+
+func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := r.sw.Flatten()
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
+}
+
+func TestPlanApplyIdempotentDrift(t *testing.T) {
+	r := newRig(t)
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 || len(steps) == 0 {
+		t.Fatal("empty switch planned no changes")
+	}
+	start := time.Now()
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply of %d steps took %v (token %s)", len(steps), time.Since(start), res.Token)
+	if got := r.emu.Checkpoints(); len(got) != 0 {
+		t.Fatalf("checkpoint left behind: %v", got)
+	}
+	live, diff, _ := r.plan(t)
+	if len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v", diff)
+	}
+	desired := r.sw.Flatten()
+	for k, v := range desired {
+		if live[k] != v {
+			t.Fatalf("read back %s = %q, want %q", k, live[k], v)
+		}
+	}
+	// Drift: someone edits CONFIG_DB by hand.
+	r.emu.Edit(func(db map[string]any) {
+		db["PORT_QOS_MAP"].(map[string]any)["Ethernet0"].(map[string]any)["pfc_enable"] = "3,4"
+		db["WRED_PROFILE"].(map[string]any)["FABCTL_TC3_ECN"].(map[string]any)["green_min_threshold"] = "1048576"
+	})
+	_, diff, steps = r.plan(t)
+	got := map[string]bool{}
+	for _, c := range diff {
+		got[c.Path] = true
+	}
+	if len(diff) != 2 || !got["port/Ethernet0/pfc"] || !got["tc/3/ecn/min"] {
+		t.Fatalf("drift diff: %+v", diff)
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("drift not repaired: %+v", diff)
+	}
+}
+
+func TestRejectedPatchRollsBack(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	r.emu.RejectPatches("Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False")
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "config apply-patch") || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("want rolled-back apply-patch error, got %v", err)
+	}
+	var pe *drivers.PartialError
+	if errors.As(err, &pe) {
+		t.Fatalf("restored apply reported partial: %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running config changed")
+	}
+	if len(r.emu.Checkpoints()) != 0 {
+		t.Fatal("checkpoint left behind")
+	}
+	t.Log(err)
+}
+
+func TestYANGInvalidPatchRefused(t *testing.T) {
+	r := newRig(t)
+	r.sw.Ports[0].MTU = 9300 // PORT mtu 9322 > 9216
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Given patch will produce invalid config") {
+		t.Fatalf("want GCU refusal, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running config changed")
+	}
+}
+
+func TestDroppedConnectionMidApply(t *testing.T) {
+	for _, kind := range []sshemu.FaultKind{sshemu.DropBefore, sshemu.DropAfter} {
+		r := newRig(t)
+		_, _, steps := r.plan(t)
+		before := r.emu.RunningConfig()
+		r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`config apply-patch`), Kind: kind, Times: 1})
+		_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+		if err == nil || !strings.Contains(err.Error(), "leaf1: config apply-patch: ") || !strings.Contains(err.Error(), "connection lost") {
+			t.Fatalf("kind %d: want error naming the step, got %v", kind, err)
+		}
+		if !bytes.Equal(before, r.emu.RunningConfig()) {
+			t.Fatalf("kind %d: not restored", kind)
+		}
+		t.Log(err)
+	}
+	// The switch goes away for good: partial, naming the checkpoint.
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`config apply-patch`), Kind: sshemu.DropAfter, Times: 1})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`config rollback`), Kind: sshemu.DropBefore})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	var pe *drivers.PartialError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "config rollback fabctl-") {
+		t.Fatalf("want PartialError, got %v", err)
+	}
+	t.Log(err)
+}
+
+func TestHostKeyMismatchAndWrongPassword(t *testing.T) {
+	r := newRig(t)
+	other, _ := sonicemu.Start(sonicemu.Options{Password: pw})
+	defer other.Close()
+	bad := filepath.Join(t.TempDir(), "kh")
+	os.WriteFile(bad, []byte(strings.Replace(other.KnownHostsLine(), other.Addr(), r.emu.Addr(), 1)+"\n"), 0o600)
+	tg := r.target
+	c := *r.creds
+	c.KnownHosts = bad
+	tg.Credentials = &c
+	_, err := r.drv.Read(context.Background(), tg)
+	if err == nil || !strings.Contains(err.Error(), "host key verification failed") {
+		t.Fatalf("want host key refusal, got %v", err)
+	}
+	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	_, err = d.Read(context.Background(), r.target)
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
+		t.Fatalf("want auth error without the password, got %v", err)
+	}
+	t.Log(err)
+}
+
+// TestEngineEndToEnd runs plan.Make and apply.Run with a registry holding
+// this driver, against the emulator.
+func TestEngineEndToEnd(t *testing.T) {
+	r := newRig(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf1"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	dp := p.Device("leaf1")
+	if dp == nil || dp.Error != "" || !dp.HasChanges() {
+		t.Fatalf("plan: %+v", dp)
+	}
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %+v", res.Devices[0])
+	}
+	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	if d2 := p2.Device("leaf1"); d2.Error != "" || d2.HasChanges() {
+		t.Fatalf("re-plan: %+v", d2.Changes)
+	}
+}

@@ -1,0 +1,358 @@
+// Package sshcli is the SSH CLI plumbing the switch drivers share:
+// scrapligo v1.4.x over its "standard" (x/crypto) transport, a platform
+// definition per NOS (built-in scrapligo ones, or YAML bytes for NOSes
+// scrapligo v1.4 lacks, such as SONiC), host keys verified against a
+// known_hosts file by default, password and key auth from the spec's
+// SecretRefs resolved at connect time, connect and command timeouts, and
+// errors that name the device and the cause without any secret.
+package sshcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scrapli/scrapligo/channel"
+	"github.com/scrapli/scrapligo/driver/network"
+	"github.com/scrapli/scrapligo/driver/options"
+	"github.com/scrapli/scrapligo/platform"
+	"github.com/scrapli/scrapligo/util"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Defaults.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultCommandTimeout = 60 * time.Second
+	DefaultPort           = 22
+)
+
+// Kind classifies a connection error.
+type Kind string
+
+// Error kinds.
+const (
+	KindAuth        Kind = "authentication failed"
+	KindUnreachable Kind = "unreachable"
+	KindTimeout     Kind = "timed out"
+	KindHostKey     Kind = "host key verification failed"
+	KindConfig      Kind = "bad connection settings"
+	KindClosed      Kind = "connection lost"
+	KindCommand     Kind = "command failed"
+)
+
+// Error is a connection or command error on one device.
+type Error struct {
+	Device string // device name (or address)
+	Op     string // "connect", or the command
+	Kind   Kind
+	Detail string // cause, secret-free
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: %s: %s", e.Device, e.Op, e.Kind)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Options tune a connection.
+type Options struct {
+	// Platform is a scrapligo platform: a built-in name ("arista_eos") or
+	// a YAML definition ([]byte).
+	Platform any
+	// ConnectTimeout bounds TCP connect + SSH handshake + first prompt.
+	ConnectTimeout time.Duration
+	// CommandTimeout bounds each command.
+	CommandTimeout time.Duration
+	// KnownHosts is the known_hosts file used when the credentials do not
+	// name one; "" is ~/.ssh/known_hosts.
+	KnownHosts string
+	// Getenv resolves env() secrets (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Conn is an open CLI session.
+type Conn struct {
+	d       *network.Driver
+	device  string
+	timeout time.Duration
+	secrets []string
+}
+
+// SplitAddress returns host and port from "host", "host:port" or "[v6]:port".
+func SplitAddress(addr string) (string, int, error) {
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return "", 0, fmt.Errorf("bad port in %q", addr)
+		}
+		return h, n, nil
+	}
+	if addr == "" {
+		return "", 0, errors.New("no management address")
+	}
+	return strings.Trim(addr, "[]"), DefaultPort, nil
+}
+
+// ResolveSecret reads a SecretRef's value: env(NAME) or file(PATH).
+func ResolveSecret(ref *spec.SecretRef, getenv func(string) string) (string, error) {
+	if ref == nil {
+		return "", nil
+	}
+	switch ref.Kind {
+	case "env":
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		v := getenv(ref.Name)
+		if v == "" {
+			return "", fmt.Errorf("secret %s is not set", ref)
+		}
+		return v, nil
+	case "file":
+		b, err := os.ReadFile(ref.Name)
+		if err != nil {
+			return "", fmt.Errorf("secret %s: cannot read the file", ref)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return "", fmt.Errorf("secret %s: unknown kind", ref)
+}
+
+// Dial connects to a target's device and reaches its default privilege
+// level.
+func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
+	name := t.Device.Name
+	if name == "" {
+		name = t.Device.Address
+	}
+	fail := func(k Kind, d string) error { return &Error{Device: name, Op: "connect", Kind: k, Detail: d} }
+	host, port, err := SplitAddress(t.Device.Address)
+	if err != nil {
+		return nil, fail(KindConfig, err.Error())
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = DefaultCommandTimeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < o.ConnectTimeout {
+			o.ConnectTimeout = left
+		}
+	}
+	opts := []util.Option{
+		options.WithTransportType("standard"),
+		options.WithPort(port),
+		options.WithTimeoutSocket(o.ConnectTimeout),
+		options.WithTimeoutOps(o.CommandTimeout),
+		options.WithTermWidth(4096),
+	}
+	var secrets []string
+	c := t.Credentials
+	if c == nil {
+		return nil, fail(KindConfig, "no credentials block for this switch")
+	}
+	if c.Username == "" {
+		return nil, fail(KindConfig, fmt.Sprintf("credentials %q have no username", c.Name))
+	}
+	opts = append(opts, options.WithAuthUsername(c.Username))
+	if c.Password != nil {
+		pw, err := ResolveSecret(c.Password, o.Getenv)
+		if err != nil {
+			return nil, fail(KindConfig, err.Error())
+		}
+		secrets = append(secrets, pw)
+		opts = append(opts, options.WithAuthPassword(pw))
+	}
+	if c.PrivateKey != nil {
+		key, err := ResolveSecret(c.PrivateKey, o.Getenv)
+		if err != nil {
+			return nil, fail(KindConfig, err.Error())
+		}
+		pass := ""
+		if c.Passphrase != nil {
+			if pass, err = ResolveSecret(c.Passphrase, o.Getenv); err != nil {
+				return nil, fail(KindConfig, err.Error())
+			}
+			secrets = append(secrets, pass)
+		}
+		secrets = append(secrets, key)
+		opts = append(opts, options.WithStandardTransportPrivateKeyBytes([]byte(key), pass))
+	}
+	if c.Password == nil && c.PrivateKey == nil {
+		return nil, fail(KindConfig, fmt.Sprintf("credentials %q have neither password nor private_key", c.Name))
+	}
+	if t.Insecure {
+		opts = append(opts, options.WithAuthNoStrictKey())
+	} else {
+		kh := c.KnownHosts
+		if kh == "" {
+			kh = o.KnownHosts
+		}
+		if kh == "" {
+			home, _ := os.UserHomeDir()
+			kh = filepath.Join(home, ".ssh", "known_hosts")
+		}
+		if _, err := os.Stat(kh); err != nil {
+			return nil, fail(KindHostKey, fmt.Sprintf("no known_hosts file %s (add the switch's key there, or skip verification explicitly with --insecure-skip-host-key)", kh))
+		}
+		opts = append(opts, options.WithSSHKnownHostsFile(kh))
+	}
+	p, err := platform.NewPlatform(o.Platform, host, opts...)
+	if err != nil {
+		return nil, fail(KindConfig, "platform definition: "+redact(err.Error(), secrets))
+	}
+	d, err := p.GetNetworkDriver()
+	if err != nil {
+		return nil, fail(KindConfig, redact(err.Error(), secrets))
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Open() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				_ = d.Close()
+			}
+		}()
+		return nil, fail(KindTimeout, ctx.Err().Error())
+	}
+	if err != nil {
+		k, detail := classify(err)
+		return nil, fail(k, redact(detail, secrets))
+	}
+	return &Conn{d: d, device: name, timeout: o.CommandTimeout, secrets: secrets}, nil
+}
+
+// classify maps a connect error to a kind and a short cause.
+func classify(err error) (Kind, string) {
+	msg := err.Error()
+	var ke *knownhosts.KeyError
+	switch {
+	case errors.As(err, &ke) && len(ke.Want) > 0, strings.Contains(msg, "key mismatch"):
+		return KindHostKey, "the host key does not match the known_hosts entry (possible man-in-the-middle, or the switch was reinstalled)"
+	case errors.As(err, &ke), strings.Contains(msg, "key is unknown"):
+		return KindHostKey, "the host is not in the known_hosts file"
+	case strings.Contains(msg, "unable to authenticate"), errors.Is(err, util.ErrAuthError):
+		return KindAuth, "the switch rejected the credentials"
+	case strings.Contains(msg, "i/o timeout"), errors.Is(err, util.ErrTimeoutError), errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout, "no answer within the connect timeout"
+	case strings.Contains(msg, "connection refused"), strings.Contains(msg, "no route to host"),
+		strings.Contains(msg, "no such host"), strings.Contains(msg, "network is unreachable"):
+		return KindUnreachable, msg
+	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
+		return KindClosed, "the switch closed the connection"
+	}
+	return KindUnreachable, msg
+}
+
+func redact(s string, secrets []string) string {
+	for _, x := range secrets {
+		if x != "" {
+			s = strings.ReplaceAll(s, x, "<redacted>")
+		}
+	}
+	return s
+}
+
+func (c *Conn) cmdErr(op string, err error) error {
+	msg := err.Error()
+	k := KindClosed
+	detail := "the connection dropped before the command finished"
+	switch {
+	case errors.Is(err, util.ErrTimeoutError), errors.Is(err, context.DeadlineExceeded):
+		k, detail = KindTimeout, fmt.Sprintf("no prompt within %s", c.timeout)
+	case strings.Contains(msg, "EOF"), strings.Contains(msg, "closed"), strings.Contains(msg, "reset"):
+	default:
+		detail = msg
+	}
+	if len(op) > 80 {
+		op = op[:77] + "..."
+	}
+	return &Error{Device: c.device, Op: op, Kind: k, Detail: redact(detail, c.secrets)}
+}
+
+// Device is the device name errors carry.
+func (c *Conn) Device() string { return c.device }
+
+// Send runs one command and returns its output (without echo and prompt).
+// A response matching the platform's failed-when-contains strings is a
+// KindCommand error carrying the output.
+func (c *Conn) Send(cmd string) (string, error) {
+	r, err := c.d.SendCommand(cmd)
+	if err != nil {
+		return "", c.cmdErr(cmd, err)
+	}
+	if r.Failed != nil {
+		return r.Result, &Error{Device: c.device, Op: cmd, Kind: KindCommand, Detail: cause(redact(r.Result, c.secrets))}
+	}
+	return r.Result, nil
+}
+
+// heredocPrompt is bash's PS2.
+var heredocPrompt = `(?m)^>\s?$`
+
+// WriteFile writes content to a file on the device with a quoted heredoc
+// (cat > PATH <<'FABCTL_EOF'), one line per round trip so no line
+// exceeds the tty's line limit. Content must not contain the delimiter
+// line.
+func (c *Conn) WriteFile(path, content string) error {
+	const delim = "FABCTL_EOF"
+	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	ev := make([]*channel.SendInteractiveEvent, 0, len(lines)+2)
+	ev = append(ev, &channel.SendInteractiveEvent{ChannelInput: "cat > " + path + " <<'" + delim + "'", ChannelResponse: heredocPrompt})
+	for _, l := range lines {
+		if l == delim {
+			return fmt.Errorf("content holds the heredoc delimiter line")
+		}
+		if len(l) > 4000 {
+			return fmt.Errorf("line of %d characters exceeds the tty line limit", len(l))
+		}
+		ev = append(ev, &channel.SendInteractiveEvent{ChannelInput: l, ChannelResponse: heredocPrompt})
+	}
+	ev = append(ev, &channel.SendInteractiveEvent{ChannelInput: delim})
+	if _, err := c.d.SendInteractive(ev); err != nil {
+		return c.cmdErr("cat > "+path, err)
+	}
+	return nil
+}
+
+// Close ends the session.
+func (c *Conn) Close() error {
+	if c == nil || c.d == nil {
+		return nil
+	}
+	return c.d.Close()
+}
+
+// cause picks the line of a failed command's output that says why: the
+// first "Failed to ..." or "Error: ..." line, else the last line.
+func cause(s string) string {
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(s, "\r", "")), "\n")
+	for _, pre := range []string{"Failed to ", "Error: ", "-bash: "} {
+		for _, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), pre) {
+				return strings.TrimSpace(l)
+			}
+		}
+	}
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = l[:300] + "..."
+	}
+	return l
+}

@@ -1,0 +1,347 @@
+// Package sshemu is a small framework for stateful SSH CLI emulators: a
+// real SSH server (gliderlabs/ssh) on a loopback port that behaves like a
+// network OS's interactive shell on a pty: it prints a banner and a
+// prompt, echoes what is typed, runs each line through a platform Shell
+// (which owns the modes, prompts and parsed configuration), and can add
+// latency and inject faults (reject a command, drop the connection
+// before or after a command runs, hang).
+//
+// Platform emulators (testbed/sonicemu, ...) implement Shell and start a
+// Server in-process for tests or from a testbed command for demos.
+package sshemu
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gliderlabs/ssh"
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Shell is one interactive session's command interpreter.
+type Shell interface {
+	// Prompt is printed before each line is read ("admin@sonic:~$ ",
+	// "leaf1(config)#", or "> " inside a heredoc).
+	Prompt() string
+	// Handle runs one line (without its line ending) and returns the
+	// output to print ("\n" line endings; the server writes "\r\n") and
+	// whether the session ends.
+	Handle(line string) (output string, exit bool)
+}
+
+// FaultKind is what an injected fault does.
+type FaultKind int
+
+// Faults.
+const (
+	// Reject prints Fault.Output instead of running the command.
+	Reject FaultKind = iota + 1
+	// DropBefore closes the connection before the command runs.
+	DropBefore
+	// DropAfter runs the command, then closes the connection before its
+	// output is written: the client cannot know whether it took effect.
+	DropAfter
+	// Hang never answers the command (until the connection is closed).
+	Hang
+)
+
+// Fault is one injected fault: it fires on lines matching Match.
+type Fault struct {
+	Match  *regexp.Regexp
+	Kind   FaultKind
+	Output string // Reject: what the device prints
+	// Times is how often it fires before it is spent (0: every time).
+	Times int
+}
+
+// Config configures a Server.
+type Config struct {
+	// Addr to listen on; "" is 127.0.0.1:0.
+	Addr string
+	// Users maps user name to password.
+	Users map[string]string
+	// AuthorizedKeys are accepted for any user in Users.
+	AuthorizedKeys []gossh.PublicKey
+	// HostKey is the server's host key; nil generates an ed25519 key.
+	HostKey gossh.Signer
+	// Banner is printed once after login, before the first prompt.
+	Banner string
+	// NewShell starts the interpreter of one session.
+	NewShell func(user string) Shell
+	// Latency delays every command's output; CommandLatency, when set,
+	// adds a per-command delay (e.g. 200 ms for commits).
+	Latency        time.Duration
+	CommandLatency func(line string) time.Duration
+}
+
+// Server is a running emulator.
+type Server struct {
+	cfg    Config
+	srv    *ssh.Server
+	ln     net.Listener
+	signer gossh.Signer
+
+	mu       sync.Mutex
+	faults   []*Fault
+	commands []string
+	logins   int
+	authFail int
+	closed   chan struct{}
+}
+
+// Start listens and serves in the background.
+func Start(cfg Config) (*Server, error) {
+	if cfg.NewShell == nil {
+		return nil, errors.New("sshemu: Config.NewShell is required")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	s := &Server{cfg: cfg, signer: cfg.HostKey, closed: make(chan struct{})}
+	if s.signer == nil {
+		var err error
+		if s.signer, err = NewHostKey(); err != nil {
+			return nil, err
+		}
+	}
+	s.srv = &ssh.Server{
+		Handler: s.session,
+		PasswordHandler: func(ctx ssh.Context, pw string) bool {
+			want, ok := cfg.Users[ctx.User()]
+			if ok && want == pw {
+				return true
+			}
+			s.mu.Lock()
+			s.authFail++
+			s.mu.Unlock()
+			return false
+		},
+		PtyCallback: func(ssh.Context, ssh.Pty) bool { return true },
+	}
+	if len(cfg.AuthorizedKeys) > 0 {
+		s.srv.PublicKeyHandler = func(ctx ssh.Context, key ssh.PublicKey) bool {
+			if _, ok := cfg.Users[ctx.User()]; !ok {
+				return false
+			}
+			for _, k := range cfg.AuthorizedKeys {
+				if ssh.KeysEqual(k, key) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	s.srv.AddHostKey(s.signer)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("sshemu: listen %s: %w", cfg.Addr, err)
+	}
+	s.ln = ln
+	go func() {
+		_ = s.srv.Serve(ln)
+		close(s.closed)
+	}()
+	return s, nil
+}
+
+// NewHostKey generates an ed25519 host key.
+func NewHostKey() (gossh.Signer, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return gossh.NewSignerFromKey(priv)
+}
+
+// Addr is the listening address ("127.0.0.1:40123").
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// HostKey is the server's public host key.
+func (s *Server) HostKey() gossh.PublicKey { return s.signer.PublicKey() }
+
+// KnownHostsLine is the known_hosts line for this server.
+func (s *Server) KnownHostsLine() string {
+	return knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, s.HostKey())
+}
+
+// WriteKnownHosts writes a known_hosts file holding this server's key.
+func (s *Server) WriteKnownHosts(path string) error {
+	return os.WriteFile(path, []byte(s.KnownHostsLine()+"\n"), 0o600)
+}
+
+// Close stops the server and its connections.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	<-s.closed
+	return err
+}
+
+// Inject adds a fault.
+func (s *Server) Inject(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ff := f
+	s.faults = append(s.faults, &ff)
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// Commands returns every line received, in order, across sessions.
+func (s *Server) Commands() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.commands...)
+}
+
+// Logins counts sessions opened; AuthFailures counts rejected passwords.
+func (s *Server) Logins() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logins
+}
+
+// AuthFailures counts rejected password attempts.
+func (s *Server) AuthFailures() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.authFail
+}
+
+func (s *Server) fault(line string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commands = append(s.commands, line)
+	for i, f := range s.faults {
+		if f.Match != nil && !f.Match.MatchString(line) {
+			continue
+		}
+		if f.Times > 0 {
+			f.Times--
+			if f.Times == 0 {
+				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			}
+		}
+		return f
+	}
+	return nil
+}
+
+// crlf converts "\n" to "\r\n" the way a pty's output processing does.
+func crlf(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", "\r\n")
+}
+
+func (s *Server) session(sess ssh.Session) {
+	s.mu.Lock()
+	s.logins++
+	s.mu.Unlock()
+	sh := s.cfg.NewShell(sess.User())
+	if cmd := sess.RawCommand(); cmd != "" {
+		// ssh host 'command': no pty, no prompt, no echo.
+		out, _ := sh.Handle(cmd)
+		_, _ = io.WriteString(sess, out)
+		_ = sess.Exit(0)
+		return
+	}
+	if s.cfg.Banner != "" {
+		_, _ = io.WriteString(sess, crlf(s.cfg.Banner))
+	}
+	_, _ = io.WriteString(sess, sh.Prompt())
+	var line []byte
+	buf := make([]byte, 4096)
+	lastCR := false
+	for {
+		n, err := sess.Read(buf)
+		if err != nil {
+			return
+		}
+		for _, c := range buf[:n] {
+			switch {
+			case c == '\n' && lastCR:
+				lastCR = false
+				continue
+			case c == '\r' || c == '\n':
+				lastCR = c == '\r'
+				_, _ = io.WriteString(sess, "\r\n")
+				if !s.run(sess, sh, string(line)) {
+					return
+				}
+				line = line[:0]
+				continue
+			case c == 0x7f || c == 0x08:
+				if len(line) > 0 {
+					line = line[:len(line)-1]
+					_, _ = io.WriteString(sess, "\b \b")
+				}
+			case c == 0x03: // ^C
+				_, _ = io.WriteString(sess, "^C\r\n"+sh.Prompt())
+				line = line[:0]
+			case c == 0x04 && len(line) == 0: // ^D
+				_, _ = io.WriteString(sess, "logout\r\n")
+				return
+			case c >= 0x20 || c == '\t':
+				line = append(line, c)
+				_, _ = sess.Write([]byte{c})
+			}
+			lastCR = false
+		}
+	}
+}
+
+// run handles one line; false ends the session.
+func (s *Server) run(sess ssh.Session, sh Shell, line string) bool {
+	f := s.fault(line)
+	if f != nil {
+		switch f.Kind {
+		case DropBefore:
+			_ = sess.Close()
+			return false
+		case Hang:
+			<-sess.Context().Done()
+			return false
+		case Reject:
+			s.delay(line)
+			_, _ = io.WriteString(sess, crlf(f.Output)+sh.Prompt())
+			return true
+		}
+	}
+	out, exit := sh.Handle(line)
+	s.delay(line)
+	if f != nil && f.Kind == DropAfter {
+		_ = sess.Close()
+		return false
+	}
+	if exit {
+		_, _ = io.WriteString(sess, crlf(out))
+		_ = sess.Exit(0)
+		return false
+	}
+	_, _ = io.WriteString(sess, crlf(out)+sh.Prompt())
+	return true
+}
+
+func (s *Server) delay(line string) {
+	d := s.cfg.Latency
+	if s.cfg.CommandLatency != nil {
+		d += s.cfg.CommandLatency(line)
+	}
+	if d > 0 {
+		time.Sleep(d)
+	}
+}
