@@ -9,6 +9,7 @@ require (
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/mdlayher/netlink v1.11.2
 	github.com/muesli/termenv v0.16.0
+	github.com/openconfig/goyang v1.6.3
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/safchain/ethtool v0.7.0
 	github.com/scrapli/scrapligo v1.4.3
