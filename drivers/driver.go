@@ -147,3 +147,14 @@ func For(d intent.Device) string {
 	}
 	return d.Platform
 }
+
+// Limiter is implemented by drivers whose platform cannot express some of
+// the vendor-neutral intent (EOS has no cable-length or per-PG headroom
+// setting; OpenConfig has no PFC). Unexpressible returns those desired
+// paths with the reason. Plans leave them out of the diff and list them
+// as "not expressible on <platform>", so the user sees what is not
+// applied and the plan still converges; a driver never reports the
+// desired value as live to hide a gap.
+type Limiter interface {
+	Unexpressible(t Target, desired intent.State) map[string]string
+}

@@ -59,6 +59,10 @@ type DevicePlan struct {
 	// fabctl since its last apply.
 	Changes []intent.AttrChange `json:"changes"`
 	Drift   []intent.AttrChange `json:"drift,omitempty"`
+	// Unexpressible are desired settings the platform cannot express
+	// (drivers.Limiter): not part of Desired, not changes, listed so the
+	// user knows they are not applied on this device.
+	Unexpressible []Unexpressible `json:"unexpressible,omitempty"`
 	// Tolerated are settings whose live value differs from the desired
 	// one within the driver's tolerance (hardware quantisation): not
 	// changes. Before is the live, After the desired value.
@@ -304,6 +308,20 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		return dp
 	}
 	t := Target(u, opts)
+	if lim, ok := drv.(drivers.Limiter); ok {
+		if un := lim.Unexpressible(t, u.State); len(un) > 0 {
+			scoped := make(intent.State, len(u.State))
+			for k, v := range u.State {
+				if reason, skip := un[k]; skip {
+					dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: v, Reason: reason})
+					continue
+				}
+				scoped[k] = v
+			}
+			sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })
+			u.State, dp.Desired = scoped, scoped
+		}
+	}
 	live, err := drv.Read(ctx, t)
 	if err != nil {
 		dp.Error = fmt.Sprintf("read %s: %v", dp.Address, err)
@@ -333,6 +351,13 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		dp.Steps = steps
 	}
 	return dp
+}
+
+// Unexpressible is a desired setting a device's platform cannot express.
+type Unexpressible struct {
+	Path   string `json:"path"`
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
 }
 
 // SortDevices orders device plans by address.

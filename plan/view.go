@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -401,9 +402,53 @@ func WriteHuman(w io.Writer, p *Plan, o ViewOptions) error {
 		}
 		h.line("")
 	}
+	writeUnexpressible(h, p, o)
 	writeFooter(h, p, st)
 	writeDiagnostics(h, p, st)
 	return h.err
+}
+
+// writeUnexpressible lists, per device, the settings of the spec its
+// platform cannot express: always shown, since they are not applied.
+func writeUnexpressible(h *humanWriter, p *Plan, o ViewOptions) {
+	st := o.Style
+	any := false
+	for _, d := range p.Devices {
+		if d.Error != "" || len(d.Unexpressible) == 0 {
+			continue
+		}
+		if !any {
+			h.line("%s", apply(st.Warn, "Not expressible on these platforms (the spec asks for them; fabctl cannot apply them there):"))
+			any = true
+		}
+		h.line("")
+		h.line("  %s: %s", apply(st.Bold, deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
+		// Group by reason so a port-by-port setting is one line.
+		byReason := map[string][]string{}
+		var reasons []string
+		for _, u := range d.Unexpressible {
+			if _, ok := byReason[u.Reason]; !ok {
+				reasons = append(reasons, u.Reason)
+			}
+			byReason[u.Reason] = append(byReason[u.Reason], u.Path)
+		}
+		sort.Strings(reasons)
+		for _, r := range reasons {
+			paths := byReason[r]
+			shown := paths
+			if !o.Verbose && len(shown) > 3 {
+				shown = shown[:3]
+			}
+			text := strings.Join(shown, ", ")
+			if len(shown) < len(paths) {
+				text += fmt.Sprintf(" and %d more", len(paths)-len(shown))
+			}
+			h.line("      %s: %s", text, r)
+		}
+	}
+	if any {
+		h.line("")
+	}
 }
 
 func writeTargetWarning(h *humanWriter, p *Plan, st Style) {

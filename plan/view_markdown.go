@@ -89,6 +89,26 @@ func WriteMarkdown(w io.Writer, p *Plan, o ViewOptions) error {
 			h.line("")
 		}
 	}
+	unexpressed := false
+	for _, d := range p.Devices {
+		if d.Error == "" && len(d.Unexpressible) > 0 {
+			if !unexpressed {
+				h.line("#### Not expressible on these platforms")
+				h.line("")
+				h.line("The spec asks for these settings; the device's platform has no way to express them, so fabctl does not apply them there.")
+				h.line("")
+				unexpressed = true
+			}
+			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
+			h.line("")
+			for _, u := range d.Unexpressible {
+				h.line("- %s = %s: %s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason))
+			}
+			h.line("")
+			h.line("</details>")
+			h.line("")
+		}
+	}
 	if p.HasChanges() {
 		h.line("#### Changes")
 		h.line("")

@@ -7,6 +7,7 @@ package builtin
 import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/switch/eos"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
 )
 
@@ -18,6 +19,7 @@ func Registry() *drivers.Registry {
 	r := drivers.NewRegistry()
 	must(r.Register("host", host.New))
 	must(r.Register(sonic.Name, sonic.New))
+	must(r.Register(eos.Name, eos.New))
 	return r
 }
 

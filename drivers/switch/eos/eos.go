@@ -1,0 +1,502 @@
+// Package eos is fabctl's Arista EOS switch driver. It renders a switch
+// intent into EOS CLI as Arista's AVD (eos_cli_config_gen) renders it
+// (see ../shared/reference/switches.md §2.3):
+//
+//	qos map dscp 8 9 ... to traffic-class 0        (entries differing from EOS's DSCP/8 default)
+//	qos profile FABCTL
+//	   qos trust dscp
+//	   tx-queue 3
+//	      bandwidth percent 50
+//	      no priority                               (strict TCs: priority strict)
+//	      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100
+//	   priority-flow-control on
+//	   priority-flow-control priority 3 no-drop
+//	   priority-flow-control pause watchdog
+//	interface Ethernet1
+//	   mtu 9000                                     (EOS's mtu is the IP MTU: no L2 overhead)
+//	   service-profile FABCTL
+//	priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1
+//	priority-flow-control pause watchdog override action drop
+//
+// reads `show running-config` back into normalised state, and applies
+// changes in a named configuration session over SSH (scrapligo v1.4.3's
+// built-in arista_eos platform, via drivers/switch/sshcli):
+//
+//	configure session fabctl-<id>
+//	   <lines, with explicit exits between modes>
+//	show session-config diffs
+//	commit                   (or `commit timer HH:MM:SS` when ApplyOptions.ConfirmTimeout > 0;
+//	                          Confirm sends `configure session fabctl-<id> commit`)
+//	abort                    (on any error before the commit)
+//
+// The session prompt grows with the mode (leaf(config-s-fabctl-<id>-qos-profile-FABCTL-txq-3)#);
+// the session name is kept short so it stays within the 63 characters
+// the arista_eos prompt patterns allow (scrapli/scrapli_cfg#51). scrapligo
+// tracks privilege levels by command, not by prompt: sshcli.Conn.Send
+// (SendCommand) finds the driver at privilege-exec and sends each line as
+// typed, reading up to the next prompt, which the joined arista_eos
+// patterns match in every configuration mode.
+//
+// Rollback runs a second session (fabctl-<id>-rb) that restores the
+// QoS and interface configuration of the running-config recorded before
+// the apply: top-level `qos ...` and `priority-flow-control ...` lines
+// that are new are negated with `no` and the prior ones re-entered;
+// `qos profile` sections that differ are removed and re-entered from the
+// prior text; interface sections get `no` for new lines and the prior
+// lines back. Other configuration is not touched. The session is
+// committed only when its diff is non-empty, and the running-config is
+// compared byte for byte with the recorded one afterwards.
+package eos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Name is the platform name.
+const Name = "eos"
+
+// Platform is scrapligo v1.4.3's built-in EOS platform.
+const Platform = "arista_eos"
+
+// Driver is the EOS driver. One Driver serves one run: it remembers each
+// applied transaction's prior running-config for Rollback.
+type Driver struct {
+	// SSH tunes connections (timeouts, known_hosts, secret lookup);
+	// Platform is always arista_eos.
+	SSH sshcli.Options
+
+	mu    sync.Mutex
+	prior map[string]string // token -> running-config before the apply
+}
+
+// New returns a driver with default SSH settings.
+func New() drivers.Driver { return &Driver{} }
+
+var (
+	_ drivers.Driver   = (*Driver)(nil)
+	_ drivers.Renderer = (*Driver)(nil)
+)
+
+// Name is "eos".
+func (d *Driver) Name() string { return Name }
+
+var _ drivers.Limiter = (*Driver)(nil)
+
+// Unexpressible: EOS has no cable-length setting and fabctl renders no
+// per-PG headroom on EOS (the switch sizes PFC headroom itself), so plans
+// list them instead of planning changes that could never converge.
+func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+	out := map[string]string{}
+	for k := range desired {
+		switch {
+		case k == "buffer/headroom":
+			out[k] = "EOS sizes PFC headroom itself; fabctl renders no per-PG headroom for EOS"
+		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
+			out[k] = "EOS has no cable-length setting (headroom is sized by the switch)"
+		}
+	}
+	return out
+}
+
+// Capabilities: configuration sessions with commit timers, and rollback.
+func (d *Driver) Capabilities() drivers.Capabilities {
+	return drivers.Capabilities{Sessions: true, CommitConfirm: true, Rollback: true}
+}
+
+// Fields: ECN thresholds are rendered in whole kbytes.
+func (d *Driver) Fields() []intent.Field {
+	return []intent.Field{
+		{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+		{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+		{Pattern: "port/*/mtu", Disruptive: "an IP MTU change on a routed port drops routing adjacencies (OSPF) whose peer MTU then differs, until both ends match"},
+		{Pattern: "port/*/pfc", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
+		{Pattern: "tc/*/lossless", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
+	}
+}
+
+func switchIntent(t drivers.Target) (*intent.Switch, error) {
+	sw, ok := t.Intent.(*intent.Switch)
+	if !ok || sw == nil {
+		return nil, fmt.Errorf("%s: the eos driver needs a switch intent, got %T", t.Device.Name, t.Intent)
+	}
+	return sw, nil
+}
+
+func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
+	o := d.SSH
+	o.Platform = Platform
+	return sshcli.Dial(ctx, t, o)
+}
+
+const showRunning = "show running-config"
+
+func running(c *sshcli.Conn) (string, error) {
+	out, err := c.Send(showRunning)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(out, "end") {
+		return "", fmt.Errorf("%s: %s: output has no final \"end\" line (truncated?)", c.Device(), showRunning)
+	}
+	return out, nil
+}
+
+// Read returns the managed settings of the running-config.
+func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
+	sw, err := switchIntent(t)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	out, err := running(c)
+	if err != nil {
+		return nil, err
+	}
+	return ReadRunningConfig(out, sw)
+}
+
+// Changes turns a diff into steps carrying EOS CLI lines.
+func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	sw, err := switchIntent(t)
+	if err != nil {
+		return nil, err
+	}
+	return changes(sw, diff, d.Fields())
+}
+
+// Render writes the managed configuration as EOS CLI.
+func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
+	sw, err := switchIntent(t)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Build(sw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sw.Name, err)
+	}
+	return []drivers.RenderedFile{{Name: "eos.cfg", Data: []byte(p.Config())}}, nil
+}
+
+func newToken() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "fabctl-" + hex.EncodeToString(b)
+}
+
+// stepError names the step of the transaction that failed.
+type stepError struct {
+	device, step string
+	err          error
+}
+
+func (e *stepError) Error() string {
+	// An sshcli error already names the device and the command: keep
+	// only its kind and cause after the step.
+	var se *sshcli.Error
+	if errors.As(e.err, &se) && se.Device == e.device {
+		s := fmt.Sprintf("%s: %s: %s", e.device, e.step, se.Kind)
+		switch {
+		case se.Kind == sshcli.KindClosed:
+			s += ": the connection dropped before the switch answered"
+		case se.Detail != "":
+			s += ": " + se.Detail
+		}
+		return s
+	}
+	return fmt.Sprintf("%s: %s: %v", e.device, e.step, e.err)
+}
+func (e *stepError) Unwrap() error { return e.err }
+
+func isConnLoss(err error) bool {
+	var e *sshcli.Error
+	return errors.As(err, &e) && (e.Kind == sshcli.KindClosed || e.Kind == sshcli.KindTimeout)
+}
+
+// timer renders a confirm timeout as HH:MM:SS (at least one second).
+func timer(d time.Duration) string {
+	s := int((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	if s > 23*3600+59*60+59 {
+		s = 23*3600 + 59*60 + 59
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// Apply applies the steps in one configuration session.
+func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
+	name := t.Device.Name
+	var lines []string
+	for _, s := range steps {
+		lines = append(lines, s.Payload...)
+	}
+	script := Script(lines)
+	if len(script) == 0 {
+		return drivers.Result{}, nil
+	}
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	defer func() { c.Close() }()
+	pre, err := running(c)
+	if err != nil {
+		return drivers.Result{}, &stepError{name, "read running-config before apply", err}
+	}
+	token := newToken()
+	committed := false
+
+	// fail aborts the session (or, when the commit went through before
+	// the connection dropped, restores the prior configuration) and says
+	// which state the switch is in.
+	fail := func(step string, cause error) (drivers.Result, error) {
+		se := &stepError{name, step, cause}
+		conn := c
+		if isConnLoss(cause) {
+			c.Close()
+			nc, err := d.dial(ctx, t)
+			if err != nil {
+				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reconnecting failed: %v; session %s may be pending or committed on the switch", se, err, token)}
+			}
+			c, conn = nc, nc
+			// A session left pending by the dropped connection: abort it.
+			_, _ = conn.Send("configure session " + token + " abort")
+		} else if !committed {
+			if _, err := conn.Send("abort"); err != nil {
+				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; abort of session %s failed: %v", se, token, err)}
+			}
+		}
+		now, err := running(conn)
+		if err != nil {
+			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the running-config after the failure: %v", se, err)}
+		}
+		if now == pre {
+			return drivers.Result{}, fmt.Errorf("%v; session %s aborted, the running-config is unchanged", se, token)
+		}
+		// The session was committed (the drop came after `commit` ran).
+		if err := restore(conn, pre, token+"-rb"); err != nil {
+			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; session %s was committed and restoring the prior config failed: %v", se, token, err)}
+		}
+		return drivers.Result{}, fmt.Errorf("%v; session %s had been committed, the prior config was restored with session %s-rb", se, token, token)
+	}
+
+	if _, err := c.Send("configure session " + token); err != nil {
+		return fail("configure session "+token, err)
+	}
+	for i, l := range script {
+		where := fmt.Sprintf("%s (line %d of %d in session %s)", l, i+1, len(script), token)
+		if err := ctx.Err(); err != nil {
+			return fail(where, err)
+		}
+		if _, err := c.Send(l); err != nil {
+			return fail(where, err)
+		}
+	}
+	diffs, err := c.Send("show session-config diffs")
+	if err != nil {
+		return fail("show session-config diffs", err)
+	}
+	if strings.TrimSpace(diffs) == "" {
+		// Nothing differs (the plan was stale in our favour): leave no session.
+		if _, err := c.Send("abort"); err != nil {
+			return fail("abort (empty session)", err)
+		}
+		return drivers.Result{}, nil
+	}
+	commit := "commit"
+	pending := opts.ConfirmTimeout > 0
+	if pending {
+		commit = "commit timer " + timer(opts.ConfirmTimeout)
+	}
+	if _, err := c.Send(commit); err != nil {
+		return fail(commit+" (session "+token+")", err)
+	}
+	committed = true
+	d.mu.Lock()
+	if d.prior == nil {
+		d.prior = map[string]string{}
+	}
+	d.prior[token] = pre
+	d.mu.Unlock()
+	return drivers.Result{Token: token, Pending: pending}, nil
+}
+
+// Confirm makes a commit-timer commit permanent.
+func (d *Driver) Confirm(ctx context.Context, t drivers.Target, r drivers.Result) error {
+	if !r.Pending || r.Token == "" {
+		return nil
+	}
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Send("configure session " + r.Token + " commit"); err != nil {
+		return &stepError{t.Device.Name, "confirm session " + r.Token, err}
+	}
+	return nil
+}
+
+// Rollback restores the QoS and interface configuration from before the
+// apply in a second session (see the package documentation).
+func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
+	if r.Token == "" {
+		return nil
+	}
+	d.mu.Lock()
+	pre, ok := d.prior[r.Token]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s: no prior config recorded for transaction %s in this run", t.Device.Name, r.Token)
+	}
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := restore(c, pre, r.Token+"-rb"); err != nil {
+		return &stepError{t.Device.Name, "rollback session " + r.Token + "-rb", err}
+	}
+	if r.Pending {
+		// The commit timer would revert to the same config; confirm it so
+		// it cannot fire later over someone else's change.
+		_, _ = c.Send("configure session " + r.Token + " commit")
+	}
+	return nil
+}
+
+// restore brings the managed sections of the running-config back to
+// pre in session name, and checks the result byte for byte.
+func restore(c *sshcli.Conn, pre, name string) error {
+	cur, err := running(c)
+	if err != nil {
+		return err
+	}
+	if cur == pre {
+		return nil
+	}
+	script := RestoreScript(ParseConfig(pre), ParseConfig(cur))
+	if _, err := c.Send("configure session " + name); err != nil {
+		return err
+	}
+	for _, l := range script {
+		if _, err := c.Send(l); err != nil {
+			_, _ = c.Send("abort")
+			return err
+		}
+	}
+	if _, err := c.Send("commit"); err != nil {
+		_, _ = c.Send("abort")
+		return err
+	}
+	now, err := running(c)
+	if err != nil {
+		return err
+	}
+	if now != pre {
+		return errors.New("after the restore session the running-config still differs from before the apply")
+	}
+	return nil
+}
+
+// managed says whether a top-level line is one fabctl restores.
+func managed(line string) bool {
+	return strings.HasPrefix(line, "qos ") || strings.HasPrefix(line, "priority-flow-control ") || strings.HasPrefix(line, "interface ")
+}
+
+// negate is the `no` form of a configuration line.
+func negate(line string) string {
+	if strings.HasPrefix(line, "no ") {
+		return strings.TrimPrefix(line, "no ")
+	}
+	return "no " + line
+}
+
+func sameTree(a, b *Node) bool {
+	if a.Line != b.Line || len(a.Children) != len(b.Children) {
+		return false
+	}
+	for i := range a.Children {
+		if !sameTree(a.Children[i], b.Children[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// RestoreScript is the CLI that turns cur's managed sections into pre's:
+// new top-level lines negated, sections that differ re-entered (qos
+// profiles removed and rebuilt, interfaces line by line), missing lines
+// re-entered.
+func RestoreScript(pre, cur []*Node) []string {
+	var out []string
+	var add []*Node
+	for _, n := range cur {
+		if !managed(n.Line) || len(n.Children) > 0 || strings.HasPrefix(n.Line, "interface ") || strings.HasPrefix(n.Line, "qos profile ") {
+			continue
+		}
+		if find(pre, n.Line) == nil {
+			out = append(out, negate(n.Line))
+		}
+	}
+	for _, n := range cur {
+		if strings.HasPrefix(n.Line, "qos profile ") && find(pre, n.Line) == nil {
+			out = append(out, "no "+n.Line)
+		}
+	}
+	for _, n := range pre {
+		if !managed(n.Line) {
+			continue
+		}
+		c := find(cur, n.Line)
+		switch {
+		case strings.HasPrefix(n.Line, "interface "):
+			if c == nil || sameTree(n, c) {
+				continue
+			}
+			var body []string
+			for _, ch := range c.Children {
+				if find(n.Children, ch.Line) == nil {
+					body = append(body, negate(ch.Line))
+				}
+			}
+			for _, ch := range n.Children {
+				if find(c.Children, ch.Line) == nil {
+					body = append(body, flatten([]*Node{ch})...)
+				}
+			}
+			out = append(out, n.Line)
+			out = append(out, body...)
+			out = append(out, "exit")
+		case strings.HasPrefix(n.Line, "qos profile "):
+			if c != nil && sameTree(n, c) {
+				continue
+			}
+			if c != nil {
+				out = append(out, "no "+n.Line)
+			}
+			add = append(add, n)
+		default:
+			if c == nil {
+				add = append(add, n)
+			}
+		}
+	}
+	return append(out, flatten(add)...)
+}

@@ -1,0 +1,359 @@
+package eos
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const pw = "testbed-Pa55"
+
+func load(t testing.TB, dir string) (*spec.Spec, *intent.Fabric) {
+	t.Helper()
+	s, diags := spec.Load(filepath.Join("..", "..", "..", "examples", dir),
+		spec.LoadOptions{Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return s, intent.Compile(s)
+}
+
+func eosSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
+	for _, sw := range f.Switches {
+		if sw.Name == name && sw.Platform == Name {
+			return sw
+		}
+	}
+	t.Fatalf("no eos switch %s", name)
+	return nil
+}
+
+type rig struct {
+	emu    *eosemu.Switch
+	drv    *Driver
+	target drivers.Target
+	sw     *intent.Switch
+	s      *spec.Spec
+	f      *intent.Fabric
+	creds  *spec.Credentials
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	s, f := load(t, "testbed")
+	sw := eosSwitch(t, f, "leaf2")
+	emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf2", Password: pw, Ports: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	sw.Address = emu.Addr()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := emu.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
+		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
+	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(k string) string {
+			if k == "FABCTL_TESTBED_PASSWORD" {
+				return pw
+			}
+			return ""
+		}}}
+	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
+		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+}
+
+func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := expressible(r.sw)
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
+}
+
+func TestPlanApplyIdempotentDrift(t *testing.T) {
+	r := newRig(t)
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 || len(steps) == 0 {
+		t.Fatal("empty switch planned no changes")
+	}
+	start := time.Now()
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply of %d steps took %v (token %s)", len(steps), time.Since(start), res.Token)
+	if res.Token == "" || res.Pending {
+		t.Fatalf("result: %+v", res)
+	}
+	if s := r.emu.Sessions(); len(s) != 0 {
+		t.Fatalf("session left pending: %v", s)
+	}
+	live, diff, _ := r.plan(t)
+	if len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v", diff)
+	}
+	for k, v := range expressible(r.sw) {
+		if live[k] != v {
+			t.Fatalf("read back %s = %q, want %q", k, live[k], v)
+		}
+	}
+	// Drift: someone edits the switch by hand.
+	r.emu.Edit(func(c *eosemu.Config) {
+		c.Interfaces["Ethernet1"].MTU = 1500 + 100
+		c.Profiles[ProfileName].TxQueues[3].ECN = "minimum-threshold 1024 kbytes maximum-threshold 2048 kbytes max-mark-probability 5"
+		c.DSCP[30] = 5
+	})
+	_, diff, steps = r.plan(t)
+	got := map[string]bool{}
+	for _, c := range diff {
+		got[c.Path] = true
+	}
+	for _, p := range []string{"port/Ethernet1/mtu", "tc/3/ecn/min", "tc/3/ecn/max", "tc/3/ecn/probability", "dscp/30"} {
+		if !got[p] {
+			t.Fatalf("drift %s not detected: %+v", p, diff)
+		}
+	}
+	if len(diff) != 5 {
+		t.Fatalf("drift diff: %+v", diff)
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("drift not repaired: %+v", diff)
+	}
+}
+
+func TestRejectedLineAborts(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^random-detect ecn`), Kind: sshemu.Reject,
+		Output: "                                  ^\n% Invalid input detected at '^' marker.\n"})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "leaf2: random-detect ecn") || !strings.Contains(err.Error(), "% Invalid input detected") ||
+		!strings.Contains(err.Error(), "aborted, the running-config is unchanged") {
+		t.Fatalf("want aborted session naming the line, got %v", err)
+	}
+	var pe *drivers.PartialError
+	if errors.As(err, &pe) {
+		t.Fatalf("aborted apply reported partial: %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+	if s := r.emu.Sessions(); len(s) != 0 {
+		t.Fatalf("session left pending: %v", s)
+	}
+	t.Log(err)
+}
+
+// TestEmulatorRejectsOutOfRange: the emulator's own grammar refuses an
+// MTU above 9214; the session is aborted.
+func TestEmulatorRejectsOutOfRange(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	for i := range steps {
+		for j, l := range steps[i].Payload {
+			if l == "   mtu 9000" {
+				steps[i].Payload[j] = "   mtu 9300"
+			}
+		}
+	}
+	before := r.emu.RunningConfig()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "mtu 9300") || !strings.Contains(err.Error(), "Invalid input") {
+		t.Fatalf("want rejected mtu, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+}
+
+func TestCommitTimerRevertsUnlessConfirmed(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{ConfirmTimeout: time.Second})
+	if err != nil || !res.Pending {
+		t.Fatalf("apply: %+v %v", res, err)
+	}
+	if bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("commit timer did not apply")
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if !bytes.Equal(before, r.emu.RunningConfig()) || r.emu.Reverts() != 1 {
+		t.Fatal("unconfirmed commit did not revert")
+	}
+	// Confirmed: stays.
+	res, err = r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{ConfirmTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drv.Confirm(context.Background(), r.target, res); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, diff, _ := r.plan(t); len(diff) != 0 || r.emu.Reverts() != 1 {
+		t.Fatalf("confirmed commit reverted: %+v", diff)
+	}
+}
+
+func TestRollback(t *testing.T) {
+	r := newRig(t)
+	// A prior configuration of someone else's that fabctl changes.
+	r.emu.Edit(func(c *eosemu.Config) {
+		c.Interfaces["Ethernet1"].MTU = 9100
+		c.Interfaces["Ethernet2"].Description = "to h4"
+		c.DSCP[10] = 2
+		c.WDTimeout, c.WDRecovery, c.WDPolling = "1", "1", "0.5"
+		c.Profiles["OTHER"] = &eosemu.Profile{Trust: "cos", TxQueues: map[int]*eosemu.TxQueue{}, NoDrop: map[int]bool{4: true}, PFCOn: true}
+	})
+	before := r.emu.RunningConfig()
+	_, _, steps := r.plan(t)
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("apply changed nothing")
+	}
+	if err := r.drv.Rollback(context.Background(), r.target, res); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatalf("rollback differs:\n%s\n---\n%s", before, r.emu.RunningConfig())
+	}
+}
+
+func TestDroppedConnectionMidApply(t *testing.T) {
+	for _, c := range []struct {
+		kind  sshemu.FaultKind
+		match string
+		want  string
+	}{
+		{sshemu.DropBefore, `^service-profile`, "aborted, the running-config is unchanged"},
+		{sshemu.DropAfter, `^priority-flow-control on`, "aborted, the running-config is unchanged"},
+		{sshemu.DropBefore, `^commit$`, "aborted, the running-config is unchanged"},
+		{sshemu.DropAfter, `^commit$`, "had been committed, the prior config was restored"},
+	} {
+		r := newRig(t)
+		_, _, steps := r.plan(t)
+		before := r.emu.RunningConfig()
+		r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(c.match), Kind: c.kind, Times: 1})
+		_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+		step := strings.Trim(c.match, "^$")
+		if err == nil || !strings.Contains(err.Error(), "leaf2: "+step) || !strings.Contains(err.Error(), "connection lost") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s %d: want error naming the step, got %v", c.match, c.kind, err)
+		}
+		if !bytes.Equal(before, r.emu.RunningConfig()) {
+			t.Fatalf("%s %d: not restored", c.match, c.kind)
+		}
+		if s := r.emu.Sessions(); len(s) != 0 {
+			t.Fatalf("session left pending: %v", s)
+		}
+		t.Log(err)
+	}
+	// The switch goes away for good: partial.
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^commit$`), Kind: sshemu.DropAfter, Times: 1})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^configure session .*-rb$`), Kind: sshemu.DropBefore})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	var pe *drivers.PartialError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "leaf2: commit") {
+		t.Fatalf("want PartialError, got %v", err)
+	}
+	t.Log(err)
+}
+
+func TestWrongPassword(t *testing.T) {
+	r := newRig(t)
+	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	_, err := d.Read(context.Background(), r.target)
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
+		t.Fatalf("want auth error without the password, got %v", err)
+	}
+}
+
+// TestEngineEndToEnd runs plan.Make and apply.Run with a registry holding
+// this driver, against the emulator.
+func TestEngineEndToEnd(t *testing.T) {
+	r := newRig(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf2"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	dp := p.Device("leaf2")
+	if dp == nil || dp.Error != "" || !dp.HasChanges() {
+		t.Fatalf("plan: %+v", dp)
+	}
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	start := time.Now()
+	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply.Run took %v", time.Since(start))
+	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %+v", res.Devices[0])
+	}
+	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	if d2 := p2.Device("leaf2"); d2.Error != "" || d2.HasChanges() {
+		t.Fatalf("re-plan: %+v", d2.Changes)
+	}
+}
+
+// TestEngineDropReported: a connection dropped mid-session shows in
+// apply.Run's result with the line, the session and the restored state.
+func TestEngineDropReported(t *testing.T) {
+	r := newRig(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf2"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	dp := plan.Make(context.Background(), r.s, r.f, reg, opts).Device("leaf2")
+	before := r.emu.RunningConfig()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^tx-queue 3$`), Kind: sshemu.DropAfter, Times: 1})
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	res, _ := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	d := res.Devices[0]
+	if d.Status != apply.StatusFailed || !d.Restored || d.Partial ||
+		!strings.Contains(d.Error, "leaf2: tx-queue 3 (line ") || !strings.Contains(d.Error, "connection lost") {
+		t.Fatalf("result: %+v", d)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+	t.Log(d.Error)
+}

@@ -1,0 +1,288 @@
+package eos
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Node is one line of an EOS configuration with its sub-mode lines.
+type Node struct {
+	Line     string // trimmed
+	Children []*Node
+}
+
+// ParseConfig parses `show running-config` (or rendered CLI) into its
+// section tree by indentation. Comment and separator lines ("!...") and
+// "end" are dropped; tabs count as one column; a line indented less
+// than its predecessor closes sections until one is less indented.
+func ParseConfig(text string) []*Node {
+	type open struct {
+		indent int
+		n      *Node
+	}
+	var roots []*Node
+	var stack []open
+	for _, raw := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		line := strings.TrimRight(raw, " \t")
+		t := strings.TrimLeft(line, " \t")
+		if t == "" || strings.HasPrefix(t, "!") || (t == "end" && len(t) == len(line)) {
+			continue
+		}
+		indent := len(line) - len(t)
+		n := &Node{Line: strings.Join(strings.Fields(t), " ")}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			roots = append(roots, n)
+		} else {
+			p := stack[len(stack)-1].n
+			p.Children = append(p.Children, n)
+		}
+		stack = append(stack, open{indent, n})
+	}
+	return roots
+}
+
+// find returns the first node with exactly this line.
+func find(nodes []*Node, line string) *Node {
+	for _, n := range nodes {
+		if n.Line == line {
+			return n
+		}
+	}
+	return nil
+}
+
+// profile is a parsed `qos profile`.
+type profile struct {
+	trust    string
+	txq      map[int]*Node
+	pfcOn    bool
+	noDrop   []int
+	watchdog bool
+}
+
+func parseProfile(n *Node) *profile {
+	p := &profile{txq: map[int]*Node{}}
+	if n == nil {
+		return nil
+	}
+	for _, c := range n.Children {
+		f := strings.Fields(c.Line)
+		switch {
+		case len(f) == 3 && f[0] == "qos" && f[1] == "trust":
+			p.trust = f[2]
+		case len(f) == 2 && f[0] == "tx-queue":
+			if q, err := strconv.Atoi(f[1]); err == nil && q >= 0 && q < 8 {
+				p.txq[q] = c
+			}
+		case c.Line == "priority-flow-control on":
+			p.pfcOn = true
+		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "priority" && f[3] == "no-drop":
+			if q, err := strconv.Atoi(f[2]); err == nil && q >= 0 && q < 8 {
+				p.noDrop = append(p.noDrop, q)
+			}
+		case c.Line == "priority-flow-control pause watchdog":
+			p.watchdog = true
+		}
+	}
+	return p
+}
+
+func (p *profile) lossless(q int) bool {
+	for _, x := range p.noDrop {
+		if x == q {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadRunningConfig normalises `show running-config` into fabctl's
+// state paths for the settings the switch intent manages.
+func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
+	if sw == nil {
+		return nil, errors.New("no switch intent")
+	}
+	nodes := ParseConfig(text)
+	st := intent.State{}
+	profiles := map[string]*profile{}
+	interfaces := map[string]*Node{}
+	var wdLine []string
+	wdDrop := false
+	table := [64]int{}
+	for d := range table {
+		table[d] = HWDefaultTC(d)
+	}
+	for _, n := range nodes {
+		f := strings.Fields(n.Line)
+		switch {
+		case len(f) == 3 && f[0] == "qos" && f[1] == "profile":
+			profiles[f[2]] = parseProfile(n)
+		case len(f) == 2 && f[0] == "interface":
+			interfaces[f[1]] = n
+		case len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to":
+			tc, err := strconv.Atoi(f[len(f)-1])
+			if err != nil || tc < 0 || tc > 7 {
+				continue
+			}
+			for _, s := range f[3 : len(f)-3] {
+				if d, err := strconv.Atoi(s); err == nil && d >= 0 && d < 64 {
+					table[d] = tc
+				}
+			}
+		case len(f) == 10 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog default timeout "):
+			wdLine = f
+		case n.Line == "priority-flow-control pause watchdog override action drop":
+			wdDrop = true
+		}
+	}
+	prof := profiles[ProfileName]
+	if prof != nil && prof.trust != "" {
+		st["trust"] = stateTrust(prof.trust)
+	}
+	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
+		intent.PutDSCP(st, "", &table) // the map is global: read it whatever the profile says
+	}
+
+	// Traffic classes: the intent's and any tx-queue configured in the profile.
+	tcs := map[int]bool{}
+	for _, tc := range sw.TCs {
+		tcs[tc.TC] = true
+	}
+	if prof != nil {
+		for q := range prof.txq {
+			tcs[q] = true
+		}
+	}
+	for tc := range tcs {
+		pre := "tc/" + strconv.Itoa(tc) + "/"
+		st[pre+"sched"] = "strict" // EOS's default for a tx-queue
+		st[pre+"lossless"] = "false"
+		if prof == nil {
+			continue
+		}
+		st[pre+"lossless"] = strconv.FormatBool(prof.pfcOn && prof.lossless(tc))
+		q := prof.txq[tc]
+		if q == nil {
+			continue
+		}
+		rr, bw := false, ""
+		for _, c := range q.Children {
+			f := strings.Fields(c.Line)
+			switch {
+			case c.Line == "no priority":
+				rr = true
+			case len(f) == 3 && f[0] == "bandwidth" && f[1] == "percent":
+				bw = f[2]
+			case len(f) >= 8 && f[0] == "random-detect" && f[1] == "ecn" && f[2] == "minimum-threshold" && f[5] == "maximum-threshold":
+				st[pre+"ecn/min"] = threshold(f[3], f[4])
+				st[pre+"ecn/max"] = threshold(f[6], f[7])
+				for i := 8; i+1 < len(f); i += 2 {
+					if f[i] == "max-mark-probability" {
+						st[pre+"ecn/probability"] = f[i+1]
+					}
+				}
+			}
+		}
+		if rr {
+			st[pre+"sched"] = "ets"
+			if bw != "" {
+				st[pre+"bandwidth"] = bw
+			}
+		}
+	}
+
+	// PFC watchdog (global).
+	if wdLine != nil {
+		st["pfcwd/detect"] = ms(wdLine[5])
+		st["pfcwd/restore"] = ms(wdLine[7])
+		st["pfcwd/poll"] = ms(wdLine[9])
+	}
+	if wdDrop {
+		st["pfcwd/action"] = "drop"
+	} else if wdLine != nil {
+		st["pfcwd/action"] = "errdisable" // EOS's default watchdog action
+	}
+
+	for _, port := range sw.Ports {
+		n, ok := interfaces[port.Name]
+		if !ok {
+			continue // not on this switch: the plan creates it and the apply fails naming it
+		}
+		pre := "port/" + port.Name + "/"
+		st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
+		var sp *profile
+		recv, send := false, false
+		for _, c := range n.Children {
+			f := strings.Fields(c.Line)
+			switch {
+			case len(f) == 2 && f[0] == "mtu":
+				st[pre+"mtu"] = f[1]
+			case len(f) == 2 && f[0] == "service-profile":
+				sp = profiles[f[1]]
+			case c.Line == "flowcontrol receive on":
+				recv = true
+			case c.Line == "flowcontrol send on":
+				send = true
+			}
+		}
+		st[pre+"pfc"] = ""
+		st[pre+"pfcwd"] = "false"
+		pt := "none"
+		if sp != nil {
+			if sp.pfcOn {
+				st[pre+"pfc"] = ints(sp.noDrop)
+				st[pre+"pfcwd"] = strconv.FormatBool(sp.watchdog)
+			}
+			if sp.trust != "" {
+				pt = stateTrust(sp.trust)
+			}
+		}
+		if pt != st["trust"] {
+			st[pre+"trust"] = pt
+		}
+		st[pre+"pause"] = strconv.FormatBool(recv && send)
+	}
+	return st, nil
+}
+
+func stateTrust(t string) string {
+	if t == "cos" {
+		return spec.TrustPCP
+	}
+	return t
+}
+
+// threshold converts an EOS threshold to bytes; units fabctl does not
+// render (segments, milliseconds) stay as written, so they show as drift.
+func threshold(n, unit string) string {
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return n + " " + unit
+	}
+	switch unit {
+	case "bytes":
+		return strconv.FormatInt(v, 10)
+	case "kbytes":
+		return strconv.FormatInt(v*KByte, 10)
+	case "mbytes":
+		return strconv.FormatInt(v*KByte*KByte, 10)
+	}
+	return n + " " + unit
+}
+
+// ms converts EOS seconds ("0.2") to fabctl's "200ms".
+func ms(s string) string {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e6 {
+		return s
+	}
+	return strconv.FormatInt(int64(math.Round(f*1000)), 10) + "ms"
+}

@@ -1,0 +1,277 @@
+package eos
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// ProfileName is the `qos profile` fabctl owns and applies to its ports
+// with `service-profile`.
+const ProfileName = "FABCTL"
+
+// KByte is EOS's "kbytes" unit for random-detect thresholds as fabctl
+// renders and reads it (1000 bytes). The ECN fields carry a 5 %
+// tolerance, which also covers a platform that counts 1024.
+const KByte = 1000
+
+// MTU: EOS's interface `mtu` is the L3 (IP) MTU, the number fabctl's
+// intent carries, so it is rendered and read back unchanged (no L2
+// overhead, unlike SONiC's PORT mtu). EOS accepts 68..9214 (AVD's
+// p2p_uplinks_mtu examples use 9214); the default is 1500.
+const (
+	MaxMTU     = 9214
+	DefaultMTU = 1500
+)
+
+// HWDefaultTC is EOS's default DSCP → traffic-class mapping (DSCP/8:
+// "By default EOS will map CS3 to TC3"). The running-config only lists
+// `qos map dscp` entries that differ from it.
+func HWDefaultTC(dscp int) int { return dscp / 8 }
+
+// profileRef is what every managed port shares through the one profile.
+type profileRef struct {
+	trust    string
+	pfc      []int
+	watchdog bool
+}
+
+// Plan is the EOS configuration fabctl manages for one switch.
+type Plan struct {
+	sw       *intent.Switch
+	dscp     bool
+	table    [64]int
+	ref      profileRef
+	lossless []int
+}
+
+// Build checks that the intent can be expressed on EOS and returns its
+// configuration plan.
+func Build(sw *intent.Switch) (*Plan, error) {
+	p := &Plan{sw: sw, dscp: sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband", table: sw.DSCPToTC}
+	if sw.Trust != spec.TrustDSCP && sw.Trust != spec.TrustPCP {
+		return nil, fmt.Errorf("trust %q: EOS qos profiles trust dscp or cos", sw.Trust)
+	}
+	for _, tc := range sw.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			return nil, fmt.Errorf("traffic class %d: EOS has tx-queues 0-7", tc.TC)
+		}
+		if !tc.Strict && (tc.Bandwidth < 1 || tc.Bandwidth > 100) {
+			return nil, fmt.Errorf("traffic class %d: bandwidth percent %d outside EOS's 1..100", tc.TC, tc.Bandwidth)
+		}
+		if e := tc.ECN; e != nil {
+			if e.Probability != math.Trunc(e.Probability) || e.Probability < 1 || e.Probability > 100 {
+				return nil, fmt.Errorf("traffic class %d: ECN probability %v: EOS max-mark-probability is a whole percent 1..100", tc.TC, e.Probability)
+			}
+			if e.Min < KByte || e.Max < e.Min {
+				return nil, fmt.Errorf("traffic class %d: ECN thresholds %d..%d bytes: EOS needs 1 kbyte <= minimum <= maximum", tc.TC, e.Min, e.Max)
+			}
+		}
+		if tc.Lossless {
+			p.lossless = append(p.lossless, tc.TC)
+		}
+	}
+	if sw.Watchdog.Enabled && sw.Watchdog.Action != "drop" {
+		return nil, fmt.Errorf("PFC watchdog action %q: this driver renders EOS's `override action drop` only", sw.Watchdog.Action)
+	}
+	for i, port := range sw.Ports {
+		if port.MTU < 68 || port.MTU > MaxMTU {
+			return nil, fmt.Errorf("port %s: mtu %d outside EOS's 68..%d (EOS mtu is the IP MTU)", port.Name, port.MTU, MaxMTU)
+		}
+		r := profileRef{trust: port.Trust, pfc: sorted(port.PFC), watchdog: port.Watchdog && sw.Watchdog.Enabled}
+		if i == 0 {
+			p.ref = r
+			continue
+		}
+		if r.trust != p.ref.trust || ints(r.pfc) != ints(p.ref.pfc) || r.watchdog != p.ref.watchdog {
+			return nil, fmt.Errorf("port %s: PFC/trust/watchdog differ from port %s; this driver applies one qos profile (%s) to every managed port", port.Name, sw.Ports[0].Name, ProfileName)
+		}
+	}
+	if len(sw.Ports) == 0 {
+		p.ref = profileRef{trust: sw.Trust, pfc: p.lossless, watchdog: sw.Watchdog.Enabled}
+	}
+	if p.ref.trust != sw.Trust {
+		return nil, fmt.Errorf("ports trust %s but the switch trusts %s: one qos profile carries the trust on EOS", p.ref.trust, sw.Trust)
+	}
+	return p, nil
+}
+
+func eosTrust(t string) string {
+	if t == spec.TrustPCP {
+		return "cos"
+	}
+	return t
+}
+
+// kbytes renders a threshold in EOS's kbytes, rounded to the nearest.
+func kbytes(b spec.Bytes) string {
+	return strconv.FormatInt(int64(math.Round(float64(b)/KByte)), 10)
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+// DSCPLines are the `qos map dscp` lines, grouped by traffic class.
+// full also re-asserts the code points that keep EOS's default mapping,
+// which clears an override a previous configuration left on them.
+func (p *Plan) DSCPLines(full bool) []string {
+	if !p.dscp {
+		return nil
+	}
+	byTC := map[int][]int{}
+	for d, tc := range p.table {
+		if tc != HWDefaultTC(d) || full {
+			byTC[tc] = append(byTC[tc], d)
+		}
+	}
+	tcs := make([]int, 0, len(byTC))
+	for tc := range byTC {
+		tcs = append(tcs, tc)
+	}
+	sort.Ints(tcs)
+	var out []string
+	for _, tc := range tcs {
+		out = append(out, "qos map dscp "+join(byTC[tc], " ")+" to traffic-class "+strconv.Itoa(tc))
+	}
+	return out
+}
+
+// clear says what a change must explicitly undo in the profile
+// (Changes knows it from the diff's before values; Render starts empty).
+type clear struct {
+	txqs    []int // tx-queues to remove
+	noDrop  []int // no-drop priorities to remove
+	pfcOff  bool
+	wdOff   bool
+	ecnOff  map[int]bool
+	bwOff   map[int]bool
+	pauseOf map[string]bool // ports whose flowcontrol must be turned off
+}
+
+// ProfileLines is the `qos profile FABCTL` section.
+func (p *Plan) ProfileLines(cl *clear) []string {
+	out := []string{"qos profile " + ProfileName, "   qos trust " + eosTrust(p.ref.trust)}
+	for _, tc := range p.sw.TCs {
+		out = append(out, "   tx-queue "+strconv.Itoa(tc.TC))
+		if tc.Strict {
+			if cl != nil && cl.bwOff[tc.TC] {
+				out = append(out, "      no bandwidth percent")
+			}
+			out = append(out, "      priority strict")
+		} else {
+			out = append(out, "      bandwidth percent "+strconv.Itoa(tc.Bandwidth), "      no priority")
+		}
+		if e := tc.ECN; e != nil {
+			out = append(out, fmt.Sprintf("      random-detect ecn minimum-threshold %s kbytes maximum-threshold %s kbytes max-mark-probability %d",
+				kbytes(e.Min), kbytes(e.Max), int(e.Probability)))
+		} else if cl != nil && cl.ecnOff[tc.TC] {
+			out = append(out, "      no random-detect ecn")
+		}
+	}
+	if cl != nil {
+		for _, q := range cl.txqs {
+			out = append(out, "   no tx-queue "+strconv.Itoa(q))
+		}
+	}
+	if len(p.ref.pfc) > 0 {
+		out = append(out, "   priority-flow-control on")
+	} else if cl != nil && cl.pfcOff {
+		out = append(out, "   no priority-flow-control on")
+	}
+	for _, q := range p.ref.pfc {
+		out = append(out, "   priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
+	}
+	if cl != nil {
+		for _, q := range cl.noDrop {
+			out = append(out, "   no priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
+		}
+	}
+	if p.ref.watchdog && len(p.ref.pfc) > 0 {
+		out = append(out, "   priority-flow-control pause watchdog")
+	} else if cl != nil && cl.wdOff {
+		out = append(out, "   no priority-flow-control pause watchdog")
+	}
+	return out
+}
+
+// InterfaceLines is one managed port's section.
+func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
+	out := []string{"interface " + port.Name, "   mtu " + strconv.Itoa(port.MTU)}
+	if port.Pause {
+		out = append(out, "   flowcontrol receive on", "   flowcontrol send on")
+	} else if cl != nil && cl.pauseOf[port.Name] {
+		out = append(out, "   no flowcontrol receive", "   no flowcontrol send")
+	}
+	return append(out, "   service-profile "+ProfileName)
+}
+
+// WatchdogLines are the global PFC watchdog lines.
+func (p *Plan) WatchdogLines(clearAll bool) []string {
+	w := p.sw.Watchdog
+	if !w.Enabled {
+		if clearAll {
+			return []string{"no priority-flow-control pause watchdog default timeout", "no priority-flow-control pause watchdog override action drop"}
+		}
+		return nil
+	}
+	return []string{
+		fmt.Sprintf("priority-flow-control pause watchdog default timeout %s recovery-time %s polling-interval %s",
+			seconds(w.Detect), seconds(w.Restore), seconds(w.Poll)),
+		"priority-flow-control pause watchdog override action drop",
+	}
+}
+
+// Config renders the managed configuration as EOS CLI in running-config
+// layout (sections separated by "!").
+func (p *Plan) Config() string {
+	var b strings.Builder
+	block := func(lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n!\n")
+	}
+	block(p.DSCPLines(false))
+	block(p.ProfileLines(nil))
+	for _, port := range p.sw.Ports {
+		block(p.InterfaceLines(port, nil))
+	}
+	block(p.WatchdogLines(false))
+	var notes []string
+	if p.sw.Headroom > 0 {
+		notes = append(notes, fmt.Sprintf("! buffer/headroom %d B per lossless priority: not rendered, EOS sizes PFC headroom itself", p.sw.Headroom))
+	}
+	for _, port := range p.sw.Ports {
+		if port.CableLength > 0 {
+			notes = append(notes, "! cable lengths: not rendered, EOS has no cable-length setting (headroom is platform-computed)")
+			break
+		}
+	}
+	if len(notes) > 0 {
+		block(notes)
+	}
+	b.WriteString("end\n")
+	return b.String()
+}
+
+func sorted(v []int) []int {
+	s := append([]int(nil), v...)
+	sort.Ints(s)
+	return s
+}
+
+func join(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}
+
+// ints is the canonical state form of a priority set ("3,4").
+func ints(v []int) string { return join(sorted(v), ",") }

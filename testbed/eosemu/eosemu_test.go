@@ -1,0 +1,166 @@
+package eosemu
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+const pw = "emu-Pa55"
+
+// dial connects with scrapligo's built-in arista_eos platform.
+func dial(t *testing.T) (*Switch, *sshcli.Conn) {
+	t.Helper()
+	sw, err := Start(Options{Password: pw, Ports: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := sw.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	tg := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: "leaf", Platform: "eos", Address: sw.Addr()},
+		Credentials: &spec.Credentials{Name: "lab", Username: "admin", Password: &spec.SecretRef{Kind: "env", Name: "PW"}, KnownHosts: kh}}
+	c, err := sshcli.Dial(context.Background(), tg, sshcli.Options{Platform: "arista_eos", ConnectTimeout: 3 * time.Second,
+		CommandTimeout: 3 * time.Second, Getenv: func(string) string { return pw }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return sw, c
+}
+
+func send(t *testing.T, c *sshcli.Conn, lines ...string) string {
+	t.Helper()
+	var out string
+	for _, l := range lines {
+		o, err := c.Send(l)
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		out += o
+	}
+	return out
+}
+
+func TestSessionCommitAndShow(t *testing.T) {
+	sw, c := dial(t)
+	before := string(sw.RunningConfig())
+	send(t, c, "configure session fabctl-0123abcd",
+		"qos map dscp 26 to traffic-class 3", "qos map dscp 8 9 to traffic-class 0", "qos map dscp 10 to traffic-class 3",
+		"qos profile ROCE", "qos trust dscp", "tx-queue 3", "bandwidth percent 50", "no priority",
+		"random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100",
+		// implicit exit from tx-queue to the profile, then to config
+		"priority-flow-control on", "priority-flow-control priority 3 no-drop", "priority-flow-control pause watchdog",
+		"interface Ethernet1", "mtu 9214", "service-profile ROCE", "exit",
+		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1")
+	if string(sw.RunningConfig()) != before {
+		t.Fatal("session changed the running-config before commit")
+	}
+	diffs := send(t, c, "show session-config diffs")
+	if !strings.Contains(diffs, "+qos map dscp 10 to traffic-class 3") || !strings.Contains(diffs, "+   mtu 9214") {
+		t.Fatalf("diffs:\n%s", diffs)
+	}
+	send(t, c, "commit")
+	run := send(t, c, "show running-config")
+	for _, want := range []string{
+		"qos map dscp 8 9 to traffic-class 0\nqos map dscp 10 to traffic-class 3\n",
+		"qos profile ROCE\n   qos trust dscp\n   !\n   tx-queue 3\n      bandwidth percent 50\n      no priority\n      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100\n   !\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   priority-flow-control pause watchdog\n!\n",
+		"interface Ethernet1\n   mtu 9214\n   service-profile ROCE\n!\n",
+		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1\n",
+	} {
+		if !strings.Contains(strings.ReplaceAll(run, "\r", ""), want) {
+			t.Fatalf("running-config lacks\n%s\ngot:\n%s", want, run)
+		}
+	}
+	if len(sw.Sessions()) != 0 {
+		t.Fatal("session left pending")
+	}
+}
+
+func TestInvalidInputAndAbort(t *testing.T) {
+	sw, c := dial(t)
+	before := string(sw.RunningConfig())
+	send(t, c, "configure session s1", "interface Ethernet2", "mtu 9000")
+	_, err := c.Send("mtu 99999")
+	var e *sshcli.Error
+	if !errors.As(err, &e) || e.Kind != sshcli.KindCommand || !strings.Contains(e.Detail, "% Invalid input detected at '^' marker.") {
+		t.Fatalf("want invalid input, got %v", err)
+	}
+	_, err = c.Send("frobnicate")
+	if err == nil {
+		t.Fatal("unknown command accepted")
+	}
+	_, err = c.Send("tx-queue")
+	if err == nil || !strings.Contains(err.Error(), "% Incomplete command") && !strings.Contains(err.Error(), "Invalid input") {
+		t.Fatalf("want error, got %v", err)
+	}
+	send(t, c, "abort")
+	if string(sw.RunningConfig()) != before || len(sw.Sessions()) != 0 {
+		t.Fatal("abort left changes")
+	}
+}
+
+// TestLongPrompt: the qos-profile tx-queue prompt of a named session is
+// long (scrapli/scrapli_cfg#51); the arista_eos platform still matches it.
+func TestLongPrompt(t *testing.T) {
+	_, c := dial(t)
+	send(t, c, "configure session fabctl-0123abcd-rb", "qos profile FABCTL-LOSSLESS", "tx-queue 6", "priority strict", "end")
+	sh := &shell{sw: &Switch{opts: Options{Hostname: "leaf"}}, enabled: true, config: true, session: "fabctl-0123abcd-rb",
+		stack: []frame{{kind: "config"}, {kind: "qos-profile", name: "FABCTL"}, {kind: "txq", name: "FABCTL", q: 3}}}
+	if p := sh.Prompt(); p != "leaf(config-s-fabctl-0123abcd-rb-qos-profile-FABCTL-txq-3)#" {
+		t.Fatal(p)
+	}
+}
+
+func TestCommitTimerRevertsAndConfirms(t *testing.T) {
+	sw, c := dial(t)
+	before := string(sw.RunningConfig())
+	send(t, c, "configure session t1", "interface Ethernet3", "mtu 9000", "commit timer 00:00:01")
+	if !strings.Contains(string(sw.RunningConfig()), "   mtu 9000") {
+		t.Fatal("commit timer did not apply")
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if string(sw.RunningConfig()) != before || sw.Reverts() != 1 {
+		t.Fatal("commit timer did not revert")
+	}
+	send(t, c, "configure session t2", "interface Ethernet3", "mtu 9000", "commit timer 00:00:01", "configure session t2 commit")
+	time.Sleep(1500 * time.Millisecond)
+	if !strings.Contains(string(sw.RunningConfig()), "   mtu 9000") {
+		t.Fatal("confirmed commit reverted")
+	}
+}
+
+func TestExecModeNeedsEnable(t *testing.T) {
+	sh := &shell{sw: &Switch{opts: Options{Hostname: "leaf"}, running: NewConfig("leaf", 2), sessions: map[string]*Config{}}}
+	if sh.Prompt() != "leaf>" {
+		t.Fatal(sh.Prompt())
+	}
+	out, _ := sh.Handle("configure terminal")
+	if !strings.Contains(out, "% Invalid input") {
+		t.Fatal(out)
+	}
+	sh.Handle("enable")
+	sh.Handle("configure")
+	if sh.Prompt() != "leaf(config)#" {
+		t.Fatal(sh.Prompt())
+	}
+	sh.Handle("interface Et1")
+	if sh.Prompt() != "leaf(config-if-Et1)#" {
+		t.Fatal(sh.Prompt())
+	}
+	sh.Handle("mtu 9100")
+	sh.Handle("end")
+	if !strings.Contains(sh.sw.running.Render(), "interface Ethernet1\n   mtu 9100\n") {
+		t.Fatal("configure terminal did not edit the running-config")
+	}
+}
