@@ -154,7 +154,8 @@ func For(d intent.Device) string {
 // paths with the reason. Plans leave them out of the diff and list them
 // as "not expressible on <platform>", so the user sees what is not
 // applied and the plan still converges; a driver never reports the
-// desired value as live to hide a gap.
+// desired value as live to hide a gap. Plans call it after Read, so a
+// driver may answer from what the device told it (a NIC without DCB).
 type Limiter interface {
 	Unexpressible(t Target, desired intent.State) map[string]string
 }

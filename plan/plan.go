@@ -308,6 +308,13 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		return dp
 	}
 	t := Target(u, opts)
+	live, err := drv.Read(ctx, t)
+	if err != nil {
+		dp.Error = fmt.Sprintf("read %s: %v", dp.Address, err)
+		return dp
+	}
+	// After Read: a driver may learn from the device what it cannot
+	// express (a NIC without DCB support).
 	if lim, ok := drv.(drivers.Limiter); ok {
 		if un := lim.Unexpressible(t, u.State); len(un) > 0 {
 			scoped := make(intent.State, len(u.State))
@@ -321,11 +328,6 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })
 			u.State, dp.Desired = scoped, scoped
 		}
-	}
-	live, err := drv.Read(ctx, t)
-	if err != nil {
-		dp.Error = fmt.Sprintf("read %s: %v", dp.Address, err)
-		return dp
 	}
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()
