@@ -3,7 +3,7 @@
 #   make build   bin/fabctl with version and commit stamped in
 #   make test    go test ./... (the per-package ok/FAIL lines)
 #   make lint    go vet + gofmt check
-#   make demo    build, then validate every example spec statically
+#   make demo    build, run the main job against the local testbed (root), tear it down
 #   make bench   benchmarks of spec loading and lint
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 
@@ -73,25 +73,58 @@ fuzz:
 		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME); \
 	done
 
-# Until the testbed exists, the demo is the static stage: load and lint every example, check
-# their formatting, and show the machine-readable output. Exits non-zero if any example fails.
+# The demo: the main job for real against the local testbed (examples/testbed, as root):
+# testbed up, validate --static, plan (must show changes), apply -auto-approve, plan again
+# (--detailed-exitcode: must be 0, no changes), validate, a summary, and testbed down always
+# (trap), then the static check of every other example. Exits non-zero if any step fails.
+# FABCTL_TESTBED_PASSWORD is generated when unset (never printed); plan/apply state goes to
+# a temporary --state-dir so the demo leaves nothing in the tree.
+DEMO_SPEC ?= examples/testbed
+
 demo: build
-	@set -u; failed=0; \
-	for d in $(EXAMPLES); do \
-		echo; echo "== $(BIN) validate --static $$d"; \
-		if ! $(BIN) validate --static --no-color "$$d"; then failed=$$((failed + 1)); fi; \
-	done; \
-	echo; echo "== $(BIN) fmt -check -recursive examples"; \
-	if $(BIN) fmt -check -recursive examples; then echo "all example files are formatted"; else failed=$$((failed + 1)); fi; \
-	echo; echo "== $(BIN) validate --static --json examples/ai-pod | head -n 20"; \
-	if json="$$($(BIN) validate --static --json examples/ai-pod)"; then \
-		printf '%s\n' "$$json" | head -n 20; \
-	else \
-		printf '%s\n' "$$json" | head -n 20; failed=$$((failed + 1)); \
+	@set -uo pipefail; \
+	if [ "$$(id -u)" -ne 0 ]; then echo "make demo needs root: the testbed creates network namespaces and veth pairs (run it as root)"; exit 1; fi; \
+	start=$$(date +%s); \
+	if [ -z "$${FABCTL_TESTBED_PASSWORD:-}" ]; then \
+		FABCTL_TESTBED_PASSWORD="$$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"; \
 	fi; \
-	echo; \
-	if [ "$$failed" -ne 0 ]; then echo "demo: $$failed check(s) FAILED"; exit 1; fi; \
-	echo "demo: $(words $(EXAMPLES)) example specs valid and formatted"
+	export FABCTL_TESTBED_PASSWORD; \
+	state="$$(mktemp -d)"; up=0; \
+	cleanup() { \
+		if [ "$$up" -eq 1 ]; then echo; echo "== $(BIN) testbed down $(DEMO_SPEC)"; $(BIN) testbed down --no-color $(DEMO_SPEC) || echo "demo: testbed down FAILED"; fi; \
+		rm -rf "$$state"; \
+	}; \
+	trap cleanup EXIT; \
+	results=(); \
+	step() { \
+		local want="$$1" name="$$2"; shift 2; \
+		echo; echo "== $$name"; \
+		local t0=$$(date +%s%N); "$$@"; local rc=$$?; local ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); \
+		local secs=$$(printf '%d.%d' $$((ms / 1000)) $$((ms % 1000 / 100))); \
+		if [ "$$rc" -ne "$$want" ]; then \
+			results+=("FAIL  $${secs}s  $$name (exit $$rc, want $$want)"); \
+			echo; echo "demo: step failed: $$name (exit $$rc, want $$want)"; \
+			printf '  %s\n' "$${results[@]}"; exit 1; \
+		fi; \
+		results+=("ok    $${secs}s  $$name"); \
+	}; \
+	step 0 "$(BIN) testbed up $(DEMO_SPEC)" $(BIN) testbed up --no-color $(DEMO_SPEC); \
+	up=1; \
+	step 0 "$(BIN) validate --static $(DEMO_SPEC)" $(BIN) validate --static --no-color $(DEMO_SPEC); \
+	step 2 "$(BIN) plan $(DEMO_SPEC)  (changes expected: exit 2)" $(BIN) plan --detailed-exitcode --no-color --state-dir "$$state" $(DEMO_SPEC); \
+	step 0 "$(BIN) apply -auto-approve $(DEMO_SPEC)" $(BIN) apply -auto-approve --no-color --state-dir "$$state" $(DEMO_SPEC); \
+	step 0 "$(BIN) plan --detailed-exitcode $(DEMO_SPEC)  (no changes: exit 0)" $(BIN) plan --detailed-exitcode --no-color --state-dir "$$state" $(DEMO_SPEC); \
+	step 0 "$(BIN) validate $(DEMO_SPEC)" $(BIN) validate --no-color $(DEMO_SPEC); \
+	others=0; \
+	for d in $(filter-out $(DEMO_SPEC),$(EXAMPLES)); do \
+		if ! out="$$($(BIN) validate --static --no-color "$$d" 2>&1)"; then echo "$$out"; others=1; fi; \
+	done; \
+	step 0 "$(BIN) validate --static (the other examples) and fmt -check" \
+		bash -c 'test '"$$others"' -eq 0 && $(BIN) fmt -check -recursive examples && echo "$(words $(EXAMPLES)) example specs valid and formatted"'; \
+	echo; echo "== summary"; \
+	$(BIN) testbed status --no-color $(DEMO_SPEC) | sed 's/^/  /'; \
+	echo; printf '  %s\n' "$${results[@]}"; \
+	echo; echo "demo: ok: the testbed was planned, applied and re-planned clean in $$(( $$(date +%s) - start ))s (settings a veth cannot have are listed as not expressible above)"
 
 clean:
 	rm -rf bin

@@ -15,10 +15,13 @@
 //     applying one returns an error saying it is not in this build.
 //
 // Settings a device cannot have are reported absent by Read, never
-// invented: a veth has no DCB (EOPNOTSUPP), so its DCB paths show as
-// additions in the plan, the change list says why they cannot apply, and
-// Apply refuses the host up front with "eth1: DCB not supported by the
-// driver (EOPNOTSUPP)" before touching anything.
+// invented, and the driver is a drivers.Limiter: a veth has no DCB
+// (EOPNOTSUPP), so the plan lists its DCB paths under "not expressible"
+// with "eth1: no DCB support in the kernel driver (EOPNOTSUPP)" instead of
+// planning changes that cannot apply (likewise DCQCN sysfs, rdma_cm
+// configfs, IRQ affinity and global pause where the device has none). A
+// change list that still holds such a path (a hand-made or old saved plan)
+// is refused by Apply up front, before anything is touched.
 //
 // Transports: "local" and "netns:<name>" (handles are created inside the
 // namespace). "ssh" (fabctl agent) is a later step and fails clearly.
@@ -137,7 +140,7 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 	ieee, err := s.dcb.IEEE(n.Name)
 	switch {
 	case errors.Is(err, dcbnl.ErrNotSupported):
-		unsup[p+"dcb"] = err.Error()
+		unsup[p+"dcb"] = n.Name + ": no DCB support in the kernel driver (EOPNOTSUPP)"
 	case err != nil:
 		return err
 	default:
@@ -434,6 +437,45 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 		out = append(out, ch)
 	}
 	return out, nil
+}
+
+var _ drivers.Limiter = (*Driver)(nil)
+
+// Unexpressible reports the desired NIC settings that Read found the
+// device cannot have, with the reason: DCB (ETS, PFC, trust and the DSCP
+// APP table) on a NIC whose kernel driver has no DCB (EOPNOTSUPP, e.g. a
+// veth), global pause without ethtool pause support, DCQCN without the
+// MLNX_OFED sysfs, the rdma_cm default RoCE mode/ToS without configfs, IRQ
+// affinity on a device without IRQs. Plans list them instead of planning
+// changes that cannot apply and would never converge. A NIC that does
+// not exist at all is not "unexpressible": its settings stay planned, and
+// applying them fails naming the missing device. On a NIC with DCB (and
+// the sysfs) nothing is reported.
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
+	h, err := hostOf(t)
+	if err != nil {
+		return nil
+	}
+	d.mu.Lock()
+	unsup := d.unsupported[h.Name]
+	d.mu.Unlock()
+	if len(unsup) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k := range desired {
+		nic := nicOf(k)
+		if nic == "" {
+			continue
+		}
+		if _, absent := unsup["nic/"+nic+"/"]; absent {
+			continue
+		}
+		if why := blocked(unsup, nic, feature(k)); why != "" {
+			out[k] = why
+		}
+	}
+	return out
 }
 
 // blocked returns why Read found a NIC feature impossible ("" if not).

@@ -172,9 +172,12 @@ host "h1" {
 }
 `
 
-// TestRoCEOnVethDCBUnsupported: DCB paths read absent on a veth, the plan
-// says why they cannot apply, and apply refuses the host before touching
-// anything (the MTU stays).
+// TestRoCEOnVethDCBUnsupported: a veth has no DCB, no DCQCN sysfs, no
+// rdma_cm configfs, no IRQs and no global pause: the plan lists those
+// settings as not expressible with the precise reason (drivers.Limiter)
+// instead of planning changes that fail, the rest (MTU, addresses)
+// applies, and the re-plan is clean. A change list that still holds a DCB
+// path (an old saved plan) is refused before anything is touched.
 func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 	requireRoot(t)
 	newNS(t, "fabctl-host-t2", 1)
@@ -185,25 +188,85 @@ func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 	if dp.Error != "" {
 		t.Fatal(dp.Error)
 	}
-	var pfcStep *drivers.Change
-	for i, st := range dp.Steps {
-		if strings.HasPrefix(st.Summary, "v0a: PFC") {
-			pfcStep = &dp.Steps[i]
+	reasons := map[string]string{}
+	for _, u := range dp.Unexpressible {
+		reasons[u.Path] = u.Reason
+	}
+	wantReasons := map[string]string{
+		"nic/v0a/pfc":        "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/v0a/trust":      "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/v0a/dscp/26":    "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/v0a/tc/3/sched": "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/v0a/ecn":        "v0a: no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)",
+		"nic/v0a/tos":        `v0a: no rdma_cm configfs for RDMA device "rxe0"`,
+		"nic/v0a/irq_cpus":   "v0a: no device IRQs (virtual device)",
+	}
+	for k, want := range wantReasons {
+		if reasons[k] != want {
+			t.Errorf("unexpressible %s: %q, want %q", k, reasons[k], want)
 		}
 	}
-	if pfcStep == nil || !strings.Contains(pfcStep.Summary, "cannot apply: v0a: DCB not supported by the driver (EOPNOTSUPP)") {
-		t.Fatalf("PFC step %+v", pfcStep)
+	for _, c := range dp.Changes {
+		if f := feature(c.Path); f != "mtu" && f != "addresses" {
+			t.Errorf("planned change %s: Read found it impossible, it must not be planned", c.Path)
+		}
+	}
+	for _, st := range dp.Steps {
+		if strings.Contains(st.Summary, "cannot apply") {
+			t.Errorf("step that cannot apply: %s", st.Summary)
+		}
 	}
 	res, err := applyPlan(t, p, f, reg)
-	if err == nil {
-		t.Fatal("apply succeeded on a veth with DCB paths")
+	if err != nil || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
-	dr := res.Devices[0]
-	if dr.Status != apply.StatusFailed || !dr.Restored || !strings.Contains(dr.Error, "v0a: DCB not supported by the driver (EOPNOTSUPP)") {
-		t.Fatalf("result %+v", dr)
+	if out := run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
+		t.Fatalf("MTU not applied:\n%s", out)
+	}
+	p2 := plan.Make(context.Background(), s, f, reg, plan.Options{})
+	if d := p2.Device("host.h1"); d.Error != "" || d.HasChanges() || len(d.Unexpressible) != len(dp.Unexpressible) {
+		t.Fatalf("re-plan not clean: %v %+v (unexpressible %d, was %d)", d.Error, d.Changes, len(d.Unexpressible), len(dp.Unexpressible))
+	}
+
+	// A DCB step handed to Apply anyway is refused up front.
+	run(t, "ip", "-n", "fabctl-host-t2", "link", "set", "v0a", "mtu", "1500")
+	h := f.Hosts[0]
+	tg := plan.Target(plan.Unit{Device: h.Device, Intent: h}, plan.Options{})
+	d := New()
+	_, err = d.Apply(context.Background(), tg, []drivers.Change{
+		{Paths: []string{"nic/v0a/mtu"}}, {Paths: []string{"nic/v0a/pfc"}}}, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "v0a: DCB not supported by the driver (EOPNOTSUPP)") {
+		t.Fatalf("apply of a DCB step on a veth: %v", err)
 	}
 	if out := run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 1500") {
 		t.Fatalf("MTU changed although the transaction was refused:\n%s", out)
+	}
+}
+
+// TestUnexpressibleFromRead: the Limiter answers from what Read learned;
+// a NIC with DCB (nothing unsupported) reports nothing, a missing NIC
+// stays planned (applying it fails, naming the device).
+func TestUnexpressibleFromRead(t *testing.T) {
+	h := &intent.Host{Device: intent.Device{Kind: intent.KindHost, Name: "h1"}}
+	tg := drivers.Target{Device: h.Device, Intent: h}
+	desired := intent.State{"irqbalance": "keep", "nic/a/mtu": "9000", "nic/a/pfc": "3", "nic/a/trust": "dscp",
+		"nic/a/tc/3/sched": "ets", "nic/a/ecn": "3", "nic/b/pfc": "3", "nic/c/pfc": "3"}
+	d := New().(*Driver)
+	if got := d.Unexpressible(tg, desired); len(got) != 0 {
+		t.Fatalf("before Read / with DCB: %v", got)
+	}
+	d.unsupported["h1"] = map[string]string{
+		"nic/a/dcb": "a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/a/ecn": "a: no DCQCN sysfs",
+		"nic/c/":    "c: no such network device on local",
+	}
+	got := d.Unexpressible(tg, desired)
+	want := map[string]string{
+		"nic/a/pfc": "a: no DCB support in the kernel driver (EOPNOTSUPP)", "nic/a/trust": "a: no DCB support in the kernel driver (EOPNOTSUPP)",
+		"nic/a/tc/3/sched": "a: no DCB support in the kernel driver (EOPNOTSUPP)", "nic/a/ecn": "a: no DCQCN sysfs",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v\nwant %v", got, want)
 	}
 }
 

@@ -1,17 +1,20 @@
 # Local testbed: the smallest fabric that still has two leaf NOSes, a spine and a routed
 # leaf-spine-leaf path. It matches the testbed a later fabctl build starts on one machine:
 # switch NOSes emulated behind loopback addresses, hosts as network namespaces with soft-RoCE
-# (rxe) devices on veth pairs. Today the spec only loads and lints; nothing listens on these
-# addresses yet. The target later is one switch of each platform (sonic, cumulus, eos, nxos,
-# srlinux, openconfig); this first cut has sonic, eos and srlinux.
+# (rxe) devices on veth pairs. `fabctl testbed up examples/testbed` starts it (`make demo`
+# runs the whole job against it). The target later is one switch of each platform (sonic,
+# cumulus, eos, nxos, srlinux, openconfig); this build has SSH CLI emulators and drivers for
+# sonic and eos only, so the spine is a SONiC switch for now: SR Linux comes back as the spine
+# with the gNMI driver and its emulator (a later issue).
 #
-#            spine1 (srlinux, gNMI)
+#            spine1 (sonic)
 #             /                 \
 #     leaf1 (sonic)          leaf2 (eos)
 #      /       \              /       \
 #    h1         h2          h3         h4      netns, one rxe NIC each
 #
-#   fabctl validate --static examples/testbed
+#   fabctl testbed up examples/testbed     (as root; see docs/cli.md)
+#   fabctl plan examples/testbed
 
 fabric "testbed" {
   transport = "rocev2"
@@ -29,17 +32,15 @@ fabric "testbed" {
 
 # Management: every emulated switch listens on its own loopback address (all of 127.0.0.0/8
 # is loopback on Linux), so the emulators share port numbers without clashing: 2222 for the
-# SSH CLIs (an unprivileged process cannot bind 22) and gNMI's usual 57400. An address with a
-# port is written "host:port".
+# SSH CLIs (an unprivileged process cannot bind 22). An address with a port is written
+# "host:port". `fabctl testbed up` generates every emulator's host key and writes them to
+# .fabctl/testbed/known_hosts beside this file (a relative known_hosts is resolved against
+# the spec's directory): host keys are verified, not skipped.
 
 credentials "testbed-ssh" {
-  username = "admin"
-  password = env("FABCTL_TESTBED_PASSWORD") # the testbed script exports it; never a literal here
-}
-
-credentials "testbed-gnmi" {
-  username = "admin"
-  password = env("FABCTL_TESTBED_PASSWORD")
+  username    = "admin"
+  password    = env("FABCTL_TESTBED_PASSWORD") # the testbed script exports it; never a literal here
+  known_hosts = ".fabctl/testbed/known_hosts"
 }
 
 switch "leaf1" {
@@ -56,10 +57,11 @@ switch "leaf2" {
   role        = "leaf"
 }
 
+# SONiC until the gNMI driver exists; then srlinux at 127.0.0.21:57400 with ethernet-1/N ports.
 switch "spine1" {
-  platform    = "srlinux" # gNMI is its default driver
-  address     = "127.0.0.21:57400"
-  credentials = "testbed-gnmi"
+  platform    = "sonic"
+  address     = "127.0.0.21:2222"
+  credentials = "testbed-ssh"
   role        = "spine"
 }
 
@@ -94,7 +96,7 @@ host "h" {
 }
 
 # Port names follow each emulator: SONiC's virtual switch has Ethernet0..Ethernet124 in steps
-# of 4, cEOS numbers Ethernet1.. in creation order, SR Linux names ethernet-1/N.
+# of 4, cEOS numbers Ethernet1.. in creation order.
 #
 # 10G everywhere: veth has no real speed, but the spec needs one (for headroom and for the
 # traffic test's line-rate percentages), and 10G keeps both honest numbers.
@@ -107,13 +109,13 @@ link {
 }
 
 link {
-  endpoints    = ["leaf1:Ethernet124", "spine1:ethernet-1/1"]
+  endpoints    = ["leaf1:Ethernet124", "spine1:Ethernet0"]
   speed        = "10G"
   cable_length = "1m"
 }
 
 link {
-  endpoints    = ["leaf2:Ethernet3", "spine1:ethernet-1/2"]
+  endpoints    = ["leaf2:Ethernet3", "spine1:Ethernet4"]
   speed        = "10G"
   cable_length = "1m"
 }

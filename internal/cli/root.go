@@ -23,6 +23,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		// apply, force-unlock: apply commands (apply_cmd.go)
 		inGroup(groupFabric, NewCmdApply(f, nil)),
 		inGroup(groupFabric, NewCmdForceUnlock(f, nil)),
+		inGroup(groupTool, NewCmdTestbed(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
 		inGroup(groupTool, NewCmdCompletion(f)),

@@ -130,6 +130,27 @@ func ResolveSecret(ref *spec.SecretRef, getenv func(string) string) (string, err
 	return "", fmt.Errorf("secret %s: unknown kind", ref)
 }
 
+// KnownHostsPath is the credentials' known_hosts file, a relative path
+// resolved against the directory of the spec file that declares the
+// credentials (so `known_hosts = ".fabctl/testbed/known_hosts"` means the
+// same file wherever fabctl runs); "" when the credentials name none.
+func KnownHostsPath(c *spec.Credentials) string {
+	kh := c.KnownHosts
+	if kh == "" || filepath.IsAbs(kh) {
+		return kh
+	}
+	if strings.HasPrefix(kh, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, kh[2:])
+		}
+		return kh
+	}
+	if f := c.Src.Block.Filename; f != "" {
+		return filepath.Join(filepath.Dir(f), kh)
+	}
+	return kh
+}
+
 // Dial connects to a target's device and reaches its default privilege
 // level.
 func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
@@ -198,7 +219,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 	if t.Insecure {
 		opts = append(opts, options.WithAuthNoStrictKey())
 	} else {
-		kh := c.KnownHosts
+		kh := KnownHostsPath(c)
 		if kh == "" {
 			kh = o.KnownHosts
 		}

@@ -148,3 +148,31 @@ func TestUnreachableAndTimeout(t *testing.T) {
 		t.Fatalf("timeout took %v", d)
 	}
 }
+
+// TestKnownHostsRelativeToSpec: a relative known_hosts is the spec file's
+// directory's, whatever the working directory; absolute paths, "~/" and
+// credentials without a source file are kept as they are.
+func TestKnownHostsRelativeToSpec(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	src := func(file string) spec.Source {
+		var s spec.Source
+		s.Block.Filename = file
+		return s
+	}
+	tests := []struct {
+		kh, file, want string
+	}{
+		{".fabctl/testbed/known_hosts", "examples/testbed/testbed.fab.hcl", "examples/testbed/.fabctl/testbed/known_hosts"},
+		{"kh", "/etc/fab/spec.fab.hcl", "/etc/fab/kh"},
+		{"/abs/kh", "examples/testbed/testbed.fab.hcl", "/abs/kh"},
+		{"~/.ssh/lab_hosts", "x/y.fab.hcl", filepath.Join(home, ".ssh/lab_hosts")},
+		{"kh", "", "kh"},
+		{"", "x/y.fab.hcl", ""},
+	}
+	for _, tt := range tests {
+		c := &spec.Credentials{KnownHosts: tt.kh, Src: src(tt.file)}
+		if got := KnownHostsPath(c); got != tt.want {
+			t.Errorf("KnownHostsPath(%q in %q) = %q, want %q", tt.kh, tt.file, got, tt.want)
+		}
+	}
+}

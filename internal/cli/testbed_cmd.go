@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/testbed/local"
+)
+
+// TestbedOptions are the inputs of fabctl testbed up/down/status/serve.
+type TestbedOptions struct {
+	IO   *IOStreams
+	JSON bool
+	Spec string // spec file or directory ("" for serve)
+	Dir  string // testbed directory ("" : <spec dir>/.fabctl/testbed)
+	// Getenv resolves the spec's env() secrets.
+	Getenv func(string) string
+}
+
+func (o *TestbedOptions) dir() string {
+	if o.Dir != "" {
+		return o.Dir
+	}
+	return local.DefaultDir(o.Spec)
+}
+
+// NewCmdTestbed returns `fabctl testbed` and its subcommands.
+func NewCmdTestbed(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "testbed <command>",
+		Short: "Run a spec's fabric on this machine: emulated switches, hosts in network namespaces",
+		Long: `Build a working fabric on this Linux machine from a spec, for trying fabctl and
+for tests (needs root):
+
+  - every switch whose platform has an emulator in this build (sonic, eos) is
+    started on the spec's address (host:port on 127.0.0.0/8) with a freshly
+    generated SSH host key and the spec's credentials; the keys are written to
+    DIR/known_hosts, which the spec's credentials point at;
+  - every host with connect = "netns:NAME" gets that network namespace, and
+    each of its NICs is a veth pair whose other end is in the shared namespace
+    fab-fabric (nothing is added to the root namespace).
+
+Switches of platforms without an emulator yet are listed, not faked. The
+emulators run in a background process until "fabctl testbed down", which
+removes exactly what "up" made (recorded in DIR/testbed.json).
+
+When the spec's password variable is not set, "up" generates a password,
+writes it to DIR/password (mode 0600) and says how to export it; it is never
+printed. DIR defaults to .fabctl/testbed beside the spec.`,
+		Example: `  export FABCTL_TESTBED_PASSWORD=$(openssl rand -hex 12)
+  fabctl testbed up examples/testbed
+  fabctl plan examples/testbed
+  fabctl testbed status examples/testbed
+  fabctl testbed down examples/testbed`,
+	}
+	cmd.AddCommand(newCmdTestbedUp(f), newCmdTestbedDown(f), newCmdTestbedStatus(f), newCmdTestbedServe(f))
+	return cmd
+}
+
+func testbedOpts(f *Factory, args []string) *TestbedOptions {
+	o := &TestbedOptions{IO: f.IOStreams, JSON: f.Global.JSON, Spec: ".", Getenv: f.Getenv}
+	if len(args) > 0 {
+		o.Spec = args[0]
+	}
+	return o
+}
+
+func newCmdTestbedUp(f *Factory) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "up SPEC",
+		Short: "Start the emulated switches and create the host namespaces",
+		Long: `Start the emulated switches and create the host namespaces and links of SPEC,
+then wait until every emulator accepts connections (at most 20s).
+
+Exit status: 0 up, 1 error (nothing is left behind).`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := testbedOpts(f, args)
+			o.Dir = dir
+			return testbedUpRun(o)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	return cmd
+}
+
+func newCmdTestbedDown(f *Factory) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "down [SPEC]",
+		Short: "Remove everything testbed up made",
+		Long: `Stop the emulators and delete the namespaces, links and files that "testbed up"
+made, as recorded in DIR/testbed.json; nothing else is touched.
+
+Exit status: 0 removed, 1 no testbed or an error.`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := testbedOpts(f, args)
+			o.Dir = dir
+			return testbedDownRun(o)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	return cmd
+}
+
+func newCmdTestbedStatus(f *Factory) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "status [SPEC]",
+		Short: "List the testbed's emulators, namespaces and links, and whether they are live",
+		Long: `List what "testbed up" made and whether it is live: the emulator process, each
+emulator's port, each namespace.
+
+Exit status: 0 healthy, 1 no testbed, or something is down.`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := testbedOpts(f, args)
+			o.Dir = dir
+			return testbedStatusRun(o)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	return cmd
+}
+
+func newCmdTestbedServe(f *Factory) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:    "serve --dir DIR",
+		Short:  "Run the testbed's emulators until SIGTERM (started by testbed up)",
+		Hidden: true,
+		Args:   usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return &FlagError{Err: errors.New("serve needs --dir")}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return local.Serve(ctx, dir, f.IOStreams.Out)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory")
+	return cmd
+}
+
+func testbedUpRun(o *TestbedOptions) error {
+	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, st)
+	}
+	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
+	fmt.Fprintf(o.IO.Out, "%s testbed up in %s\n", s.OK.Render("✔"), st.Dir)
+	writeTestbed(o, st)
+	return nil
+}
+
+func testbedDownRun(o *TestbedOptions) error {
+	dir := o.dir()
+	if err := local.Down(dir, o.IO.ErrOut); err != nil {
+		return err
+	}
+	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
+	fmt.Fprintf(o.IO.Out, "%s testbed in %s removed\n", s.OK.Render("✔"), dir)
+	return nil
+}
+
+func testbedStatusRun(o *TestbedOptions) error {
+	st, err := local.Stat(o.dir())
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if err := writeJSON(o.IO.Out, st); err != nil {
+			return err
+		}
+	} else {
+		writeTestbed(o, st)
+	}
+	if !st.Healthy() {
+		if !o.JSON {
+			fmt.Fprintln(o.IO.ErrOut, "testbed is not healthy: something it made is gone (fabctl testbed down, then up)")
+		}
+		return exitWith(ExitError)
+	}
+	return nil
+}
+
+// writeTestbed prints the human view of a testbed.
+func writeTestbed(o *TestbedOptions, st *local.Status) {
+	w := o.IO.Out
+	s := newStyles(w, o.IO.ColorEnabled())
+	mark := func(ok bool) string {
+		if ok {
+			return s.OK.Render("up")
+		}
+		return s.Fail.Render("down")
+	}
+	fmt.Fprintf(w, "spec %s\n", st.Spec)
+	if len(st.Emulators) > 0 {
+		fmt.Fprintf(w, "emulators (pid %d, %s):\n", st.PID, mark(st.Running))
+		for _, e := range st.Emulators {
+			fmt.Fprintf(w, "  %-8s %-6s ssh %s@%s  %s\n", e.Name, e.Platform, e.Username, e.Address, mark(st.Reachable[e.Name]))
+		}
+	}
+	for _, sk := range st.Skipped {
+		fmt.Fprintf(w, "  %s %s\n", s.Warn.Render("skipped"), sk.Reason)
+	}
+	if len(st.Namespaces) > 0 {
+		ns := append([]string(nil), st.Namespaces...)
+		sort.Strings(ns)
+		var parts []string
+		for _, n := range ns {
+			parts = append(parts, n+" "+mark(st.NetnsLive[n]))
+		}
+		fmt.Fprintf(w, "namespaces: %s\n", strings.Join(parts, ", "))
+	}
+	for _, l := range st.Links {
+		fmt.Fprintf(w, "  %s: %s (netns %s) <-> %s (netns %s)\n", l.Host, l.NIC, l.Netns, l.Peer, st.FabricNetns)
+	}
+	if len(st.Emulators) > 0 {
+		fmt.Fprintf(w, "known_hosts %s/%s\n", st.Dir, local.KnownHostsFile)
+	}
+}

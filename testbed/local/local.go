@@ -1,0 +1,740 @@
+// Package local is the one-machine testbed behind `fabctl testbed`: it
+// turns a spec into a running fabric on the machine that runs fabctl.
+//
+//   - every switch whose platform has an emulator in this build (sonic,
+//     eos) is started on the spec's address (host:port; all of
+//     127.0.0.0/8 is loopback) with a freshly generated host key and the
+//     spec's credentials, and its key is written to <dir>/known_hosts;
+//   - every host with connect = "netns:<name>" gets that network
+//     namespace, and each of its NICs is one end of a veth pair whose
+//     other end is in the shared namespace fab-fabric (nothing is added
+//     to the root namespace).
+//
+// The emulators run in a background process (`fabctl testbed serve`,
+// started by Up with setsid) so they outlive the command that brought
+// the testbed up. Everything Up makes is recorded in <dir>/testbed.json,
+// and Down removes exactly that: the namespaces it created, the serve
+// process, the files and directories it wrote.
+//
+// Switches whose platform has no emulator yet are reported, not faked.
+package local
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Files in the testbed directory.
+const (
+	RecordFile     = "testbed.json"
+	KnownHostsFile = "known_hosts"
+	LogFile        = "serve.log"
+	PasswordFile   = "password" // only when the testbed generated the password
+	// FabricNetns is the namespace holding the fabric side of every host link.
+	FabricNetns = "fab-fabric"
+)
+
+// DefaultDir is the testbed directory of a spec path (file or directory):
+// <spec dir>/.fabctl/testbed.
+func DefaultDir(specPath string) string {
+	d := specPath
+	if fi, err := os.Stat(specPath); err == nil && !fi.IsDir() {
+		d = filepath.Dir(specPath)
+	}
+	return filepath.Join(d, ".fabctl", "testbed")
+}
+
+// Options tune Up.
+type Options struct {
+	// Exe and Args start the serve process: Exe Args... (default: this
+	// executable with "testbed serve --dir DIR").
+	Exe  string
+	Args []string
+	// Getenv resolves env() secrets (nil: os.Getenv).
+	Getenv func(string) string
+	// Log receives progress lines (nil: discarded). Never a secret.
+	Log io.Writer
+	// ReadyTimeout bounds the wait for every emulator port (default 20s).
+	ReadyTimeout time.Duration
+	// FabricNetns names the namespace of the fabric ends (default
+	// fab-fabric; tests use their own so they never touch a running demo).
+	FabricNetns string
+}
+
+// Emulator is one emulated switch.
+type Emulator struct {
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	Address  string `json:"address"`
+	Username string `json:"username"`
+	// PasswordRef is the spec's reference to the password (env or file);
+	// the serve process resolves it, the value is never recorded.
+	PasswordKind string `json:"password_kind"`
+	PasswordName string `json:"password_name"`
+	Ports        int    `json:"ports"`
+}
+
+// Skipped is a switch the testbed does not run, with the reason.
+type Skipped struct {
+	Name     string `json:"name"`
+	Platform string `json:"platform"`
+	Reason   string `json:"reason"`
+}
+
+// Link is one host NIC's veth pair.
+type Link struct {
+	Host  string `json:"host"`
+	NIC   string `json:"nic"`   // the host end, in the host's namespace
+	Netns string `json:"netns"` // the host's namespace
+	Peer  string `json:"peer"`  // the fabric end, in the fabric namespace
+}
+
+// Record is <dir>/testbed.json: what Up made.
+type Record struct {
+	Spec       string     `json:"spec"`
+	Dir        string     `json:"dir"`
+	PID        int        `json:"pid"`
+	Created    time.Time  `json:"created"`
+	Emulators  []Emulator `json:"emulators"`
+	Skipped    []Skipped  `json:"skipped,omitempty"`
+	Namespaces []string   `json:"namespaces"`
+	// FabricNetns is the namespace of the fabric ends (also in Namespaces).
+	FabricNetns string `json:"fabric_netns"`
+	Links       []Link `json:"links"`
+	// Files and Dirs are removed by Down (directories only when empty).
+	Files []string `json:"files"`
+	Dirs  []string `json:"dirs,omitempty"`
+	// GeneratedSecrets names the env variables whose value the testbed
+	// generated (their value is in <dir>/password).
+	GeneratedSecrets []string `json:"generated_secrets,omitempty"`
+}
+
+// Status is a testbed's record with what is live now.
+type Status struct {
+	Record
+	Running   bool            `json:"running"`    // the serve process is alive
+	Reachable map[string]bool `json:"reachable"`  // emulator name -> its port accepts TCP
+	NetnsLive map[string]bool `json:"netns_live"` // namespace -> exists
+}
+
+// Healthy is true when the serve process runs, every emulator answers and
+// every namespace exists.
+func (s *Status) Healthy() bool {
+	if !s.Running {
+		return false
+	}
+	for _, ok := range s.Reachable {
+		if !ok {
+			return false
+		}
+	}
+	for _, ok := range s.NetnsLive {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrNoTestbed is returned when the directory has no testbed record.
+var ErrNoTestbed = errors.New("no testbed is up here")
+
+// emulated lists the platforms with an emulator in this build.
+var emulated = map[string]bool{"sonic": true, "eos": true}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// plan works out, from the spec, what Up will make.
+func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
+	r := &Record{FabricNetns: fabricNS}
+	creds := map[string]*spec.Credentials{}
+	for _, c := range s.Credentials {
+		creds[c.Name] = c
+	}
+	ports := portsNeeded(s)
+	for _, sw := range s.Switches {
+		if !emulated[sw.Platform] {
+			r.Skipped = append(r.Skipped, Skipped{Name: sw.Name, Platform: sw.Platform,
+				Reason: fmt.Sprintf("%s: no %s emulator in this build", sw.Name, sw.Platform)})
+			continue
+		}
+		host, port, err := net.SplitHostPort(sw.Address)
+		if err != nil || port == "" {
+			return nil, fmt.Errorf("%s: address %q: the testbed needs host:port", sw.Name, sw.Address)
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("%s: address %q is not a loopback address: the local testbed only listens on 127.0.0.0/8 or ::1", sw.Name, sw.Address)
+		}
+		c := creds[sw.Credentials]
+		if c == nil || c.Password == nil {
+			return nil, fmt.Errorf("%s: the testbed needs credentials with a username and a password (credentials %q)", sw.Name, sw.Credentials)
+		}
+		e := Emulator{Name: sw.Name, Platform: sw.Platform, Address: sw.Address, Username: c.Username,
+			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name]}
+		r.Emulators = append(r.Emulators, e)
+	}
+	seen := map[string]bool{}
+	for _, h := range s.Hosts {
+		if h.Connect.Kind != "netns" {
+			continue // local and ssh hosts are not the testbed's
+		}
+		ns := h.Connect.Netns
+		if ns == fabricNS {
+			return nil, fmt.Errorf("%s: namespace %s is the testbed's fabric side", h.Name, fabricNS)
+		}
+		if !seen[ns] {
+			seen[ns] = true
+			r.Namespaces = append(r.Namespaces, ns)
+		}
+		for _, n := range h.NICs {
+			r.Links = append(r.Links, Link{Host: h.Name, NIC: n.Name, Netns: ns, Peer: peerName(h.Name, n.Name)})
+		}
+	}
+	if len(r.Links) > 0 {
+		r.Namespaces = append(r.Namespaces, fabricNS)
+	}
+	return r, nil
+}
+
+// portsNeeded sizes each emulator's port list so every port the spec
+// names on it exists (SONiC Ethernet0, 4, ...; EOS Ethernet1, 2, ...).
+func portsNeeded(s *spec.Spec) map[string]int {
+	out := map[string]int{}
+	for _, sw := range s.Switches {
+		switch sw.Platform {
+		case "sonic":
+			out[sw.Name] = 32
+		case "eos":
+			out[sw.Name] = 8
+		}
+	}
+	for _, l := range s.Links {
+		for _, ep := range []spec.Endpoint{l.A, l.B} {
+			sw := s.Switch(ep.Node)
+			if sw == nil {
+				continue
+			}
+			n, err := strconv.Atoi(strings.TrimPrefix(ep.Port, "Ethernet"))
+			if err != nil || !strings.HasPrefix(ep.Port, "Ethernet") {
+				continue
+			}
+			need := n
+			if sw.Platform == "sonic" {
+				need = n/4 + 1
+			}
+			if need > out[sw.Name] {
+				out[sw.Name] = need
+			}
+		}
+	}
+	return out
+}
+
+// peerName is the fabric end of a host NIC: "<host>-<nic>", or a short
+// hashed name when that is over the kernel's 15 characters.
+func peerName(host, nic string) string {
+	n := host + "-" + nic
+	if len(n) <= 15 {
+		return n
+	}
+	h := fnv.New32a()
+	h.Write([]byte(n))
+	return fmt.Sprintf("fab%08x", h.Sum32())
+}
+
+// Up brings the testbed of a spec up in dir.
+func Up(specPath, dir string, opts Options) (*Status, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the local testbed needs root (network namespaces and veth pairs)")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 20 * time.Second
+	}
+	s, diags := spec.Load(specPath, spec.LoadOptions{})
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("spec %s: %s", specPath, diags.Error())
+	}
+	absSpec, err := filepath.Abs(specPath)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		dir = DefaultDir(specPath)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, RecordFile)); err == nil {
+		return nil, fmt.Errorf("a testbed is already up in %s (fabctl testbed down --dir %s)", dir, dir)
+	}
+	if opts.FabricNetns == "" {
+		opts.FabricNetns = FabricNetns
+	}
+	r, err := planRecord(s, opts.FabricNetns)
+	if err != nil {
+		return nil, err
+	}
+	r.Spec, r.Dir, r.Created = absSpec, dir, time.Now().UTC()
+	for _, ns := range r.Namespaces {
+		if netnsExists(ns) {
+			return nil, fmt.Errorf("network namespace %s exists already and was not made by this testbed: remove it (ip netns del %s) or change the spec", ns, ns)
+		}
+	}
+	for _, e := range r.Emulators {
+		if c, err := net.DialTimeout("tcp", e.Address, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %s is already in use by another process", e.Name, e.Address)
+		}
+	}
+
+	// From here on, undo everything on failure.
+	ok := false
+	defer func() {
+		if !ok {
+			_ = teardown(r, nil)
+		}
+	}()
+	if err := mkdirAll(r, dir); err != nil {
+		return nil, err
+	}
+	env, err := resolvePasswords(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range r.Namespaces {
+		if err := createNetns(ns); err != nil {
+			return nil, fmt.Errorf("create network namespace %s: %w", ns, err)
+		}
+	}
+	for _, l := range r.Links {
+		if err := createLink(l, r.FabricNetns, s.Fabric); err != nil {
+			return nil, fmt.Errorf("%s: veth %s (netns %s) <-> %s (netns %s): %w", l.Host, l.NIC, l.Netns, l.Peer, r.FabricNetns, err)
+		}
+	}
+	if len(r.Emulators) > 0 {
+		if err := startServe(r, env, opts); err != nil {
+			return nil, err
+		}
+	} else if err := writeRecord(r); err != nil {
+		return nil, err
+	}
+	for _, sk := range r.Skipped {
+		logf(opts.Log, "skipped %s", sk.Reason)
+	}
+	ok = true
+	return Stat(dir)
+}
+
+func mkdirAll(r *Record, dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	r.Dirs = append(r.Dirs, missing...) // deepest first: removed in this order
+	return nil
+}
+
+// resolvePasswords checks every emulator's password resolves, generating
+// the ones that are not set. It returns extra environment entries for the
+// serve process.
+func resolvePasswords(r *Record, opts Options) ([]string, error) {
+	var env []string
+	generated := map[string]string{}
+	for _, e := range r.Emulators {
+		switch e.PasswordKind {
+		case "env":
+			if opts.Getenv(e.PasswordName) != "" {
+				env = append(env, e.PasswordName+"="+opts.Getenv(e.PasswordName))
+				continue
+			}
+			if _, done := generated[e.PasswordName]; done {
+				continue
+			}
+			pw, err := newPassword()
+			if err != nil {
+				return nil, err
+			}
+			generated[e.PasswordName] = pw
+			env = append(env, e.PasswordName+"="+pw)
+			r.GeneratedSecrets = append(r.GeneratedSecrets, e.PasswordName)
+		case "file":
+			if _, err := os.Stat(e.PasswordName); err == nil {
+				continue
+			}
+			pw, err := newPassword()
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(e.PasswordName, []byte(pw+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("%s: password file: %w", e.Name, err)
+			}
+			r.Files = append(r.Files, mustAbs(e.PasswordName))
+			logf(opts.Log, "generated a password in %s (the spec's file() reference)", e.PasswordName)
+		default:
+			return nil, fmt.Errorf("%s: password kind %q", e.Name, e.PasswordKind)
+		}
+	}
+	if len(generated) > 0 {
+		// One password file: the names share it when there are several.
+		var pw string
+		names := make([]string, 0, len(generated))
+		for n := range generated {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		pw = generated[names[0]]
+		for i, kv := range env {
+			if k, _, _ := strings.Cut(kv, "="); generated[k] != "" {
+				env[i] = k + "=" + pw
+			}
+		}
+		p := filepath.Join(r.Dir, PasswordFile)
+		if err := os.WriteFile(p, []byte(pw+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		r.Files = append(r.Files, p)
+		for _, n := range names {
+			logf(opts.Log, "%s is not set: the testbed generated a password; before plan/apply run\n  export %s=\"$(cat %s)\"", n, n, p)
+		}
+	}
+	return env, nil
+}
+
+func newPassword() (string, error) {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func mustAbs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func netnsExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/var/run/netns", name))
+	return err == nil
+}
+
+// createNetns creates a named namespace without moving this process into
+// it (netns.NewNamed switches the calling thread, which is put back).
+func createNetns(name string) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return err
+	}
+	defer orig.Close()
+	ns, err := netns.NewNamed(name)
+	if err != nil {
+		if serr := netns.Set(orig); serr != nil {
+			panic("testbed: cannot return to the original network namespace: " + serr.Error())
+		}
+		return err
+	}
+	ns.Close()
+	if err := netns.Set(orig); err != nil {
+		panic("testbed: cannot return to the original network namespace: " + err.Error())
+	}
+	return nil
+}
+
+// createLink makes one veth pair from inside the fabric namespace, its NIC end
+// created directly in the host's namespace (no end ever appears in the
+// root namespace). The fabric end is up with the fabric MTU; the NIC end
+// is left as the kernel makes it (down, MTU 1500) for fabctl to configure.
+func createLink(l Link, fabricNS string, f *spec.Fabric) error {
+	fab, err := netns.GetFromName(fabricNS)
+	if err != nil {
+		return err
+	}
+	defer fab.Close()
+	hostNS, err := netns.GetFromName(l.Netns)
+	if err != nil {
+		return err
+	}
+	defer hostNS.Close()
+	h, err := netlink.NewHandleAt(fab)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	mtu := 9000
+	if f != nil && f.MTU > 0 {
+		mtu = f.MTU
+	}
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: l.Peer}, PeerName: l.NIC,
+		PeerNamespace: netlink.NsFd(int(hostNS))}
+	if err := h.LinkAdd(v); err != nil {
+		return err
+	}
+	peer, err := h.LinkByName(l.Peer)
+	if err != nil {
+		return err
+	}
+	if err := h.LinkSetMTU(peer, mtu); err != nil {
+		return err
+	}
+	return h.LinkSetUp(peer)
+}
+
+// startServe starts the serve process, records it and waits until every
+// emulator answers.
+func startServe(r *Record, env []string, opts Options) error {
+	exe, args := opts.Exe, opts.Args
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	if args == nil {
+		args = []string{"testbed", "serve", "--dir", r.Dir}
+	}
+	logPath := filepath.Join(r.Dir, LogFile)
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	r.Files = append(r.Files, logPath, filepath.Join(r.Dir, KnownHostsFile), filepath.Join(r.Dir, RecordFile))
+	// The record is written before the process starts: serve reads it.
+	if err := writeRecord(r); err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the emulators (%s): %w", exe, err)
+	}
+	r.PID = cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reaps it when this process lives on (tests)
+	if err := writeRecord(r); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(opts.ReadyTimeout)
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the emulator process exited (%v) before it was ready; %s says:\n%s", err, logPath, tail(logPath, 20))
+		default:
+		}
+		if ready(r) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the emulators did not answer within %s; %s says:\n%s", opts.ReadyTimeout, logPath, tail(logPath, 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func ready(r *Record) bool {
+	if _, err := os.Stat(filepath.Join(r.Dir, KnownHostsFile)); err != nil {
+		return false
+	}
+	for _, e := range r.Emulators {
+		if !reachable(e.Address) {
+			return false
+		}
+	}
+	return true
+}
+
+func reachable(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+func writeRecord(r *Record) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(r.Dir, RecordFile)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// ReadRecord reads <dir>/testbed.json.
+func ReadRecord(dir string) (*Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s has no %s", ErrNoTestbed, dir, RecordFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &Record{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RecordFile), err)
+	}
+	return r, nil
+}
+
+// Stat reports a testbed's record and what of it is live.
+func Stat(dir string) (*Status, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ReadRecord(abs)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Record: *r, Reachable: map[string]bool{}, NetnsLive: map[string]bool{}}
+	st.Running = r.PID > 0 && isServe(r.PID, r.Dir)
+	for _, e := range r.Emulators {
+		st.Reachable[e.Name] = reachable(e.Address)
+	}
+	for _, ns := range r.Namespaces {
+		st.NetnsLive[ns] = netnsExists(ns)
+	}
+	return st, nil
+}
+
+// isServe is true when pid is a live (not zombie) serve process of dir:
+// a recycled pid is never signalled.
+func isServe(pid int, dir string) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	hasServe, hasDir := false, false
+	for _, a := range args {
+		switch a {
+		case "serve":
+			hasServe = true
+		case dir:
+			hasDir = true
+		}
+	}
+	return hasServe && hasDir
+}
+
+// Down removes what Up made in dir: the serve process, the namespaces
+// (and with them the veth pairs), the files and the directories it
+// created (when empty). It continues past errors and returns them joined.
+func Down(dir string, log io.Writer) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	r, err := ReadRecord(abs)
+	if err != nil {
+		return err
+	}
+	return teardown(r, log)
+}
+
+func teardown(r *Record, log io.Writer) error {
+	var errs []error
+	if r.PID > 0 && isServe(r.PID, r.Dir) {
+		if err := syscall.Kill(r.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("stop the emulators (pid %d): %w", r.PID, err))
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for isServe(r.PID, r.Dir) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if isServe(r.PID, r.Dir) {
+			_ = syscall.Kill(r.PID, syscall.SIGKILL)
+			time.Sleep(100 * time.Millisecond)
+		}
+		logf(log, "stopped the emulators (pid %d)", r.PID)
+	}
+	for _, ns := range r.Namespaces {
+		if !netnsExists(ns) {
+			continue
+		}
+		if err := netns.DeleteNamed(ns); err != nil {
+			errs = append(errs, fmt.Errorf("delete network namespace %s: %w", ns, err))
+			continue
+		}
+		logf(log, "deleted network namespace %s", ns)
+	}
+	for _, f := range r.Files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(filepath.Join(r.Dir, RecordFile+".tmp"))
+	for _, d := range r.Dirs {
+		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			// not empty: something else lives there now (a state dir); leave it
+			logf(log, "kept %s (not empty)", d)
+		}
+	}
+	return errors.Join(errs...)
+}
