@@ -364,6 +364,7 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 		OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
 
 	err := r.execute(wp)
+	r.release()
 	r.res.Finished = r.now()
 	r.res.Counts = count(r.res.Devices)
 	status := "ok"
@@ -787,6 +788,34 @@ func (r *run) rollbackOne(d Device, dr *DeviceResult) {
 	dr.Status = StatusRolledBack
 	r.opts.Record.Revert(dr.Address)
 	r.j.Write(Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token})
+}
+
+// release lets drivers that keep a rollback point on the device for the
+// run (NX-OS checkpoints: the switch keeps at most ten) remove it once the
+// run is over and the device stays applied. A failure is journaled; the
+// device is still applied and verified.
+func (r *run) release() {
+	for _, dr := range r.res.Devices {
+		if dr.Status != StatusApplied || dr.Token == "" {
+			continue
+		}
+		v, ok := r.drvs.Load(dr.Address)
+		if !ok {
+			continue
+		}
+		rel, ok := v.(drivers.Releaser)
+		if !ok {
+			continue
+		}
+		for _, d := range r.devs {
+			if d.Plan.Address != dr.Address {
+				continue
+			}
+			if err := rel.Release(r.ctx, d.Target, drivers.Result{Token: dr.Token}); err != nil {
+				r.j.Write(Entry{Event: EventReleaseFailed, Device: dr.Address, Token: dr.Token, Error: r.j.Redact("release: " + err.Error())})
+			}
+		}
+	}
 }
 
 func count(devs []*DeviceResult) Counts {

@@ -27,7 +27,8 @@ const (
 	EventDeviceFailed   = "device_failed"
 	EventRolledBack     = "device_rolled_back"
 	EventRollbackFailed = "device_rollback_failed"
-	EventSkipped        = "device_skipped" // not attempted
+	EventSkipped        = "device_skipped"        // not attempted
+	EventReleaseFailed  = "device_release_failed" // the run's rollback point could not be removed
 	EventRunEnd         = "run_end"
 )
 

@@ -159,3 +159,11 @@ func For(d intent.Device) string {
 type Limiter interface {
 	Unexpressible(t Target, desired intent.State) map[string]string
 }
+
+// Releaser is implemented by drivers that keep a rollback point on the
+// device for the whole run (an NX-OS checkpoint) so Rollback can use it;
+// the apply engine calls Release for every device still applied when the
+// run ends.
+type Releaser interface {
+	Release(ctx context.Context, t Target, r Result) error
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
 	"github.com/fabctl/fabctl/drivers/switch/eos"
+	"github.com/fabctl/fabctl/drivers/switch/nxos"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
 )
 
@@ -20,6 +21,7 @@ func Registry() *drivers.Registry {
 	must(r.Register("host", host.New))
 	must(r.Register(sonic.Name, sonic.New))
 	must(r.Register(eos.Name, eos.New))
+	must(r.Register(nxos.Name, nxos.New))
 	return r
 }
 

@@ -1,0 +1,219 @@
+package nxos
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// changes groups a diff into steps. NX-OS commands set a value whatever
+// was there, so a step carries the whole desired section for its scope
+// (classification, the queuing/network-qos policies with system qos, the
+// watchdog lines, one interface) plus the `no` lines for what the diff's
+// before values say is configured and no longer wanted. Each section
+// appears once, in the first step that needs it; payload lines are
+// indented like the running-config (two spaces per mode).
+func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, fields []intent.Field) ([]drivers.Change, error) {
+	p, err := Build(sw)
+	if err != nil {
+		return nil, err
+	}
+	cl := clearsFrom(p, diff, desired)
+	type group struct {
+		paths []string
+		dis   string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, c := range diff {
+		g := groupOf(c.Path)
+		if groups[g] == nil {
+			groups[g] = &group{}
+			order = append(order, g)
+		}
+		gr := groups[g]
+		gr.paths = append(gr.paths, c.Path)
+		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && gr.dis == "" {
+			gr.dis = f.Disruptive
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
+	ports := map[string]intent.Port{}
+	for _, port := range sw.Ports {
+		ports[port.Name] = port
+	}
+	done := map[string]bool{}
+	var out []drivers.Change
+	for _, g := range order {
+		gr := groups[g]
+		var payload []string
+		add := func(section string, lines []string) {
+			if !done[section] {
+				done[section] = true
+				payload = append(payload, lines...)
+			}
+		}
+		for _, path := range gr.paths {
+			switch {
+			case path == "trust" || strings.HasPrefix(path, "dscp/"):
+				add("classification", p.ClassificationLines(cl))
+			case strings.HasPrefix(path, "tc/"):
+				add("queuing", p.QueuingLines(cl))
+			case strings.HasPrefix(path, "pfcwd/"):
+				add("watchdog", p.WatchdogLines(true))
+			case strings.HasPrefix(path, "port/"):
+				name, attr := splitPort(path)
+				if attr == "cable" {
+					continue // no NX-OS setting
+				}
+				if port, ok := ports[name]; ok {
+					add("interface "+name, p.InterfaceLines(port, cl))
+				}
+			}
+		}
+		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
+			Payload: payload, Disruptive: gr.dis})
+	}
+	return out, nil
+}
+
+// clearsFrom reads from the diff's before values what the switch has
+// that the intent no longer wants, and the live DSCP table.
+func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear {
+	cl := &clear{prioOff: map[int]bool{}, bwOff: map[int]bool{}, ecnOff: map[int]bool{}, pauseOff: map[int]bool{},
+		pfcOff: map[string]bool{}, wdOff: map[string]bool{}, flowOff: map[string]bool{}}
+	want := map[int]bool{}
+	for _, tc := range p.sw.TCs {
+		want[tc.TC] = true
+	}
+	// The live DSCP table: the desired entries with the diff's before
+	// values put back.
+	live := intent.State{}
+	for k, v := range desired {
+		if strings.HasPrefix(k, "dscp/") {
+			live[k] = v
+		}
+	}
+	stale := map[int]bool{}
+	for _, c := range diff {
+		switch {
+		case strings.HasPrefix(c.Path, "dscp/"):
+			if c.Action == intent.Create {
+				delete(live, c.Path)
+			} else {
+				live[c.Path] = c.Before
+			}
+		case strings.HasPrefix(c.Path, "tc/"):
+			parts := strings.Split(c.Path, "/")
+			q, err := strconv.Atoi(parts[1])
+			if err != nil || q < 0 || q > 7 || c.Before == "" {
+				continue
+			}
+			attr := strings.Join(parts[2:], "/")
+			switch {
+			case !want[q]:
+				stale[q] = true
+			case attr == "sched" && c.Before == "strict":
+				cl.prioOff[q] = true
+			case attr == "sched" && c.Before == "ets", attr == "bandwidth":
+				cl.bwOff[q] = true
+			case strings.HasPrefix(attr, "ecn/"):
+				cl.ecnOff[q] = true
+			case attr == "lossless" && c.Before == "true":
+				cl.pauseOff[q] = true
+			}
+		case strings.HasPrefix(c.Path, "port/") && c.Before != "":
+			name, attr := splitPort(c.Path)
+			switch attr {
+			case "pfc":
+				cl.pfcOff[name] = true
+			case "pfcwd":
+				cl.wdOff[name] = c.Before == "true"
+			case "pause":
+				cl.flowOff[name] = c.Before == "true"
+			}
+		}
+	}
+	if d, ok := live["dscp/default"]; ok {
+		def, err := strconv.Atoi(d)
+		if err == nil && def >= 0 && def <= 7 {
+			var t [64]int
+			for i := range t {
+				t[i] = def
+				if v, ok := live["dscp/"+strconv.Itoa(i)]; ok {
+					if n, err := strconv.Atoi(v); err == nil && n >= 0 && n <= 7 {
+						t[i] = n
+					}
+				}
+			}
+			cl.before, cl.beforeDef = &t, def
+		}
+	}
+	for q := range stale {
+		cl.staleTCs = append(cl.staleTCs, q)
+	}
+	sort.Ints(cl.staleTCs)
+	return cl
+}
+
+// splitPort splits "port/Ethernet1/1/mtu" into "Ethernet1/1" and "mtu".
+func splitPort(path string) (string, string) {
+	rest := strings.TrimPrefix(path, "port/")
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return rest, ""
+	}
+	return rest[:i], rest[i+1:]
+}
+
+func groupOf(path string) string {
+	switch {
+	case path == "trust" || strings.HasPrefix(path, "dscp/"):
+		return "classification (policy-map type qos " + QoSPolicy + ")"
+	case strings.HasPrefix(path, "tc/"):
+		return "queuing and no-drop classes (" + QueuingPolicy + ", " + NetworkPolicy + ", system qos)"
+	case strings.HasPrefix(path, "pfcwd/"):
+		return "PFC watchdog"
+	case path == "buffer/headroom":
+		return "headroom"
+	case strings.HasPrefix(path, "port/"):
+		name, _ := splitPort(path)
+		return "interface " + name
+	}
+	return path
+}
+
+func groupRank(g string) int {
+	switch {
+	case strings.HasPrefix(g, "classification"):
+		return 0
+	case strings.HasPrefix(g, "queuing"):
+		return 1
+	case strings.HasPrefix(g, "PFC watchdog"):
+		return 2
+	}
+	return 3
+}
+
+// Script turns indented configuration lines into the commands typed at
+// the CLI: a line followed by more-indented lines enters a mode, and an
+// `exit` is sent for every mode left before a less-indented line.
+func Script(lines []string) []string {
+	return flatten(ParseConfig(strings.Join(lines, "\n")))
+}
+
+func flatten(nodes []*Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Line)
+		if len(n.Children) > 0 {
+			out = append(out, flatten(n.Children)...)
+			out = append(out, "exit")
+		}
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package nxos
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// goldenHeader names the documents whose syntax the rendered file follows.
+const goldenHeader = "! fabctl render: Cisco NX-OS CLI (managed sections only)\n" +
+	"! Syntax: Cisco Nexus 9000 Series NX-OS Quality of Service Configuration Guide, Release 10.x\n" +
+	"!   (Configuring Classification; Configuring Queuing and Scheduling; Configuring Priority Flow\n" +
+	"!   Control incl. the PFC watchdog) and Cisco's AI/ML RoCE blueprint script paregupt/nx-os\n" +
+	"!   utils/roce_enable.py (see shared/reference/switches.md section 2.4)\n" +
+	"! interface mtu is the IP MTU; network-qos mtu 9216 is the per-class frame MTU (IP MTU + 22 B of L2 fits).\n"
+
+func TestGoldenRender(t *testing.T) {
+	for _, c := range []struct{ dir, sw, golden string }{
+		{"testdata/nxlab", "leaf4", "nxlab-leaf4.golden"},
+		{"../../../examples/ai-pod", "leaf4", "ai-pod-leaf4.golden"},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			_, f := load(t, c.dir)
+			sw := nxosSwitch(t, f, c.sw)
+			files, err := (&Driver{}).Render(drivers.Target{Device: sw.Device, Intent: sw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append([]byte(goldenHeader), files[0].Data...)
+			path := filepath.Join("testdata", c.golden)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
+			}
+			// The rendering, read back as a running-config, is the intent's state.
+			st, err := ReadRunningConfig(string(files[0].Data), sw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range expressible(sw) {
+				if st[k] != v {
+					t.Errorf("%s: rendered reads back %q, want %q", k, st[k], v)
+				}
+			}
+		})
+	}
+}
+
+func FuzzReadRunningConfig(f *testing.F) {
+	_, fab := load(f, "testdata/nxlab")
+	sw := nxosSwitch(f, fab, "leaf4")
+	p, err := Build(sw)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p.Config())
+	f.Add("!Command: show running-config\n!Time: x\nclass-map type qos match-any A\n  match dscp 99-3,x,-,7-\npolicy-map type qos FABCTL-QOS\n  class A\n    set qos-group 9\n  class class-default\n    set qos-group -1\n")
+	f.Add("policy-map type queuing Q\n  class type queuing c-out-8q-q3\n    random-detect minimum-threshold 99999999999999999999 kbytes maximum-threshold 1 furlongs\n  class type queuing c-out-8q-q\n    priority level\nsystem qos\n  service-policy type queuing output Q\n  service-policy type network-qos N\npolicy-map type network-qos N\n  class type network-qos c-8q-nq-default\n    pause pfc-cos 0-7,9\n")
+	f.Add("priority-flow-control watch-dog interval 99999999999\npriority-flow-control auto-restore multiplier -4\npriority-flow-control watch-dog-interval on\n\ninterface Ethernet1/1\n\tmtu abc\n  priority-flow-control mode on\n      service-policy type qos input FABCTL-QOS\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := ReadRunningConfig(s, sw)
+		if err == nil && st == nil {
+			t.Fatal("nil state without error")
+		}
+		_ = Script(strings.Split(s, "\n"))
+		_ = Normalize(s)
+	})
+}
+
+// expressible is the switch's desired state without what NX-OS cannot
+// express (Unexpressible): what a read-back can ever show.
+func expressible(sw *intent.Switch) intent.State {
+	return (&Driver{}).expressible(drivers.Target{}, sw)
+}

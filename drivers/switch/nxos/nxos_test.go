@@ -1,0 +1,430 @@
+package nxos
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const pw = "testbed-Pa55"
+
+func load(t testing.TB, dir string) (*spec.Spec, *intent.Fabric) {
+	t.Helper()
+	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return s, intent.Compile(s)
+}
+
+func nxosSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
+	for _, sw := range f.Switches {
+		if sw.Name == name && sw.Platform == Name {
+			return sw
+		}
+	}
+	t.Fatalf("no nxos switch %s", name)
+	return nil
+}
+
+type rig struct {
+	emu    *nxosemu.Switch
+	drv    *Driver
+	target drivers.Target
+	sw     *intent.Switch
+	s      *spec.Spec
+	f      *intent.Fabric
+	creds  *spec.Credentials
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	s, f := load(t, "testdata/nxlab")
+	sw := nxosSwitch(t, f, "leaf4")
+	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf4", Password: pw, Ports: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	sw.Address = emu.Addr()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := emu.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	creds := &spec.Credentials{Name: "lab-ssh", Username: "admin",
+		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
+	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(k string) string {
+			if k == "FABCTL_TESTBED_PASSWORD" {
+				return pw
+			}
+			return ""
+		}}}
+	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
+		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+}
+
+func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := expressible(r.sw)
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
+}
+
+func TestPlanApplyIdempotentDrift(t *testing.T) {
+	r := newRig(t)
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 || len(steps) == 0 {
+		t.Fatal("empty switch planned no changes")
+	}
+	start := time.Now()
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply of %d steps took %v (token %s)", len(steps), time.Since(start), res.Token)
+	if res.Token == "" || res.Pending {
+		t.Fatalf("result: %+v", res)
+	}
+	if cps := r.emu.Checkpoints(); len(cps) != 1 || cps[0] != res.Token {
+		t.Fatalf("checkpoints after apply: %v", cps)
+	}
+	live, diff, _ := r.plan(t)
+	if len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v", diff)
+	}
+	for k, v := range expressible(r.sw) {
+		if live[k] != v {
+			t.Fatalf("read back %s = %q, want %q", k, live[k], v)
+		}
+	}
+	// What Limiter declares is not read back as if it were live.
+	for k := range (&Driver{}).Unexpressible(r.target, r.sw.Flatten()) {
+		if _, ok := live[k]; ok {
+			t.Fatalf("unexpressible %s reported live", k)
+		}
+	}
+	if err := r.drv.Release(context.Background(), r.target, res); err != nil || len(r.emu.Checkpoints()) != 0 {
+		t.Fatalf("release: %v %v", err, r.emu.Checkpoints())
+	}
+
+	// Drift: someone edits the switch by hand.
+	r.emu.Edit(func(c *nxosemu.Config) {
+		c.Interfaces["Ethernet1/1"].MTU = 9100
+		c.Interfaces["Ethernet1/2"].PFCMode = ""
+		q := c.Policies["queuing"][QueuingPolicy]
+		for _, cl := range q.Classes {
+			if cl.Name == "c-out-8q-q3" {
+				cl.WRED = "minimum-threshold 1024 kbytes maximum-threshold 2048 kbytes drop-probability 5 weight 0"
+			}
+		}
+		c.ClassMaps[ClassMapPrefix+"6"].DSCP[30] = true
+	})
+	_, diff, steps = r.plan(t)
+	got := map[string]bool{}
+	for _, c := range diff {
+		got[c.Path] = true
+	}
+	for _, p := range []string{"port/Ethernet1/1/mtu", "port/Ethernet1/2/pfc", "tc/3/ecn/min", "tc/3/ecn/max", "tc/3/ecn/probability", "dscp/30"} {
+		if !got[p] {
+			t.Fatalf("drift %s not detected: %+v", p, diff)
+		}
+	}
+	if len(diff) != 6 {
+		t.Fatalf("drift diff: %+v", diff)
+	}
+	for _, c := range diff {
+		if c.Path == "tc/3/ecn/min" && !strings.Contains(c.Before, "no ecn") {
+			t.Fatalf("WRED without ecn not shown as dropping: %+v", c)
+		}
+	}
+	res, err = r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("drift not repaired: %+v", diff)
+	}
+	if !strings.Contains(string(r.emu.RunningConfig()), "class-map type qos match-any FABCTL-TC6\n  match dscp 48\n") {
+		t.Fatalf("stray dscp 30 not removed:\n%s", r.emu.RunningConfig())
+	}
+	_ = res
+}
+
+func TestRejectedLineRollsBack(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^random-detect `), Kind: sshemu.Reject,
+		Output: "                                  ^\n% Invalid command at '^' marker.\n"})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "leaf4: random-detect minimum-threshold") || !strings.Contains(err.Error(), "% Invalid command at '^' marker.") ||
+		!strings.Contains(err.Error(), "rolled back to checkpoint fabctl-") || !strings.Contains(err.Error(), "the running-config is as before") {
+		t.Fatalf("want a rollback naming the line, got %v", err)
+	}
+	var pe *drivers.PartialError
+	if errors.As(err, &pe) {
+		t.Fatalf("rolled-back apply reported partial: %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatalf("running-config changed:\n%s\n---\n%s", before, r.emu.RunningConfig())
+	}
+	if r.emu.Rollbacks() != 1 || len(r.emu.Checkpoints()) != 0 {
+		t.Fatalf("rollbacks %d, checkpoints left %v", r.emu.Rollbacks(), r.emu.Checkpoints())
+	}
+	t.Log(err)
+}
+
+// TestEmulatorRejectsOutOfRange: the emulator's own grammar refuses an
+// MTU above 9216; the apply rolls back.
+func TestEmulatorRejectsOutOfRange(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	for i := range steps {
+		for j, l := range steps[i].Payload {
+			if l == "  mtu 9000" {
+				steps[i].Payload[j] = "  mtu 9300"
+			}
+		}
+	}
+	before := r.emu.RunningConfig()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "mtu 9300") || !strings.Contains(err.Error(), "Invalid command") {
+		t.Fatalf("want rejected mtu, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+}
+
+func TestRollback(t *testing.T) {
+	r := newRig(t)
+	r.emu.Edit(func(c *nxosemu.Config) {
+		c.Interfaces["Ethernet1/1"].MTU = 9100
+		c.Interfaces["Ethernet1/2"].Description = "to h2"
+		c.WDInterval = "on"
+	})
+	before := r.emu.RunningConfig()
+	_, _, steps := r.plan(t)
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("apply changed nothing")
+	}
+	if err := r.drv.Rollback(context.Background(), r.target, res); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatalf("rollback differs:\n%s\n---\n%s", before, r.emu.RunningConfig())
+	}
+	if len(r.emu.Checkpoints()) != 0 {
+		t.Fatalf("checkpoint left: %v", r.emu.Checkpoints())
+	}
+}
+
+func TestDroppedConnectionMidApply(t *testing.T) {
+	for _, c := range []struct {
+		kind  sshemu.FaultKind
+		match string
+		want  string
+	}{
+		{sshemu.DropBefore, `^service-policy type qos input`, "rolled back to checkpoint"},
+		{sshemu.DropAfter, `^pause pfc-cos 3$`, "rolled back to checkpoint"},
+		{sshemu.DropAfter, `^end$`, "rolled back to checkpoint"},
+		{sshemu.DropAfter, `^checkpoint `, "no configuration was sent"},
+	} {
+		r := newRig(t)
+		_, _, steps := r.plan(t)
+		before := r.emu.RunningConfig()
+		r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(c.match), Kind: c.kind, Times: 1})
+		_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+		step := strings.Trim(c.match, "^$")
+		if err == nil || !strings.Contains(err.Error(), "leaf4: "+step) || !strings.Contains(err.Error(), "connection lost") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s %d: want error naming the step, got %v", c.match, c.kind, err)
+		}
+		var pe *drivers.PartialError
+		if errors.As(err, &pe) {
+			t.Fatalf("%s: restored apply reported partial: %v", c.match, err)
+		}
+		if !bytes.Equal(before, r.emu.RunningConfig()) {
+			t.Fatalf("%s %d: not restored", c.match, c.kind)
+		}
+		if cps := r.emu.Checkpoints(); len(cps) != 0 {
+			t.Fatalf("checkpoint left: %v", cps)
+		}
+		t.Log(err)
+	}
+	// The switch goes away for good: partial, naming the checkpoint.
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^system qos$`), Kind: sshemu.DropAfter, Times: 1})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^rollback `), Kind: sshemu.DropBefore})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	var pe *drivers.PartialError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "leaf4: system qos") || !strings.Contains(err.Error(), "rollback to checkpoint fabctl-") {
+		t.Fatalf("want PartialError, got %v", err)
+	}
+	t.Log(err)
+}
+
+func TestWrongPassword(t *testing.T) {
+	r := newRig(t)
+	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	_, err := d.Read(context.Background(), r.target)
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
+		t.Fatalf("want auth error without the password, got %v", err)
+	}
+}
+
+// TestEngineEndToEnd runs plan.Make and apply.Run with a registry holding
+// this driver, against the emulator.
+func TestEngineEndToEnd(t *testing.T) {
+	r := newRig(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf4"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	dp := p.Device("leaf4")
+	if dp == nil || dp.Error != "" || !dp.HasChanges() {
+		t.Fatalf("plan: %+v", dp)
+	}
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	start := time.Now()
+	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply.Run took %v", time.Since(start))
+	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %+v", res.Devices[0])
+	}
+	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	if d2 := p2.Device("leaf4"); d2.Error != "" || d2.HasChanges() {
+		t.Fatalf("re-plan: %+v", d2.Changes)
+	}
+}
+
+// TestEngineDropReported: a connection dropped mid-apply shows in
+// apply.Run's result with the line, the checkpoint and the restored state.
+func TestEngineDropReported(t *testing.T) {
+	r := newRig(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf4"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	dp := plan.Make(context.Background(), r.s, r.f, reg, opts).Device("leaf4")
+	before := r.emu.RunningConfig()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^class type queuing c-out-8q-q3$`), Kind: sshemu.DropAfter, Times: 1})
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	res, _ := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	d := res.Devices[0]
+	if d.Status != apply.StatusFailed || !d.Restored || d.Partial ||
+		!strings.Contains(d.Error, "leaf4: class type queuing c-out-8q-q3 (line ") || !strings.Contains(d.Error, "connection lost") {
+		t.Fatalf("result: %+v", d)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+	t.Log(d.Error)
+}
+
+// TestIntentChangeConverges: after a first apply the intent moves RoCE
+// from qos-group 3 to 4 without ECN, makes CNP a weighted class and
+// drops the watchdog; the change list removes what is no longer wanted
+// (stale class-maps and classes, priority, the port watchdogs) and the
+// re-plan is empty.
+func TestIntentChangeConverges(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sw := r.sw
+	for d := 24; d < 32; d++ {
+		sw.DSCPToTC[d] = 4
+	}
+	sw.TCs = []intent.TC{{TC: 0, Bandwidth: 40}, {TC: 4, Lossless: true, Bandwidth: 40}, {TC: 6, Bandwidth: 20}}
+	sw.Watchdog = intent.Watchdog{}
+	for i := range sw.Ports {
+		sw.Ports[i].PFC = []int{4}
+		sw.Ports[i].Watchdog = false
+	}
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 {
+		t.Fatal("no changes planned")
+	}
+	var payload []string
+	for _, s := range steps {
+		payload = append(payload, s.Payload...)
+	}
+	for _, want := range []string{"no class-map type qos match-any FABCTL-TC3", "  no class type queuing c-out-8q-q3",
+		"  no class type network-qos c-8q-nq3", "    no priority", "  priority-flow-control watch-dog-interval off"} {
+		found := false
+		for _, l := range payload {
+			found = found || l == want
+		}
+		if !found {
+			t.Fatalf("payload lacks %q:\n%s", want, strings.Join(payload, "\n"))
+		}
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v\n%s", diff, r.emu.RunningConfig())
+	}
+	run := string(r.emu.RunningConfig())
+	for _, gone := range []string{"FABCTL-TC3", "c-out-8q-q3", "c-8q-nq3", "priority level"} {
+		if strings.Contains(run, gone) {
+			t.Fatalf("%s still configured:\n%s", gone, run)
+		}
+	}
+}
+
+// TestVerifyCatchesSilentlyIgnoredLine: a line the switch swallows
+// without an error is caught by the read-back and rolled back.
+func TestVerifyCatchesSilentlyIgnoredLine(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^mtu 9000$`), Kind: sshemu.Reject, Output: "", Times: 1})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "leaf4: verify: ") || !strings.Contains(err.Error(), `port/Ethernet1/1/mtu is "1500", want "9000"`) ||
+		!strings.Contains(err.Error(), "the running-config is as before") {
+		t.Fatalf("want a verify failure rolled back, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running-config changed")
+	}
+	t.Log(err)
+}

@@ -1,0 +1,390 @@
+package nxos
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Node is one line of an NX-OS configuration with its sub-mode lines.
+type Node struct {
+	Line     string // trimmed, single-spaced
+	Children []*Node
+}
+
+// ParseConfig parses `show running-config` (or rendered CLI) into its
+// section tree by indentation. Comment lines ("!..."), blank lines and
+// "end" are dropped; a line indented less than its predecessor closes
+// sections until one is less indented.
+func ParseConfig(text string) []*Node {
+	type open struct {
+		indent int
+		n      *Node
+	}
+	var roots []*Node
+	var stack []open
+	for _, raw := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		line := strings.TrimRight(raw, " \t")
+		t := strings.TrimLeft(line, " \t")
+		if t == "" || strings.HasPrefix(t, "!") || (t == "end" && len(t) == len(line)) {
+			continue
+		}
+		indent := len(line) - len(t)
+		n := &Node{Line: strings.Join(strings.Fields(t), " ")}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			roots = append(roots, n)
+		} else {
+			p := stack[len(stack)-1].n
+			p.Children = append(p.Children, n)
+		}
+		stack = append(stack, open{indent, n})
+	}
+	return roots
+}
+
+// Normalize drops the header lines of `show running-config` that carry
+// times ("!Time: ...", "!Running configuration last done at: ...") and
+// line-ending differences, so two reads of an unchanged configuration
+// compare equal byte for byte.
+func Normalize(text string) string {
+	var out []string
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		if strings.HasPrefix(l, "!Time:") || strings.HasPrefix(l, "!Running configuration last done at:") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n"
+}
+
+// parseList parses NX-OS value lists ("24-31,48", or several words) of
+// values 0..max; invalid parts are skipped.
+func parseList(words []string, max int) []int {
+	var out []int
+	for _, w := range words {
+		for _, p := range strings.Split(w, ",") {
+			lo, hi, rng := strings.Cut(p, "-")
+			a, err := strconv.Atoi(lo)
+			if err != nil || a < 0 || a > max {
+				continue
+			}
+			b := a
+			if rng {
+				if b, err = strconv.Atoi(hi); err != nil || b < a || b > max {
+					continue
+				}
+			}
+			for v := a; v <= b; v++ {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// running is the parsed configuration fabctl reads.
+type running struct {
+	classMaps  map[string][]int            // qos class-map -> DSCP values
+	policies   map[string]map[string]*Node // type -> name -> node
+	sysQueuing string
+	sysNQoS    string
+	wd         string // global watch-dog-interval on|off
+	wdPoll     int
+	wdShut     int
+	wdRestore  int
+	interfaces map[string]*Node
+}
+
+func parseRunning(nodes []*Node) *running {
+	r := &running{classMaps: map[string][]int{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
+		interfaces: map[string]*Node{}, wdPoll: DefaultWDPoll, wdShut: DefaultWDShutdown, wdRestore: DefaultWDRestore}
+	for _, n := range nodes {
+		f := strings.Fields(n.Line)
+		switch {
+		case len(f) >= 4 && f[0] == "class-map" && f[1] == "type" && f[2] == "qos":
+			name := f[len(f)-1]
+			var ds []int
+			for _, c := range n.Children {
+				cf := strings.Fields(c.Line)
+				if len(cf) >= 3 && cf[0] == "match" && cf[1] == "dscp" {
+					ds = append(ds, parseList(cf[2:], 63)...)
+				}
+			}
+			r.classMaps[name] = ds
+		case len(f) == 4 && f[0] == "policy-map" && f[1] == "type" && r.policies[f[2]] != nil:
+			r.policies[f[2]][f[3]] = n
+		case n.Line == "system qos":
+			for _, c := range n.Children {
+				cf := strings.Fields(c.Line)
+				switch {
+				case len(cf) == 5 && cf[0] == "service-policy" && cf[2] == "queuing" && cf[3] == "output":
+					r.sysQueuing = cf[4]
+				case len(cf) == 4 && cf[0] == "service-policy" && cf[2] == "network-qos":
+					r.sysNQoS = cf[3]
+				}
+			}
+		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
+			r.wd = f[2]
+		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "watch-dog" && f[2] == "interval":
+			r.wdPoll = atoi(f[3], r.wdPoll)
+		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "watch-dog" && f[2] == "shutdown-multiplier":
+			r.wdShut = atoi(f[3], r.wdShut)
+		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "auto-restore" && f[2] == "multiplier":
+			r.wdRestore = atoi(f[3], r.wdRestore)
+		case len(f) == 2 && f[0] == "interface":
+			r.interfaces[f[1]] = n
+		}
+	}
+	return r
+}
+
+func atoi(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1e6 {
+		return def
+	}
+	return n
+}
+
+// classOf finds a class inside a policy node ("class X" or "class type T X").
+func classOf(policy *Node, name string) *Node {
+	if policy == nil {
+		return nil
+	}
+	for _, c := range policy.Children {
+		f := strings.Fields(c.Line)
+		if len(f) >= 2 && f[0] == "class" && f[len(f)-1] == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// tcOfClass maps a system queuing/network-qos class name to its
+// qos-group: c-out-8q-q3 -> 3, c-out-8q-q-default -> 0.
+func tcOfClass(name, prefix string) (int, bool) {
+	rest := strings.TrimPrefix(name, prefix)
+	if rest == name {
+		return 0, false
+	}
+	if rest == "-default" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 1 || n > 7 {
+		return 0, false
+	}
+	return n, true
+}
+
+// ReadRunningConfig normalises `show running-config` into fabctl's state
+// paths for the settings the switch intent manages.
+func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
+	if sw == nil {
+		return nil, errors.New("no switch intent")
+	}
+	r := parseRunning(ParseConfig(text))
+	st := intent.State{}
+
+	// Classification: FABCTL-QOS's classes in order, first match wins;
+	// unclassified traffic goes to class-default's qos-group (0).
+	qos := r.policies["qos"][QoSPolicy]
+	if qos != nil {
+		st["trust"] = "dscp"
+		var table [64]int
+		set := [64]bool{}
+		def := 0
+		for _, c := range qos.Children {
+			f := strings.Fields(c.Line)
+			if len(f) < 2 || f[0] != "class" {
+				continue
+			}
+			group := -1
+			for _, a := range c.Children {
+				af := strings.Fields(a.Line)
+				if len(af) == 3 && af[0] == "set" && af[1] == "qos-group" {
+					if g, err := strconv.Atoi(af[2]); err == nil && g >= 0 && g <= 7 {
+						group = g
+					}
+				}
+			}
+			name := f[len(f)-1]
+			if name == classDefault {
+				if group >= 0 {
+					def = group
+				}
+				continue
+			}
+			if group < 0 {
+				continue
+			}
+			for _, d := range r.classMaps[name] {
+				if !set[d] {
+					set[d], table[d] = true, group
+				}
+			}
+		}
+		for d := range table {
+			if !set[d] {
+				table[d] = def
+			}
+		}
+		if sw.Trust == "dscp" && sw.Transport != "infiniband" {
+			intent.PutDSCP(st, "", &table)
+		}
+	}
+
+	// Queues: the policies attached to system qos.
+	queuing := r.policies["queuing"][r.sysQueuing]
+	nqos := r.policies["network-qos"][r.sysNQoS]
+	tcs := map[int]bool{}
+	for _, tc := range sw.TCs {
+		tcs[tc.TC] = true
+	}
+	noDrop := map[int]bool{}
+	if nqos != nil {
+		for _, c := range nqos.Children {
+			f := strings.Fields(c.Line)
+			tc, ok := tcOfClass(f[len(f)-1], nqPrefix)
+			if len(f) != 4 || !ok {
+				continue
+			}
+			for _, a := range c.Children {
+				af := strings.Fields(a.Line)
+				if len(af) >= 3 && af[0] == "pause" && af[1] == "pfc-cos" {
+					for _, v := range parseList(af[2:], 7) {
+						noDrop[v] = true
+					}
+					tcs[tc] = true
+				}
+			}
+		}
+	}
+	if queuing != nil {
+		for _, c := range queuing.Children {
+			f := strings.Fields(c.Line)
+			if tc, ok := tcOfClass(f[len(f)-1], queuePrefix); ok && len(f) == 4 && len(c.Children) > 0 {
+				tcs[tc] = true
+			}
+		}
+	}
+	for tc := range tcs {
+		pre := "tc/" + strconv.Itoa(tc) + "/"
+		st[pre+"lossless"] = strconv.FormatBool(noDrop[tc])
+		q := classOf(queuing, queueClass(tc))
+		if q == nil {
+			continue
+		}
+		sched, bw := "", ""
+		for _, a := range q.Children {
+			af := strings.Fields(a.Line)
+			switch {
+			case len(af) == 3 && af[0] == "priority" && af[1] == "level":
+				sched = "strict"
+			case len(af) == 4 && af[0] == "bandwidth" && af[1] == "remaining" && af[2] == "percent":
+				bw = af[3]
+			case len(af) >= 7 && af[0] == "random-detect" && af[1] == "minimum-threshold" && af[4] == "maximum-threshold":
+				min := threshold(af[2], af[3])
+				ecn := false
+				for i := 7; i < len(af); i++ {
+					switch {
+					case af[i] == "ecn":
+						ecn = true
+					case af[i] == "drop-probability" && i+1 < len(af):
+						st[pre+"ecn/probability"] = af[i+1]
+					}
+				}
+				if !ecn {
+					// WRED without `ecn` drops instead of marking: show it
+					// as what it is, never as the ECN the intent wants.
+					min += " (WRED drop, no ecn)"
+				}
+				st[pre+"ecn/min"] = min
+				st[pre+"ecn/max"] = threshold(af[5], af[6])
+			}
+		}
+		switch {
+		case sched == "strict":
+			st[pre+"sched"] = "strict"
+		case bw != "":
+			st[pre+"sched"] = "ets"
+			st[pre+"bandwidth"] = bw
+		}
+	}
+
+	// PFC watchdog (global).
+	if r.wd == "on" {
+		st["pfcwd/poll"] = strconv.Itoa(r.wdPoll) + "ms"
+		st["pfcwd/detect"] = strconv.Itoa(r.wdPoll*r.wdShut) + "ms"
+		st["pfcwd/restore"] = strconv.Itoa(r.wdPoll*r.wdRestore) + "ms"
+		st["pfcwd/action"] = "drop"
+	}
+
+	var lossless []int
+	for q := range noDrop {
+		lossless = append(lossless, q)
+	}
+	for _, port := range sw.Ports {
+		n, ok := r.interfaces[port.Name]
+		if !ok {
+			continue // not on this switch: the plan creates it and the apply fails naming it
+		}
+		pre := "port/" + port.Name + "/"
+		st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
+		mode, wd, recv, send, pol := "", "", false, false, ""
+		for _, c := range n.Children {
+			f := strings.Fields(c.Line)
+			switch {
+			case len(f) == 2 && f[0] == "mtu":
+				st[pre+"mtu"] = f[1]
+			case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "mode":
+				mode = f[2]
+			case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
+				wd = f[2]
+			case c.Line == "flowcontrol receive on":
+				recv = true
+			case c.Line == "flowcontrol send on":
+				send = true
+			case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
+				pol = f[4]
+			}
+		}
+		st[pre+"pfc"] = ""
+		if mode == "on" {
+			st[pre+"pfc"] = ints(lossless)
+		}
+		st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
+		st[pre+"pause"] = strconv.FormatBool(recv && send)
+		pt := "none"
+		if pol == QoSPolicy && qos != nil {
+			pt = "dscp"
+		}
+		if pt != st["trust"] {
+			st[pre+"trust"] = pt
+		}
+	}
+	return st, nil
+}
+
+// threshold converts an NX-OS threshold to bytes; units fabctl does not
+// know stay as written, so they show as drift.
+func threshold(n, unit string) string {
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || v < 0 || v > 1<<40 {
+		return n + " " + unit
+	}
+	switch unit {
+	case "bytes":
+		return strconv.FormatInt(v, 10)
+	case "kbytes":
+		return strconv.FormatInt(v*KByte, 10)
+	case "mbytes":
+		return strconv.FormatInt(v*KByte*KByte, 10)
+	}
+	return n + " " + unit
+}
