@@ -199,33 +199,9 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError struct {
-	device, step string
-	err          error
-}
+type stepError = sshcli.StepError
 
-func (e *stepError) Error() string {
-	// An sshcli error already names the device and the command: keep
-	// only its kind and cause after the step.
-	var se *sshcli.Error
-	if errors.As(e.err, &se) && se.Device == e.device {
-		s := fmt.Sprintf("%s: %s: %s", e.device, e.step, se.Kind)
-		switch {
-		case se.Kind == sshcli.KindClosed:
-			s += ": the connection dropped before the switch answered"
-		case se.Detail != "":
-			s += ": " + se.Detail
-		}
-		return s
-	}
-	return fmt.Sprintf("%s: %s: %v", e.device, e.step, e.err)
-}
-func (e *stepError) Unwrap() error { return e.err }
-
-func isConnLoss(err error) bool {
-	var e *sshcli.Error
-	return errors.As(err, &e) && (e.Kind == sshcli.KindClosed || e.Kind == sshcli.KindTimeout)
-}
+var isConnLoss = sshcli.IsConnLoss
 
 // timer renders a confirm timeout as HH:MM:SS (at least one second).
 func timer(d time.Duration) string {
@@ -257,7 +233,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	defer func() { c.Close() }()
 	pre, err := running(c)
 	if err != nil {
-		return drivers.Result{}, &stepError{name, "read running-config before apply", err}
+		return drivers.Result{}, &stepError{Device: name, Step: "read running-config before apply", Err: err}
 	}
 	token := newToken()
 	committed := false
@@ -266,7 +242,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	// the connection dropped, restores the prior configuration) and says
 	// which state the switch is in.
 	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{name, step, cause}
+		se := &stepError{Device: name, Step: step, Err: cause}
 		conn := c
 		if isConnLoss(cause) {
 			c.Close()
@@ -348,7 +324,7 @@ func (d *Driver) Confirm(ctx context.Context, t drivers.Target, r drivers.Result
 	}
 	defer c.Close()
 	if _, err := c.Send("configure session " + r.Token + " commit"); err != nil {
-		return &stepError{t.Device.Name, "confirm session " + r.Token, err}
+		return &stepError{Device: t.Device.Name, Step: "confirm session " + r.Token, Err: err}
 	}
 	return nil
 }
@@ -371,7 +347,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	}
 	defer c.Close()
 	if err := restore(c, pre, r.Token+"-rb"); err != nil {
-		return &stepError{t.Device.Name, "rollback session " + r.Token + "-rb", err}
+		return &stepError{Device: t.Device.Name, Step: "rollback session " + r.Token + "-rb", Err: err}
 	}
 	if r.Pending {
 		// The commit timer would revert to the same config; confirm it so

@@ -60,7 +60,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -206,31 +205,9 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError struct {
-	device, step string
-	err          error
-}
+type stepError = sshcli.StepError
 
-func (e *stepError) Error() string {
-	var se *sshcli.Error
-	if errors.As(e.err, &se) && se.Device == e.device {
-		s := fmt.Sprintf("%s: %s: %s", e.device, e.step, se.Kind)
-		switch {
-		case se.Kind == sshcli.KindClosed:
-			s += ": the connection dropped before the switch answered"
-		case se.Detail != "":
-			s += ": " + se.Detail
-		}
-		return s
-	}
-	return fmt.Sprintf("%s: %s: %v", e.device, e.step, e.err)
-}
-func (e *stepError) Unwrap() error { return e.err }
-
-func isConnLoss(err error) bool {
-	var e *sshcli.Error
-	return errors.As(err, &e) && (e.Kind == sshcli.KindClosed || e.Kind == sshcli.KindTimeout)
-}
+var isConnLoss = sshcli.IsConnLoss
 
 // expressible is the desired state without what Unexpressible lists.
 func (d *Driver) expressible(t drivers.Target, sw *intent.Switch) intent.State {
@@ -265,7 +242,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	defer func() { c.Close() }()
 	pre, err := runningConfig(c)
 	if err != nil {
-		return drivers.Result{}, &stepError{name, "read running-config before apply", err}
+		return drivers.Result{}, &stepError{Device: name, Step: "read running-config before apply", Err: err}
 	}
 	token := newToken()
 	inConfig := false
@@ -273,7 +250,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	// fail rolls the switch back to the checkpoint and says which state
 	// it is in.
 	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{name, step, cause}
+		se := &stepError{Device: name, Step: step, Err: cause}
 		if isConnLoss(cause) {
 			c.Close()
 			nc, err := d.dial(ctx, t)
@@ -302,7 +279,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	}
 
 	if _, err := c.Send("checkpoint " + token); err != nil {
-		se := &stepError{name, "checkpoint " + token, err}
+		se := &stepError{Device: name, Step: "checkpoint " + token, Err: err}
 		if isConnLoss(err) {
 			// The checkpoint may exist; nothing else was sent.
 			if nc, derr := d.dial(ctx, t); derr == nil {
@@ -382,7 +359,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	}
 	defer c.Close()
 	if _, err := c.Send("rollback running-config checkpoint " + r.Token); err != nil {
-		return &stepError{t.Device.Name, "rollback running-config checkpoint " + r.Token, err}
+		return &stepError{Device: t.Device.Name, Step: "rollback running-config checkpoint " + r.Token, Err: err}
 	}
 	d.mu.Lock()
 	pre, ok := d.prior[r.Token]
@@ -390,14 +367,14 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	if ok {
 		now, err := runningConfig(c)
 		if err != nil {
-			return &stepError{t.Device.Name, "read running-config after rollback", err}
+			return &stepError{Device: t.Device.Name, Step: "read running-config after rollback", Err: err}
 		}
 		if now != pre {
 			return fmt.Errorf("%s: after rollback to checkpoint %s the running-config differs from before the apply", t.Device.Name, r.Token)
 		}
 	}
 	if _, err := c.Send("no checkpoint " + r.Token); err != nil {
-		return &stepError{t.Device.Name, "no checkpoint " + r.Token, err}
+		return &stepError{Device: t.Device.Name, Step: "no checkpoint " + r.Token, Err: err}
 	}
 	d.mu.Lock()
 	delete(d.prior, r.Token)
@@ -417,7 +394,7 @@ func (d *Driver) Release(ctx context.Context, t drivers.Target, r drivers.Result
 	}
 	defer c.Close()
 	if _, err := c.Send("no checkpoint " + r.Token); err != nil {
-		return &stepError{t.Device.Name, "no checkpoint " + r.Token, err}
+		return &stepError{Device: t.Device.Name, Step: "no checkpoint " + r.Token, Err: err}
 	}
 	d.mu.Lock()
 	delete(d.prior, r.Token)

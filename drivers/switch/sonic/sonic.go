@@ -153,15 +153,7 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError struct {
-	device, step string
-	err          error
-}
-
-func (e *stepError) Error() string {
-	return fmt.Sprintf("%s: %s: %v", e.device, e.step, e.err)
-}
-func (e *stepError) Unwrap() error { return e.err }
+type stepError = sshcli.StepError
 
 // Apply applies the steps as one GCU patch inside a checkpoint.
 func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
@@ -173,11 +165,11 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	defer func() { c.Close() }()
 	preBytes, pre, err := running(c)
 	if err != nil {
-		return drivers.Result{}, &stepError{name, "read running config before apply", err}
+		return drivers.Result{}, &stepError{Device: name, Step: "read running config before apply", Err: err}
 	}
 	patch, target, err := effectivePatch(pre, steps)
 	if err != nil {
-		return drivers.Result{}, &stepError{name, "build patch", err}
+		return drivers.Result{}, &stepError{Device: name, Step: "build patch", Err: err}
 	}
 	if len(patch) == 0 {
 		return drivers.Result{}, nil
@@ -185,7 +177,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	token := newToken()
 	file := "/tmp/" + token + ".json"
 	if _, err := c.Send("sudo config checkpoint " + token); err != nil {
-		return drivers.Result{}, &stepError{name, "config checkpoint", err}
+		return drivers.Result{}, &stepError{Device: name, Step: "config checkpoint", Err: err}
 	}
 	lines := make([]string, len(patch))
 	for i, op := range patch {
@@ -199,7 +191,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	// fail restores the prior config and says so, or reports a partial
 	// apply when it cannot.
 	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{name, step, cause}
+		se := &stepError{Device: name, Step: step, Err: cause}
 		conn := c
 		if isConnLoss(cause) {
 			c.Close()
@@ -278,15 +270,15 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	defer c.Close()
 	file := "/tmp/" + r.Token + "-prior.json"
 	if err := c.WriteFile(file, string(pre)); err != nil {
-		return &stepError{t.Device.Name, "write " + file, err}
+		return &stepError{Device: t.Device.Name, Step: "write " + file, Err: err}
 	}
 	if _, err := c.Send("sudo config replace " + file); err != nil {
-		return &stepError{t.Device.Name, "config replace", err}
+		return &stepError{Device: t.Device.Name, Step: "config replace", Err: err}
 	}
 	_, _ = c.Send("rm -f " + file)
 	now, _, err := running(c)
 	if err != nil {
-		return &stepError{t.Device.Name, "read-back after rollback", err}
+		return &stepError{Device: t.Device.Name, Step: "read-back after rollback", Err: err}
 	}
 	if string(now) != string(pre) {
 		return fmt.Errorf("%s: after config replace the running config differs from before the apply", t.Device.Name)
