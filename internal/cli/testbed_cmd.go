@@ -20,6 +20,8 @@ type TestbedOptions struct {
 	JSON bool
 	Spec string // spec file or directory ("" for serve)
 	Dir  string // testbed directory ("" : <spec dir>/.fabctl/testbed)
+	// YANGDir (up): SONiC YANG models the SONiC emulators validate against.
+	YANGDir string
 	// Getenv resolves the spec's env() secrets.
 	Getenv func(string) string
 }
@@ -39,9 +41,9 @@ func NewCmdTestbed(f *Factory) *cobra.Command {
 		Long: `Build a working fabric on this Linux machine from a spec, for trying fabctl and
 for tests (needs root):
 
-  - every switch whose platform has an emulator in this build (sonic, eos) is
-    started on the spec's address (host:port on 127.0.0.0/8) with a freshly
-    generated SSH host key and the spec's credentials; the keys are written to
+  - every switch whose platform has an emulator in this build (sonic, eos,
+    nxos) is started on the spec's address (host:port on 127.0.0.0/8) with a
+    freshly generated SSH host key and the spec's credentials; the keys are written to
     DIR/known_hosts, which the spec's credentials point at;
   - every host with connect = "netns:NAME" gets that network namespace, and
     each of its NICs is a veth pair whose other end is in the shared namespace
@@ -73,22 +75,28 @@ func testbedOpts(f *Factory, args []string) *TestbedOptions {
 }
 
 func newCmdTestbedUp(f *Factory) *cobra.Command {
-	var dir string
+	var dir, yangDir string
 	cmd := &cobra.Command{
 		Use:   "up SPEC",
 		Short: "Start the emulated switches and create the host namespaces",
 		Long: `Start the emulated switches and create the host namespaces and links of SPEC,
 then wait until every emulator accepts connections (at most 20s).
 
+With --yang-dir DIR the SONiC emulators validate every config apply-patch and
+config replace result against the SONiC YANG models in DIR and refuse invalid
+ones like the real GCU ("Given patch will produce invalid config").
+
 Exit status: 0 up, 1 error (nothing is left behind).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := testbedOpts(f, args)
 			o.Dir = dir
+			o.YANGDir = yangDir
 			return testbedUpRun(o)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	cmd.Flags().StringVar(&yangDir, "yang-dir", "", "Directory of SONiC YANG models: the SONiC emulators validate every patch against them, like GCU")
 	return cmd
 }
 
@@ -153,7 +161,7 @@ func newCmdTestbedServe(f *Factory) *cobra.Command {
 }
 
 func testbedUpRun(o *TestbedOptions) error {
-	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut})
+	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut, YANGDir: o.YANGDir})
 	if err != nil {
 		return err
 	}

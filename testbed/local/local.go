@@ -2,7 +2,7 @@
 // turns a spec into a running fabric on the machine that runs fabctl.
 //
 //   - every switch whose platform has an emulator in this build (sonic,
-//     eos) is started on the spec's address (host:port; all of
+//     eos, nxos) is started on the spec's address (host:port; all of
 //     127.0.0.0/8 is loopback) with a freshly generated host key and the
 //     spec's credentials, and its key is written to <dir>/known_hosts;
 //   - every host with connect = "netns:<name>" gets that network
@@ -79,6 +79,10 @@ type Options struct {
 	// FabricNetns names the namespace of the fabric ends (default
 	// fab-fabric; tests use their own so they never touch a running demo).
 	FabricNetns string
+	// YANGDir, when set, is a directory of SONiC YANG models: the SONiC
+	// emulators validate every patch against them (recorded, passed to
+	// the serve process).
+	YANGDir string
 }
 
 // Emulator is one emulated switch.
@@ -127,6 +131,9 @@ type Record struct {
 	// GeneratedSecrets names the env variables whose value the testbed
 	// generated (their value is in <dir>/password).
 	GeneratedSecrets []string `json:"generated_secrets,omitempty"`
+	// YANGDir is the SONiC YANG model directory the SONiC emulators
+	// validate patches against ("" : the emulator's built-in checks).
+	YANGDir string `json:"yang_dir,omitempty"`
 }
 
 // Status is a testbed's record with what is live now.
@@ -160,7 +167,7 @@ func (s *Status) Healthy() bool {
 var ErrNoTestbed = errors.New("no testbed is up here")
 
 // emulated lists the platforms with an emulator in this build.
-var emulated = map[string]bool{"sonic": true, "eos": true}
+var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true}
 
 func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
@@ -221,14 +228,15 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 }
 
 // portsNeeded sizes each emulator's port list so every port the spec
-// names on it exists (SONiC Ethernet0, 4, ...; EOS Ethernet1, 2, ...).
+// names on it exists (SONiC Ethernet0, 4, ...; EOS Ethernet1, 2, ...;
+// NX-OS Ethernet1/1, 1/2, ...).
 func portsNeeded(s *spec.Spec) map[string]int {
 	out := map[string]int{}
 	for _, sw := range s.Switches {
 		switch sw.Platform {
 		case "sonic":
 			out[sw.Name] = 32
-		case "eos":
+		case "eos", "nxos":
 			out[sw.Name] = 8
 		}
 	}
@@ -238,7 +246,11 @@ func portsNeeded(s *spec.Spec) map[string]int {
 			if sw == nil {
 				continue
 			}
-			n, err := strconv.Atoi(strings.TrimPrefix(ep.Port, "Ethernet"))
+			num := strings.TrimPrefix(ep.Port, "Ethernet")
+			if sw.Platform == "nxos" {
+				num = strings.TrimPrefix(num, "1/") // the emulator has slot 1 only
+			}
+			n, err := strconv.Atoi(num)
 			if err != nil || !strings.HasPrefix(ep.Port, "Ethernet") {
 				continue
 			}
@@ -302,6 +314,16 @@ func Up(specPath, dir string, opts Options) (*Status, error) {
 		return nil, err
 	}
 	r.Spec, r.Dir, r.Created = absSpec, dir, time.Now().UTC()
+	if opts.YANGDir != "" {
+		yd, err := filepath.Abs(opts.YANGDir)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(yd); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--yang-dir %s: not a directory of YANG models", opts.YANGDir)
+		}
+		r.YANGDir = yd
+	}
 	for _, ns := range r.Namespaces {
 		if netnsExists(ns) {
 			return nil, fmt.Errorf("network namespace %s exists already and was not made by this testbed: remove it (ip netns del %s) or change the spec", ns, ns)

@@ -73,6 +73,13 @@ switch "leaf2" {
   role        = "leaf"
 }
 
+switch "leaf3" {
+  platform    = "nxos"
+  address     = "127.0.31.13:2222"
+  credentials = "ssh"
+  role        = "leaf"
+}
+
 switch "spine1" {
   platform    = "srlinux"
   address     = "127.0.31.21:57400"
@@ -121,6 +128,12 @@ link {
   speed        = "10G"
   cable_length = "1m"
 }
+
+link {
+  endpoints    = ["leaf3:Ethernet1/12", "spine1:ethernet-1/3"]
+  speed        = "10G"
+  cable_length = "1m"
+}
 `
 
 var testNamespaces = []string{"fabtb-h1", "fabtb-h2", "fabtb-fabric"}
@@ -160,8 +173,18 @@ func TestUpPlanApplyDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
+	// The SONiC emulator validates against the real YANG models when they
+	// are next to the repository (../shared/yang/sonic).
+	yangDir := filepath.Join("..", "..", "..", "shared", "yang", "sonic")
+	if _, err := os.Stat(yangDir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("SONiC YANG models %s: %v (required when CI=true)", yangDir, err)
+		}
+		t.Logf("SONiC YANG models %s not found: the SONiC emulator uses its built-in checks", yangDir)
+		yangDir = ""
+	}
 	st, err := local.Up(specDir, dir, local.Options{Exe: exe, Args: []string{"testbed", "serve", "--dir", dir},
-		FabricNetns: "fabtb-fabric", Log: &log})
+		FabricNetns: "fabtb-fabric", Log: &log, YANGDir: yangDir})
 	// Cleanup even when Up or an assertion fails half-way.
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(dir, local.RecordFile)); err == nil {
@@ -171,7 +194,7 @@ func TestUpPlanApplyDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Healthy() || len(st.Emulators) != 2 || len(st.Links) != 2 {
+	if !st.Healthy() || len(st.Emulators) != 3 || len(st.Links) != 2 {
 		t.Fatalf("status after up: %+v", st)
 	}
 	if len(st.Skipped) != 1 || st.Skipped[0].Reason != "spine1: no srlinux emulator in this build" {
@@ -184,7 +207,8 @@ func TestUpPlanApplyDown(t *testing.T) {
 		t.Fatal("the password was logged")
 	}
 	kh, err := os.ReadFile(filepath.Join(dir, local.KnownHostsFile))
-	if err != nil || !strings.Contains(string(kh), "[127.0.31.11]:2222 ssh-ed25519 ") || !strings.Contains(string(kh), "[127.0.31.12]:2222 ssh-ed25519 ") {
+	if err != nil || !strings.Contains(string(kh), "[127.0.31.11]:2222 ssh-ed25519 ") || !strings.Contains(string(kh), "[127.0.31.12]:2222 ssh-ed25519 ") ||
+		!strings.Contains(string(kh), "[127.0.31.13]:2222 ssh-ed25519 ") {
 		t.Fatalf("known_hosts %v:\n%s", err, kh)
 	}
 	st2, err := local.Stat(dir)
@@ -216,8 +240,27 @@ func TestUpPlanApplyDown(t *testing.T) {
 		}
 		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
 	}
-	if len(devs) != 4 {
-		t.Fatalf("planned %d devices, want 4 (leaf1, leaf2, h1, h2)", len(devs))
+	if len(devs) != 5 {
+		t.Fatalf("planned %d devices, want 5 (leaf1, leaf2, leaf3, h1, h2)", len(devs))
+	}
+	rec, err := local.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.Emulators {
+		if e.Name == "leaf3" && (e.Platform != "nxos" || e.Ports != 12) {
+			t.Errorf("leaf3: %+v, want an nxos emulator with 12 ports (Ethernet1/12 is linked)", e)
+		}
+	}
+	if yangDir != "" {
+		r, err := local.ReadRecord(dir)
+		if err != nil || r.YANGDir == "" {
+			t.Fatalf("record has no yang_dir: %v %+v", err, r)
+		}
+		sl, _ := os.ReadFile(filepath.Join(dir, local.LogFile))
+		if !strings.Contains(string(sl), "validate patches against the YANG models") {
+			t.Errorf("serve.log does not say the SONiC emulator validates with YANG:\n%s", sl)
+		}
 	}
 	if h := p.Device("host.h1"); len(h.Unexpressible) == 0 {
 		t.Errorf("host.h1: DCB on a veth not listed as unexpressible")

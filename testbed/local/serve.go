@@ -11,7 +11,9 @@ import (
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
+	"github.com/fabctl/fabctl/yangval"
 )
 
 type server interface {
@@ -34,6 +36,19 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 			_ = s.Close()
 		}
 	}()
+	// The SONiC YANG models, loaded once and shared by every SONiC emulator.
+	var schema *yangval.Schema
+	if r.YANGDir != "" {
+		for _, e := range r.Emulators {
+			if e.Platform == "sonic" {
+				if schema, err = yangval.Load(r.YANGDir); err != nil {
+					return fmt.Errorf("SONiC YANG models in %s: %w", r.YANGDir, err)
+				}
+				logf(log, "SONiC emulators validate patches against the YANG models in %s", r.YANGDir)
+				break
+			}
+		}
+	}
 	var lines []string
 	for _, e := range r.Emulators {
 		pw, err := sshcli.ResolveSecret(&spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}, os.Getenv)
@@ -43,9 +58,11 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 		var s server
 		switch e.Platform {
 		case "sonic":
-			s, err = sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+			s, err = sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: schema})
 		case "eos":
 			s, err = eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+		case "nxos":
+			s, err = nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
 		default:
 			err = fmt.Errorf("no %s emulator in this build", e.Platform)
 		}

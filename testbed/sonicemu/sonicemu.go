@@ -10,8 +10,10 @@
 //   - show runningconfiguration all        CONFIG_DB as JSON (indent 4, sorted keys)
 //   - sudo config apply-patch FILE [-d|--dry-run] [-v]
 //     RFC 6902 patch, all or nothing, then the GCU checks: no empty
-//     tables, and the YANG constraints the emulator knows (ranges,
-//     leafrefs to PORT / maps / profiles)
+//     tables, and the YANG constraints: with Options.YANGDir (or YANG) the
+//     whole target CONFIG_DB is validated against the SONiC YANG models
+//     by yangval, like GCU does with libyang; without, the hand-copied
+//     constraints of validate.go (ranges, leafrefs to PORT / maps / profiles)
 //   - sudo config replace FILE
 //   - sudo config checkpoint|rollback|delete-checkpoint NAME, config list-checkpoints
 //   - cat > FILE <<'EOF' ... EOF (an in-memory file system), cat FILE, rm [-f] FILE
@@ -31,6 +33,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/testbed/sshemu"
+	"github.com/fabctl/fabctl/yangval"
 )
 
 // Options configure an emulated switch.
@@ -43,6 +46,14 @@ type Options struct {
 	CommitLatency time.Duration
 	// Addr to listen on (default 127.0.0.1:0).
 	Addr string
+	// YANGDir, when set, is a directory of SONiC YANG models
+	// (sonic-*.yang and their imports): every apply-patch and replace
+	// result is validated against them with yangval, and an invalid one is
+	// refused like GCU does. Start fails when the models do not load.
+	YANGDir string
+	// YANG is an already loaded schema (takes precedence over YANGDir;
+	// lets many emulators share one).
+	YANG *yangval.Schema
 }
 
 // Switch is one emulated SONiC switch.
@@ -70,6 +81,13 @@ func Start(opts Options) (*Switch, error) {
 	}
 	if opts.Ports == 0 {
 		opts.Ports = 32
+	}
+	if opts.YANG == nil && opts.YANGDir != "" {
+		schema, err := yangval.Load(opts.YANGDir)
+		if err != nil {
+			return nil, fmt.Errorf("sonicemu: YANG models in %s: %w", opts.YANGDir, err)
+		}
+		opts.YANG = schema
 	}
 	sw := &Switch{opts: opts, db: DefaultConfigDB(opts.Hostname, opts.Ports),
 		files: map[string][]byte{}, checkpoints: map[string][]byte{}}
@@ -383,7 +401,7 @@ func (s *shell) config(args []string) (string, int, bool) {
 		if err := json.Unmarshal(b, &target); err != nil {
 			return failed("replace config", "replace", "TARGET_FILE_PATH", err.Error()), 2, false
 		}
-		if err := validate(target); err != nil {
+		if err := sw.validate(target); err != nil {
 			return failed("replace config", "replace", "TARGET_FILE_PATH", err.Error()), 2, false
 		}
 		if !dry {
@@ -478,7 +496,7 @@ func (s *shell) applyPatch(file string, dry bool) (string, int, bool) {
 				"Given patch is not valid because it will result in empty tables which is not allowed in ConfigDb. Table: "+t), 2, false
 		}
 	}
-	if err := validate(target); err != nil {
+	if err := sw.validate(target); err != nil {
 		return out.String() + failed("apply patch", "apply-patch", "PATCH_FILE_PATH",
 			"Given patch will produce invalid config. Error: "+err.Error()), 2, false
 	}

@@ -1,12 +1,121 @@
 package sonicemu
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabctl/fabctl/yangval"
 )
+
+// YANG reports whether the emulator validates against SONiC YANG models.
+func (sw *Switch) YANG() bool { return sw.opts.YANG != nil }
+
+// validate checks a whole target CONFIG_DB: against the SONiC YANG models
+// when the emulator has them (what GCU does), else with the hand-copied
+// constraints below.
+func (sw *Switch) validate(db map[string]any) error {
+	if sw.opts.YANG != nil {
+		return validateYANG(sw.opts.YANG, db)
+	}
+	return validate(db)
+}
+
+// validateYANG validates a whole CONFIG_DB with yangval. Errors are
+// joined sorted, one per violation, each naming the data path.
+func validateYANG(s *yangval.Schema, db map[string]any) error {
+	cdb := make(yangval.ConfigDB, len(db))
+	for table, v := range db {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: table is not an object", table)
+		}
+		rowsOut := make(map[string]map[string]any, len(m))
+		for key, rv := range m {
+			row, ok := rv.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s|%s: entry is not an object", table, key)
+			}
+			rowsOut[key] = row
+		}
+		cdb[table] = rowsOut
+	}
+	var msgs []string
+	for _, e := range s.ValidateConfigDB(cdb) {
+		// yangval maps rows onto lists only; a table modelled as a
+		// container of containers (DEVICE_METADATA|localhost) is checked
+		// here, field by field.
+		if top, table, ok := containerTable(e); ok {
+			key := strings.TrimPrefix(e.Path, "/"+table+"|")
+			msgs = append(msgs, validateContainerRow(s, top, table, key, cdb[table][key])...)
+			continue
+		}
+		msgs = append(msgs, e.Error())
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	sort.Strings(msgs)
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// containerTable recognises yangval's "no list in /MOD:TOP/TABLE has a key
+// of 1 part(s)" for a row key: the table may be a container of containers.
+func containerTable(e yangval.Error) (top, table string, ok bool) {
+	const pre, suf = "no list in ", " has a key of 1 part(s)"
+	if !strings.HasPrefix(e.Msg, pre) || !strings.HasSuffix(e.Msg, suf) {
+		return "", "", false
+	}
+	sp := strings.Split(strings.Trim(strings.TrimSuffix(strings.TrimPrefix(e.Msg, pre), suf), "/"), "/")
+	if len(sp) != 2 || !strings.HasPrefix(e.Path, "/"+sp[1]+"|") {
+		return "", "", false
+	}
+	return sp[0], sp[1], true
+}
+
+// validateContainerRow validates CONFIG_DB row TABLE|key as the container
+// key of container TABLE of top (RFC 7951 at the root). CONFIG_DB values
+// are strings; a field passes when the string, or its boolean or number
+// reading, is valid (RFC 7951 wants JSON booleans and numbers).
+func validateContainerRow(s *yangval.Schema, top, table, key string, row map[string]any) []string {
+	doc := func(fields map[string]any) map[string]any {
+		return map[string]any{top: map[string]any{table: map[string]any{key: fields}}}
+	}
+	if errs := s.Validate("/", doc(map[string]any{}), yangval.Options{}); len(errs) > 0 {
+		return []string{fmt.Sprintf("/%s|%s: no list or container in /%s/%s for this key", table, key, top, table)}
+	}
+	var out []string
+	for _, f := range sortedKeys(row) {
+		v := row[f]
+		cands := []any{v}
+		if sv, ok := v.(string); ok {
+			if b, err := strconv.ParseBool(sv); err == nil {
+				cands = append(cands, b)
+			}
+			if _, err := strconv.ParseFloat(sv, 64); err == nil {
+				cands = append(cands, json.Number(sv))
+			}
+		}
+		var first []yangval.Error
+		for i, c := range cands {
+			errs := s.Validate("/", doc(map[string]any{f: c}), yangval.Options{})
+			if len(errs) == 0 {
+				first = nil
+				break
+			}
+			if i == 0 {
+				first = errs
+			}
+		}
+		for _, e := range first {
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
 
 // validate checks a whole target CONFIG_DB against the constraints of
 // the SONiC YANG models (sonic-buildimage src/sonic-yang-models/yang-models)

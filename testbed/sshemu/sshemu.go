@@ -182,6 +182,10 @@ func (s *Server) WriteKnownHosts(path string) error {
 // Close stops the server and its connections.
 func (s *Server) Close() error {
 	err := s.srv.Close()
+	// Serve may not have started yet (Close right after Start): the
+	// server does not know the listener then, so close it here too, or
+	// Serve would start later on an open listener and never return.
+	_ = s.ln.Close()
 	<-s.closed
 	return err
 }
@@ -271,7 +275,19 @@ func (s *Server) session(sess ssh.Session) {
 		if err != nil {
 			return
 		}
+		// Echo printable input in one write per read, as a pty does, not
+		// one SSH packet per character.
+		var echo []byte
+		flush := func() {
+			if len(echo) > 0 {
+				_, _ = sess.Write(echo)
+				echo = echo[:0]
+			}
+		}
 		for _, c := range buf[:n] {
+			if !(c >= 0x20 && c != 0x7f || c == '\t') {
+				flush()
+			}
 			switch {
 			case c == '\n' && lastCR:
 				lastCR = false
@@ -297,10 +313,11 @@ func (s *Server) session(sess ssh.Session) {
 				return
 			case c >= 0x20 || c == '\t':
 				line = append(line, c)
-				_, _ = sess.Write([]byte{c})
+				echo = append(echo, c)
 			}
 			lastCR = false
 		}
+		flush()
 	}
 }
 

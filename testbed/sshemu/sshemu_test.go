@@ -204,3 +204,21 @@ func TestAuthFailure(t *testing.T) {
 		t.Fatal(s.KnownHostsLine())
 	}
 }
+
+// TestCloseRightAfterStart: Close must return even when Serve has not
+// started yet (it once waited forever).
+func TestCloseRightAfterStart(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		s, err := Start(Config{Users: map[string]string{"admin": "pw"}, NewShell: func(string) Shell { return &modeShell{} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = s.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Close hung on iteration %d", i)
+		}
+	}
+}

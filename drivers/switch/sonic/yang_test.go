@@ -1,0 +1,126 @@
+package sonic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/sonicemu"
+)
+
+// sonicYANG is ../shared/yang/sonic relative to the repository root (the
+// directory holding go.mod). Absent models skip, except with CI=true.
+func sonicYANG(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := wd
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			t.Fatalf("no go.mod above %s", wd)
+		}
+		root = parent
+	}
+	dir := filepath.Join(filepath.Dir(root), "shared", "yang", "sonic")
+	if _, err := os.Stat(filepath.Join(dir, "sonic-port.yang")); err != nil {
+		msg := fmt.Sprintf("SONiC YANG models not found in %s (%v)", dir, err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + "; they are required when CI=true")
+		}
+		t.Skip(msg + ": skipping; put the models in ../shared/yang/sonic next to the repository to run")
+	}
+	return dir
+}
+
+// newYANGRig is newRig with an emulator that validates every patch
+// against the real SONiC YANG models.
+func newYANGRig(t *testing.T) *rig {
+	t.Helper()
+	dir := sonicYANG(t)
+	s, f := load(t, "testbed")
+	sw := sonicSwitch(t, f, "leaf1")
+	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	if !emu.YANG() {
+		t.Fatal("emulator without YANG")
+	}
+	sw.Address = emu.Addr()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := emu.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
+		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
+	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(k string) string {
+			if k == "FABCTL_TESTBED_PASSWORD" {
+				return pw
+			}
+			return ""
+		}}}
+	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
+		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+}
+
+// TestApplyPassesSONiCYANG: the full apply of examples/testbed leaf1 is
+// accepted by an emulator validating against the SONiC YANG models, and
+// reads back clean.
+func TestApplyPassesSONiCYANG(t *testing.T) {
+	r := newYANGRig(t)
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 || len(steps) == 0 {
+		t.Fatal("empty switch planned no changes")
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatalf("apply refused by the SONiC YANG models: %v", err)
+	}
+	if r.emu.Patches() == 0 {
+		t.Fatal("no patch applied")
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v", diff)
+	}
+	// Every table the driver wrote is one the models know and accept.
+	if out := string(r.emu.RunningConfig()); !strings.Contains(out, "PORT_QOS_MAP") || !strings.Contains(out, "WRED_PROFILE") {
+		t.Fatalf("applied CONFIG_DB lacks QoS tables:\n%s", out)
+	}
+}
+
+// TestYANGOutOfRangeRefused: a patch producing PORT mtu 9322 (> 9216 in
+// sonic-port.yang) is refused by the YANG-validating emulator, the driver
+// reports GCU's refusal, and CONFIG_DB is unchanged.
+func TestYANGOutOfRangeRefused(t *testing.T) {
+	r := newYANGRig(t)
+	r.sw.Ports[0].MTU = 9300 // PORT mtu 9322 > 9216
+	_, _, steps := r.plan(t)
+	before := r.emu.RunningConfig()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Given patch will produce invalid config") ||
+		!strings.Contains(err.Error(), "out of range 68..9216") {
+		t.Fatalf("want the YANG range refusal, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.RunningConfig()) {
+		t.Fatal("running config changed")
+	}
+	if len(r.emu.Checkpoints()) != 0 {
+		t.Fatal("checkpoint left behind")
+	}
+	t.Log(err)
+}
