@@ -32,6 +32,36 @@ func (s *Schema) ValidateConfigDB(db map[string]map[string]map[string]any) []Err
 		for _, key := range sortedKeys(db[table]) {
 			parts := strings.Split(key, "|")
 			list := s.pickList(cont, parts)
+			if c := cont.children[key]; list == nil && c != nil && c.kind == kContainer {
+				// A table modelled as containers keyed by name
+				// (DEVICE_METADATA|localhost): the row is that container.
+				entry := map[string]any{}
+				for f, val := range db[table][key] {
+					name := strings.TrimSuffix(f, "@")
+					if lc := c.children[name]; lc != nil && lc.kind == kLeafList {
+						if str, ok := val.(string); ok {
+							var arr []any
+							for _, p := range strings.Split(str, ",") {
+								arr = append(arr, p)
+							}
+							val = arr
+						}
+					}
+					entry[name] = val
+				}
+				tm, _ := root[top.module+":"+top.name].(map[string]any)
+				if tm == nil {
+					tm = map[string]any{}
+					root[top.module+":"+top.name] = tm
+				}
+				cm, _ := tm[cont.name].(map[string]any)
+				if cm == nil {
+					cm = map[string]any{}
+					tm[cont.name] = cm
+				}
+				cm[key] = entry
+				continue
+			}
 			if list == nil {
 				pre = append(pre, Error{Path: "/" + table + "|" + key, Msg: fmt.Sprintf("no list in %s has a key of %d part(s)", cont.spath, len(parts)), Value: key})
 				continue

@@ -496,3 +496,17 @@ func TestUnsupportedReported(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDBContainerRows: DEVICE_METADATA is modelled as a container
+// per key (localhost), not a list.
+func TestConfigDBContainerRows(t *testing.T) {
+	s := loadSet(t, "sonic")
+	ok := map[string]map[string]map[string]any{"DEVICE_METADATA": {"localhost": {"hostname": "leaf1", "hwsku": "Force10-S6000"}}}
+	if errs := s.ValidateConfigDB(ok); len(errs) != 0 {
+		t.Errorf("valid DEVICE_METADATA refused: %v", errs)
+	}
+	bad := map[string]map[string]map[string]any{"DEVICE_METADATA": {"localhost": {"hostname": "leaf1", "no_such_field": "x"}}}
+	if errs := s.ValidateConfigDB(bad); len(errs) == 0 {
+		t.Errorf("unknown DEVICE_METADATA field accepted")
+	}
+}
