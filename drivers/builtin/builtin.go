@@ -7,6 +7,7 @@ package builtin
 import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/switch/cumulus"
 	"github.com/fabctl/fabctl/drivers/switch/eos"
 	"github.com/fabctl/fabctl/drivers/switch/nxos"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
@@ -22,6 +23,7 @@ func Registry() *drivers.Registry {
 	must(r.Register(sonic.Name, sonic.New))
 	must(r.Register(eos.Name, eos.New))
 	must(r.Register(nxos.Name, nxos.New))
+	must(r.Register(cumulus.Name, cumulus.New))
 	return r
 }
 

@@ -1,0 +1,339 @@
+package cumulus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const pw = "testbed-Pa55"
+
+func load(t testing.TB, dir string) (*spec.Spec, *intent.Fabric) {
+	t.Helper()
+	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return s, intent.Compile(s)
+}
+
+func clSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
+	for _, sw := range f.Switches {
+		if sw.Name == name && sw.Platform == Name {
+			return sw
+		}
+	}
+	t.Fatalf("no cumulus switch %s", name)
+	return nil
+}
+
+// expressible is the desired state without what NVUE cannot express.
+func expressible(sw *intent.Switch) intent.State {
+	st := sw.Flatten()
+	for k := range (&Driver{}).Unexpressible(drivers.Target{}, st) {
+		delete(st, k)
+	}
+	return st
+}
+
+type rig struct {
+	emu    *cumulusemu.Switch
+	drv    *Driver
+	target drivers.Target
+	sw     *intent.Switch
+	s      *spec.Spec
+	f      *intent.Fabric
+	creds  *spec.Credentials
+}
+
+func newRig(t *testing.T, o cumulusemu.Options) *rig {
+	t.Helper()
+	s, f := load(t, "testdata/cllab")
+	sw := clSwitch(t, f, "leaf2")
+	o.Hostname, o.Password, o.Ports = "leaf2", pw, 8
+	emu, err := cumulusemu.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	sw.Address = emu.Addr()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := emu.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	creds := &spec.Credentials{Name: "lab-ssh", Username: "cumulus",
+		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
+	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(k string) string {
+			if k == "FABCTL_TESTBED_PASSWORD" {
+				return pw
+			}
+			return ""
+		}}}
+	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
+		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+}
+
+func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := expressible(r.sw)
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
+}
+
+func TestPlanApplyIdempotentDrift(t *testing.T) {
+	// ECNQuantum: Spectrum granularity, 150000 B is stored as 147456 B.
+	r := newRig(t, cumulusemu.Options{ECNQuantum: 4096})
+	_, diff, steps := r.plan(t)
+	if len(diff) == 0 || len(steps) == 0 {
+		t.Fatal("empty switch planned no changes")
+	}
+	start := time.Now()
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply of %d steps took %v (token %s)", len(steps), time.Since(start), res.Token)
+	if res.Token != "1" || r.emu.Pending() {
+		t.Fatalf("result %+v, pending %v", res, r.emu.Pending())
+	}
+	live, diff, _ := r.plan(t)
+	if len(diff) != 0 {
+		t.Fatalf("re-plan not empty: %+v", diff)
+	}
+	desired := expressible(r.sw)
+	_, tolerated := intent.DiffTolerated(desired, live, r.drv.Fields())
+	if len(tolerated) != 2 || live["tc/3/ecn/min"] != "147456" {
+		t.Fatalf("quantised thresholds not tolerated: %+v (live min %s)", tolerated, live["tc/3/ecn/min"])
+	}
+	for k, v := range desired {
+		if f, _ := intent.FieldFor(r.drv.Fields(), k); !f.Equal(v, live[k]) {
+			t.Fatalf("read back %s = %q, want %q", k, live[k], v)
+		}
+	}
+	// Drift: an operator edits the switch by hand.
+	r.emu.Edit(func(tr map[string]any) {
+		cumulusemu.SetPath(tr, "interface.swp1.link.mtu", 1600)
+		cumulusemu.SetPath(tr, "qos.congestion-control.default-global.traffic-class.3.min-threshold", 1048576)
+		cumulusemu.SetPath(tr, "qos.mapping.default-global.dscp.30.switch-priority", 5)
+	})
+	_, diff, steps = r.plan(t)
+	got := map[string]bool{}
+	for _, c := range diff {
+		got[c.Path] = true
+	}
+	for _, p := range []string{"port/swp1/mtu", "tc/3/ecn/min", "dscp/30"} {
+		if !got[p] {
+			t.Fatalf("drift %s not detected: %+v", p, diff)
+		}
+	}
+	if len(diff) != 3 {
+		t.Fatalf("drift diff: %+v", diff)
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("drift not repaired: %+v", diff)
+	}
+}
+
+// TestRejectedApply: NVUE refuses the revision at apply time (ECN min
+// above max); nothing is applied and the pending revision is dropped.
+func TestRejectedApply(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{})
+	_, _, steps := r.plan(t)
+	for i := range steps {
+		for j, l := range steps[i].Payload {
+			if strings.Contains(l, "min-threshold 150000 ") {
+				steps[i].Payload[j] = strings.Replace(l, "min-threshold 150000 ", "min-threshold 9000000 ", 1)
+			}
+		}
+	}
+	before := r.emu.AppliedJSON()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "leaf2: nv config apply -y") || !strings.Contains(err.Error(), "min-threshold 9000000 is greater than max-threshold") ||
+		!strings.Contains(err.Error(), "nothing applied") {
+		t.Fatalf("want rejected apply, got %v", err)
+	}
+	var pe *drivers.PartialError
+	if errors.As(err, &pe) {
+		t.Fatalf("rejected apply reported partial: %v", err)
+	}
+	if !bytes.Equal(before, r.emu.AppliedJSON()) || r.emu.Pending() {
+		t.Fatal("applied config changed or pending revision left")
+	}
+	t.Log(err)
+}
+
+// TestRejectedLine: a value NVUE refuses at `nv set` time.
+func TestRejectedLine(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{})
+	_, _, steps := r.plan(t)
+	for i := range steps {
+		for j, l := range steps[i].Payload {
+			if l == "nv set interface swp1 link mtu 9000" {
+				steps[i].Payload[j] = "nv set interface swp1 link mtu 9300"
+			}
+		}
+	}
+	before := r.emu.AppliedJSON()
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "leaf2: nv set interface swp1 link mtu 9300 (line ") || !strings.Contains(err.Error(), "Error: Invalid value for mtu") {
+		t.Fatalf("want rejected line, got %v", err)
+	}
+	if !bytes.Equal(before, r.emu.AppliedJSON()) || r.emu.Pending() {
+		t.Fatal("applied config changed or pending revision left")
+	}
+	t.Log(err)
+}
+
+func TestRollback(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{})
+	r.emu.Edit(func(tr map[string]any) {
+		cumulusemu.SetPath(tr, "interface.swp1.link.mtu", 9100)
+		cumulusemu.SetPath(tr, "interface.swp2.description", "to h2")
+		cumulusemu.SetPath(tr, "qos.mapping.default-global.dscp.10.switch-priority", 2)
+	})
+	before := r.emu.AppliedJSON()
+	_, _, steps := r.plan(t)
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(before, r.emu.AppliedJSON()) {
+		t.Fatal("apply changed nothing")
+	}
+	if err := r.drv.Rollback(context.Background(), r.target, res); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, r.emu.AppliedJSON()) {
+		t.Fatalf("rollback differs:\n%s\n---\n%s", before, r.emu.AppliedJSON())
+	}
+}
+
+func TestDroppedConnectionMidApply(t *testing.T) {
+	for _, c := range []struct {
+		kind  sshemu.FaultKind
+		match string
+		want  string
+	}{
+		{sshemu.DropBefore, `^nv set qos pfc default-global switch-priority 3$`, "nothing applied"},
+		{sshemu.DropAfter, `^nv set interface swp2 link mtu`, "nothing applied"},
+		{sshemu.DropBefore, `^nv config apply -y$`, "nothing applied"},
+		{sshemu.DropAfter, `^nv config apply -y$`, "the apply had gone through, rolled back to revision 1"},
+	} {
+		r := newRig(t, cumulusemu.Options{})
+		_, _, steps := r.plan(t)
+		before := r.emu.AppliedJSON()
+		r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(c.match), Kind: c.kind, Times: 1})
+		_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+		step := strings.TrimSuffix(strings.Trim(c.match, "^$"), "$")
+		if err == nil || !strings.Contains(err.Error(), "leaf2: "+step) || !strings.Contains(err.Error(), "connection lost") || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s %d: want error naming the step, got %v", c.match, c.kind, err)
+		}
+		if !bytes.Equal(before, r.emu.AppliedJSON()) || r.emu.Pending() {
+			t.Fatalf("%s %d: not restored", c.match, c.kind)
+		}
+		t.Log(err)
+	}
+	// The switch goes away for good after the apply ran: partial.
+	r := newRig(t, cumulusemu.Options{})
+	_, _, steps := r.plan(t)
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply -y$`), Kind: sshemu.DropAfter, Times: 1})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply 1 -y$`), Kind: sshemu.DropBefore})
+	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	var pe *drivers.PartialError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "leaf2: nv config apply -y") || !strings.Contains(err.Error(), "re-applying revision 1 failed") {
+		t.Fatalf("want PartialError, got %v", err)
+	}
+	t.Log(err)
+}
+
+func TestWrongPassword(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{})
+	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	_, err := d.Read(context.Background(), r.target)
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
+		t.Fatalf("want auth error without the password, got %v", err)
+	}
+}
+
+// TestEngineEndToEnd runs plan.Make and apply.Run against the emulator.
+func TestEngineEndToEnd(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{ECNQuantum: 4096})
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf2"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	dp := p.Device("leaf2")
+	if dp == nil || dp.Error != "" || !dp.HasChanges() {
+		t.Fatalf("plan: %+v", dp)
+	}
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	start := time.Now()
+	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply.Run took %v", time.Since(start))
+	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %+v", res.Devices[0])
+	}
+	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
+	if d2 := p2.Device("leaf2"); d2.Error != "" || d2.HasChanges() {
+		t.Fatalf("re-plan: %+v", d2.Changes)
+	}
+}
+
+// TestEngineDropReported: a connection dropped mid-apply shows in
+// apply.Run's result with the line and the restored state.
+func TestEngineDropReported(t *testing.T) {
+	r := newRig(t, cumulusemu.Options{})
+	reg := drivers.NewRegistry()
+	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
+		t.Fatal(err)
+	}
+	opts := plan.Options{Targets: []string{"leaf2"}, Credentials: func(string) *spec.Credentials { return r.creds }}
+	dp := plan.Make(context.Background(), r.s, r.f, reg, opts).Device("leaf2")
+	before := r.emu.AppliedJSON()
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv set qos pfc-watchdog`), Kind: sshemu.DropAfter, Times: 1})
+	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
+	res, _ := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	d := res.Devices[0]
+	if d.Status != apply.StatusFailed || !d.Restored || d.Partial ||
+		!strings.Contains(d.Error, "leaf2: nv set qos pfc-watchdog polling-interval") || !strings.Contains(d.Error, "connection lost") {
+		t.Fatalf("result: %+v", d)
+	}
+	if !bytes.Equal(before, r.emu.AppliedJSON()) {
+		t.Fatal("applied config changed")
+	}
+	t.Log(d.Error)
+}
