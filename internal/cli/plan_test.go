@@ -623,6 +623,7 @@ func TestPlanFlags(t *testing.T) {
 		{[]string{"--json"}, PlanOptions{Path: ".", Parallelism: 16, Format: "json"}},
 		{[]string{"--format", "markdown", "--target", "a", "--exclude", "role:b", "--insecure", "--state-dir", "s"},
 			PlanOptions{Path: ".", Parallelism: 16, Format: "markdown", Targets: []string{"a"}, Excludes: []string{"role:b"}, Insecure: true, StateDir: "s"}},
+		{[]string{"--insecure-skip-host-key"}, PlanOptions{Path: ".", Parallelism: 16, Format: "human", Insecure: true}},
 	}
 	for _, tt := range tests {
 		f, _, _, errOut := testFactory()
