@@ -58,6 +58,22 @@ switch "leaf2" {
 }
 
 # SONiC until the gNMI driver exists; then srlinux at 127.0.0.21:57400 with ethernet-1/N ports.
+# Two more leaves so every SSH CLI platform is in the demo: NX-OS and Cumulus NVUE. They
+# carry no hosts yet, only an uplink each, which is enough to plan, apply and re-plan them.
+switch "leaf3" {
+  platform    = "nxos"
+  address     = "127.0.0.13:2222"
+  credentials = "testbed-ssh"
+  role        = "leaf"
+}
+
+switch "leaf4" {
+  platform    = "cumulus"
+  address     = "127.0.0.14:2222"
+  credentials = "testbed-ssh"
+  role        = "leaf"
+}
+
 switch "spine1" {
   platform    = "sonic"
   address     = "127.0.0.21:2222"
@@ -137,4 +153,16 @@ validate "smoke-latency" {
   message_size = "2B"
   iterations   = 2000
   max_p99      = "5ms"
+}
+
+link {
+  endpoints    = ["leaf3:Ethernet1/1", "spine1:Ethernet8"]
+  speed        = "10G"
+  cable_length = "1m"
+}
+
+link {
+  endpoints    = ["leaf4:swp1", "spine1:Ethernet12"]
+  speed        = "10G"
+  cable_length = "1m"
 }

@@ -126,6 +126,9 @@ func (sw *Switch) Close() error { return sw.srv.Close() }
 // Addr is the SSH address.
 func (sw *Switch) Addr() string { return sw.srv.Addr() }
 
+// KnownHostsLine is the known_hosts line for the emulator's host key.
+func (sw *Switch) KnownHostsLine() string { return sw.srv.KnownHostsLine() }
+
 // WriteKnownHosts writes a known_hosts file with the host key.
 func (sw *Switch) WriteKnownHosts(path string) error { return sw.srv.WriteKnownHosts(path) }
 

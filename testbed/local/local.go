@@ -167,7 +167,7 @@ func (s *Status) Healthy() bool {
 var ErrNoTestbed = errors.New("no testbed is up here")
 
 // emulated lists the platforms with an emulator in this build.
-var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true}
+var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true, "cumulus": true}
 
 func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
@@ -238,12 +238,22 @@ func portsNeeded(s *spec.Spec) map[string]int {
 			out[sw.Name] = 32
 		case "eos", "nxos":
 			out[sw.Name] = 8
+		case "cumulus":
+			out[sw.Name] = 32
 		}
 	}
 	for _, l := range s.Links {
 		for _, ep := range []spec.Endpoint{l.A, l.B} {
 			sw := s.Switch(ep.Node)
 			if sw == nil {
+				continue
+			}
+			if sw.Platform == "cumulus" {
+				// swpN (breakouts swpNsM live on swpN).
+				num, _, _ := strings.Cut(strings.TrimPrefix(ep.Port, "swp"), "s")
+				if n, err := strconv.Atoi(num); err == nil && strings.HasPrefix(ep.Port, "swp") && n > out[sw.Name] {
+					out[sw.Name] = n
+				}
 				continue
 			}
 			num := strings.TrimPrefix(ep.Port, "Ethernet")

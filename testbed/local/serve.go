@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
@@ -63,6 +64,8 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 			s, err = eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
 		case "nxos":
 			s, err = nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+		case "cumulus":
+			s, err = cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
 		default:
 			err = fmt.Errorf("no %s emulator in this build", e.Platform)
 		}
