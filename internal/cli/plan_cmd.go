@@ -38,6 +38,8 @@ type PlanOptions struct {
 	VarFiles         []string // --var-file
 	Insecure         bool     // --insecure
 	Format           string   // human | json | markdown (--json: json)
+
+	driftCheck bool // fabctl drift: exit 2 on drift as well as on changes
 }
 
 // NewCmdPlan returns `fabctl plan`.
@@ -224,7 +226,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if p.Errored() {
 		return planDeviceErrors(p, opts.Out)
 	}
-	if opts.DetailedExitcode && p.HasChanges() {
+	if opts.DetailedExitcode && (p.HasChanges() || opts.driftCheck && p.Counts().Drifted > 0) {
 		return exitWith(ExitChanges)
 	}
 	return nil

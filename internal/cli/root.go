@@ -18,6 +18,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupFabric, NewCmdValidate(f, nil)),
 		// plan, show, render: plan commands (plan_cmd.go)
 		inGroup(groupFabric, NewCmdPlan(f, nil)),
+		inGroup(groupFabric, NewCmdDrift(f, nil)),
 		inGroup(groupFabric, NewCmdShow(f, nil)),
 		inGroup(groupFabric, NewCmdRender(f, nil)),
 		// apply, force-unlock: apply commands (apply_cmd.go)

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// NewCmdDrift returns `fabctl drift`: a read-only check for a scheduled
+// job. It is plan with a narrower exit status: 0 when every device matches
+// the spec, 2 when any device differs from the spec or changed outside
+// fabctl since its last apply, 1 when a device could not be read.
+func NewCmdDrift(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: f.IOStreams, Factory: f, DetailedExitcode: true, driftCheck: true}
+	cmd := &cobra.Command{
+		Use:   "drift [SPEC]",
+		Short: "Check that the live fabric still matches the spec (exit 2 when it does not)",
+		Long: `Check that the live fabric still matches the spec, for a scheduled job.
+
+drift reads every device like fabctl plan and shows the same report: the
+settings that differ from the spec and the settings changed outside
+fabctl since its last apply. It changes nothing.
+
+Exit status: 0 every device matches the spec; 2 a device differs (or
+drifted since the last apply); 1 an error (spec errors, a device that
+could not be read); 64 a usage error.`,
+		Example: `  fabctl drift fabric/
+  fabctl drift --format markdown fabric/ > drift.md || notify-oncall`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = "."
+			if len(args) == 1 {
+				opts.Path = args[0]
+			}
+			format, err := outputFormat(f, opts.Format, cmd.Flags().Changed("format"))
+			if err != nil {
+				return err
+			}
+			opts.Format = format
+			if opts.Parallelism < 1 {
+				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
+			}
+			for _, g := range [][]string{opts.Targets, opts.Excludes} {
+				if err := checkGlobs(g, "--target/--exclude"); err != nil {
+					return err
+				}
+			}
+			for _, v := range opts.Vars {
+				if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
+					return FlagErrorf("invalid --var %q: want name=value", v)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return planRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	fl.StringArrayVar(&opts.Targets, "target", nil, "Check only devices matching `glob` (name, address or role:NAME; repeatable)")
+	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching `glob` (repeatable)")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "List every differing setting")
+	fl.StringVar(&opts.StateDir, "state-dir", "", "fabctl's local state (last-applied record) in `dir` (default: .fabctl beside the spec)")
+	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
+	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable)")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
+	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
+	return cmd
+}
