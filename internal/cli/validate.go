@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type ValidateOptions struct {
 	Strict   bool     // --strict: warnings fail
 	Vars     []string // --var name=value
 	VarFiles []string // --var-file FILE
+	JUnit    string   // --junit FILE
 
 	// Lint runs the lint rules over a loaded spec (default lint.Run; tests
 	// pin a fixed rule set so goldens do not move with the rule table).
@@ -81,6 +83,7 @@ with --strict), 64 on a usage error.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Static, "static", false, "Run only the static stage (load and lint); needs no device access")
 	fl.BoolVar(&opts.Strict, "strict", false, "Fail (exit 1) on warnings too")
+	fl.StringVar(&opts.JUnit, "junit", "", "Also write the findings as JUnit XML to `file` (one test case per rule, for CI test reports)")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
@@ -168,6 +171,11 @@ func validateRun(opts *ValidateOptions) error {
 	}
 	if err := view.Result(res); err != nil {
 		return err
+	}
+	if opts.JUnit != "" {
+		if err := writeJUnit(opts.JUnit, res); err != nil {
+			return fmt.Errorf("write --junit %s: %w", opts.JUnit, err)
+		}
 	}
 	if !res.Valid {
 		return exitWith(ExitError)
