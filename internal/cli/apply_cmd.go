@@ -19,6 +19,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -461,6 +462,23 @@ func now(clock func() time.Time) time.Time {
 	return time.Now()
 }
 
+// expressed is a compiled desired state without the settings the plan
+// found the device cannot express (drivers.Limiter): the plan's Desired
+// leaves them out, so a saved plan is compared on the same footing.
+func expressed(st intent.State, dp *plan.DevicePlan) intent.State {
+	if len(dp.Unexpressible) == 0 {
+		return st
+	}
+	out := make(intent.State, len(st))
+	for k, v := range st {
+		out[k] = v
+	}
+	for _, u := range dp.Unexpressible {
+		delete(out, u.Path)
+	}
+	return out
+}
+
 // applyDevices pairs each device plan with its driver target. For a saved
 // plan it also checks that the plan's embedded spec still compiles to the
 // desired state the plan recorded (it may not under another fabctl
@@ -476,7 +494,7 @@ func applyDevices(lf *loadedFabric, p *plan.Plan, popts plan.Options, saved bool
 		if !ok {
 			return nil, fmt.Errorf("the plan has %s, which its spec does not declare: the plan file is inconsistent; run fabctl plan again", dp.Address)
 		}
-		if saved && dp.Error == "" && u.State.Fingerprint() != dp.Desired.Fingerprint() {
+		if saved && dp.Error == "" && expressed(u.State, dp).Fingerprint() != dp.Desired.Fingerprint() {
 			return nil, fmt.Errorf("the saved plan's spec no longer compiles to the state the plan recorded for %s (was it made by another fabctl version? this is %s, the plan %s): run fabctl plan again",
 				dp.Address, readBuildInfo().Version, p.FabctlVersion)
 		}
