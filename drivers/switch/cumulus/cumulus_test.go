@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -23,35 +23,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-const pw = "testbed-Pa55"
+const pw = switchtest.Password
 
 func load(t testing.TB, dir string) (*spec.Spec, *intent.Fabric) {
-	t.Helper()
-	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	return s, intent.Compile(s)
+	return switchtest.Load(t, dir)
 }
 
 func clSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
-	for _, sw := range f.Switches {
-		if sw.Name == name && sw.Platform == Name {
-			return sw
-		}
-	}
-	t.Fatalf("no cumulus switch %s", name)
-	return nil
+	return switchtest.Switch(t, f, name, Name)
 }
 
 // expressible is the desired state without what NVUE cannot express.
-func expressible(sw *intent.Switch) intent.State {
-	st := sw.Flatten()
-	for k := range (&Driver{}).Unexpressible(drivers.Target{}, st) {
-		delete(st, k)
-	}
-	return st
-}
+func expressible(sw *intent.Switch) intent.State { return switchtest.Desired(&Driver{}, sw) }
 
 type rig struct {
 	emu    *cumulusemu.Switch
@@ -67,43 +50,19 @@ func newRig(t *testing.T, o cumulusemu.Options) *rig {
 	t.Helper()
 	s, f := load(t, "testdata/cllab")
 	sw := clSwitch(t, f, "leaf2")
-	o.Hostname, o.Password, o.Ports = "leaf2", pw, 8
+	o.Hostname, o.Password, o.Ports = "leaf2", switchtest.Password, 8
 	emu, err := cumulusemu.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	sw.Address = emu.Addr()
-	kh := filepath.Join(t.TempDir(), "known_hosts")
-	if err := emu.WriteKnownHosts(kh); err != nil {
-		t.Fatal(err)
-	}
-	creds := &spec.Credentials{Name: "lab-ssh", Username: "cumulus",
-		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
-	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
-		Getenv: func(k string) string {
-			if k == "FABCTL_TESTBED_PASSWORD" {
-				return pw
-			}
-			return ""
-		}}}
-	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
-		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+	target, opts := switchtest.Connect(t, emu, sw, "cumulus")
+	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	live, err := r.drv.Read(context.Background(), r.target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desired := expressible(r.sw)
-	diff := intent.Diff(desired, live, r.drv.Fields())
-	steps, err := r.drv.Changes(r.target, diff, desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return live, diff, steps
+	return switchtest.Plan(t, r.drv, r.target, expressible(r.sw))
 }
 
 func TestPlanApplyIdempotentDrift(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -83,10 +84,4 @@ func FuzzReadRunningConfig(f *testing.F) {
 
 // expressible is the switch's desired state without what EOS cannot
 // express (Unexpressible): what a read-back can ever show.
-func expressible(sw *intent.Switch) intent.State {
-	st := sw.Flatten()
-	for k := range (&Driver{}).Unexpressible(drivers.Target{}, st) {
-		delete(st, k)
-	}
-	return st
-}
+func expressible(sw *intent.Switch) intent.State { return switchtest.Desired(&Driver{}, sw) }

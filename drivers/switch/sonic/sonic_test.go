@@ -15,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -24,26 +25,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-const pw = "testbed-Pa55"
+const pw = switchtest.Password
 
 func load(t testing.TB, dir string, vars ...string) (*spec.Spec, *intent.Fabric) {
-	t.Helper()
-	s, diags := spec.Load(filepath.Join("..", "..", "..", "examples", dir),
-		spec.LoadOptions{Vars: vars, Env: []string{"FABCTL_TESTBED_PASSWORD=" + pw}})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	return s, intent.Compile(s)
+	return switchtest.Load(t, filepath.Join("..", "..", "..", "examples", dir), vars...)
 }
 
 func sonicSwitch(t testing.TB, f *intent.Fabric, name string) *intent.Switch {
-	for _, sw := range f.Switches {
-		if sw.Name == name && sw.Platform == Name {
-			return sw
-		}
-	}
-	t.Fatalf("no sonic switch %s", name)
-	return nil
+	return switchtest.Switch(t, f, name, Name)
 }
 
 type rig struct {
@@ -60,42 +49,18 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	s, f := load(t, "testbed")
 	sw := sonicSwitch(t, f, "leaf1")
-	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32})
+	emu, err := sonicemu.Start(sonicemu.Options{Password: switchtest.Password, Ports: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	sw.Address = emu.Addr()
-	kh := filepath.Join(t.TempDir(), "known_hosts")
-	if err := emu.WriteKnownHosts(kh); err != nil {
-		t.Fatal(err)
-	}
-	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
-		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
-	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
-		Getenv: func(k string) string {
-			if k == "FABCTL_TESTBED_PASSWORD" {
-				return pw
-			}
-			return ""
-		}}}
-	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
-		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
+	target, opts := switchtest.Connect(t, emu, sw, "admin")
+	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	live, err := r.drv.Read(context.Background(), r.target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desired := r.sw.Flatten()
-	diff := intent.Diff(desired, live, r.drv.Fields())
-	steps, err := r.drv.Changes(r.target, diff, desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return live, diff, steps
+	return switchtest.Plan(t, r.drv, r.target, r.sw.Flatten())
 }
 
 func TestPlanApplyIdempotentDrift(t *testing.T) {
