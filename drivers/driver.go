@@ -167,3 +167,13 @@ type Limiter interface {
 type Releaser interface {
 	Release(ctx context.Context, t Target, r Result) error
 }
+
+// SwitchIntent returns the target's switch intent, or an error naming the
+// device and the driver that needs it.
+func SwitchIntent(t Target, driver string) (*intent.Switch, error) {
+	sw, ok := t.Intent.(*intent.Switch)
+	if !ok || sw == nil {
+		return nil, fmt.Errorf("%s: the %s driver needs a switch intent, got %T", t.Device.Name, driver, t.Intent)
+	}
+	return sw, nil
+}

@@ -158,13 +158,7 @@ func multiple(a, b string) bool {
 	return x%y == 0 && x/y >= 1
 }
 
-func switchIntent(t drivers.Target) (*intent.Switch, error) {
-	sw, ok := t.Intent.(*intent.Switch)
-	if !ok || sw == nil {
-		return nil, fmt.Errorf("%s: the cumulus driver needs a switch intent, got %T", t.Device.Name, t.Intent)
-	}
-	return sw, nil
-}
+func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
 func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
 	o := d.SSH
