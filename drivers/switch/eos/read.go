@@ -6,48 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 )
 
-// Node is one line of an EOS configuration with its sub-mode lines.
-type Node struct {
-	Line     string // trimmed
-	Children []*Node
-}
+// Node is one line of the configuration with its sub-mode lines.
+type Node = sshcli.ConfigNode
 
 // ParseConfig parses `show running-config` (or rendered CLI) into its
-// section tree by indentation. Comment and separator lines ("!...") and
-// "end" are dropped; tabs count as one column; a line indented less
-// than its predecessor closes sections until one is less indented.
-func ParseConfig(text string) []*Node {
-	type open struct {
-		indent int
-		n      *Node
-	}
-	var roots []*Node
-	var stack []open
-	for _, raw := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
-		line := strings.TrimRight(raw, " \t")
-		t := strings.TrimLeft(line, " \t")
-		if t == "" || strings.HasPrefix(t, "!") || (t == "end" && len(t) == len(line)) {
-			continue
-		}
-		indent := len(line) - len(t)
-		n := &Node{Line: strings.Join(strings.Fields(t), " ")}
-		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) == 0 {
-			roots = append(roots, n)
-		} else {
-			p := stack[len(stack)-1].n
-			p.Children = append(p.Children, n)
-		}
-		stack = append(stack, open{indent, n})
-	}
-	return roots
-}
+// section tree by indentation (sshcli.ParseIndented).
+func ParseConfig(text string) []*Node { return sshcli.ParseIndented(text) }
 
 // find returns the first node with exactly this line.
 func find(nodes []*Node, line string) *Node {

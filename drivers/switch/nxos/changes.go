@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -200,20 +201,7 @@ func groupRank(g string) int {
 }
 
 // Script turns indented configuration lines into the commands typed at
-// the CLI: a line followed by more-indented lines enters a mode, and an
-// `exit` is sent for every mode left before a less-indented line.
-func Script(lines []string) []string {
-	return flatten(ParseConfig(strings.Join(lines, "\n")))
-}
+// the CLI, with an explicit `exit` for every mode left (sshcli.Script).
+func Script(lines []string) []string { return sshcli.Script(lines) }
 
-func flatten(nodes []*Node) []string {
-	var out []string
-	for _, n := range nodes {
-		out = append(out, n.Line)
-		if len(n.Children) > 0 {
-			out = append(out, flatten(n.Children)...)
-			out = append(out, "exit")
-		}
-	}
-	return out
-}
+func flatten(nodes []*Node) []string { return sshcli.ScriptOf(nodes) }
