@@ -15,7 +15,6 @@ import (
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"
@@ -272,46 +271,18 @@ func TestWrongPassword(t *testing.T) {
 // this driver, against the emulator.
 func TestEngineEndToEnd(t *testing.T) {
 	r := newRig(t)
-	reg := drivers.NewRegistry()
-	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
-		t.Fatal(err)
-	}
-	opts := plan.Options{Targets: []string{"leaf4"}, Credentials: func(string) *spec.Credentials { return r.creds }}
-	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
-	dp := p.Device("leaf4")
-	if dp == nil || dp.Error != "" || !dp.HasChanges() {
-		t.Fatalf("plan: %+v", dp)
-	}
-	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
-	start := time.Now()
-	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("apply.Run took %v", time.Since(start))
-	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
-		t.Fatalf("apply: %+v", res.Devices[0])
-	}
-	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
-	if d2 := p2.Device("leaf4"); d2.Error != "" || d2.HasChanges() {
-		t.Fatalf("re-plan: %+v", d2.Changes)
-	}
+	switchtest.NewEngine(t, r.drv, r.s, r.f, r.sw, r.creds).EndToEnd(t)
 }
 
 // TestEngineDropReported: a connection dropped mid-apply shows in
 // apply.Run's result with the line, the checkpoint and the restored state.
 func TestEngineDropReported(t *testing.T) {
 	r := newRig(t)
-	reg := drivers.NewRegistry()
-	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
-		t.Fatal(err)
-	}
-	opts := plan.Options{Targets: []string{"leaf4"}, Credentials: func(string) *spec.Credentials { return r.creds }}
-	dp := plan.Make(context.Background(), r.s, r.f, reg, opts).Device("leaf4")
+	e := switchtest.NewEngine(t, r.drv, r.s, r.f, r.sw, r.creds)
+	dp := e.Plan(t)
 	before := r.emu.RunningConfig()
 	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^class type queuing c-out-8q-q3$`), Kind: sshemu.DropAfter, Times: 1})
-	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
-	res, _ := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
+	res, _ := e.Apply(dp)
 	d := res.Devices[0]
 	if d.Status != apply.StatusFailed || !d.Restored || d.Partial ||
 		!strings.Contains(d.Error, "leaf4: class type queuing c-out-8q-q3 (line ") || !strings.Contains(d.Error, "connection lost") {

@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"
@@ -199,26 +197,5 @@ func TestHostKeyMismatchAndWrongPassword(t *testing.T) {
 // this driver, against the emulator.
 func TestEngineEndToEnd(t *testing.T) {
 	r := newRig(t)
-	reg := drivers.NewRegistry()
-	if err := reg.Register(Name, func() drivers.Driver { return r.drv }); err != nil {
-		t.Fatal(err)
-	}
-	opts := plan.Options{Targets: []string{"leaf1"}, Credentials: func(string) *spec.Credentials { return r.creds }}
-	p := plan.Make(context.Background(), r.s, r.f, reg, opts)
-	dp := p.Device("leaf1")
-	if dp == nil || dp.Error != "" || !dp.HasChanges() {
-		t.Fatalf("plan: %+v", dp)
-	}
-	u := plan.Unit{Device: r.sw.Device, Intent: r.sw}
-	res, err := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, opts)}}, reg, apply.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
-		t.Fatalf("apply: %+v", res.Devices[0])
-	}
-	p2 := plan.Make(context.Background(), r.s, r.f, reg, opts)
-	if d2 := p2.Device("leaf1"); d2.Error != "" || d2.HasChanges() {
-		t.Fatalf("re-plan: %+v", d2.Changes)
-	}
+	switchtest.NewEngine(t, r.drv, r.s, r.f, r.sw, r.creds).EndToEnd(t)
 }

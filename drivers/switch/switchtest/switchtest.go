@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -99,4 +101,63 @@ func Plan(t testing.TB, drv drivers.Driver, target drivers.Target, desired inten
 		t.Fatal(err)
 	}
 	return live, diff, steps
+}
+
+// Engine runs the plan/apply engine over one switch with the driver under
+// test registered for its platform.
+type Engine struct {
+	S    *spec.Spec
+	F    *intent.Fabric
+	SW   *intent.Switch
+	Reg  *drivers.Registry
+	Opts plan.Options
+}
+
+// NewEngine registers drv for the switch's platform and targets the switch.
+func NewEngine(t testing.TB, drv drivers.Driver, s *spec.Spec, f *intent.Fabric, sw *intent.Switch, creds *spec.Credentials) *Engine {
+	t.Helper()
+	reg := drivers.NewRegistry()
+	if err := reg.Register(sw.Platform, func() drivers.Driver { return drv }); err != nil {
+		t.Fatal(err)
+	}
+	return &Engine{S: s, F: f, SW: sw, Reg: reg,
+		Opts: plan.Options{Targets: []string{sw.Name}, Credentials: func(string) *spec.Credentials { return creds }}}
+}
+
+// Plan plans the switch with plan.Make.
+func (e *Engine) Plan(t testing.TB) *plan.DevicePlan {
+	t.Helper()
+	dp := plan.Make(context.Background(), e.S, e.F, e.Reg, e.Opts).Device(e.SW.Name)
+	if dp == nil {
+		t.Fatalf("plan has no %s", e.SW.Name)
+	}
+	return dp
+}
+
+// Apply applies a device plan with apply.Run.
+func (e *Engine) Apply(dp *plan.DevicePlan) (*apply.Result, error) {
+	u := plan.Unit{Device: e.SW.Device, Intent: e.SW}
+	return apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, e.Opts)}}, e.Reg, apply.Options{})
+}
+
+// EndToEnd plans the (empty) switch, applies the plan through the engine,
+// and checks the device is applied and verified and a re-plan is clean.
+func (e *Engine) EndToEnd(t testing.TB) {
+	t.Helper()
+	dp := e.Plan(t)
+	if dp.Error != "" || !dp.HasChanges() {
+		t.Fatalf("plan: %+v", dp)
+	}
+	start := time.Now()
+	res, err := e.Apply(dp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply.Run took %v", time.Since(start))
+	if !res.OK() || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %+v", res.Devices[0])
+	}
+	if d2 := e.Plan(t); d2.Error != "" || d2.HasChanges() {
+		t.Fatalf("re-plan: %+v", d2.Changes)
+	}
 }
