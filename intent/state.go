@@ -3,7 +3,6 @@ package intent
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"hash/maphash"
 	"math"
 	"path"
 	"sort"
@@ -37,7 +36,7 @@ func (s State) Fingerprint() string {
 	// value) per setting in key order, built without fmt: plans fingerprint
 	// millions of settings.
 	buf := make([]byte, 0, 4096)
-	for _, k := range sortedKeys(s) {
+	for _, k := range s.Keys() {
 		v := s[k]
 		buf = strconv.AppendInt(buf, int64(len(k)), 10)
 		buf = append(buf, ':')
@@ -54,56 +53,6 @@ func (s State) Fingerprint() string {
 	}
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// keyOrders caches the sorted key order of the key sets Fingerprint has
-// seen: a fabric's hosts (and its switches of one model) share a key set,
-// so one sort serves them all, and checking that a state has exactly a
-// cached set (a map lookup per key) is several times cheaper than sorting
-// its keys. Sets are found by an order-independent hash of their keys and
-// always verified, so a hash collision only costs a sort.
-var keyOrders struct {
-	sync.RWMutex
-	m map[uint64][]string // read-only once stored
-}
-
-// maxKeyOrders bounds the cache; past it, states are sorted each time.
-const maxKeyOrders = 256
-
-var keySeed = maphash.MakeSeed()
-
-// sortedKeys returns the state's keys in order. The slice may be shared:
-// callers must not modify it.
-func sortedKeys(s State) []string {
-	var sum uint64
-	for k := range s {
-		sum += maphash.String(keySeed, k)
-	}
-	keyOrders.RLock()
-	order, ok := keyOrders.m[sum]
-	keyOrders.RUnlock()
-	if ok && len(order) == len(s) {
-		same := true
-		for _, k := range order {
-			if _, ok := s[k]; !ok {
-				same = false
-				break
-			}
-		}
-		if same {
-			return order
-		}
-	}
-	keys := s.Keys()
-	keyOrders.Lock()
-	if keyOrders.m == nil {
-		keyOrders.m = map[uint64][]string{}
-	}
-	if _, taken := keyOrders.m[sum]; !taken && len(keyOrders.m) < maxKeyOrders && len(keys) >= 32 {
-		keyOrders.m[sum] = keys
-	}
-	keyOrders.Unlock()
-	return keys
 }
 
 // Flatten returns a switch's desired State.
