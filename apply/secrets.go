@@ -58,6 +58,7 @@ func SecretValues(creds []*spec.Credentials, getenv func(string) string) []strin
 		add(c.Password)
 		add(c.PrivateKey)
 		add(c.Passphrase)
+		add(c.EnablePassword)
 		add(c.Token)
 	}
 	return out

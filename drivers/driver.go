@@ -30,7 +30,7 @@ type Capabilities struct {
 // Target is one device a driver works on.
 type Target struct {
 	Device      intent.Device
-	Intent      any // *intent.Switch or *intent.Host
+	Intent      any // *intent.Switch, *intent.Host or *intent.SubnetManager
 	Credentials *spec.Credentials
 	// Insecure disables host-key / TLS verification (explicit flags only).
 	Insecure bool
@@ -139,8 +139,8 @@ func (r *Registry) New(name string) (Driver, error) {
 	return f(), nil
 }
 
-// For picks the driver name for a device: switches by platform, hosts by
-// the host driver.
+// For picks the driver name for a device: switches and subnet managers
+// by platform (sonic, ..., opensm), hosts by the host driver.
 func For(d intent.Device) string {
 	if d.Kind == intent.KindHost {
 		return "host"
@@ -158,6 +158,22 @@ func For(d intent.Device) string {
 // driver may answer from what the device told it (a NIC without DCB).
 type Limiter interface {
 	Unexpressible(t Target, desired intent.State) map[string]string
+}
+
+// Finding is a read-only observation a driver made while reading a device,
+// about something the spec does not set or fabctl cannot change: a PCIe
+// link trained below its maximum, a NIC on another NUMA node than
+// declared, queue sizes above the device's limits.
+type Finding struct {
+	Severity string `json:"severity"`       // "warning" or "info"
+	Path     string `json:"path,omitempty"` // the state path it concerns (nic/ens1f0/pcie)
+	Message  string `json:"message"`
+}
+
+// Reporter is implemented by drivers that report findings. Plans call it
+// after Read and list the findings per device; they never block apply.
+type Reporter interface {
+	Findings(t Target) []Finding
 }
 
 // Releaser is implemented by drivers that keep a rollback point on the

@@ -24,7 +24,7 @@ const (
 
 // Device is the part of an intent every device has.
 type Device struct {
-	Kind        string // switch | host
+	Kind        string // switch | host | sm (InfiniBand subnet manager)
 	Name        string
 	Platform    string // switch platform, or "linux" for hosts
 	Driver      string // ssh | gnmi for switches; local | netns | ssh for hosts
@@ -98,7 +98,8 @@ type Host struct {
 	NCCLEnvFile string
 	NCCL        map[string]string
 	QP          spec.QPSizing
-	NICs        []NIC // sorted by name
+	NUMANodes   map[int]spec.CPUSet // declared NUMA topology (node -> CPUs), checked against sysfs
+	NICs        []NIC               // sorted by name
 }
 
 // NIC is one RDMA NIC's desired state.
@@ -118,8 +119,11 @@ type NIC struct {
 	ECNPrios  []int
 	Pause     bool // 802.3x global pause (off when PFC is on)
 	NUMA      spec.NUMAPolicy
-	RoCEMode  string // v1 | v2 | "" (iWARP, IB)
+	NUMANode  *int              // declared NUMA node, checked against sysfs
+	Limits    spec.DeviceLimits // model table / limits block, checked against the device
+	RoCEMode  string            // v1 | v2 | "" (iWARP, IB)
 	Speed     spec.BitRate
+	IB        *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -127,6 +131,9 @@ type Fabric struct {
 	Name     string
 	Switches []*Switch
 	Hosts    []*Host
+	// SubnetManagers holds the InfiniBand subnet manager the infiniband
+	// block names (at most one; none on Ethernet fabrics).
+	SubnetManagers []*SubnetManager
 }
 
 // Compile turns a loaded, lint-clean spec into per-device intent.
@@ -179,6 +186,10 @@ func Compile(s *spec.Spec) *Fabric {
 		sort.Slice(out.Ports, func(i, j int) bool { return portLess(out.Ports[i].Name, out.Ports[j].Name) })
 		f.Switches = append(f.Switches, out)
 	}
+	sm := compileSM(s)
+	if sm != nil {
+		f.SubnetManagers = append(f.SubnetManagers, sm)
+	}
 	for _, h := range s.Hosts {
 		tos, _ := s.HostTos(h)
 		out := &Host{
@@ -190,6 +201,7 @@ func Compile(s *spec.Spec) *Fabric {
 			RDMATos:     tos,
 			NCCLEnvFile: h.NCCLEnvFile,
 			QP:          h.QP,
+			NUMANodes:   h.NUMANodes,
 			NICs:        make([]NIC, 0, len(h.NICs)),
 		}
 		for _, n := range h.NICs {
@@ -198,7 +210,7 @@ func Compile(s *spec.Spec) *Fabric {
 				MTU: s.NICMTU(n), RDMAMTU: s.Fabric.RDMAMTU, VLAN: n.VLAN,
 				Trust: s.NICTrust(n), DSCPToTC: dscp, PFC: s.NICPFC(n), TCs: tcs,
 				ECN: s.NICECN(n) && s.Fabric.Transport == spec.RoCEv2, Pause: n.Pause && len(s.NICPFC(n)) == 0,
-				NUMA: n.NUMA, Speed: n.Speed,
+				NUMA: n.NUMA, NUMANode: n.NUMANode, Limits: n.Limits, Speed: n.Speed,
 			}
 			for k, v := range n.DSCPMap {
 				nic.DSCPToTC[k] = v
@@ -215,6 +227,7 @@ func Compile(s *spec.Spec) *Fabric {
 			case spec.RoCEv1:
 				nic.RoCEMode = "v1"
 			}
+			nic.IB = compileIBPort(s, sm, h, n)
 			out.NICs = append(out.NICs, nic)
 		}
 		sort.Slice(out.NICs, func(i, j int) bool { return out.NICs[i].Name < out.NICs[j].Name })

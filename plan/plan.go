@@ -67,6 +67,8 @@ type DevicePlan struct {
 	// one within the driver's tolerance (hardware quantisation): not
 	// changes. Before is the live, After the desired value.
 	Tolerated []intent.AttrChange `json:"tolerated,omitempty"`
+	// Findings are the driver's read-only observations (drivers.Reporter).
+	Findings []drivers.Finding `json:"findings,omitempty"`
 	// Steps is the driver's ordered change list with native payload.
 	Steps []drivers.Change `json:"steps,omitempty"`
 	// Error is why the device could not be planned (unreachable, ...).
@@ -200,6 +202,9 @@ func Units(f *intent.Fabric) []Unit {
 	for _, h := range f.Hosts {
 		out = append(out, Unit{Device: h.Device, Intent: h, State: h.Flatten()})
 	}
+	for _, sm := range f.SubnetManagers {
+		out = append(out, Unit{Device: sm.Device, Intent: sm, State: sm.Flatten()})
+	}
 	return out
 }
 
@@ -225,7 +230,7 @@ func Selected(d intent.Device, targets, excludes []string) bool {
 // read still appear, with Error set; the plan covers all the others.
 func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Registry, opts Options) *Plan {
 	p := &Plan{FormatVersion: FormatVersion, FabctlVersion: opts.FabctlVersion, Fabric: f.Name, SpecHash: s.SourceHash,
-		FabricDevices: len(f.Switches) + len(f.Hosts), Targets: opts.Targets, Excludes: opts.Excludes}
+		FabricDevices: len(f.Switches) + len(f.Hosts) + len(f.SubnetManagers), Targets: opts.Targets, Excludes: opts.Excludes}
 	// Units without State: each worker flattens its own device, so
 	// flattening runs in parallel with the reads.
 	var units []Unit
@@ -237,6 +242,11 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 	for _, h := range f.Hosts {
 		if Selected(h.Device, opts.Targets, opts.Excludes) {
 			units = append(units, Unit{Device: h.Device, Intent: h})
+		}
+	}
+	for _, sm := range f.SubnetManagers {
+		if Selected(sm.Device, opts.Targets, opts.Excludes) {
+			units = append(units, Unit{Device: sm.Device, Intent: sm})
 		}
 	}
 	p.Devices = make([]*DevicePlan, len(units))
@@ -291,6 +301,8 @@ func flatten(u Unit) Unit {
 		u.State = in.Flatten()
 	case *intent.Host:
 		u.State = in.Flatten()
+	case *intent.SubnetManager:
+		u.State = in.Flatten()
 	}
 	return u
 }
@@ -328,6 +340,9 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })
 			u.State, dp.Desired = scoped, scoped
 		}
+	}
+	if rep, ok := drv.(drivers.Reporter); ok {
+		dp.Findings = rep.Findings(t)
 	}
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()

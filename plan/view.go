@@ -403,6 +403,7 @@ func WriteHuman(w io.Writer, p *Plan, o ViewOptions) error {
 		h.line("")
 	}
 	writeUnexpressible(h, p, o)
+	writeFindings(h, p, o)
 	writeFooter(h, p, st)
 	writeDiagnostics(h, p, st)
 	return h.err
@@ -444,6 +445,34 @@ func writeUnexpressible(h *humanWriter, p *Plan, o ViewOptions) {
 				text += fmt.Sprintf(" and %d more", len(paths)-len(shown))
 			}
 			h.line("      %s: %s", text, r)
+		}
+	}
+	if any {
+		h.line("")
+	}
+}
+
+// writeFindings lists the drivers' read-only findings per device (a
+// PCIe link below its maximum, a NUMA mismatch): shown, never applied.
+func writeFindings(h *humanWriter, p *Plan, o ViewOptions) {
+	st := o.Style
+	any := false
+	for _, d := range p.Devices {
+		if d.Error != "" || len(d.Findings) == 0 {
+			continue
+		}
+		if !any {
+			h.line("%s", apply(st.Warn, "Findings (read-only: fabctl reports them, the spec does not change them):"))
+			any = true
+		}
+		h.line("")
+		h.line("  %s:", apply(st.Bold, deviceTitle(d)))
+		for _, f := range d.Findings {
+			mark := "!"
+			if f.Severity == "info" {
+				mark = "i"
+			}
+			h.line("      %s %s", mark, f.Message)
 		}
 	}
 	if any {

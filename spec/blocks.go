@@ -162,7 +162,7 @@ func (l *loader) class(in instance) *Class {
 	return c
 }
 
-var credentialsSchema = &hcl.BodySchema{Attributes: attrs("username", "password", "private_key", "passphrase", "token", "known_hosts", "ca_file", "cert_file", "key_file")}
+var credentialsSchema = &hcl.BodySchema{Attributes: attrs("username", "password", "private_key", "passphrase", "ssh_agent", "enable_password", "token", "known_hosts", "ca_file", "cert_file", "key_file")}
 
 func (l *loader) credentials(in instance) *Credentials {
 	d, name := l.content(in, credentialsSchema)
@@ -174,6 +174,8 @@ func (l *loader) credentials(in instance) *Credentials {
 	c.Password = d.secret("password")
 	c.PrivateKey = d.secret("private_key")
 	c.Passphrase = d.secret("passphrase")
+	c.SSHAgent = d.boolean("ssh_agent", false)
+	c.EnablePassword = d.secret("enable_password")
 	c.Token = d.secret("token")
 	c.KnownHosts = d.str("known_hosts", "")
 	c.CAFile = d.str("ca_file", "")
@@ -314,7 +316,7 @@ var hostSchema = &hcl.BodySchema{
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "pause", "dscp_map", "vlan", "lint_ignore"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "pause", "dscp_map", "vlan", "guid", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -332,14 +334,11 @@ func (l *loader) host(in instance) *Host {
 	h := &Host{Name: name, nics: map[string]*NIC{}}
 	h.Address = d.str("address", "")
 	conn := d.str("connect", "ssh")
-	switch {
-	case conn == "ssh" || conn == "local":
-		h.Connect = Connect{Kind: conn}
-	case strings.HasPrefix(conn, "netns:") && len(conn) > len("netns:"):
-		h.Connect = Connect{Kind: "netns", Netns: strings.TrimPrefix(conn, "netns:")}
-	default:
+	if c, ok := ParseConnect(conn); ok {
+		h.Connect = c
+	} else {
 		rng := d.src.Attr("connect")
-		l.errf(&rng, "Invalid value for connect", "host %q: connect = %q; use \"ssh\", \"local\" or \"netns:<namespace>\".", name, conn)
+		l.errf(&rng, "Invalid value for connect", "host %q: connect = %q; use \"ssh\", \"local\", \"netns:<namespace>\" or \"ssh+netns:<namespace>\".", name, conn)
 	}
 	h.Credentials = d.str("credentials", "")
 	h.Role = d.str("role", "")
@@ -450,6 +449,14 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 	n.Pause = d.boolean("pause", false)
 	n.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	n.VLAN = d.integer("vlan", 0, 0, 4094)
+	if g := d.str("guid", ""); g != "" {
+		guid, err := ParseGUID(g)
+		if err != nil {
+			rng := d.src.Attr("guid")
+			l.errf(&rng, "Invalid GUID", "%s: guid %q %s; write the port GUID as `ibstat -p` prints it, e.g. \"0x0c42a10300000b01\".", d.what, g, err)
+		}
+		n.GUID = guid
+	}
 	n.Ignore = d.ignores()
 	n.Limits = ModelLimits(n.Model)
 	n.Limits.Src = Source{Block: b.DefRange}

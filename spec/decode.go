@@ -213,7 +213,7 @@ func (d *dec) value(name string, ty cty.Type) (cty.Value, hcl.Range, bool) {
 			// secret() handles these; reaching here means a secret in a plain attribute.
 		}
 		d.errf(rng, "Secret reference not allowed here",
-			"%s: env() and file() make secret references, which only credentials blocks accept (password, private_key, passphrase, token). Attribute %q takes a plain value.", d.what, name)
+			"%s: env() and file() make secret references, which only credentials blocks accept (password, private_key, passphrase, enable_password, token). Attribute %q takes a plain value.", d.what, name)
 		return cty.NilVal, rng, false
 	}
 	if v.IsNull() {

@@ -108,14 +108,42 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 		h.Write(f.Data)
 	}
 	sourceHash := hex.EncodeToString(h.Sum(nil))
+	// Override files (override.go) apply to the decoded spec.
+	var overrides []File
+	if n := countOverrides(files); n > 0 {
+		rest := make([]File, 0, len(files)-n)
+		for _, f := range files {
+			if IsOverrideFile(f.Name) {
+				overrides = append(overrides, f)
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		files = rest
+	}
 	// Large specs stream (stream.go); what does not stream, or gives up,
 	// loads whole.
 	s := &Spec{Files: map[string]*hcl.File{}, SourceHash: sourceHash}
-	if diags, ok := loadStreamed(files, opts, s); ok {
+	diags, ok := loadStreamed(files, opts, s)
+	if ok {
 		dropTrees(s.Files)
-		return s, diags
+	} else {
+		s, diags = loadWhole(files, opts, sourceHash)
 	}
-	return loadWhole(files, opts, sourceHash)
+	if len(overrides) > 0 && !diags.HasErrors() {
+		diags = append(diags, applyOverrides(s, overrides)...)
+	}
+	return s, diags
+}
+
+func countOverrides(files []File) int {
+	n := 0
+	for _, f := range files {
+		if IsOverrideFile(f.Name) {
+			n++
+		}
+	}
+	return n
 }
 
 // loadWhole parses every file, then decodes the merged body.

@@ -363,11 +363,14 @@ func (h *Host) NIC(name string) *NIC { return h.nics[name] }
 // Connect says how fabctl reaches a host.
 type Connect struct {
 	Kind  string // ssh | local | netns
-	Netns string // namespace name for netns
+	Netns string // namespace name for netns; for ssh, a namespace on the remote host ("ssh+netns:NAME")
 }
 
 func (c Connect) String() string {
-	if c.Kind == "netns" {
+	if c.Netns != "" {
+		if c.Kind == "ssh" {
+			return "ssh+netns:" + c.Netns
+		}
 		return "netns:" + c.Netns
 	}
 	return c.Kind
@@ -399,7 +402,8 @@ type NIC struct {
 	ECN       *bool // DCQCN NP/RP enabled on the lossless priorities (nil = per congestion control)
 	Pause     bool  // IEEE 802.3x global pause
 	DSCPMap   map[int]int
-	VLAN      int // VLAN id of the RDMA interface (0 = untagged)
+	VLAN      int    // VLAN id of the RDMA interface (0 = untagged)
+	GUID      string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
 	Limits    DeviceLimits
 	Ignore    LintIgnores
 	Src       Source
@@ -466,12 +470,18 @@ type Credentials struct {
 	Password   *SecretRef
 	PrivateKey *SecretRef
 	Passphrase *SecretRef
-	Token      *SecretRef
-	KnownHosts string // known_hosts file for SSH host-key verification
-	CAFile     string // CA bundle for gNMI TLS verification
-	CertFile   string // client certificate (mTLS)
-	KeyFile    string // client key path (mTLS); a path, not a secret value
-	Src        Source
+	// SSHAgent asks for the keys of the running ssh-agent (SSH_AUTH_SOCK)
+	// besides, or instead of, password and private_key.
+	SSHAgent bool
+	// EnablePassword answers a switch's `enable` password prompt (EOS,
+	// NX-OS privileged exec).
+	EnablePassword *SecretRef
+	Token          *SecretRef
+	KnownHosts     string // known_hosts file for SSH host-key verification
+	CAFile         string // CA bundle for gNMI TLS verification
+	CertFile       string // client certificate (mTLS)
+	KeyFile        string // client key path (mTLS); a path, not a secret value
+	Src            Source
 }
 
 // SecretRef points at a secret without holding it.

@@ -19,6 +19,18 @@ type ConfigDB map[string]map[string]map[string]any
 // one key and one value leaf (e.g. DSCP_TO_TC_MAP|AZURE {"0": "1"}).
 // Rows are complete entries, so mandatory leaves are checked.
 func (s *Schema) ValidateConfigDB(db map[string]map[string]map[string]any) []Error {
+	return s.validateConfigDB(db, true)
+}
+
+// ValidateConfigDBFragment validates rows that are merged into a device's
+// CONFIG_DB (a rendered config_db.json fragment, a patch's result for
+// the rows it touches): as ValidateConfigDB, except that mandatory fields
+// are not required, the device's rows already carrying them (PORT speed).
+func (s *Schema) ValidateConfigDBFragment(db map[string]map[string]map[string]any) []Error {
+	return s.validateConfigDB(db, false)
+}
+
+func (s *Schema) validateConfigDB(db map[string]map[string]map[string]any, mandatory bool) []Error {
 	root := map[string]any{}
 	var pre []Error
 	for _, table := range sortedKeys(db) {
@@ -119,7 +131,7 @@ func (s *Schema) ValidateConfigDB(db map[string]map[string]map[string]any) []Err
 			cm[list.name] = append(arr, entry)
 		}
 	}
-	errs := s.Validate("/", root, Options{Mandatory: true, stringScalars: true})
+	errs := s.Validate("/", root, Options{Mandatory: mandatory, stringScalars: true})
 	return append(pre, errs...)
 }
 

@@ -49,7 +49,8 @@ type node struct {
 	// keySelfRef marks a list key leaf whose leafref points inside its own
 	// entry (OpenConfig name -> ../config/name): checked as key consistency.
 	keySelfRef bool
-	spath      string // schema path /module:top/child/...
+	keyRel     []string // keySelfRef: the path of the referenced leaf inside the entry
+	spath      string   // schema path /module:top/child/...
 }
 
 // Schema is a set of YANG modules, parsed and compiled once. It is safe for
@@ -150,6 +151,7 @@ func Load(dir string, modules ...string) (*Schema, error) {
 					if kn := n.children[k]; kn != nil && kn.typ != nil && strings.HasPrefix(kn.typ.path, "../") &&
 						!strings.HasPrefix(kn.typ.path, "../..") {
 						kn.keySelfRef = true
+						kn.keyRel = strings.Split(strings.TrimPrefix(stripPredicates(kn.typ.path), "../"), "/")
 					}
 				}
 			}

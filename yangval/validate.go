@@ -31,6 +31,16 @@ type Options struct {
 	// NoRefExistence disables the check that a leafref's value exists in the
 	// payload when the referenced leaf lies inside the validated subtree.
 	NoRefExistence bool
+	// Complete says the payload is a device's whole configuration: every
+	// leafref must resolve inside it, even into modules that have no data
+	// in the payload, and a list key that is a leafref into its own entry
+	// needs its target leaf (see ValidateTree).
+	Complete bool
+	// RefsOnly reports only dangling leafrefs and skips every other check
+	// (types, unknown nodes, mandatory leaves): for a tree whose parts
+	// were validated already, e.g. the configuration a validated
+	// SetRequest creates.
+	RefsOnly bool
 	// strings: every scalar may be a JSON string (CONFIG_DB).
 	stringScalars bool
 }
@@ -41,8 +51,10 @@ type run struct {
 	errs   []Error
 	values map[*node]map[string]struct{}
 	uses   []pendingRef
-	scope  []*node // validated subtrees: leafref existence checked inside
-	buf    []byte  // data path of the node being validated
+	scope  map[*node]bool // validated subtrees: leafref existence checked inside
+	buf    []byte         // data path of the node being validated
+	// finishing: the walk is over, leafref existence is being checked
+	finishing bool
 }
 
 type pendingRef struct {
@@ -52,6 +64,9 @@ type pendingRef struct {
 }
 
 func (r *run) errf(path, value, format string, a ...any) {
+	if r.opt.RefsOnly && !r.finishing {
+		return
+	}
 	r.errs = append(r.errs, Error{Path: path, Msg: fmt.Sprintf(format, a...), Value: value})
 }
 
@@ -139,7 +154,12 @@ func (r *run) root(v any) {
 			continue
 		}
 		nodes[i] = n
-		r.scope = append(r.scope, n) // all of them before the walk: leafrefs across modules
+		r.addScope(n) // all of them before the walk: leafrefs across modules
+	}
+	if r.opt.Complete {
+		for _, n := range r.s.sortedRoots() { // the whole configuration: absent modules hold no data
+			r.addScope(n)
+		}
 	}
 	for i, n := range nodes {
 		if n != nil {
@@ -149,10 +169,7 @@ func (r *run) root(v any) {
 	}
 }
 
-type pathElem struct {
-	name string
-	keys map[string]string
-}
+type pathElem = PathElem
 
 // parsePath parses a gNMI string path: /a/b[k=v][k2=v2]/c.
 func parsePath(p string) ([]pathElem, error) {
@@ -168,7 +185,7 @@ func parsePath(p string) ([]pathElem, error) {
 		for i < len(p) && p[i] != '/' && p[i] != '[' {
 			i++
 		}
-		el := pathElem{name: p[start:i]}
+		el := pathElem{Name: p[start:i]}
 		for i < len(p) && p[i] == '[' {
 			end := i + 1
 			for end < len(p) && p[end] != ']' {
@@ -185,15 +202,30 @@ func parsePath(p string) ([]pathElem, error) {
 			if eq < 0 {
 				return nil, fmt.Errorf("bad key %q in path %q", kv, p)
 			}
-			if el.keys == nil {
-				el.keys = map[string]string{}
+			if el.Keys == nil {
+				el.Keys = map[string]string{}
 			}
-			el.keys[kv[:eq]] = strings.ReplaceAll(kv[eq+1:], `\]`, `]`)
+			el.Keys[kv[:eq]] = unescapeKey(kv[eq+1:])
 			i = end + 1
 		}
 		out = append(out, el)
 	}
 	return out, nil
+}
+
+// unescapeKey drops the '\' before an escaped character of a key value.
+func unescapeKey(v string) string {
+	if !strings.ContainsRune(v, '\\') {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			i++
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 func elemString(name string, keys []string, vals map[string]string) string {
@@ -207,17 +239,17 @@ func elemString(name string, keys []string, vals map[string]string) string {
 
 // at walks the schema along a path and validates v as the value at its end.
 func (r *run) at(elems []pathElem, v any) {
-	n, msg := r.lookupRoot(elems[0].name)
+	n, msg := r.lookupRoot(elems[0].Name)
 	if n == nil {
-		r.errf("/"+elems[0].name, "", "%s", msg)
+		r.errf("/"+elems[0].Name, "", "%s", msg)
 		return
 	}
 	path := ""
 	for i, el := range elems {
 		if i > 0 {
-			c, _ := n.child(el.name)
+			c, _ := n.child(el.Name)
 			if c == nil {
-				r.errf(path+"/"+el.name, "", "unknown node%s", didYouMean(el.name, sortedKeys(n.children)))
+				r.errf(path+"/"+el.Name, "", "unknown node%s", didYouMean(el.Name, sortedKeys(n.children)))
 				return
 			}
 			n = c
@@ -226,20 +258,15 @@ func (r *run) at(elems []pathElem, v any) {
 			r.errf(path+"/"+n.name, "", "%s is state (config false) and cannot be written", n.spath)
 			return
 		}
-		if el.keys != nil && n.kind != kList {
-			r.errf(path+"/"+el.name, "", "keys given for a node that is not a list")
+		// a list without keys may only end the path (the whole list)
+		if !r.pathKeys(n, el, path, i == len(elems)-1) {
 			return
 		}
-		if n.kind == kList && el.keys != nil {
-			for _, k := range n.keys {
-				if _, ok := el.keys[k]; !ok {
-					r.errf(path+"/"+el.name, "", "list key %q missing in path", k)
-					return
-				}
-			}
-			path += "/" + elemString(n.name, n.keys, el.keys)
+		if n.kind == kList && el.Keys != nil {
+			path += "/" + elemString(n.name, n.keys, el.Keys)
+			r.pathValues(n, el)
 			if i == len(elems)-1 {
-				r.scope = append(r.scope, n)
+				r.addScope(n)
 				m, ok := v.(map[string]any)
 				if !ok {
 					r.errf(path, "", "list entry must be a JSON object, got %s", jsonKind(v))
@@ -252,11 +279,13 @@ func (r *run) at(elems []pathElem, v any) {
 				}
 				for _, k := range n.keys {
 					if x, ok := lookupMember(m, k); ok {
-						if s, _, _ := scalarString(x); s != el.keys[k] {
-							r.errf(path+"/"+k, s, "key leaf does not match the path key %q", el.keys[k])
+						if s, _, _ := scalarString(x); s != el.Keys[k] {
+							r.errf(path+"/"+k, s, "key leaf does not match the path key %q", el.Keys[k])
 						}
+					} else if kn := n.children[k]; kn != nil && kn.typ != nil {
+						mm[k] = jsonValue(kn, kn.typ, el.Keys[k], 0) // typed: uint32 keys are numbers
 					} else {
-						mm[k] = el.keys[k]
+						mm[k] = el.Keys[k]
 					}
 				}
 				r.buf = append(r.buf[:0], path...)
@@ -267,7 +296,7 @@ func (r *run) at(elems []pathElem, v any) {
 		}
 		path += "/" + n.name
 	}
-	r.scope = append(r.scope, n)
+	r.addScope(n)
 	r.buf = append(r.buf[:0], path...)
 	r.value(n, v)
 }
@@ -390,9 +419,8 @@ func (r *run) entry(n *node, m map[string]any) {
 		if !ok {
 			continue
 		}
-		rel := strings.TrimPrefix(stripPredicates(kn.typ.path), "../")
 		cur := any(m)
-		for _, part := range strings.Split(rel, "/") {
+		for _, part := range kn.keyRel {
 			cm, ok := cur.(map[string]any)
 			if !ok {
 				cur = nil
@@ -405,12 +433,16 @@ func (r *run) entry(n *node, m map[string]any) {
 			}
 		}
 		if cur == nil {
+			if r.opt.Complete && !kn.typ.optional {
+				a, _, _ := scalarString(kv)
+				r.errf(r.here("/"+strings.Join(kn.keyRel, "/")), "", "missing: list key %s=%s is a leafref to it", k, a)
+			}
 			continue
 		}
 		a, _, _ := scalarString(kv)
 		b, _, _ := scalarString(cur)
 		if a != b {
-			r.errf(r.here("/"+rel), b, "does not match list key %s=%s", k, a)
+			r.errf(r.here("/"+strings.Join(kn.keyRel, "/")), b, "does not match list key %s=%s", k, a)
 		}
 	}
 }
@@ -443,6 +475,9 @@ func (r *run) members(n *node, m map[string]any) {
 }
 
 func (r *run) leaf(n *node, v any) {
+	if r.opt.RefsOnly && n.refs == nil && !n.refTarget {
+		return // neither a reference nor referenced
+	}
 	msg, use := r.s.check(n, n.typ, v, 0, r.opt.stringScalars)
 	str, _, _ := scalarString(v)
 	if msg != "" {
@@ -466,17 +501,25 @@ func (r *run) leaf(n *node, v any) {
 }
 
 func (r *run) inScope(n *node) bool {
-	for _, s := range r.scope {
-		if n == s || strings.HasPrefix(n.spath, s.spath+"/") {
+	for p := n; p != nil; p = p.parent {
+		if r.scope[p] {
 			return true
 		}
 	}
 	return false
 }
 
+func (r *run) addScope(n *node) {
+	if r.scope == nil {
+		r.scope = map[*node]bool{}
+	}
+	r.scope[n] = true
+}
+
 // finish checks leafref existence for references whose target lies inside
 // the validated subtree(s).
 func (r *run) finish() {
+	r.finishing = true
 	for _, p := range r.uses {
 		t := p.use.target
 		if _, ok := r.values[t][p.use.value]; !ok {

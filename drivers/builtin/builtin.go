@@ -7,14 +7,18 @@ package builtin
 import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/sm/opensm"
 	"github.com/fabctl/fabctl/drivers/switch/cumulus"
 	"github.com/fabctl/fabctl/drivers/switch/eos"
 	"github.com/fabctl/fabctl/drivers/switch/nxos"
+	"github.com/fabctl/fabctl/drivers/switch/openconfig"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
+	"github.com/fabctl/fabctl/drivers/switch/srlinux"
 )
 
 // Registry returns a registry of every driver in this build, keyed by the
-// name drivers.For gives a device: the switch platform, or "host".
+// name drivers.For gives a device: the switch or subnet-manager platform,
+// or "host".
 //
 // The in-memory driver (drivers/memory) is for tests and is not listed.
 func Registry() *drivers.Registry {
@@ -24,6 +28,9 @@ func Registry() *drivers.Registry {
 	must(r.Register(eos.Name, eos.New))
 	must(r.Register(nxos.Name, nxos.New))
 	must(r.Register(cumulus.Name, cumulus.New))
+	must(r.Register(srlinux.Name, srlinux.New))
+	must(r.Register(openconfig.Name, openconfig.New))
+	must(r.Register(opensm.Name, opensm.New)) // InfiniBand subnet managers (platform "opensm")
 	return r
 }
 

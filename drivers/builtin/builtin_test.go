@@ -4,7 +4,7 @@ import "testing"
 
 func TestRegistry(t *testing.T) {
 	r := Registry()
-	for _, name := range []string{"host"} {
+	for _, name := range []string{"host", "opensm", "srlinux", "openconfig"} {
 		d, err := r.New(name)
 		if err != nil || d.Name() == "" {
 			t.Errorf("driver %s: %v", name, err)

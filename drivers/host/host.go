@@ -24,7 +24,9 @@
 // is refused by Apply up front, before anything is touched.
 //
 // Transports: "local" and "netns:<name>" (handles are created inside the
-// namespace). "ssh" (fabctl agent) is a later step and fails clearly.
+// namespace); "ssh" and "ssh+netns:<name>" run `fabctl agent` on the host
+// (transport_ssh.go, remote.go, package agent), which uses the local or
+// netns transport there.
 package host
 
 import (
@@ -53,10 +55,16 @@ type Driver struct {
 	// unsupported remembers, per host and NIC, what Read found the device
 	// cannot do, so Changes can say so in the plan.
 	unsupported map[string]map[string]string // host -> path prefix -> reason
+	// findings are Read's read-only observations per host (findings.go).
+	findings map[string][]drivers.Finding
+	// SSH tunes the transport of hosts reached over SSH (transport_ssh.go).
+	SSH SSHOptions
 }
 
 // New returns a host driver.
-func New() drivers.Driver { return &Driver{unsupported: map[string]map[string]string{}} }
+func New() drivers.Driver {
+	return &Driver{unsupported: map[string]map[string]string{}, findings: map[string][]drivers.Finding{}}
+}
 
 var _ drivers.Driver = (*Driver)(nil)
 
@@ -90,6 +98,9 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	if err != nil {
 		return nil, err
 	}
+	if h.Connect.Kind == "ssh" {
+		return d.readRemote(ctx, t, h)
+	}
 	s, err := open(h)
 	if err != nil {
 		return nil, err
@@ -103,21 +114,27 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 			st["nccl/"+k] = v
 		}
 	}
+	var fs []drivers.Finding
 	for i := range h.NICs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := readNIC(s, &h.NICs[i], st, unsup); err != nil {
+		if err := readNIC(s, &h.NICs[i], st, unsup, &fs); err != nil {
 			return nil, err
 		}
 	}
+	sysFs, err := readSys(s, h, st, unsup) // sysfs, configfs, procfs (sysfeat.go)
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	d.unsupported[h.Name] = unsup
+	d.findings[h.Name] = append(fs, sysFs...)
 	d.mu.Unlock()
 	return st, nil
 }
 
-func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string) error {
+func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string, fs *[]drivers.Finding) error {
 	p := "nic/" + n.Name + "/"
 	link, err := s.nl.LinkByName(n.Name)
 	if err != nil {
@@ -145,31 +162,16 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 		return err
 	default:
 		putDCB(st, p, ieee)
+		if f := dcbxFinding(n.Name, ieee); f != nil {
+			*fs = append(*fs, *f)
+		}
 	}
 	if pause, err := readPause(s, n.Name); err != nil {
 		unsup[p+"pause"] = err.Error()
 	} else {
 		st[p+"pause"] = pause
 	}
-	dev := sysDevice(n.Name)
-	if v, ok := readECN(n.Name); ok {
-		st[p+"ecn"] = v
-	} else {
-		unsup[p+"ecn"] = n.Name + ": no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)"
-	}
-	if mode, tos, ok := readRDMACM(n.Device); ok {
-		st[p+"roce_mode"] = mode
-		st[p+"tos"] = tos
-	} else {
-		unsup[p+"roce_mode"] = fmt.Sprintf("%s: no rdma_cm configfs for RDMA device %q", n.Name, n.Device)
-		unsup[p+"tos"] = unsup[p+"roce_mode"]
-	}
-	if v, ok := readIRQCPUs(dev, n.NUMA.Auto); ok {
-		st[p+"irq_cpus"] = v
-	} else {
-		unsup[p+"irq_cpus"] = n.Name + ": no device IRQs (virtual device)"
-	}
-	return nil
+	return nil // ECN, rdma_cm, IRQs: readSys
 }
 
 func readAddrs(s *session, link netlink.Link) ([]string, error) {
@@ -275,23 +277,6 @@ func readIRQBalance(want string) string {
 	return "stop"
 }
 
-func irqbalanceRunning() bool {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/comm")
-		if err == nil && strings.TrimSpace(string(b)) == "irqbalance" {
-			return true
-		}
-	}
-	return false
-}
-
 func readEnvFile(path string) map[string]string {
 	out := map[string]string{}
 	f, err := os.Open(path)
@@ -359,7 +344,8 @@ var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "ets": 2, "pfc": 3, 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "ets", "pfc", "app", "pause", "nccl", "irqbalance":
+	case "mtu", "addresses", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
+		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
 		return true
 	}
 	return false
@@ -369,12 +355,6 @@ func notBuilt(f, nic string) string {
 	switch f {
 	case "tc-ecn":
 		return nic + ": ECN marking thresholds (tc/*/ecn/*) are switch queue settings; a host NIC has none (DCQCN is nic/" + nic + "/ecn)"
-	case "ecn":
-		return nic + ": setting DCQCN enable per priority (ecn/roce_np, ecn/roce_rp sysfs) is not in this build yet"
-	case "roce_mode", "tos":
-		return nic + ": setting the rdma_cm default RoCE mode/ToS (configfs) is not in this build yet"
-	case "irq_cpus":
-		return nic + ": setting IRQ affinity is not in this build yet"
 	}
 	return nic + ": " + f + " cannot be applied by this build"
 }
@@ -390,7 +370,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	unsup := d.unsupported[h.Name]
 	d.mu.Unlock()
 	where := ""
-	if h.Connect.Kind == "netns" {
+	if h.Connect.Netns != "" { // netns:NAME, or ssh+netns:NAME on the remote host
 		where = " (netns " + h.Connect.Netns + ")"
 	}
 	type key struct{ nic, feat string }
@@ -532,7 +512,10 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 	case "nccl":
 		return "NCCL env file " + h.NCCLEnvFile, []string{"write " + h.NCCLEnvFile}
 	case "irqbalance":
-		return "irqbalance " + h.IRQBalance, []string{"irqbalance must be " + h.IRQBalance}
+		return "irqbalance " + h.IRQBalance, []string{"systemctl stop irqbalance (SIGTERM to irqbalance without systemd)"}
+	}
+	if sum, pl, ok := describeSys(nic, feat, n, h, where); ok {
+		return sum, pl
 	}
 	var pl []string
 	for _, c := range cs {
@@ -667,10 +650,24 @@ type snapshot struct {
 	Pause *bool       `json:"pause,omitempty"`
 }
 
+// dcbOf returns the DCB state prepare read for a NIC (nil if none).
+func (t *token) dcbOf(nic string) *dcbnl.IEEE {
+	for i := range t.NICs {
+		if t.NICs[i].NIC == nic {
+			return t.NICs[i].DCB
+		}
+	}
+	return nil
+}
+
 type token struct {
 	NICs    []snapshot `json:"nics"`
 	EnvFile string     `json:"env_file,omitempty"`
 	Env     *string    `json:"env,omitempty"` // prior content; nil: file absent
+	// Sys are the sysfs/configfs/procfs snapshots (sysfeat.go);
+	// IRQBalance says the transaction stopped irqbalance.
+	Sys        []sysSnap `json:"sys,omitempty"`
+	IRQBalance bool      `json:"irqbalance_stopped,omitempty"`
 }
 
 // Apply applies the change list as one transaction. Everything the host
@@ -680,6 +677,9 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 	h, err := hostOf(t)
 	if err != nil {
 		return drivers.Result{}, err
+	}
+	if h.Connect.Kind == "ssh" {
+		return d.applyRemote(ctx, t, h, changes)
 	}
 	s, err := open(h)
 	if err != nil {
@@ -712,9 +712,6 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 			todo[nic][f] = true
 		}
 	}
-	if f := todo[""]; f["irqbalance"] && h.IRQBalance == "stop" && irqbalanceRunning() {
-		problems = append(problems, "irqbalance is running and the spec says stop: stopping the service is not in this build yet (systemctl stop irqbalance)")
-	}
 	tok := token{}
 	for _, nic := range order {
 		if nic == "" {
@@ -726,7 +723,9 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 			tok.NICs = append(tok.NICs, *snap)
 		}
 	}
-	problems = dedup(problems)
+	sysSnaps, probs := prepareSys(s, h, todo)
+	problems = dedup(append(problems, probs...))
+	tok.Sys = sysSnaps
 	if len(problems) > 0 {
 		return drivers.Result{}, fmt.Errorf("%s: nothing applied: %s", h.Name, strings.Join(problems, "; "))
 	}
@@ -740,10 +739,20 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 	raw, _ := json.Marshal(tok)
 	res := drivers.Result{Token: string(raw)}
 	fail := func(err error) (drivers.Result, error) {
-		if rerr := restore(s, tok); rerr != nil {
+		if rerr := restore(s, h, tok); rerr != nil {
 			return drivers.Result{}, &drivers.PartialError{Device: t.Device.Addr(), Err: fmt.Errorf("%v; restore: %v", err, rerr)}
 		}
 		return drivers.Result{}, err
+	}
+	if todo[""]["irqbalance"] && h.IRQBalance == "stop" {
+		// Before the IRQs are pinned, or irqbalance moves them again.
+		stopped, err := stopIRQBalance()
+		tok.IRQBalance = stopped
+		raw, _ = json.Marshal(tok)
+		res.Token = string(raw)
+		if err != nil {
+			return fail(err)
+		}
 	}
 	for _, nic := range order {
 		if nic == "" {
@@ -752,9 +761,12 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		if err := applyNIC(s, nics[nic], todo[nic]); err != nil {
+		if err := applyNIC(s, nics[nic], todo[nic], tok.dcbOf(nic)); err != nil {
 			return fail(err)
 		}
+	}
+	if err := applySys(s, h, todo); err != nil {
+		return fail(err)
 	}
 	if todo[""]["nccl"] {
 		if err := writeEnvFile(h.NCCLEnvFile, h.NCCL); err != nil {
@@ -810,7 +822,10 @@ func (d *Driver) prepare(s *session, nic string, feats map[string]bool) (*snapsh
 
 const unixIFFUp = 1 // net.FlagUp
 
-func applyNIC(s *session, n *intent.NIC, feats map[string]bool) error {
+// applyNIC applies a NIC's netlink features. cur is its DCB state as the
+// transaction's prepare read it: ETS, PFC and APP are each set from it
+// (read-modify-write, one feature per message) without reading again.
+func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE) error {
 	link, err := s.nl.LinkByName(n.Name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -828,22 +843,39 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool) error {
 			return err
 		}
 	}
+	if (feats["ets"] || feats["pfc"] || feats["app"]) && cur == nil {
+		if cur, err = s.dcb.IEEE(n.Name); err != nil {
+			return err
+		}
+	}
 	if feats["ets"] {
 		want := desiredETS(n)
-		if err := s.dcb.UpdateETS(n.Name, func(e *dcbnl.ETS) {
-			e.PrioTC, e.TCTSA, e.TCTxBW = want.PrioTC, want.TCTSA, want.TCTxBW
-		}); err != nil {
-			return err
+		var e dcbnl.ETS
+		if cur.ETS != nil {
+			e = *cur.ETS
+		}
+		before := e
+		e.PrioTC, e.TCTSA, e.TCTxBW = want.PrioTC, want.TCTSA, want.TCTxBW
+		if e != before || cur.ETS == nil {
+			if err := s.dcb.SetETS(n.Name, &e); err != nil {
+				return err
+			}
 		}
 	}
 	if feats["pfc"] {
-		en := desiredPFC(n)
-		if err := s.dcb.UpdatePFC(n.Name, func(p *dcbnl.PFC) { p.Enable = en }); err != nil {
-			return err
+		var p dcbnl.PFC
+		if cur.PFC != nil {
+			p = *cur.PFC // keeps the delay (cable length)
+		}
+		if en := desiredPFC(n); en != p.Enable || cur.PFC == nil {
+			p.Enable = en
+			if err := s.dcb.SetPFC(n.Name, &p); err != nil {
+				return err
+			}
 		}
 	}
 	if feats["app"] {
-		if err := setApps(s, n.Name, desiredApps(n)); err != nil {
+		if err := setAppsFrom(s, n.Name, cur, desiredApps(n)); err != nil {
 			return err
 		}
 	}
@@ -890,6 +922,12 @@ func setApps(s *session, nic string, want []dcbnl.App) error {
 	if err != nil {
 		return err
 	}
+	return setAppsFrom(s, nic, st, want)
+}
+
+// setAppsFrom is setApps from a state just read.
+func setAppsFrom(s *session, nic string, st *dcbnl.IEEE, want []dcbnl.App) error {
+	var err error
 	wantSet := map[dcbnl.App]bool{}
 	for _, a := range want {
 		wantSet[a] = true
@@ -915,6 +953,25 @@ func setApps(s *session, nic string, want []dcbnl.App) error {
 	// port back to PCP trust for a moment.
 	if err := s.dcb.AddApps(nic, add); err != nil {
 		return err
+	}
+	if len(add) > 0 && len(del) > 0 {
+		// mlx5 keeps one priority per DSCP: adding 26:5 already removed
+		// 26:4, and deleting it again fails with ENOENT. The generic
+		// table keeps both. Delete what is still there.
+		if st, err = s.dcb.IEEE(nic); err != nil {
+			return err
+		}
+		present := map[dcbnl.App]bool{}
+		for _, a := range st.Apps {
+			present[a] = true
+		}
+		kept := del[:0]
+		for _, a := range del {
+			if present[a] {
+				kept = append(kept, a)
+			}
+		}
+		del = kept
 	}
 	return s.dcb.DelApps(nic, del)
 }
@@ -962,8 +1019,12 @@ func writeEnvFile(path string, env map[string]string) error {
 }
 
 // restore puts the NICs of a token back as they were.
-func restore(s *session, tok token) error {
+func restore(s *session, h *intent.Host, tok token) error {
 	var errs []error
+	errs = append(errs, restoreSys(s, h, tok.Sys))
+	if tok.IRQBalance {
+		errs = append(errs, startIRQBalance())
+	}
 	for _, sn := range tok.NICs {
 		link, err := s.nl.LinkByName(sn.NIC)
 		if err != nil {
@@ -1024,6 +1085,9 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	if err != nil {
 		return err
 	}
+	if h.Connect.Kind == "ssh" {
+		return d.rollbackRemote(ctx, t, h, r)
+	}
 	var tok token
 	if err := json.Unmarshal([]byte(r.Token), &tok); err != nil {
 		return fmt.Errorf("%s: rollback token: %w", h.Name, err)
@@ -1033,5 +1097,5 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 		return err
 	}
 	defer s.close()
-	return restore(s, tok)
+	return restore(s, h, tok)
 }

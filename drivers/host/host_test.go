@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -198,7 +197,7 @@ func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 		"nic/v0a/dscp/26":    "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
 		"nic/v0a/tc/3/sched": "v0a: no DCB support in the kernel driver (EOPNOTSUPP)",
 		"nic/v0a/ecn":        "v0a: no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)",
-		"nic/v0a/tos":        `v0a: no rdma_cm configfs for RDMA device "rxe0"`,
+		"nic/v0a/tos":        `v0a: no RDMA device "rxe0" on this host (/sys/class/infiniband/rxe0)`,
 		"nic/v0a/irq_cpus":   "v0a: no device IRQs (virtual device)",
 	}
 	for k, want := range wantReasons {
@@ -270,14 +269,17 @@ func TestUnexpressibleFromRead(t *testing.T) {
 	}
 }
 
-func TestSSHNotBuilt(t *testing.T) {
-	h := &intent.Host{Device: intent.Device{Kind: intent.KindHost, Name: "h"}, Connect: spec.Connect{Kind: "ssh"}}
+// TestSSHNeedsCredentials: an SSH host without credentials fails before
+// any connection, naming the host and the step (ssh_test.go has the real
+// OpenSSH tests).
+func TestSSHNeedsCredentials(t *testing.T) {
+	h := &intent.Host{Device: intent.Device{Kind: intent.KindHost, Name: "h", Address: "192.0.2.1"}, Connect: spec.Connect{Kind: "ssh"}}
 	_, err := New().Read(context.Background(), drivers.Target{Device: h.Device, Intent: h})
-	if !errors.Is(err, ErrSSHNotBuilt) {
+	if err == nil || !strings.Contains(err.Error(), "h: connect: bad connection settings: no credentials") {
 		t.Fatal(err)
 	}
 	_, err = New().Apply(context.Background(), drivers.Target{Device: h.Device, Intent: h}, nil, drivers.ApplyOptions{})
-	if !errors.Is(err, ErrSSHNotBuilt) {
+	if err == nil || !strings.Contains(err.Error(), "h: connect:") {
 		t.Fatal(err)
 	}
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// ErrSSHNotBuilt is returned for hosts reached over SSH: agent mode
-// (fabctl agent over golang.org/x/crypto/ssh) is a later step.
-var ErrSSHNotBuilt = errors.New("ssh transport for hosts is not in this build yet (use connect = \"local\" or \"netns:<name>\")")
-
 // session holds the kernel handles of one host: rtnetlink (links,
 // addresses), DCB netlink and the ethtool ioctl socket, all bound to the
 // host's network namespace. Handles are created in the namespace and keep
@@ -55,7 +51,8 @@ func open(h *intent.Host) (*session, error) {
 		}
 		s.nl = nl
 	case "ssh":
-		return nil, ErrSSHNotBuilt
+		// Never reached: the driver hands SSH hosts to their agent.
+		return nil, errors.New("a host reached over SSH is read and applied by its agent, not opened locally")
 	default:
 		return nil, fmt.Errorf("unknown host transport %q", h.Connect.Kind)
 	}

@@ -10,11 +10,9 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
-// sysRoot and cfgRoot are where sysfs and configfs are read (tests point
-// them at fixtures). sysfs under /sys/class/net shows the namespace that
-// mounted /sys: for a namespace host the NIC's device directory is found
-// only when the NIC is a physical device visible there; virtual devices
-// (veth) have none and their NUMA/IRQ/ECN settings read as absent.
+// sysRoot, procRoot and cfgRoot are where sysfs, procfs and configfs are
+// read (tests point them at fixtures). For a namespace host they are read
+// inside hostFS (sysns.go), where /sys is the namespace's own sysfs.
 var (
 	sysRoot  = "/sys"
 	procRoot = "/proc"
@@ -22,6 +20,30 @@ var (
 )
 
 func sysDevice(nic string) string { return filepath.Join(sysRoot, "class/net", nic, "device") }
+
+// nicPCI returns the sysfs directory of the PCI function behind a NIC, or
+// "" for virtual devices. It is the device directory itself for most NIC
+// drivers (mlx5, ice, bnxt), an ancestor for drivers that put a bus device
+// in between (virtio_net: net/eth0/device is virtio2, whose parent is the
+// PCI function with the MSI-X vectors and the NUMA node).
+func nicPCI(nic string) string {
+	d, err := filepath.EvalSymlinks(sysDevice(nic))
+	if err != nil {
+		return ""
+	}
+	top := filepath.Join(sysRoot, "devices")
+	if r, err := filepath.EvalSymlinks(top); err == nil {
+		top = r
+	}
+	for ; strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
+		_, e1 := os.Stat(filepath.Join(d, "config"))
+		_, e2 := os.Stat(filepath.Join(d, "vendor"))
+		if e1 == nil && e2 == nil {
+			return d
+		}
+	}
+	return ""
+}
 
 func readTrim(p string) (string, bool) {
 	b, err := os.ReadFile(p)
@@ -52,31 +74,12 @@ func readECN(nic string) (string, bool) {
 	return strings.Join(prios, ","), true
 }
 
-// readRDMACM reads rdma_cm's default RoCE mode and ToS for port 1 of an
-// RDMA device from configfs, or false when the device directory does not
-// exist (configfs not mounted, rdma_cm not loaded, or never created).
-func readRDMACM(dev string) (mode, tos string, ok bool) {
-	if dev == "" {
-		return "", "", false
-	}
-	base := filepath.Join(cfgRoot, "rdma_cm", dev, "ports/1")
-	m, ok1 := readTrim(filepath.Join(base, "default_roce_mode"))
-	t, ok2 := readTrim(filepath.Join(base, "default_roce_tos"))
-	if !ok1 || !ok2 {
-		return "", "", false
-	}
-	switch m {
-	case "RoCE v2":
-		m = "v2"
-	case "IB/RoCE v1":
-		m = "v1"
-	}
-	return m, t, true
-}
-
 // readNUMA returns the NIC's NUMA node and local CPUs (false for virtual
 // devices, which have no device directory).
 func readNUMA(dev string) (node int, cpus spec.CPUSet, ok bool) {
+	if dev == "" {
+		return 0, nil, false
+	}
 	n, ok1 := readTrim(filepath.Join(dev, "numa_node"))
 	l, ok2 := readTrim(filepath.Join(dev, "local_cpulist"))
 	if !ok1 || !ok2 {
@@ -88,41 +91,6 @@ func readNUMA(dev string) (node int, cpus spec.CPUSet, ok bool) {
 		return 0, nil, false
 	}
 	return node, cpus, true
-}
-
-// readIRQCPUs returns the union of the NIC's IRQ affinities: "auto" when
-// auto is wanted and every IRQ is on the NIC's local CPUs, else the CPU
-// list. False when the device has no IRQs (virtual devices).
-func readIRQCPUs(dev string, auto bool) (string, bool) {
-	ents, err := os.ReadDir(filepath.Join(dev, "msi_irqs"))
-	if err != nil || len(ents) == 0 {
-		return "", false
-	}
-	set := map[int]bool{}
-	for _, e := range ents {
-		l, ok := readTrim(filepath.Join(procRoot, "irq", e.Name(), "smp_affinity_list"))
-		if !ok {
-			continue
-		}
-		cs, err := parseCPUList(l)
-		if err != nil {
-			continue
-		}
-		for _, c := range cs {
-			set[c] = true
-		}
-	}
-	var all spec.CPUSet
-	for c := range set {
-		all = append(all, c)
-	}
-	sort.Ints(all)
-	if auto {
-		if _, local, ok := readNUMA(dev); ok && all.SubsetOf(local) {
-			return "auto", true
-		}
-	}
-	return all.String(), true
 }
 
 // parseCPUList parses the kernel's cpulist format ("0-3,8,10-11").

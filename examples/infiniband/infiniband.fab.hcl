@@ -14,7 +14,13 @@
 # on an IB fabric today: hosts, HCAs, SM settings, partitions and traffic tests. Topology lint
 # (paths, deadlock, cable lengths) has nothing to check here.
 #
+# The subnet manager is a device of its own, sm.sm01 (driver opensm): fabctl writes its
+# partitions.conf and qos-policy.conf and the QoS lines of opensm.conf over SSH and signals
+# opensm to reread them; the host driver reports each HCA port's state, rate, P_Keys, GUID
+# and active MTU against what the partitions below expect.
+#
 #   fabctl validate --static examples/infiniband
+#   fabctl render examples/infiniband --device sm.sm01    (the three opensm files)
 
 fabric "hpc-ib" {
   transport = "infiniband"
@@ -36,21 +42,21 @@ class "default" {
   priority  = 0
   sl        = 0
   default   = true # IPoIB, management, anything without an SL of its own
-  bandwidth = 10
+  bandwidth = 17
 }
 
 class "mpi" {
   role      = "rdma"
   priority  = 1
   sl        = 1 # UCX_IB_SL=1 / the MPI launcher's service level
-  bandwidth = 60
+  bandwidth = 50
 }
 
 class "storage" {
   role      = "rdma"
   priority  = 2
   sl        = 2 # the parallel file system's RDMA service level
-  bandwidth = 30
+  bandwidth = 33
 }
 
 credentials "cluster" {
@@ -82,7 +88,8 @@ host "node" {
   role        = each.value.role
 
   # ConnectX-7 in InfiniBand mode (NDR, 400G). The netdev is the IPoIB interface; rdma_cm
-  # needs its address to resolve peers.
+  # needs its address to resolve peers. guid is the port GUID (ibstat -p): opensm's
+  # partitions.conf names members by it, and the host driver checks it against the HCA.
   dynamic "nic" {
     for_each = each.value.hcas
     labels   = [nic.value]
@@ -92,6 +99,7 @@ host "node" {
       model     = "connectx-7"
       speed     = "400G"
       addresses = ["10.${20 + nic.key}.0.${each.value.n}/16"] # ib0 in 10.20/16, ib1 in 10.21/16
+      guid      = format("0x0c42a1030000%02x%02x", each.value.n, nic.key + 1)
     }
   }
 }
@@ -107,9 +115,11 @@ infiniband {
 
   # VL arbitration (OpenSM vlarb_high / vlarb_low, weights in units of 64 bytes). MPI's VL1 is
   # also in the high-priority table: small latency-critical messages jump the queue. The low
-  # table splits the rest 1 : 6 : 3, the 10/60/30 of the classes above.
+  # table splits the rest 1 : 3 : 2, the 17/50/33 of the classes above. With a 4 KB MTU one
+  # packet is 64 credits, so weights are multiples of 64 (IB-2): a weight of 16 would still
+  # send a whole 4 KB packet per turn and the shares would not hold.
   vl_arb_high = { "1" = 64 }
-  vl_arb_low  = { "0" = 16, "1" = 96, "2" = 48 }
+  vl_arb_low  = { "0" = 64, "1" = 192, "2" = 128 }
 
   # Compute partition: every compute node and the head node are full members and talk freely.
   partition "compute" {

@@ -2,16 +2,16 @@
 # leaf-spine-leaf path. It matches the testbed a later fabctl build starts on one machine:
 # switch NOSes emulated behind loopback addresses, hosts as network namespaces with soft-RoCE
 # (rxe) devices on veth pairs. `fabctl testbed up examples/testbed` starts it (`make demo`
-# runs the whole job against it). The target later is one switch of each platform (sonic,
-# cumulus, eos, nxos, srlinux, openconfig); this build has SSH CLI emulators and drivers for
-# sonic and eos only, so the spine is a SONiC switch for now: SR Linux comes back as the spine
-# with the gNMI driver and its emulator (a later issue).
+# runs the whole job against it). It has one switch of each platform: the SSH CLI NOSes
+# (sonic, eos, nxos, cumulus) behind SSH emulators, and the gNMI ones (srlinux, openconfig)
+# behind YANG-validating gNMI targets (testbed/gnmitarget).
 #
-#            spine1 (sonic)
-#             /                 \
-#     leaf1 (sonic)          leaf2 (eos)
-#      /       \              /       \
-#    h1         h2          h3         h4      netns, one rxe NIC each
+#                         spine1 (sonic)
+#        /             /          |          \             \
+#  leaf1 (sonic)  leaf2 (eos)  leaf3, leaf4   leaf5        leaf6
+#   /      \       /     \    (nxos,        (srlinux,    (openconfig,
+#  h1      h2     h3     h4    cumulus)      gNMI)        gNMI)
+#                                 netns hosts, one rxe NIC each
 #
 #   fabctl testbed up examples/testbed     (as root; see docs/cli.md)
 #   fabctl plan examples/testbed
@@ -43,6 +43,15 @@ credentials "testbed-ssh" {
   known_hosts = ".fabctl/testbed/known_hosts"
 }
 
+# The gNMI switches speak TLS: `fabctl testbed up` generates a CA and the targets' certificates
+# in .fabctl/testbed, and the server certificate is verified against that CA (ca_file, relative
+# to this file like known_hosts). Username and password travel as gRPC metadata.
+credentials "testbed-gnmi" {
+  username = "admin"
+  password = env("FABCTL_TESTBED_PASSWORD")
+  ca_file  = ".fabctl/testbed/gnmi-ca.pem"
+}
+
 switch "leaf1" {
   platform    = "sonic"
   address     = "127.0.0.11:2222"
@@ -57,7 +66,6 @@ switch "leaf2" {
   role        = "leaf"
 }
 
-# SONiC until the gNMI driver exists; then srlinux at 127.0.0.21:57400 with ethernet-1/N ports.
 # Two more leaves so every SSH CLI platform is in the demo: NX-OS and Cumulus NVUE. They
 # carry no hosts yet, only an uplink each, which is enough to plan, apply and re-plan them.
 switch "leaf3" {
@@ -72,6 +80,25 @@ switch "leaf4" {
   address     = "127.0.0.14:2222"
   credentials = "testbed-ssh"
   role        = "leaf"
+}
+
+# gNMI leaves on port 57400, the common gNMI port. SR Linux has PFC in its native models;
+# OpenConfig has none, so the plan lists leaf6's PFC, watchdog and headroom as not expressible.
+switch "leaf5" {
+  platform    = "srlinux"
+  address     = "127.0.0.15:57400"
+  credentials = "testbed-gnmi"
+  role        = "leaf"
+}
+
+switch "leaf6" {
+  platform    = "openconfig"
+  address     = "127.0.0.16:57400"
+  credentials = "testbed-gnmi"
+  role        = "leaf"
+  lint_ignore = {
+    "QOS-9" = "the testbed's OpenConfig leaf shows what OpenConfig can configure; its plan lists PFC as not expressible"
+  }
 }
 
 switch "spine1" {
@@ -132,6 +159,18 @@ link {
 
 link {
   endpoints    = ["leaf2:Ethernet3", "spine1:Ethernet4"]
+  speed        = "10G"
+  cable_length = "1m"
+}
+
+link {
+  endpoints    = ["leaf5:ethernet-1/1", "spine1:Ethernet16"]
+  speed        = "10G"
+  cable_length = "1m"
+}
+
+link {
+  endpoints    = ["leaf6:Ethernet0", "spine1:Ethernet20"]
   speed        = "10G"
   cable_length = "1m"
 }

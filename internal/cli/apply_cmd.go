@@ -212,6 +212,11 @@ func applyRun(f *Factory, opts *ApplyOptions) error {
 	}
 	ctx, release := interruptContext(view.Interrupted)
 	defer release()
+	ctx, closeLog, err := f.sessionLogContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	out := &applyOutcome{}
 	code := applyMain(ctx, f, opts, view, out)
 	if code == ExitUsage {

@@ -26,10 +26,11 @@ var brokenFamilies = map[string]string{
 	"ecn":       "ECN-",
 	"safety":    "SAFE-",
 	"host":      "HOST-",
+	"ib":        "IB-", // InfiniBand: the IB rules, and TR-4 on IB
 }
 
 // requiredBroken must all exist: one broken spec per family.
-var requiredBroken = []string{"syntax", "schema", "secrets", "mtu", "transport", "qos", "buffer", "ecn", "safety", "host"}
+var requiredBroken = []string{"syntax", "schema", "secrets", "mtu", "transport", "qos", "buffer", "ecn", "safety", "host", "ib"}
 
 // expectRE matches a trailing "# expect: QOS-1" or "# expect: LOAD, MTU-2".
 var expectRE = regexp.MustCompile(`#\s*expect:\s*([A-Z0-9, -]+)\s*$`)

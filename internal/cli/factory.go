@@ -31,6 +31,9 @@ type GlobalOptions struct {
 	JSON    bool // --json: machine-readable output on stdout
 	NoColor bool // --no-color
 	Debug   bool // --debug: debug logging on stderr, stack traces on internal errors
+	// DebugFile (--debug-file) receives the device session transcripts
+	// instead of stderr; it implies --debug for them.
+	DebugFile string
 }
 
 // NewFactory returns the factory for a real process.

@@ -14,7 +14,8 @@ import (
 // JUnit XML as CI systems read it (GitHub Actions test reporters, GitLab
 // `artifacts:reports:junit`): one test suite per validate stage, one test
 // case per lint rule (plus one for loading the spec), a failure per error
-// finding (and per warning under --strict). Written with encoding/xml: the
+// finding (and per warning under --strict); the live stages add a case per
+// device read back and per traffic test pair (validate_live.go). Written with encoding/xml: the
 // format is small and has no maintained Go library worth a dependency.
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
@@ -93,6 +94,11 @@ func writeJUnit(path string, res *validateResult) error {
 		}
 	}
 	doc := junitSuites{Name: "fabctl validate", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}
+	for _, ls := range liveJUnitSuites(res) {
+		doc.Suites = append(doc.Suites, ls)
+		doc.Tests += ls.Tests
+		doc.Fails += ls.Fails
+	}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err

@@ -172,6 +172,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		ctx = context.Background()
 	}
 	f := opts.Factory
+	ctx, closeLog, err := f.sessionLogContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	lf, err := loadFabric(f, opts.Path, opts.Vars, opts.VarFiles)
 	if errors.Is(err, errSpecInvalid) {
 		return reportSpecErrors(opts.IO, lf, opts.Format)
@@ -252,6 +257,11 @@ func countSelected(f *intent.Fabric, targets, excludes []string) int {
 	}
 	for _, h := range f.Hosts {
 		if plan.Selected(h.Device, targets, excludes) {
+			n++
+		}
+	}
+	for _, sm := range f.SubnetManagers {
+		if plan.Selected(sm.Device, targets, excludes) {
 			n++
 		}
 	}

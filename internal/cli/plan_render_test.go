@@ -122,7 +122,7 @@ func TestRenderJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Devices) != 4 || doc.Devices[0].Address != "switch.leaf1" || doc.Devices[1].Address != "switch.leaf2" {
+	if len(doc.Devices) != 6 || doc.Devices[0].Address != "switch.leaf1" || doc.Devices[1].Address != "switch.leaf2" {
 		t.Fatalf("devices: %+v", doc.Devices)
 	}
 	if d := doc.Devices[0]; len(d.Native) != 1 || d.Native[0].Name != "native/ports.txt" || d.State["trust"] != "dscp" || d.Intent["Name"] != "leaf1" {

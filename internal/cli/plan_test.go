@@ -318,7 +318,7 @@ func TestPlanTargeting(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	golden(t, filepath.Join(fx.dir, "targeted.golden"), []byte(out))
-	for _, want := range []string{"Warning: targeting is in effect", "This plan covers 6 of the fabric's 9 devices", "Targeted: this plan covers 6 of 9 devices."} {
+	for _, want := range []string{"Warning: targeting is in effect", "This plan covers 8 of the fabric's 11 devices", "Targeted: this plan covers 8 of 11 devices."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
 		}
@@ -328,7 +328,7 @@ func TestPlanTargeting(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !doc.Targeted || len(doc.Devices) != 1 || doc.Devices[0].Address != "switch.spine1" || doc.FabricDevices != 9 {
+	if !doc.Targeted || len(doc.Devices) != 1 || doc.Devices[0].Address != "switch.spine1" || doc.FabricDevices != 11 {
 		t.Errorf("targeted JSON: targeted=%v devices=%d fabric_devices=%d", doc.Targeted, len(doc.Devices), doc.FabricDevices)
 	}
 }
@@ -547,10 +547,10 @@ func TestPlanProgressOnlyOnTTY(t *testing.T) {
 	if code := runCLI(f, "plan", "--state-dir", fx.stateDir, fx.spec); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	if !strings.Contains(errOut.String(), "Read 9 devices in ") {
+	if !strings.Contains(errOut.String(), "Read 11 devices in ") {
 		t.Errorf("no progress summary on a TTY stderr: %q", errOut)
 	}
-	if strings.Contains(out.String(), "Read 9 devices") {
+	if strings.Contains(out.String(), "Read 11 devices") {
 		t.Error("progress on stdout")
 	}
 	_, errText, _ := fx.plan(t)

@@ -29,6 +29,7 @@ type RenderOptions struct {
 	OutDir   string   // -o DIR; "" = stdout
 	Vars     []string
 	VarFiles []string
+	YANGDir  string // --yang-dir: validate YANG-modelled payloads offline
 }
 
 // NewCmdRender returns `fabctl render`.
@@ -56,11 +57,20 @@ overwritten, others left alone); without it, everything is printed to
 stdout. The spec is loaded and linted first: a spec with errors is not
 rendered. Output is deterministic. Credentials are never read.
 
-Exit status: 0 when rendered, 1 on spec errors or a write failure, 64 on
-a usage error.`,
+With --yang-dir DIR every YANG-modelled payload (gNMI SetRequests of the
+openconfig and srlinux drivers, SONiC CONFIG_DB rows) is validated
+offline against the vendor models in DIR/<set> (DIR/openconfig,
+DIR/srlinux, DIR/sonic), or DIR itself when it holds .yang files: paths,
+config vs state, types, ranges, patterns, enums, identities, list keys,
+and references to objects the payload does not create. The result, per
+device and path, goes to stderr (or the JSON document's "yang" members).
+
+Exit status: 0 when rendered (and valid), 1 on spec errors, a write
+failure or a YANG violation, 64 on a usage error.`,
 		Example: `  fabctl render fabric/
   fabctl render --device 'leaf*' -o rendered/ fabric/
-  fabctl render --json --device switch.spine1 fabric/ | jq '.devices[0].state'`,
+  fabctl render --json --device switch.spine1 fabric/ | jq '.devices[0].state'
+  fabctl render --yang-dir ../yang -o rendered/ fabric/`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = "."
@@ -82,7 +92,9 @@ a usage error.`,
 	fl.StringVarP(&opts.OutDir, "output-dir", "o", "", "Write the files under `dir` instead of stdout")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
+	fl.StringVar(&opts.YANGDir, "yang-dir", "", "Validate YANG-modelled payloads against the models in `dir` (one sub-directory per model set: openconfig, srlinux, sonic)")
 	_ = cmd.MarkFlagDirname("output-dir")
+	_ = cmd.MarkFlagDirname("yang-dir")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	return cmd
 }
@@ -98,7 +110,9 @@ type renderedDevice struct {
 	State    intent.State           `json:"state"`
 	Native   []renderedFileJSON     `json:"native"`
 	Note     string                 `json:"native_note,omitempty"`
+	YANG     *yangResult            `json:"yang,omitempty"` // with --yang-dir, for YANG-modelled payloads
 	files    []drivers.RenderedFile // intent.json, state.txt, native files
+	yang     *drivers.YANGPayload   // with --yang-dir: the payload to validate
 }
 
 type renderedFileJSON struct {
@@ -145,17 +159,30 @@ func renderRun(opts *RenderOptions) error {
 	reg := f.Drivers()
 	var devs []renderedDevice
 	for _, u := range units {
-		d, err := renderDevice(reg, u)
+		d, err := renderDevice(reg, u, opts.YANGDir != "")
 		if err != nil {
 			return err
 		}
 		devs = append(devs, d)
 	}
+	code := ExitOK
+	if opts.YANGDir != "" {
+		if err := validateRendered(&yangModels{root: opts.YANGDir}, devs); err != nil {
+			return err
+		}
+		code = reportYANG(opts.IO.ErrOut, devs, !opts.JSON)
+	}
 	if opts.OutDir != "" {
-		return writeRendered(opts, devs)
+		if err := writeRendered(opts, devs); err != nil {
+			return err
+		}
+		return exitWith(code)
 	}
 	if opts.JSON {
-		return plan.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs})
+		if err := plan.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs}); err != nil {
+			return err
+		}
+		return exitWith(code)
 	}
 	w := opts.IO.Out
 	for i, d := range devs {
@@ -164,7 +191,7 @@ func renderRun(opts *RenderOptions) error {
 		}
 		fmt.Fprintf(w, "# %s (%s)\n", d.Address, d.Platform)
 		for _, rf := range d.files {
-			fmt.Fprintf(w, "\n## %s/%s\n", d.Name, rf.Name)
+			fmt.Fprintf(w, "\n## %s/%s\n", renderDir(d), rf.Name)
 			w.Write(rf.Data)
 			if len(rf.Data) > 0 && rf.Data[len(rf.Data)-1] != '\n' {
 				fmt.Fprintln(w)
@@ -174,13 +201,13 @@ func renderRun(opts *RenderOptions) error {
 			fmt.Fprintf(w, "\n## %s: native payload: %s\n", d.Name, d.Note)
 		}
 	}
-	return nil
+	return exitWith(code)
 }
 
 // renderDevice renders one device: intent, flattened state, and the
 // native payload when its driver implements drivers.Renderer. The target
 // carries no credentials: rendering never logs in.
-func renderDevice(reg *drivers.Registry, u plan.Unit) (renderedDevice, error) {
+func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDevice, error) {
 	d := renderedDevice{Address: u.Device.Addr(), Kind: u.Device.Kind, Name: u.Device.Name, Platform: u.Device.Platform,
 		Driver: drivers.For(u.Device), State: u.State, Native: []renderedFileJSON{}}
 	in, err := json.MarshalIndent(u.Intent, "", "  ")
@@ -217,6 +244,13 @@ func renderDevice(reg *drivers.Registry, u plan.Unit) (renderedDevice, error) {
 		d.files = append(d.files, rf)
 		d.Native = append(d.Native, renderedFileJSON{Name: rf.Name, Data: string(rf.Data)})
 	}
+	if yr, ok := drv.(drivers.YANGRenderer); ok && wantYANG {
+		p, err := yr.YANGPayload(drivers.Target{Device: u.Device, Intent: u.Intent})
+		if err != nil {
+			return d, fmt.Errorf("render %s: %s driver: %w", d.Address, d.Driver, err)
+		}
+		d.yang = &p
+	}
 	return d, nil
 }
 
@@ -233,10 +267,20 @@ func checkRenderedName(name string) error {
 	return nil
 }
 
+// renderDir is a device's directory under -o: its name, or for a
+// subnet manager its address (sm.NAME), since it shares the name of the
+// host it runs on.
+func renderDir(d renderedDevice) string {
+	if d.Kind == intent.KindSM {
+		return d.Address
+	}
+	return d.Name
+}
+
 func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 	w := opts.IO.Out
 	for _, d := range devs {
-		dir := filepath.Join(opts.OutDir, d.Name)
+		dir := filepath.Join(opts.OutDir, renderDir(d))
 		var names []string
 		for _, rf := range d.files {
 			p := filepath.Join(dir, filepath.FromSlash(rf.Name))
@@ -246,7 +290,7 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 			if err := os.WriteFile(p, rf.Data, 0o644); err != nil {
 				return err
 			}
-			names = append(names, filepath.ToSlash(filepath.Join(d.Name, rf.Name)))
+			names = append(names, filepath.ToSlash(filepath.Join(renderDir(d), rf.Name)))
 		}
 		line := fmt.Sprintf("%s (%s): %s", d.Address, d.Platform, strings.Join(names, ", "))
 		if d.Note != "" {
@@ -258,10 +302,11 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 	}
 	if opts.JSON {
 		return plan.WriteJSON(w, struct {
-			FormatVersion string `json:"format_version"`
-			OutputDir     string `json:"output_dir"`
-			Devices       int    `json:"devices"`
-		}{jsonFormatVersion, opts.OutDir, len(devs)})
+			FormatVersion string           `json:"format_version"`
+			OutputDir     string           `json:"output_dir"`
+			Devices       int              `json:"devices"`
+			YANG          []yangDeviceJSON `json:"yang,omitempty"`
+		}{jsonFormatVersion, opts.OutDir, len(devs), yangJSON(devs)})
 	}
 	fmt.Fprintf(w, "Rendered %s to %s.\n", plural(len(devs), "device", "devices"), opts.OutDir)
 	return nil

@@ -25,6 +25,8 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupFabric, NewCmdApply(f, nil)),
 		inGroup(groupFabric, NewCmdForceUnlock(f, nil)),
 		inGroup(groupTool, NewCmdTestbed(f)),
+		inGroup(groupTool, NewCmdAgent(f, nil)),
+		inGroup(groupTool, NewCmdVerbs(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
 		inGroup(groupTool, NewCmdCompletion(f)),
@@ -86,7 +88,8 @@ back and running RDMA traffic.`,
 	pf := root.PersistentFlags()
 	pf.BoolVar(&f.Global.JSON, "json", false, "Write machine-readable JSON to stdout (see docs/json-output.md)")
 	pf.BoolVar(&f.Global.NoColor, "no-color", false, "Disable colored output (also NO_COLOR=1; color is off when stdout is not a terminal)")
-	pf.BoolVar(&f.Global.Debug, "debug", false, "Log debug information to stderr")
+	pf.BoolVar(&f.Global.Debug, "debug", false, "Log debug information and device session transcripts (secrets redacted) to stderr")
+	pf.StringVar(&f.Global.DebugFile, "debug-file", "", "Append device session transcripts (secrets redacted) to this file instead of stderr")
 	return root
 }
 

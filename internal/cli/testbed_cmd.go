@@ -219,7 +219,11 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 	if len(st.Emulators) > 0 {
 		fmt.Fprintf(w, "emulators (pid %d, %s):\n", st.PID, mark(st.Running))
 		for _, e := range st.Emulators {
-			fmt.Fprintf(w, "  %-8s %-7s ssh %s@%s  %s\n", e.Name, e.Platform, e.Username, e.Address, mark(st.Reachable[e.Name]))
+			proto := "ssh"
+			if e.Platform == "srlinux" || e.Platform == "openconfig" {
+				proto = "gnmi" // a gNMI target over TLS
+			}
+			fmt.Fprintf(w, "  %-8s %-10s %-4s %s@%s  %s\n", e.Name, e.Platform, proto, e.Username, e.Address, mark(st.Reachable[e.Name]))
 		}
 	}
 	for _, sk := range st.Skipped {

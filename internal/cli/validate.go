@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,8 +9,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
+	"github.com/fabctl/fabctl/validate/traffic"
 )
 
 // ValidateOptions are the inputs of fabctl validate.
@@ -29,6 +32,19 @@ type ValidateOptions struct {
 	// Lint runs the lint rules over a loaded spec (default lint.Run; tests
 	// pin a fixed rule set so goldens do not move with the rule table).
 	Lint func(*spec.Spec) lint.Result
+
+	// Live stages (without --static).
+	SkipReadback   bool   // --skip-readback
+	SkipTraffic    bool   // --skip-traffic
+	Parallelism    int    // --parallelism: concurrent device reads
+	Insecure       bool   // --insecure
+	TrafficBackend string // --traffic-backend: fabctl or perftest
+	// Drivers is the registry read-back uses (Factory.Drivers).
+	Drivers func() *drivers.Registry
+	// Traffic runs the planned traffic tests (nil: traffic.Runner on this
+	// machine; tests inject a fake).
+	Traffic func(ctx context.Context, tests []*traffic.Test) *traffic.Report
+	Ctx     context.Context
 }
 
 // NewCmdValidate returns `fabctl validate`.
@@ -44,16 +60,34 @@ The static stage loads the spec (syntax, schema, units, references,
 variables) and runs the cross-layer lint rules (MTU, transport, QoS, buffer,
 ECN, safety, host; see docs/rules.md). It needs no access to any device.
 
-The read-back stage (compare the devices' running configuration with the
-spec) and the traffic stage (RDMA traffic between hosts) are not in this
-build yet; without --static, validate runs the static stage and says so.
+Without --static, two live stages follow a valid spec:
 
-Exit status: 0 when the spec is valid, 1 when it has errors (or warnings
-with --strict), 64 on a usage error.`,
+  read-back  every device (switches and hosts) is read through its driver
+             and its running state must equal the spec's desired state
+             (the same comparison as fabctl plan); a difference fails and
+             lists the settings.
+  traffic    the spec's validate blocks run as RDMA traffic tests with the
+             built-in verbs engine (RC WRITE/SEND/READ, bandwidth or
+             ping-pong latency), per RDMA class, in rounds of disjoint pairs
+             (ring: one round; all-pairs: a round-robin tournament). Counters
+             are read before and after each test: min_bandwidth, max_p99,
+             no loss on lossless classes and traffic on the class's priority
+             are the pass criteria.
+
+The traffic test needs a fabctl built with -tags verbs (rdma-core) and
+hosts this machine reaches (connect = "local" or "netns:NAME"); a test
+that cannot run is reported as not run, never as passed.
+
+Exit status: 0 every stage passed; 1 the spec has errors (or warnings with
+--strict), a device differs from the spec or could not be read, or a
+traffic test failed; 5 nothing failed but a declared traffic test could not
+run (nothing, or not everything, was tested); 64 a usage error.`,
 		Example: `  fabctl validate --static
   fabctl validate --static --strict fabric/
   fabctl validate --var leaf_count=8 --var-file prod.fabvars fabric/
-  fabctl validate --json spec.fab.hcl`,
+  fabctl validate --json spec.fab.hcl
+  fabctl validate --junit report.xml fabric/
+  fabctl validate --skip-traffic fabric/`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -74,6 +108,14 @@ with --strict), 64 on a usage error.`,
 			opts.JSON = f.Global.JSON
 			opts.Env = f.Env
 			opts.Debugf = f.Debugf
+			opts.Drivers = f.Drivers
+			opts.Ctx = cmd.Context()
+			if opts.Parallelism < 1 {
+				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
+			}
+			if opts.TrafficBackend != "fabctl" && opts.TrafficBackend != "perftest" {
+				return FlagErrorf("invalid --traffic-backend %q: want fabctl or perftest", opts.TrafficBackend)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -86,6 +128,11 @@ with --strict), 64 on a usage error.`,
 	fl.StringVar(&opts.JUnit, "junit", "", "Also write the findings as JUnit XML to `file` (one test case per rule, for CI test reports)")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
+	fl.BoolVar(&opts.SkipReadback, "skip-readback", false, "Do not read the devices back")
+	fl.BoolVar(&opts.SkipTraffic, "skip-traffic", false, "Do not run the traffic tests")
+	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	fl.StringVar(&opts.TrafficBackend, "traffic-backend", "fabctl", "Traffic `engine`: fabctl (built in) or perftest (ib_*_bw/lat on the hosts)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	return cmd
 }
@@ -103,6 +150,13 @@ type validateResult struct {
 	Suppressed  int
 	Summary     *specSummary // nil when the spec did not load
 	Valid       bool
+
+	// Live stages: nil when they did not run.
+	Readback       *readbackResult
+	Traffic        *traffic.Report
+	TrafficSkipped string // why the traffic stage did not run
+	// Code is the exit status the run ends with.
+	Code ExitCode
 }
 
 // specSummary counts a loaded spec's objects.
@@ -123,7 +177,7 @@ func summarize(s *spec.Spec) *specSummary {
 	return sum
 }
 
-// StageStatic is the only validate stage this build has.
+// StageStatic is the load and lint stage.
 const StageStatic = "static"
 
 func validateRun(opts *ValidateOptions) error {
@@ -164,6 +218,13 @@ func validateRun(opts *ValidateOptions) error {
 		}
 	}
 	res.Valid = res.Errors == 0 && !(opts.Strict && res.Warnings > 0)
+	res.Code = ExitOK
+	if !res.Valid {
+		res.Code = ExitError
+	}
+	if !opts.Static && s != nil && s.Fabric != nil && res.Errors == 0 {
+		validateLive(opts, s, res)
+	}
 
 	var view ValidateView = &ValidateHuman{IO: opts.IO}
 	if opts.JSON {
@@ -177,8 +238,33 @@ func validateRun(opts *ValidateOptions) error {
 			return fmt.Errorf("write --junit %s: %w", opts.JUnit, err)
 		}
 	}
-	if !res.Valid {
-		return exitWith(ExitError)
+	return exitWith(res.Code)
+}
+
+// validateLive runs the read-back and traffic stages and settles the
+// exit status: a failure anywhere is 1; otherwise a declared traffic test
+// that did not run is 5 (not proven), never 0.
+func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
+	ctx := opts.Ctx
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	return nil
+	if !opts.SkipReadback && opts.Drivers != nil {
+		res.Stages = append(res.Stages, StageReadback)
+		res.Readback = runReadback(ctx, s, opts.Drivers(), opts.Parallelism, opts.Insecure)
+	}
+	if opts.SkipTraffic {
+		res.TrafficSkipped = "--skip-traffic"
+	} else {
+		res.Stages = append(res.Stages, StageTraffic)
+		res.Traffic, res.TrafficSkipped = runTraffic(ctx, s, opts)
+	}
+	_, fail, notRun := trafficCounts(res.Traffic)
+	switch {
+	case res.Code != ExitOK:
+	case res.Readback.Failed() || fail > 0:
+		res.Code = ExitError
+	case notRun > 0:
+		res.Code = ExitNothingTested
+	}
 }

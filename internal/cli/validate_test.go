@@ -102,7 +102,6 @@ var validateGoldenCases = []struct {
 	code ExitCode
 }{
 	{name: "ok", args: []string{"--static", "testdata/validate/ok.fab.hcl"}},
-	{name: "ok-note", args: []string{"testdata/validate/ok.fab.hcl"}},
 	{name: "ok-strict", args: []string{"--static", "--strict", "testdata/validate/ok.fab.hcl"}, code: ExitError},
 	{name: "errors", args: []string{"--static", "testdata/validate/errors.fab.hcl"}, code: ExitError},
 	{name: "multi", args: []string{"--static", "testdata/validate/multi"}},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/fabctl/fabctl/spec"
@@ -17,14 +18,6 @@ var (
 	_ ValidateView = (*ValidateJSON)(nil)
 )
 
-// staticOnlyNote is printed when validate runs without --static: this
-// build has no live stages, and the output must not suggest they passed.
-var staticOnlyNote = []string{
-	"Note: only the static stage ran (load and lint). The read-back and traffic",
-	"stages need device access and come with later fabctl commands; nothing was",
-	"checked on the live fabric. Pass --static to run the static stage alone.",
-}
-
 // ValidateHuman writes diagnostics with source snippets, then one summary
 // line.
 type ValidateHuman struct{ IO *IOStreams }
@@ -37,11 +30,51 @@ func (v *ValidateHuman) Result(r *validateResult) error {
 			return err
 		}
 	}
-	if !r.Static {
-		for _, line := range staticOnlyNote {
-			fmt.Fprintln(out, st.Faint.Render(line))
-		}
+	if r.Readback != nil {
+		writeReadback(out, st, r.Readback)
 	}
+	if r.Traffic != nil || r.TrafficSkipped != "" {
+		writeTraffic(out, st, r.Traffic, r.TrafficSkipped)
+	}
+	if err := v.staticLine(out, st, r); err != nil {
+		return err
+	}
+	return liveVerdict(out, st, r)
+}
+
+// liveVerdict is the last line when live stages ran: the stages' outcome
+// and what the exit status means.
+func liveVerdict(out io.Writer, st styles, r *validateResult) error {
+	if r.Readback == nil && r.Traffic == nil {
+		return nil
+	}
+	var parts []string
+	if rb := r.Readback; rb != nil && rb.Skipped == "" {
+		parts = append(parts, fmt.Sprintf("read-back %d/%d devices match", rb.Match, len(rb.Devices)))
+	}
+	pass, fail, notRun := trafficCounts(r.Traffic)
+	if r.Traffic != nil {
+		t := fmt.Sprintf("traffic %d passed, %d failed", pass, fail)
+		if notRun > 0 {
+			t += fmt.Sprintf(", %d not run", notRun)
+		}
+		parts = append(parts, t)
+	}
+	summary := strings.Join(parts, "; ")
+	var err error
+	switch r.Code {
+	case ExitOK:
+		_, err = fmt.Fprintf(out, "%s %s\n", st.OK.Render("✔ live fabric valid:"), summary)
+	case ExitNothingTested:
+		_, err = fmt.Fprintf(out, "%s %s: nothing failed, but not everything declared was tested\n", st.Warn.Render("! not proven:"), summary)
+	default:
+		_, err = fmt.Fprintf(out, "%s %s\n", st.Fail.Render("✘ live fabric invalid:"), summary)
+	}
+	return err
+}
+
+// staticLine is the static stage's summary line.
+func (v *ValidateHuman) staticLine(out io.Writer, st styles, r *validateResult) error {
 	counts := []string{countStyled(st, r.Errors, "error", "errors", true), countStyled(st, r.Warnings, "warning", "warnings", false)}
 	tail := strings.Join(counts, ", ")
 	if r.Suppressed > 0 {
@@ -90,6 +123,11 @@ type validateJSONDoc struct {
 	SuppressedCount int                   `json:"suppressed_count"`
 	Summary         *specSummary          `json:"summary"`
 	Diagnostics     []spec.JSONDiagnostic `json:"diagnostics"`
+	// Live stages (absent with --static or a spec with errors).
+	Readback *readbackResult `json:"readback,omitempty"`
+	Traffic  *trafficJSON    `json:"traffic,omitempty"`
+	// ExitCode is the exit status (0 pass, 1 fail, 5 not everything tested).
+	ExitCode int `json:"exit_code"`
 }
 
 func (v *ValidateJSON) Result(r *validateResult) error {
@@ -103,5 +141,15 @@ func (v *ValidateJSON) Result(r *validateResult) error {
 		SuppressedCount: r.Suppressed,
 		Summary:         r.Summary,
 		Diagnostics:     spec.ToJSON(r.Diagnostics, r.Files),
+		Readback:        r.Readback,
+		Traffic:         trafficDoc(r),
+		ExitCode:        int(r.Code),
 	})
+}
+
+func trafficDoc(r *validateResult) *trafficJSON {
+	if r.Traffic == nil && r.TrafficSkipped == "" {
+		return nil
+	}
+	return toTrafficJSON(r.Traffic, r.TrafficSkipped)
 }

@@ -50,7 +50,10 @@ type Options struct {
 	ECNQuantum int
 	// ApplyLatency delays `nv config apply` (a real apply takes seconds).
 	ApplyLatency time.Duration
-	Addr         string
+	// ShowLatency delays every show command: a real switch takes
+	// 0.3-1 s to answer show running-config (benchmarks state it).
+	ShowLatency time.Duration
+	Addr        string
 }
 
 // Revision is one applied revision.
@@ -88,6 +91,9 @@ func Start(opts Options) (*Switch, error) {
 		CommandLatency: func(line string) time.Duration {
 			if strings.HasPrefix(line, "nv config apply") {
 				return opts.ApplyLatency
+			}
+			if strings.HasPrefix(line, "nv show ") || strings.HasPrefix(line, "nv config show") {
+				return opts.ShowLatency
 			}
 			return 0
 		},
@@ -434,6 +440,15 @@ func (sw *Switch) validate(t map[string]any) error {
 			n, _ := strconv.Atoi(num)
 			if !strings.HasPrefix(name, "swp") || n < 1 || n > sw.opts.Ports {
 				return fmt.Errorf("interface.%s: interface %s does not exist on this platform", name, name)
+			}
+			for _, kind := range []string{"pfc", "mapping"} {
+				ref, ok := getPath(t, "interface."+name+".qos."+kind+".profile")
+				if !ok {
+					continue
+				}
+				if _, ok := getPath(t, "qos."+kind+"."+fmt.Sprint(ref)); !ok && ref != "default-global" {
+					return fmt.Errorf("interface.%s.qos.%s.profile: %s profile %v does not exist", name, kind, kind, ref)
+				}
 			}
 		}
 	}

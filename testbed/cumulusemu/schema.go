@@ -60,11 +60,28 @@ func keyRange(lo, hi int) func(string) error {
 	}
 }
 
+// profileKey accepts a QoS profile name: default-global, or a profile
+// of the user's (the QoS page's my_pfc_ports, my-red-profile): letters,
+// digits, '-' and '_'.
 func profileKey(s string) error {
-	if s != "default-global" {
-		return fmt.Errorf("profile '%s' does not exist (only default-global in this emulator)", s)
+	if s == "" || len(s) > 63 {
+		return fmt.Errorf("'%s' is not a valid profile name", s)
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("'%s' is not a valid profile name", s)
+		}
 	}
 	return nil
+}
+
+// profileRef is an interface's reference to a QoS profile (checked to
+// exist when the revision is applied).
+func profileRef(s string) (any, error) {
+	if err := profileKey(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func ifKey(s string) error {
@@ -144,6 +161,10 @@ var schema = container(map[string]*node{
 		}),
 		"qos": container(map[string]*node{
 			"pfc-watchdog": presence(container(map[string]*node{})),
+			// The profiles an interface uses instead of default-global
+			// (nv set interface swp1 qos pfc profile my_pfc_ports).
+			"pfc":     container(map[string]*node{"profile": leafNode(profileRef)}),
+			"mapping": container(map[string]*node{"profile": leafNode(profileRef)}),
 		}),
 		"description": leafNode(func(s string) (any, error) { return s, nil }),
 	})),

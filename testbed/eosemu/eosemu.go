@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
@@ -51,7 +52,15 @@ type Options struct {
 	Ports    int // Ethernet1..N (default 8)
 	// CommitLatency delays commit commands (the benchmark uses 200 ms).
 	CommitLatency time.Duration
-	Addr          string // default 127.0.0.1:0
+	// ShowLatency delays every show command: a real switch takes
+	// 0.3-1 s to answer show running-config (benchmarks state it).
+	ShowLatency time.Duration
+	// EnablePassword, when set, is asked for by `enable` (EOS `enable
+	// secret`), without echo.
+	EnablePassword string
+	// AuthorizedKeys log in as User without a password (key or agent).
+	AuthorizedKeys []gossh.PublicKey
+	Addr           string // default 127.0.0.1:0
 }
 
 // Switch is one emulated EOS switch.
@@ -84,9 +93,10 @@ func Start(opts Options) (*Switch, error) {
 	}
 	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), sessions: map[string]*Config{}}
 	srv, err := sshemu.Start(sshemu.Config{
-		Addr:   opts.Addr,
-		Users:  map[string]string{opts.User: opts.Password},
-		Banner: "Last login: Sat Nov 21 20:00:00 2026 from 10.0.0.1\n",
+		Addr:           opts.Addr,
+		Users:          map[string]string{opts.User: opts.Password},
+		AuthorizedKeys: opts.AuthorizedKeys,
+		Banner:         "Last login: Sat Nov 21 20:00:00 2026 from 10.0.0.1\n",
 		NewShell: func(string) sshemu.Shell {
 			return &shell{sw: sw}
 		},
@@ -94,6 +104,9 @@ func Start(opts Options) (*Switch, error) {
 			f := strings.Fields(line)
 			if len(f) > 0 && f[0] == "commit" || len(f) == 3 && f[0] == "configure" && f[2] == "commit" {
 				return opts.CommitLatency
+			}
+			if len(f) > 0 && f[0] == "show" {
+				return opts.ShowLatency
 			}
 			return 0
 		},
@@ -165,6 +178,7 @@ type frame struct {
 type shell struct {
 	sw      *Switch
 	enabled bool
+	askPW   bool   // `enable` asked for the enable password
 	config  bool   // in a configuration mode
 	session string // "" for configure terminal
 	stack   []frame
@@ -172,6 +186,9 @@ type shell struct {
 
 func (s *shell) Prompt() string {
 	h := s.sw.opts.Hostname
+	if s.askPW {
+		return "Password: "
+	}
 	if !s.config {
 		if s.enabled {
 			return h + "#"
@@ -223,7 +240,18 @@ func (s *shell) invalid(line string, tok int) string {
 const incomplete = "% Incomplete command\n"
 
 // Handle runs one line.
+// Echo is off while the enable password is typed.
+func (s *shell) Echo() bool { return !s.askPW }
+
 func (s *shell) Handle(line string) (string, bool) {
+	if s.askPW {
+		s.askPW = false
+		if line != s.sw.opts.EnablePassword {
+			return "% Access denied\n", false
+		}
+		s.enabled = true
+		return "", false
+	}
 	toks := strings.Fields(line)
 	if len(toks) == 0 || strings.HasPrefix(toks[0], "!") {
 		return "", false
@@ -285,6 +313,10 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 	case "exit", "logout", "quit":
 		return "", true
 	case "enable":
+		if s.sw.opts.EnablePassword != "" && !s.enabled {
+			s.askPW = true
+			return "", false
+		}
 		s.enabled = true
 		return "", false
 	case "disable":

@@ -166,8 +166,9 @@ func (s *Status) Healthy() bool {
 // ErrNoTestbed is returned when the directory has no testbed record.
 var ErrNoTestbed = errors.New("no testbed is up here")
 
-// emulated lists the platforms with an emulator in this build.
-var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true, "cumulus": true}
+// emulated lists the platforms with an emulator in this build: SSH CLI
+// emulators, and gNMI targets (testbed/gnmitarget) for the gNMI platforms.
+var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true, "cumulus": true, "srlinux": true, "openconfig": true}
 
 func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
@@ -240,12 +241,21 @@ func portsNeeded(s *spec.Spec) map[string]int {
 			out[sw.Name] = 8
 		case "cumulus":
 			out[sw.Name] = 32
+		case "srlinux", "openconfig":
+			out[sw.Name] = 4
 		}
 	}
 	for _, l := range s.Links {
 		for _, ep := range []spec.Endpoint{l.A, l.B} {
 			sw := s.Switch(ep.Node)
 			if sw == nil {
+				continue
+			}
+			if sw.Platform == "srlinux" {
+				// ethernet-1/N (the target has slot 1 only).
+				if n, err := strconv.Atoi(strings.TrimPrefix(ep.Port, "ethernet-1/")); err == nil && strings.HasPrefix(ep.Port, "ethernet-1/") && n > out[sw.Name] {
+					out[sw.Name] = n
+				}
 				continue
 			}
 			if sw.Platform == "cumulus" {
@@ -265,8 +275,11 @@ func portsNeeded(s *spec.Spec) map[string]int {
 				continue
 			}
 			need := n
-			if sw.Platform == "sonic" {
+			switch sw.Platform {
+			case "sonic":
 				need = n/4 + 1
+			case "openconfig":
+				need = n + 1 // Ethernet0..
 			}
 			if need > out[sw.Name] {
 				out[sw.Name] = need
@@ -571,6 +584,16 @@ func startServe(r *Record, env []string, opts Options) error {
 	}
 	defer lf.Close()
 	r.Files = append(r.Files, logPath, filepath.Join(r.Dir, KnownHostsFile), filepath.Join(r.Dir, RecordFile))
+	if gnmiTargets(r) {
+		// serve removes them when it stops; Down removes them too when it
+		// died without cleaning up (the keys must not outlive the testbed).
+		pki := filepath.Join(r.Dir, gnmiPKIDir)
+		for _, f := range []string{"ca.pem", "server.pem", "server-key.pem", "client.pem", "client-key.pem"} {
+			r.Files = append(r.Files, filepath.Join(pki, f))
+		}
+		r.Files = append(r.Files, filepath.Join(r.Dir, GNMICAFile))
+		r.Dirs = append([]string{pki}, r.Dirs...)
+	}
 	// The record is written before the process starts: serve reads it.
 	if err := writeRecord(r); err != nil {
 		return err
@@ -603,6 +626,16 @@ func startServe(r *Record, env []string, opts Options) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// gnmiTargets reports whether the testbed runs gNMI targets.
+func gnmiTargets(r *Record) bool {
+	for _, e := range r.Emulators {
+		if e.Platform == "srlinux" || e.Platform == "openconfig" {
+			return true
+		}
+	}
+	return false
 }
 
 func ready(r *Record) bool {

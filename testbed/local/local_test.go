@@ -59,6 +59,12 @@ credentials "ssh" {
   known_hosts = ".fabctl/testbed/known_hosts"
 }
 
+credentials "gnmi" {
+  username = "admin"
+  password = env("FABCTL_TBTEST_PASSWORD")
+  ca_file  = ".fabctl/testbed/gnmi-ca.pem"
+}
+
 switch "leaf1" {
   platform    = "sonic"
   address     = "127.0.31.11:2222"
@@ -83,7 +89,7 @@ switch "leaf3" {
 switch "spine1" {
   platform    = "srlinux"
   address     = "127.0.31.21:57400"
-  credentials = "ssh"
+  credentials = "gnmi"
   role        = "spine"
 }
 
@@ -173,14 +179,15 @@ func TestUpPlanApplyDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	// The SONiC emulator validates against the real YANG models when they
-	// are next to the repository (../shared/yang/sonic).
-	yangDir := filepath.Join("..", "..", "..", "shared", "yang", "sonic")
-	if _, err := os.Stat(yangDir); err != nil {
+	// The SONiC emulator and the SR Linux gNMI target validate against
+	// the real YANG models when they are next to the repository
+	// (../shared/yang/sonic, ../shared/yang/srlinux).
+	yangDir := filepath.Join("..", "..", "..", "shared", "yang")
+	if _, err := os.Stat(filepath.Join(yangDir, "sonic")); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("SONiC YANG models %s: %v (required when CI=true)", yangDir, err)
+			t.Fatalf("YANG models %s: %v (required when CI=true)", yangDir, err)
 		}
-		t.Logf("SONiC YANG models %s not found: the SONiC emulator uses its built-in checks", yangDir)
+		t.Logf("YANG models %s not found: the emulators use their built-in checks", yangDir)
 		yangDir = ""
 	}
 	st, err := local.Up(specDir, dir, local.Options{Exe: exe, Args: []string{"testbed", "serve", "--dir", dir},
@@ -194,14 +201,15 @@ func TestUpPlanApplyDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Healthy() || len(st.Emulators) != 3 || len(st.Links) != 2 {
+	if !st.Healthy() || len(st.Emulators) != 4 || len(st.Links) != 2 {
 		t.Fatalf("status after up: %+v", st)
 	}
-	if len(st.Skipped) != 1 || st.Skipped[0].Reason != "spine1: no srlinux emulator in this build" {
+	if len(st.Skipped) != 0 {
 		t.Fatalf("skipped: %+v", st.Skipped)
 	}
-	if !strings.Contains(log.String(), "spine1: no srlinux emulator in this build") {
-		t.Errorf("log does not report the skipped switch:\n%s", log.String())
+	// The gNMI target's CA, for the credentials' ca_file.
+	if _, err := os.Stat(filepath.Join(dir, local.GNMICAFile)); err != nil {
+		t.Fatalf("no gNMI CA for the spec's ca_file: %v", err)
 	}
 	if strings.Contains(log.String(), "tb-test-Pa55") {
 		t.Fatal("the password was logged")
@@ -224,7 +232,7 @@ func TestUpPlanApplyDown(t *testing.T) {
 	}
 	f := intent.Compile(s)
 	reg := builtin.Registry()
-	opts := plan.Options{Credentials: s.CredentialsByName, Excludes: []string{"spine1"}}
+	opts := plan.Options{Credentials: s.CredentialsByName}
 	p := plan.Make(context.Background(), s, f, reg, opts)
 	var devs []apply.Device
 	for _, u := range plan.Units(f) {
@@ -240,8 +248,8 @@ func TestUpPlanApplyDown(t *testing.T) {
 		}
 		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
 	}
-	if len(devs) != 5 {
-		t.Fatalf("planned %d devices, want 5 (leaf1, leaf2, leaf3, h1, h2)", len(devs))
+	if len(devs) != 6 {
+		t.Fatalf("planned %d devices, want 6 (leaf1, leaf2, leaf3, spine1, h1, h2)", len(devs))
 	}
 	rec, err := local.ReadRecord(dir)
 	if err != nil {
@@ -250,6 +258,9 @@ func TestUpPlanApplyDown(t *testing.T) {
 	for _, e := range rec.Emulators {
 		if e.Name == "leaf3" && (e.Platform != "nxos" || e.Ports != 12) {
 			t.Errorf("leaf3: %+v, want an nxos emulator with 12 ports (Ethernet1/12 is linked)", e)
+		}
+		if e.Name == "spine1" && (e.Platform != "srlinux" || e.Ports != 4) {
+			t.Errorf("spine1: %+v, want an srlinux gNMI target with 4 ports (ethernet-1/1..3 are linked)", e)
 		}
 	}
 	if yangDir != "" {
@@ -260,6 +271,9 @@ func TestUpPlanApplyDown(t *testing.T) {
 		sl, _ := os.ReadFile(filepath.Join(dir, local.LogFile))
 		if !strings.Contains(string(sl), "validate patches against the YANG models") {
 			t.Errorf("serve.log does not say the SONiC emulator validates with YANG:\n%s", sl)
+		}
+		if !strings.Contains(string(sl), "srlinux gNMI targets validate every Set against the YANG models") {
+			t.Errorf("serve.log does not say the SR Linux target validates with YANG:\n%s", sl)
 		}
 	}
 	if h := p.Device("host.h1"); len(h.Unexpressible) == 0 {

@@ -58,7 +58,10 @@ type Options struct {
 	Ports    int // Ethernet1/1..N (default 8)
 	// CommitLatency delays `rollback` and `checkpoint` (the benchmark uses 200 ms).
 	CommitLatency time.Duration
-	Addr          string // default 127.0.0.1:0
+	// ShowLatency delays every show command: a real switch takes
+	// 0.3-1 s to answer show running-config (benchmarks state it).
+	ShowLatency time.Duration
+	Addr        string // default 127.0.0.1:0
 }
 
 type checkpoint struct {
@@ -102,6 +105,9 @@ func Start(opts Options) (*Switch, error) {
 			f := strings.Fields(line)
 			if len(f) > 0 && (f[0] == "checkpoint" || f[0] == "rollback") {
 				return opts.CommitLatency
+			}
+			if len(f) > 0 && f[0] == "show" {
+				return opts.ShowLatency
 			}
 			return 0
 		},

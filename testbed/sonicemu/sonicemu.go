@@ -32,6 +32,8 @@ import (
 	"sync"
 	"time"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"github.com/fabctl/fabctl/testbed/sshemu"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -44,6 +46,11 @@ type Options struct {
 	Ports    int // Ethernet0, Ethernet4, ... (default 32)
 	// CommitLatency delays apply-patch, replace and rollback.
 	CommitLatency time.Duration
+	// ShowLatency delays every show command: a real switch takes
+	// 0.3-1 s to answer show running-config (benchmarks state it).
+	ShowLatency time.Duration
+	// AuthorizedKeys log in as User without a password (key or agent).
+	AuthorizedKeys []gossh.PublicKey
 	// Addr to listen on (default 127.0.0.1:0).
 	Addr string
 	// YANGDir, when set, is a directory of SONiC YANG models
@@ -92,9 +99,10 @@ func Start(opts Options) (*Switch, error) {
 	sw := &Switch{opts: opts, db: DefaultConfigDB(opts.Hostname, opts.Ports),
 		files: map[string][]byte{}, checkpoints: map[string][]byte{}}
 	srv, err := sshemu.Start(sshemu.Config{
-		Addr:   opts.Addr,
-		Users:  map[string]string{opts.User: opts.Password},
-		Banner: "Linux " + opts.Hostname + " 6.1.0-11-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.38-4 x86_64\nYou are on\n  ____   ___  _   _ _  ____\n / ___| / _ \\| \\ | (_)/ ___|\n \\___ \\| | | |  \\| | | |\n  ___) | |_| | |\\  | | |___\n |____/ \\___/|_| \\_|_|\\____|\n\n-- Software for Open Networking in the Cloud --\n\nUnauthorized access and/or use are prohibited.\nAll access and/or use are subject to monitoring.\n\n",
+		Addr:           opts.Addr,
+		Users:          map[string]string{opts.User: opts.Password},
+		AuthorizedKeys: opts.AuthorizedKeys,
+		Banner:         "Linux " + opts.Hostname + " 6.1.0-11-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.38-4 x86_64\nYou are on\n  ____   ___  _   _ _  ____\n / ___| / _ \\| \\ | (_)/ ___|\n \\___ \\| | | |  \\| | | |\n  ___) | |_| | |\\  | | |___\n |____/ \\___/|_| \\_|_|\\____|\n\n-- Software for Open Networking in the Cloud --\n\nUnauthorized access and/or use are prohibited.\nAll access and/or use are subject to monitoring.\n\n",
 		NewShell: func(user string) sshemu.Shell {
 			return &shell{sw: sw, user: user}
 		},
@@ -102,6 +110,9 @@ func Start(opts Options) (*Switch, error) {
 			if strings.Contains(line, "config apply-patch") || strings.Contains(line, "config rollback") ||
 				strings.Contains(line, "config replace") {
 				return opts.CommitLatency
+			}
+			if strings.HasPrefix(line, "show ") || strings.HasPrefix(line, "sudo show ") {
+				return opts.ShowLatency
 			}
 			return 0
 		},

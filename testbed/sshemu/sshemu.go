@@ -39,6 +39,12 @@ type Shell interface {
 	Handle(line string) (output string, exit bool)
 }
 
+// Echoer is implemented by shells that can turn echo off, as a device
+// does at a password prompt; a Shell without it always echoes.
+type Echoer interface {
+	Echo() bool
+}
+
 // FaultKind is what an injected fault does.
 type FaultKind int
 
@@ -82,6 +88,22 @@ type Config struct {
 	// adds a per-command delay (e.g. 200 ms for commits).
 	Latency        time.Duration
 	CommandLatency func(line string) time.Duration
+	// KeyExchanges the server offers; nil is DefaultKeyExchanges.
+	KeyExchanges []string
+}
+
+// DefaultKeyExchanges are the key exchanges the emulated NOSes' SSH
+// servers offer that x/crypto/ssh implements: EOS 4.3x, SONiC 202x
+// (Debian bookworm) and Cumulus Linux 5 run OpenSSH 8.x-9.2, NX-OS 10.x
+// its own server; none offers the ML-KEM hybrid (mlkem768x25519-sha256,
+// OpenSSH 9.9) that x/crypto/ssh clients prefer, so a session with an
+// emulator negotiates curve25519-sha256 as it would with the real
+// switch, and the emulator does not spend CPU on ML-KEM a switch never
+// runs.
+var DefaultKeyExchanges = []string{
+	"curve25519-sha256", "curve25519-sha256@libssh.org",
+	"ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521",
+	"diffie-hellman-group14-sha256",
 }
 
 // Server is a running emulator.
@@ -127,6 +149,13 @@ func Start(cfg Config) (*Server, error) {
 			return false
 		},
 		PtyCallback: func(ssh.Context, ssh.Pty) bool { return true },
+	}
+	kex := cfg.KeyExchanges
+	if kex == nil {
+		kex = DefaultKeyExchanges
+	}
+	s.srv.ServerConfigCallback = func(ssh.Context) *gossh.ServerConfig {
+		return &gossh.ServerConfig{Config: gossh.Config{KeyExchanges: kex}}
 	}
 	if len(cfg.AuthorizedKeys) > 0 {
 		s.srv.PublicKeyHandler = func(ctx ssh.Context, key ssh.PublicKey) bool {
@@ -267,6 +296,10 @@ func (s *Server) session(sess ssh.Session) {
 		_, _ = io.WriteString(sess, crlf(s.cfg.Banner))
 	}
 	_, _ = io.WriteString(sess, sh.Prompt())
+	echoOn := func() bool { return true }
+	if e, ok := sh.(Echoer); ok {
+		echoOn = e.Echo
+	}
 	var line []byte
 	buf := make([]byte, 4096)
 	lastCR := false
@@ -285,7 +318,7 @@ func (s *Server) session(sess ssh.Session) {
 			}
 		}
 		for _, c := range buf[:n] {
-			if !(c >= 0x20 && c != 0x7f || c == '\t') {
+			if !(c >= 0x20 && c != 0x7f || c == '\t' || c == '\r' || c == '\n') {
 				flush()
 			}
 			switch {
@@ -294,8 +327,13 @@ func (s *Server) session(sess ssh.Session) {
 				continue
 			case c == '\r' || c == '\n':
 				lastCR = c == '\r'
-				_, _ = io.WriteString(sess, "\r\n")
-				if !s.run(sess, sh, string(line)) {
+				// The pending echo and the newline go out with the
+				// command's output when it has no latency: one SSH packet
+				// (and one syscall on each side) instead of three, as a
+				// pty hands over whatever is buffered.
+				pre := string(echo) + "\r\n"
+				echo = echo[:0]
+				if !s.run(sess, sh, string(line), pre) {
 					return
 				}
 				line = line[:0]
@@ -313,7 +351,9 @@ func (s *Server) session(sess ssh.Session) {
 				return
 			case c >= 0x20 || c == '\t':
 				line = append(line, c)
-				echo = append(echo, c)
+				if echoOn() {
+					echo = append(echo, c)
+				}
 			}
 			lastCR = false
 		}
@@ -321,8 +361,15 @@ func (s *Server) session(sess ssh.Session) {
 	}
 }
 
-// run handles one line; false ends the session.
-func (s *Server) run(sess ssh.Session, sh Shell, line string) bool {
+// run handles one line; false ends the session. pre (the echo of the
+// line's end and the newline) is written before the command runs when
+// the command has latency, else with its output.
+func (s *Server) run(sess ssh.Session, sh Shell, line, pre string) bool {
+	d := s.latency(line)
+	if d > 0 {
+		_, _ = io.WriteString(sess, pre)
+		pre = ""
+	}
 	f := s.fault(line)
 	if f != nil {
 		switch f.Kind {
@@ -330,35 +377,35 @@ func (s *Server) run(sess ssh.Session, sh Shell, line string) bool {
 			_ = sess.Close()
 			return false
 		case Hang:
+			_, _ = io.WriteString(sess, pre)
 			<-sess.Context().Done()
 			return false
 		case Reject:
-			s.delay(line)
-			_, _ = io.WriteString(sess, crlf(f.Output)+sh.Prompt())
+			time.Sleep(d)
+			_, _ = io.WriteString(sess, pre+crlf(f.Output)+sh.Prompt())
 			return true
 		}
 	}
 	out, exit := sh.Handle(line)
-	s.delay(line)
+	time.Sleep(d)
 	if f != nil && f.Kind == DropAfter {
 		_ = sess.Close()
 		return false
 	}
 	if exit {
-		_, _ = io.WriteString(sess, crlf(out))
+		_, _ = io.WriteString(sess, pre+crlf(out))
 		_ = sess.Exit(0)
 		return false
 	}
-	_, _ = io.WriteString(sess, crlf(out)+sh.Prompt())
+	_, _ = io.WriteString(sess, pre+crlf(out)+sh.Prompt())
 	return true
 }
 
-func (s *Server) delay(line string) {
+// latency is the delay of a command's output.
+func (s *Server) latency(line string) time.Duration {
 	d := s.cfg.Latency
 	if s.cfg.CommandLatency != nil {
 		d += s.cfg.CommandLatency(line)
 	}
-	if d > 0 {
-		time.Sleep(d)
-	}
+	return d
 }

@@ -6,6 +6,7 @@ func Rules() []Rule {
 	var r []Rule
 	r = append(r, mtuRules()...)
 	r = append(r, transportRules()...)
+	r = append(r, ibRules()...)
 	r = append(r, qosRules()...)
 	r = append(r, bufferRules()...)
 	r = append(r, ecnRules()...)

@@ -112,6 +112,19 @@ DSCP << 2 | ECT(0), e.g. 106 for DSCP 26.`,
 			Reference: "RHEL rdma_cm configfs default_roce_tos (TR-1 RHEL source); host-side lossless configuration (https://losslessnetwork.com/learn/host-networking/host-side-lossless); NVIDIA/nccl src/transport/net_ib (NCCL_IB_TC)",
 			Check:     checkQOS8,
 		},
+		{
+			ID:    "QOS-9",
+			Title: "Lossless classes on OpenConfig switches need PFC configured outside OpenConfig",
+			Rationale: `The OpenConfig QoS models have no PFC, PFC watchdog or headroom leaves (only 802.3x flow
+control), so the openconfig gNMI driver configures classification, queues, ECN marking, scheduling and
+the MTU, and lists PFC, the watchdog and headroom as not expressible in the plan. A port with PFC in the
+spec is then lossless on paper only: unless PFC is configured natively on the switch, the lossless class
+drops under congestion on that hop. This is a warning per OpenConfig switch whose ports carry PFC. Drive
+the switch with its native driver (srlinux has PFC over gNMI; sonic, eos, nxos and cumulus over SSH), or
+configure PFC, the watchdog and headroom on the switch by other means and silence the rule with a reason.`,
+			Reference: "openconfig/public release/models/qos (no PFC leaves; openconfig/public#1044, 802.3x enable-flow-control only); ../shared/reference/switches.md section 3",
+			Check:     checkQOS9,
+		},
 	}
 }
 
@@ -516,4 +529,35 @@ func checkQOS8(c *Context) {
 		c.Reportf(Warning, o.Range, "fabric", nil, "RDMA ToS outside the RDMA classes", "%s", detail("The fabric", *tos, o))
 	}
 	g.flush(c)
+}
+
+func checkQOS9(c *Context) {
+	s := c.Spec
+	if !s.Fabric.Transport.IsEthernet() {
+		return
+	}
+	for _, sw := range s.Switches {
+		if sw.Platform != "openconfig" {
+			continue
+		}
+		var ports []string
+		for _, p := range sw.Ports {
+			if len(s.PortPFC(sw, p)) > 0 {
+				ports = append(ports, p.Name)
+			}
+		}
+		if len(ports) == 0 {
+			continue
+		}
+		extra := ""
+		if sw.Buffer != nil && sw.Buffer.Headroom > 0 {
+			extra = " nor its buffer headroom"
+		}
+		c.Reportf(Warning, sw.Src.Attr("platform"), switchAddress(sw), []spec.LintIgnores{sw.Ignore}, "PFC is not expressible in OpenConfig",
+			"switch %s has PFC on %s (%s), but OpenConfig QoS has no PFC, PFC watchdog or headroom leaves: the openconfig driver "+
+				"configures classification, queues, ECN, scheduling and MTU, and cannot configure PFC, the watchdog%s. Those ports are "+
+				"lossless only if PFC is configured natively on the switch. Use the switch's native driver (srlinux has PFC over gNMI), "+
+				"or configure PFC by other means and silence QOS-9 here with a reason.",
+			sw.Name, plural(len(ports), "port"), capList(ports, 8), extra)
+	}
 }

@@ -411,6 +411,30 @@ func DecodeIEEE(b []byte) (*IEEE, error) {
 	if cmd != CmdIEEEGet {
 		return nil, fmt.Errorf("dcbnl: reply to IEEE_GET has command %d", cmd)
 	}
+	return decodeIEEEAttrs(attrs, "IEEE_GET reply")
+}
+
+// DecodeNotification decodes an RTNLGRP_DCB multicast message: after
+// every IEEE_SET and IEEE_DEL (and when a driver reports a DCBX event)
+// the kernel sends the interface's whole IEEE state, as IEEE_GET returns
+// it, with the command that caused it. ok is false for CEE notifications
+// (DCB_CMD_CEE_GET, sent for CEE changes), which carry no IEEE state.
+func DecodeNotification(b []byte) (cmd uint8, st *IEEE, ok bool, err error) {
+	cmd, attrs, err := splitReply(b)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if cmd != CmdIEEESet && cmd != CmdIEEEDel && cmd != CmdIEEEGet {
+		return cmd, nil, false, nil
+	}
+	st, err = decodeIEEEAttrs(attrs, "DCB notification")
+	if err != nil {
+		return cmd, nil, false, err
+	}
+	return cmd, st, true, nil
+}
+
+func decodeIEEEAttrs(attrs []byte, what string) (*IEEE, error) {
 	ad, err := netlink.NewAttributeDecoder(attrs)
 	if err != nil {
 		return nil, fmt.Errorf("dcbnl: %w", err)
@@ -431,7 +455,7 @@ func DecodeIEEE(b []byte) (*IEEE, error) {
 		}
 	}
 	if err := ad.Err(); err != nil {
-		return nil, fmt.Errorf("dcbnl: decode IEEE_GET reply: %w", err)
+		return nil, fmt.Errorf("dcbnl: decode %s: %w", what, err)
 	}
 	return out, nil
 }

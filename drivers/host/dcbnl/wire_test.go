@@ -246,3 +246,47 @@ func FuzzDecodeStatus(f *testing.F) {
 		_, _ = DecodeDCBX(b)
 	})
 }
+
+// TestDecodeNotification: an RTNLGRP_DCB message is the IEEE_GET body
+// with the command that caused it; CEE notifications carry no IEEE state.
+func TestDecodeNotification(t *testing.T) {
+	skipBigEndian(t)
+	for _, cmd := range []uint8{CmdIEEESet, CmdIEEEDel} {
+		b := ieeeReply()
+		b[1] = cmd
+		got, st, ok, err := DecodeNotification(b)
+		if err != nil || !ok || got != cmd {
+			t.Fatalf("cmd %d: %d %v %v", cmd, got, ok, err)
+		}
+		if st.Ifname != "eth1" || st.PFC == nil || st.PFC.Enable != 0x08 || len(st.Apps) != 2 {
+			t.Fatalf("cmd %d: %+v", cmd, st)
+		}
+	}
+	cee := ieeeReply()
+	cee[1] = 26 // DCB_CMD_CEE_GET
+	if _, _, ok, err := DecodeNotification(cee); ok || err != nil {
+		t.Fatalf("CEE notification: ok %v err %v", ok, err)
+	}
+	bad := ieeeReply()
+	bad[1] = CmdIEEESet
+	bad[16+4] = 30
+	if _, _, _, err := DecodeNotification(bad); err == nil {
+		t.Fatal("short ETS accepted")
+	}
+	if _, _, _, err := DecodeNotification([]byte{0, 20}); err == nil {
+		t.Fatal("truncated header accepted")
+	}
+}
+
+func FuzzDecodeNotification(f *testing.F) {
+	b := ieeeReply()
+	b[1] = CmdIEEESet
+	f.Add(b)
+	f.Add([]byte{0, 27, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, st, ok, err := DecodeNotification(b)
+		if err == nil && ok && st == nil {
+			t.Fatal("ok without state")
+		}
+	})
+}

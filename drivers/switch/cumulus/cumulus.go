@@ -13,7 +13,14 @@
 //	nv set interface swp1 link mtu 9000                                 (Linux netdev MTU = IP MTU, no L2 overhead)
 //	nv set interface swp1 qos pfc-watchdog
 //
-// reads the applied revision with `nv config show -o json` (ReadConfigJSON),
+// Ports whose PFC priorities or trust differ from the switch's use PFC
+// and mapping profiles of their own (nv set qos pfc fabctl-nopfc tx
+// disable rx disable; nv set interface swp3 qos pfc profile
+// fabctl-nopfc; fabctl-trust-l2 for a port trusting PCP); the others
+// return to default-global (nv unset interface swpN qos pfc|mapping).
+// A profile no managed port uses any more is left in the configuration.
+//
+// It reads the applied revision with `nv config show -o json` (ReadConfigJSON),
 // and applies a change list as one NVUE revision over SSH (scrapligo
 // v1.4.3, a platform definition derived from its cumulus_linux one):
 //
@@ -134,8 +141,6 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 			out[k] = "NVUE's PFC watchdog has no action setting (the switch drops on the stormed queue)"
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
 			out[k] = "NVUE has one cable-length per PFC profile (qos pfc default-global cable-length), not per port"
-		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/trust"):
-			out[k] = "fabctl renders one NVUE QoS mapping profile (default-global) for all ports"
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pause") && v == "true":
 			out[k] = "fabctl renders no NVUE link-pause profile"
 		case k == "pfcwd/detect":
@@ -227,6 +232,45 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 	return []drivers.RenderedFile{{Name: "nvue.sh", Data: []byte(strings.Join(p.Lines(), "\n") + "\n")}}, nil
 }
 
+// sectionsOf are the rendered sections that settle a state path: one,
+// but a port's interface section assigns the port's PFC and mapping
+// profiles, so those profiles come first whatever setting of the port
+// changes.
+func sectionsOf(p *rendering, path string) []string {
+	s := sectionOf(path)
+	if !strings.HasPrefix(path, "port/") || s == "" {
+		if path == "trust" || strings.HasPrefix(path, "dscp/") {
+			// Mapping profiles that trust DSCP carry the map too.
+			out := []string{s}
+			for k := range p.sections {
+				if strings.HasPrefix(k, secMapping+" "+trustProfile+"l3") {
+					out = append(out, k)
+				}
+			}
+			return out
+		}
+		return []string{s}
+	}
+	name, _ := splitPort(path)
+	var out []string
+	if pn := p.pfcOf[name]; pn != "" && pn != Profile {
+		out = append(out, secPFC+" "+pn)
+	}
+	if mn := p.mapOf[name]; mn != "" && mn != Profile {
+		out = append(out, secMapping+" "+mn)
+	}
+	return append(out, s)
+}
+
+func splitPort(path string) (string, string) {
+	rest := strings.TrimPrefix(path, "port/")
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return rest, ""
+	}
+	return rest[:i], rest[i+1:]
+}
+
 // sectionOf is the rendered section that settles a state path.
 func sectionOf(path string) string {
 	switch {
@@ -247,9 +291,7 @@ func sectionOf(path string) string {
 		if last <= len("port/") {
 			return ""
 		}
-		if path[last+1:] == "pfc" {
-			return secPFC // one PFC profile for every port
-		}
+		// A port's PFC and trust are its interface's profile assignment.
 		return secIf + path[len("port/"):last]
 	}
 	return ""
@@ -272,12 +314,14 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	fields := d.Fields()
 	type group struct {
 		paths []string
+		extra []string // sections the group's paths also need, before its own
 		dis   string
 	}
 	groups := map[string]*group{}
 	var order []string
 	for _, c := range diff {
-		s := sectionOf(c.Path)
+		secs := sectionsOf(p, c.Path)
+		s := secs[len(secs)-1]
 		if s == "" {
 			continue
 		}
@@ -291,15 +335,24 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 			order = append(order, s)
 		}
 		g.paths = append(g.paths, c.Path)
+		g.extra = append(g.extra, secs[:len(secs)-1]...)
 		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && g.dis == "" {
 			g.dis = f.Disruptive
 		}
 	}
 	sortSections(order)
 	var out []drivers.Change
+	done := map[string]bool{}
 	for i, s := range order {
 		g := groups[s]
-		payload := append([]string(nil), p.sections[s]...)
+		var payload []string
+		sortSections(g.extra)
+		for _, x := range append(g.extra, s) {
+			if !done[x] {
+				done[x] = true
+				payload = append(payload, p.sections[x]...)
+			}
+		}
 		if i == 0 && p.sections[secRoCE] != nil {
 			payload = append(append([]string(nil), p.sections[secRoCE]...), payload...)
 		}

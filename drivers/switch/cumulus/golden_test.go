@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 )
 
 // goldenHeader names the documents whose syntax the rendered file follows.
@@ -24,6 +25,7 @@ func TestGoldenRender(t *testing.T) {
 		{"testdata/cllab", "leaf2", "cllab-leaf2.golden"},
 		{"../../../examples/ai-pod", "leaf2", "ai-pod-leaf2.golden"},
 		{"../../../examples/rocev1-storage", "leaf1", "rocev1-storage-leaf1.golden"},
+		{switchtest.MixedQoS, "leaf-cl", "mixedqos-leaf-cl.golden"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			_, f := load(t, c.dir)
@@ -54,6 +56,8 @@ func FuzzReadConfigJSON(f *testing.F) {
 	_, fab := load(f, "testdata/cllab")
 	sw := clSwitch(f, fab, "leaf2")
 	f.Add(`{"qos":{"roce":{"enable":"on","mode":"lossless"}},"interface":{"swp1":{"link":{"mtu":9000}}}}`)
+	f.Add(`{"qos":{"pfc":{"fabctl-nopfc":{"tx":"disable","rx":"disable"},"p2":{"switch-priority":{"3":{},"x":1}}},"mapping":{"fabctl-trust-l3":{"trust":"l3","dscp":{"26":{"switch-priority":9}}}}},` +
+		`"interface":{"swp1":{"qos":{"pfc":{"profile":"p2"},"mapping":{"profile":"fabctl-trust-l3"}}},"swp2":{"qos":{"pfc":{"profile":7},"mapping":{"profile":"gone"}}}}}`)
 	f.Add(`{"qos":{"mapping":{"default-global":{"trust":"l3","dscp":{"26":{"switch-priority":3},"99":{"switch-priority":"x"}}}},` +
 		`"congestion-control":{"default-global":{"traffic-class":{"3":{"min-threshold":1e308,"max-threshold":-1,"ecn":"disable"}}}},` +
 		`"pfc":{"default-global":{"switch-priority":{"3":{},"9":{}}}},"egress-scheduler":{"default-global":{"traffic-class":{"3":{"mode":"dwrr","bw-percent":"50"}}}},` +

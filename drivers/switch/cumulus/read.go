@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fabctl/fabctl/intent"
 )
@@ -92,7 +93,8 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 		intent.PutDSCP(st, "", &table)
 	}
 
-	// PFC priorities (the default-global profile applies to every port).
+	// PFC priorities: default-global applies to every port that names no
+	// profile of its own.
 	pfc := map[int]bool{}
 	if sps, ok := obj(get(root, "qos", "pfc", Profile))["switch-priority"]; ok {
 		for k := range obj(sps) {
@@ -108,6 +110,54 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 		prios = append(prios, sp)
 	}
 	sort.Ints(prios)
+	// profilePFC is a named PFC profile's priorities: none when it sends
+	// and honours no pause frames (tx and rx disabled).
+	profilePFC := func(name string) string {
+		pp := obj(get(root, "qos", "pfc", name))
+		if pp == nil {
+			return "(pfc profile " + name + " missing)"
+		}
+		if str(pp["tx"]) == "disable" && str(pp["rx"]) == "disable" {
+			return ""
+		}
+		var ps []int
+		for k := range obj(pp["switch-priority"]) {
+			if sp, ok := index(k, 8); ok {
+				ps = append(ps, sp)
+			}
+		}
+		sort.Ints(ps)
+		return intsString(ps)
+	}
+	// profileTrust is a named mapping profile's trust, with a note when
+	// a DSCP-trusting profile maps a code point otherwise than the intent.
+	profileTrust := func(name string) string {
+		mp := obj(get(root, "qos", "mapping", name))
+		if mp == nil {
+			return "(mapping profile " + name + " missing)"
+		}
+		t := str(mp["trust"])
+		switch t {
+		case "l3":
+			var wrong []string
+			for d, tc := range sw.DSCPToTC {
+				sp, ok := num(get(obj(get(mp, "dscp", strconv.Itoa(d))), "switch-priority"))
+				if !ok {
+					sp = d / 8
+				}
+				if sp < 0 || sp > 7 || spTC[sp] != tc {
+					wrong = append(wrong, strconv.Itoa(d))
+				}
+			}
+			if len(wrong) > 0 {
+				return "dscp (mapping profile " + name + " differs for dscp " + strings.Join(wrong, ",") + ")"
+			}
+			return "dscp"
+		case "l2", "":
+			return "pcp"
+		}
+		return t
+	}
 
 	// Traffic classes.
 	for _, tc := range sw.TCs {
@@ -178,6 +228,14 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 		}
 		st[p+"mtu"] = strconv.Itoa(mtu)
 		st[p+"pfc"] = intsString(prios)
+		if pn := str(get(pi, "qos", "pfc", "profile")); pn != "" && pn != Profile {
+			st[p+"pfc"] = profilePFC(pn)
+		}
+		if mn := str(get(pi, "qos", "mapping", "profile")); mn != "" && mn != Profile {
+			if t := profileTrust(mn); t != st["trust"] {
+				st[p+"trust"] = t
+			}
+		}
 		_, wd := obj(pi["qos"])["pfc-watchdog"]
 		anyWD = anyWD || wd
 		st[p+"pfcwd"] = strconv.FormatBool(wd)

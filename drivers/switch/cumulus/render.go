@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fabctl/fabctl/intent"
 )
@@ -11,6 +12,20 @@ import (
 // Profile is the NVUE QoS profile fabctl configures: the global one every
 // port uses unless it names another.
 const Profile = "default-global"
+
+// Ports whose PFC priorities or trust differ from the switch's (a lossy
+// storage port, a port trusting PCP) use NVUE profiles of their own, one
+// per distinct setting, assigned with `nv set interface swpN qos pfc
+// profile P` / `qos mapping profile P`; the names say what they hold, so
+// a name always means the same content: fabctl-pfc34, fabctl-nopfc
+// (PFC tx and rx disabled), fabctl-trust-l2, fabctl-trust-l3. The PFC
+// watchdog is per interface already; ECN and scheduling are the same on
+// every port (default-global).
+const (
+	pfcProfilePrefix = "fabctl-pfc"
+	noPFCProfile     = "fabctl-nopfc"
+	trustProfile     = "fabctl-trust-" // + l2 | l3
+)
 
 // Section names, in the order a transaction sets them.
 const (
@@ -23,9 +38,12 @@ const (
 	secIf        = "interface " // + port name
 )
 
+// sectionRank orders sections; a profile's section ("pfc fabctl-nopfc",
+// "mapping fabctl-trust-l2") ranks with its kind.
 func sectionRank(s string) int {
+	kind, _, _ := strings.Cut(s, " ")
 	for i, x := range []string{secRoCE, secMapping, secPFC, secECN, secScheduler, secWatchdog} {
-		if s == x {
+		if kind == x {
 			return i
 		}
 	}
@@ -36,6 +54,9 @@ func sectionRank(s string) int {
 type rendering struct {
 	sw       *intent.Switch
 	sections map[string][]string
+	pfcOf    map[string]string // port -> PFC profile
+	mapOf    map[string]string // port -> mapping profile
+	defPFC   []int
 }
 
 func lossless(sw *intent.Switch) bool {
@@ -47,25 +68,63 @@ func lossless(sw *intent.Switch) bool {
 	return false
 }
 
-// pfcPrios is the union of the ports' PFC priorities; NVUE's
-// default-global PFC profile is one set for every port, so ports that
-// disagree are an error.
-func pfcPrios(sw *intent.Switch) ([]int, error) {
-	var set []int
-	first := ""
-	for i, p := range sw.Ports {
-		s := fmt.Sprint(p.PFC)
-		if i == 0 {
-			first, set = s, append([]int(nil), p.PFC...)
-			continue
-		}
-		if s != first {
-			return nil, fmt.Errorf("port %s has PFC priorities %v but %s has %s: the NVUE %s PFC profile is one set for all ports",
-				p.Name, p.PFC, sw.Ports[0].Name, first, Profile)
+// losslessPrios are the priorities of the lossless classes: the
+// default-global PFC profile's set (switch priority N is TC N).
+func losslessPrios(sw *intent.Switch) []int {
+	var out []int
+	for _, tc := range sw.TCs {
+		if tc.Lossless {
+			out = append(out, tc.TC)
 		}
 	}
-	sort.Ints(set)
-	return set, nil
+	sort.Ints(out)
+	return out
+}
+
+func nvTrust(t string) string {
+	if t == "pcp" {
+		return "l2"
+	}
+	return "l3"
+}
+
+// pfcProfileFor names the PFC profile of a priority set.
+func pfcProfileFor(prios, def []int) string {
+	switch {
+	case intsString(prios) == intsString(def):
+		return Profile
+	case len(prios) == 0:
+		return noPFCProfile
+	}
+	return pfcProfilePrefix + strings.ReplaceAll(intsString(prios), ",", "")
+}
+
+// pfcLines render a PFC profile: the priorities (after clearing the
+// old ones) and tx/rx enabled, or, for no priorities, tx and rx disabled.
+func pfcLines(name string, prios []int) []string {
+	out := []string{"nv unset qos pfc " + name + " switch-priority"}
+	for _, pr := range prios {
+		out = append(out, fmt.Sprintf("nv set qos pfc %s switch-priority %d", name, pr))
+	}
+	switch {
+	case len(prios) > 0:
+		out = append(out, "nv set qos pfc "+name+" tx enable rx enable")
+	case name != Profile:
+		out = append(out, "nv set qos pfc "+name+" tx disable rx disable")
+	}
+	return out
+}
+
+// mappingLines render a mapping profile: its trust and, trusting DSCP,
+// all 64 code points.
+func mappingLines(sw *intent.Switch, name, trust string) []string {
+	m := []string{"nv set qos mapping " + name + " trust " + nvTrust(trust)}
+	if trust == "dscp" && sw.Transport != "infiniband" {
+		for d, tc := range sw.DSCPToTC {
+			m = append(m, fmt.Sprintf("nv set qos mapping %s dscp %d switch-priority %d", name, d, tc))
+		}
+	}
+	return m
 }
 
 // Build renders every section of sw.
@@ -77,34 +136,35 @@ func Build(sw *intent.Switch) (*rendering, error) {
 		p.sections[secRoCE] = []string{"nv set qos roce"}
 	}
 	var m []string
-	switch sw.Trust {
-	case "dscp":
-		m = append(m, "nv set qos mapping "+Profile+" trust l3")
-	case "pcp":
-		m = append(m, "nv set qos mapping "+Profile+" trust l2")
-	}
-	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
-		for d, tc := range sw.DSCPToTC {
-			m = append(m, fmt.Sprintf("nv set qos mapping %s dscp %d switch-priority %d", Profile, d, tc))
-		}
+	if sw.Trust == "dscp" || sw.Trust == "pcp" {
+		m = mappingLines(sw, Profile, sw.Trust)
 	}
 	// Switch priority N is traffic class N: PFC priorities are the TCs.
 	for sp := 0; sp < 8; sp++ {
 		m = append(m, fmt.Sprintf("nv set qos egress-queue-mapping %s switch-priority %d traffic-class %d", Profile, sp, sp))
 	}
 	p.sections[secMapping] = m
-	prios, err := pfcPrios(sw)
-	if err != nil {
-		return nil, err
+	p.defPFC = losslessPrios(sw)
+	p.sections[secPFC] = pfcLines(Profile, p.defPFC)
+	p.pfcOf, p.mapOf = map[string]string{}, map[string]string{}
+	for _, port := range sw.Ports {
+		prios := append([]int(nil), port.PFC...)
+		sort.Ints(prios)
+		pn := pfcProfileFor(prios, p.defPFC)
+		p.pfcOf[port.Name] = pn
+		if pn != Profile {
+			p.sections[secPFC+" "+pn] = pfcLines(pn, prios)
+		}
+		mn := Profile
+		if port.Trust != sw.Trust {
+			if port.Trust != "dscp" && port.Trust != "pcp" {
+				return nil, fmt.Errorf("port %s: trust %q: NVUE mapping profiles trust l3 (dscp) or l2 (pcp)", port.Name, port.Trust)
+			}
+			mn = trustProfile + nvTrust(port.Trust)
+			p.sections[secMapping+" "+mn] = mappingLines(sw, mn, port.Trust)
+		}
+		p.mapOf[port.Name] = mn
 	}
-	pfc := []string{"nv unset qos pfc " + Profile + " switch-priority"}
-	for _, pr := range prios {
-		pfc = append(pfc, fmt.Sprintf("nv set qos pfc %s switch-priority %d", Profile, pr))
-	}
-	if len(prios) > 0 {
-		pfc = append(pfc, "nv set qos pfc "+Profile+" tx enable rx enable")
-	}
-	p.sections[secPFC] = pfc
 	var ecn, sched []string
 	for _, tc := range sw.TCs {
 		if tc.ECN != nil {
@@ -158,6 +218,14 @@ func (p *rendering) interfaceLines(port intent.Port) []string {
 		out = append(out, fmt.Sprintf("nv set interface %s qos pfc-watchdog", port.Name))
 	} else {
 		out = append(out, fmt.Sprintf("nv unset interface %s qos pfc-watchdog", port.Name))
+	}
+	// Back to default-global, or the profile of the port's own setting.
+	for _, pr := range []struct{ kind, name string }{{"pfc", p.pfcOf[port.Name]}, {"mapping", p.mapOf[port.Name]}} {
+		if pr.name == Profile || pr.name == "" {
+			out = append(out, fmt.Sprintf("nv unset interface %s qos %s", port.Name, pr.kind))
+		} else {
+			out = append(out, fmt.Sprintf("nv set interface %s qos %s profile %s", port.Name, pr.kind, pr.name))
+		}
 	}
 	return out
 }

@@ -31,7 +31,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	var order []string
 	groups := map[string]*group{}
 	for _, c := range diff {
-		g := groupOf(c.Path)
+		g := groupOf(p, c.Path)
 		if groups[g] == nil {
 			groups[g] = &group{key: g}
 			order = append(order, g)
@@ -52,30 +52,41 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	for _, g := range order {
 		gr := groups[g]
 		var payload []string
-		add := func(section string, lines []string) {
+		// add renders a section only the first time: a diff names the
+		// same section for many paths (64 dscp/* paths on a new switch).
+		add := func(section string, lines func() []string) {
 			if !done[section] {
 				done[section] = true
-				payload = append(payload, lines...)
+				payload = append(payload, lines()...)
 			}
 		}
 		for _, path := range gr.paths {
 			switch {
 			case strings.HasPrefix(path, "dscp/"):
-				add("dscp", p.DSCPLines(true))
+				add("dscp", func() []string { return p.DSCPLines(true) })
 			case path == "trust" || strings.HasPrefix(path, "tc/"):
-				add("profile", p.ProfileLines(cl))
+				// tx-queues are the same in every profile; the switch
+				// trust and lossless classes are FABCTL's.
+				for _, r := range p.profiles {
+					add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
+				}
 			case strings.HasPrefix(path, "pfcwd/"):
-				add("watchdog", p.WatchdogLines(true))
+				add("watchdog", func() []string { return p.WatchdogLines(true) })
 			case strings.HasPrefix(path, "port/"):
 				name, attr := splitPort(path)
 				switch attr {
-				case "pfc", "pfcwd", "trust":
-					add("profile", p.ProfileLines(cl))
 				case "cable":
 					continue // no EOS setting
 				}
+				// The interface section names the port's profile: send the
+				// profile first when the port's QoS changes, or when it is
+				// one of the extra profiles (FABCTL exists whenever the
+				// switch-level settings read back unchanged).
+				if r := p.byPort[name]; r != nil && (attr == "pfc" || attr == "pfcwd" || attr == "trust" || r.name != ProfileName) {
+					add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
+				}
 				if port, ok := ports[name]; ok {
-					add("interface "+name, p.InterfaceLines(port, cl))
+					add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 				} else {
 					// A port the intent no longer names keeps its config:
 					// fabctl never touches unnamed ports (intent.Diff does not
@@ -90,19 +101,34 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	return out, nil
 }
 
-// clearsFrom reads from the diff's before values what the profile and
-// interfaces have that the intent no longer wants.
+// clearsFrom reads from the diff's before values what the profiles and
+// interfaces have that the intent no longer wants. A port's before
+// values are what its profile must undo, for the profile the port now
+// gets; the switch-level tc/N/lossless is FABCTL's.
 func clearsFrom(p *Plan, diff []intent.AttrChange) *clear {
-	cl := &clear{ecnOff: map[int]bool{}, bwOff: map[int]bool{}, pauseOf: map[string]bool{}}
+	cl := &clear{ecnOff: map[int]bool{}, bwOff: map[int]bool{}, pauseOf: map[string]bool{}, prof: map[string]*profileClear{}}
 	want := map[int]bool{}
 	for _, tc := range p.sw.TCs {
 		want[tc.TC] = true
 	}
-	noDrop := map[int]bool{}
-	for _, q := range p.ref.pfc {
-		noDrop[q] = true
+	stale := map[string]map[int]bool{} // profile -> no-drop priorities to remove
+	markStale := func(r *profileRef, q int) {
+		for _, x := range r.pfc {
+			if x == q {
+				return
+			}
+		}
+		if stale[r.name] == nil {
+			stale[r.name] = map[int]bool{}
+		}
+		stale[r.name][q] = true
 	}
-	stale := map[int]bool{}
+	pc := func(name string) *profileClear {
+		if cl.prof[name] == nil {
+			cl.prof[name] = &profileClear{}
+		}
+		return cl.prof[name]
+	}
 	txq := map[int]bool{}
 	for _, c := range diff {
 		if strings.HasPrefix(c.Path, "tc/") {
@@ -120,37 +146,40 @@ func clearsFrom(p *Plan, diff []intent.AttrChange) *clear {
 			case strings.HasPrefix(attr, "ecn/") && c.Before != "":
 				cl.ecnOff[q] = true
 			}
-			if attr == "lossless" && c.Before == "true" && !noDrop[q] {
-				stale[q] = true
+			if attr == "lossless" && c.Before == "true" {
+				markStale(p.profiles[0], q)
 			}
 		}
 		if strings.HasPrefix(c.Path, "port/") {
 			name, attr := splitPort(c.Path)
-			switch attr {
-			case "pfc":
+			r := p.byPort[name]
+			switch {
+			case attr == "pfc" && r != nil:
 				for _, s := range strings.Split(c.Before, ",") {
-					if q, err := strconv.Atoi(s); err == nil && q >= 0 && q < 8 && !noDrop[q] {
-						stale[q] = true
+					if q, err := strconv.Atoi(s); err == nil && q >= 0 && q < 8 {
+						markStale(r, q)
 					}
 				}
-				if c.Before != "" && len(p.ref.pfc) == 0 {
-					cl.pfcOff = true
+				if c.Before != "" && len(r.pfc) == 0 {
+					pc(r.name).pfcOff = true
 				}
-			case "pfcwd":
-				if c.Before == "true" && !p.ref.watchdog {
-					cl.wdOff = true
+			case attr == "pfcwd" && r != nil:
+				if c.Before == "true" && !r.watchdog {
+					pc(r.name).wdOff = true
 				}
-			case "pause":
+			case attr == "pause":
 				if c.Before == "true" {
 					cl.pauseOf[name] = true
 				}
 			}
 		}
 	}
-	for q := range stale {
-		cl.noDrop = append(cl.noDrop, q)
+	for name, qs := range stale {
+		for q := range qs {
+			pc(name).noDrop = append(pc(name).noDrop, q)
+		}
+		sort.Ints(pc(name).noDrop)
 	}
-	sort.Ints(cl.noDrop)
 	for q := range txq {
 		cl.txqs = append(cl.txqs, q)
 	}
@@ -168,11 +197,14 @@ func splitPort(path string) (string, string) {
 	return rest[:i], rest[i+1:]
 }
 
-func groupOf(path string) string {
+func groupOf(p *Plan, path string) string {
 	switch {
 	case strings.HasPrefix(path, "dscp/"):
 		return "classification (qos map dscp)"
 	case path == "trust" || strings.HasPrefix(path, "tc/"):
+		if len(p.profiles) > 1 {
+			return "qos profiles " + strings.Join(p.Profiles(), ", ")
+		}
 		return "qos profile " + ProfileName
 	case strings.HasPrefix(path, "pfcwd/"):
 		return "PFC watchdog"

@@ -18,7 +18,16 @@
 //	priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1
 //	priority-flow-control pause watchdog override action drop
 //
-// reads `show running-config` back into normalised state, and applies
+// Ports whose trust, PFC priorities or watchdog differ from the switch's
+// defaults (a lossy storage port, a fabric-facing port without watchdog,
+// a port trusting CoS) get one more qos profile per distinct shape, with
+// the same tx-queues, named by how it differs (FABCTL-NOPFC,
+// FABCTL-PFC3-NOWD, FABCTL-COS-PFC3; see ProfileName). A profile no
+// managed port uses any more is left on the switch.
+//
+// The driver reads `show running-config` back into normalised state
+// (tx-queues of every profile a managed port uses are compared with
+// FABCTL's), and applies
 // changes in a named configuration session over SSH (scrapligo v1.4.3's
 // built-in arista_eos platform, via drivers/switch/sshcli):
 //

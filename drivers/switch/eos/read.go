@@ -3,6 +3,7 @@ package eos
 import (
 	"errors"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -130,40 +131,45 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 			tcs[q] = true
 		}
 	}
-	for tc := range tcs {
-		pre := "tc/" + strconv.Itoa(tc) + "/"
-		st[pre+"sched"] = "strict" // EOS's default for a tx-queue
-		st[pre+"lossless"] = "false"
-		if prof == nil {
-			continue
-		}
-		st[pre+"lossless"] = strconv.FormatBool(prof.pfcOn && prof.lossless(tc))
-		q := prof.txq[tc]
-		if q == nil {
-			continue
-		}
-		rr, bw := false, ""
-		for _, c := range q.Children {
-			f := strings.Fields(c.Line)
-			switch {
-			case c.Line == "no priority":
-				rr = true
-			case len(f) == 3 && f[0] == "bandwidth" && f[1] == "percent":
-				bw = f[2]
-			case len(f) >= 8 && f[0] == "random-detect" && f[1] == "ecn" && f[2] == "minimum-threshold" && f[5] == "maximum-threshold":
-				st[pre+"ecn/min"] = threshold(f[3], f[4])
-				st[pre+"ecn/max"] = threshold(f[6], f[7])
-				for i := 8; i+1 < len(f); i += 2 {
-					if f[i] == "max-mark-probability" {
-						st[pre+"ecn/probability"] = f[i+1]
-					}
+	// The other profiles the managed ports use must have the same
+	// tx-queues: a difference shows on the tc/N path it concerns.
+	var others []string
+	seen := map[string]bool{ProfileName: true}
+	for _, port := range sw.Ports {
+		if n := interfaces[port.Name]; n != nil {
+			for _, c := range n.Children {
+				if f := strings.Fields(c.Line); len(f) == 2 && f[0] == "service-profile" && !seen[f[1]] && profiles[f[1]] != nil {
+					seen[f[1]] = true
+					others = append(others, f[1])
 				}
 			}
 		}
-		if rr {
-			st[pre+"sched"] = "ets"
-			if bw != "" {
-				st[pre+"bandwidth"] = bw
+	}
+	sort.Strings(others)
+	for tc := range tcs {
+		pre := "tc/" + strconv.Itoa(tc) + "/"
+		st[pre+"lossless"] = "false"
+		if prof != nil {
+			st[pre+"lossless"] = strconv.FormatBool(prof.pfcOn && prof.lossless(tc))
+		}
+		want := txQueue(prof, tc)
+		for k, v := range want {
+			st[pre+k] = v
+		}
+		for _, name := range others {
+			got := txQueue(profiles[name], tc)
+			for _, k := range []string{"sched", "bandwidth", "ecn/min", "ecn/max", "ecn/probability"} {
+				if got[k] != want[k] {
+					v := got[k]
+					if v == "" {
+						v = "not set"
+					}
+					cur, ok := st[pre+k]
+					if !ok {
+						cur = "not set"
+					}
+					st[pre+k] = cur + " (qos profile " + name + ": " + v + ")"
+				}
 			}
 		}
 	}
@@ -220,6 +226,41 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		st[pre+"pause"] = strconv.FormatBool(recv && send)
 	}
 	return st, nil
+}
+
+// txQueue reads one tx-queue of a profile into its tc/N attributes
+// (sched, bandwidth, ecn/*); a queue that is not configured is EOS's
+// default, strict priority.
+func txQueue(prof *profile, tc int) map[string]string {
+	out := map[string]string{"sched": "strict"}
+	if prof == nil || prof.txq[tc] == nil {
+		return out
+	}
+	rr, bw := false, ""
+	for _, c := range prof.txq[tc].Children {
+		f := strings.Fields(c.Line)
+		switch {
+		case c.Line == "no priority":
+			rr = true
+		case len(f) == 3 && f[0] == "bandwidth" && f[1] == "percent":
+			bw = f[2]
+		case len(f) >= 8 && f[0] == "random-detect" && f[1] == "ecn" && f[2] == "minimum-threshold" && f[5] == "maximum-threshold":
+			out["ecn/min"] = threshold(f[3], f[4])
+			out["ecn/max"] = threshold(f[6], f[7])
+			for i := 8; i+1 < len(f); i += 2 {
+				if f[i] == "max-mark-probability" {
+					out["ecn/probability"] = f[i+1]
+				}
+			}
+		}
+	}
+	if rr {
+		out["sched"] = "ets"
+		if bw != "" {
+			out["bandwidth"] = bw
+		}
+	}
+	return out
 }
 
 func stateTrust(t string) string {

@@ -12,8 +12,14 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
-// ProfileName is the `qos profile` fabctl owns and applies to its ports
-// with `service-profile`.
+// ProfileName is the `qos profile` fabctl owns for the switch's default
+// port QoS (the switch's trust, PFC on the lossless classes, the
+// fabric's watchdog) and applies to its ports with `service-profile`.
+// Ports whose trust, PFC priorities or watchdog differ (host-facing
+// ports without PFC, a port trusting CoS) get a profile of their own,
+// named by how they differ (profileName): one profile per distinct port
+// QoS shape, the same tx-queues in each. FABCTL is always rendered: it
+// carries the switch-level trust and lossless classes fabctl reads back.
 const ProfileName = "FABCTL"
 
 // KByte is EOS's "kbytes" unit for random-detect thresholds as fabctl
@@ -35,11 +41,21 @@ const (
 // `qos map dscp` entries that differ from it.
 func HWDefaultTC(dscp int) int { return dscp / 8 }
 
-// profileRef is what every managed port shares through the one profile.
-type profileRef struct {
+// shape is the port QoS a qos profile carries.
+type shape struct {
 	trust    string
 	pfc      []int
 	watchdog bool
+}
+
+func (s shape) equal(o shape) bool {
+	return s.trust == o.trust && ints(s.pfc) == ints(o.pfc) && s.watchdog == o.watchdog
+}
+
+// profileRef is one qos profile fabctl renders.
+type profileRef struct {
+	name string
+	shape
 }
 
 // Plan is the EOS configuration fabctl manages for one switch.
@@ -47,8 +63,57 @@ type Plan struct {
 	sw       *intent.Switch
 	dscp     bool
 	table    [64]int
-	ref      profileRef
 	lossless []int
+	profiles []*profileRef          // FABCTL first, then the others by name
+	byPort   map[string]*profileRef // managed port -> its profile
+}
+
+// profileName names the profile of a port QoS shape: FABCTL for the
+// switch's default shape, else FABCTL- and how the shape differs, so a
+// name always means the same content: the trust when it is not the
+// switch's (COS, DSCP), the PFC priorities (PFC34, NOPFC) and, with
+// PFC, the watchdog when it is not the fabric's (WD, NOWD). Names stay
+// short enough for EOS's mode prompts inside a config session
+// (scrapligo's arista_eos patterns allow 63 characters).
+func profileName(sw *intent.Switch, def, s shape) string {
+	if s.equal(def) {
+		return ProfileName
+	}
+	parts := []string{ProfileName}
+	if s.trust != sw.Trust {
+		parts = append(parts, strings.ToUpper(eosTrust(s.trust)))
+	}
+	if len(s.pfc) == 0 {
+		parts = append(parts, "NOPFC")
+	} else {
+		parts = append(parts, "PFC"+join(s.pfc, ""))
+		if s.watchdog != sw.Watchdog.Enabled {
+			if s.watchdog {
+				parts = append(parts, "WD")
+			} else {
+				parts = append(parts, "NOWD")
+			}
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// Profiles lists the qos profile names the plan renders, FABCTL first.
+func (p *Plan) Profiles() []string {
+	out := make([]string, len(p.profiles))
+	for i, r := range p.profiles {
+		out[i] = r.name
+	}
+	return out
+}
+
+func (p *Plan) profile(name string) *profileRef {
+	for _, r := range p.profiles {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
 }
 
 // Build checks that the intent can be expressed on EOS and returns its
@@ -80,25 +145,35 @@ func Build(sw *intent.Switch) (*Plan, error) {
 	if sw.Watchdog.Enabled && sw.Watchdog.Action != "drop" {
 		return nil, fmt.Errorf("PFC watchdog action %q: this driver renders EOS's `override action drop` only", sw.Watchdog.Action)
 	}
-	for i, port := range sw.Ports {
+	def := shape{trust: sw.Trust, pfc: sorted(p.lossless), watchdog: sw.Watchdog.Enabled && len(p.lossless) > 0}
+	p.profiles = []*profileRef{{name: ProfileName, shape: def}}
+	p.byPort = map[string]*profileRef{}
+	var others []*profileRef
+	for _, port := range sw.Ports {
 		if port.MTU < 68 || port.MTU > MaxMTU {
 			return nil, fmt.Errorf("port %s: mtu %d outside EOS's 68..%d (EOS mtu is the IP MTU)", port.Name, port.MTU, MaxMTU)
 		}
-		r := profileRef{trust: port.Trust, pfc: sorted(port.PFC), watchdog: port.Watchdog && sw.Watchdog.Enabled}
-		if i == 0 {
-			p.ref = r
-			continue
+		if port.Trust != spec.TrustDSCP && port.Trust != spec.TrustPCP {
+			return nil, fmt.Errorf("port %s: trust %q: EOS qos profiles trust dscp or cos", port.Name, port.Trust)
 		}
-		if r.trust != p.ref.trust || ints(r.pfc) != ints(p.ref.pfc) || r.watchdog != p.ref.watchdog {
-			return nil, fmt.Errorf("port %s: PFC/trust/watchdog differ from port %s; this driver applies one qos profile (%s) to every managed port", port.Name, sw.Ports[0].Name, ProfileName)
+		s := shape{trust: port.Trust, pfc: sorted(port.PFC), watchdog: port.Watchdog && sw.Watchdog.Enabled && len(port.PFC) > 0}
+		name := profileName(sw, def, s)
+		r := p.profile(name)
+		if r == nil {
+			for _, o := range others {
+				if o.name == name {
+					r = o
+				}
+			}
 		}
+		if r == nil {
+			r = &profileRef{name: name, shape: s}
+			others = append(others, r)
+		}
+		p.byPort[port.Name] = r
 	}
-	if len(sw.Ports) == 0 {
-		p.ref = profileRef{trust: sw.Trust, pfc: p.lossless, watchdog: sw.Watchdog.Enabled}
-	}
-	if p.ref.trust != sw.Trust {
-		return nil, fmt.Errorf("ports trust %s but the switch trusts %s: one qos profile carries the trust on EOS", p.ref.trust, sw.Trust)
-	}
+	sort.Slice(others, func(i, j int) bool { return others[i].name < others[j].name })
+	p.profiles = append(p.profiles, others...)
 	return p, nil
 }
 
@@ -141,21 +216,34 @@ func (p *Plan) DSCPLines(full bool) []string {
 	return out
 }
 
-// clear says what a change must explicitly undo in the profile
+// clear says what a change must explicitly undo in the profiles
 // (Changes knows it from the diff's before values; Render starts empty).
 type clear struct {
 	txqs    []int // tx-queues to remove
-	noDrop  []int // no-drop priorities to remove
-	pfcOff  bool
-	wdOff   bool
 	ecnOff  map[int]bool
 	bwOff   map[int]bool
-	pauseOf map[string]bool // ports whose flowcontrol must be turned off
+	pauseOf map[string]bool          // ports whose flowcontrol must be turned off
+	prof    map[string]*profileClear // by profile name
 }
 
-// ProfileLines is the `qos profile FABCTL` section.
-func (p *Plan) ProfileLines(cl *clear) []string {
-	out := []string{"qos profile " + ProfileName, "   qos trust " + eosTrust(p.ref.trust)}
+// profileClear is what one profile must undo.
+type profileClear struct {
+	noDrop []int // no-drop priorities to remove
+	pfcOff bool
+	wdOff  bool
+}
+
+// ProfileLines is one `qos profile` section (by name).
+func (p *Plan) ProfileLines(name string, cl *clear) []string {
+	ref := p.profile(name)
+	if ref == nil {
+		return nil
+	}
+	var pc *profileClear
+	if cl != nil {
+		pc = cl.prof[name]
+	}
+	out := []string{"qos profile " + name, "   qos trust " + eosTrust(ref.trust)}
 	for _, tc := range p.sw.TCs {
 		out = append(out, "   tx-queue "+strconv.Itoa(tc.TC))
 		if tc.Strict {
@@ -178,22 +266,22 @@ func (p *Plan) ProfileLines(cl *clear) []string {
 			out = append(out, "   no tx-queue "+strconv.Itoa(q))
 		}
 	}
-	if len(p.ref.pfc) > 0 {
+	if len(ref.pfc) > 0 {
 		out = append(out, "   priority-flow-control on")
-	} else if cl != nil && cl.pfcOff {
+	} else if pc != nil && pc.pfcOff {
 		out = append(out, "   no priority-flow-control on")
 	}
-	for _, q := range p.ref.pfc {
+	for _, q := range ref.pfc {
 		out = append(out, "   priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
 	}
-	if cl != nil {
-		for _, q := range cl.noDrop {
+	if pc != nil {
+		for _, q := range pc.noDrop {
 			out = append(out, "   no priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
 		}
 	}
-	if p.ref.watchdog && len(p.ref.pfc) > 0 {
+	if ref.watchdog && len(ref.pfc) > 0 {
 		out = append(out, "   priority-flow-control pause watchdog")
-	} else if cl != nil && cl.wdOff {
+	} else if pc != nil && pc.wdOff {
 		out = append(out, "   no priority-flow-control pause watchdog")
 	}
 	return out
@@ -207,7 +295,11 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	} else if cl != nil && cl.pauseOf[port.Name] {
 		out = append(out, "   no flowcontrol receive", "   no flowcontrol send")
 	}
-	return append(out, "   service-profile "+ProfileName)
+	name := ProfileName
+	if r := p.byPort[port.Name]; r != nil {
+		name = r.name
+	}
+	return append(out, "   service-profile "+name)
 }
 
 // WatchdogLines are the global PFC watchdog lines.
@@ -237,7 +329,9 @@ func (p *Plan) Config() string {
 		b.WriteString(strings.Join(lines, "\n") + "\n!\n")
 	}
 	block(p.DSCPLines(false))
-	block(p.ProfileLines(nil))
+	for _, r := range p.profiles {
+		block(p.ProfileLines(r.name, nil))
+	}
 	for _, port := range p.sw.Ports {
 		block(p.InterfaceLines(port, nil))
 	}

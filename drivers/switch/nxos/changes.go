@@ -52,28 +52,37 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 	for _, g := range order {
 		gr := groups[g]
 		var payload []string
-		add := func(section string, lines []string) {
+		// add renders a section only the first time: a diff names the
+		// same section for many paths (64 dscp/* paths on a new switch).
+		add := func(section string, lines func() []string) {
 			if !done[section] {
 				done[section] = true
-				payload = append(payload, lines...)
+				payload = append(payload, lines()...)
 			}
 		}
 		for _, path := range gr.paths {
 			switch {
 			case path == "trust" || strings.HasPrefix(path, "dscp/"):
-				add("classification", p.ClassificationLines(cl))
+				add("classification", func() []string { return p.ClassificationLines(cl) })
 			case strings.HasPrefix(path, "tc/"):
-				add("queuing", p.QueuingLines(cl))
+				// CoS classes follow the traffic classes.
+				add("cos", func() []string { return p.CoSLines(cl) })
+				add("queuing", func() []string { return p.QueuingLines(cl) })
 			case strings.HasPrefix(path, "pfcwd/"):
-				add("watchdog", p.WatchdogLines(true))
+				add("watchdog", func() []string { return p.WatchdogLines(true) })
 			case strings.HasPrefix(path, "port/"):
 				name, attr := splitPort(path)
 				if attr == "cable" {
 					continue // no NX-OS setting
 				}
-				if port, ok := ports[name]; ok {
-					add("interface "+name, p.InterfaceLines(port, cl))
+				port, ok := ports[name]
+				if !ok {
+					continue
 				}
+				if attr == "trust" {
+					add("cos", func() []string { return p.CoSLines(cl) })
+				}
+				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 			}
 		}
 		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
@@ -86,7 +95,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 // that the intent no longer wants, and the live DSCP table.
 func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear {
 	cl := &clear{prioOff: map[int]bool{}, bwOff: map[int]bool{}, ecnOff: map[int]bool{}, pauseOff: map[int]bool{},
-		pfcOff: map[string]bool{}, wdOff: map[string]bool{}, flowOff: map[string]bool{}}
+		pfcOff: map[string]bool{}, wdOff: map[string]bool{}, flowOff: map[string]bool{}, qosOff: map[string]string{}}
 	want := map[int]bool{}
 	for _, tc := range p.sw.TCs {
 		want[tc.TC] = true
@@ -126,6 +135,19 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 				cl.ecnOff[q] = true
 			case attr == "lossless" && c.Before == "true":
 				cl.pauseOff[q] = true
+			}
+		case strings.HasPrefix(c.Path, "port/") && strings.HasSuffix(c.Path, "/trust"):
+			// The live port trust: none (no input policy), pcp... (the
+			// CoS policy), or, without a port path, the switch's: the
+			// DSCP policy.
+			name, _ := splitPort(c.Path)
+			switch {
+			case c.Action == intent.Create:
+				cl.qosOff[name] = QoSPolicy
+			case strings.HasPrefix(c.Before, "pcp"):
+				cl.qosOff[name] = CoSPolicy
+			case strings.HasPrefix(c.Before, "dscp"):
+				cl.qosOff[name] = QoSPolicy
 			}
 		case strings.HasPrefix(c.Path, "port/") && c.Before != "":
 			name, attr := splitPort(c.Path)

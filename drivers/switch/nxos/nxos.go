@@ -29,6 +29,15 @@
 //	  mtu 9000                                         (the IP MTU)
 //	  service-policy type qos input FABCTL-QOS
 //
+// Per port QoS shapes: PFC on or off and the watchdog are interface
+// lines; a port trusting PCP gets the CoS classification policy
+// (class-maps FABCTL-COS<n> `match cos n` -> qos-group n, policy
+// FABCTL-QOS-COS) instead of FABCTL-QOS. Which priorities are no-drop is
+// the system network-qos policy's: a port whose PFC set is neither that
+// set nor empty is an error. The network-qos class mtu is read back: a
+// class whose mtu is not 9216 shows in its tc/N/lossless value
+// ("true (network-qos mtu 1500, fabctl sets 9216)") and is re-rendered.
+//
 // It reads `show running-config` back into normalised state and applies
 // changes over SSH (scrapligo v1.4.3's built-in cisco_nxos platform, via
 // drivers/switch/sshcli) inside a checkpoint:

@@ -364,3 +364,50 @@ func TestVerifyCatchesSilentlyIgnoredLine(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestNetworkQoSMTUDrift: a network-qos class mtu changed by hand (or a
+// class whose mtu line was removed) is read back, shows as a change of
+// the class's tc/N/lossless, and the apply restores NetworkMTU.
+func TestNetworkQoSMTUDrift(t *testing.T) {
+	r := newRig(t)
+	_, _, steps := r.plan(t)
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.emu.Edit(func(c *nxosemu.Config) {
+		for _, cl := range c.Policies["network-qos"][NetworkPolicy].Classes {
+			switch cl.Name {
+			case nqClass(3):
+				cl.MTU = 1500
+			case nqClass(6):
+				cl.MTU = 0
+			}
+		}
+	})
+	live, diff, steps := r.plan(t)
+	want := map[string]string{
+		"tc/3/lossless": "true (network-qos mtu 1500, fabctl sets 9216)",
+		"tc/6/lossless": "false (network-qos mtu not set: 1500, fabctl sets 9216)",
+	}
+	if len(diff) != len(want) {
+		t.Fatalf("diff: %+v", diff)
+	}
+	for _, c := range diff {
+		if want[c.Path] == "" || c.Before != want[c.Path] || live[c.Path] != want[c.Path] {
+			t.Fatalf("unexpected change %+v", c)
+		}
+	}
+	payload := strings.Join(steps[0].Payload, "\n")
+	if !strings.Contains(payload, "class type network-qos c-8q-nq3\n    pause pfc-cos 3\n    mtu 9216") {
+		t.Fatalf("payload does not restore the class mtu:\n%s", payload)
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := r.plan(t); len(diff) != 0 {
+		t.Fatalf("re-plan after restoring the mtu: %+v", diff)
+	}
+	if !strings.Contains(string(r.emu.RunningConfig()), "class type network-qos c-8q-nq6\n    mtu 9216") {
+		t.Fatal("class c-8q-nq6 mtu not restored on the switch")
+	}
+}

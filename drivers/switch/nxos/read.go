@@ -2,6 +2,7 @@ package nxos
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,7 @@ func parseList(words []string, max int) []int {
 // running is the parsed configuration fabctl reads.
 type running struct {
 	classMaps  map[string][]int            // qos class-map -> DSCP values
+	cosMaps    map[string][]int            // qos class-map -> CoS values
 	policies   map[string]map[string]*Node // type -> name -> node
 	sysQueuing string
 	sysNQoS    string
@@ -70,21 +72,24 @@ type running struct {
 }
 
 func parseRunning(nodes []*Node) *running {
-	r := &running{classMaps: map[string][]int{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
+	r := &running{classMaps: map[string][]int{}, cosMaps: map[string][]int{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
 		interfaces: map[string]*Node{}, wdPoll: DefaultWDPoll, wdShut: DefaultWDShutdown, wdRestore: DefaultWDRestore}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
 		switch {
 		case len(f) >= 4 && f[0] == "class-map" && f[1] == "type" && f[2] == "qos":
 			name := f[len(f)-1]
-			var ds []int
+			var ds, cs []int
 			for _, c := range n.Children {
 				cf := strings.Fields(c.Line)
-				if len(cf) >= 3 && cf[0] == "match" && cf[1] == "dscp" {
+				switch {
+				case len(cf) >= 3 && cf[0] == "match" && cf[1] == "dscp":
 					ds = append(ds, parseList(cf[2:], 63)...)
+				case len(cf) >= 3 && cf[0] == "match" && cf[1] == "cos":
+					cs = append(cs, parseList(cf[2:], 7)...)
 				}
 			}
-			r.classMaps[name] = ds
+			r.classMaps[name], r.cosMaps[name] = ds, cs
 		case len(f) == 4 && f[0] == "policy-map" && f[1] == "type" && r.policies[f[2]] != nil:
 			r.policies[f[2]][f[3]] = n
 		case n.Line == "system qos":
@@ -216,6 +221,7 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		tcs[tc.TC] = true
 	}
 	noDrop := map[int]bool{}
+	nqMTU := map[int]int{} // network-qos class -> its mtu (0: class without an mtu line)
 	if nqos != nil {
 		for _, c := range nqos.Children {
 			f := strings.Fields(c.Line)
@@ -223,13 +229,17 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 			if len(f) != 4 || !ok {
 				continue
 			}
+			nqMTU[tc] = 0
 			for _, a := range c.Children {
 				af := strings.Fields(a.Line)
-				if len(af) >= 3 && af[0] == "pause" && af[1] == "pfc-cos" {
+				switch {
+				case len(af) >= 3 && af[0] == "pause" && af[1] == "pfc-cos":
 					for _, v := range parseList(af[2:], 7) {
 						noDrop[v] = true
 					}
 					tcs[tc] = true
+				case len(af) == 2 && af[0] == "mtu":
+					nqMTU[tc] = atoi(af[1], 0)
 				}
 			}
 		}
@@ -244,7 +254,7 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	}
 	for tc := range tcs {
 		pre := "tc/" + strconv.Itoa(tc) + "/"
-		st[pre+"lossless"] = strconv.FormatBool(noDrop[tc])
+		st[pre+"lossless"] = strconv.FormatBool(noDrop[tc]) + nqMTUDrift(nqos, nqMTU, tc)
 		q := classOf(queuing, queueClass(tc))
 		if q == nil {
 			continue
@@ -330,14 +340,97 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
 		st[pre+"pause"] = strconv.FormatBool(recv && send)
 		pt := "none"
-		if pol == QoSPolicy && qos != nil {
+		switch {
+		case pol == QoSPolicy && qos != nil:
 			pt = "dscp"
+		case pol == CoSPolicy && r.policies["qos"][CoSPolicy] != nil:
+			pt = "pcp" + r.cosDrift(sw)
 		}
 		if pt != st["trust"] {
 			st[pre+"trust"] = pt
 		}
 	}
 	return st, nil
+}
+
+// cosDrift compares FABCTL-QOS-COS with what fabctl renders (CoS n to
+// qos-group n for the intent's traffic classes other than 0, every other
+// CoS to 0) and describes the difference ("" when there is none), so a
+// port's trust reads "pcp (FABCTL-QOS-COS: cos 3 -> qos-group 5)" and
+// the plan re-renders the policy.
+func (r *running) cosDrift(sw *intent.Switch) string {
+	var want, got [8]int
+	for _, tc := range sw.TCs {
+		if tc.TC > 0 && tc.TC < 8 {
+			want[tc.TC] = tc.TC
+		}
+	}
+	set := [8]bool{}
+	def := 0
+	for _, c := range r.policies["qos"][CoSPolicy].Children {
+		f := strings.Fields(c.Line)
+		if len(f) < 2 || f[0] != "class" {
+			continue
+		}
+		group := -1
+		for _, a := range c.Children {
+			if af := strings.Fields(a.Line); len(af) == 3 && af[0] == "set" && af[1] == "qos-group" {
+				if g, err := strconv.Atoi(af[2]); err == nil && g >= 0 && g <= 7 {
+					group = g
+				}
+			}
+		}
+		switch name := f[len(f)-1]; {
+		case group < 0:
+		case name == classDefault:
+			def = group
+		default:
+			for _, v := range r.cosMaps[name] {
+				if !set[v] {
+					set[v], got[v] = true, group
+				}
+			}
+		}
+	}
+	var diffs []string
+	for v := range got {
+		if !set[v] {
+			got[v] = def
+		}
+		if got[v] != want[v] {
+			diffs = append(diffs, fmt.Sprintf("cos %d -> qos-group %d", v, got[v]))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return " (" + CoSPolicy + ": " + strings.Join(diffs, ", ") + ")"
+}
+
+// nqMTUDrift describes a network-qos class whose mtu is not the
+// NetworkMTU fabctl renders in every class it configures ("" when it
+// is). The intent has no setting of its own for it (the class mtu only
+// has to let the largest port MTU's frames through, and NetworkMTU is
+// the platform maximum), so the drift is folded into the class's
+// tc/N/lossless value, the other network-qos setting of the class:
+// "true (network-qos mtu 1500, fabctl sets 9216)" differs from the
+// desired "true", and the plan re-renders the network-qos policy. A
+// class below a port's frames drops them, lossless or not. Without an
+// attached network-qos policy the queuing/no-drop paths already differ.
+func nqMTUDrift(nqos *Node, nqMTU map[int]int, tc int) string {
+	if nqos == nil {
+		return ""
+	}
+	m, ok := nqMTU[tc]
+	switch {
+	case !ok:
+		return fmt.Sprintf(" (network-qos class %s missing: mtu %d, fabctl sets %d)", nqClass(tc), DefaultMTU, NetworkMTU)
+	case m == 0:
+		return fmt.Sprintf(" (network-qos mtu not set: %d, fabctl sets %d)", DefaultMTU, NetworkMTU)
+	case m != NetworkMTU:
+		return fmt.Sprintf(" (network-qos mtu %d, fabctl sets %d)", m, NetworkMTU)
+	}
+	return ""
 }
 
 // threshold converts an NX-OS threshold to bytes; units fabctl does not

@@ -14,7 +14,9 @@ import (
 
 // Names of the objects fabctl owns on the switch.
 const (
-	QoSPolicy      = "FABCTL-QOS"       // policy-map type qos (DSCP -> qos-group), input on every managed port
+	QoSPolicy      = "FABCTL-QOS"       // policy-map type qos (DSCP -> qos-group), input on the managed ports that trust DSCP
+	CoSPolicy      = "FABCTL-QOS-COS"   // policy-map type qos (CoS -> qos-group), input on the managed ports that trust PCP
+	CoSClassPrefix = "FABCTL-COS"       // class-map type qos match-any FABCTL-COS<n>
 	QueuingPolicy  = "FABCTL-QUEUING"   // policy-map type queuing, system qos output
 	NetworkPolicy  = "FABCTL-NQOS"      // policy-map type network-qos, system qos
 	ClassMapPrefix = "FABCTL-TC"        // class-map type qos match-any FABCTL-TC<n>
@@ -83,6 +85,7 @@ type Plan struct {
 	table    [64]int
 	def      int   // qos-group of unclassified traffic
 	lossless []int // no-drop CoS values
+	cos      bool  // a port trusts pcp: FABCTL-QOS-COS is rendered
 	poll     int   // watchdog interval, ms
 	shut     int   // shutdown multiplier
 	restore  int   // auto-restore multiplier
@@ -93,7 +96,7 @@ type Plan struct {
 func Build(sw *intent.Switch) (*Plan, error) {
 	p := &Plan{sw: sw, table: sw.DSCPToTC}
 	if sw.Trust != spec.TrustDSCP || sw.Transport == "infiniband" {
-		return nil, fmt.Errorf("trust %q: this driver classifies on DSCP only (class-map type qos ... match dscp)", sw.Trust)
+		return nil, fmt.Errorf("trust %q: the switch's default classification is DSCP on NX-OS (class-map type qos ... match dscp); ports may trust pcp", sw.Trust)
 	}
 	p.def = intent.DSCPDefault(&p.table)
 	for _, tc := range p.table {
@@ -141,14 +144,75 @@ func Build(sw *intent.Switch) (*Plan, error) {
 		if port.MTU < 576 || port.MTU > MaxMTU-L2Overhead {
 			return nil, fmt.Errorf("port %s: mtu %d outside 576..%d (NX-OS interface mtu is the IP MTU; frames must fit the network-qos mtu %d)", port.Name, port.MTU, MaxMTU-L2Overhead, NetworkMTU)
 		}
+		// Per port, NX-OS turns PFC on or off (priority-flow-control
+		// mode) and the watchdog; which priorities are no-drop is the
+		// system network-qos policy's, one set for every port.
 		if len(port.PFC) > 0 && ints(port.PFC) != ints(p.lossless) {
-			return nil, fmt.Errorf("port %s: PFC priorities %s differ from the no-drop classes %s; NX-OS's no-drop classes are system-wide (policy-map type network-qos)", port.Name, ints(port.PFC), ints(p.lossless))
+			return nil, fmt.Errorf("port %s: PFC priorities %s differ from the no-drop classes %s; NX-OS's no-drop classes are system-wide (policy-map type network-qos): a port can only turn PFC on (these priorities) or off (pfc = [])", port.Name, ints(port.PFC), ints(p.lossless))
 		}
-		if port.Trust != sw.Trust {
-			return nil, fmt.Errorf("port %s: trust %s differs from the switch's %s; this driver attaches one classification policy (%s) to every managed port", port.Name, port.Trust, sw.Trust, QoSPolicy)
+		switch port.Trust {
+		case spec.TrustDSCP:
+		case spec.TrustPCP:
+			p.cos = true
+		default:
+			return nil, fmt.Errorf("port %s: trust %q: NX-OS classifies on dscp (%s) or pcp (%s)", port.Name, port.Trust, QoSPolicy, CoSPolicy)
 		}
 	}
 	return p, nil
+}
+
+// inputPolicy is the classification policy of a port: one policy per
+// distinct port trust, the QoS shape NX-OS sets per port with a policy
+// (PFC on/off and the watchdog are interface lines).
+func inputPolicy(port intent.Port) string {
+	if port.Trust == spec.TrustPCP {
+		return CoSPolicy
+	}
+	return QoSPolicy
+}
+
+// cosGroups are the CoS values FABCTL-QOS-COS classifies: PCP n is
+// priority n, which is traffic class n (as SONiC's DOT1P_TO_TC_MAP), for
+// the intent's traffic classes other than 0; every other CoS is
+// class-default's qos-group 0.
+func (p *Plan) cosGroups() []int {
+	var out []int
+	for _, tc := range p.sw.TCs {
+		if tc.TC != 0 {
+			out = append(out, tc.TC)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// CoSLines are the CoS class-maps and FABCTL-QOS-COS (only when a port
+// trusts pcp).
+func (p *Plan) CoSLines(cl *clear) []string {
+	if !p.cos {
+		return nil
+	}
+	var out []string
+	for _, tc := range p.cosGroups() {
+		out = append(out, "class-map type qos match-any "+CoSClassPrefix+strconv.Itoa(tc), "  match cos "+strconv.Itoa(tc))
+	}
+	out = append(out, "policy-map type qos "+CoSPolicy)
+	for _, tc := range p.cosGroups() {
+		out = append(out, "  class "+CoSClassPrefix+strconv.Itoa(tc), "    set qos-group "+strconv.Itoa(tc))
+	}
+	if cl != nil {
+		for _, tc := range cl.staleTCs {
+			if tc != 0 {
+				out = append(out, "  no class "+CoSClassPrefix+strconv.Itoa(tc))
+			}
+		}
+		for _, tc := range cl.staleTCs {
+			if tc != 0 {
+				out = append(out, "no class-map type qos match-any "+CoSClassPrefix+strconv.Itoa(tc))
+			}
+		}
+	}
+	return out
 }
 
 func multiple(d, unit time.Duration, lo, hi int) (int, bool) {
@@ -197,16 +261,17 @@ func kbytes(b spec.Bytes) string {
 // clear says what a change must explicitly undo (Changes knows it from
 // the diff's before values; Render starts empty).
 type clear struct {
-	before    *[64]int        // the live DSCP table (nil: no classification policy)
-	beforeDef int             // its default
-	staleTCs  []int           // queuing/network-qos classes to remove
-	prioOff   map[int]bool    // `no priority level 1`
-	bwOff     map[int]bool    // `no bandwidth remaining percent`
-	ecnOff    map[int]bool    // `no random-detect`
-	pauseOff  map[int]bool    // `no pause pfc-cos N`
-	pfcOff    map[string]bool // ports: `no priority-flow-control mode`
-	wdOff     map[string]bool // ports: `priority-flow-control watch-dog-interval off`
-	flowOff   map[string]bool // ports: `no flowcontrol receive|send`
+	before    *[64]int          // the live DSCP table (nil: no classification policy)
+	beforeDef int               // its default
+	staleTCs  []int             // queuing/network-qos classes to remove
+	prioOff   map[int]bool      // `no priority level 1`
+	bwOff     map[int]bool      // `no bandwidth remaining percent`
+	ecnOff    map[int]bool      // `no random-detect`
+	pauseOff  map[int]bool      // `no pause pfc-cos N`
+	pfcOff    map[string]bool   // ports: `no priority-flow-control mode`
+	wdOff     map[string]bool   // ports: `priority-flow-control watch-dog-interval off`
+	flowOff   map[string]bool   // ports: `no flowcontrol receive|send`
+	qosOff    map[string]string // ports: the input policy attached before, to detach when the trust changes
 }
 
 // ClassificationLines are the class-maps and the qos policy.
@@ -348,7 +413,11 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	} else if cl != nil && cl.flowOff[port.Name] {
 		out = append(out, "  no flowcontrol receive", "  no flowcontrol send")
 	}
-	return append(out, "  service-policy type qos input "+QoSPolicy)
+	if cl != nil && cl.qosOff[port.Name] != "" && cl.qosOff[port.Name] != inputPolicy(port) {
+		// Detach first: one input qos policy per interface.
+		out = append(out, "  no service-policy type qos input "+cl.qosOff[port.Name])
+	}
+	return append(out, "  service-policy type qos input "+inputPolicy(port))
 }
 
 // Config renders the managed configuration as NX-OS CLI in
@@ -356,6 +425,7 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 func (p *Plan) Config() string {
 	var lines []string
 	lines = append(lines, p.ClassificationLines(nil)...)
+	lines = append(lines, p.CoSLines(nil)...)
 	lines = append(lines, p.QueuingLines(nil)...)
 	lines = append(lines, p.WatchdogLines(false)...)
 	for _, port := range p.sw.Ports {

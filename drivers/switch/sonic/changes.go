@@ -169,6 +169,11 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
+	// A row's operations are the same whichever path asks for it, and
+	// two rows never share an operation path: settle each row once (a
+	// factory-default switch has ~100 changed paths naming the same maps
+	// and port rows over and over).
+	seenRow := map[rowRef]bool{}
 	seen := map[string]bool{}
 	var out []drivers.Change
 	for _, g := range order {
@@ -176,6 +181,10 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 		var payload []string
 		for _, p := range gr.paths {
 			for _, r := range rowsFor(p, sw) {
+				if seenRow[r] {
+					continue
+				}
+				seenRow[r] = true
 				for _, op := range rowOps(want, r) {
 					if seen[op.Path] {
 						continue

@@ -1,10 +1,14 @@
 // Package sshcli is the SSH CLI plumbing the switch drivers share:
-// scrapligo v1.4.x over its "standard" (x/crypto) transport, a platform
+// scrapligo v1.4.x over an x/crypto/ssh transport of its own
+// (transport.go says why not scrapligo's "standard" one), a platform
 // definition per NOS (built-in scrapligo ones, or YAML bytes for NOSes
-// scrapligo v1.4 lacks, such as SONiC), host keys verified against a
-// known_hosts file by default, password and key auth from the spec's
-// SecretRefs resolved at connect time, connect and command timeouts, and
-// errors that name the device and the cause without any secret.
+// scrapligo v1.4 lacks, such as SONiC) prepared once per process, host
+// keys verified against a known_hosts file by default, private key (with
+// passphrase), ssh-agent and password auth from the spec's credentials
+// resolved at connect time, an enable password for privileged exec,
+// connect and command timeouts, errors that name the device and the
+// cause without any secret, and a redacted session transcript when the
+// context asks for one (drivers.WithSessionLog, `--debug`).
 package sshcli
 
 import (
@@ -21,7 +25,6 @@ import (
 	"github.com/scrapli/scrapligo/channel"
 	"github.com/scrapli/scrapligo/driver/network"
 	"github.com/scrapli/scrapligo/driver/options"
-	"github.com/scrapli/scrapligo/platform"
 	"github.com/scrapli/scrapligo/util"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -88,6 +91,7 @@ type Conn struct {
 	device  string
 	timeout time.Duration
 	secrets []string
+	log     *sessionLog // nil unless the context asks for a session log
 }
 
 // SplitAddress returns host and port from "host", "host:port" or "[v6]:port".
@@ -151,6 +155,28 @@ func KnownHostsPath(c *spec.Credentials) string {
 	return kh
 }
 
+// KnownHostsFile is the known_hosts file that verifies a device's host
+// key: the credentials' known_hosts (KnownHostsPath), else fallback, else
+// ~/.ssh/known_hosts. It fails, saying what to do, when the file does not
+// exist. The switch drivers and the host driver's SSH transport share it.
+func KnownHostsFile(c *spec.Credentials, fallback string) (string, error) {
+	kh := ""
+	if c != nil {
+		kh = KnownHostsPath(c)
+	}
+	if kh == "" {
+		kh = fallback
+	}
+	if kh == "" {
+		home, _ := os.UserHomeDir()
+		kh = filepath.Join(home, ".ssh", "known_hosts")
+	}
+	if _, err := os.Stat(kh); err != nil {
+		return "", fmt.Errorf("no known_hosts file %s (add the device's key there, or skip verification explicitly with --insecure-skip-host-key)", kh)
+	}
+	return kh, nil
+}
+
 // Dial connects to a target's device and reaches its default privilege
 // level.
 func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
@@ -174,14 +200,6 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 			o.ConnectTimeout = left
 		}
 	}
-	opts := []util.Option{
-		options.WithTransportType("standard"),
-		options.WithPort(port),
-		options.WithTimeoutSocket(o.ConnectTimeout),
-		options.WithTimeoutOps(o.CommandTimeout),
-		options.WithTermWidth(4096),
-	}
-	var secrets []string
 	c := t.Credentials
 	if c == nil {
 		return nil, fail(KindConfig, "no credentials block for this switch")
@@ -189,54 +207,47 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 	if c.Username == "" {
 		return nil, fail(KindConfig, fmt.Sprintf("credentials %q have no username", c.Name))
 	}
-	opts = append(opts, options.WithAuthUsername(c.Username))
-	if c.Password != nil {
-		pw, err := ResolveSecret(c.Password, o.Getenv)
-		if err != nil {
-			return nil, fail(KindConfig, err.Error())
+	kh := ""
+	if !t.Insecure {
+		if kh, err = KnownHostsFile(c, o.KnownHosts); err != nil {
+			return nil, fail(KindHostKey, err.Error())
 		}
-		secrets = append(secrets, pw)
-		opts = append(opts, options.WithAuthPassword(pw))
 	}
-	if c.PrivateKey != nil {
-		key, err := ResolveSecret(c.PrivateKey, o.Getenv)
-		if err != nil {
-			return nil, fail(KindConfig, err.Error())
-		}
-		pass := ""
-		if c.Passphrase != nil {
-			if pass, err = ResolveSecret(c.Passphrase, o.Getenv); err != nil {
-				return nil, fail(KindConfig, err.Error())
-			}
-			secrets = append(secrets, pass)
-		}
-		secrets = append(secrets, key)
-		opts = append(opts, options.WithStandardTransportPrivateKeyBytes([]byte(key), pass))
-	}
-	if c.Password == nil && c.PrivateKey == nil {
-		return nil, fail(KindConfig, fmt.Sprintf("credentials %q have neither password nor private_key", c.Name))
-	}
-	if t.Insecure {
-		opts = append(opts, options.WithAuthNoStrictKey())
-	} else {
-		kh := KnownHostsPath(c)
-		if kh == "" {
-			kh = o.KnownHosts
-		}
-		if kh == "" {
-			home, _ := os.UserHomeDir()
-			kh = filepath.Join(home, ".ssh", "known_hosts")
-		}
-		if _, err := os.Stat(kh); err != nil {
-			return nil, fail(KindHostKey, fmt.Sprintf("no known_hosts file %s (add the switch's key there, or skip verification explicitly with --insecure-skip-host-key)", kh))
-		}
-		opts = append(opts, options.WithSSHKnownHostsFile(kh))
-	}
-	p, err := platform.NewPlatform(o.Platform, host, opts...)
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	auth, err := authConfig(c, addr, kh, t.Insecure, o)
 	if err != nil {
-		return nil, fail(KindConfig, "platform definition: "+redact(err.Error(), secrets))
+		k := KindConfig
+		if kh != "" && strings.Contains(err.Error(), kh) {
+			k = KindHostKey
+		}
+		return nil, fail(k, err.Error())
 	}
-	d, err := p.GetNetworkDriver()
+	defer auth.close() // the agent connection is needed for the handshake only
+	secrets := auth.secrets
+	tmpl, err := templateFor(o.Platform)
+	if err != nil {
+		return nil, fail(KindConfig, "platform definition: "+err.Error())
+	}
+	opts := []util.Option{
+		options.WithCustomTransport(&sshTransport{ctx: ctx, addr: addr, cfg: auth.cfg}),
+		options.WithPort(port),
+		options.WithTimeoutSocket(o.ConnectTimeout),
+		options.WithTimeoutOps(o.CommandTimeout),
+		options.WithTermWidth(4096),
+	}
+	if auth.enable != "" {
+		opts = append(opts, options.WithAuthSecondary(auth.enable))
+	}
+	var slog *sessionLog
+	if w := drivers.SessionLog(ctx); w != nil {
+		slog = newSessionLog(w, name, secrets)
+		lo, err := slog.options()
+		if err != nil {
+			return nil, fail(KindConfig, err.Error())
+		}
+		opts = append(opts, lo...)
+	}
+	d, err := tmpl.driver(host, opts...)
 	if err != nil {
 		return nil, fail(KindConfig, redact(err.Error(), secrets))
 	}
@@ -253,10 +264,16 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 		return nil, fail(KindTimeout, ctx.Err().Error())
 	}
 	if err != nil {
+		if slog != nil {
+			slog.flush()
+		}
 		k, detail := classify(err)
+		if k == KindAuth && len(auth.tried) > 0 {
+			detail += " (tried " + strings.Join(auth.tried, ", ") + ")"
+		}
 		return nil, fail(k, redact(detail, secrets))
 	}
-	return &Conn{d: d, device: name, timeout: o.CommandTimeout, secrets: secrets}, nil
+	return &Conn{d: d, device: name, timeout: o.CommandTimeout, secrets: secrets, log: slog}, nil
 }
 
 // classify maps a connect error to a kind and a short cause.
@@ -357,7 +374,11 @@ func (c *Conn) Close() error {
 	if c == nil || c.d == nil {
 		return nil
 	}
-	return c.d.Close()
+	err := c.d.Close()
+	if c.log != nil {
+		c.log.flush()
+	}
+	return err
 }
 
 // cause picks the line of a failed command's output that says why: the

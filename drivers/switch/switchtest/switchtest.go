@@ -18,6 +18,11 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
+// MixedQoS is the test spec whose leaves (one per SSH CLI platform) have
+// host-facing and fabric-facing ports of different QoS shapes, as a path
+// from a driver package's directory (drivers/switch/<platform>).
+const MixedQoS = "../switchtest/testdata/mixedqos"
+
 // Password is the emulators' password; PasswordEnv the variable the test
 // specs' credentials reference.
 const (

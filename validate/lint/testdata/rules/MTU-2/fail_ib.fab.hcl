@@ -17,6 +17,7 @@ host "h1" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000001"
   }
 }
 
@@ -25,6 +26,7 @@ host "h2" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000002"
   }
 }
 

@@ -15,6 +15,7 @@ host "h1" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000001"
   }
 }
 
@@ -23,6 +24,7 @@ host "h2" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000002"
   }
 }
 

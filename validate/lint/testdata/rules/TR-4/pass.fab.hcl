@@ -31,6 +31,7 @@ host "h1" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000001"
   }
 }
 
@@ -39,6 +40,7 @@ host "h2" {
   nic "ib0" {
     device = "mlx5_0"
     model  = "connectx-7"
+    guid   = "0x0002c90300000002"
   }
 }
 

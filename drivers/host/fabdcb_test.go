@@ -1,0 +1,247 @@
+package host
+
+// Host driver tests against the kernel's real DCB netlink code through the
+// fabdcb module (testbed/vm/kmod/fabdcb). They run in the VM testbed's dcb
+// section, which loads the module and sets FABCTL_FABDCB to the devices
+// to use; anywhere else they skip: no software netdev in Linux has DCB.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+)
+
+func fabdcbDev(t testing.TB, i int) string {
+	t.Helper()
+	v := os.Getenv("FABCTL_FABDCB")
+	if v == "" {
+		t.Skip("needs the fabdcb kernel module: run in the VM testbed (make e2e-vm FABTB_SECTIONS=dcb)")
+	}
+	devs := strings.Fields(v)
+	if len(devs) <= i {
+		t.Fatalf("FABCTL_FABDCB=%q: need %d devices", v, i+1)
+	}
+	return devs[i]
+}
+
+func fabdcbSpec(t testing.TB, nic, connect string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/vm/fabdcb.fab.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(b), "FABDCB_NIC", nic)
+	return strings.Replace(s, `connect = "local"`, `connect = "`+connect+`"`, 1)
+}
+
+func dcbShow(t *testing.T, ns string, args ...string) map[string]any {
+	t.Helper()
+	cmd := append([]string{"dcb", "-j"}, args...)
+	if ns != "" {
+		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
+	}
+	out := run(t, cmd...)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
+	}
+	return m
+}
+
+func flapsOf(t *testing.T, ns, dev string) int {
+	t.Helper()
+	cmd := []string{"cat", "/sys/class/net/" + dev + "/fabdcb/link_flaps"}
+	if ns != "" {
+		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...) // ip netns exec mounts the namespace's sysfs
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(run(t, cmd...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkApplied reads the NIC back with iproute2's dcb, not with fabctl:
+// PFC on priority 3 only, DSCP 26 -> 3 and 48 -> 6, ETS 40/60 with TC 6
+// strict, DSCP trust.
+func checkApplied(t *testing.T, ns, dev string) {
+	t.Helper()
+	p := dcbShow(t, ns, "pfc", "show", "dev", dev)
+	if fmt.Sprint(p["prio_pfc"]) != "[false false false true false false false false]" {
+		t.Errorf("dcb pfc: %v", p["prio_pfc"])
+	}
+	a := dcbShow(t, ns, "app", "show", "dev", dev)
+	got := map[string]bool{}
+	for _, e := range a["dscp_prio"].([]any) {
+		got[fmt.Sprint(e)] = true
+	}
+	if !got["[26 3]"] || !got["[48 6]"] {
+		t.Errorf("dcb app: %v", a["dscp_prio"])
+	}
+	e := dcbShow(t, ns, "ets", "show", "dev", dev)
+	if fmt.Sprint(e["tc_bw"]) != "[40 0 0 60 0 0 0 0]" || fmt.Sprint(e["tc_tsa"]) != "[ets ets ets ets ets ets strict ets]" {
+		t.Errorf("dcb ets: tc_bw %v tc_tsa %v", e["tc_bw"], e["tc_tsa"])
+	}
+	cmd := []string{"cat", "/sys/class/net/" + dev + "/fabdcb/trust"}
+	if ns != "" {
+		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
+	}
+	if v := strings.TrimSpace(run(t, cmd...)); v != "dscp" {
+		t.Errorf("trust %s", v)
+	}
+}
+
+// TestFabdcbHostPlanApply: the spec's host intent on a DCB NIC through
+// the real kernel: plan (disruptive PFC flagged), apply (verified by the
+// engine's read-back), dcb agrees, the re-plan is clean, a re-apply
+// touches nothing (no second link flap), and a change made with dcb
+// behind fabctl's back is drift, both in the plan and in WatchDCB.
+func TestFabdcbHostPlanApply(t *testing.T) {
+	dev := fabdcbDev(t, 4)
+	s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+	reg := registry(t)
+	ctx := context.Background()
+	p := plan.Make(ctx, s, f, reg, plan.Options{})
+	dp := p.Device("host.vm")
+	if dp.Error != "" {
+		t.Fatal(dp.Error)
+	}
+	changed := map[string]intent.AttrChange{}
+	for _, c := range dp.Changes {
+		changed[c.Path] = c
+	}
+	pfc := changed["nic/"+dev+"/pfc"]
+	if pfc.After != "3" || pfc.Disruptive == "" {
+		t.Fatalf("pfc change %+v", pfc)
+	}
+	for _, k := range []string{"trust", "dscp/26", "dscp/48", "tc/3/bandwidth", "tc/6/sched", "mtu", "addresses", "pause"} {
+		if _, ok := changed["nic/"+dev+"/"+k]; !ok {
+			t.Errorf("no planned change for %s (changes %v)", k, dp.Changes)
+		}
+	}
+	for _, u := range dp.Unexpressible {
+		if f := feature(u.Path); f != "ecn" && f != "roce_mode" && f != "tos" && f != "irq_cpus" {
+			t.Errorf("unexpressible on a DCB NIC: %s (%s)", u.Path, u.Reason)
+		}
+	}
+	flaps0 := flapsOf(t, "", dev)
+	res, err := applyPlan(t, p, f, reg)
+	if err != nil || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %v %+v", err, res.Devices[0])
+	}
+	checkApplied(t, "", dev)
+	if n := flapsOf(t, "", dev) - flaps0; n != 1 {
+		t.Errorf("%d link flaps for one PFC change", n)
+	}
+	if out := run(t, "ethtool", "-a", dev); !strings.Contains(out, "RX:\t\toff") && !strings.Contains(out, "RX: off") {
+		t.Errorf("global pause not off with PFC on:\n%s", out)
+	}
+
+	p2 := plan.Make(ctx, s, f, reg, plan.Options{})
+	if d := p2.Device("host.vm"); d.Error != "" || d.HasChanges() {
+		t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+	}
+	if _, err := applyPlan(t, p2, f, reg); err != nil {
+		t.Fatal(err)
+	}
+	if n := flapsOf(t, "", dev) - flaps0; n != 1 {
+		t.Errorf("a no-change apply flapped the link (%d flaps)", n)
+	}
+
+	// Drift behind fabctl's back, seen by the kernel notification watch
+	// and by the plan.
+	var mu sync.Mutex
+	var drifts []Drift
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- WatchDCB(wctx, []string{dev}, func(d Drift) { mu.Lock(); drifts = append(drifts, d); mu.Unlock() })
+	}()
+	time.Sleep(300 * time.Millisecond) // the watch reads its baseline
+	run(t, "dcb", "pfc", "set", "dev", dev, "prio-pfc", "4:on")
+	waitDrift := func(n int) []Drift {
+		for i := 0; i < 100; i++ {
+			mu.Lock()
+			got := append([]Drift(nil), drifts...)
+			mu.Unlock()
+			if len(got) >= n {
+				return got
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("WatchDCB reported %d drifts, want %d", len(drifts), n)
+		return nil
+	}
+	ds := waitDrift(1)
+	if d := ds[0]; d.NIC != dev || d.Cmd != "IEEE_SET" || !hasChange(d.Changes, "nic/"+dev+"/pfc", "3", "3,4") {
+		t.Errorf("drift %+v", d)
+	}
+	applied := map[string]intent.State{"host.vm": dp.Desired}
+	p3 := plan.Make(ctx, s, f, reg, plan.Options{Applied: applied})
+	d3 := p3.Device("host.vm")
+	if !hasChange(d3.Drift, "nic/"+dev+"/pfc", "3,4", "3") || !hasChange(d3.Changes, "nic/"+dev+"/pfc", "3,4", "3") {
+		t.Errorf("plan after dcb: drift %+v changes %+v", d3.Drift, d3.Changes)
+	}
+	run(t, "dcb", "pfc", "set", "dev", dev, "prio-pfc", "4:off")
+	ds = waitDrift(2)
+	if len(ds[1].Changes) != 0 {
+		t.Errorf("back at the baseline, drift %+v", ds[1])
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hasChange finds path in cs; for plan changes Before is live and After
+// desired, for drift Before is the baseline/applied and After live: the
+// caller passes them in the order the list uses.
+func hasChange(cs []intent.AttrChange, path, a, b string) bool {
+	for _, c := range cs {
+		if c.Path == path && ((c.Before == a && c.After == b) || (c.Before == b && c.After == a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFabdcbNetnsHost: the same intent on a fabdcb NIC moved into a
+// network namespace (transport netns:NAME): DCB netlink and the NIC's
+// sysfs are the namespace's.
+func TestFabdcbNetnsHost(t *testing.T) {
+	dev := fabdcbDev(t, 5)
+	const ns = "fabdcb-host"
+	_ = exec.Command("ip", "netns", "del", ns).Run()
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "-n", ns, "link", "set", dev, "netns", "1").Run()
+		_ = exec.Command("ip", "netns", "del", ns).Run()
+	})
+	run(t, "ip", "link", "set", dev, "netns", ns)
+	s, f := loadSpec(t, fabdcbSpec(t, dev, "netns:"+ns))
+	reg := registry(t)
+	p := plan.Make(context.Background(), s, f, reg, plan.Options{})
+	if d := p.Device("host.vm"); d.Error != "" || !d.HasChanges() {
+		t.Fatalf("plan: %v %+v", d.Error, d.Changes)
+	}
+	res, err := applyPlan(t, p, f, reg)
+	if err != nil || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %v %+v", err, res.Devices[0])
+	}
+	checkApplied(t, ns, dev)
+	p2 := plan.Make(context.Background(), s, f, reg, plan.Options{})
+	if d := p2.Device("host.vm"); d.Error != "" || d.HasChanges() {
+		t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+	}
+}

@@ -1,0 +1,312 @@
+// Package sshdtest runs a real OpenSSH server (Debian's openssh-server,
+// /usr/sbin/sshd) for the host driver's SSH transport tests and
+// benchmark: a generated ed25519 host key, a loopback port, keys
+// authorised per user, internal-sftp, and test users with or without
+// sudo rules. It needs root; without root or sshd it skips, except under
+// CI=true, where it fails.
+package sshdtest
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skeema/knownhosts"
+	"golang.org/x/crypto/ssh"
+)
+
+// SSHD is the OpenSSH server binary.
+const SSHD = "/usr/sbin/sshd"
+
+// Require skips (or, under CI=true, fails) unless the test runs as root
+// on a machine with OpenSSH's sshd.
+func Require(t testing.TB) {
+	t.Helper()
+	ci := os.Getenv("CI") == "true"
+	if os.Geteuid() != 0 {
+		if ci {
+			t.Fatal("needs root (sshd, test users, network namespaces); CI runs as root, so this must not skip")
+		}
+		t.Skip("needs root: starts sshd, adds test users and network namespaces")
+	}
+	if _, err := os.Stat(SSHD); err != nil {
+		if ci {
+			t.Fatalf("%s missing: CI installs openssh-server (.ci/run)", SSHD)
+		}
+		t.Skipf("%s missing: apt-get install openssh-server", SSHD)
+	}
+}
+
+// Key is an ed25519 key pair.
+type Key struct {
+	Signer  ssh.Signer
+	PEM     []byte // OpenSSH private key
+	AuthKey string // authorized_keys line
+}
+
+// NewKey generates a key pair.
+func NewKey(t testing.TB) Key {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Key{Signer: s, PEM: pem.EncodeToMemory(blk), AuthKey: string(ssh.MarshalAuthorizedKey(s.PublicKey()))}
+}
+
+// Server is a running sshd.
+type Server struct {
+	Addr       string // 127.0.0.1:PORT
+	Dir        string
+	HostKey    Key
+	KnownHosts string // a known_hosts file with the server's key
+	authDir    string
+}
+
+// Options tune the server.
+type Options struct {
+	// MaxStartups allows this many unauthenticated connections at once
+	// (sshd's default, 10:30:100, drops connections of a parallel run).
+	MaxStartups int
+}
+
+// Start runs sshd on a free loopback port until the test ends.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	Require(t)
+	if o.MaxStartups == 0 {
+		o.MaxStartups = 100
+	}
+	dir := t.TempDir()
+	// sshd reads authorized_keys as the user logging in: the directory
+	// must be reachable for every user (t.TempDir's is root-only).
+	authDir, err := os.MkdirTemp("", "fabctl-sshd-keys-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(authDir) })
+	if err := os.Chmod(authDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Dir: dir, HostKey: NewKey(t), authDir: authDir}
+	hk := filepath.Join(dir, "host_ed25519")
+	if err := os.WriteFile(hk, s.HostKey.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// sshd's privilege separation directory (created by the service unit,
+	// which does not run here).
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cfg := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile none
+AuthorizedKeysFile %s/%%u
+StrictModes no
+UsePAM no
+PermitRootLogin yes
+PubkeyAuthentication yes
+PasswordAuthentication yes
+KbdInteractiveAuthentication no
+Subsystem sftp internal-sftp
+MaxStartups %d
+MaxSessions 64
+LogLevel ERROR
+`, port, hk, s.authDir, o.MaxStartups)
+	cf := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(cf, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(SSHD, "-t", "-f", cf).CombinedOutput(); err != nil {
+		t.Fatalf("sshd -t: %v\n%s", err, out)
+	}
+	// The log is a file, not a pipe: the per-connection sshd processes
+	// inherit it, and a pipe would keep Wait waiting for them.
+	logf := filepath.Join(dir, "sshd.log")
+	lf, err := os.Create(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	cmd := exec.Command(SSHD, "-D", "-e", "-f", cf)
+	cmd.Stderr = lf
+	// Its own process group: cleanup ends the listener and the sessions
+	// still open (a controller keeps idle connections).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		if b, _ := os.ReadFile(logf); t.Failed() && len(b) > 0 {
+			t.Logf("sshd log:\n%s", b)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf)
+			t.Fatalf("sshd did not listen on %s: %v\n%s", s.Addr, err, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.KnownHosts = filepath.Join(dir, "known_hosts")
+	s.WriteKnownHosts(t, s.KnownHosts, s.HostKey.Signer.PublicKey())
+	return s
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// WriteKnownHosts writes a known_hosts file holding key for the server.
+func (s *Server) WriteKnownHosts(t testing.TB, path string, key ssh.PublicKey) {
+	t.Helper()
+	line := knownhosts.Line([]string{s.Addr}, key) + "\n"
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Authorize lets user log in with key.
+func (s *Server) Authorize(t testing.TB, user string, key Key) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(s.authDir, user), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(key.AuthKey); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// User is a local test account.
+type User struct {
+	Name, Home, Password string
+}
+
+// AddUser creates a local account with a home directory of its own and
+// a password, removed at cleanup. sudoRule, when set, is installed as
+// /etc/sudoers.d/<name> (checked with visudo first); "%h" in it is the
+// home directory.
+func AddUser(t testing.TB, name, sudoRule string) User {
+	t.Helper()
+	home, err := os.MkdirTemp("", "fabctl-sshd-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = exec.Command("userdel", name).Run() // a previous run killed mid-way
+	run(t, "useradd", "--no-create-home", "--home-dir", home, "--shell", "/bin/sh", "--user-group", name)
+	t.Cleanup(func() {
+		_ = exec.Command("userdel", name).Run()
+		os.RemoveAll(home)
+	})
+	run(t, "chown", name+":"+name, home)
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := User{Name: name, Home: home, Password: "pw-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	cmd := exec.Command("chpasswd")
+	cmd.Stdin = strings.NewReader(name + ":" + u.Password + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chpasswd: %v\n%s", err, out)
+	}
+	if sudoRule != "" {
+		rule := strings.ReplaceAll(sudoRule, "%h", home) + "\n"
+		tmp := filepath.Join(t.TempDir(), "sudoers")
+		if err := os.WriteFile(tmp, []byte(rule), 0o440); err != nil {
+			t.Fatal(err)
+		}
+		run(t, "visudo", "-c", "-q", "-f", tmp)
+		dst := "/etc/sudoers.d/fabctl-test-" + name
+		if err := os.WriteFile(dst, []byte(rule), 0o440); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(dst) })
+	}
+	return u
+}
+
+func run(t testing.TB, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+var build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Fabctl builds cmd/fabctl once per test binary and returns its path (the
+// controller ships this binary to the hosts). The binary is kept in
+// $TMPDIR/fabctl-sshdtest/ (replaced atomically by each build, so test
+// binaries running at once do not disturb each other) rather than removed,
+// since no single test owns it.
+func Fabctl(t testing.TB) string {
+	t.Helper()
+	build.once.Do(func() {
+		dir := filepath.Join(os.TempDir(), "fabctl-sshdtest")
+		if build.err = os.MkdirAll(dir, 0o755); build.err != nil {
+			return
+		}
+		tmp, err := os.MkdirTemp(dir, "build-")
+		if err != nil {
+			build.err = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		out, err := exec.Command(goTool, "build", "-o", filepath.Join(tmp, "fabctl"), "github.com/fabctl/fabctl/cmd/fabctl").CombinedOutput()
+		if err != nil {
+			build.err = fmt.Errorf("go build ./cmd/fabctl: %v\n%s", err, out)
+			return
+		}
+		build.path = filepath.Join(dir, "fabctl")
+		build.err = os.Rename(filepath.Join(tmp, "fabctl"), build.path)
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.path
+}

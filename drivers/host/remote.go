@@ -1,0 +1,62 @@
+package host
+
+import (
+	"context"
+	"maps"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agent"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Hosts reached over SSH are read, applied and rolled back by the agent
+// on the host (transport_ssh.go); Changes stays on the controller: it is
+// pure logic over the diff and what the agent's Read reported.
+
+func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Host) (intent.State, error) {
+	resp, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpRead})
+	if err != nil {
+		return nil, err
+	}
+	unsup := resp.Unsupported
+	if unsup == nil {
+		unsup = map[string]string{}
+	}
+	d.mu.Lock()
+	d.unsupported[h.Name] = unsup
+	d.mu.Unlock()
+	if resp.State == nil {
+		return intent.State{}, nil
+	}
+	return resp.State, nil
+}
+
+func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Host, changes []drivers.Change) (drivers.Result, error) {
+	o := d.SSH.withDefaults()
+	resp, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpApply, Steps: changes, SaveTo: o.SaveDir})
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	// The transaction succeeded; a warning (the desired state could not be
+	// saved for --reapply) must not fail it.
+	for _, w := range resp.Warnings {
+		if o.Logf != nil {
+			o.Logf("%s: agent: %s", h.Name, w)
+		}
+	}
+	return drivers.Result{Token: resp.Token}, nil
+}
+
+func (d *Driver) rollbackRemote(ctx context.Context, t drivers.Target, h *intent.Host, r drivers.Result) error {
+	_, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpRollback, Token: r.Token})
+	return err
+}
+
+// Unsupported returns what the last Read of a host found it cannot do,
+// per NIC path prefix, with the reason; the agent sends it to the
+// controller with the state it read.
+func (d *Driver) Unsupported(host string) map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.unsupported[host])
+}

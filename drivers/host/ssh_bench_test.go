@@ -1,0 +1,193 @@
+package host
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
+)
+
+// BenchmarkSSHApply: `fabctl apply --parallelism 64` (the real binary as
+// controller) to 256 hosts over SSH, each a network namespace with a veth
+// behind one loopback OpenSSH server (connect = "ssh+netns:NAME"), against
+// the same apply to one host. Every iteration flips the MTU (4200 <-> 9000)
+// so each host has one change: plan read, staleness re-read, the apply
+// transaction and the verifying read-back, each an SSH connection running
+// the agent. "warm" has the agent already on the host (the steady state);
+// "cold" removes it first, so the first connection to every host copies
+// the 25 MB binary over SFTP (all 256 hosts share this machine's disk).
+// The controller logs in as a test user with a clean home (no shell
+// start-up files of the developer's root account in the timing) and runs
+// the agent with sudo -n through the NOPASSWD rule docs/agent.md shows.
+//
+//	make bench-ssh    (or: go test -run '^$' -bench SSHApply -benchtime 3x ./drivers/host/)
+//
+// Metrics: s/apply (wall of one fabctl apply), ms/host (wall / hosts),
+// p50-ms and max-ms (per-host transaction time from the journal), and a
+// summary line with the speed-up over applying the hosts one at a time.
+func BenchmarkSSHApply(b *testing.B) {
+	sshdtest.Require(b)
+	const hosts, par = 256, 64
+	fx := &sshFixture{srv: sshdtest.Start(b, sshdtest.Options{MaxStartups: 2 * par}), bin: sshdtest.Fabctl(b)}
+	const user = "fabctl-bench"
+	u := sshdtest.AddUser(b, user, user+" ALL=(root) NOPASSWD: %h/.cache/fabctl/fabctl-*")
+	key := sshdtest.NewKey(b)
+	fx.srv.Authorize(b, user, key)
+	dir := b.TempDir()
+	fx.keyFile = filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(fx.keyFile, key.PEM, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	fx.remote, fx.save = filepath.Join(u.Home, ".cache/fabctl"), filepath.Join(dir, "saved")
+	namespaces(b, "fabctl-bssh-", hosts)
+
+	walls := map[string]time.Duration{}
+	for _, bc := range []struct {
+		name  string
+		hosts int
+		cold  bool
+	}{{"hosts=1/warm", 1, false}, {"hosts=256/warm", hosts, false}, {"hosts=256/cold", hosts, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			specDir := filepath.Join(dir, bc.name)
+			if err := os.MkdirAll(specDir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			mtu := 4200
+			applyOnce := func() (time.Duration, []int64) {
+				mtu = 13200 - mtu // 4200 <-> 9000
+				writeBenchSpec(b, fx, specDir, user, bc.hosts, mtu)
+				if bc.cold {
+					os.RemoveAll(fx.remote)
+				}
+				journal := filepath.Join(specDir, "journal.jsonl")
+				os.Remove(journal)
+				cmd := exec.Command(fx.bin, "apply", "--auto-approve", "--json", "--parallelism", fmt.Sprint(par), "--journal", journal, specDir)
+				cmd.Env = append(os.Environ(), "FABCTL_AGENT_DIR=~/.cache/fabctl", "FABCTL_AGENT_SAVE_DIR="+fx.save)
+				start := time.Now()
+				out, err := cmd.Output()
+				wall := time.Since(start)
+				var doc struct {
+					Status string `json:"status"`
+				}
+				if jerr := json.Unmarshal(out, &doc); err != nil || jerr != nil || doc.Status != "applied" {
+					b.Fatalf("fabctl apply: %v %v\n%.2000s", err, jerr, out)
+				}
+				return wall, journalDurations(b, journal)
+			}
+			if !bc.cold {
+				applyOnce() // the agent in place and the addresses set: the steady state
+			}
+			b.ResetTimer()
+			var total time.Duration
+			var durs []int64
+			for i := 0; i < b.N; i++ {
+				w, d := applyOnce()
+				total += w
+				durs = append(durs, d...)
+			}
+			b.StopTimer()
+			per := total / time.Duration(b.N)
+			walls[bc.name] = per
+			sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+			b.ReportMetric(per.Seconds(), "s/apply")
+			b.ReportMetric(float64(per.Milliseconds())/float64(bc.hosts), "ms/host")
+			if len(durs) > 0 {
+				b.ReportMetric(float64(durs[len(durs)/2]), "p50-ms")
+				b.ReportMetric(float64(durs[len(durs)-1]), "max-ms")
+			}
+			b.ReportMetric(0, "ns/op") // the wall figures above are the result
+		})
+	}
+	if one, all := walls["hosts=1/warm"], walls["hosts=256/warm"]; one > 0 && all > 0 {
+		fmt.Printf("ssh apply: 1 host %.2fs, %d hosts %.2fs at parallelism %d (%.1f ms/host; %.1fx faster than %d one-host applies in a row); cold (agent copied) %.2fs\n",
+			one.Seconds(), hosts, all.Seconds(), par, float64(all.Milliseconds())/hosts, float64(hosts)*one.Seconds()/all.Seconds(), hosts, walls["hosts=256/cold"].Seconds())
+	}
+}
+
+// namespaces creates n namespaces prefix<i> with a veth pair v0a/v0b in
+// each, in two ip -batch runs, removed at cleanup.
+func namespaces(b testing.TB, prefix string, n int) {
+	var add, del strings.Builder
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("%s%d", prefix, i)
+		_ = exec.Command("ip", "netns", "del", ns).Run()
+		fmt.Fprintf(&add, "netns add %s\nlink add v0a netns %s type veth peer name v0b netns %s\n", ns, ns, ns)
+		fmt.Fprintf(&del, "netns del %s\n", ns)
+	}
+	batch := func(script string) error {
+		cmd := exec.Command("ip", "-batch", "-")
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ip -batch: %v\n%s", err, out)
+		}
+		return nil
+	}
+	b.Cleanup(func() { _ = batch(del.String()) })
+	if err := batch(add.String()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func writeBenchSpec(b testing.TB, fx *sshFixture, dir, user string, hosts, mtu int) {
+	var s strings.Builder
+	fmt.Fprintf(&s, `
+fabric "bench" {
+  transport = "rocev2"
+  mtu       = %d
+}
+credentials "ssh" {
+  username    = %q
+  known_hosts = %q
+  private_key = file(%q)
+}
+`, mtu, user, fx.srv.KnownHosts, fx.keyFile)
+	for i := 0; i < hosts; i++ {
+		fmt.Fprintf(&s, `
+host "h%d" {
+  address     = %q
+  connect     = "ssh+netns:fabctl-bssh-%d"
+  credentials = "ssh"
+  sudo        = true
+  nic "v0a" {
+    device    = "rxe0"
+    model     = "rxe"
+    addresses = ["198.18.%d.%d/31"]
+  }
+}
+`, i, fx.srv.Addr, i, i/128, 2*(i%128))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.fab.hcl"), []byte(s.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// journalDurations returns the per-device transaction times of a run.
+func journalDurations(b testing.TB, path string) []int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var out []int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e struct {
+			Event      string `json:"event"`
+			DurationMS *int64 `json:"duration_ms"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Event == "device_verified" && e.DurationMS != nil {
+			out = append(out, *e.DurationMS)
+		}
+	}
+	return out
+}

@@ -1,0 +1,704 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+	"github.com/skeema/knownhosts"
+	"golang.org/x/crypto/ssh"
+	sshagent "golang.org/x/crypto/ssh/agent"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agent"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// The SSH transport (connect = "ssh" or "ssh+netns:NAME"): the host is
+// planned and applied by `fabctl agent` running on it, the same binary
+// as the controller. Per operation the controller connects
+// (golang.org/x/crypto/ssh, host key verified against known_hosts unless
+// --insecure), runs `<agent> agent --version-check`, copies its own
+// binary over SFTP when the build differs or is missing (like Ansible
+// ships its modules; temp file + rename, mode 755), then runs the agent
+// (with `sudo -n` when the host says sudo = true) with the request on
+// stdin and parses the JSON response. docs/agent.md has the details.
+
+// SSHOptions tune the SSH transport. Zero values take the defaults.
+type SSHOptions struct {
+	// ConnectTimeout bounds TCP connect + SSH handshake (default 10s).
+	ConnectTimeout time.Duration
+	// CommandTimeout bounds one agent run, copy included (default 5m).
+	CommandTimeout time.Duration
+	// KnownHosts is the known_hosts file when the credentials name none
+	// ("" = ~/.ssh/known_hosts).
+	KnownHosts string
+	// Binary is the fabctl executable shipped to hosts (default
+	// $FABCTL_AGENT_BINARY, else this executable): it must run there.
+	Binary string
+	// RemoteDir is where hosts keep the agent, as fabctl-<build> (default
+	// $FABCTL_AGENT_DIR, else ~/.cache/fabctl; "~/" is the login's home).
+	RemoteDir string
+	// SaveDir is where the agent saves each applied desired state for
+	// `fabctl agent --reapply` at boot (default $FABCTL_AGENT_SAVE_DIR,
+	// else /var/lib/fabctl/agent; "none": do not save).
+	SaveDir string
+	// Getenv resolves env() secrets and the FABCTL_AGENT_* defaults
+	// (nil: os.Getenv).
+	Getenv func(string) string
+	// Logf, when set, is told when an agent is copied to a host.
+	Logf func(format string, args ...any)
+
+	pool *connPool // nil: the process's pool (sharedPool)
+}
+
+// Defaults of SSHOptions.
+const (
+	DefaultAgentDir       = "~/.cache/fabctl"
+	DefaultSaveDir        = "/var/lib/fabctl/agent"
+	defaultConnectTimeout = 10 * time.Second
+	defaultCommandTimeout = 5 * time.Minute
+)
+
+// Error kinds of the SSH transport beyond sshcli's.
+const (
+	KindSudo  sshcli.Kind = "sudo refused"
+	KindAgent sshcli.Kind = "agent failed"
+	KindCopy  sshcli.Kind = "agent copy failed"
+)
+
+func (o SSHOptions) withDefaults() SSHOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = defaultConnectTimeout
+	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = defaultCommandTimeout
+	}
+	if o.Binary == "" {
+		o.Binary = o.Getenv("FABCTL_AGENT_BINARY")
+	}
+	if o.RemoteDir == "" {
+		o.RemoteDir = o.Getenv("FABCTL_AGENT_DIR")
+	}
+	if o.RemoteDir == "" {
+		o.RemoteDir = DefaultAgentDir
+	}
+	if o.SaveDir == "" {
+		o.SaveDir = o.Getenv("FABCTL_AGENT_SAVE_DIR")
+	}
+	if o.SaveDir == "" {
+		o.SaveDir = DefaultSaveDir
+	}
+	if o.SaveDir == "none" {
+		o.SaveDir = ""
+	}
+	if o.pool == nil {
+		o.pool = sharedPool
+	}
+	return o
+}
+
+// localAgent is the identity and architecture of the binary to ship.
+type localAgent struct {
+	path, build, machine string
+}
+
+var localAgents sync.Map // binary path -> *localAgent (or error)
+
+func shippedAgent(binary string) (*localAgent, error) {
+	if binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("locating this fabctl binary to ship: %w", err)
+		}
+		binary = exe
+	}
+	if v, ok := localAgents.Load(binary); ok {
+		if err, bad := v.(error); bad {
+			return nil, err
+		}
+		return v.(*localAgent), nil
+	}
+	la := &localAgent{path: binary}
+	id, err := agent.Identity(binary)
+	if err == nil {
+		la.build = id
+		la.machine, err = agent.Machine(binary)
+	}
+	if err != nil {
+		err = fmt.Errorf("the fabctl binary to ship (%s): %w", binary, err)
+		localAgents.Store(binary, err)
+		return nil, err
+	}
+	localAgents.Store(binary, la)
+	return la, nil
+}
+
+// viaAgent runs one request on the host's agent over SSH. Errors name the
+// host and the step and carry no secret.
+func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host, req agent.Request) (*agent.Response, error) {
+	o := d.SSH.withDefaults()
+	la, err := shippedAgent(o.Binary)
+	if err != nil {
+		return nil, &sshcli.Error{Device: h.Name, Op: "agent", Kind: sshcli.KindConfig, Detail: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout+o.CommandTimeout)
+	defer cancel()
+	remote := path.Join(o.RemoteDir, "fabctl-"+la.build)
+	key := poolKey(t, la, remote)
+	c := o.pool.get(key)
+	if c != nil {
+		// A pooled connection may have died while idle: check it with the
+		// cheapest request there is, and dial afresh if it did.
+		if _, _, err := c.cl.SendRequest("keepalive@openssh.com", true, nil); err != nil {
+			c.close()
+			c = nil
+		}
+	}
+	if c == nil {
+		var err error
+		if c, err = dialSSH(ctx, t, h.Name, o); err != nil {
+			return nil, err
+		}
+	}
+	c.logf = o.Logf
+	req.Protocol, req.Host, req.Netns = agent.Protocol, h, h.Connect.Netns
+	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req)
+	var se *sshcli.Error
+	if err == nil || errors.As(err, &se) && se.Kind != sshcli.KindClosed && se.Kind != sshcli.KindTimeout {
+		o.pool.put(key, c) // the connection is fine; the agent's answer was an error
+	} else {
+		c.close()
+	}
+	return resp, err
+}
+
+// agentRequest makes sure the agent is in place (once per connection)
+// and runs the request. When the agent checked by an earlier step on
+// this connection cannot be started now (gone: the shell finds nothing,
+// or sudo's rule no longer matches a file), nothing ran: it is checked
+// (and copied) again and the request retried once.
+func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agent.Request) (*agent.Response, error) {
+	for attempt := 0; ; attempt++ {
+		checkedEarlier := c.verified == remote
+		if !checkedEarlier {
+			if err := c.ensureAgent(ctx, la, remote, o); err != nil {
+				return nil, err
+			}
+			c.verified = remote
+		}
+		resp, err := c.runAgent(ctx, remote, sudo, req)
+		var se *sshcli.Error
+		notStarted := errors.Is(err, errAgentMissing) || errors.As(err, &se) && se.Kind == KindSudo
+		if notStarted && checkedEarlier && attempt == 0 {
+			c.verified = ""
+			continue
+		}
+		if errors.Is(err, errAgentMissing) {
+			return nil, c.fail("agent "+string(req.Op), KindAgent, "the agent "+remote+" vanished right after it was checked")
+		}
+		return resp, err
+	}
+}
+
+// poolKey identifies a login: the same address, user, credentials and
+// host-key policy share a connection.
+func poolKey(t drivers.Target, la *localAgent, remote string) string {
+	user, creds := "", ""
+	if c := t.Credentials; c != nil {
+		user, creds = c.Username, c.Name+"@"+c.Src.Block.Filename
+	}
+	return fmt.Sprintf("%s@%s|%s|%v|%s", user, t.Device.Address, creds, t.Insecure, remote)
+}
+
+// connPool keeps one idle SSH connection per login between the steps of
+// a run. A fabctl apply reads each host (plan), re-reads it (staleness),
+// applies and reads back; without reuse each step would pay a TCP and
+// SSH handshake (and an sshd process) plus the agent version check.
+// Idle connections close after poolIdle.
+type connPool struct {
+	mu   sync.Mutex
+	idle map[string]*sshConn
+}
+
+const poolIdle = 60 * time.Second
+
+var sharedPool = newConnPool()
+
+func newConnPool() *connPool { return &connPool{idle: map[string]*sshConn{}} }
+
+// get takes the idle connection of a login, or returns nil.
+func (p *connPool) get(key string) *sshConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.idle[key]
+	if c != nil {
+		delete(p.idle, key)
+		c.idleTimer.Stop()
+	}
+	return c
+}
+
+// put keeps c idle for the next step on the same login (one per login;
+// a spare is closed).
+func (p *connPool) put(key string, c *sshConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, busy := p.idle[key]; busy {
+		c.close()
+		return
+	}
+	p.idle[key] = c
+	c.idleTimer = time.AfterFunc(poolIdle, func() {
+		p.mu.Lock()
+		if p.idle[key] == c {
+			delete(p.idle, key)
+			c.close()
+		}
+		p.mu.Unlock()
+	})
+}
+
+// sshConn is one SSH connection to a host.
+type sshConn struct {
+	cl        *ssh.Client
+	host      string // device name, for errors
+	user      string
+	secrets   []string
+	closers   []io.Closer
+	logf      func(string, ...any)
+	verified  string // the agent path checked on this connection
+	idleTimer *time.Timer
+}
+
+func (c *sshConn) close() {
+	if c.cl != nil {
+		c.cl.Close()
+	}
+	for _, x := range c.closers {
+		x.Close()
+	}
+}
+
+func (c *sshConn) fail(op string, k sshcli.Kind, detail string) error {
+	return &sshcli.Error{Device: c.host, Op: op, Kind: k, Detail: redactAll(detail, c.secrets)}
+}
+
+func redactAll(s string, secrets []string) string {
+	for _, x := range secrets {
+		if x != "" {
+			s = strings.ReplaceAll(s, x, "<redacted>")
+		}
+	}
+	return s
+}
+
+// dialSSH connects and authenticates to the target's address.
+func dialSSH(ctx context.Context, t drivers.Target, name string, o SSHOptions) (*sshConn, error) {
+	c := &sshConn{host: name, logf: o.Logf}
+	fail := func(k sshcli.Kind, d string) error {
+		c.close()
+		return c.fail("connect", k, d)
+	}
+	host, port, err := sshcli.SplitAddress(t.Device.Address)
+	if err != nil {
+		return nil, fail(sshcli.KindConfig, err.Error())
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	cr := t.Credentials
+	if cr == nil {
+		return nil, fail(sshcli.KindConfig, "no credentials for this host (credentials = \"NAME\" naming a credentials block with a username)")
+	}
+	if cr.Username == "" {
+		return nil, fail(sshcli.KindConfig, fmt.Sprintf("credentials %q have no username", cr.Name))
+	}
+	c.user = cr.Username
+	cfg := &ssh.ClientConfig{User: cr.Username, Timeout: o.ConnectTimeout}
+	var tried []string
+	if cr.PrivateKey != nil {
+		key, err := sshcli.ResolveSecret(cr.PrivateKey, o.Getenv)
+		if err != nil {
+			return nil, fail(sshcli.KindConfig, err.Error())
+		}
+		c.secrets = append(c.secrets, key)
+		var signer ssh.Signer
+		if cr.Passphrase != nil {
+			pass, err := sshcli.ResolveSecret(cr.Passphrase, o.Getenv)
+			if err != nil {
+				return nil, fail(sshcli.KindConfig, err.Error())
+			}
+			c.secrets = append(c.secrets, pass)
+			signer, err = ssh.ParsePrivateKeyWithPassphrase([]byte(key), []byte(pass))
+			if err != nil {
+				return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s: cannot decrypt or parse it with the passphrase", cr.PrivateKey))
+			}
+		} else if signer, err = ssh.ParsePrivateKey([]byte(key)); err != nil {
+			var pm *ssh.PassphraseMissingError
+			if errors.As(err, &pm) {
+				return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s is encrypted: set passphrase in credentials %q", cr.PrivateKey, cr.Name))
+			}
+			return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s: not a private key fabctl can parse", cr.PrivateKey))
+		}
+		cfg.Auth = append(cfg.Auth, ssh.PublicKeys(signer))
+		tried = append(tried, "publickey")
+	}
+	if cr.Password != nil {
+		pw, err := sshcli.ResolveSecret(cr.Password, o.Getenv)
+		if err != nil {
+			return nil, fail(sshcli.KindConfig, err.Error())
+		}
+		c.secrets = append(c.secrets, pw)
+		cfg.Auth = append(cfg.Auth, ssh.Password(pw),
+			// PAM-backed servers ask for the password by keyboard-interactive.
+			ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
+				ans := make([]string, len(qs))
+				for i := range qs {
+					ans[i] = pw
+				}
+				return ans, nil
+			}))
+		tried = append(tried, "password")
+	}
+	if len(cfg.Auth) == 0 {
+		sock := o.Getenv("SSH_AUTH_SOCK")
+		if sock == "" {
+			return nil, fail(sshcli.KindConfig, fmt.Sprintf("credentials %q have neither password nor private_key, and no ssh-agent is running (SSH_AUTH_SOCK)", cr.Name))
+		}
+		ac, err := net.DialTimeout("unix", sock, o.ConnectTimeout)
+		if err != nil {
+			return nil, fail(sshcli.KindConfig, fmt.Sprintf("ssh-agent at SSH_AUTH_SOCK: %v", err))
+		}
+		c.closers = append(c.closers, ac)
+		cfg.Auth = append(cfg.Auth, ssh.PublicKeysCallback(sshagent.NewClient(ac).Signers))
+		tried = append(tried, "ssh-agent keys")
+	}
+	khFile := ""
+	if t.Insecure {
+		cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey()
+	} else {
+		if khFile, err = sshcli.KnownHostsFile(cr, o.KnownHosts); err != nil {
+			return nil, fail(sshcli.KindHostKey, err.Error())
+		}
+		db, err := knownhosts.NewDB(khFile)
+		if err != nil {
+			return nil, fail(sshcli.KindHostKey, fmt.Sprintf("known_hosts %s: %v", khFile, err))
+		}
+		cfg.HostKeyCallback = db.HostKeyCallback()
+		// Ask for the key types known_hosts has for this host: otherwise
+		// the server may offer another type and look like a mismatch.
+		cfg.HostKeyAlgorithms = db.HostKeyAlgorithms(addr)
+	}
+	d := net.Dialer{Timeout: o.ConnectTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fail(classifyDial(err, addr))
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(o.ConnectTimeout))
+	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	stop()
+	if err != nil {
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, fail(sshcli.KindTimeout, "cancelled or timed out during the SSH handshake")
+		}
+		k, detail := classifyHandshake(err, addr, khFile, cr.Username, tried)
+		return nil, fail(k, detail)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	c.cl = ssh.NewClient(cc, chans, reqs)
+	return c, nil
+}
+
+func classifyDial(err error, addr string) (sshcli.Kind, string) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return sshcli.KindTimeout, "no TCP connection to " + addr + " within the connect timeout"
+	case errors.Is(err, context.Canceled):
+		return sshcli.KindTimeout, "cancelled while connecting"
+	}
+	return sshcli.KindUnreachable, err.Error()
+}
+
+func classifyHandshake(err error, addr, khFile, user string, tried []string) (sshcli.Kind, string) {
+	msg := err.Error()
+	var ne net.Error
+	switch {
+	case knownhosts.IsHostKeyChanged(err):
+		return sshcli.KindHostKey, fmt.Sprintf("the host key of %s does not match its entry in %s: refusing to connect (possible man-in-the-middle, or the host was reinstalled; check the key, then ssh-keygen -R '%s' -f %s)",
+			addr, khFile, knownhosts.Normalize(addr), khFile)
+	case knownhosts.IsHostUnknown(err):
+		return sshcli.KindHostKey, fmt.Sprintf("%s is not in %s: add its host key after checking the fingerprint (ssh-keyscan), or skip verification explicitly with --insecure-skip-host-key", addr, khFile)
+	case strings.Contains(msg, "unable to authenticate"):
+		return sshcli.KindAuth, fmt.Sprintf("%s rejected user %q (tried %s)", addr, user, strings.Join(tried, ", "))
+	case errors.As(err, &ne) && ne.Timeout():
+		return sshcli.KindTimeout, "no SSH handshake with " + addr + " within the connect timeout"
+	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
+		return sshcli.KindClosed, addr + " closed the connection during the SSH handshake (MaxStartups, or not an SSH server?)"
+	}
+	return sshcli.KindUnreachable, msg
+}
+
+// exec runs a command; a non-zero exit is not an error (code says it).
+func (c *sshConn) exec(ctx context.Context, cmd string, stdin []byte) (stdout, stderr []byte, code int, err error) {
+	s, err := c.cl.NewSession()
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	defer s.Close()
+	var so, se bytes.Buffer
+	s.Stdout, s.Stderr = &so, &tail{max: 8 << 10, b: &se}
+	if stdin != nil {
+		s.Stdin = bytes.NewReader(stdin)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(cmd) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Closing the connection ends the session; an agent mid-apply
+		// finishes its transaction (restoring on failure) on its own.
+		c.cl.Close()
+		<-done
+		return so.Bytes(), se.Bytes(), -1, ctx.Err()
+	}
+	var ee *ssh.ExitError
+	if errors.As(err, &ee) {
+		return so.Bytes(), se.Bytes(), ee.ExitStatus(), nil
+	}
+	if err != nil {
+		return so.Bytes(), se.Bytes(), -1, err
+	}
+	return so.Bytes(), se.Bytes(), 0, nil
+}
+
+// tail keeps the last max bytes written (stderr of a chatty command).
+type tail struct {
+	max int
+	b   *bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b.Write(p)
+	if over := t.b.Len() - t.max; over > 0 {
+		t.b.Next(over)
+	}
+	return len(p), nil
+}
+
+// shellPath quotes a remote path for sh, expanding a leading "~/" to the
+// login's home.
+func shellPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return `"$HOME"/` + shq(rest)
+	}
+	return shq(p)
+}
+
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// probe runs the remote agent's handshake; ok is false when it is
+// missing or does not run.
+func (c *sshConn) probe(ctx context.Context, remote string) (hs agent.Handshake, why string, err error) {
+	out, errb, code, err := c.exec(ctx, shellPath(remote)+" agent --version-check", nil)
+	if err != nil {
+		return hs, "", c.fail("agent version check", sshcli.KindClosed, err.Error())
+	}
+	switch {
+	case code == 127:
+		return hs, "not installed", nil
+	case code != 0:
+		return hs, fmt.Sprintf("does not run (exit %d: %s)", code, lastLine(errb)), nil
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &hs); err != nil || hs.Agent != "fabctl" {
+		return hs, "answered the version check with something that is not a fabctl handshake (an older fabctl?)", nil
+	}
+	return hs, "", nil
+}
+
+// ensureAgent makes sure remote is this build's agent, copying it when
+// it is missing or another build.
+func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string, o SSHOptions) error {
+	hs, why, err := c.probe(ctx, remote)
+	if err != nil {
+		return err
+	}
+	if why == "" && hs.Matches(la.build) {
+		return nil
+	}
+	if why == "" {
+		why = fmt.Sprintf("build %s (protocol %d), this controller is build %s (protocol %d)", hs.Build, hs.Protocol, la.build, agent.Protocol)
+	}
+	out, _, code, err := c.exec(ctx, "uname -sm", nil)
+	if err != nil {
+		return c.fail("uname", sshcli.KindClosed, err.Error())
+	}
+	if u := strings.Fields(string(out)); code == 0 && len(u) == 2 && (u[0] != "Linux" || u[1] != la.machine) {
+		return c.fail("copy agent", KindCopy, fmt.Sprintf("the host is %s %s and this fabctl binary is Linux %s: point FABCTL_AGENT_BINARY at a fabctl built for it", u[0], u[1], la.machine))
+	}
+	if c.logf != nil {
+		c.logf("%s: agent %s: %s; copying %s", c.host, remote, why, la.path)
+	}
+	if err := c.copyAgent(la.path, remote, why != "not installed"); err != nil {
+		return err
+	}
+	hs, why, err = c.probe(ctx, remote)
+	if err != nil {
+		return err
+	}
+	if why != "" || !hs.Matches(la.build) {
+		if why == "" {
+			why = "reports build " + hs.Build
+		}
+		return c.fail("copy agent", KindCopy, fmt.Sprintf("the copied agent %s %s", remote, why))
+	}
+	return nil
+}
+
+// copyAgent ships the binary over SFTP: a temp file in the target
+// directory, chmod 755, then an atomic rename, so a concurrent run (or a
+// host sharing the home directory) never runs a half-written agent. A
+// missing agent is put in place with SFTP's plain rename, which never
+// replaces a file: when another run got there first with the same build
+// (the name is the build), its file stays and ours is dropped, so a
+// running agent's file (and the inode sudo's rule check resolves) never
+// changes under it. A wrong file in the way (replace) is replaced
+// atomically (posix-rename@openssh.com).
+func (c *sshConn) copyAgent(local, remote string, replace bool) error {
+	fail := func(err error) error { return c.fail("copy agent", KindCopy, err.Error()) }
+	sc, err := sftp.NewClient(c.cl, sftp.UseConcurrentWrites(true))
+	if err != nil {
+		return fail(fmt.Errorf("SFTP subsystem: %w (is sftp enabled in sshd_config?)", err))
+	}
+	defer sc.Close()
+	if rest, ok := strings.CutPrefix(remote, "~/"); ok {
+		home, err := sc.Getwd()
+		if err != nil {
+			return fail(err)
+		}
+		remote = path.Join(home, rest)
+	}
+	if err := sc.MkdirAll(path.Dir(remote)); err != nil {
+		return fail(fmt.Errorf("mkdir %s: %w", path.Dir(remote), err))
+	}
+	src, err := os.Open(local)
+	if err != nil {
+		return fail(err)
+	}
+	defer src.Close()
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", remote, os.Getpid(), time.Now().UnixNano())
+	dst, err := sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return fail(fmt.Errorf("create %s: %w", tmp, err))
+	}
+	_, err = dst.ReadFrom(src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = sc.Chmod(tmp, 0o755)
+	}
+	if err == nil && replace {
+		err = sc.PosixRename(tmp, remote)
+	} else if err == nil {
+		if err = sc.Rename(tmp, remote); err != nil {
+			if _, serr := sc.Stat(remote); serr == nil {
+				err = sc.Remove(tmp) // another run put the same build in place
+			}
+		}
+	}
+	if err != nil {
+		_ = sc.Remove(tmp)
+		return fail(fmt.Errorf("write %s: %w", remote, err))
+	}
+	return nil
+}
+
+// runAgent runs the agent with the request on stdin and parses its reply.
+func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agent.Request) (*agent.Response, error) {
+	step := "agent " + string(req.Op)
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, c.fail(step, sshcli.KindConfig, err.Error())
+	}
+	cmd := shellPath(remote) + " agent"
+	if sudo {
+		// -n: never prompt; a password prompt would hang the run.
+		cmd = "sudo -n -- " + cmd
+	}
+	out, errb, code, err := c.exec(ctx, cmd, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, c.fail(step, sshcli.KindTimeout, "cancelled or timed out waiting for the agent (an apply in progress finishes on the host)")
+		}
+		return nil, c.fail(step, sshcli.KindClosed, err.Error())
+	}
+	var resp agent.Response
+	if jerr := json.Unmarshal(bytes.TrimSpace(out), &resp); jerr != nil || resp.Protocol == 0 {
+		if len(out) == 0 && (code == 127 || code == 1 && strings.Contains(string(errb), "command not found")) {
+			return nil, errAgentMissing // sh's 127, or sudo's "command not found"
+		}
+		if sudo {
+			if k, d := sudoProblem(string(errb), c.user, remote); k != "" {
+				return nil, c.fail(step, k, d)
+			}
+		}
+		return nil, c.fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, lastLine(errb)))
+	}
+	if resp.Protocol != agent.Protocol {
+		return nil, c.fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agent.Protocol))
+	}
+	if !resp.OK {
+		err := c.fail(step, KindAgent, resp.Err().Error())
+		if resp.Kind() == agent.KindPartial {
+			return nil, &drivers.PartialError{Device: "host." + c.host, Err: err}
+		}
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// errAgentMissing: the agent checked earlier on this connection is gone
+// (the shell could not find it); nothing ran.
+var errAgentMissing = errors.New("the agent is not installed")
+
+// sudoProblem recognises sudo's own refusals on stderr.
+func sudoProblem(stderr, user, remote string) (sshcli.Kind, string) {
+	switch {
+	case strings.Contains(stderr, "a password is required"), strings.Contains(stderr, "a terminal is required"):
+		return KindSudo, fmt.Sprintf("sudo needs a password for %s: fabctl runs sudo -n and never types one; allow the agent without a password (sudoers: %s ALL=(root) NOPASSWD: %s/fabctl-*, with ~ spelled out; see docs/agent.md#sudo) or log in as root with sudo = false",
+			user, user, path.Dir(remote))
+	case strings.Contains(stderr, "not in the sudoers file"), strings.Contains(stderr, "is not allowed to execute"):
+		return KindSudo, fmt.Sprintf("%s may not run the agent with sudo: add a sudoers rule for it (docs/agent.md#sudo)", user)
+	case strings.Contains(stderr, "sudo: not found"), strings.Contains(stderr, "sudo: command not found"):
+		return KindSudo, "sudo is not installed on the host: install it or log in as root with sudo = false"
+	}
+	return "", ""
+}

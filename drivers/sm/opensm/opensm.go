@@ -1,0 +1,523 @@
+// Package opensm is fabctl's InfiniBand subnet-manager driver. It keeps
+// the three opensm files that carry a fabric's partitions and QoS equal
+// to the spec:
+//
+//   - partitions.conf, written whole: P_Keys, members by port GUID
+//     (full/limited), the IPoIB group's MTU and rate, the SL
+//     (opensm(8) PARTITION CONFIGURATION, doc/partition-config.txt);
+//   - qos-policy.conf, written whole: a DEFAULT level and a level plus
+//     match rule per partition (doc/QoS_management_in_OpenSM.txt);
+//   - opensm.conf, where only fabctl's lines change: qos TRUE, qos_sl2vl,
+//     qos_vlarb_high, qos_vlarb_low, and the per-port-type variants of
+//     those unset so they cannot override them.
+//
+// Read fetches the files over SSH (cat, through sudo -n when the host
+// says sudo = true) and parses them into normalised state, so a plan
+// shows settings that differ, never whitespace, comments or number
+// spelling. Apply writes each changed file atomically (temp file in the
+// same directory, sync, rename; the previous file kept as
+// <file>.fabctl.bak), restores the files it already wrote when a later
+// step fails, and sends opensm SIGHUP only when a file changed. Rollback
+// writes the previous contents back.
+package opensm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// Name is the driver's registry key, the subnet manager devices' platform.
+const Name = intent.PlatformOpenSM
+
+// Default file locations: opensm's built-in defaults as Debian builds it
+// (include/opensm/osm_config.h HAVE_DEFAULT_*), which opensm.conf's
+// partition_config_file and qos_policy_file override.
+const (
+	DefaultConfFile       = "/etc/opensm/opensm.conf"
+	DefaultPartitionsFile = "/etc/opensm/partitions.conf"
+	DefaultQoSPolicyFile  = "/etc/opensm/qos-policy.conf"
+	DefaultPIDFile        = "/var/run/opensm.pid"
+)
+
+// Options say where opensm keeps its files on the subnet manager.
+type Options struct {
+	ConfFile       string // opensm.conf (default DefaultConfFile)
+	PartitionsFile string // when opensm.conf names none (default DefaultPartitionsFile)
+	QoSPolicyFile  string // when opensm.conf names none (default DefaultQoSPolicyFile)
+	// PIDFile names opensm's pid file (opensm --pidfile); when it is
+	// missing or stale every process named opensm gets the signal.
+	PIDFile string
+	SSH     host.SSHOptions
+}
+
+func (o Options) withDefaults() Options {
+	if o.ConfFile == "" {
+		o.ConfFile = DefaultConfFile
+	}
+	if o.PartitionsFile == "" {
+		o.PartitionsFile = DefaultPartitionsFile
+	}
+	if o.QoSPolicyFile == "" {
+		o.QoSPolicyFile = DefaultQoSPolicyFile
+	}
+	if o.PIDFile == "" {
+		o.PIDFile = DefaultPIDFile
+	}
+	return o
+}
+
+// Driver is the opensm driver. One Driver serves one run: it remembers
+// what Read found per subnet manager for Changes and Findings.
+type Driver struct {
+	Opts Options
+
+	mu   sync.Mutex
+	live map[string]*liveFiles // device name -> last Read
+}
+
+// liveFiles is what a Read saw on a subnet manager.
+type liveFiles struct {
+	conf, parts, qos remoteFile
+	pids             []int
+}
+
+// New returns a driver with the default file locations.
+func New() drivers.Driver { return &Driver{} }
+
+var (
+	_ drivers.Driver   = (*Driver)(nil)
+	_ drivers.Renderer = (*Driver)(nil)
+	_ drivers.Reporter = (*Driver)(nil)
+)
+
+// Name is "opensm".
+func (d *Driver) Name() string { return Name }
+
+// Capabilities: transactions roll back by writing the previous files.
+func (d *Driver) Capabilities() drivers.Capabilities { return drivers.Capabilities{Rollback: true} }
+
+// Fields marks the changes that interrupt traffic once opensm applies
+// them at its next heavy sweep.
+func (d *Driver) Fields() []intent.Field {
+	return []intent.Field{
+		{Pattern: "partitions/*/member/*", Disruptive: "a port leaving a partition (or becoming a limited member) loses traffic on that P_Key"},
+		{Pattern: "partitions/*/pkey", Disruptive: "a new P_Key moves the partition: IPoIB interfaces and QPs on the old P_Key stop"},
+		{Pattern: "opensm/qos_sl2vl", Disruptive: "opensm reprograms every port's SL-to-VL table: traffic on remapped SLs moves to other VLs"},
+	}
+}
+
+func smOf(t drivers.Target) (*intent.SubnetManager, error) {
+	sm, ok := t.Intent.(*intent.SubnetManager)
+	if !ok || sm == nil {
+		return nil, fmt.Errorf("%s: the opensm driver needs a subnet manager intent, got %T", t.Device.Name, t.Intent)
+	}
+	return sm, nil
+}
+
+// open connects to the subnet manager.
+func (d *Driver) open(ctx context.Context, t drivers.Target) (*intent.SubnetManager, *session, error) {
+	sm, err := smOf(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := d.dial(ctx, t, sm)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sm, &session{r: r, name: sm.Name, sudo: sm.Sudo}, nil
+}
+
+// readFiles reads opensm.conf, then the partitions and QoS policy files
+// it points at (or the defaults).
+func (d *Driver) readFiles(ctx context.Context, s *session, withQoS bool) (*liveFiles, error) {
+	o := d.Opts.withDefaults()
+	lf := &liveFiles{}
+	var err error
+	if lf.conf, err = s.read(ctx, o.ConfFile); err != nil {
+		return nil, err
+	}
+	opts := parseOpenSMConf(lf.conf.Data)
+	pf, qf := o.PartitionsFile, o.QoSPolicyFile
+	if v := opts["partition_config_file"]; v != "" {
+		pf = v
+	}
+	if v := opts["qos_policy_file"]; v != "" {
+		qf = v
+	}
+	if lf.parts, err = s.read(ctx, pf); err != nil {
+		return nil, err
+	}
+	lf.qos = remoteFile{Path: qf}
+	if withQoS {
+		if lf.qos, err = s.read(ctx, qf); err != nil {
+			return nil, err
+		}
+	}
+	if lf.pids, err = s.pids(ctx, o.PIDFile); err != nil {
+		return nil, err
+	}
+	return lf, nil
+}
+
+// liveState parses the files into state, limited to what the desired
+// state manages.
+func liveState(lf *liveFiles, desired intent.State, withQoS bool) intent.State {
+	st := intent.State{}
+	if lf.parts.Present {
+		for k, v := range parsePartitions(lf.parts.Data) {
+			st[k] = v
+		}
+	}
+	if !withQoS {
+		return st
+	}
+	if lf.qos.Present {
+		for k, v := range parseQoSPolicy(lf.qos.Data) {
+			st[k] = v
+		}
+	}
+	for k, v := range openSMState(parseOpenSMConf(lf.conf.Data), managedOptions(desired)) {
+		st[k] = v
+	}
+	return st
+}
+
+// Read returns the subnet manager's partitions, QoS policy and managed
+// opensm.conf options as state.
+func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
+	sm, s, err := d.open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer s.r.close()
+	lf, err := d.readFiles(ctx, s, sm.QoS)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.live == nil {
+		d.live = map[string]*liveFiles{}
+	}
+	d.live[sm.Name] = lf
+	d.mu.Unlock()
+	return liveState(lf, sm.Flatten(), sm.QoS), nil
+}
+
+// desiredFiles computes the new content of the files a change touches,
+// from the live files (opensm.conf is edited, the others rendered).
+func desiredFiles(sm *intent.SubnetManager, lf *liveFiles, files map[string]bool) (map[string]remoteFile, error) {
+	desired := sm.Flatten()
+	out := map[string]remoteFile{}
+	if files[filePartitions] {
+		b, err := renderPartitions(sm, sm.Fabric)
+		if err != nil {
+			return nil, err
+		}
+		out[filePartitions] = remoteFile{Path: lf.parts.Path, Data: string(b), Present: true}
+	}
+	if files[fileQoSPolicy] {
+		b, err := renderQoSPolicy(sm, sm.Fabric)
+		if err != nil {
+			return nil, err
+		}
+		out[fileQoSPolicy] = remoteFile{Path: lf.qos.Path, Data: string(b), Present: true}
+	}
+	if files[fileOpenSM] {
+		out[fileOpenSM] = remoteFile{Path: lf.conf.Path, Data: editOpenSMConf(lf.conf.Data, desired, sm.Fabric), Present: true}
+	}
+	return out, nil
+}
+
+// fileOrder is the order files are written: partitions first (the QoS
+// policy's match rules name P_Keys opensm checks against them), then the
+// policy, then the options that turn QoS on.
+var fileOrder = []string{filePartitions, fileQoSPolicy, fileOpenSM}
+
+func (lf *liveFiles) file(name string) remoteFile {
+	switch name {
+	case filePartitions:
+		return lf.parts
+	case fileQoSPolicy:
+		return lf.qos
+	}
+	return lf.conf
+}
+
+// defaultLive is what Changes assumes without a Read (a saved plan shown
+// later): the default paths, content unknown.
+func (d *Driver) defaultLive() *liveFiles {
+	o := d.Opts.withDefaults()
+	return &liveFiles{conf: remoteFile{Path: o.ConfFile}, parts: remoteFile{Path: o.PartitionsFile}, qos: remoteFile{Path: o.QoSPolicyFile}}
+}
+
+// Changes makes one step per file the diff touches, its payload the
+// write and a line diff of the file, and a last step that signals opensm.
+func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	sm, err := smOf(t)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	lf := d.live[sm.Name]
+	d.mu.Unlock()
+	known := lf != nil
+	if !known {
+		lf = d.defaultLive()
+	}
+	byFile := map[string][]intent.AttrChange{}
+	for _, c := range diff {
+		byFile[fileOf(c.Path)] = append(byFile[fileOf(c.Path)], c)
+	}
+	touched := map[string]bool{}
+	for f := range byFile {
+		touched[f] = true
+	}
+	newFiles, err := desiredFiles(sm, lf, touched)
+	if err != nil {
+		return nil, err
+	}
+	var out []drivers.Change
+	for _, f := range fileOrder {
+		cs := byFile[f]
+		if len(cs) == 0 {
+			continue
+		}
+		old, nf := lf.file(f), newFiles[f]
+		ch := drivers.Change{Summary: fmt.Sprintf("%s: %s", nf.Path, countActions(cs))}
+		for _, c := range cs {
+			ch.Paths = append(ch.Paths, c.Path)
+			if ch.Disruptive == "" {
+				ch.Disruptive = c.Disruptive
+			}
+		}
+		ch.Payload = append(ch.Payload, fmt.Sprintf("write %s atomically (temp file + rename), previous file kept as %s.fabctl.bak", nf.Path, nf.Path))
+		if known {
+			ch.Payload = append(ch.Payload, lineDiff(old, nf)...)
+		}
+		out = append(out, ch)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	reload := drivers.Change{Summary: "opensm rereads its files (SIGHUP: a heavy sweep applies them to the fabric)"}
+	switch {
+	case !known:
+		reload.Payload = []string{"kill -HUP $(pidof opensm)"}
+	case len(lf.pids) == 0:
+		reload.Summary = "opensm is not running on " + sm.Name + ": it reads the new files when it starts (no signal sent)"
+	default:
+		reload.Payload = []string{"kill -HUP " + joinInts(lf.pids)}
+	}
+	return append(out, reload), nil
+}
+
+func countActions(cs []intent.AttrChange) string {
+	n := map[intent.Action]int{}
+	for _, c := range cs {
+		n[c.Action]++
+	}
+	var parts []string
+	for _, a := range []struct {
+		act  intent.Action
+		word string
+	}{{intent.Create, "to add"}, {intent.Update, "to change"}, {intent.Delete, "to remove"}} {
+		if n[a.act] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[a.act], a.word))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lineDiff is a unified diff of the file, for the plan's payload.
+func lineDiff(old, nf remoteFile) []string {
+	ud := difflib.UnifiedDiff{
+		A: difflib.SplitLines(old.Data), B: difflib.SplitLines(nf.Data),
+		FromFile: old.Path + " (live)", ToFile: nf.Path + " (fabctl)", Context: 1,
+	}
+	if !old.Present {
+		ud.FromFile = "/dev/null"
+	}
+	s, err := difflib.GetUnifiedDiffString(ud)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(s, "\n"), "\n")
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// token is what Rollback needs: the files as they were before the apply.
+type token struct {
+	Files []remoteFile `json:"files"`
+}
+
+// Apply writes the changed files (each atomically, with a backup) and
+// signals opensm once if any changed. A failure restores the files already
+// written; only when that fails too is the error a PartialError.
+func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
+	sm, s, err := d.open(ctx, t)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	defer s.r.close()
+	touched := map[string]bool{}
+	for _, ch := range changes {
+		for _, p := range ch.Paths {
+			touched[fileOf(p)] = true
+		}
+	}
+	for f := range touched {
+		if f != filePartitions && f != fileQoSPolicy && f != fileOpenSM {
+			return drivers.Result{}, fmt.Errorf("%s: nothing applied: %q is not an opensm setting", sm.Name, f)
+		}
+	}
+	// The files as they are now, not as the plan saw them.
+	lf, err := d.readFiles(ctx, s, sm.QoS || touched[fileQoSPolicy] || touched[fileOpenSM])
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	newFiles, err := desiredFiles(sm, lf, touched)
+	if err != nil {
+		return drivers.Result{}, fmt.Errorf("%s: nothing applied: %w", sm.Name, err)
+	}
+	var tok token
+	fail := func(err error) (drivers.Result, error) {
+		var rerrs []string
+		for i := len(tok.Files) - 1; i >= 0; i-- {
+			if rerr := s.restore(context.WithoutCancel(ctx), tok.Files[i]); rerr != nil {
+				rerrs = append(rerrs, rerr.Error())
+			}
+		}
+		if len(rerrs) > 0 {
+			return drivers.Result{}, &drivers.PartialError{Device: t.Device.Addr(), Err: fmt.Errorf("%v; restoring the files written before it failed: %s", err, strings.Join(rerrs, "; "))}
+		}
+		return drivers.Result{}, fmt.Errorf("%w (files written before it were restored; opensm was not signalled)", err)
+	}
+	for _, f := range fileOrder {
+		nf, ok := newFiles[f]
+		if !ok {
+			continue
+		}
+		old := lf.file(f)
+		if old.Present && old.Data == nf.Data {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if err := s.write(ctx, nf.Path, nf.Data, true); err != nil {
+			return fail(err)
+		}
+		tok.Files = append(tok.Files, old)
+	}
+	if len(tok.Files) > 0 && len(lf.pids) > 0 {
+		if err := s.hup(ctx, lf.pids); err != nil {
+			return fail(err)
+		}
+	}
+	raw, _ := json.Marshal(tok)
+	return drivers.Result{Token: string(raw)}, nil
+}
+
+// Confirm: writes take effect at once; nothing is pending.
+func (d *Driver) Confirm(ctx context.Context, t drivers.Target, r drivers.Result) error { return nil }
+
+// Rollback writes back the files the transaction replaced (removing those
+// it created) and signals opensm.
+func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
+	var tok token
+	if err := json.Unmarshal([]byte(r.Token), &tok); err != nil {
+		return fmt.Errorf("%s: rollback token: %w", t.Device.Name, err)
+	}
+	if len(tok.Files) == 0 {
+		return nil
+	}
+	_, s, err := d.open(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer s.r.close()
+	var errs []string
+	for i := len(tok.Files) - 1; i >= 0; i-- {
+		if err := s.restore(ctx, tok.Files[i]); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: rollback: %s", t.Device.Name, strings.Join(errs, "; "))
+	}
+	pids, err := s.pids(ctx, d.Opts.withDefaults().PIDFile)
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		return s.hup(ctx, pids)
+	}
+	return nil
+}
+
+// Render returns the files fabctl writes: partitions.conf, and with QoS
+// qos-policy.conf and the opensm.conf lines.
+func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
+	sm, err := smOf(t)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := renderPartitions(sm, sm.Fabric)
+	if err != nil {
+		return nil, err
+	}
+	out := []drivers.RenderedFile{{Name: "partitions.conf", Data: parts}}
+	if sm.QoS {
+		qos, err := renderQoSPolicy(sm, sm.Fabric)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, drivers.RenderedFile{Name: "qos-policy.conf", Data: qos},
+			drivers.RenderedFile{Name: "opensm.conf", Data: renderOpenSMLines(sm.Flatten(), sm.Fabric)})
+	}
+	return out, nil
+}
+
+// Findings reports what the last Read saw that the plan cannot change:
+// an opensm that is not running, files at non-default places.
+func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
+	sm, err := smOf(t)
+	if err != nil {
+		return nil
+	}
+	d.mu.Lock()
+	lf := d.live[sm.Name]
+	d.mu.Unlock()
+	if lf == nil {
+		return nil
+	}
+	o := d.Opts.withDefaults()
+	var fs []drivers.Finding
+	if len(lf.pids) == 0 {
+		fs = append(fs, drivers.Finding{Severity: "warning", Message: fmt.Sprintf("opensm is not running on %s: no port leaves INIT without a subnet manager; the files take effect when it starts", sm.Name)})
+	}
+	for _, x := range []struct{ path, def, opt string }{{lf.parts.Path, o.PartitionsFile, "partition_config_file"}, {lf.qos.Path, o.QoSPolicyFile, "qos_policy_file"}} {
+		if x.path != x.def {
+			fs = append(fs, drivers.Finding{Severity: "info", Message: fmt.Sprintf("%s sets %s %s: fabctl reads and writes that file", lf.conf.Path, x.opt, x.path)})
+		}
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity == "warning" && fs[j].Severity != "warning" })
+	return fs
+}

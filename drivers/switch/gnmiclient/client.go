@@ -1,0 +1,332 @@
+// Package gnmiclient is what fabctl's gNMI switch drivers (openconfig,
+// srlinux) share: a client on openconfig/gnmi v0.14.1 and grpc (TLS with
+// CA verification by default, mTLS, username/password as gRPC metadata
+// from the spec's secret references, timeouts, errors that name the
+// device, the RPC and the path and never a secret), the SetRequest
+// operations a plan carries as payload lines, a JSON_IETF reader, and
+// the driver core: read with Get, one SetRequest per device, the gNMI
+// commit-confirmed extension when the target advertises it, rollback to
+// the configuration read before the Set.
+package gnmiclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Defaults.
+const (
+	DefaultPort        = "57400" // the common gNMI port (SR Linux, Arista, Cisco examples)
+	DefaultDialTimeout = 10 * time.Second
+	DefaultRPCTimeout  = 60 * time.Second
+)
+
+// Options tune a client.
+type Options struct {
+	// DialTimeout bounds connecting, the TLS handshake and the first RPC.
+	DialTimeout time.Duration
+	// RPCTimeout bounds each RPC.
+	RPCTimeout time.Duration
+	// Getenv resolves env() secrets (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Error is a gNMI error on one device: the RPC, the path it was about
+// (the first path of a request with several) and the cause, secret-free.
+type Error struct {
+	Device string
+	RPC    string // "connect", "Capabilities", "Get", "Set"
+	Path   string
+	Code   codes.Code
+	Detail string
+}
+
+func (e *Error) Error() string {
+	s := e.Device + ": gNMI " + e.RPC
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	if e.Code != codes.OK && e.Code != codes.Unknown {
+		s += ": " + e.Code.String()
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// ConnLost reports whether the error leaves it unknown if the RPC took
+// effect (the connection dropped or the deadline passed mid-RPC).
+func ConnLost(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Code == codes.Unavailable || e.Code == codes.DeadlineExceeded || e.Code == codes.Canceled)
+}
+
+// Client is a connection to one device.
+type Client struct {
+	conn    *grpc.ClientConn
+	gnmi    gpb.GNMIClient
+	device  string
+	opts    Options
+	secrets []string
+	caFile  string
+}
+
+// auth sends username/password (or a bearer token) with every RPC. It
+// requires transport security: secrets never cross a plaintext channel.
+type auth struct{ md map[string]string }
+
+func (a auth) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return a.md, nil
+}
+func (a auth) RequireTransportSecurity() bool { return true }
+
+// CredentialPath resolves a file named in a credentials block (ca_file,
+// cert_file, key_file) the way known_hosts is: relative to the directory
+// of the spec file that declares the credentials.
+func CredentialPath(c *spec.Credentials, p string) string {
+	cc := *c
+	cc.KnownHosts = p // one rule for every file a credentials block names
+	return sshcli.KnownHostsPath(&cc)
+}
+
+// Dial connects to the target's device over TLS and checks it answers
+// Capabilities (which the drivers need anyway).
+func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.CapabilityResponse, error) {
+	name := t.Device.Name
+	if name == "" {
+		name = t.Device.Address
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.RPCTimeout <= 0 {
+		o.RPCTimeout = DefaultRPCTimeout
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	fail := func(code codes.Code, format string, a ...any) error {
+		return &Error{Device: name, RPC: "connect", Code: code, Detail: fmt.Sprintf(format, a...)}
+	}
+	addr := t.Device.Address
+	if addr == "" {
+		return nil, nil, fail(codes.InvalidArgument, "no management address")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = strings.Trim(addr, "[]"), DefaultPort
+	}
+	addr = net.JoinHostPort(host, port)
+	c := t.Credentials
+	if c == nil {
+		return nil, nil, fail(codes.InvalidArgument, "no credentials block for this switch (gNMI needs at least a username and password or a client certificate)")
+	}
+	cl := &Client{device: name, opts: o}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
+	if t.Insecure {
+		tc.InsecureSkipVerify = true // explicit --insecure only
+	} else if c.CAFile != "" {
+		cl.caFile = CredentialPath(c, c.CAFile)
+		pem, err := os.ReadFile(cl.caFile)
+		if err != nil {
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: ca_file %s: %v", c.Name, cl.caFile, errors.Unwrap(err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: ca_file %s holds no PEM certificate", c.Name, cl.caFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.CertFile != "" || c.KeyFile != "" {
+		if c.CertFile == "" || c.KeyFile == "" {
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: mTLS needs both cert_file and key_file", c.Name)
+		}
+		cert, err := tls.LoadX509KeyPair(CredentialPath(c, c.CertFile), CredentialPath(c, c.KeyFile))
+		if err != nil {
+			// The key's content never appears: only the files and the cause.
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: client certificate %s / key %s: %s", c.Name,
+				CredentialPath(c, c.CertFile), CredentialPath(c, c.KeyFile), tlsCause(err))
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	md := map[string]string{}
+	if c.Username != "" {
+		md["username"] = c.Username
+	}
+	if c.Password != nil {
+		pw, err := sshcli.ResolveSecret(c.Password, o.Getenv)
+		if err != nil {
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
+		}
+		md["password"] = pw
+		cl.secrets = append(cl.secrets, pw)
+	}
+	if c.Token != nil {
+		tok, err := sshcli.ResolveSecret(c.Token, o.Getenv)
+		if err != nil {
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
+		}
+		md["authorization"] = "Bearer " + tok
+		cl.secrets = append(cl.secrets, tok)
+	}
+	dopts := []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(tc))}
+	if len(md) > 0 {
+		dopts = append(dopts, grpc.WithPerRPCCredentials(auth{md}))
+	}
+	conn, err := grpc.NewClient(addr, dopts...)
+	if err != nil {
+		return nil, nil, fail(codes.InvalidArgument, "%s", cl.redact(err.Error()))
+	}
+	cl.conn, cl.gnmi = conn, gpb.NewGNMIClient(conn)
+	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	// Not WaitForReady: a refused connection or a failed TLS handshake
+	// fails now, with its cause, instead of being retried until the
+	// deadline.
+	caps, err := cl.gnmi.Capabilities(dctx, &gpb.CapabilityRequest{})
+	if err != nil {
+		conn.Close()
+		e := cl.wrap("Capabilities", "", err)
+		if e.Code == codes.DeadlineExceeded {
+			e.Detail = fmt.Sprintf("no answer from %s within %s (is the gNMI server listening there? %s)", addr, o.DialTimeout, e.Detail)
+		}
+		return nil, nil, e
+	}
+	return cl, caps, nil
+}
+
+// Device is the device name errors carry.
+func (c *Client) Device() string { return c.device }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+func (c *Client) redact(s string) string {
+	for _, sec := range c.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
+
+// wrap turns a gRPC error into an *Error with a cause a user can act on.
+func (c *Client) wrap(rpc, path string, err error) *Error {
+	st, _ := status.FromError(err)
+	e := &Error{Device: c.device, RPC: rpc, Path: path, Code: st.Code(), Detail: c.redact(st.Message())}
+	msg := st.Message()
+	switch {
+	case st.Code() == codes.Unauthenticated:
+		e.Detail = "authentication failed: check the credentials' username and password (" + e.Detail + ")"
+	case strings.Contains(msg, "x509:") || strings.Contains(msg, "tls:") || strings.Contains(msg, "certificate"):
+		where := "the system's CA pool (set ca_file in the credentials)"
+		if c.caFile != "" {
+			where = "ca_file " + c.caFile
+		}
+		e.Detail = "TLS verification failed: " + tlsCause(errors.New(e.Detail)) + "; the server certificate must chain to " + where + " (--insecure skips verification, labs only)"
+	case st.Code() == codes.Unavailable:
+		e.Detail = "unreachable: " + e.Detail
+	}
+	return e
+}
+
+// tlsCause shortens a TLS error to its last, most specific part.
+func tlsCause(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, "tls: "); i >= 0 {
+		return s[i:]
+	}
+	if i := strings.LastIndex(s, "x509: "); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+func (c *Client) rpcCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opts.RPCTimeout)
+}
+
+// Get reads the configuration at one path as JSON_IETF and returns the
+// node's decoded value; ok is false when the device has no data there
+// (codes.NotFound, or an empty notification).
+func (c *Client) Get(ctx context.Context, path string) (v any, ok bool, err error) {
+	p, err := Path(path)
+	if err != nil {
+		return nil, false, &Error{Device: c.device, RPC: "Get", Path: path, Code: codes.InvalidArgument, Detail: err.Error()}
+	}
+	ctx, cancel := c.rpcCtx(ctx)
+	defer cancel()
+	resp, err := c.gnmi.Get(ctx, &gpb.GetRequest{Path: []*gpb.Path{p}, Type: gpb.GetRequest_CONFIG, Encoding: gpb.Encoding_JSON_IETF})
+	if status.Code(err) == codes.NotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, c.wrap("Get", path, err)
+	}
+	for _, n := range resp.GetNotification() {
+		for _, u := range n.GetUpdate() {
+			b := u.GetVal().GetJsonIetfVal()
+			if b == nil {
+				b = u.GetVal().GetJsonVal()
+			}
+			if b == nil {
+				return nil, false, &Error{Device: c.device, RPC: "Get", Path: path, Detail: fmt.Sprintf("the device answered with a %T value, not JSON_IETF", u.GetVal().GetValue())}
+			}
+			val, err := Decode(b)
+			if err != nil {
+				return nil, false, &Error{Device: c.device, RPC: "Get", Path: path, Detail: "the device's JSON_IETF does not parse: " + err.Error()}
+			}
+			return unwrap(path, val), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// Set sends one SetRequest. path names the request in errors.
+func (c *Client) Set(ctx context.Context, req *gpb.SetRequest) error {
+	ctx, cancel := c.rpcCtx(ctx)
+	defer cancel()
+	_, err := c.gnmi.Set(ctx, req)
+	if err != nil {
+		return c.wrap("Set", requestPath(req), err)
+	}
+	return nil
+}
+
+// requestPath names a request in errors: its first replaced or updated
+// path (the first deleted one when it only deletes), and how many more
+// paths it holds.
+func requestPath(req *gpb.SetRequest) string {
+	var paths []string
+	for _, u := range append(append([]*gpb.Update(nil), req.GetReplace()...), req.GetUpdate()...) {
+		paths = append(paths, PathString(req.GetPrefix(), u.GetPath()))
+	}
+	for _, p := range req.GetDelete() {
+		paths = append(paths, PathString(req.GetPrefix(), p))
+	}
+	switch len(paths) {
+	case 0:
+		return ""
+	case 1:
+		return paths[0]
+	}
+	return fmt.Sprintf("%s (+%d more paths)", paths[0], len(paths)-1)
+}

@@ -1,0 +1,270 @@
+package gnmiclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/fabctl/fabctl/yangval"
+)
+
+// Operation kinds of a SetRequest, in the order a target applies them
+// (gNMI specification 3.4.3: deletes, then replaces, then updates).
+const (
+	OpDelete  = "delete"
+	OpReplace = "replace"
+	OpUpdate  = "update"
+)
+
+// Op is one operation of a SetRequest: a gNMI path string
+// (/qos/queues/queue[name=Q3]) and, for replace and update, its JSON_IETF
+// (RFC 7951) value. A plan's change carries one Op per payload line, as
+// compact JSON, so a saved plan holds exactly the request Apply sends.
+type Op struct {
+	Op   string          `json:"op"`
+	Path string          `json:"path"`
+	Val  json.RawMessage `json:"val,omitempty"`
+}
+
+// Line is the op as one line of JSON.
+func (o Op) Line() string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(o)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ParseLine reads a payload line written by Line.
+func ParseLine(s string) (Op, error) {
+	var o Op
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return Op{}, fmt.Errorf("payload line is not a gNMI operation: %w", err)
+	}
+	switch o.Op {
+	case OpDelete:
+		if len(o.Val) != 0 {
+			return Op{}, fmt.Errorf("payload line: delete %s carries a value", o.Path)
+		}
+	case OpReplace, OpUpdate:
+		if len(o.Val) == 0 || !json.Valid(o.Val) {
+			return Op{}, fmt.Errorf("payload line: %s %s needs a JSON value", o.Op, o.Path)
+		}
+	default:
+		return Op{}, fmt.Errorf("payload line: unknown operation %q", o.Op)
+	}
+	if _, err := yangval.ParsePath(o.Path); err != nil || !strings.HasPrefix(o.Path, "/") {
+		return Op{}, fmt.Errorf("payload line: bad path %q", o.Path)
+	}
+	return o, nil
+}
+
+// NewOp builds an op from a Go value (marshalled without HTML escaping).
+func NewOp(op, path string, val any) Op {
+	o := Op{Op: op, Path: path}
+	if op != OpDelete {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(val); err != nil {
+			panic(fmt.Sprintf("gnmiclient: value at %s does not marshal: %v", path, err)) // values are built by the drivers
+		}
+		o.Val = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	}
+	return o
+}
+
+// Path converts a gNMI path string to its proto form.
+func Path(s string) (*gpb.Path, error) {
+	elems, err := yangval.ParsePath(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &gpb.Path{}
+	for _, e := range elems {
+		pe := &gpb.PathElem{Name: e.Name}
+		if len(e.Keys) > 0 {
+			pe.Key = make(map[string]string, len(e.Keys))
+			for k, v := range e.Keys {
+				pe.Key[k] = v
+			}
+		}
+		p.Elem = append(p.Elem, pe)
+	}
+	return p, nil
+}
+
+// PathString renders a proto path (its prefix joined) as a string.
+func PathString(prefix, p *gpb.Path) string {
+	var elems []yangval.PathElem
+	for _, pp := range []*gpb.Path{prefix, p} {
+		for _, e := range pp.GetElem() {
+			elems = append(elems, yangval.PathElem{Name: e.GetName(), Keys: e.GetKey()})
+		}
+	}
+	return yangval.PathString(elems)
+}
+
+// Request builds the SetRequest of ops: deletes, replaces and updates
+// each in the order given, values as JSON_IETF.
+func Request(ops []Op) (*gpb.SetRequest, error) {
+	req := &gpb.SetRequest{}
+	for _, o := range ops {
+		p, err := Path(o.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.Op, o.Path, err)
+		}
+		u := &gpb.Update{Path: p, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(o.Val)}}}
+		switch o.Op {
+		case OpDelete:
+			req.Delete = append(req.Delete, p)
+		case OpReplace:
+			req.Replace = append(req.Replace, u)
+		case OpUpdate:
+			req.Update = append(req.Update, u)
+		default:
+			return nil, fmt.Errorf("unknown operation %q at %s", o.Op, o.Path)
+		}
+	}
+	return req, nil
+}
+
+// Sorted returns ops in the order a target applies them (deletes, then
+// replaces, then updates), each kind keeping its given order, with
+// duplicates (same op and path) dropped after the first.
+func Sorted(ops []Op) []Op {
+	rank := map[string]int{OpDelete: 0, OpReplace: 1, OpUpdate: 2}
+	seen := map[string]bool{}
+	out := make([]Op, 0, len(ops))
+	for _, o := range ops {
+		k := o.Op + " " + o.Path
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, o)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Op] < rank[out[j].Op] })
+	return out
+}
+
+// requestFile is the JSON form of a SetRequest that `fabctl render`
+// writes: the request's three lists with path strings and JSON_IETF
+// values, readable and diffable (the proto form holds the values as
+// escaped bytes).
+type requestFile struct {
+	Encoding string   `json:"encoding"` // always JSON_IETF
+	Delete   []string `json:"delete,omitempty"`
+	Replace  []fileOp `json:"replace,omitempty"`
+	Update   []fileOp `json:"update,omitempty"`
+}
+
+type fileOp struct {
+	Path string          `json:"path"`
+	Val  json.RawMessage `json:"val"`
+}
+
+// RequestFile renders ops as a JSON SetRequest document, one operation
+// per line (a whole port's QoS binding or a policy reads as one line and
+// diffs as one line).
+func RequestFile(ops []Op) []byte {
+	var del, rep, upd []string
+	for _, o := range Sorted(ops) {
+		switch o.Op {
+		case OpDelete:
+			b, _ := json.Marshal(o.Path)
+			del = append(del, string(b))
+		case OpReplace, OpUpdate:
+			b, _ := json.Marshal(o.Path)
+			line := `{"path": ` + string(b) + `, "val": ` + string(o.Val) + `}`
+			if o.Op == OpReplace {
+				rep = append(rep, line)
+			} else {
+				upd = append(upd, line)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("{\n  \"encoding\": \"JSON_IETF\"")
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"delete", del}, {"replace", rep}, {"update", upd}} {
+		if len(l.items) == 0 {
+			continue
+		}
+		b.WriteString(",\n  \"" + l.name + "\": [\n    ")
+		b.WriteString(strings.Join(l.items, ",\n    "))
+		b.WriteString("\n  ]")
+	}
+	b.WriteString("\n}\n")
+	return []byte(b.String())
+}
+
+// ParseRequestFile reads a document written by RequestFile back into ops.
+func ParseRequestFile(b []byte) ([]Op, error) {
+	var f requestFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a SetRequest document: %w", err)
+	}
+	var out []Op
+	for _, p := range f.Delete {
+		out = append(out, Op{Op: OpDelete, Path: p})
+	}
+	for _, u := range f.Replace {
+		out = append(out, Op{Op: OpReplace, Path: u.Path, Val: u.Val})
+	}
+	for _, u := range f.Update {
+		out = append(out, Op{Op: OpUpdate, Path: u.Path, Val: u.Val})
+	}
+	return out, nil
+}
+
+// SetOps converts ops into yangval's form for offline validation
+// (Schema.ValidateSet).
+func SetOps(ops []Op) ([]yangval.SetOp, error) {
+	out := make([]yangval.SetOp, 0, len(ops))
+	for _, o := range ops {
+		elems, err := yangval.ParsePath(o.Path)
+		if err != nil {
+			return nil, err
+		}
+		so := yangval.SetOp{Path: elems}
+		switch o.Op {
+		case OpDelete:
+			so.Op = yangval.OpDelete
+		case OpReplace:
+			so.Op = yangval.OpReplace
+		case OpUpdate:
+			so.Op = yangval.OpUpdate
+		}
+		if o.Op != OpDelete {
+			if so.Value, err = Decode(o.Val); err != nil {
+				return nil, fmt.Errorf("%s: %w", o.Path, err)
+			}
+		}
+		out = append(out, so)
+	}
+	return out, nil
+}
+
+// Decode decodes JSON with numbers kept as json.Number.
+func Decode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return v, nil
+}

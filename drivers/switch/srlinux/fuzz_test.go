@@ -1,0 +1,40 @@
+package srlinux
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+)
+
+// FuzzReadJSON feeds arbitrary Get answers to the reader: it must return
+// a State (or a JSON error), never panic. Seeds: the configuration the
+// testbed leaf's rendering leaves on a device, and odd shapes (prefixed
+// names, PHB names, wrong types); more in testdata/fuzz/FuzzReadJSON.
+func FuzzReadJSON(f *testing.F) {
+	_, fab := load(f, "testbed")
+	sw := switchtest.Switch(f, fab, "leaf5", Name)
+	ops, err := gnmiclient.DesiredOps(Platform{}, sw)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+	if err != nil {
+		f.Fatal(err)
+	}
+	qos, _ := json.Marshal(gnmiclient.N(tree).Get("qos").Raw())
+	ifs, _ := json.Marshal(gnmiclient.N(tree).Get("interface").Raw())
+	f.Add(qos, ifs)
+	f.Add([]byte(`{"srl_nokia-qos:classifiers":{"dscp-policy":[{"name":"fabctl","dscp":[{"value":"AF31","forwarding-class":"fc3"},{"value":99,"forwarding-class":"fcX"}]}]}}`),
+		[]byte(`{"srl_nokia-interfaces:interface":[{"name":"ethernet-1/1","mtu":"9014","ethernet":{"flow-control":{"receive":true}}}]}`))
+	f.Add([]byte(`{"pfc-mapping-profile":[{"name":"fabctl-pfc","received-traffic":{"unicast-mapping":{"pfc-queue":[{"enable-pfc":"true","dot1p":[3,4],"forwarding-class":"fc3"}]}},"received-pfc-pause-frames":{"deadlock":{"enable":true}}}],"interfaces":{"interface":[{"interface-id":"ethernet-1/1","pfc":{"pfc-enable":true,"pfc-mapping-profile":"fabctl-pfc"}}]}}`),
+		[]byte(`[{"name":"ethernet-1/1"},7,null]`))
+	f.Add([]byte(`[]`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, qos, ifs []byte) {
+		st, err := ReadJSON(qos, ifs, sw)
+		if err == nil && st == nil {
+			t.Fatal("nil state without error")
+		}
+	})
+}

@@ -1,0 +1,450 @@
+package srlinux
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/yangval"
+)
+
+// L2Overhead is what SR Linux's port MTU adds to the IP MTU the intent
+// carries: srl_nokia-interfaces describes /interface/mtu as "Port MTU in
+// bytes including ethernet overhead but excluding 4-bytes FCS", so the
+// 14-byte Ethernet header of an untagged routed port. IP MTU 9000
+// renders mtu 9014; the SR Linux default 9232 reads back as IP MTU 9218.
+const L2Overhead = 14
+
+// Object names fabctl owns on SR Linux.
+const (
+	Policy        = "fabctl"     // dscp-policy, dot1p-policy, scheduler-policy
+	PFCProfile    = "fabctl-pfc" // the switch's pfc-mapping-profile (its lossless classes, the watchdog)
+	BufferProfile = "fabctl-pfc" // buffer-allocation-profile holding the PFC headroom
+)
+
+// Deadlock timer ranges of srl_nokia-qos (pfc-mapping-profile
+// received-pfc-pause-frames/deadlock).
+const (
+	detectMin, detectMax   = 10 * time.Millisecond, 1500 * time.Millisecond
+	recoverMin, recoverMax = 100 * time.Millisecond, 1500 * time.Millisecond
+	maxReservedShare       = 104857600 // maximum-pfc-reserved-share-bytes range
+)
+
+func fc(tc int) string         { return "fc" + strconv.Itoa(tc) }
+func queue(tc int) string      { return "queue-" + strconv.Itoa(tc) }
+func pfcQueue(prio int) string { return "pfc" + strconv.Itoa(prio) }
+func ecnName(tc int) string    { return "fabctl-tc" + strconv.Itoa(tc) + "-ecn" }
+
+func keyed(list, key, val string) string {
+	return yangval.PathString([]yangval.PathElem{{Name: list, Keys: map[string]string{key: val}}})
+}
+
+func dscpPolicyPath() string  { return "/qos/classifiers" + keyed("dscp-policy", "name", Policy) }
+func dot1pPolicyPath() string { return "/qos/classifiers" + keyed("dot1p-policy", "name", Policy) }
+func ecnPath(tc int) string {
+	return "/qos/buffer-management" + keyed("queue-management-profile", "name", ecnName(tc))
+}
+func schedPath() string          { return "/qos/scheduler-policies" + keyed("scheduler-policy", "name", Policy) }
+func pfcPath(name string) string { return "/qos" + keyed("pfc-mapping-profile", "name", name) }
+func bufferPath() string {
+	return "/qos/buffer-management" + keyed("buffer-allocation-profile", "name", BufferProfile)
+}
+func ifPath(port string) string { return keyed("interface", "name", port) }
+func qosIfPath(port string) string {
+	return "/qos/interfaces" + keyed("interface", "interface-id", port)
+}
+
+// Platform is the SR Linux model knowledge gnmiclient.Core drives.
+type Platform struct{}
+
+var _ gnmiclient.Platform = Platform{}
+
+// Name is "srlinux".
+func (Platform) Name() string { return Name }
+
+// Model is the QoS module the device must advertise.
+func (Platform) Model() string { return "srl_nokia-qos" }
+
+// ReadPaths: the QoS tree and the interfaces.
+func (Platform) ReadPaths() []string { return []string{"/qos", "/interface"} }
+
+type obj = map[string]any
+
+func classifies(sw *intent.Switch) bool {
+	return sw.Trust == spec.TrustDSCP && sw.Transport != spec.InfiniBand
+}
+
+func needsDot1p(sw *intent.Switch) bool {
+	if sw.Trust == spec.TrustPCP {
+		return true
+	}
+	for _, p := range sw.Ports {
+		if p.Trust == spec.TrustPCP {
+			return true
+		}
+	}
+	return false
+}
+
+func lossless(sw *intent.Switch) []int {
+	var out []int
+	for _, tc := range sw.TCs {
+		if tc.Lossless {
+			out = append(out, tc.TC)
+		}
+	}
+	return out
+}
+
+func setKey(s []int) string {
+	v := append([]int(nil), s...)
+	sort.Ints(v)
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+// profileName is the pfc-mapping-profile a port with PFC on prios (and
+// the watchdog on or off) uses: the switch's own profile when they match
+// it, else one named after the set.
+func profileName(sw *intent.Switch, prios []int, wd bool) string {
+	if setKey(prios) == setKey(lossless(sw)) && wd == sw.Watchdog.Enabled {
+		return PFCProfile
+	}
+	n := PFCProfile + "-" + strings.ReplaceAll(setKey(prios), ",", "-")
+	if !wd {
+		n += "-nowd"
+	}
+	return n
+}
+
+func portWatchdog(sw *intent.Switch, p intent.Port) bool { return p.Watchdog && sw.Watchdog.Enabled }
+
+// probability is the whole percent SR Linux's max-drop-probability-percent
+// holds.
+func probability(p float64) int {
+	return int(math.Max(0, math.Min(100, math.Round(p))))
+}
+
+func pfcProfile(sw *intent.Switch, name string, prios []int, wd bool) (obj, error) {
+	var mapping, pause []any
+	for _, p := range prios {
+		mapping = append(mapping, obj{"pfc-queue-name": pfcQueue(p), "dot1p": []any{p}, "forwarding-class": []any{fc(p)},
+			"pfc-pause-frame-priority": p, "enable-pfc": true})
+		pause = append(pause, obj{"queue-name": queue(p), "pfc-pause-frame-priority": p, "enable-pfc": true})
+	}
+	dl := obj{"enable": wd}
+	if wd {
+		d, r := sw.Watchdog.Detect, sw.Watchdog.Restore
+		if d < detectMin || d > detectMax || d%time.Millisecond != 0 {
+			return nil, fmt.Errorf("pfc_watchdog detect %s: SR Linux's deadlock detection-timer takes whole milliseconds in 10ms..1500ms", d)
+		}
+		if r < recoverMin || r > recoverMax || r%time.Millisecond != 0 {
+			return nil, fmt.Errorf("pfc_watchdog restore %s: SR Linux's deadlock recovery-timer takes whole milliseconds in 100ms..1500ms", r)
+		}
+		dl["detection-timer"] = d.Milliseconds()
+		dl["recovery-timer"] = r.Milliseconds()
+	}
+	prof := obj{"name": name, "received-pfc-pause-frames": obj{"deadlock": dl}}
+	if len(pause) > 0 {
+		prof["received-pfc-pause-frames"].(obj)["queue"] = pause
+		prof["received-traffic"] = obj{"unicast-mapping": obj{"pfc-queue": mapping}}
+	}
+	return prof, nil
+}
+
+// Desired renders the intent into SR Linux objects (srl_nokia-qos,
+// srl_nokia-interfaces, nokia/srlinux-yang-models v25.3).
+func (Platform) Desired(sw *intent.Switch) ([]gnmiclient.Object, error) {
+	var out []gnmiclient.Object
+	add := func(path string, owned bool, v any) {
+		out = append(out, gnmiclient.Object{Path: path, Owned: owned, Val: v})
+	}
+	for _, tc := range sw.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			return nil, fmt.Errorf("traffic class %d: SR Linux's system forwarding classes are fc0..fc7", tc.TC)
+		}
+	}
+	if classifies(sw) {
+		var entries []any
+		for d, tc := range sw.DSCPToTC {
+			if tc < 0 || tc > 7 {
+				return nil, fmt.Errorf("DSCP %d maps to traffic class %d: SR Linux's system forwarding classes are fc0..fc7", d, tc)
+			}
+			entries = append(entries, obj{"value": d, "forwarding-class": fc(tc)})
+		}
+		add(dscpPolicyPath(), true, obj{"name": Policy, "dscp": entries})
+	}
+	if needsDot1p(sw) {
+		var entries []any
+		for p := 0; p < 8; p++ {
+			entries = append(entries, obj{"value": p, "forwarding-class": fc(p)})
+		}
+		add(dot1pPolicyPath(), true, obj{"name": Policy, "dot1p": entries})
+	}
+	var strict, weighted []any
+	for _, tc := range sw.TCs {
+		in := obj{"id": queue(tc.TC), "queue-name": queue(tc.TC)}
+		if tc.Strict {
+			strict = append(strict, in)
+		} else {
+			if tc.Bandwidth < 1 || tc.Bandwidth > 255 {
+				return nil, fmt.Errorf("traffic class %d: weight %d outside SR Linux's 1..255", tc.TC, tc.Bandwidth)
+			}
+			in["weight"] = tc.Bandwidth
+			weighted = append(weighted, in)
+		}
+		if tc.ECN != nil {
+			add(ecnPath(tc.TC), true, obj{"name": ecnName(tc.TC), "wred": obj{"wred-slope": []any{obj{
+				"traffic-type": "all", "drop-probability": "all", "enable-ecn": true, "slope-enabled": true,
+				"min-threshold":                strconv.FormatInt(int64(tc.ECN.Min), 10), // uint64: JSON string
+				"max-threshold":                strconv.FormatInt(int64(tc.ECN.Max), 10),
+				"max-drop-probability-percent": probability(tc.ECN.Probability),
+			}}}})
+		}
+	}
+	if len(sw.TCs) > 0 {
+		var scheds []any
+		if len(strict) > 0 {
+			scheds = append(scheds, obj{"sequence": 0, "priority": "strict", "input": strict})
+		}
+		if len(weighted) > 0 {
+			scheds = append(scheds, obj{"sequence": 1, "input": weighted})
+		}
+		add(schedPath(), true, obj{"name": Policy, "scheduler": scheds})
+	}
+	// PFC mapping profiles: the switch's own, then one per other
+	// (priorities, watchdog) combination the ports use.
+	profiles := map[string]bool{}
+	addProfile := func(name string, prios []int, wd bool) error {
+		if profiles[name] {
+			return nil
+		}
+		profiles[name] = true
+		for _, p := range prios {
+			if p < 0 || p > 7 {
+				return fmt.Errorf("PFC priority %d: SR Linux has PFC queues pfc0..pfc7", p)
+			}
+		}
+		prof, err := pfcProfile(sw, name, prios, wd)
+		if err != nil {
+			return err
+		}
+		add(pfcPath(name), true, prof)
+		return nil
+	}
+	base := lossless(sw)
+	if len(base) > 0 || sw.Watchdog.Enabled {
+		if err := addProfile(PFCProfile, base, sw.Watchdog.Enabled); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range sw.Ports {
+		if len(p.PFC) > 0 {
+			wd := portWatchdog(sw, p)
+			if err := addProfile(profileName(sw, p.PFC, wd), p.PFC, wd); err != nil {
+				return nil, fmt.Errorf("port %s: %w", p.Name, err)
+			}
+		}
+	}
+	headroom := sw.Headroom > 0 && len(base) > 0
+	if headroom {
+		if sw.Headroom > maxReservedShare {
+			return nil, fmt.Errorf("headroom %d bytes: SR Linux's maximum-pfc-reserved-share-bytes is at most %d", int64(sw.Headroom), maxReservedShare)
+		}
+		var qs []any
+		for _, p := range base {
+			qs = append(qs, obj{"pfc-queue-name": pfcQueue(p), "maximum-pfc-reserved-share-bytes": int64(sw.Headroom)})
+		}
+		add(bufferPath(), true, obj{"name": BufferProfile, "queues": obj{"pfc-queue": qs}})
+	}
+	for _, p := range sw.Ports {
+		add(ifPath(p.Name), false, obj{"name": p.Name, "mtu": p.MTU + L2Overhead,
+			"ethernet": obj{"flow-control": obj{"receive": p.Pause, "transmit": p.Pause}}})
+		qi := obj{"interface-id": p.Name, "interface-ref": obj{"interface": p.Name}}
+		input := obj{}
+		switch {
+		case p.Trust == spec.TrustDSCP && classifies(sw):
+			input["classifiers"] = obj{"dscp-policy": Policy}
+		case p.Trust == spec.TrustPCP:
+			input["classifiers"] = obj{"dot1p-policy": Policy}
+		}
+		if headroom && len(p.PFC) > 0 {
+			input["pfc-buffer-allocation-profile"] = BufferProfile
+		}
+		if len(input) > 0 {
+			qi["input"] = input
+		}
+		output := obj{}
+		var queues []any
+		for _, tc := range sw.TCs {
+			if tc.ECN != nil {
+				queues = append(queues, obj{"queue-name": queue(tc.TC), "queue-management-profile": ecnName(tc.TC)})
+			}
+		}
+		if len(queues) > 0 {
+			output["queues"] = obj{"queue": queues}
+		}
+		if len(sw.TCs) > 0 {
+			output["scheduler"] = obj{"scheduler-policy": Policy}
+		}
+		if len(output) > 0 {
+			qi["output"] = output
+		}
+		pfc := obj{"pfc-enable": len(p.PFC) > 0}
+		if len(p.PFC) > 0 {
+			pfc["pfc-mapping-profile"] = profileName(sw, p.PFC, portWatchdog(sw, p))
+		}
+		qi["pfc"] = pfc
+		add(qosIfPath(p.Name), true, qi)
+	}
+	return out, nil
+}
+
+// Rank: classifier policies, queue-management profiles, the scheduler
+// policy, PFC mapping profiles, the buffer profile, interfaces, then the
+// per-interface QoS bindings that refer to all of them.
+func (Platform) Rank(path string) int {
+	for i, pre := range []string{"/qos/classifiers/", "/qos/buffer-management/queue-management-profile",
+		"/qos/scheduler-policies/", "/qos/pfc-mapping-profile", "/qos/buffer-management/buffer-allocation-profile",
+		"/interface[", "/qos/interfaces/"} {
+		if strings.HasPrefix(path, pre) {
+			return i
+		}
+	}
+	return 100
+}
+
+// Owned: everything but the interfaces.
+func (Platform) Owned(path string) bool { return !strings.HasPrefix(path, "/interface[") }
+
+func portOf(path string) (port, attr string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "port/")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
+
+func parseSet(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Affected lists the objects a changed setting is rendered into. PFC
+// profiles are named after their priority set and watchdog, so the
+// profiles a port (or the switch) used before the change are listed too:
+// Changes deletes those no port uses any more.
+func (Platform) Affected(ch intent.AttrChange, sw *intent.Switch) []string {
+	var out []string
+	allPorts := func() {
+		for _, p := range sw.Ports {
+			out = append(out, qosIfPath(p.Name))
+		}
+	}
+	// explicit is the profile name a port set gets when it is not the
+	// switch's own set: after a change of the lossless classes, a port
+	// may have used it before.
+	explicit := func(prios []int, wd bool) string {
+		n := PFCProfile + "-" + strings.ReplaceAll(setKey(prios), ",", "-")
+		if !wd {
+			n += "-nowd"
+		}
+		return n
+	}
+	profiles := func(withExplicit bool) {
+		out = append(out, pfcPath(PFCProfile))
+		for _, p := range sw.Ports {
+			if len(p.PFC) > 0 {
+				wd := portWatchdog(sw, p)
+				out = append(out, pfcPath(profileName(sw, p.PFC, wd)))
+				if withExplicit {
+					out = append(out, pfcPath(explicit(p.PFC, wd)))
+				}
+			}
+		}
+	}
+	switch p := ch.Path; {
+	case p == "trust":
+		out = append(out, dscpPolicyPath(), dot1pPolicyPath())
+		allPorts()
+	case strings.HasPrefix(p, "dscp/"):
+		out = append(out, dscpPolicyPath())
+	case strings.HasPrefix(p, "tc/"):
+		parts := strings.Split(p, "/")
+		tc, err := strconv.Atoi(parts[1])
+		if err != nil || len(parts) < 3 {
+			return nil
+		}
+		switch {
+		case parts[2] == "sched", parts[2] == "bandwidth":
+			out = append(out, schedPath())
+			allPorts()
+		case parts[2] == "ecn":
+			out = append(out, ecnPath(tc))
+			allPorts()
+		case parts[2] == "lossless":
+			profiles(true)
+			out = append(out, bufferPath())
+			allPorts()
+		}
+	case strings.HasPrefix(p, "pfcwd/"):
+		profiles(false)
+	case p == "buffer/headroom":
+		out = append(out, bufferPath())
+		allPorts()
+	default:
+		port, attr, ok := portOf(p)
+		if !ok {
+			return nil
+		}
+		switch attr {
+		case "mtu", "pause":
+			out = append(out, ifPath(port))
+		case "trust":
+			out = append(out, dscpPolicyPath(), dot1pPolicyPath(), qosIfPath(port))
+		case "pfc", "pfcwd":
+			out = append(out, qosIfPath(port))
+			var cur intent.Port
+			for _, sp := range sw.Ports {
+				if sp.Name == port {
+					cur = sp
+				}
+			}
+			wd := portWatchdog(sw, cur)
+			if len(cur.PFC) > 0 {
+				out = append(out, pfcPath(profileName(sw, cur.PFC, wd)))
+			}
+			// The profile the port used before: its set and watchdog may
+			// both have changed (one diff entry each), so every variant of
+			// the old and the current set. Changes deletes only those the
+			// device has and no port still uses.
+			for _, set := range [][]int{cur.PFC, parseSet(ch.Before)} { // Before of pfcwd ("true") parses empty
+				if len(set) > 0 {
+					out = append(out, pfcPath(profileName(sw, set, true)), pfcPath(profileName(sw, set, false)))
+				}
+			}
+			if sw.Headroom > 0 && len(lossless(sw)) > 0 {
+				out = append(out, bufferPath())
+			}
+		}
+	}
+	return out
+}

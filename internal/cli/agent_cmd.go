@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/host/agent"
+	"github.com/fabctl/fabctl/intent"
+)
+
+// AgentOptions are the inputs of fabctl agent.
+type AgentOptions struct {
+	IO   *IOStreams
+	JSON bool
+
+	// VersionCheck prints the handshake and exits.
+	VersionCheck bool
+	// Reapply is a saved desired state (file) or a directory of them.
+	Reapply string
+	// Watch is the same for --watch: report DCB drift of their NICs.
+	Watch string
+
+	// Build returns the build information (tests replace it).
+	Build func() BuildInfo
+	// NewDriver builds the host driver the agent works with.
+	NewDriver drivers.Factory
+	// WatchDCB watches NICs in a namespace ("" = the agent's own) until
+	// ctx ends: host.WatchDCB / host.WatchDCBNetns (tests replace it).
+	WatchDCB func(ctx context.Context, netns string, ifaces []string, fn func(host.Drift)) error
+}
+
+// NewCmdAgent returns `fabctl agent`.
+func NewCmdAgent(f *Factory, runF func(*AgentOptions) error) *cobra.Command {
+	opts := &AgentOptions{IO: f.IOStreams, Build: readBuildInfo}
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Plan and apply a host's settings on the host itself (run by the controller over SSH)",
+		Long: `fabctl agent is fabctl on a host. The controller (fabctl plan/apply on
+another machine) reaches a host with connect = "ssh" by running this same
+binary there: it copies itself over SFTP when the host has another build,
+then runs 'fabctl agent' (with sudo -n when the host says sudo = true),
+writes the request (the host's desired state and read | plan | apply |
+rollback) on stdin and reads the result from stdout. docs/agent.md
+describes the protocol.
+
+Without flags the agent reads one JSON request on stdin and writes one
+JSON response on stdout (always JSON: it is a machine interface).
+--version-check prints the handshake the controller compares (JSON).
+--reapply PATH re-applies the desired state the last SSH apply saved
+(/var/lib/fabctl/agent by default; a file or a directory of them),
+planning, applying and verifying locally: a boot-time systemd unit runs
+it, since DCB and link settings do not survive a reboot or driver reload.
+It prints a line per host, or JSON with --json.
+--watch PATH reports DCB drift of the RoCE NICs of the saved desired
+state(s) at PATH as it happens (the kernel's DCB notifications: someone
+ran dcb or mlnx_qos, lldpad or a willing NIC took the switch's DCBX
+settings), against their state when the watch began, until stopped: a
+line per change, or JSON lines with --json. With --reapply as well, it
+re-applies first and then watches.
+
+Exit status: 0 success, 1 failure (the JSON response says which kind),
+64 usage error.`,
+		Example: `  fabctl agent --version-check
+  fabctl agent < request.json > response.json
+  fabctl agent --reapply /var/lib/fabctl/agent
+  fabctl agent --reapply /var/lib/fabctl/agent --watch /var/lib/fabctl/agent --json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.VersionCheck && (opts.Reapply != "" || opts.Watch != "") {
+				return FlagErrorf("--version-check cannot be combined with --reapply or --watch")
+			}
+			opts.JSON = f.Global.JSON
+			if opts.NewDriver == nil {
+				opts.NewDriver = func() drivers.Driver {
+					d, err := f.Drivers().New(drivers.For(intent.Device{Kind: intent.KindHost}))
+					if err != nil {
+						panic(err) // the host driver is in every build's registry
+					}
+					return d
+				}
+			}
+			if opts.WatchDCB == nil {
+				opts.WatchDCB = func(ctx context.Context, ns string, ifaces []string, fn func(host.Drift)) error {
+					if ns == "" {
+						return host.WatchDCB(ctx, ifaces, fn)
+					}
+					return host.WatchDCBNetns(ctx, ns, ifaces, fn)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return agentRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.VersionCheck, "version-check", false, "Print the agent handshake (protocol, build identity, version, platform) as JSON and exit")
+	fl.StringVar(&opts.Reapply, "reapply", "", "Re-apply the saved desired state in this `path` (a file, or a directory of <host>.json files) and verify it")
+	fl.StringVar(&opts.Watch, "watch", "", "Report DCB drift of the NICs of the saved desired state in this `path` until stopped (after --reapply when both are given)")
+	_ = cmd.MarkFlagFilename("reapply", "json")
+	_ = cmd.MarkFlagFilename("watch", "json")
+	return cmd
+}
+
+func agentRun(opts *AgentOptions) error {
+	hs := agent.Self(opts.Build().Version)
+	if opts.VersionCheck {
+		return writeJSON(opts.IO.Out, hs)
+	}
+	// SIGTERM or Ctrl-C: a transaction in progress finishes (and restores
+	// on failure); nothing new starts.
+	ctx, release := interruptContext(nil)
+	defer release()
+	if opts.Reapply != "" || opts.Watch != "" {
+		if opts.Reapply != "" {
+			if err := agentReapply(ctx, opts, hs); err != nil && opts.Watch == "" {
+				return err
+			} else if err != nil {
+				fmt.Fprintln(opts.IO.ErrOut, "agent: re-apply failed; watching anyway")
+			}
+		}
+		if opts.Watch != "" {
+			return agentWatch(ctx, opts)
+		}
+		return nil
+	}
+	var resp *agent.Response
+	req, err := agent.DecodeRequest(opts.IO.In)
+	if err != nil {
+		resp = &agent.Response{Protocol: agent.Protocol, Agent: hs, Errors: []agent.Error{{Kind: agent.KindRequest, Message: err.Error()}}}
+	} else {
+		resp = agent.Serve(ctx, opts.NewDriver, req, hs)
+	}
+	if err := writeJSON(opts.IO.Out, resp); err != nil {
+		return err
+	}
+	if !resp.OK {
+		return exitWith(ExitError)
+	}
+	return nil
+}
+
+// agentReapplyJSON is format_version 1.0 of agent --reapply --json.
+type agentReapplyJSON struct {
+	FormatVersion string            `json:"format_version"`
+	OK            bool              `json:"ok"`
+	Results       []*agent.Response `json:"results"`
+	Error         string            `json:"error,omitempty"`
+}
+
+func agentReapply(ctx context.Context, opts *AgentOptions, hs agent.Handshake) error {
+	doc := agentReapplyJSON{FormatVersion: jsonFormatVersion, OK: true, Results: []*agent.Response{}}
+	files, err := agent.SavedFiles(opts.Reapply)
+	if err != nil {
+		if opts.JSON {
+			doc.OK, doc.Error = false, err.Error()
+			if werr := writeJSON(opts.IO.Out, doc); werr != nil {
+				return werr
+			}
+			return exitWith(ExitError)
+		}
+		return fmt.Errorf("--reapply: %w", err)
+	}
+	for _, file := range files {
+		r := agent.Reapply(ctx, opts.NewDriver, file, hs)
+		doc.Results = append(doc.Results, r)
+		doc.OK = doc.OK && r.OK
+		if !opts.JSON {
+			fmt.Fprintln(opts.IO.Out, reapplyLine(file, r))
+		}
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, doc); err != nil {
+			return err
+		}
+	}
+	if !doc.OK {
+		return exitWith(ExitError)
+	}
+	return nil
+}
+
+// reapplyLine is the human summary of one re-applied host.
+func reapplyLine(file string, r *agent.Response) string {
+	name := r.Host
+	if name == "" {
+		name = file
+	}
+	if !r.OK {
+		return fmt.Sprintf("%s: FAILED: %v", name, r.Err())
+	}
+	var warn string
+	for _, w := range r.Warnings {
+		warn += "; warning: " + w
+	}
+	if r.Result == nil || r.Result.Changes == 0 {
+		return name + ": no changes (live state matches the saved desired state)" + warn
+	}
+	return fmt.Sprintf("%s: applied %s, verified by read-back%s", name, plural(r.Result.Changes, "change", "changes"), warn)
+}
+
+// agentWatchLine is one line of agent --watch --json (JSON lines): a
+// drift of one NIC, or a host whose watch could not run.
+type agentWatchLine struct {
+	Host string `json:"host"`
+	*host.Drift
+	Error string `json:"error,omitempty"`
+}
+
+// agentWatch watches the RoCE NICs of every saved host until ctx ends.
+// It fails only when no watch could run.
+func agentWatch(ctx context.Context, opts *AgentOptions) error {
+	files, err := agent.SavedFiles(opts.Watch)
+	if err != nil {
+		return fmt.Errorf("--watch: %w", err)
+	}
+	var mu sync.Mutex
+	emit := func(l agentWatchLine) {
+		mu.Lock()
+		defer mu.Unlock()
+		if opts.JSON {
+			b, _ := json.Marshal(l)
+			fmt.Fprintf(opts.IO.Out, "%s\n", b)
+			return
+		}
+		fmt.Fprintln(opts.IO.Out, watchLine(l))
+	}
+	var wg sync.WaitGroup
+	var failed, started int
+	for _, file := range files {
+		req, err := agent.LoadSaved(file)
+		if err != nil {
+			emit(agentWatchLine{Host: file, Error: err.Error()})
+			failed++
+			continue
+		}
+		var ifaces []string
+		for _, n := range req.Host.NICs {
+			if n.RoCEMode != "" { // iWARP and InfiniBand NICs have no host DCB
+				ifaces = append(ifaces, n.Name)
+			}
+		}
+		if len(ifaces) == 0 {
+			emit(agentWatchLine{Host: req.Host.Name, Error: "no RoCE NIC: nothing to watch"})
+			continue
+		}
+		started++
+		wg.Add(1)
+		go func(name, ns string, ifaces []string) {
+			defer wg.Done()
+			err := opts.WatchDCB(ctx, ns, ifaces, func(d host.Drift) { emit(agentWatchLine{Host: name, Drift: &d}) })
+			if err != nil {
+				emit(agentWatchLine{Host: name, Error: err.Error()})
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		}(req.Host.Name, req.Netns, ifaces)
+	}
+	wg.Wait()
+	if started == 0 || failed >= started {
+		return exitWith(ExitError)
+	}
+	return nil
+}
+
+// watchLine is the human form of a watch line.
+func watchLine(l agentWatchLine) string {
+	if l.Error != "" {
+		return l.Host + ": watch: " + l.Error
+	}
+	d := l.Drift
+	head := fmt.Sprintf("%s %s %s", d.Time.UTC().Format(time.RFC3339), l.Host, d.NIC)
+	if len(d.Changes) == 0 {
+		return head + ": DCB back at its state when the watch began (" + d.Cmd + ")"
+	}
+	parts := make([]string, 0, len(d.Changes))
+	for _, c := range d.Changes {
+		parts = append(parts, fmt.Sprintf("%s %q -> %q", c.Path, c.Before, c.After))
+	}
+	return fmt.Sprintf("%s: DCB drift (%s): %s", head, d.Cmd, strings.Join(parts, "; "))
+}

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/fabctl/fabctl/drivers"
+)
+
+// sessionLogContext turns on the device session transcripts (SSH CLI
+// sessions: what fabctl typed, what the switch answered, secrets
+// redacted by the drivers) for commands that talk to devices: with
+// --debug-file they are appended to that file (created 0600), with
+// --debug they go to stderr, else nowhere. The returned func closes the
+// file.
+func (f *Factory) sessionLogContext(ctx context.Context) (context.Context, func(), error) {
+	switch {
+	case f.Global.DebugFile != "":
+		fh, err := os.OpenFile(f.Global.DebugFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return ctx, func() {}, fmt.Errorf("--debug-file: %w", err)
+		}
+		return drivers.WithSessionLog(ctx, fh), func() { fh.Close() }, nil
+	case f.Global.Debug:
+		return drivers.WithSessionLog(ctx, f.IOStreams.ErrOut), func() {}, nil
+	}
+	return ctx, func() {}, nil
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/testbed/eosemu"
+)
+
+// TestDebugSessionLog: plan against an EOS emulator with --debug-file
+// writes the SSH session transcript (commands and answers) to the file,
+// and --debug to stderr; neither holds the login password.
+func TestDebugSessionLog(t *testing.T) {
+	const pw = "Cli-debug-Pa55"
+	t.Setenv("FABCTL_TEST_SWITCH_PW", pw)
+	var addrs []string
+	var kh strings.Builder
+	for i := 0; i < 2; i++ {
+		sw, err := eosemu.Start(eosemu.Options{Hostname: fmt.Sprintf("leaf%d", i+1), Password: pw, Ports: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sw.Close() })
+		addrs = append(addrs, sw.Addr())
+		kh.WriteString(sw.KnownHostsLine() + "\n")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "known_hosts"), kh.String())
+	writeFile(t, filepath.Join(dir, "lab.fab.hcl"), fmt.Sprintf(`fabric "lab" {
+  transport = "rocev2"
+  mtu       = 9000
+  rdma_mtu  = 4096
+}
+
+credentials "ssh" {
+  username    = "admin"
+  password    = env("FABCTL_TEST_SWITCH_PW")
+  known_hosts = "known_hosts"
+}
+
+switch "leaf1" {
+  platform    = "eos"
+  address     = %q
+  credentials = "ssh"
+  role        = "leaf"
+}
+
+switch "leaf2" {
+  platform    = "eos"
+  address     = %q
+  credentials = "ssh"
+  role        = "leaf"
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet1", "leaf2:Ethernet1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+`, addrs[0], addrs[1]))
+	logFile := filepath.Join(dir, "ssh.log")
+	f, _, out, errOut := testFactory()
+	if code := runCLI(f, "plan", "--debug-file", logFile, "--state-dir", filepath.Join(dir, "state"), dir); code != ExitOK {
+		t.Fatalf("plan exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, want := range []string{"leaf1 > show running-config", "leaf2 > show running-config", "leaf1 < end"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("--debug-file log lacks %q", want)
+		}
+	}
+	if strings.Contains(log, pw) || strings.Contains(errOut.String(), pw) || strings.Contains(out.String(), pw) {
+		t.Error("the password appears in the output")
+	}
+	if strings.Contains(errOut.String(), "> show running-config") {
+		t.Error("with --debug-file the transcript went to stderr too")
+	}
+	if st, err := os.Stat(logFile); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("log file mode: %v %v", st.Mode(), err)
+	}
+
+	f, _, out, errOut = testFactory()
+	if code := runCLI(f, "plan", "--debug", "--state-dir", filepath.Join(dir, "state"), dir); code != ExitOK {
+		t.Fatalf("plan --debug exit %d\nstderr: %s", code, errOut)
+	}
+	if !strings.Contains(errOut.String(), "leaf2 > show running-config") || strings.Contains(errOut.String(), pw) {
+		t.Errorf("--debug: transcript missing from stderr, or the password in it:\n%s", errOut)
+	}
+	if t.Failed() {
+		t.Logf("log:\n%s", log)
+	}
+}

@@ -1,0 +1,342 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/traffic"
+	"github.com/fabctl/fabctl/validate/verbs"
+)
+
+// The live stages of fabctl validate: read-back (every device's running
+// state equals the spec's desired state) and traffic (the spec's validate
+// blocks run with the verbs engine). Both report what they could not do
+// as not checked / not run, never as passed.
+
+// Validate stage names.
+const (
+	StageReadback = "read-back"
+	StageTraffic  = "traffic"
+)
+
+// readbackResult is the read-back stage's finding.
+type readbackResult struct {
+	Skipped string           `json:"skipped,omitempty"`
+	Devices []readbackDevice `json:"devices"`
+	Match   int              `json:"match"`
+	Differ  int              `json:"differ"`
+	Errored int              `json:"errored"`
+}
+
+// readbackDevice is one device's read-back.
+type readbackDevice struct {
+	Address string `json:"address"`
+	// Status: "match", "differs" or "error" (could not be read).
+	Status string              `json:"status"`
+	Error  string              `json:"error,omitempty"`
+	Diffs  []intent.AttrChange `json:"diffs,omitempty"`
+	// NotChecked are desired settings the device cannot express (not
+	// applied, so not compared); Tolerated differ within the driver's
+	// quantisation.
+	NotChecked []plan.Unexpressible `json:"not_checked,omitempty"`
+	Tolerated  int                  `json:"tolerated,omitempty"`
+}
+
+// runReadback reads every device and compares it with the desired state.
+func runReadback(ctx context.Context, s *spec.Spec, reg *drivers.Registry, parallelism int, insecure bool) *readbackResult {
+	fab := intent.Compile(s)
+	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: parallelism, Insecure: insecure,
+		Credentials: s.CredentialsByName, FabctlVersion: readBuildInfo().Version})
+	rb := &readbackResult{Devices: []readbackDevice{}}
+	for _, d := range p.Devices {
+		rd := readbackDevice{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated)}
+		switch {
+		case d.Error != "":
+			rd.Status, rd.Error = "error", d.Error
+			rb.Errored++
+		case d.HasChanges():
+			rd.Status, rd.Diffs = "differs", d.Changes
+			rb.Differ++
+		default:
+			rd.Status = "match"
+			rb.Match++
+		}
+		rb.Devices = append(rb.Devices, rd)
+	}
+	if len(rb.Devices) == 0 {
+		rb.Skipped = "the spec has no devices"
+	}
+	return rb
+}
+
+// Failed reports whether the read-back found a problem.
+func (rb *readbackResult) Failed() bool { return rb != nil && rb.Differ+rb.Errored > 0 }
+
+// runTraffic plans and runs the spec's validate blocks.
+func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traffic.Report, string) {
+	tests := traffic.Plan(s)
+	if len(tests) == 0 {
+		return nil, "the spec declares no validate block"
+	}
+	if opts.Traffic != nil {
+		return opts.Traffic(ctx, tests), ""
+	}
+	r := &traffic.Runner{Backend: opts.TrafficBackend, Version: readBuildInfo().Version, Logf: opts.Debugf}
+	return r.Run(ctx, tests), ""
+}
+
+// trafficCounts are a report's totals (zero without a report).
+func trafficCounts(r *traffic.Report) (pass, fail, notRun int) {
+	if r == nil {
+		return 0, 0, 0
+	}
+	return r.Counts()
+}
+
+// ---- human view ----
+
+func writeReadback(w io.Writer, st styles, rb *readbackResult) {
+	if rb.Skipped != "" {
+		fmt.Fprintf(w, "Read-back: skipped: %s\n", rb.Skipped)
+		return
+	}
+	fmt.Fprintf(w, "Read-back: %d of %s match the spec\n", rb.Match, plural(len(rb.Devices), "device", "devices"))
+	for _, d := range rb.Devices {
+		switch d.Status {
+		case "match":
+			extra := ""
+			if n := len(d.NotChecked); n > 0 {
+				extra = st.Faint.Render(fmt.Sprintf(" (%s the device cannot express: not checked)", plural(n, "setting", "settings")))
+			}
+			fmt.Fprintf(w, "  %s %s%s\n", st.OK.Render("✔"), d.Address, extra)
+		case "differs":
+			fmt.Fprintf(w, "  %s %s: %s from the spec\n", st.Fail.Render("✘"), d.Address, plural(len(d.Diffs), "setting differs", "settings differ"))
+			for _, c := range d.Diffs {
+				fmt.Fprintf(w, "      %s: live %s, spec %s\n", c.Path, orNone(c.Before), orNone(c.After))
+			}
+		default:
+			fmt.Fprintf(w, "  %s %s: not read: %s\n", st.Fail.Render("✘"), d.Address, d.Error)
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func writeTraffic(w io.Writer, st styles, rep *traffic.Report, skipped string) {
+	if rep == nil {
+		fmt.Fprintf(w, "Traffic: skipped: %s\n", skipped)
+		return
+	}
+	pairs := 0
+	for _, t := range rep.Tests {
+		pairs += t.Pairs()
+	}
+	fmt.Fprintf(w, "Traffic: %s, %s\n", plural(len(rep.Tests), "test", "tests"), plural(pairs, "pair", "pairs"))
+	if rep.Unavailable != "" {
+		fmt.Fprintf(w, "  %s nothing ran: %s\n", st.Warn.Render("!"), rep.Unavailable)
+	}
+	for _, o := range rep.Outcomes {
+		if rep.Unavailable != "" && o.Status == traffic.NotRun && o.Reason == rep.Unavailable {
+			continue // said once above
+		}
+		where := ""
+		if o.Round > 0 {
+			where = fmt.Sprintf(" round %d %s -> %s", o.Round, o.Pair.Client, o.Pair.Server)
+		}
+		switch o.Status {
+		case traffic.Pass:
+			fmt.Fprintf(w, "  %s %s%s: %s\n", st.OK.Render("✔"), o.Test.Label(), where, figure(o.Result))
+		case traffic.Fail:
+			fmt.Fprintf(w, "  %s %s%s: %s\n", st.Fail.Render("✘"), o.Test.Label(), where, figure(o.Result))
+			if len(o.Checks) == 0 {
+				fmt.Fprintf(w, "      %s\n", o.Reason)
+			}
+		default:
+			fmt.Fprintf(w, "  %s %s%s: not run: %s\n", st.Warn.Render("-"), o.Test.Label(), where, o.Reason)
+		}
+		for _, c := range o.Checks {
+			mark := map[traffic.Status]string{traffic.Pass: "ok", traffic.Fail: st.Fail.Render("FAIL"), traffic.Skipped: st.Faint.Render("not checked")}[c.Status]
+			fmt.Fprintf(w, "      %s %s: %s\n", mark, c.Name, c.Detail)
+		}
+		if o.Result != nil {
+			for _, n := range o.Result.Notes {
+				fmt.Fprintf(w, "      %s\n", st.Faint.Render(n))
+			}
+		}
+	}
+	for _, t := range rep.Tests {
+		for _, e := range t.LeftOut {
+			fmt.Fprintf(w, "  %s %s: %s has no partner in the %s pattern\n", st.Faint.Render("note"), t.Label(), e, t.Block.Pattern)
+		}
+	}
+}
+
+// figure is the headline number of a result.
+func figure(r *verbs.Result) string {
+	switch {
+	case r == nil:
+		return "no result"
+	case r.Latency != nil:
+		return fmt.Sprintf("median %.2fus, p99 %.2fus (%d samples)", float64(r.Latency.Median)/1e3, float64(r.Latency.P99)/1e3, r.Latency.Samples)
+	}
+	return fmt.Sprintf("%.3f Gb/s (%d x %dB in %s)", r.Gbps, r.Messages, r.Test.Size, r.Elapsed.Round(time.Millisecond))
+}
+
+// ---- JSON ----
+
+type trafficJSON struct {
+	Skipped     string               `json:"skipped,omitempty"`
+	Unavailable string               `json:"unavailable,omitempty"`
+	Passed      int                  `json:"passed"`
+	Failed      int                  `json:"failed"`
+	NotRun      int                  `json:"not_run"`
+	Tests       []trafficTestJSON    `json:"tests"`
+	Outcomes    []trafficOutcomeJSON `json:"outcomes"`
+}
+
+type trafficTestJSON struct {
+	Label    string           `json:"label"`
+	Block    string           `json:"block"`
+	Class    string           `json:"class,omitempty"`
+	Pattern  string           `json:"pattern"`
+	Test     verbs.Test       `json:"test"`
+	Criteria traffic.Criteria `json:"criteria"`
+	Rounds   int              `json:"rounds"`
+	Pairs    int              `json:"pairs"`
+	LeftOut  []string         `json:"left_out,omitempty"`
+	Skip     string           `json:"skip,omitempty"`
+}
+
+type trafficOutcomeJSON struct {
+	Test     string                       `json:"test"`
+	Round    int                          `json:"round,omitempty"`
+	Client   string                       `json:"client,omitempty"`
+	Server   string                       `json:"server,omitempty"`
+	Status   traffic.Status               `json:"status"`
+	Reason   string                       `json:"reason,omitempty"`
+	Result   *verbs.Result                `json:"result,omitempty"`
+	Checks   []traffic.Check              `json:"checks,omitempty"`
+	Counters map[string]map[string]uint64 `json:"counters,omitempty"`
+}
+
+func toTrafficJSON(rep *traffic.Report, skipped string) *trafficJSON {
+	if rep == nil {
+		return &trafficJSON{Skipped: skipped, Tests: []trafficTestJSON{}, Outcomes: []trafficOutcomeJSON{}}
+	}
+	j := &trafficJSON{Unavailable: rep.Unavailable, Tests: []trafficTestJSON{}, Outcomes: []trafficOutcomeJSON{}}
+	j.Passed, j.Failed, j.NotRun = rep.Counts()
+	for _, t := range rep.Tests {
+		tj := trafficTestJSON{Label: t.Label(), Block: t.Name, Pattern: t.Block.Pattern, Test: t.Verbs, Criteria: t.Criteria,
+			Rounds: len(t.Rounds), Pairs: t.Pairs(), Skip: t.Skip}
+		if t.Class != nil {
+			tj.Class = t.Class.Name
+		}
+		for _, e := range t.LeftOut {
+			tj.LeftOut = append(tj.LeftOut, e.String())
+		}
+		j.Tests = append(j.Tests, tj)
+	}
+	for _, o := range rep.Outcomes {
+		oj := trafficOutcomeJSON{Test: o.Test.Label(), Round: o.Round, Status: o.Status, Reason: o.Reason, Result: o.Result, Checks: o.Checks}
+		if o.Round > 0 {
+			oj.Client, oj.Server = o.Pair.Client.String(), o.Pair.Server.String()
+		}
+		if len(o.Counters) > 0 {
+			oj.Counters = map[string]map[string]uint64{}
+			for ep, d := range o.Counters {
+				oj.Counters[ep] = d
+			}
+		}
+		j.Outcomes = append(j.Outcomes, oj)
+	}
+	return j
+}
+
+// ---- JUnit ----
+
+// liveJUnitSuites adds a suite per live stage: a test case per device
+// (read-back) and per pair run (traffic); what did not run is skipped.
+func liveJUnitSuites(res *validateResult) []junitSuite {
+	var out []junitSuite
+	if rb := res.Readback; rb != nil {
+		s := junitSuite{Name: "fabctl validate: read-back"}
+		for _, d := range rb.Devices {
+			c := junitCase{Name: d.Address, Classname: "fabctl.readback"}
+			switch d.Status {
+			case "differs":
+				var lines []string
+				for _, ch := range d.Diffs {
+					lines = append(lines, fmt.Sprintf("%s: live %s, spec %s", ch.Path, orNone(ch.Before), orNone(ch.After)))
+				}
+				c.Failures = append(c.Failures, junitFailure{Message: fmt.Sprintf("%s from the spec", plural(len(d.Diffs), "setting differs", "settings differ")),
+					Type: "differs", Text: strings.Join(lines, "\n")})
+			case "error":
+				c.Failures = append(c.Failures, junitFailure{Message: "not read: " + d.Error, Type: "error", Text: d.Error})
+			}
+			if len(d.NotChecked) > 0 {
+				var lines []string
+				for _, u := range d.NotChecked {
+					lines = append(lines, fmt.Sprintf("not checked: %s (%s)", u.Path, u.Reason))
+				}
+				c.SystemOut = strings.Join(lines, "\n")
+			}
+			s.add(c)
+		}
+		out = append(out, s)
+	}
+	if res.Traffic != nil || res.TrafficSkipped != "" {
+		s := junitSuite{Name: "fabctl validate: traffic"}
+		if rep := res.Traffic; rep != nil {
+			for _, o := range rep.Outcomes {
+				name := o.Test.Label()
+				if o.Round > 0 {
+					name = fmt.Sprintf("%s: %s -> %s", name, o.Pair.Client, o.Pair.Server)
+				}
+				c := junitCase{Name: name, Classname: "fabctl.traffic." + o.Test.Name}
+				switch o.Status {
+				case traffic.Fail:
+					c.Failures = append(c.Failures, junitFailure{Message: o.Reason, Type: "fail", Text: o.Reason})
+				case traffic.NotRun:
+					c.Skipped = &junitSkipped{Message: "not run: " + o.Reason}
+				}
+				var lines []string
+				if o.Result != nil {
+					lines = append(lines, figure(o.Result))
+				}
+				for _, ch := range o.Checks {
+					lines = append(lines, fmt.Sprintf("%s %s: %s", ch.Status, ch.Name, ch.Detail))
+				}
+				c.SystemOut = strings.Join(lines, "\n")
+				s.add(c)
+			}
+		}
+		if s.Tests == 0 {
+			s.add(junitCase{Name: "traffic", Classname: "fabctl.traffic", Skipped: &junitSkipped{Message: res.TrafficSkipped}})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (s *junitSuite) add(c junitCase) {
+	s.Cases = append(s.Cases, c)
+	s.Tests++
+	if len(c.Failures) > 0 {
+		s.Fails++
+	}
+	if c.Skipped != nil {
+		s.Skipped++
+	}
+}

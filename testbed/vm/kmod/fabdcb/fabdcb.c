@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fabdcb: dummy Ethernet netdevs with IEEE DCB (dcbnl_rtnl_ops), so the VM
+ * testbed can drive the kernel's real DCB netlink code (net/dcb/dcbnl.c)
+ * with fabctl and iproute2's `dcb` and compare the two. No software netdev
+ * in Linux implements dcbnl, and the RDMA NICs that do (mlx5, ice, bnxt)
+ * need hardware, hence this module.
+ *
+ * It stores what a NIC would and applies the rules of the mlx5 driver
+ * (drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c):
+ *  - ETS: prio_tc < 8, no CB shaper (-EOPNOTSUPP), the bandwidths of the
+ *    ETS TCs sum to exactly 100 (-EINVAL);
+ *  - PFC: a change of pfc_en flaps the link (carrier off/on, counted in
+ *    sysfs link_flaps); delay (cable length) is kept when 0 or >= 1000;
+ *    requests/indications are per-priority pause counters;
+ *  - APP: DSCP entries only (-EINVAL otherwise), one priority per DSCP (a
+ *    new priority replaces the old entry); the first entry switches the
+ *    port to DSCP trust, deleting the last one back to PCP (sysfs trust);
+ *  - DCB buffer: prio2buffer < 8, the sizes fit in total_size (-EINVAL);
+ *    total_size is read-only; the first SET switches to manual buffer mode;
+ *  - maxrate: per-TC Kbps, at most 255 Gbit/s (-EINVAL);
+ *  - DCBX: host mode (HOST bit) or firmware mode (0); LLD_MANAGED refused.
+ * In firmware mode a DCBX peer (the switch) may override PFC: writing a
+ * mask to sysfs peer_pfc plays that peer; the module adopts it and sends a
+ * DCB notification (dcbnl_ieee_notify), as NIC drivers do on DCBX events.
+ *
+ * Devices: module parameter count (fabdcb0..N-1), or
+ * `ip link add NAME type fabdcb`. Global pause (ethtool -a/-A) is stored.
+ *
+ * sysfs, /sys/class/net/<dev>/fabdcb/:
+ *   trust         ro  pcp | dscp
+ *   buffer_mode   ro  auto | manual
+ *   link_flaps    ro  carrier flaps caused by PFC changes
+ *   pfc_counters  rw  read: "prio requests indications" per line;
+ *                     write "prio requests indications": adds to them
+ *   peer_pfc      wo  hex/decimal mask advertised by the DCBX peer
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/netdevice.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <linux/list.h>
+#include <net/rtnetlink.h>
+#include <net/dcbnl.h>
+
+#define DRV_NAME "fabdcb"
+#define FABDCB_MAX_DSCP 64
+#define FABDCB_MAX_CABLE_LEN 1000 /* MLX5E_MAX_CABLE_LENGTH */
+#define FABDCB_TOTAL_BUFFER (512 * 1024)
+#define FABDCB_MAX_RATE_KBPS (255ULL * 1000 * 1000)
+
+static int count = 1;
+module_param(count, int, 0444);
+MODULE_PARM_DESC(count, "Number of fabdcb devices created at load (fabdcb0..N-1, max 64)");
+
+struct fabdcb_priv {
+	struct ieee_ets ets;
+	struct ieee_pfc pfc; /* pfc_cap, pfc_en, mbc, delay */
+	u64 requests[IEEE_8021QAZ_MAX_TCS];
+	u64 indications[IEEE_8021QAZ_MAX_TCS];
+	struct ieee_maxrate maxrate;
+	struct dcbnl_buffer buffer;
+	bool manual_buffer;
+	u8 dcbx_cap;
+	u8 dscp2prio[FABDCB_MAX_DSCP];
+	int dscp_app_cnt;
+	bool peer_pfc_valid;
+	struct ieee_pfc peer_pfc;
+	u32 link_flaps;
+	struct ethtool_pauseparam pause;
+};
+
+/* ---- DCB ---- */
+
+static int fabdcb_getets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	*ets = p->ets;
+	ets->ets_cap = IEEE_8021QAZ_MAX_TCS;
+	return 0;
+}
+
+static int fabdcb_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	bool have_ets = false;
+	int i, sum = 0;
+
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (ets->prio_tc[i] >= IEEE_8021QAZ_MAX_TCS) {
+			netdev_err(dev, "ETS: priority %d maps to TC %u (max 7)\n", i, ets->prio_tc[i]);
+			return -EINVAL;
+		}
+		if (ets->tc_tsa[i] == IEEE_8021QAZ_TSA_CB_SHAPER) {
+			netdev_err(dev, "ETS: CB shaper is not supported\n");
+			return -EOPNOTSUPP;
+		}
+		if (ets->tc_tsa[i] == IEEE_8021QAZ_TSA_ETS) {
+			have_ets = true;
+			sum += ets->tc_tx_bw[i];
+		}
+	}
+	if (have_ets && sum != 100) {
+		netdev_err(dev, "ETS: bandwidths of the ETS TCs sum to %d, must be 100\n", sum);
+		return -EINVAL;
+	}
+	p->ets = *ets;
+	p->ets.ets_cap = IEEE_8021QAZ_MAX_TCS;
+	return 0;
+}
+
+static void fabdcb_flap(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	/* mlx5_toggle_port_link(): a PFC change takes the link down and up. */
+	if (netif_running(dev)) {
+		netif_carrier_off(dev);
+		netif_carrier_on(dev);
+	}
+	p->link_flaps++;
+}
+
+static int fabdcb_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	*pfc = p->pfc;
+	pfc->pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	memcpy(pfc->requests, p->requests, sizeof(pfc->requests));
+	memcpy(pfc->indications, p->indications, sizeof(pfc->indications));
+	return 0;
+}
+
+static int fabdcb_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (pfc->pfc_en != p->pfc.pfc_en) {
+		p->pfc.pfc_en = pfc->pfc_en;
+		fabdcb_flap(dev);
+	}
+	p->pfc.mbc = pfc->mbc;
+	if (pfc->delay && pfc->delay < FABDCB_MAX_CABLE_LEN)
+		p->pfc.delay = pfc->delay;
+	return 0;
+}
+
+static int fabdcb_peer_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (!p->peer_pfc_valid)
+		return -ENODATA;
+	*pfc = p->peer_pfc;
+	return 0;
+}
+
+static int fabdcb_getmaxrate(struct net_device *dev, struct ieee_maxrate *m)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	*m = p->maxrate;
+	return 0;
+}
+
+static int fabdcb_setmaxrate(struct net_device *dev, struct ieee_maxrate *m)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int i;
+
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (m->tc_maxrate[i] > FABDCB_MAX_RATE_KBPS) {
+			netdev_err(dev, "tc %d maxrate %llu Kbps exceeds %llu\n", i,
+				   m->tc_maxrate[i], FABDCB_MAX_RATE_KBPS);
+			return -EINVAL;
+		}
+	}
+	p->maxrate = *m;
+	return 0;
+}
+
+static int fabdcb_getbuffer(struct net_device *dev, struct dcbnl_buffer *b)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	*b = p->buffer;
+	return 0;
+}
+
+static int fabdcb_setbuffer(struct net_device *dev, struct dcbnl_buffer *b)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	u64 sum = 0;
+	int i;
+
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (b->prio2buffer[i] >= DCBX_MAX_BUFFERS)
+			return -EINVAL;
+	}
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+		sum += b->buffer_size[i];
+	if (sum > FABDCB_TOTAL_BUFFER) {
+		netdev_err(dev, "buffer sizes sum to %llu bytes, port buffer is %u\n",
+			   sum, FABDCB_TOTAL_BUFFER);
+		return -EINVAL;
+	}
+	memcpy(p->buffer.prio2buffer, b->prio2buffer, sizeof(p->buffer.prio2buffer));
+	memcpy(p->buffer.buffer_size, b->buffer_size, sizeof(p->buffer.buffer_size));
+	p->buffer.total_size = FABDCB_TOTAL_BUFFER; /* read-only */
+	p->manual_buffer = true;
+	return 0;
+}
+
+static int fabdcb_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	struct dcb_app old;
+	bool is_new;
+	int err;
+
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
+		return -EINVAL;
+	if (app->priority >= IEEE_8021QAZ_MAX_TCS)
+		return -EINVAL;
+
+	/* One priority per DSCP: drop the entry the new one replaces. */
+	old.selector = IEEE_8021QAZ_APP_SEL_DSCP;
+	old.protocol = app->protocol;
+	old.priority = p->dscp2prio[app->protocol];
+	is_new = dcb_ieee_delapp(dev, &old) != 0;
+
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	p->dscp2prio[app->protocol] = app->priority;
+	if (is_new)
+		p->dscp_app_cnt++; /* the first entry means DSCP trust */
+	return 0;
+}
+
+static int fabdcb_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int err;
+
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
+		return -EINVAL;
+	if (!p->dscp_app_cnt || app->priority != p->dscp2prio[app->protocol])
+		return -ENOENT;
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	p->dscp2prio[app->protocol] = 0;
+	p->dscp_app_cnt--; /* none left: back to PCP trust */
+	return 0;
+}
+
+static u8 fabdcb_getdcbx(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	return p->dcbx_cap;
+}
+
+static u8 fabdcb_setdcbx(struct net_device *dev, u8 mode)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (mode & DCB_CAP_DCBX_LLD_MANAGED)
+		return 1;
+	if (!mode) { /* firmware (willing) DCBX */
+		p->dcbx_cap = DCB_CAP_DCBX_VER_IEEE;
+		return 0;
+	}
+	if (!(mode & DCB_CAP_DCBX_HOST))
+		return 1;
+	p->dcbx_cap = mode;
+	return 0;
+}
+
+static const struct dcbnl_rtnl_ops fabdcb_dcbnl_ops = {
+	.ieee_getets = fabdcb_getets,
+	.ieee_setets = fabdcb_setets,
+	.ieee_getpfc = fabdcb_getpfc,
+	.ieee_setpfc = fabdcb_setpfc,
+	.ieee_peer_getpfc = fabdcb_peer_getpfc,
+	.ieee_getmaxrate = fabdcb_getmaxrate,
+	.ieee_setmaxrate = fabdcb_setmaxrate,
+	.ieee_setapp = fabdcb_setapp,
+	.ieee_delapp = fabdcb_delapp,
+	.getdcbx = fabdcb_getdcbx,
+	.setdcbx = fabdcb_setdcbx,
+	.dcbnl_getbuffer = fabdcb_getbuffer,
+	.dcbnl_setbuffer = fabdcb_setbuffer,
+};
+
+/* ---- sysfs ---- */
+
+static struct fabdcb_priv *to_priv(struct device *d)
+{
+	return netdev_priv(to_net_dev(d));
+}
+
+static ssize_t trust_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_priv(d)->dscp_app_cnt ? "dscp" : "pcp");
+}
+static DEVICE_ATTR_RO(trust);
+
+static ssize_t buffer_mode_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_priv(d)->manual_buffer ? "manual" : "auto");
+}
+static DEVICE_ATTR_RO(buffer_mode);
+
+static ssize_t link_flaps_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_priv(d)->link_flaps);
+}
+static DEVICE_ATTR_RO(link_flaps);
+
+static ssize_t pfc_counters_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	struct fabdcb_priv *p = to_priv(d);
+	int i, n = 0;
+
+	if (!rtnl_trylock())
+		return restart_syscall();
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+		n += sysfs_emit_at(buf, n, "%d %llu %llu\n", i, p->requests[i], p->indications[i]);
+	rtnl_unlock();
+	return n;
+}
+
+static ssize_t pfc_counters_store(struct device *d, struct device_attribute *a,
+				  const char *buf, size_t len)
+{
+	struct fabdcb_priv *p = to_priv(d);
+	unsigned int prio;
+	unsigned long long req, ind;
+
+	if (sscanf(buf, "%u %llu %llu", &prio, &req, &ind) != 3 || prio >= IEEE_8021QAZ_MAX_TCS)
+		return -EINVAL;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	p->requests[prio] += req;
+	p->indications[prio] += ind;
+	rtnl_unlock();
+	return len;
+}
+static DEVICE_ATTR_RW(pfc_counters);
+
+static ssize_t peer_pfc_store(struct device *d, struct device_attribute *a,
+			      const char *buf, size_t len)
+{
+	struct net_device *dev = to_net_dev(d);
+	struct fabdcb_priv *p = netdev_priv(dev);
+	u8 mask;
+	int err;
+
+	err = kstrtou8(buf, 0, &mask);
+	if (err)
+		return err;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	memset(&p->peer_pfc, 0, sizeof(p->peer_pfc));
+	p->peer_pfc.pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	p->peer_pfc.pfc_en = mask;
+	p->peer_pfc_valid = true;
+	/* Willing (firmware) mode: the switch's advertisement wins. */
+	if (!(p->dcbx_cap & DCB_CAP_DCBX_HOST) && p->pfc.pfc_en != mask) {
+		p->pfc.pfc_en = mask;
+		fabdcb_flap(dev);
+	}
+	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+	rtnl_unlock();
+	return len;
+}
+static DEVICE_ATTR_WO(peer_pfc);
+
+static struct attribute *fabdcb_attrs[] = {
+	&dev_attr_trust.attr,
+	&dev_attr_buffer_mode.attr,
+	&dev_attr_link_flaps.attr,
+	&dev_attr_pfc_counters.attr,
+	&dev_attr_peer_pfc.attr,
+	NULL,
+};
+
+static const struct attribute_group fabdcb_group = {
+	.name = "fabdcb",
+	.attrs = fabdcb_attrs,
+};
+
+/* ---- netdev ---- */
+
+static netdev_tx_t fabdcb_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	dev_lstats_add(dev, skb->len);
+	dev_kfree_skb(skb);
+	return NETDEV_TX_OK;
+}
+
+static int fabdcb_dev_init(struct net_device *dev)
+{
+	dev->lstats = netdev_alloc_pcpu_stats(struct pcpu_lstats);
+	return dev->lstats ? 0 : -ENOMEM;
+}
+
+static void fabdcb_dev_uninit(struct net_device *dev)
+{
+	free_percpu(dev->lstats);
+}
+
+static void fabdcb_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *s)
+{
+	dev_lstats_read(dev, &s->tx_packets, &s->tx_bytes);
+}
+
+static int fabdcb_open(struct net_device *dev)
+{
+	netif_carrier_on(dev);
+	return 0;
+}
+
+static int fabdcb_stop(struct net_device *dev)
+{
+	netif_carrier_off(dev);
+	return 0;
+}
+
+static const struct net_device_ops fabdcb_netdev_ops = {
+	.ndo_init = fabdcb_dev_init,
+	.ndo_uninit = fabdcb_dev_uninit,
+	.ndo_open = fabdcb_open,
+	.ndo_stop = fabdcb_stop,
+	.ndo_start_xmit = fabdcb_xmit,
+	.ndo_validate_addr = eth_validate_addr,
+	.ndo_set_mac_address = eth_mac_addr,
+	.ndo_get_stats64 = fabdcb_get_stats64,
+};
+
+static void fabdcb_get_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info)
+{
+	strscpy(info->driver, DRV_NAME, sizeof(info->driver));
+}
+
+static void fabdcb_get_pauseparam(struct net_device *dev, struct ethtool_pauseparam *pp)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	pp->autoneg = p->pause.autoneg;
+	pp->rx_pause = p->pause.rx_pause;
+	pp->tx_pause = p->pause.tx_pause;
+}
+
+static int fabdcb_set_pauseparam(struct net_device *dev, struct ethtool_pauseparam *pp)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	p->pause.autoneg = pp->autoneg;
+	p->pause.rx_pause = pp->rx_pause;
+	p->pause.tx_pause = pp->tx_pause;
+	return 0;
+}
+
+static const struct ethtool_ops fabdcb_ethtool_ops = {
+	.get_drvinfo = fabdcb_get_drvinfo,
+	.get_link = ethtool_op_get_link,
+	.get_pauseparam = fabdcb_get_pauseparam,
+	.set_pauseparam = fabdcb_set_pauseparam,
+};
+
+static void fabdcb_setup(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int i;
+
+	ether_setup(dev);
+	dev->netdev_ops = &fabdcb_netdev_ops;
+	dev->ethtool_ops = &fabdcb_ethtool_ops;
+	dev->dcbnl_ops = &fabdcb_dcbnl_ops;
+	dev->needs_free_netdev = true;
+	dev->flags |= IFF_NOARP;
+	dev->priv_flags |= IFF_NO_QUEUE;
+	dev->features |= NETIF_F_LLTX;
+	dev->min_mtu = ETH_MIN_MTU;
+	dev->max_mtu = 9216;
+	dev->sysfs_groups[0] = &fabdcb_group;
+	eth_hw_addr_random(dev);
+
+	memset(p, 0, sizeof(*p));
+	/* NIC defaults: every priority on TC 0, TC 0 ETS with 100 %. */
+	p->ets.ets_cap = IEEE_8021QAZ_MAX_TCS;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+		p->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+	p->ets.tc_tx_bw[0] = 100;
+	p->pfc.pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	p->buffer.buffer_size[0] = FABDCB_TOTAL_BUFFER / 2;
+	p->buffer.total_size = FABDCB_TOTAL_BUFFER;
+	p->dcbx_cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+	p->pause.autoneg = AUTONEG_DISABLE;
+	p->pause.rx_pause = 1;
+	p->pause.tx_pause = 1;
+}
+
+static struct rtnl_link_ops fabdcb_link_ops __read_mostly = {
+	.kind = DRV_NAME,
+	.priv_size = sizeof(struct fabdcb_priv),
+	.setup = fabdcb_setup,
+};
+
+static int __init fabdcb_init_one(int i)
+{
+	struct net_device *dev;
+	char name[IFNAMSIZ];
+	int err;
+
+	snprintf(name, sizeof(name), DRV_NAME "%d", i);
+	dev = alloc_netdev(sizeof(struct fabdcb_priv), name, NET_NAME_PREDICTABLE, fabdcb_setup);
+	if (!dev)
+		return -ENOMEM;
+	dev->rtnl_link_ops = &fabdcb_link_ops;
+	err = register_netdevice(dev);
+	if (err < 0)
+		free_netdev(dev);
+	return err;
+}
+
+static int __init fabdcb_init(void)
+{
+	int i, err;
+
+	if (count < 0 || count > 64)
+		return -EINVAL;
+	rtnl_lock();
+	err = __rtnl_link_register(&fabdcb_link_ops);
+	if (err < 0)
+		goto out;
+	for (i = 0; i < count && !err; i++)
+		err = fabdcb_init_one(i);
+	if (err < 0)
+		__rtnl_link_unregister(&fabdcb_link_ops);
+out:
+	rtnl_unlock();
+	return err;
+}
+
+static void __exit fabdcb_exit(void)
+{
+	/* Deletes every fabdcb device, in every namespace. */
+	rtnl_link_unregister(&fabdcb_link_ops);
+}
+
+module_init(fabdcb_init);
+module_exit(fabdcb_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Dummy netdevs with IEEE DCB (dcbnl) and mlx5-like rules, for the fabctl VM testbed");
+MODULE_ALIAS_RTNL_LINK(DRV_NAME);

@@ -1,0 +1,62 @@
+#!/bin/bash
+# dcb: DCB through the kernel's real DCB netlink code. The fabdcb module (kmod/fabdcb: dummy netdevs
+# with dcbnl_rtnl_ops and mlx5's rules) gives the guest DCB NICs; then:
+#  - fabctl's dcbnl package sets ETS, PFC, 64 DSCP APP entries, the buffer, maxrate and DCBX and
+#    iproute2's dcb reads back the same values, and the other way round; the mlx5 rules come back as
+#    the errors fabctl reports; RTNLGRP_DCB notifications arrive (drivers/host/dcbnl fabdcb_test.go);
+#  - the host driver plans, applies, re-plans clean, touches nothing on a re-apply and reports a dcb
+#    change behind its back as drift (plan and WatchDCB), locally and in a network namespace
+#    (drivers/host fabdcb_test.go);
+#  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
+# fabtb-timeout: 900
+# fabtb-gotest: ./drivers/host/dcbnl
+# fabtb-gotest: ./drivers/host
+# fabtb-file: drivers/host/testdata/vm
+. "$FABTB_SHARE/sections/lib.sh"
+
+fab_run modprobe fabdcb count=8 || fab_fail "modprobe fabdcb"
+devs=$(seq -f 'fabdcb%g' 0 7 | tr '\n' ' ')
+for d in $devs; do ip link set "$d" up || fab_fail "ip link set $d up"; done
+fab_run dcb -j ets show dev fabdcb0 || fab_fail "dcb reads a fabdcb device"
+fab_run dcb dcbx show dev fabdcb0 || fab_fail "dcb dcbx show"
+# How this dcb reports a refusal by the driver (maxrate above 255 Gbit/s: EINVAL from fabdcb, as from
+# mlx5); iproute2 6.1 also sends tc-maxrate in bytes/s where the kernel expects Kbps.
+fab_run dcb maxrate set dev fabdcb7 tc-maxrate 3:10gbit
+fab_log "dcb exit status after the driver refused the maxrate: $?"
+
+export FABCTL_FABDCB="fabdcb0 fabdcb1 fabdcb2 fabdcb3 fabdcb4 fabdcb5"
+fab_log "dcbnl package against the kernel (devices $FABCTL_FABDCB)"
+fab_run "$FABTB_BIN/dcbnl.test" -test.v -test.count=1 -test.run 'TestFabdcb' || fab_fail "dcbnl fabdcb tests"
+fab_log "host driver against the kernel"
+(cd "$FABTB_FILES/drivers/host" && fab_run "$FABTB_BIN/host.test" -test.v -test.count=1 -test.run 'TestFabdcb') ||
+	fab_fail "host driver fabdcb tests"
+
+# The fabctl binary, from a spec file, on fabdcb6 (the tests above do not touch it).
+nic=fabdcb6
+spec=$FABTB_TMP/spec
+mkdir -p "$spec"
+sed "s/FABDCB_NIC/$nic/" "$FABTB_FILES/drivers/host/testdata/vm/fabdcb.fab.hcl" >"$spec/fabric.fab.hcl"
+cd "$FABTB_TMP" || fab_fail "cd"
+fab_run "$FABCTL" plan --no-color --show-payload "$spec"
+rc=$?
+fab_check "fabctl plan exits 0 (rc=$rc)" test "$rc" -eq 0
+fab_run "$FABCTL" apply --auto-approve --no-color "$spec" || fab_fail "fabctl apply"
+fab_run dcb -j pfc show dev "$nic"
+fab_check "dcb sees PFC on priority 3 after fabctl apply" \
+	sh -c "dcb -j pfc show dev $nic | grep -q '\"prio_pfc\":\[false,false,false,true,false,false,false,false\]'"
+fab_check "dcb sees DSCP 26 -> 3 after fabctl apply" sh -c "dcb -j app show dev $nic | grep -q '\[26,3\]'"
+fab_check "trust dscp (fabdcb sysfs)" grep -qx dscp "/sys/class/net/$nic/fabdcb/trust"
+fab_run "$FABCTL" plan --no-color --detailed-exitcode "$spec"
+rc=$?
+fab_check "re-plan after apply has no changes (--detailed-exitcode rc=$rc)" test "$rc" -eq 0
+fab_run dcb pfc set dev "$nic" prio-pfc 4:on || fab_fail "dcb pfc set behind fabctl's back"
+"$FABCTL" drift --no-color "$spec" >"$FABTB_TMP/drift.out" 2>&1
+rc=$?
+cat "$FABTB_TMP/drift.out"
+fab_check "fabctl drift exits 2 after the dcb change (rc=$rc)" test "$rc" -eq 2
+fab_check "drift names the NIC's PFC" grep -q "nic/$nic/pfc" "$FABTB_TMP/drift.out"
+fab_run "$FABCTL" apply --auto-approve --no-color "$spec" || fab_fail "fabctl apply repairs the drift"
+fab_run "$FABCTL" plan --no-color --detailed-exitcode "$spec"
+rc=$?
+fab_check "clean again after the repair (rc=$rc)" test "$rc" -eq 0
+exit 0

@@ -1,0 +1,249 @@
+#!/bin/bash
+# verbs: fabctl's own verbs traffic test on a real kernel RDMA stack.
+#  1. RC WRITE/SEND/READ bandwidth and latency between two rxe devices (out-of-band QP exchange) and
+#     between two siw devices (rdma_cm, as iWARP requires), each crossing its veth;
+#  2. the class's DSCP on the wire: fabctl's --tclass 106 counted by tc flower on the sending veth as
+#     ToS 0x6a on every RoCEv2 packet; the wire-counter Go test (validate/traffic) on this kernel;
+#  3. injected faults caught and explained: MTU mismatch, wrong GID type / family, peer not reachable
+#     (no control channel; RoCE blackholed);
+#  4. side by side with perftest, same devices and sizes, interleaved runs, medians compared:
+#     perftest-ratio write_bw=<fabctl/perftest> send_lat=<fabctl/perftest>, failing when
+#     write_bw < 0.95 or send_lat > 1.1;
+#  5. fabctl apply + fabctl validate on a spec of the two rxe "hosts": static, read-back and traffic
+#     stages pass (exit 0); a switch-style DSCP remark on the wire is caught (exit 1).
+# fabtb-timeout: 2400
+# fabtb-needs: fabctl-verbs
+# fabtb-gotest: ./validate/traffic
+. "$FABTB_SHARE/sections/lib.sh"
+
+V=$FABCTL_VERBS
+R=$FABTB_RESULTS
+T=(--timeout 120s) # setup steps under TCG can be slow
+
+# pair_once SECS SERVER... -- CLIENT...: fab_pair without the retry, for runs that are meant to fail.
+pair_once() {
+	local t=$1 srv=() cli=() sp src crc
+	shift
+	while [[ $# -gt 0 && $1 != -- ]]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+	echo "\$ (server) ${srv[*]}"
+	echo "\$ (client) ${cli[*]}"
+	timeout -k 5 "$t" "${srv[@]}" >"$FABTB_TMP/server.out" 2>&1 &
+	sp=$!
+	sleep 2
+	timeout -k 5 "$t" "${cli[@]}" >"$FABTB_TMP/client.out" 2>&1
+	crc=$?
+	sleep 2
+	kill "$sp" 2>/dev/null # a server whose client never came
+	wait "$sp"
+	src=$?
+	echo "[server rc=$src]"
+	cat "$FABTB_TMP/server.out"
+	echo "[client rc=$crc]"
+	cat "$FABTB_TMP/client.out"
+	sleep 1
+	[[ $src -eq 0 && $crc -eq 0 ]]
+}
+
+# fab_expect_fail DESCR PATTERN SERVER... -- CLIENT...: a two-sided run that must fail, with the client's
+# (or server's) error matching PATTERN.
+fab_expect_fail() {
+	local d=$1 pat=$2
+	shift 2
+	if pair_once 180 "$@"; then
+		fab_fail "$d: the run succeeded"
+	fi
+	if grep -Eq "$pat" "$FABTB_TMP/client.out" "$FABTB_TMP/server.out"; then
+		echo "ok: $d: $(grep -Eho "$pat.{0,160}" "$FABTB_TMP/client.out" "$FABTB_TMP/server.out" | head -1)"
+	else
+		fab_fail "$d: no error matching /$pat/"
+	fi
+}
+
+# json_num FILE KEY: the first number stored under "KEY" in a JSON file.
+json_num() { grep -o "\"$2\": *[-0-9.eE+]*" "$1" | head -1 | sed 's/.*: *//'; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+fab_rxe_pair fa fb 198.18.0.1 198.18.0.2 || fab_fail "rxe pair"
+fab_gid_index rxe_fa 198.18.0.1 >/dev/null && fab_gid_index rxe_fb 198.18.0.2 >/dev/null || fab_fail "rxe GIDs"
+fab_siw_pair wa wb 198.18.1.1 198.18.1.2 || fab_fail "siw pair"
+
+# ---- 2a. the wire counters validate uses, on this kernel (gact, u32) ----
+(cd "$FABTB_TMP" && CI=true fab_run "$FABTB_BIN/traffic.test" -test.v -test.count=1 -test.run 'TestWireObserver') |
+	tee "$FABTB_TMP/wire.out"
+grep -q -- '--- PASS: TestWireObserver' "$FABTB_TMP/wire.out" || fab_fail "the wire-counter test did not pass here"
+
+# ---- 1. the engine between two rxe devices ----
+SRV=("$V" verbs server --listen 198.18.0.1 "${T[@]}")
+CLI=("$V" verbs client 198.18.0.1 --addr 198.18.0.2 "${T[@]}")
+rx0=$(cat /sys/class/net/fa/statistics/rx_packets)
+for t in "--op write -n 1000" "--op send -n 1000" "--op read -n 1000" "--op write -q 4 -n 250" \
+	"--mode lat --op send -n 500" "--mode lat --op write -n 500" "--mode lat --op read -n 500"; do
+	# shellcheck disable=SC2086
+	fab_pair -t 300 "${SRV[@]}" -- "${CLI[@]}" $t || fab_fail "fabctl verbs rxe: $t"
+	fab_log "rxe $t: $(grep -m1 '✔' "$FABTB_TMP/client.out")"
+done
+rx1=$(cat /sys/class/net/fa/statistics/rx_packets)
+fab_check "the rxe traffic crossed the veth (fa received $((rx1 - rx0)) packets)" test $((rx1 - rx0)) -gt 5000
+
+# ---- 1b. siw through rdma_cm ----
+SSRV=("$V" verbs server --listen 198.18.1.1 -R "${T[@]}")
+SCLI=("$V" verbs client 198.18.1.1 --addr 198.18.1.2 -R "${T[@]}")
+rx0=$(cat /sys/class/net/wa/statistics/rx_packets)
+for t in "--op write -n 500" "--op send -n 500" "--op read -n 500" "--mode lat --op send -n 300"; do
+	# shellcheck disable=SC2086
+	fab_pair -t 300 "${SSRV[@]}" -- "${SCLI[@]}" $t || fab_fail "fabctl verbs siw: $t"
+	fab_log "siw $t: $(grep -m1 '✔' "$FABTB_TMP/client.out")"
+done
+grep -q 'siw_wb port 1  ->  siw_wa, connected through rdma_cm' "$FABTB_TMP/client.out" ||
+	fab_fail "the siw client did not run on siw_wb towards siw_wa"
+rx1=$(cat /sys/class/net/wa/statistics/rx_packets)
+fab_check "the siw traffic crossed the veth (wa received $((rx1 - rx0)) packets)" test $((rx1 - rx0)) -gt 1000
+
+# ---- 2b. the class's DSCP on the wire ----
+fab_tos_counters fb 0x6a 0x68 || fab_fail "tc flower counters on fb"
+fab_pair -t 300 "${SRV[@]}" -- "${CLI[@]}" --op write -n 500 --tclass 106 || fab_fail "fabctl verbs --tclass 106"
+n6a=$(fab_tos_count fb 0x6a) && n68=$(fab_tos_count fb 0x68) && nany=$(fab_tos_count fb any) || fab_fail "counters"
+fab_log "RoCEv2 packets leaving fb: ToS 0x6a $n6a, ToS 0x68 $n68, any $nany"
+fab_check "fabctl's traffic carried ToS 0x6a (DSCP 26 + ECT(0)): $n6a packets" test "$n6a" -gt 500
+fab_check "every RoCEv2 packet carried it ($n6a of $nany)" test "$n6a" -eq "$nany"
+fab_check "none carried the wrong ToS 0x68 ($n68)" test "$n68" -eq 0
+tc qdisc del dev fb clsact
+
+# ---- 3. injected faults, caught and explained ----
+ip link set fa mtu 9000 || fab_fail "mtu"
+sleep 1
+fab_expect_fail "MTU mismatch (fa 9000, fb 1500; 4096 required)" \
+	"MTU mismatch: the test requires a path MTU of 4096 but rxe_fb's active MTU is 1024" \
+	"${SRV[@]}" -- "${CLI[@]}" -n 100 --mtu 4096
+fab_pair -t 300 "${SRV[@]}" -- "${CLI[@]}" -n 100 || fab_fail "without a required MTU the smaller one is used"
+grep -q 'path MTU 1024' "$FABTB_TMP/client.out" || fab_fail "path MTU is not min(4096, 1024)"
+echo "ok: without --mtu the path MTU is min(4096, 1024) = 1024"
+ip link set fa mtu 1500
+fab_expect_fail "wrong GID type (RoCE v1 asked; rxe has only v2)" "has no GID of type IB/RoCE v1" \
+	"${SRV[@]}" -- "${CLI[@]}" -n 100 --gid-type roce-v1
+fab_expect_fail "GID address family mismatch (server on its link-local GID)" "GID address family mismatch" \
+	"${SRV[@]}" -x 0 -- "${CLI[@]}" -n 100
+fab_expect_fail "peer not reachable (no control channel)" "peer not reachable: cannot open the control channel to 198.18.0.9" \
+	"${SRV[@]}" -- "$V" verbs client 198.18.0.9 --addr 198.18.0.2 --timeout 5s -n 100
+tc qdisc add dev fb clsact && tc filter add dev fb egress pref 5 protocol ip flower ip_proto udp dst_port 4791 action drop ||
+	fab_fail "blackhole filter"
+fab_expect_fail "peer not reachable over RDMA (RoCE dropped on the way)" "the peer never acknowledged" \
+	"${SRV[@]}" -- "${CLI[@]}" -n 100
+tc qdisc del dev fb clsact
+
+# ---- 4. side by side with perftest: same devices, sizes, counts; medians of interleaved runs ----
+PSRV=("$V" verbs server --listen 198.18.0.1 --backend perftest --json)
+PCLI=("$V" verbs client 198.18.0.1 --addr 198.18.0.2 --backend perftest --json)
+BW=(--op write -s 65536 -n 1000)
+LAT=(--mode lat --op send -s 2 -n 1000)
+: >"$FABTB_TMP/fbw" && : >"$FABTB_TMP/pbw" && : >"$FABTB_TMP/flat" && : >"$FABTB_TMP/plat"
+for i in 1 2 3; do
+	fab_pair -t 300 "${SRV[@]}" "${BW[@]}" -- "${CLI[@]}" --json "${BW[@]}" && json_num "$FABTB_TMP/client.out" gbps >>"$FABTB_TMP/fbw"
+	cp "$FABTB_TMP/client.out" "$R/fabctl-write_bw-$i.json"
+	fab_pair -t 300 "${PSRV[@]}" "${BW[@]}" -- "${PCLI[@]}" "${BW[@]}" && json_num "$FABTB_TMP/client.out" gbps >>"$FABTB_TMP/pbw"
+	cp "$FABTB_TMP/client.out" "$R/perftest-write_bw-$i.out"
+	fab_pair -t 300 "${SRV[@]}" "${LAT[@]}" -- "${CLI[@]}" --json "${LAT[@]}" && json_num "$FABTB_TMP/client.out" median_ns >>"$FABTB_TMP/flat"
+	cp "$FABTB_TMP/client.out" "$R/fabctl-send_lat-$i.json"
+	fab_pair -t 300 "${PSRV[@]}" "${LAT[@]}" -- "${PCLI[@]}" "${LAT[@]}" && json_num "$FABTB_TMP/client.out" median_ns >>"$FABTB_TMP/plat"
+	cp "$FABTB_TMP/client.out" "$R/perftest-send_lat-$i.out"
+done
+for f in fbw pbw flat plat; do fab_log "$f runs: $(tr '\n' ' ' <"$FABTB_TMP/$f")"; done
+fbw=$(median <"$FABTB_TMP/fbw") && pbw=$(median <"$FABTB_TMP/pbw") && flat=$(median <"$FABTB_TMP/flat") &&
+	plat=$(median <"$FABTB_TMP/plat") || fab_fail "a side of the comparison produced no figure"
+ratio_bw=$(awk -v a="$fbw" -v b="$pbw" 'BEGIN { printf "%.3f", a / b }')
+ratio_lat=$(awk -v a="$flat" -v b="$plat" 'BEGIN { printf "%.3f", a / b }')
+fab_log "write bw medians: fabctl $fbw Gb/s, perftest $pbw Gb/s; send lat medians: fabctl $flat ns, perftest t_typical $plat ns"
+echo "perftest-ratio write_bw=$ratio_bw send_lat=$ratio_lat"
+echo "FABTB-FIGURE verbs write_bw_gbps=$fbw perftest_write_bw_gbps=$pbw send_lat_median_ns=$flat perftest_send_lat_typical_ns=$plat"
+echo "perftest-ratio write_bw=$ratio_bw send_lat=$ratio_lat" >"$R/perftest-ratio.txt"
+fab_check "fabctl write bandwidth >= 0.95 x ib_write_bw ($ratio_bw)" awk -v r="$ratio_bw" 'BEGIN { exit !(r >= 0.95) }'
+fab_check "fabctl median send latency <= 1.1 x ib_send_lat t_typical ($ratio_lat)" awk -v r="$ratio_lat" 'BEGIN { exit !(r <= 1.1) }'
+
+# ---- 5. fabctl validate on the two rxe "hosts" ----
+spec=$FABTB_TMP/spec
+mkdir -p "$spec"
+cat >"$spec/fabric.fab.hcl" <<'HCL'
+# Two soft-RoCE "hosts" in the VM's root namespace (rxe works only there), joined by a veth pair.
+fabric "vmverbs" {
+  transport = "rocev2"
+  mtu       = 9000
+}
+
+host "ha" {
+  connect = "local"
+  nic "fa" {
+    device    = "rxe_fa"
+    model     = "rxe"
+    addresses = ["198.18.0.1/24"]
+    speed     = "10G"
+  }
+}
+
+host "hb" {
+  connect = "local"
+  nic "fb" {
+    device    = "rxe_fb"
+    model     = "rxe"
+    addresses = ["198.18.0.2/24"]
+    speed     = "10G"
+  }
+}
+
+# Soft-RoCE under emulation moves a few hundred Mbit/s with tens of microseconds of latency:
+# absolute thresholds that catch "no traffic" or a stuck path.
+validate "ring-write" {
+  pattern       = "ring"
+  op            = "write"
+  message_size  = "64KiB"
+  iterations    = 500
+  min_bandwidth = "10M"
+}
+
+validate "pairs-read" {
+  pattern       = "pairs"
+  op            = "read"
+  message_size  = "64KiB"
+  iterations    = 500
+  min_bandwidth = "10M"
+}
+
+validate "send-latency" {
+  pattern      = "all-pairs"
+  op           = "send"
+  message_size = "2B"
+  iterations   = 500
+  max_p99      = "100ms"
+}
+HCL
+cd "$FABTB_TMP" || fab_fail "cd"
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+modprobe rdma_cm
+fab_run "$V" validate --static --no-color "$spec" || fab_fail "validate --static"
+fab_run "$V" apply --auto-approve --no-color "$spec" || fab_fail "fabctl apply"
+fab_run "$V" validate --no-color --junit "$R/validate.junit.xml" "$spec"
+rc=$?
+"$V" validate --json "$spec" >"$R/validate.json" 2>"$R/validate.stderr"
+fab_check "fabctl validate ran every stage and passed (rc=$rc)" test "$rc" -eq 0
+fab_check "the JSON report has the three stages" grep -q '"traffic"' "$R/validate.json"
+fab_check "the JUnit report has read-back and traffic suites" grep -q 'fabctl validate: traffic' "$R/validate.junit.xml"
+
+# A remark on the way (what a misconfigured switch does): fb's egress rewrites DSCP 26 to 0.
+modprobe act_pedit 2>/dev/null
+modprobe act_csum 2>/dev/null
+tc qdisc add dev fb clsact &&
+	tc filter add dev fb egress pref 7 protocol ip flower ip_proto udp dst_port 4791 \
+		action pedit ex munge ip dsfield set 0 retain 0xfc pipe action csum ip ||
+	fab_fail "remark filter"
+"$V" validate --no-color "$spec" >"$FABTB_TMP/remark.out" 2>&1
+rc=$?
+cat "$FABTB_TMP/remark.out"
+fab_check "fabctl validate fails when the wire carries another DSCP (rc=$rc)" test "$rc" -eq 1
+fab_check "and says why" grep -q 'arrived with another DSCP than 26' "$FABTB_TMP/remark.out"
+tc qdisc del dev fb clsact
+exit 0

@@ -1,0 +1,5 @@
+#!/bin/bash
+# fabtb-timeout: 5
+. "$FABTB_SHARE/sections/lib.sh"
+echo "sleeping past the timeout"
+sleep 600

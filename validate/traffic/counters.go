@@ -1,0 +1,193 @@
+package traffic
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Counters are one NIC's counters at one moment, by source-prefixed name:
+// "rdma:<hw_counters or counters file>" from sysfs,
+// "pfc:req:<prio>" / "pfc:ind:<prio>" from DCB netlink (IEEE PFC stats),
+// "eth:<name>" from ethtool -S.
+type Counters map[string]uint64
+
+// Diff is after minus before; a counter that went backwards (reset, or a
+// driver reload) is left out and named in the second result.
+func Diff(before, after Counters) (Counters, []string) {
+	d := Counters{}
+	var reset []string
+	for k, a := range after {
+		b, ok := before[k]
+		switch {
+		case !ok:
+		case a < b:
+			reset = append(reset, k)
+		case a > b:
+			d[k] = a - b
+		}
+	}
+	sort.Strings(reset)
+	return d, reset
+}
+
+// ReadRDMA reads an RDMA port's counters from sysfs: hw_counters (driver
+// statistics: rxe, mlx5, irdma ...) and counters (the IB PMA port counters).
+func ReadRDMA(sysRoot, dev string, port int) (Counters, error) {
+	c := Counters{}
+	base := filepath.Join(sysRoot, "class/infiniband", dev, "ports", strconv.Itoa(port))
+	if _, err := os.Stat(base); err != nil {
+		return nil, fmt.Errorf("no RDMA port %s/%d in sysfs", dev, port)
+	}
+	for _, dir := range []string{"hw_counters", "counters"} {
+		ents, err := os.ReadDir(filepath.Join(base, dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(base, dir, e.Name()))
+			if err != nil {
+				continue // write-only or unsupported counters fail to read
+			}
+			v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			if err != nil {
+				continue
+			}
+			c["rdma:"+e.Name()] = v
+		}
+	}
+	return c, nil
+}
+
+// Merge adds src's counters to c.
+func (c Counters) Merge(src map[string]uint64, prefix string) {
+	for k, v := range src {
+		c[prefix+k] = v
+	}
+}
+
+// Loss indicators: counters that grow only when packets were lost on the
+// way (sequence gaps, discards). On a lossless class any of them is a
+// failure. Names from the kernel drivers' hw_counters (mlx5, rxe, irdma,
+// bnxt_re) and mlx5's ethtool statistics.
+var lossCounters = map[string]bool{
+	"rdma:out_of_sequence":     true, // mlx5: responder saw a PSN gap
+	"rdma:packet_seq_err":      true, // mlx5: requester got a NAK sequence error
+	"rdma:implied_nak_seq_err": true,
+	"rdma:out_of_seq_request":  true, // rxe: responder saw a PSN gap
+	"rdma:rcvd_seq_err":        true, // rxe: requester got a NAK sequence error
+	"rdma:out_of_buffer":       true, // mlx5: dropped for lack of a receive WQE
+	"rdma:port_rcv_errors":     true,
+	"rdma:port_xmit_discards":  true,
+	"rdma:rx_out_of_buffer":    true,
+	"eth:rx_discards_phy":      true,
+	"eth:rx_out_of_buffer":     true,
+}
+
+// Retransmission counters: the sender retried (a timeout or a NAK). On a
+// lossless fabric they mean loss or a too-short ACK timeout; software
+// RDMA under heavy load also retries when ACKs are merely late.
+var retryCounters = map[string]bool{
+	"rdma:local_ack_timeout_err": true, // mlx5
+	"rdma:duplicate_request":     true, // responder saw a retransmission (mlx5, rxe)
+	"rdma:completer_retry_err":   true, // rxe
+	"rdma:rnr_nak_retry_err":     true,
+	"rdma:retry_exceeded_err":    true, // rxe: retries exhausted (the QP failed)
+	"rdma:req_cqe_error":         true,
+}
+
+// prioCounter matches per-priority ethtool statistics (mlx5
+// rx_prio3_bytes / tx_prio3_packets; ice rx_priority_3_xoff ...).
+var prioCounter = regexp.MustCompile(`^eth:(rx|tx)_prio(?:rity_)?(\d)_(bytes|packets)$`)
+
+// Loss returns the loss indicators that grew.
+func (d Counters) Loss() Counters { return d.pick(lossCounters) }
+
+// Retries returns the retransmission counters that grew.
+func (d Counters) Retries() Counters { return d.pick(retryCounters) }
+
+func (d Counters) pick(set map[string]bool) Counters {
+	out := Counters{}
+	for k, v := range d {
+		if set[k] && v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Observable reports whether the counters include any loss indicator, so
+// "no loss" means something.
+func (c Counters) Observable() bool {
+	for k := range c {
+		if lossCounters[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// PrioShare reports how much of the per-priority traffic (packets, else
+// bytes) in the delta went on priority prio, from ethtool's
+// per-priority counters; ok is false when the NIC has none.
+func (d Counters) PrioShare(before Counters, prio int) (on, total uint64, ok bool) {
+	for _, unit := range []string{"packets", "bytes"} {
+		found := false
+		for k := range before {
+			if m := prioCounter.FindStringSubmatch(k); m != nil && m[3] == unit {
+				found = true
+			}
+		}
+		if !found {
+			continue
+		}
+		for k, v := range d {
+			m := prioCounter.FindStringSubmatch(k)
+			if m == nil || m[3] != unit {
+				continue
+			}
+			total += v
+			if m[2] == strconv.Itoa(prio) {
+				on += v
+			}
+		}
+		return on, total, true
+	}
+	return 0, 0, false
+}
+
+// PFC returns the PFC frames per priority in the delta: requests (sent)
+// and indications (received).
+func (d Counters) PFC() (req, ind [8]uint64) {
+	for p := 0; p < 8; p++ {
+		req[p] = d["pfc:req:"+strconv.Itoa(p)]
+		ind[p] = d["pfc:ind:"+strconv.Itoa(p)]
+	}
+	return req, ind
+}
+
+// String lists counters as "name=value" in name order, without the
+// source prefix.
+func (c Counters) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		name := k
+		if _, n, ok := strings.Cut(k, ":"); ok {
+			name = n
+		}
+		fmt.Fprintf(&b, "%s=%d", name, c[k])
+	}
+	return b.String()
+}

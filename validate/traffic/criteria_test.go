@@ -1,0 +1,141 @@
+package traffic
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/verbs"
+)
+
+func pairOf(speedA, speedB spec.BitRate) PairRef {
+	return PairRef{
+		Client: Endpoint{Host: &spec.Host{Name: "a"}, NIC: &spec.NIC{Name: "fa", Speed: speedA}},
+		Server: Endpoint{Host: &spec.Host{Name: "b"}, NIC: &spec.NIC{Name: "fb", Speed: speedB}},
+	}
+}
+
+func find(t *testing.T, checks []Check, name string) Check {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, checks)
+	return Check{}
+}
+
+func TestBandwidthCriteria(t *testing.T) {
+	r := &verbs.Result{Gbps: 92}
+	for _, tc := range []struct {
+		name   string
+		c      Criteria
+		p      PairRef
+		status Status
+		detail string
+	}{
+		{"percent ok", Criteria{Percent: 90, Priority: -1, DSCP: -1}, pairOf(100e9, 200e9), Pass, "92.0% of the 100G line rate >= 90%"},
+		{"percent low", Criteria{Percent: 95, Priority: -1, DSCP: -1}, pairOf(100e9, 100e9), Fail, "92.0% of the 100G line rate < 95%"},
+		{"absolute", Criteria{Rate: 100e9, Priority: -1, DSCP: -1}, pairOf(0, 0), Fail, "92.000 Gb/s < 100G"},
+		{"no line rate", Criteria{Percent: 90, Priority: -1, DSCP: -1}, pairOf(0, 0), Fail, "needs the line rate"},
+	} {
+		c := find(t, Evaluate(tc.c, tc.p, r, Evidence{}), "bandwidth")
+		if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+	}
+}
+
+func TestLatencyCriteria(t *testing.T) {
+	r := &verbs.Result{Latency: &verbs.LatencyStats{Median: 20 * time.Microsecond, P99: 80 * time.Microsecond, Max: time.Millisecond}}
+	c := find(t, Evaluate(Criteria{MaxP99: 50 * time.Microsecond, Priority: -1, DSCP: -1}, pairOf(0, 0), r, Evidence{}), "p99 latency")
+	if c.Status != Fail || c.Detail != "p99 80.00us > 50µs (median 20.00us, max 1000.00us)" {
+		t.Errorf("%+v", c)
+	}
+}
+
+func TestLossAndPriority(t *testing.T) {
+	c := Criteria{Lossless: true, Priority: 3, DSCP: 26}
+	// mlx5-like counters: loss indicators and per-priority bytes exist.
+	before := Counters{"rdma:out_of_sequence": 0, "rdma:duplicate_request": 5, "eth:tx_prio3_bytes": 100, "eth:tx_prio0_bytes": 10}
+	clean := Counters{"rdma:duplicate_request": 2, "eth:tx_prio3_bytes": 980, "eth:tx_prio0_bytes": 20}
+	ev := Evidence{Before: map[string]Counters{"a:fa": before}, Deltas: map[string]Counters{"a:fa": clean}}
+	checks := Evaluate(c, pairOf(0, 0), &verbs.Result{}, ev)
+	if l := find(t, checks, "no loss (lossless class)"); l.Status != Pass || !strings.Contains(l.Detail, "retransmissions: duplicate_request=2") {
+		t.Errorf("clean: %+v", l)
+	}
+	if p := find(t, checks, "traffic on the class's priority"); p.Status != Pass || p.Detail != "98% of the traffic on priority 3" {
+		t.Errorf("priority: %+v", p)
+	}
+	lossy := Counters{"rdma:out_of_sequence": 7, "eth:tx_prio0_bytes": 1000}
+	ev.Deltas["a:fa"] = lossy
+	checks = Evaluate(c, pairOf(0, 0), &verbs.Result{}, ev)
+	if l := find(t, checks, "no loss (lossless class)"); l.Status != Fail || !strings.Contains(l.Detail, "out_of_sequence=7") {
+		t.Errorf("lossy: %+v", l)
+	}
+	if p := find(t, checks, "traffic on the class's priority"); p.Status != Fail || !strings.Contains(p.Detail, "only 0% of the traffic went on priority 3") {
+		t.Errorf("wrong priority: %+v", p)
+	}
+	if st, why := Verdict(checks); st != Fail || !strings.Contains(why, "no loss (lossless class): packets were lost") {
+		t.Errorf("verdict %s %q", st, why)
+	}
+	// A NIC without such counters: not checked, never passed.
+	ev = Evidence{Before: map[string]Counters{"a:fa": {"rdma:rdma_sends": 1}}, Deltas: map[string]Counters{"a:fa": {}}}
+	checks = Evaluate(c, pairOf(0, 0), &verbs.Result{}, ev)
+	for _, ch := range checks {
+		if ch.Status != Skipped {
+			t.Errorf("without counters %q is %s", ch.Name, ch.Status)
+		}
+	}
+	if st, _ := Verdict(checks); st != Pass {
+		t.Errorf("skipped checks fail the test: %s", st)
+	}
+}
+
+func TestWireCriteria(t *testing.T) {
+	c := Criteria{Priority: 3, DSCP: 26}
+	for _, tc := range []struct {
+		w      Wire
+		status Status
+		detail string
+	}{
+		{Wire{All: 4000, Match: 4000, Observed: true}, Pass, "all 4000 RoCEv2 packets carried DSCP 26 (priority 3)"},
+		{Wire{All: 4000, Match: 2000, Observed: true}, Fail, "2000 of 4000 RoCEv2 packets arrived with another DSCP than 26"},
+		{Wire{Observed: true}, Fail, "did not cross the link"},
+	} {
+		ch := find(t, Evaluate(c, pairOf(0, 0), &verbs.Result{}, Evidence{Wire: tc.w}), "traffic on the class's priority")
+		if ch.Status != tc.status || !strings.Contains(ch.Detail, tc.detail) {
+			t.Errorf("%+v: %+v", tc.w, ch)
+		}
+	}
+}
+
+func TestCounters(t *testing.T) {
+	sys := t.TempDir()
+	writeFiles(t, sys, map[string]string{
+		"class/infiniband/rxe_a/ports/1/hw_counters/sent_pkts":          "100\n",
+		"class/infiniband/rxe_a/ports/1/hw_counters/out_of_seq_request": "0\n",
+		"class/infiniband/rxe_a/ports/1/hw_counters/lifespan":           "garbage\n",
+		"class/infiniband/rxe_a/ports/1/counters/port_xmit_data":        "7\n",
+	})
+	c, err := ReadRDMA(sys, "rxe_a", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c["rdma:sent_pkts"] != 100 || c["rdma:port_xmit_data"] != 7 || len(c) != 3 || !c.Observable() {
+		t.Errorf("%v", c)
+	}
+	if _, err := ReadRDMA(sys, "rxe_b", 1); err == nil {
+		t.Error("missing device read")
+	}
+	d, reset := Diff(Counters{"a": 5, "b": 9, "c": 1}, Counters{"a": 8, "b": 2, "c": 1, "new": 4})
+	if d.String() != "a=3" || len(reset) != 1 || reset[0] != "b" {
+		t.Errorf("diff %v reset %v", d, reset)
+	}
+	req, ind := Counters{"pfc:req:3": 12, "pfc:ind:3": 4}.PFC()
+	if req[3] != 12 || ind[3] != 4 {
+		t.Errorf("pfc %v %v", req, ind)
+	}
+}

@@ -1,0 +1,247 @@
+package traffic
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"time"
+
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/verbs"
+)
+
+// Endpoint is one NIC of one host taking part in a test.
+type Endpoint struct {
+	Host *spec.Host
+	NIC  *spec.NIC
+	// Addr is the NIC's address the test uses (the first IPv4 one, else
+	// the first): the control channel, the GID and rdma_cm follow it.
+	Addr netip.Addr
+}
+
+func (e Endpoint) String() string { return e.Host.Name + ":" + e.NIC.Name }
+
+// PairRef is one scheduled client -> server test.
+type PairRef struct{ Client, Server Endpoint }
+
+// Criteria are a test's pass conditions, from its validate block and class.
+type Criteria struct {
+	// Percent of the pair's line rate, or an absolute rate (0: none).
+	Percent float64
+	Rate    spec.BitRate
+	MaxP99  time.Duration
+	// Lossless: the class is PFC no-drop, so no packet may be lost.
+	Lossless bool
+	// Priority and DSCP the traffic must carry (-1: not checked).
+	Priority int
+	DSCP     int
+}
+
+// Test is one traffic test: a validate block, for one class, in one mode,
+// scheduled into rounds.
+type Test struct {
+	Name     string // validate block name
+	Block    *spec.Validation
+	Class    *spec.Class // nil: the fabric has no RDMA class to test
+	Verbs    verbs.Test
+	Criteria Criteria
+	Rounds   [][]PairRef
+	// LeftOut are endpoints the pattern could not pair.
+	LeftOut []Endpoint
+	// Skip says why the test cannot be scheduled at all (too few hosts).
+	Skip string
+}
+
+// Label is the test's name in reports: "ring-bandwidth [roce] write bw".
+func (t *Test) Label() string {
+	c := ""
+	if t.Class != nil {
+		c = " [" + t.Class.Name + "]"
+	}
+	return fmt.Sprintf("%s%s %s %s", t.Name, c, t.Verbs.Op, t.Verbs.Mode)
+}
+
+// Pairs counts the scheduled pairs.
+func (t *Test) Pairs() int {
+	n := 0
+	for _, r := range t.Rounds {
+		n += len(r)
+	}
+	return n
+}
+
+// Plan turns every validate block into tests: one per class (the block's
+// class, or every RDMA class) and per measure (bandwidth when the block
+// has min_bandwidth or no threshold at all, latency when it has max_p99).
+// Endpoints are the selected hosts' NICs grouped into rails (the k-th NIC
+// of every host), each rail scheduled on its own and the rails' rounds
+// run together.
+func Plan(s *spec.Spec) []*Test {
+	var out []*Test
+	for _, v := range s.Validations {
+		classes := []*spec.Class{s.Class(v.Class)}
+		if v.Class == "" {
+			classes = s.ClassesByRole(spec.RoleRDMA)
+			if len(classes) == 0 {
+				classes = []*spec.Class{nil}
+			}
+		}
+		var modes []verbs.Mode
+		if v.MinBandwidth.Percent > 0 || v.MinBandwidth.Rate > 0 || v.MaxP99 == 0 {
+			modes = append(modes, verbs.ModeBandwidth)
+		}
+		if v.MaxP99 > 0 {
+			modes = append(modes, verbs.ModeLatency)
+		}
+		rails := endpoints(s, v.Hosts)
+		for _, c := range classes {
+			for _, m := range modes {
+				t := &Test{Name: v.Name, Block: v, Class: c, Verbs: testFor(s, v, c, m), Criteria: criteriaFor(v, c, m)}
+				schedule(t, v.Pattern, rails)
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// endpoints returns the selected hosts' NICs that have an address, by
+// rail (NIC position on its host), hosts in spec order.
+func endpoints(s *spec.Spec, globs []string) [][]Endpoint {
+	var rails [][]Endpoint
+	for _, h := range s.Hosts {
+		if !selected(h.Name, globs) {
+			continue
+		}
+		k := 0
+		for _, n := range h.NICs {
+			a, ok := nicAddr(n)
+			if !ok {
+				continue
+			}
+			if k == len(rails) {
+				rails = append(rails, nil)
+			}
+			rails[k] = append(rails[k], Endpoint{Host: h, NIC: n, Addr: a})
+			k++
+		}
+	}
+	return rails
+}
+
+func selected(name string, globs []string) bool {
+	if len(globs) == 0 {
+		return true
+	}
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func nicAddr(n *spec.NIC) (netip.Addr, bool) {
+	for _, p := range n.Addresses {
+		if p.Addr().Is4() {
+			return p.Addr(), true
+		}
+	}
+	if len(n.Addresses) > 0 {
+		return n.Addresses[0].Addr(), true
+	}
+	return netip.Addr{}, false
+}
+
+func schedule(t *Test, pattern string, rails [][]Endpoint) {
+	for _, rail := range rails {
+		rounds, left, err := Rounds(pattern, len(rail))
+		if err != nil {
+			t.Skip = err.Error()
+			return
+		}
+		for _, i := range left {
+			t.LeftOut = append(t.LeftOut, rail[i])
+		}
+		for ri, r := range rounds {
+			if ri == len(t.Rounds) {
+				t.Rounds = append(t.Rounds, nil)
+			}
+			for _, p := range r {
+				t.Rounds[ri] = append(t.Rounds[ri], PairRef{Client: rail[p.Client], Server: rail[p.Server]})
+			}
+		}
+	}
+	if len(t.Rounds) == 0 {
+		t.Skip = "fewer than two hosts with an addressed NIC match the block's hosts"
+	}
+}
+
+// testFor builds the verbs test of a block, class and mode.
+func testFor(s *spec.Spec, v *spec.Validation, c *spec.Class, m verbs.Mode) verbs.Test {
+	t := verbs.Test{Op: verbs.Op(v.Op), Mode: m, Size: int(v.MessageSize), Iterations: v.Iterations, Duration: v.Duration,
+		QPs: v.QPs, TClass: -1, MTU: s.Fabric.RDMAMTU}
+	if m == verbs.ModeLatency {
+		t.QPs = 1 // a ping-pong runs on one QP
+	}
+	switch s.Fabric.Transport {
+	case spec.IWARP:
+		t.Conn = verbs.ConnCM
+		if c != nil && len(c.DSCP) > 0 {
+			t.TClass = c.DSCP[0] << 2
+		}
+	case spec.InfiniBand:
+		if c != nil && c.SL != nil {
+			t.SL = *c.SL
+		}
+	case spec.RoCEv1:
+		// No IP header: the priority travels in the VLAN PCP, which the
+		// NIC takes from the service level.
+		if c != nil {
+			t.SL = c.Priority
+		}
+	default: // RoCEv2
+		if c != nil && len(c.DSCP) > 0 {
+			t.TClass = c.DSCP[0]<<2 | ecnBits(s, c)
+		}
+	}
+	if MTUFor(t.MTU) == 0 {
+		t.MTU = 0 // lint MTU-2 reports a non-RDMA value; the test then takes what the ports have
+	}
+	t.Fill()
+	return t
+}
+
+// MTUFor is the RDMA MTU the spec's rdma_mtu names, 0 when it is none.
+func MTUFor(n int) int {
+	if verbs.MTUEnum(n) == 0 {
+		return 0
+	}
+	return n
+}
+
+// ecnBits are ECT(0) when the class is ECN-capable: DCQCN NICs send RoCE
+// data as ECT so switches can mark it.
+func ecnBits(s *spec.Spec, c *spec.Class) int {
+	if c.ECN != nil || s.Fabric.CongestionControl == spec.CCDCQCN || s.Fabric.CongestionControl == spec.CCECNOnly {
+		return 0b10
+	}
+	return 0
+}
+
+func criteriaFor(v *spec.Validation, c *spec.Class, m verbs.Mode) Criteria {
+	cr := Criteria{Priority: -1, DSCP: -1}
+	if m == verbs.ModeBandwidth {
+		cr.Percent, cr.Rate = v.MinBandwidth.Percent, v.MinBandwidth.Rate
+	} else {
+		cr.MaxP99 = v.MaxP99
+	}
+	if c != nil {
+		cr.Lossless = c.Lossless
+		cr.Priority = c.Priority
+		if len(c.DSCP) > 0 {
+			cr.DSCP = c.DSCP[0]
+		}
+	}
+	return cr
+}

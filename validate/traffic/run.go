@@ -1,0 +1,450 @@
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/fabctl/fabctl/drivers/host/dcbnl"
+	"github.com/fabctl/fabctl/validate/verbs"
+)
+
+// Outcome is one pair's run of one test.
+type Outcome struct {
+	Test   *Test
+	Round  int // 1-based
+	Pair   PairRef
+	Status Status
+	// Reason: why it did not run, or the failure (error or failed checks).
+	Reason   string
+	Result   *verbs.Result
+	Checks   []Check
+	Counters map[string]Counters // deltas per endpoint
+	Elapsed  time.Duration
+}
+
+// Report is a traffic stage's result.
+type Report struct {
+	Tests    []*Test
+	Outcomes []*Outcome
+	// Unavailable is set when no test could run at all, and why.
+	Unavailable string
+}
+
+// Counts totals the outcomes.
+func (r *Report) Counts() (pass, fail, notRun int) {
+	for _, o := range r.Outcomes {
+		switch o.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			notRun++
+		}
+	}
+	return pass, fail, notRun
+}
+
+// PairFunc runs one pair of a test and returns the client's result and
+// the evidence around it. An error wrapping verbs.ErrUnavailable means
+// the pair could not run (NotRun), any other error that it failed.
+type PairFunc func(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error)
+
+// Runner runs tests round by round.
+type Runner struct {
+	// Backend: "fabctl" (the built-in engine, default) or "perftest".
+	Backend string
+	// Setup bounds each setup step of a pair (default 30s).
+	Setup time.Duration
+	// Logf receives progress lines (nil: none).
+	Logf func(format string, args ...any)
+	// Pair runs one pair (nil: both sides in this process, see localPair).
+	Pair PairFunc
+	// Version is this fabctl's version (sent in the verbs hello).
+	Version string
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+// Run runs every test: the pairs of a round at the same time, the rounds
+// one after another.
+func (r *Runner) Run(ctx context.Context, tests []*Test) *Report {
+	rep := &Report{Tests: tests}
+	pairFn := r.Pair
+	if pairFn == nil {
+		pairFn = r.localPair
+		var avail error
+		if r.Backend == "perftest" {
+			avail = nil // checked per test binary
+		} else {
+			avail = verbs.Available()
+		}
+		if avail != nil {
+			rep.Unavailable = avail.Error()
+			pairFn = func(context.Context, *Test, PairRef) (*verbs.Result, Evidence, error) { return nil, Evidence{}, avail }
+		}
+	}
+	for _, t := range tests {
+		if t.Skip != "" {
+			rep.Outcomes = append(rep.Outcomes, &Outcome{Test: t, Status: NotRun, Reason: t.Skip})
+			continue
+		}
+		for ri, round := range t.Rounds {
+			outs := make([]*Outcome, len(round))
+			var wg sync.WaitGroup
+			for i, p := range round {
+				wg.Add(1)
+				go func(i int, p PairRef) {
+					defer wg.Done()
+					outs[i] = r.runPair(ctx, pairFn, t, ri+1, p)
+				}(i, p)
+			}
+			wg.Wait()
+			rep.Outcomes = append(rep.Outcomes, outs...)
+			if ctx.Err() != nil {
+				return rep
+			}
+		}
+	}
+	return rep
+}
+
+func (r *Runner) runPair(ctx context.Context, fn PairFunc, t *Test, round int, p PairRef) *Outcome {
+	o := &Outcome{Test: t, Round: round, Pair: p}
+	start := time.Now()
+	r.logf("traffic: %s round %d: %s -> %s", t.Label(), round, p.Client, p.Server)
+	res, ev, err := fn(ctx, t, p)
+	o.Elapsed = time.Since(start)
+	o.Result, o.Counters = res, ev.Deltas
+	switch {
+	case errors.Is(err, verbs.ErrUnavailable):
+		o.Status, o.Reason = NotRun, err.Error()
+	case err != nil:
+		o.Status, o.Reason = Fail, err.Error()
+	default:
+		o.Checks = Evaluate(t.Criteria, p, res, ev)
+		o.Status, o.Reason = Verdict(o.Checks)
+	}
+	return o
+}
+
+// reach says whether this process can run a side on the endpoint's host.
+func reach(ep Endpoint) error {
+	switch ep.Host.Connect.Kind {
+	case "local", "netns":
+		return nil
+	}
+	return fmt.Errorf("%w: host %s is reached over %s; this build runs the traffic test only between hosts "+
+		"fabctl reaches on this machine (connect = \"local\" or \"netns:NAME\")", verbs.ErrUnavailable, ep.Host.Name, ep.Host.Connect)
+}
+
+// inNetns runs fn with the calling thread in the host's network
+// namespace (sockets it creates stay there).
+func inNetns(ep Endpoint, fn func() error) error {
+	if ep.Host.Connect.Kind != "netns" {
+		return fn()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return err
+	}
+	defer orig.Close()
+	target, err := netns.GetFromName(ep.Host.Connect.Netns)
+	if err != nil {
+		return fmt.Errorf("host %s: network namespace %q: %w", ep.Host.Name, ep.Host.Connect.Netns, err)
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		return err
+	}
+	ferr := fn()
+	if err := netns.Set(orig); err != nil {
+		// The thread is stuck in the other namespace: keep it locked so
+		// the runtime retires it with the goroutine.
+		runtime.LockOSThread()
+	}
+	return ferr
+}
+
+// device is the endpoint's RDMA device: declared, or found from the netdev.
+func device(ep Endpoint) string {
+	if ep.NIC.Device != "" {
+		return ep.NIC.Device
+	}
+	d, _ := verbs.Sysfs{Root: verbs.SysRoot}.DeviceForNetdev(ep.NIC.Name)
+	return d
+}
+
+func localSide(ep Endpoint) verbs.Local {
+	l := verbs.Local{Device: device(ep), Port: 1, Netdev: ep.NIC.Name, Addr: ep.Addr, GIDIndex: -1, NUMANode: ep.NIC.NUMANode}
+	if !ep.NIC.NUMA.Auto && len(ep.NIC.NUMA.CPUs) > 0 {
+		l.CPUs = ep.NIC.NUMA.CPUs
+	}
+	return l
+}
+
+// snapshot reads an endpoint's counters: RDMA hw_counters and port
+// counters (sysfs), ethtool statistics and DCB PFC statistics (in the
+// host's namespace). Sources a NIC lacks are left out.
+func snapshot(ep Endpoint) Counters {
+	c := Counters{}
+	if rd, err := ReadRDMA(verbs.SysRoot, device(ep), 1); err == nil {
+		c.Merge(rd, "")
+	}
+	_ = inNetns(ep, func() error {
+		if e, err := ethtool.NewEthtool(); err == nil {
+			if st, err := e.Stats(ep.NIC.Name); err == nil {
+				c.Merge(st, "eth:")
+			}
+			e.Close()
+		}
+		if d, err := dcbnl.Dial(0); err == nil {
+			if ieee, err := d.IEEE(ep.NIC.Name); err == nil && ieee.PFC != nil {
+				for p := 0; p < 8; p++ {
+					c["pfc:req:"+strconv.Itoa(p)] = ieee.PFC.Requests[p]
+					c["pfc:ind:"+strconv.Itoa(p)] = ieee.PFC.Indications[p]
+				}
+			}
+			d.Close()
+		}
+		return nil
+	})
+	return c
+}
+
+// softwareDevice reports whether the RDMA device is a software one (rxe,
+// siw: no parent bus device), whose packets the kernel stack sees.
+func softwareDevice(dev string) bool {
+	if dev == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(verbs.SysRoot, "class/infiniband", dev, "device"))
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// wireSet is the wire observers of a pair (both receive sides).
+type wireSet struct {
+	mu   sync.Mutex
+	obs  []*WireObserver
+	hs   []*netlink.Handle
+	wire Wire
+	err  error
+}
+
+func (w *wireSet) start(t *Test, eps ...Endpoint) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t.Criteria.DSCP < 0 || t.Verbs.TClass < 0 {
+		return
+	}
+	for _, ep := range eps {
+		if !softwareDevice(device(ep)) || !ep.Addr.Is4() {
+			return // a hardware NIC's RoCE bypasses the kernel: nothing to see
+		}
+	}
+	for _, ep := range eps {
+		var h *netlink.Handle
+		err := inNetns(ep, func() error {
+			var err error
+			h, err = netlink.NewHandle()
+			return err
+		})
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.hs = append(w.hs, h)
+		o, err := ObserveWire(h, ep.Host.Connect.String()+"/"+ep.NIC.Name, ep.NIC.Name, t.Criteria.DSCP)
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.obs = append(w.obs, o)
+	}
+}
+
+func (w *wireSet) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.obs) > 0 && w.err == nil {
+		w.wire.Observed = true
+		for _, o := range w.obs {
+			all, match, err := o.Read()
+			if err != nil {
+				w.err, w.wire.Observed = err, false
+				break
+			}
+			w.wire.All += all
+			w.wire.Match += match
+		}
+	}
+	for _, o := range w.obs {
+		_ = o.Close()
+	}
+	for _, h := range w.hs {
+		h.Close()
+	}
+	w.obs, w.hs = nil, nil
+}
+
+// localPair runs both sides of a pair in this process: the server on a
+// control listener at the server NIC's address, the client dialing it.
+func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		if err := reach(ep); err != nil {
+			return nil, Evidence{}, err
+		}
+	}
+	if r.Backend == "perftest" {
+		if err := verbs.PerftestAvailable(t.Verbs); err != nil {
+			return nil, Evidence{}, err
+		}
+	}
+	setup := r.Setup
+	if setup == 0 {
+		setup = 30 * time.Second
+	}
+	ev := Evidence{Before: map[string]Counters{}, Deltas: map[string]Counters{}}
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		ev.Before[ep.String()] = snapshot(ep)
+	}
+	wires := &wireSet{}
+	defer wires.stop()
+	var res *verbs.Result
+	var err error
+	if r.Backend == "perftest" {
+		res, err = r.perftestPair(ctx, t, p, wires)
+	} else {
+		res, err = r.enginePair(ctx, t, p, setup, wires)
+	}
+	wires.stop()
+	ev.Wire = wires.wire
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		d, _ := Diff(ev.Before[ep.String()], snapshot(ep))
+		ev.Deltas[ep.String()] = d
+	}
+	if err == nil && wires.err != nil {
+		res.Notes = append(res.Notes, "wire counters unavailable: "+wires.err.Error())
+	}
+	return res, ev, err
+}
+
+func (r *Runner) enginePair(ctx context.Context, t *Test, p PairRef, setup time.Duration, wires *wireSet) (*verbs.Result, error) {
+	var ln net.Listener
+	if err := inNetns(p.Server, func() error {
+		var err error
+		ln, err = verbs.Listen(net.JoinHostPort(p.Server.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("server %s: %w", p.Server, err)
+	}
+	defer ln.Close()
+	o := verbs.Options{Setup: setup, Fabctl: r.Version, Logf: r.Logf,
+		OnReady:  func() { wires.start(t, p.Client, p.Server) },
+		OnRunEnd: wires.stop}
+	type out struct {
+		res *verbs.Result
+		err error
+	}
+	srv := make(chan out, 1)
+	go func() {
+		ctl, err := verbs.Accept(ctx, ln, setup)
+		if err != nil {
+			srv <- out{nil, err}
+			return
+		}
+		defer ctl.Close()
+		res, err := verbs.Serve(ctx, ctl, localSide(p.Server), verbs.Options{Setup: setup, Fabctl: r.Version})
+		srv <- out{res, err}
+	}()
+	var ctl *verbs.Control
+	err := inNetns(p.Client, func() error {
+		var err error
+		ctl, err = verbs.Dial(ctx, ln.Addr().String(), setup)
+		return err
+	})
+	if err != nil {
+		ln.Close()
+		<-srv
+		return nil, err
+	}
+	res, cerr := verbs.RunClient(ctx, ctl, localSide(p.Client), t.Verbs, o)
+	ctl.Close()
+	s := <-srv
+	return res, pairError(p, cerr, s.err)
+}
+
+// pairError prefers the side that found the problem: a client that only
+// heard "peer: ..." reports the server's own error.
+func pairError(p PairRef, cerr, serr error) error {
+	var pe *verbs.PeerError
+	switch {
+	case cerr == nil && serr == nil:
+		return nil
+	case cerr == nil:
+		return fmt.Errorf("server %s: %w", p.Server, serr)
+	case serr != nil && errors.As(cerr, &pe):
+		return fmt.Errorf("server %s: %w", p.Server, serr)
+	}
+	return fmt.Errorf("client %s: %w", p.Client, cerr)
+}
+
+func (r *Runner) perftestPair(ctx context.Context, t *Test, p PairRef, wires *wireSet) (*verbs.Result, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	sl, cl := perftestSide(p.Server, t), perftestSide(p.Client, t)
+	wires.start(t, p.Client, p.Server)
+	srv := make(chan error, 1)
+	go func() {
+		_, err := verbs.RunPerftest(ctx, t.Verbs, sl, port, "", nil)
+		srv <- err
+	}()
+	time.Sleep(2 * time.Second) // perftest's server must be listening; it has no readiness signal
+	res, cerr := verbs.RunPerftest(ctx, t.Verbs, cl, port, p.Server.Addr.String(), nil)
+	serr := <-srv
+	return res, pairError(p, cerr, serr)
+}
+
+// perftestSide pins the GID perftest uses to the one fabctl's engine
+// would choose for the endpoint's address.
+func perftestSide(ep Endpoint, t *Test) verbs.Local {
+	l := localSide(ep)
+	if t.Verbs.Conn == verbs.ConnVerbs && l.Device != "" {
+		sys := verbs.Sysfs{Root: verbs.SysRoot}
+		if table, err := sys.GIDTable(l.Device, 1); err == nil {
+			if e, err := verbs.SelectGID(l.Device, 1, table, verbs.GIDChoice{Index: -1, Addr: l.Addr, Netdev: l.Netdev}); err == nil {
+				l.GIDIndex = e.Index
+			}
+		}
+	}
+	return l
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

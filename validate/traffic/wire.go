@@ -1,0 +1,176 @@
+package traffic
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// WireObserver counts the RoCEv2 packets (IPv4, UDP 4791) arriving on a
+// netdev, all of them and those carrying one DSCP, with two u32
+// classifiers on the clsact ingress hook whose actions only count
+// ("continue": classification goes on, nothing is dropped or changed).
+//
+// It sees what a software RDMA device (rxe) puts on the wire, because
+// those packets pass through the kernel's network stack. A hardware
+// NIC's RoCE traffic bypasses it: there the per-priority ethtool counters
+// are the evidence (Counters.PrioShare).
+type WireObserver struct {
+	h         *netlink.Handle
+	link      netlink.Link
+	key       string
+	prefAll   uint16
+	prefMatch uint16
+}
+
+// Observers of concurrent tests may share a netdev (a ring round uses
+// every NIC twice): each gets its own filter priorities, and the clsact
+// qdisc is shared, added by the first and removed by the last (unless it
+// was there before).
+var (
+	wireMu   sync.Mutex
+	wireNext uint16 = wirePrefBase
+	clsact          = map[string]*qdiscRef{}
+)
+
+type qdiscRef struct {
+	users int
+	added bool
+}
+
+// Filter priorities of the counters: high numbers, after any filter an
+// operator installed, so ours never change what theirs see.
+const wirePrefBase = 0xf000
+
+const roceV2Port = 4791
+
+// u32 keys on the IPv4 header (offsets from the network header): IHL 5
+// (RoCE carries no IP options), protocol UDP, destination port 4791.
+func roceKeys(dscp int) []nl.TcU32Key {
+	first := nl.TcU32Key{Mask: 0x0f000000, Val: 0x05000000, Off: 0}
+	if dscp >= 0 {
+		first.Mask |= 0x00fc0000
+		first.Val |= uint32(dscp) << 18
+	}
+	return []nl.TcU32Key{
+		first,
+		{Mask: 0x00ff0000, Val: unix.IPPROTO_UDP << 16, Off: 8},
+		{Mask: 0x0000ffff, Val: roceV2Port, Off: 20},
+	}
+}
+
+func clsactQdisc(link netlink.Link) *netlink.GenericQdisc {
+	return &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index,
+		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}
+}
+
+// ObserveWire starts counting on netdev (h: a netlink handle in the
+// netdev's namespace; key names the netdev across handles, e.g.
+// "netns:h1/eth1").
+func ObserveWire(h *netlink.Handle, key, netdev string, dscp int) (*WireObserver, error) {
+	link, err := h.LinkByName(netdev)
+	if err != nil {
+		return nil, fmt.Errorf("wire counters: %s: %w", netdev, err)
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	ref := clsact[key]
+	if ref == nil {
+		ref = &qdiscRef{}
+		switch err := h.QdiscAdd(clsactQdisc(link)); {
+		case err == nil:
+			ref.added = true
+		case errors.Is(err, unix.EEXIST):
+		default:
+			return nil, fmt.Errorf("wire counters: clsact on %s: %w", netdev, err)
+		}
+		clsact[key] = ref
+	}
+	ref.users++
+	if wireNext > 0xfff0 {
+		wireNext = wirePrefBase
+	}
+	w := &WireObserver{h: h, link: link, key: key, prefAll: wireNext, prefMatch: wireNext + 1}
+	wireNext += 2
+	for _, f := range []struct {
+		pref uint16
+		dscp int
+	}{{w.prefAll, -1}, {w.prefMatch, dscp}} {
+		act := &netlink.GenericAction{ActionAttrs: netlink.ActionAttrs{Action: netlink.TC_ACT_UNSPEC}} // "continue"
+		filter := &netlink.U32{
+			FilterAttrs: netlink.FilterAttrs{LinkIndex: link.Attrs().Index, Parent: netlink.HANDLE_MIN_INGRESS,
+				Priority: f.pref, Protocol: unix.ETH_P_IP},
+			Sel:     &nl.TcU32Sel{Flags: nl.TC_U32_TERMINAL, Keys: roceKeys(f.dscp)},
+			Actions: []netlink.Action{act},
+		}
+		if err := h.FilterAdd(filter); err != nil {
+			w.closeLocked()
+			return nil, fmt.Errorf("wire counters: u32 filter on %s: %w", netdev, err)
+		}
+	}
+	return w, nil
+}
+
+// Read returns the packets counted so far: all RoCEv2 packets and those
+// with the DSCP.
+func (w *WireObserver) Read() (all, match uint64, err error) {
+	filters, err := w.h.FilterList(w.link, netlink.HANDLE_MIN_INGRESS)
+	if err != nil {
+		return 0, 0, fmt.Errorf("wire counters: %w", err)
+	}
+	found := 0
+	for _, f := range filters {
+		u, ok := f.(*netlink.U32)
+		if !ok || len(u.Actions) == 0 || u.Actions[0].Attrs().Statistics == nil {
+			continue
+		}
+		n := u.Actions[0].Attrs().Statistics.Basic.Packets
+		switch u.Priority {
+		case w.prefAll:
+			all += uint64(n)
+			found++
+		case w.prefMatch:
+			match += uint64(n)
+			found++
+		}
+	}
+	if found == 0 {
+		return 0, 0, errors.New("wire counters: the filters are gone (removed while the test ran?)")
+	}
+	return all, match, nil
+}
+
+// Close removes the filters, and the clsact qdisc when the last observer
+// of a netdev closes and the qdisc was not there before.
+func (w *WireObserver) Close() error {
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	return w.closeLocked()
+}
+
+func (w *WireObserver) closeLocked() error {
+	var errs []error
+	for _, pref := range []uint16{w.prefAll, w.prefMatch} {
+		f := &netlink.U32{FilterAttrs: netlink.FilterAttrs{LinkIndex: w.link.Attrs().Index, Parent: netlink.HANDLE_MIN_INGRESS,
+			Priority: pref, Protocol: unix.ETH_P_IP}}
+		if err := w.h.FilterDel(f); err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, err)
+		}
+	}
+	if ref := clsact[w.key]; ref != nil {
+		ref.users--
+		if ref.users <= 0 {
+			delete(clsact, w.key)
+			if ref.added {
+				if err := w.h.QdiscDel(clsactQdisc(w.link)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
