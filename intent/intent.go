@@ -111,6 +111,7 @@ type NIC struct {
 	RDMAMTU   int
 	Addresses []string
 	VLAN      int
+	VLANName  string // the RDMA interface: 802.1Q netdev on Name when VLAN > 0 (Ethernet), else ""
 	Trust     string
 	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
 	PFC       []int
@@ -226,6 +227,9 @@ func Compile(s *spec.Spec) *Fabric {
 				nic.RoCEMode = "v2"
 			case spec.RoCEv1:
 				nic.RoCEMode = "v1"
+			}
+			if s.Fabric.Transport != spec.InfiniBand {
+				nic.VLANName = n.VLANInterface // addresses, MTU and the PCP map go there (drivers/host vlan.go)
 			}
 			nic.IB = compileIBPort(s, sm, h, n)
 			out.NICs = append(out.NICs, nic)

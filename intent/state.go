@@ -227,7 +227,11 @@ func (h *Host) Flatten() State {
 			addrs = append([]string(nil), addrs...)
 			sort.Strings(addrs)
 		}
-		st[k.addresses] = strings.Join(addrs, ",")
+		if n.VLANName == "" {
+			st[k.addresses] = strings.Join(addrs, ",")
+		} else {
+			flattenVLAN(st, &n, addrs)
+		}
 		if n.RoCEMode == "" {
 			continue // iWARP/IB: no DCB on the host
 		}
@@ -248,6 +252,49 @@ func (h *Host) Flatten() State {
 		}
 	}
 	return st
+}
+
+// flattenVLAN puts the RDMA VLAN interface of a NIC: the spec's addresses
+// and MTU belong to it (the parent's addresses are not fabctl's then), and
+// its egress-qos-map sends each class priority out as the same PCP, which
+// is how PCP-trusting switches (RoCEv1) classify. Only non-zero PCPs are
+// listed: the kernel neither dumps nor deletes a "p:0" entry.
+func flattenVLAN(st State, n *NIC, addrs []string) {
+	p := "nic/" + n.Name + "/vlan/"
+	st[p+"interface"] = n.VLANName
+	st[p+"id"] = strconv.Itoa(n.VLAN)
+	st[p+"mtu"] = strconv.Itoa(n.MTU)
+	st[p+"addresses"] = strings.Join(addrs, ",")
+	st[p+"egress_qos_map"] = FormatQoSMap(n.VLANEgressMap())
+}
+
+// VLANEgressMap is the egress-qos-map of the NIC's VLAN interface: skb
+// priority -> PCP, the identity for every class priority but 0.
+func (n *NIC) VLANEgressMap() map[int]int {
+	m := map[int]int{}
+	for _, tc := range n.TCs {
+		if tc.TC > 0 && tc.TC < 8 {
+			m[tc.TC] = tc.TC
+		}
+	}
+	return m
+}
+
+// FormatQoSMap is the state form of a VLAN QoS map: "from:to" pairs with a
+// non-zero "to", sorted by "from", comma-separated ("" for none).
+func FormatQoSMap(m map[int]int) string {
+	keys := make([]int, 0, len(m))
+	for k, v := range m {
+		if v != 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Ints(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.Itoa(k) + ":" + strconv.Itoa(m[k])
+	}
+	return strings.Join(parts, ",")
 }
 
 // Field says how the diff treats the paths matching Pattern (path.Match

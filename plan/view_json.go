@@ -61,6 +61,8 @@ type JSONDevice struct {
 	Tolerated   []JSONTolerated  `json:"tolerated"`
 	Drift       []JSONDrift      `json:"drift"`
 	Steps       []drivers.Change `json:"steps"`
+	// Findings are the driver's read-only observations (omitted when none).
+	Findings []drivers.Finding `json:"findings,omitempty"`
 }
 
 // JSONChange is one setting change: action "add" (before null), "change"
@@ -140,6 +142,7 @@ func JSON(p *Plan) JSONDoc {
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
 			Error: d.Error, Fingerprint: d.Fingerprint,
 			Changes: []JSONChange{}, Tolerated: []JSONTolerated{}, Drift: []JSONDrift{}, Steps: nonNil(d.Steps),
+			Findings: d.Findings,
 		}
 		switch {
 		case d.Error != "":

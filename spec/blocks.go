@@ -316,7 +316,7 @@ var hostSchema = &hcl.BodySchema{
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "pause", "dscp_map", "vlan", "guid", "lint_ignore"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -449,6 +449,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 	n.Pause = d.boolean("pause", false)
 	n.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	n.VLAN = d.integer("vlan", 0, 0, 4094)
+	n.VLANInterface = l.vlanInterface(d, n)
 	if g := d.str("guid", ""); g != "" {
 		guid, err := ParseGUID(g)
 		if err != nil {
@@ -479,6 +480,29 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 	}
 	n.Src = d.src
 	return n
+}
+
+// vlanInterface is the name of a NIC's RDMA VLAN netdev: vlan_interface,
+// or "<nic>.<vlan>" (the iproute2/vconfig convention); "" when untagged.
+func (l *loader) vlanInterface(d *dec, n *NIC) string {
+	name := d.str("vlan_interface", "")
+	rng := d.src.Attr("vlan_interface")
+	switch {
+	case name != "" && n.VLAN == 0:
+		l.errf(&rng, "VLAN interface without a VLAN", "%s: vlan_interface = %q needs vlan = N (the 802.1Q id of the RDMA interface).", d.what, name)
+		return ""
+	case n.VLAN == 0:
+		return ""
+	case name == "":
+		name = n.Name + "." + strconv.Itoa(n.VLAN)
+		rng = d.src.Attr("vlan")
+	}
+	// IFNAMSIZ is 16 with the NUL; '/' and whitespace are not allowed in netdev names.
+	if len(name) > 15 || name == n.Name || strings.ContainsAny(name, "/: \t\n") {
+		l.errf(&rng, "Invalid VLAN interface name", "%s: the RDMA VLAN interface would be %q, which is not a usable netdev name (at most 15 characters, no '/', ':' or spaces, not the NIC itself); set vlan_interface = \"NAME\".", d.what, name)
+		return ""
+	}
+	return name
 }
 
 // ModelLimits returns the device limits of a known NIC model (what

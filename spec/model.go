@@ -407,6 +407,19 @@ type NIC struct {
 	Limits    DeviceLimits
 	Ignore    LintIgnores
 	Src       Source
+
+	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
+	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.
+	VLANInterface string
+}
+
+// RDMANetdev is the netdev RDMA traffic uses: the VLAN interface when the
+// NIC has a VLAN, else the NIC itself.
+func (n *NIC) RDMANetdev() string {
+	if n.VLANInterface != "" {
+		return n.VLANInterface
+	}
+	return n.Name
 }
 
 // NUMAPolicy says where IRQs and test threads of a NIC run.

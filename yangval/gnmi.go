@@ -86,26 +86,7 @@ type SetOp struct {
 // end at a list without keys (all entries) but cannot remove a list key.
 // Leafref existence depends on the whole resulting tree: see ValidateTree.
 // Error paths are data paths starting at the operation's path.
-func (s *Schema) ValidateSet(ops []SetOp) []Error {
-	var all []Error
-	for _, op := range ops {
-		elems := op.Path
-		r := &run{s: s, opt: Options{Mandatory: op.Op == OpReplace, NoRefExistence: true}, values: map[*node]map[string]struct{}{}}
-		switch {
-		case op.Op == OpDelete:
-			r.deletePath(elems)
-		case len(elems) == 0:
-			r.root(op.Value)
-		default:
-			r.at(elems, op.Value)
-		}
-		for i := range r.errs {
-			r.errs[i].Msg = op.Op.String() + ": " + r.errs[i].Msg
-		}
-		all = append(all, r.errs...)
-	}
-	return all
-}
+func (s *Schema) ValidateSet(ops []SetOp) []Error { return s.validateOps(ops, false) }
 
 // ValidatePayload is ValidateSet for a payload that configures a device
 // from nothing (`fabctl render`): in addition, every leafref must find
@@ -114,9 +95,14 @@ func (s *Schema) ValidateSet(ops []SetOp) []Error {
 // touches; a reference into a module the payload leaves alone is assumed
 // to exist on the device (an interface list). The operations' values are
 // walked once, no tree is built.
-func (s *Schema) ValidatePayload(ops []SetOp) []Error {
+func (s *Schema) ValidatePayload(ops []SetOp) []Error { return s.validateOps(ops, true) }
+
+func (s *Schema) validateOps(ops []SetOp, refs bool) []Error {
 	r := &run{s: s, values: map[*node]map[string]struct{}{}}
 	for _, op := range ops {
+		if !refs {
+			break
+		}
 		names := []string{}
 		if len(op.Path) > 0 {
 			names = append(names, op.Path[0].Name)
@@ -131,7 +117,7 @@ func (s *Schema) ValidatePayload(ops []SetOp) []Error {
 	}
 	for _, op := range ops {
 		start := len(r.errs)
-		r.opt = Options{Mandatory: op.Op == OpReplace}
+		r.opt = Options{Mandatory: op.Op == OpReplace, NoRefExistence: !refs}
 		switch {
 		case op.Op == OpDelete:
 			r.deletePath(op.Path)
@@ -192,8 +178,9 @@ func (r *run) deletePath(elems []pathElem) {
 }
 
 // walkPath follows elems through the schema, reporting unknown nodes,
-// state nodes and bad list keys. lastMayWildcard lets the last element
-// be a list without keys (all entries).
+// state nodes and bad list keys, and records key values in the path as
+// present (leafref targets). lastMayWildcard lets the last element be a
+// list without keys (all entries). path is the data path walked.
 func (r *run) walkPath(elems []pathElem, lastMayWildcard bool) (*node, string, bool) {
 	n, msg := r.lookupRoot(elems[0].Name)
 	if n == nil {
@@ -219,6 +206,7 @@ func (r *run) walkPath(elems []pathElem, lastMayWildcard bool) (*node, string, b
 		}
 		if n.kind == kList && el.Keys != nil {
 			path += "/" + elemString(n.name, n.keys, el.Keys)
+			r.pathValues(n, el)
 		} else {
 			path += "/" + n.name
 		}

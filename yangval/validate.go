@@ -239,64 +239,37 @@ func elemString(name string, keys []string, vals map[string]string) string {
 
 // at walks the schema along a path and validates v as the value at its end.
 func (r *run) at(elems []pathElem, v any) {
-	n, msg := r.lookupRoot(elems[0].Name)
-	if n == nil {
-		r.errf("/"+elems[0].Name, "", "%s", msg)
+	n, path, ok := r.walkPath(elems, true)
+	if !ok {
 		return
 	}
-	path := ""
-	for i, el := range elems {
-		if i > 0 {
-			c, _ := n.child(el.Name)
-			if c == nil {
-				r.errf(path+"/"+el.Name, "", "unknown node%s", didYouMean(el.Name, sortedKeys(n.children)))
-				return
-			}
-			n = c
-		}
-		if !n.config {
-			r.errf(path+"/"+n.name, "", "%s is state (config false) and cannot be written", n.spath)
-			return
-		}
-		// a list without keys may only end the path (the whole list)
-		if !r.pathKeys(n, el, path, i == len(elems)-1) {
-			return
-		}
-		if n.kind == kList && el.Keys != nil {
-			path += "/" + elemString(n.name, n.keys, el.Keys)
-			r.pathValues(n, el)
-			if i == len(elems)-1 {
-				r.addScope(n)
-				m, ok := v.(map[string]any)
-				if !ok {
-					r.errf(path, "", "list entry must be a JSON object, got %s", jsonKind(v))
-					return
-				}
-				// keys in the path stand for keys absent from the body
-				mm := make(map[string]any, len(m)+len(n.keys))
-				for k, x := range m {
-					mm[k] = x
-				}
-				for _, k := range n.keys {
-					if x, ok := lookupMember(m, k); ok {
-						if s, _, _ := scalarString(x); s != el.Keys[k] {
-							r.errf(path+"/"+k, s, "key leaf does not match the path key %q", el.Keys[k])
-						}
-					} else if kn := n.children[k]; kn != nil && kn.typ != nil {
-						mm[k] = jsonValue(kn, kn.typ, el.Keys[k], 0) // typed: uint32 keys are numbers
-					} else {
-						mm[k] = el.Keys[k]
-					}
-				}
-				r.buf = append(r.buf[:0], path...)
-				r.entry(n, mm)
-				return
-			}
-			continue
-		}
-		path += "/" + n.name
-	}
 	r.addScope(n)
+	if el := elems[len(elems)-1]; n.kind == kList && el.Keys != nil {
+		m, ok := v.(map[string]any)
+		if !ok {
+			r.errf(path, "", "list entry must be a JSON object, got %s", jsonKind(v))
+			return
+		}
+		// keys in the path stand for keys absent from the body
+		mm := make(map[string]any, len(m)+len(n.keys))
+		for k, x := range m {
+			mm[k] = x
+		}
+		for _, k := range n.keys {
+			if x, ok := lookupMember(m, k); ok {
+				if s, _, _ := scalarString(x); s != el.Keys[k] {
+					r.errf(path+"/"+k, s, "key leaf does not match the path key %q", el.Keys[k])
+				}
+			} else if kn := n.children[k]; kn != nil && kn.typ != nil {
+				mm[k] = jsonValue(kn, kn.typ, el.Keys[k], 0) // typed: uint32 keys are numbers
+			} else {
+				mm[k] = el.Keys[k]
+			}
+		}
+		r.buf = append(r.buf[:0], path...)
+		r.entry(n, mm)
+		return
+	}
 	r.buf = append(r.buf[:0], path...)
 	r.value(n, v)
 }

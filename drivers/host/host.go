@@ -4,15 +4,22 @@
 //
 //   - links (MTU, admin up) and addresses through rtnetlink
 //     (vishvananda/netlink), touching only NICs the spec names and only
-//     the addresses that differ;
+//     the addresses that differ; a NIC's RDMA VLAN interface with its
+//     egress-qos-map (priority -> PCP), MTU and addresses (vlan.go);
 //   - IEEE DCB (ETS, PFC, the DSCP APP table) through DCB netlink
 //     (package dcbnl), read-modify-write one feature per message;
 //   - 802.3x global pause through the ethtool ioctl (safchain/ethtool);
-//   - read-only for now: DCQCN enable per priority (MLNX_OFED sysfs
-//     ecn/roce_np, ecn/roce_rp), rdma_cm default RoCE mode and ToS
-//     (configfs), IRQ affinity against the NIC's NUMA-local CPUs (sysfs,
-//     /proc/irq). Each is reported only when the kernel exposes it;
-//     applying one returns an error saying it is not in this build.
+//   - DCQCN enable per priority (MLNX_OFED sysfs ecn/roce_np,
+//     ecn/roce_rp), rdma_cm default RoCE mode and ToS (configfs), IRQ
+//     affinity from the NIC's NUMA policy (/proc/irq, irqbalance stopped
+//     when the spec says so), all read and set inside the host's own
+//     sysfs view (sysns.go: a namespace host sees its namespace's sysfs);
+//     sysfeat.go, ecn.go, rdmacm.go, irq.go;
+//   - read-only findings (drivers.Reporter, findings.go): DCBX owner,
+//     NUMA locality (numa.go), PCIe link and MaxReadReq (pcie.go), QP
+//     sizing against the device's limits (qplimits.go);
+//   - DCB drift: WatchDCB follows the kernel's RTNLGRP_DCB notifications
+//     (watch.go), for `fabctl agent --watch`.
 //
 // Settings a device cannot have are reported absent by Read, never
 // invented, and the driver is a drivers.Limiter: a veth has no DCB
@@ -81,6 +88,9 @@ func (d *Driver) Fields() []intent.Field {
 		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5"},
 		{Pattern: "nic/*/mtu", Disruptive: "an MTU change restarts the NIC's queues (brief traffic loss, RDMA QPs re-negotiate path MTU)"},
 		{Pattern: "nic/*/addresses", Disruptive: "removing an address drops the connections that use it"},
+		{Pattern: "nic/*/vlan/addresses", Disruptive: "removing an address drops the connections that use it"},
+		{Pattern: "nic/*/vlan/mtu", Disruptive: "an MTU change restarts the VLAN interface's queues (RDMA QPs re-negotiate path MTU)"},
+		{Pattern: "nic/*/vlan/id", Disruptive: "the id of a VLAN interface is fixed: changing it re-creates the interface, whose addresses and RDMA GIDs vanish meanwhile"},
 	}
 }
 
@@ -146,11 +156,19 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	st[p+"mtu"] = strconv.Itoa(link.Attrs().MTU)
-	addrs, err := readAddrs(s, link)
-	if err != nil {
-		return fmt.Errorf("%s: addresses: %w", n.Name, err)
+	if n.VLANName != "" {
+		// The addresses are the VLAN interface's (vlan.go); the NIC's own
+		// are not fabctl's then.
+		if err := readVLAN(s, n, link, st, unsup); err != nil {
+			return err
+		}
+	} else {
+		addrs, err := readAddrs(s, link)
+		if err != nil {
+			return fmt.Errorf("%s: addresses: %w", n.Name, err)
+		}
+		st[p+"addresses"] = strings.Join(addrs, ",")
 	}
-	st[p+"addresses"] = strings.Join(addrs, ",")
 	if n.RoCEMode == "" {
 		return nil // iWARP / InfiniBand: no host DCB
 	}
@@ -316,6 +334,8 @@ func feature(p string) string {
 			return "mtu"
 		case rest == "addresses":
 			return "addresses"
+		case strings.HasPrefix(rest, "vlan/"):
+			return "vlan" // vlan.go
 		case rest == "pfc":
 			return "pfc"
 		case rest == "trust" || strings.HasPrefix(rest, "dscp/"):
@@ -338,13 +358,13 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
 	"ecn": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
+	case "mtu", "addresses", "vlan", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
 		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
 		return true
 	}
@@ -470,7 +490,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "pause", "ecn", "roce_mode", "tos", "irq_cpus":
+	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan":
 		return unsup[p+feat]
 	}
 	return ""
@@ -506,6 +526,8 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 		want := desiredApps(n)
 		return fmt.Sprintf("%s: trust %s, %d DSCP app entries", nic, n.Trust, len(want)), []string{fmt.Sprintf(
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
+	case "vlan":
+		return describeVLAN(nic, n, cs, where)
 	case "pause":
 		return fmt.Sprintf("%s: global pause %s", nic, onOff(n.Pause)), []string{fmt.Sprintf(
 			"ethtool -A %s rx %s tx %s%s", nic, onOff(n.Pause), onOff(n.Pause), where)}
@@ -648,6 +670,7 @@ type snapshot struct {
 	Addrs []string    `json:"addresses"`
 	DCB   *dcbnl.IEEE `json:"dcb,omitempty"`
 	Pause *bool       `json:"pause,omitempty"`
+	VLAN  *vlanSnap   `json:"vlan,omitempty"` // vlan.go
 }
 
 // dcbOf returns the DCB state prepare read for a NIC (nil if none).
@@ -719,6 +742,10 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		}
 		snap, probs := d.prepare(s, nic, todo[nic])
 		problems = append(problems, probs...)
+		if snap != nil && todo[nic]["vlan"] {
+			snap.VLAN, probs = prepareVLAN(s, nics[nic])
+			problems = append(problems, probs...)
+		}
 		if snap != nil {
 			tok.NICs = append(tok.NICs, *snap)
 		}
@@ -840,6 +867,11 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 	}
 	if feats["addresses"] {
 		if err := setAddrs(s, link, n.Addresses); err != nil {
+			return err
+		}
+	}
+	if feats["vlan"] { // after the NIC's MTU: a VLAN's MTU cannot exceed it
+		if err := applyVLAN(s, n); err != nil {
 			return err
 		}
 	}
@@ -1061,6 +1093,9 @@ func restore(s *session, h *intent.Host, tok token) error {
 		}
 		if sn.Pause != nil {
 			errs = append(errs, setPause(s, sn.NIC, *sn.Pause))
+		}
+		if sn.VLAN != nil { // after the NIC's MTU, as in applyNIC
+			errs = append(errs, restoreVLAN(s, sn.NIC, sn.VLAN))
 		}
 	}
 	if tok.EnvFile != "" {

@@ -122,11 +122,27 @@ type sysSnap struct {
 	IRQs   map[int]string    `json:"irqs,omitempty"`
 }
 
+// anySys says whether a transaction changes a sysfs feature at all (a
+// namespace host pays a private mount namespace for each hostFS).
+func anySys(todo map[string]map[string]bool) bool {
+	for _, f := range todo {
+		for k := range f {
+			if isSysFeature(k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // prepareSys snapshots what a transaction will change in sysfs and checks
 // that each change is possible, before anything is touched.
 func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]sysSnap, []string) {
 	var snaps []sysSnap
 	var probs []string
+	if !anySys(todo) {
+		return nil, nil
+	}
 	err := s.hostFS(needsCfg(h), func() error {
 		for i := range h.NICs {
 			n := &h.NICs[i]
@@ -180,6 +196,9 @@ func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]
 
 // applySys applies the sysfs/configfs/procfs features of every NIC.
 func applySys(s *session, h *intent.Host, todo map[string]map[string]bool) error {
+	if !anySys(todo) {
+		return nil
+	}
 	return s.hostFS(needsCfg(h), func() error {
 		for i := range h.NICs {
 			n := &h.NICs[i]

@@ -18,7 +18,6 @@ import (
 	"github.com/pkg/sftp"
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
-	sshagent "golang.org/x/crypto/ssh/agent"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agent"
@@ -160,7 +159,7 @@ func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host,
 	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout+o.CommandTimeout)
 	defer cancel()
 	remote := path.Join(o.RemoteDir, "fabctl-"+la.build)
-	key := poolKey(t, la, remote)
+	key := poolKey(t, remote)
 	c := o.pool.get(key)
 	if c != nil {
 		// A pooled connection may have died while idle: check it with the
@@ -216,14 +215,16 @@ func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote strin
 	}
 }
 
-// poolKey identifies a login: the same address, user, credentials and
-// host-key policy share a connection.
-func poolKey(t drivers.Target, la *localAgent, remote string) string {
+// poolKey identifies a host's login: the same host, address, user,
+// credentials and host-key policy share a connection. The host name is
+// part of it: several hosts behind one address (ssh+netns testbeds) each
+// keep their own connection, and errors name the right host.
+func poolKey(t drivers.Target, remote string) string {
 	user, creds := "", ""
 	if c := t.Credentials; c != nil {
 		user, creds = c.Username, c.Name+"@"+c.Src.Block.Filename
 	}
-	return fmt.Sprintf("%s@%s|%s|%v|%s", user, t.Device.Address, creds, t.Insecure, remote)
+	return fmt.Sprintf("%s|%s@%s|%s|%v|%s", t.Device.Name, user, t.Device.Address, creds, t.Insecure, remote)
 }
 
 // connPool keeps one idle SSH connection per login between the steps of
@@ -328,81 +329,18 @@ func dialSSH(ctx context.Context, t drivers.Target, name string, o SSHOptions) (
 		return nil, fail(sshcli.KindConfig, fmt.Sprintf("credentials %q have no username", cr.Name))
 	}
 	c.user = cr.Username
-	cfg := &ssh.ClientConfig{User: cr.Username, Timeout: o.ConnectTimeout}
-	var tried []string
-	if cr.PrivateKey != nil {
-		key, err := sshcli.ResolveSecret(cr.PrivateKey, o.Getenv)
-		if err != nil {
-			return nil, fail(sshcli.KindConfig, err.Error())
+	// Credentials and known_hosts: the switch drivers' implementation.
+	auth, err := sshcli.NewClientAuth(cr, addr, t.Insecure, sshcli.Options{ConnectTimeout: o.ConnectTimeout, KnownHosts: o.KnownHosts, Getenv: o.Getenv})
+	if err != nil {
+		var e *sshcli.Error
+		if errors.As(err, &e) {
+			return nil, fail(e.Kind, e.Detail)
 		}
-		c.secrets = append(c.secrets, key)
-		var signer ssh.Signer
-		if cr.Passphrase != nil {
-			pass, err := sshcli.ResolveSecret(cr.Passphrase, o.Getenv)
-			if err != nil {
-				return nil, fail(sshcli.KindConfig, err.Error())
-			}
-			c.secrets = append(c.secrets, pass)
-			signer, err = ssh.ParsePrivateKeyWithPassphrase([]byte(key), []byte(pass))
-			if err != nil {
-				return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s: cannot decrypt or parse it with the passphrase", cr.PrivateKey))
-			}
-		} else if signer, err = ssh.ParsePrivateKey([]byte(key)); err != nil {
-			var pm *ssh.PassphraseMissingError
-			if errors.As(err, &pm) {
-				return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s is encrypted: set passphrase in credentials %q", cr.PrivateKey, cr.Name))
-			}
-			return nil, fail(sshcli.KindConfig, fmt.Sprintf("private key %s: not a private key fabctl can parse", cr.PrivateKey))
-		}
-		cfg.Auth = append(cfg.Auth, ssh.PublicKeys(signer))
-		tried = append(tried, "publickey")
+		return nil, fail(sshcli.KindConfig, err.Error())
 	}
-	if cr.Password != nil {
-		pw, err := sshcli.ResolveSecret(cr.Password, o.Getenv)
-		if err != nil {
-			return nil, fail(sshcli.KindConfig, err.Error())
-		}
-		c.secrets = append(c.secrets, pw)
-		cfg.Auth = append(cfg.Auth, ssh.Password(pw),
-			// PAM-backed servers ask for the password by keyboard-interactive.
-			ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
-				ans := make([]string, len(qs))
-				for i := range qs {
-					ans[i] = pw
-				}
-				return ans, nil
-			}))
-		tried = append(tried, "password")
-	}
-	if len(cfg.Auth) == 0 {
-		sock := o.Getenv("SSH_AUTH_SOCK")
-		if sock == "" {
-			return nil, fail(sshcli.KindConfig, fmt.Sprintf("credentials %q have neither password nor private_key, and no ssh-agent is running (SSH_AUTH_SOCK)", cr.Name))
-		}
-		ac, err := net.DialTimeout("unix", sock, o.ConnectTimeout)
-		if err != nil {
-			return nil, fail(sshcli.KindConfig, fmt.Sprintf("ssh-agent at SSH_AUTH_SOCK: %v", err))
-		}
-		c.closers = append(c.closers, ac)
-		cfg.Auth = append(cfg.Auth, ssh.PublicKeysCallback(sshagent.NewClient(ac).Signers))
-		tried = append(tried, "ssh-agent keys")
-	}
-	khFile := ""
-	if t.Insecure {
-		cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey()
-	} else {
-		if khFile, err = sshcli.KnownHostsFile(cr, o.KnownHosts); err != nil {
-			return nil, fail(sshcli.KindHostKey, err.Error())
-		}
-		db, err := knownhosts.NewDB(khFile)
-		if err != nil {
-			return nil, fail(sshcli.KindHostKey, fmt.Sprintf("known_hosts %s: %v", khFile, err))
-		}
-		cfg.HostKeyCallback = db.HostKeyCallback()
-		// Ask for the key types known_hosts has for this host: otherwise
-		// the server may offer another type and look like a mismatch.
-		cfg.HostKeyAlgorithms = db.HostKeyAlgorithms(addr)
-	}
+	defer auth.Close() // the ssh-agent connection is needed for the handshake only
+	c.secrets = auth.Secrets
+	cfg, khFile, tried := auth.Config, auth.KnownHosts, auth.Tried
 	d := net.Dialer{Timeout: o.ConnectTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -522,6 +460,17 @@ func lastLine(b []byte) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+// causeLine picks the line of an agent's stderr that says why it gave no
+// result: fabctl's own "internal error:" / "Error:" line, else the last.
+func causeLine(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "internal error:") || strings.HasPrefix(l, "Error:") {
+			return lastLine([]byte(l))
+		}
+	}
+	return lastLine(b)
 }
 
 // probe runs the remote agent's handshake; ok is false when it is
@@ -670,7 +619,7 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 				return nil, c.fail(step, k, d)
 			}
 		}
-		return nil, c.fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, lastLine(errb)))
+		return nil, c.fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))
 	}
 	if resp.Protocol != agent.Protocol {
 		return nil, c.fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agent.Protocol))

@@ -37,7 +37,8 @@ fabric "storage-l2" {
   rdma_mtu = 4096
 
   # No rdma_tos: with no IP header there is no ToS to carry. The PCP comes from the RDMA
-  # interface's VLAN egress map, which must put RoCE traffic on priority 3.
+  # interface's VLAN egress map (skb priority -> PCP), which must put RoCE traffic on PCP 3:
+  # fabctl sets it on every host from the classes below (egress-qos-map 3:3, see the nic).
 
   pfc_watchdog {
     enabled = true

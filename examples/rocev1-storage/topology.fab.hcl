@@ -69,13 +69,18 @@ host "storage" {
   role        = each.value.role
 
   # ConnectX-6 Dx, 2 x 25G, first port used. The RDMA interface is VLAN 100 on ens1f0; its
-  # frames carry PCP 3 for RoCE, which is what the switches trust.
+  # frames carry PCP 3 for RoCE, which is what the switches trust. fabctl makes that interface
+  # (ip link add link ens1f0 name ens1f0.100 type vlan id 100) when it is missing, gives it the
+  # addresses and MTU below and the egress-qos-map 3:3 (class "roce", priority 3 -> PCP 3), and
+  # afterwards touches only what differs. The RoCEv1 GID the traffic test uses is the
+  # "IB/RoCE v1" GID of ens1f0.100's address.
   nic "ens1f0" {
-    device    = "mlx5_0"
-    model     = "connectx-6dx"
-    speed     = "25G"
-    vlan      = local.storage_vlan
-    addresses = ["${cidrhost(local.storage_subnet, each.value.ip)}/24"]
+    device         = "mlx5_0"
+    model          = "connectx-6dx"
+    speed          = "25G"
+    vlan           = local.storage_vlan
+    vlan_interface = "ens1f0.${local.storage_vlan}" # the default, written for the reader
+    addresses      = ["${cidrhost(local.storage_subnet, each.value.ip)}/24"]
     # trust (pcp) and pfc (priority 3) follow the fabric; ecn follows congestion_control
     # "pfc-only" and is off.
   }

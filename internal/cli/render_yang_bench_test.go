@@ -50,11 +50,13 @@ func renderOC256(b *testing.B) ([]drivers.YANGPayload, int) {
 		if d.yang == nil {
 			b.Fatalf("%s: the %s driver renders no YANG payload (drivers.YANGRenderer)", d.Address, d.Driver)
 		}
+		seen := map[string]bool{}
 		for _, o := range d.yang.Ops {
-			if strings.HasPrefix(o.Path, "/interfaces/interface[") && strings.HasSuffix(o.Path, "]") {
-				ports++
+			if rest, ok := strings.CutPrefix(o.Path, "/openconfig-qos:qos/interfaces/interface["); ok {
+				seen[rest[:strings.IndexByte(rest, ']')]] = true
 			}
 		}
+		ports += len(seen)
 		out = append(out, *d.yang)
 	}
 	if len(out) != 256 {

@@ -62,7 +62,8 @@ printed. DIR defaults to .fabctl/testbed beside the spec.`,
   fabctl testbed status examples/testbed
   fabctl testbed down examples/testbed`,
 	}
-	cmd.AddCommand(newCmdTestbedUp(f), newCmdTestbedDown(f), newCmdTestbedStatus(f), newCmdTestbedServe(f))
+	cmd.AddCommand(newCmdTestbedUp(f), newCmdTestbedDown(f), newCmdTestbedStatus(f), newCmdTestbedServe(f),
+		newCmdTestbedContainerlab(f))
 	return cmd
 }
 

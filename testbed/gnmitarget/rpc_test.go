@@ -254,8 +254,9 @@ func TestCommitConfirm(t *testing.T) {
 		_, err := c.Set(ctx, req)
 		return err
 	}
-	// timeout reverts
-	if err := mtu("9100", 300*time.Millisecond, "c1"); err != nil {
+	// timeout reverts (durations leave room for a loaded machine: the
+	// checks while pending must finish before the rollback)
+	if err := mtu("9100", 2*time.Second, "c1"); err != nil {
 		t.Fatal(err)
 	}
 	if id, ok := tg.Pending(); !ok || id != "c1" {
@@ -269,7 +270,7 @@ func TestCommitConfirm(t *testing.T) {
 	wantCode(t, err, codes.FailedPrecondition, "c1")
 	wantCode(t, mtu("1500", time.Minute, "c2"), codes.FailedPrecondition)
 	wantCode(t, mtu("", "confirm", "c9"), codes.InvalidArgument, "c9")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, ok := tg.Pending(); !ok {
 			break
@@ -282,14 +283,14 @@ func TestCommitConfirm(t *testing.T) {
 	if after := config(t, tg); after != before {
 		t.Errorf("rollback did not restore the configuration:\n%s\nwant\n%s", after, before)
 	}
-	// confirm keeps
-	if err := mtu("9100", 200*time.Millisecond, "c3"); err != nil {
+	// confirm keeps, past the rollback duration
+	if err := mtu("9100", time.Second, "c3"); err != nil {
 		t.Fatal(err)
 	}
 	if err := mtu("", "confirm", "c3"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	if got := get(t, c, gpb.GetRequest_CONFIG, "/interfaces/interface[name=Ethernet0]/config/mtu"); got != "9100" {
 		t.Errorf("confirmed commit reverted: %s", got)
 	}

@@ -101,17 +101,24 @@ int fab_query_dev(struct fab_side *s, struct fab_devinfo *d)
 	return 0;
 }
 
-/* fab_alloc allocates the PD and the registered buffer: two regions of
- * the message size (send, receive), page aligned, bound to numa_node when
- * it is >= 0 (MPOL_PREFERRED through the raw syscall: no libnuma needed),
- * then touched so the pages exist before registration. */
-int fab_alloc(struct fab_side *s, uint32_t size, int numa_node)
+/* FAB_MAX_BUF bounds the per-QP slots: past it QPs share slots. */
+#define FAB_MAX_BUF (256UL << 20)
+
+/* fab_alloc allocates the PD and the registered buffer: a slot per QP of
+ * two regions of the message size (send, receive), page aligned, bound to
+ * numa_node when it is >= 0 (MPOL_PREFERRED through the raw syscall: no
+ * libnuma needed), then touched so the pages exist before registration. */
+int fab_alloc(struct fab_side *s, uint32_t size, int nqp, int numa_node)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t region = ((size_t)(size < 64 ? 64 : size) + page - 1) / page * page;
 	s->size = size;
 	s->half = region;
-	s->buflen = 2 * region;
+	s->slot = 2 * region;
+	s->nslots = nqp < 1 ? 1 : nqp;
+	while (s->nslots > 1 && s->slot * (size_t)s->nslots > FAB_MAX_BUF)
+		s->nslots--;
+	s->buflen = s->slot * (size_t)s->nslots;
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd) {
 		ERRF(s, "ibv_alloc_pd: %s", strerror(errno));
@@ -277,10 +284,12 @@ int fab_qp_mtu(struct fab_side *s, int i)
 	return 128 << a.path_mtu;
 }
 
+static size_t slot_of(struct fab_side *s, int q) { return (size_t)(q % s->nslots) * s->slot; }
+
 static void recv_wr(struct fab_side *s, int i, struct ibv_recv_wr *wr, struct ibv_sge *sge)
 {
 	memset(wr, 0, sizeof(*wr));
-	sge->addr = (uintptr_t)(s->buf + s->half);
+	sge->addr = (uintptr_t)(s->buf + slot_of(s, i) + s->half);
 	sge->length = s->size;
 	sge->lkey = s->mr->lkey;
 	wr->wr_id = (uint64_t)i;
@@ -327,8 +336,10 @@ static int aborted(struct fab_side *s, struct fab_run *r, uint64_t now)
 	return 0;
 }
 
-static void send_wr(struct fab_side *s, struct fab_run *r, struct ibv_send_wr *wr, struct ibv_sge *sge)
+static void send_wr(struct fab_side *s, struct fab_run *r, int q, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
+	char *buf = s->buf + slot_of(s, q);
+	uint64_t raddr = s->raddr + slot_of(s, q);
 	memset(wr, 0, sizeof(*wr));
 	memset(sge, 0, sizeof(*sge));
 	sge->length = r->size;
@@ -338,20 +349,20 @@ static void send_wr(struct fab_side *s, struct fab_run *r, struct ibv_send_wr *w
 	switch (r->op) {
 	case FAB_OP_WRITE:
 		/* my send region into the peer's receive region */
-		sge->addr = (uintptr_t)s->buf;
+		sge->addr = (uintptr_t)buf;
 		wr->opcode = IBV_WR_RDMA_WRITE;
-		wr->wr.rdma.remote_addr = s->raddr + s->half;
+		wr->wr.rdma.remote_addr = raddr + s->half;
 		wr->wr.rdma.rkey = s->rkey;
 		break;
 	case FAB_OP_READ:
 		/* the peer's send region into my receive region */
-		sge->addr = (uintptr_t)(s->buf + s->half);
+		sge->addr = (uintptr_t)(buf + s->half);
 		wr->opcode = IBV_WR_RDMA_READ;
-		wr->wr.rdma.remote_addr = s->raddr;
+		wr->wr.rdma.remote_addr = raddr;
 		wr->wr.rdma.rkey = s->rkey;
 		break;
 	default:
-		sge->addr = (uintptr_t)s->buf;
+		sge->addr = (uintptr_t)buf;
 		wr->opcode = IBV_WR_SEND;
 	}
 	if (r->use_inline && r->op != FAB_OP_READ && (int)r->size <= s->max_inline)
@@ -375,7 +386,7 @@ int fab_run_bw(struct fab_side *s, struct fab_run *r)
 		goto out;
 	}
 	for (int q = 0; q < n; q++)
-		send_wr(s, r, &wrs[q], &sges[q]);
+		send_wr(s, r, q, &wrs[q], &sges[q]);
 	uint64_t end = 0;
 	int finishing = 0;
 	r->t_start = 0;
@@ -572,7 +583,7 @@ int fab_run_lat(struct fab_side *s, struct fab_run *r, int server)
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_sge rsge;
 	struct ibv_wc wc;
-	send_wr(s, r, &wr, &sge);
+	send_wr(s, r, 0, &wr, &sge);
 	wr.send_flags |= IBV_SEND_SIGNALED;
 	recv_wr(s, 0, &rwr, &rsge);
 	volatile char *post_buf = s->buf + r->size - 1;

@@ -71,7 +71,12 @@ struct fab_side {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	char *buf;
-	size_t buflen, half; /* send region [0,half), receive region [half,2*half) */
+	/* One slot per QP (up to nslots, then shared), as perftest does: in
+	 * each slot a send region [0,half) and a receive region [half,2*half).
+	 * Both sides use the same layout, so QP q writes from its slot into
+	 * the peer's slot q. */
+	size_t buflen, half, slot;
+	int nslots;
 	int numa_bound;      /* 1 bound, 0 not asked, -errno failed */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp[FAB_MAX_QPS];
@@ -98,7 +103,7 @@ int fab_open_device(struct fab_side *s, const char *name);
 int fab_query_port(struct fab_side *s, int port, struct fab_port *p);
 int fab_query_gid(struct fab_side *s, int port, int index, uint8_t *gid16);
 int fab_query_dev(struct fab_side *s, struct fab_devinfo *d);
-int fab_alloc(struct fab_side *s, uint32_t size, int numa_node);
+int fab_alloc(struct fab_side *s, uint32_t size, int nqp, int numa_node);
 int fab_create_cqs(struct fab_side *s, int scqe, int rcqe);
 int fab_create_qp(struct fab_side *s, struct rdma_cm_id *id, int tx_depth, int rx_depth, int max_inline);
 int fab_qp_init(struct fab_side *s, int i, int port);

@@ -121,7 +121,7 @@ func (c *cSide) resources() error {
 	if c.l.NUMANode != nil {
 		node = *c.l.NUMANode
 	}
-	if C.fab_alloc(c.s, C.uint32_t(t.Size), C.int(node)) != 0 {
+	if C.fab_alloc(c.s, C.uint32_t(t.Size), C.int(t.QPs), C.int(node)) != 0 {
 		return c.cerr(c.local.Device)
 	}
 	switch b := int(c.s.numa_bound); {

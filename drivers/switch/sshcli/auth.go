@@ -119,7 +119,7 @@ func authConfig(c *spec.Credentials, addr, kh string, insecure bool, o Options) 
 	db, err := hostKeyDB(kh)
 	if err != nil {
 		a.close()
-		return nil, err
+		return nil, &Error{Kind: KindHostKey, Detail: err.Error()}
 	}
 	a.cfg.HostKeyCallback = db.HostKeyCallback()
 	// Ask only for the key types known_hosts holds for this switch: a

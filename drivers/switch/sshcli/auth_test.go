@@ -14,11 +14,13 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
 // keyRig starts a SONiC emulator that accepts key (and no password)
@@ -180,5 +182,30 @@ func TestNoAuthMethod(t *testing.T) {
 	_, err := Dial(context.Background(), tg, o)
 	if e := wantKind(t, err, KindConfig); !strings.Contains(e.Detail, "ssh_agent = true") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestKnownHostsReread: the parsed known_hosts is cached per file
+// version; a file rewritten in place (same size) is read again.
+func TestKnownHostsReread(t *testing.T) {
+	sw, tg, o := rig(t)
+	other, _ := sshemu.NewHostKey()
+	kh := tg.Credentials.KnownHosts
+	good, _ := os.ReadFile(kh)
+	bad := knownhosts.Line([]string{knownhosts.Normalize(sw.Addr())}, other.PublicKey()) + "\n"
+	if len(bad) != len(good) {
+		t.Fatalf("lines differ in size: %d %d", len(bad), len(good))
+	}
+	for i, content := range []string{bad, string(good), bad} {
+		if err := os.WriteFile(kh, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Dial(context.Background(), tg, o)
+		if (i%2 == 0) != (err != nil) {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if err == nil {
+			c.Close()
+		}
 	}
 }

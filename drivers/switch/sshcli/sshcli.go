@@ -216,11 +216,11 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	auth, err := authConfig(c, addr, kh, t.Insecure, o)
 	if err != nil {
-		k := KindConfig
-		if kh != "" && strings.Contains(err.Error(), kh) {
-			k = KindHostKey
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, fail(e.Kind, e.Detail)
 		}
-		return nil, fail(k, err.Error())
+		return nil, fail(KindConfig, err.Error())
 	}
 	defer auth.close() // the agent connection is needed for the handshake only
 	secrets := auth.secrets

@@ -25,28 +25,52 @@ if [[ $(arg fabtb_ci 0) == 1 ]]; then export CI=true; else unset CI; fi
 # reset_guest undoes what a section may have left: rdma_cm configfs entries, rdma links, netdevsim
 # devices, network namespaces, the image's out-of-tree modules, every interface but lo, and the
 # policy-routing rules (lib.sh moves the local table to pref 100). In-tree modules and sysctls stay.
-reset_guest() {
-	local d l
+reset_configfs() {
+	local d
 	for d in /sys/kernel/config/rdma_cm/*/; do [[ -d $d ]] && rmdir "$d"; done 2>/dev/null
+}
+reset_rdma_links() {
+	local l
 	for l in $(rdma link show 2>/dev/null | awk '$1 == "link" { split($2, a, "/"); print a[1] }' | sort -u); do
 		rdma link delete "$l" 2>/dev/null
 	done
+}
+reset_netdevsim() {
+	local d
 	for d in /sys/bus/netdevsim/devices/netdevsim*; do
 		[[ -e $d ]] && echo "${d##*netdevsim}" >/sys/bus/netdevsim/del_device
 	done 2>/dev/null
-	ip -all netns delete 2>/dev/null
-	# The image's out-of-tree modules go too (with the netdevs they made), so that the next section's
-	# "modprobe fabdcb count=8" makes fresh devices with its own parameters.
+}
+reset_netns() { ip -all netns delete 2>/dev/null; }
+# The image's out-of-tree modules go too (with the netdevs they made), so that the next section's
+# "modprobe fabdcb count=8" makes fresh devices with its own parameters.
+reset_modules() {
+	local m
 	for m in $(sed -n 's/^kmod=//p' /fabtb/manifest | tac); do
+		[[ -d /sys/module/$m ]] || continue
 		modprobe -r "$m" 2>/dev/null || echo "FABTB-RESET cannot unload module $m"
 	done
+}
+reset_links() {
+	local l
 	for l in /sys/class/net/*; do
 		[[ ${l##*/} == lo ]] || ip link delete "${l##*/}" 2>/dev/null
 	done
+}
+reset_rules() {
 	ip rule flush 2>/dev/null
 	ip rule show | grep -q '^0:' || ip rule add pref 0 lookup local
 	ip rule show | grep -q '^32766:' || ip rule add pref 32766 lookup main
 	ip rule show | grep -q '^32767:' || ip rule add pref 32767 lookup default
+}
+reset_guest() {
+	local step t0 d
+	for step in configfs rdma_links netdevsim netns modules links rules; do
+		t0=$(up)
+		"reset_$step"
+		d=$(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')
+		awk -v d="$d" 'BEGIN { exit !(d >= 5) }' && echo "FABTB-RESET $step took ${d}s"
+	done
 }
 
 header() { sed -n "1,30s/^# fabtb-$1: *\([^ ]*\).*/\1/p" "$2" | head -n 1; }

@@ -5,15 +5,14 @@
 # drivers/host fabdcb_bench_test.go; every iteration flips between two intents that differ in every
 # setting). Prints both figures and the ratio (target: fabctl >= 20x faster). The figures are TCG
 # (software-emulated CPU) figures: both paths pay the emulation, process creation most of all.
-# fabtb-timeout: 900
+# fabtb-timeout: 1800
 # fabtb-gotest: ./drivers/host
 # fabtb-file: drivers/host/testdata/vm
 . "$FABTB_SHARE/sections/lib.sh"
 
 fab_run modprobe fabdcb count=1 || fab_fail "modprobe fabdcb"
 export FABCTL_FABDCB=fabdcb0
-(cd "$FABTB_FILES/drivers/host" && "$FABTB_BIN/host.test" -test.v -test.run TestZZBreakdown) # TEMP
-n=${FABTB_BENCH_N:-10}
+n=${FABTB_BENCH_N:-5}
 out=$FABTB_RESULTS/bench.txt
 (cd "$FABTB_FILES/drivers/host" && "$FABTB_BIN/host.test" -test.run '^$' -test.bench 'BenchmarkFabdcbHostIntent8NICs' \
 	-test.benchtime "${n}x" -test.count 3) >"$out" 2>&1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # info: the guest is what the other sections assume: the Debian kernel, two NUMA nodes (qemu -numa),
 # every out-of-tree module of the image (siw, netdevsim, kmod/*) loads and unloads, rdma_rxe loads.
-# fabtb-timeout: 180
+# fabtb-timeout: 300
 . "$FABTB_SHARE/sections/lib.sh"
 
 fab_log "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"

@@ -7,11 +7,15 @@ FABTB_TMP=${FABTB_TMP:-$(mktemp -d)}
 
 fab_log() { echo "FABTB[$(cut -d' ' -f1 /proc/uptime)] $*"; }
 
+fab_uptime() { cut -d' ' -f1 /proc/uptime; }
+
 fab_run() {
+	local t0 rc
+	t0=$(fab_uptime)
 	echo "\$ $*"
 	"$@"
-	local rc=$?
-	echo "[rc=$rc]"
+	rc=$?
+	echo "[rc=$rc in $(awk -v a="$t0" -v b="$(fab_uptime)" 'BEGIN { printf "%.1f", b - a }')s]"
 	return "$rc"
 }
 
@@ -117,10 +121,10 @@ fab_gid_index() {
 }
 
 # fab_pair [-t SECS] SERVER... -- CLIENT...: a two-sided test (perftest, rping, pingpong), retried
-# FABTB_RETRIES times (default 2): perftest's CPU-clock calibration fails now and then under TCG
+# FABTB_RETRIES times (default 4): perftest's CPU-clock calibration fails now and then under TCG
 # ("Correlation coefficient r^2: 0.78 < 0.9"), more often when the host is busy.
 fab_pair() {
-	local t=90 srv=() cli=() attempt attempts=$((1 + ${FABTB_RETRIES:-2})) sp src crc
+	local t=90 srv=() cli=() attempt attempts=$((1 + ${FABTB_RETRIES:-4})) sp src crc
 	if [[ ${1:-} == -t ]]; then
 		t=$2
 		shift 2

@@ -81,6 +81,51 @@ type Server struct {
 	HostKey    Key
 	KnownHosts string // a known_hosts file with the server's key
 	authDir    string
+	cpuFile    string // cgroup v1 cpuacct.usage of sshd and everything it runs
+}
+
+// CPU is the CPU time sshd and everything it started (sessions, shells,
+// sudo, agents) have used so far: the "hosts'" side of a benchmark, apart
+// from the controller's. ok is false without a cpuacct cgroup.
+func (s *Server) CPU() (d time.Duration, ok bool) {
+	if s.cpuFile == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(s.cpuFile)
+	if err != nil {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ns), true
+}
+
+// cpuCgroup moves pid (and so its future children) into a new cgroup v1
+// cpuacct group, removed at cleanup, and returns its usage file; "" when
+// the machine has no cgroup v1 cpuacct hierarchy (the metric is skipped).
+func cpuCgroup(t testing.TB, pid int) string {
+	root := "/sys/fs/cgroup/cpuacct"
+	if _, err := os.Stat(filepath.Join(root, "cpuacct.usage")); err != nil {
+		return ""
+	}
+	dir := filepath.Join(root, fmt.Sprintf("fabctl-sshdtest-%d", pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		os.Remove(dir)
+		return ""
+	}
+	// Registered before sshd's own cleanup, so it runs after it (LIFO):
+	// the group is empty by then and can be removed.
+	t.Cleanup(func() {
+		for i := 0; i < 50 && os.Remove(dir) != nil; i++ {
+			time.Sleep(20 * time.Millisecond) // killed sessions still exiting
+		}
+	})
+	return filepath.Join(dir, "cpuacct.usage")
 }
 
 // Options tune the server.
@@ -159,6 +204,7 @@ LogLevel ERROR
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.cpuFile = cpuCgroup(t, cmd.Process.Pid)
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()

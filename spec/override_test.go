@@ -1,0 +1,50 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOverrideFiles(t *testing.T) {
+	lab := `credentials "lab" {
+  username = "admin"
+  password = env("LAB_PW")
+}
+`
+	over := `switch "leaf1" {
+  address     = "172.100.100.11"
+  credentials = "lab"
+}
+host "h1" {
+  connect = "ssh"
+  address = "172.100.100.31"
+}
+`
+	s, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
+		{Name: "clab_override.fab.hcl", Data: []byte(over)}}, LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if sw := s.Switch("leaf1"); sw.Address != "172.100.100.11" || sw.Credentials != "lab" {
+		t.Fatalf("switch: %+v", sw)
+	}
+	if h := s.Host("h1"); h.Address != "172.100.100.31" || h.Connect.Kind != "ssh" {
+		t.Fatalf("host: %+v", h)
+	}
+
+	for _, tt := range []struct{ over, want string }{
+		{`switch "leaf2" { address = "x" }`, `there is no switch "leaf2". Did you mean "leaf1"?`},
+		{`switch "leaf1" { credentials = "lap" }`, `no credentials block "lap". Did you mean "lab"?`},
+		{`switch "leaf1" { role = "spine" }`, `Unsupported argument`},
+		{`host "h1" { connect = "telnet" }`, `connect = "telnet"`},
+		{`host "h1" { address = upper("x") }`, `must be a quoted string`},
+		{`switch "leaf1" { address = "a" }` + "\n" + `switch "leaf1" { address = "b" }`, `overridden twice`},
+		{`fabric "x" {}`, `Unsupported block type`},
+	} {
+		_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
+			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{})
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.want) {
+			t.Errorf("%s: want error with %q, got %v", tt.over, tt.want, diags)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/verbs"
+)
+
+func fourHosts(t *testing.T) *spec.Spec {
+	src := `fabric "f" {
+  transport = "rocev2"
+  mtu       = 9000
+}
+`
+	for i := 1; i <= 4; i++ {
+		src += fmt.Sprintf(`host "h%d" {
+  connect = "local"
+  nic "eth1" {
+    device    = "rxe_h%d"
+    addresses = ["10.0.0.%d/24"]
+    speed     = "10G"
+  }
+}
+`, i, i, i)
+	}
+	return load(t, src+`validate "all" {
+  pattern       = "all-pairs"
+  op            = "write"
+  iterations    = 10
+  min_bandwidth = "1G"
+}
+`)
+}
+
+// The runner runs a round's pairs together and the rounds in order, and
+// keeps "could not run" apart from "failed".
+func TestRunnerRounds(t *testing.T) {
+	s := fourHosts(t)
+	tests := Plan(s)
+	var mu sync.Mutex
+	active, maxActive := 0, 0
+	var order []string
+	r := &Runner{Pair: func(ctx context.Context, tt *Test, p PairRef) (*verbs.Result, Evidence, error) {
+		mu.Lock()
+		active++
+		maxActive = max(maxActive, active)
+		order = append(order, p.Client.Host.Name+">"+p.Server.Host.Name)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+		switch p.Client.Host.Name + p.Server.Host.Name {
+		case "h1h2", "h2h1":
+			return nil, Evidence{}, fmt.Errorf("%w: host h2 is reached over ssh", verbs.ErrUnavailable)
+		case "h3h4", "h4h3":
+			return nil, Evidence{}, errors.New("RTR timeout")
+		}
+		return &verbs.Result{Gbps: 5}, Evidence{}, nil
+	}}
+	rep := r.Run(context.Background(), tests)
+	if len(rep.Outcomes) != 6 || maxActive != 2 {
+		t.Fatalf("%d outcomes, %d at once (want 6, 2): %v", len(rep.Outcomes), maxActive, order)
+	}
+	pass, fail, notRun := rep.Counts()
+	if pass != 4 || fail != 1 || notRun != 1 {
+		t.Errorf("pass %d fail %d not run %d", pass, fail, notRun)
+	}
+	for _, o := range rep.Outcomes {
+		if o.Status == Pass && (len(o.Checks) == 0 || o.Checks[0].Name != "bandwidth") {
+			t.Errorf("a pass without its checks: %+v", o)
+		}
+		if o.Status == NotRun && !strings.Contains(o.Reason, "reached over ssh") {
+			t.Errorf("not-run reason %q", o.Reason)
+		}
+	}
+}
+
+func TestRunnerUnavailable(t *testing.T) {
+	if verbs.Built {
+		t.Skip("built with -tags verbs")
+	}
+	rep := (&Runner{}).Run(context.Background(), Plan(fourHosts(t)))
+	pass, fail, notRun := rep.Counts()
+	if pass+fail != 0 || notRun != 6 || !strings.Contains(rep.Unavailable, "built without verbs support") {
+		t.Errorf("%d %d %d %q", pass, fail, notRun, rep.Unavailable)
+	}
+}
+
+func TestReachAndErrors(t *testing.T) {
+	ep := func(kind string) Endpoint {
+		return Endpoint{Host: &spec.Host{Name: "h", Connect: spec.Connect{Kind: kind}}, NIC: &spec.NIC{Name: "eth1"}}
+	}
+	if reach(ep("local")) != nil || reach(ep("netns")) != nil {
+		t.Error("local hosts refused")
+	}
+	if err := reach(ep("ssh")); !errors.Is(err, verbs.ErrUnavailable) || !strings.Contains(err.Error(), "reached over ssh") {
+		t.Errorf("ssh: %v", err)
+	}
+	p := PairRef{Client: ep("local"), Server: ep("local")}
+	p.Server.Host = &spec.Host{Name: "srv"}
+	peer := &verbs.PeerError{Text: "MTU mismatch"}
+	if err := pairError(p, peer, errors.New("MTU mismatch: rxe_a")); err == nil || !strings.HasPrefix(err.Error(), "server srv:eth1: MTU mismatch: rxe_a") {
+		t.Errorf("server's own error preferred: %v", err)
+	}
+	if err := pairError(p, errors.New("GID type mismatch"), nil); err == nil || !strings.HasPrefix(err.Error(), "client h:eth1") {
+		t.Errorf("client error: %v", err)
+	}
+	if pairError(p, nil, nil) != nil {
+		t.Error("no error")
+	}
+}
