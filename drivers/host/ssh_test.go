@@ -429,7 +429,7 @@ func TestSSHConnectErrors(t *testing.T) {
 	}
 	s, f = fx.spec(t, "root", fmt.Sprintf("private_key = file(%q)", other), hosts)
 	_, err = fx.driver().Read(ctx, fx.target(s, f, 0))
-	if err == nil || !strings.Contains(err.Error(), `h1: connect: authentication failed: `+fx.srv.Addr+` rejected user "root" (tried publickey)`) {
+	if err == nil || !strings.Contains(err.Error(), `h1: connect: authentication failed: `+fx.srv.Addr+` rejected user "root" (tried private_key)`) {
 		t.Fatalf("wrong key: %v", err)
 	}
 

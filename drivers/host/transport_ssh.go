@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path"
@@ -281,7 +280,6 @@ type sshConn struct {
 	host      string // device name, for errors
 	user      string
 	secrets   []string
-	closers   []io.Closer
 	logf      func(string, ...any)
 	verified  string // the agent path checked on this connection
 	idleTimer *time.Timer
@@ -290,9 +288,6 @@ type sshConn struct {
 func (c *sshConn) close() {
 	if c.cl != nil {
 		c.cl.Close()
-	}
-	for _, x := range c.closers {
-		x.Close()
 	}
 }
 

@@ -170,6 +170,13 @@ func applyVLAN(s *session, n *intent.NIC) error {
 	if err := setAddrs(s, v, n.Addresses); err != nil {
 		return err
 	}
+	// A VLAN cannot be up on a down NIC (ENETDOWN), and the RDMA interface
+	// is useless down: the NIC comes up first (a rollback puts it back).
+	if parent.Attrs().Flags&unixIFFUp == 0 {
+		if err := s.nl.LinkSetUp(parent); err != nil {
+			return fmt.Errorf("%s: set up: %w", n.Name, err)
+		}
+	}
 	if err := s.nl.LinkSetUp(v); err != nil {
 		return fmt.Errorf("%s: set up: %w", v.Name, err)
 	}
@@ -209,9 +216,12 @@ func setEgress(s *session, v *netlink.Vlan, want map[int]int) error {
 	m := egressUpdate(have, want)
 	// Only what vlan_changelink reads: a zero LinkAttrs would also send
 	// IFLA_TXQLEN 0 (TxQLen -1 leaves it out), and the id must be the
-	// current one to pass vlan_validate.
+	// current one to pass vlan_validate. No index: the kernel then finds
+	// the link by IFLA_IFNAME, which LinkModify always sends; with an
+	// index too it reads the name as a rename, and renaming an up device
+	// is EBUSY even to the same name (dev_change_name).
 	la := netlink.NewLinkAttrs()
-	la.Name, la.Index = v.Name, v.Index
+	la.Name = v.Name
 	mod := &netlink.Vlan{LinkAttrs: la, VlanId: v.VlanId, EgressQosMap: qosU32(m)}
 	if err := s.nl.LinkModify(mod); err != nil {
 		return fmt.Errorf("ip link set dev %s type vlan egress-qos-map %s: %w", v.Name, qosArgs(m), err)
@@ -368,6 +378,6 @@ func describeVLAN(nic string, n *intent.NIC, cs []intent.AttrChange, where strin
 			what = append(what, "addresses "+orNone(strings.Join(n.Addresses, ",")))
 		}
 	}
-	pl = append(pl, fmt.Sprintf("ip link set dev %s up%s", name, where))
+	pl = append(pl, fmt.Sprintf("ip link set dev %s up%s", nic, where), fmt.Sprintf("ip link set dev %s up%s", name, where))
 	return fmt.Sprintf("%s: %s", nic, strings.Join(what, ", ")), pl
 }

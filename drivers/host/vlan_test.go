@@ -117,13 +117,12 @@ func changesByPath(dp *plan.DevicePlan) map[string]intent.AttrChange {
 	return got
 }
 
+// payloadOf is the payload of the NIC's vlan step.
 func payloadOf(dp *plan.DevicePlan, nic string) []string {
 	var out []string
 	for _, st := range dp.Steps {
-		for _, pl := range st.Payload {
-			if strings.Contains(pl, " "+nic+".") || strings.Contains(pl, "name "+nic+".") {
-				out = append(out, pl)
-			}
+		if len(st.Paths) > 0 && strings.HasPrefix(st.Paths[0], "nic/"+nic+"/vlan/") {
+			out = append(out, st.Payload...)
 		}
 	}
 	return out
@@ -171,6 +170,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 	wantPayload := []string{
 		"ip link add link v0a name v0a.100 mtu 9000 type vlan id 100 egress-qos-map 3:3 5:5 (netns " + vlanNS + ")",
 		"ip addr add 198.18.5.1/24 dev v0a.100 (netns " + vlanNS + ")",
+		"ip link set dev v0a up (netns " + vlanNS + ")",
 		"ip link set dev v0a.100 up (netns " + vlanNS + ")",
 	}
 	if pl := payloadOf(dp, "v0a"); strings.Join(pl, "\n") != strings.Join(wantPayload, "\n") {
@@ -214,6 +214,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 	}
 	wantPayload = []string{
 		"ip link set dev v0a.100 type vlan egress-qos-map 1:0 3:3 5:5 (netns " + vlanNS + ")",
+		"ip link set dev v0a up (netns " + vlanNS + ")",
 		"ip link set dev v0a.100 up (netns " + vlanNS + ")",
 	}
 	if pl := payloadOf(d3, "v0a"); strings.Join(pl, "\n") != strings.Join(wantPayload, "\n") {
@@ -325,7 +326,6 @@ func TestVLANNameTaken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			newNS(t, vlanNS, 1)
 			requireVLAN(t)
-	requireVLAN(t)
 			for _, a := range tc.setup {
 				ipNS(t, a...)
 			}
@@ -420,6 +420,7 @@ func TestVLANDescribe(t *testing.T) {
 		{"map", []intent.AttrChange{{Path: "nic/ens1f0/vlan/egress_qos_map", Action: intent.Update, Before: "2:2,3:5", After: "3:3"}},
 			"ens1f0: egress-qos-map 3:3", []string{
 				"ip link set dev ens1f0.100 type vlan egress-qos-map 2:0 3:3",
+				"ip link set dev ens1f0 up",
 				"ip link set dev ens1f0.100 up"}},
 		{"mtu and addresses", []intent.AttrChange{
 			{Path: "nic/ens1f0/vlan/addresses", Action: intent.Update, Before: "10.0.0.1/24", After: "192.168.100.11/24"},
@@ -428,12 +429,14 @@ func TestVLANDescribe(t *testing.T) {
 				"ip link set dev ens1f0.100 mtu 9000",
 				"ip addr del 10.0.0.1/24 dev ens1f0.100",
 				"ip addr add 192.168.100.11/24 dev ens1f0.100",
+				"ip link set dev ens1f0 up",
 				"ip link set dev ens1f0.100 up"}},
 		{"recreate", []intent.AttrChange{{Path: "nic/ens1f0/vlan/id", Action: intent.Update, Before: "200", After: "100"}},
 			"ens1f0: re-create VLAN ens1f0.100 (id 200 -> 100), egress-qos-map 3:3, MTU 9000", []string{
 				"ip link del dev ens1f0.100",
 				"ip link add link ens1f0 name ens1f0.100 mtu 9000 type vlan id 100 egress-qos-map 3:3",
 				"ip addr add 192.168.100.11/24 dev ens1f0.100",
+				"ip link set dev ens1f0 up",
 				"ip link set dev ens1f0.100 up"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -292,10 +292,8 @@ func (s *Server) session(sess ssh.Session) {
 		_ = sess.Exit(0)
 		return
 	}
-	if s.cfg.Banner != "" {
-		_, _ = io.WriteString(sess, crlf(s.cfg.Banner))
-	}
-	_, _ = io.WriteString(sess, sh.Prompt())
+	// Banner and first prompt in one write (one SSH packet).
+	_, _ = io.WriteString(sess, crlf(s.cfg.Banner)+sh.Prompt())
 	echoOn := func() bool { return true }
 	if e, ok := sh.(Echoer); ok {
 		echoOn = e.Echo

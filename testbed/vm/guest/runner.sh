@@ -63,14 +63,16 @@ reset_rules() {
 	ip rule show | grep -q '^32766:' || ip rule add pref 32766 lookup main
 	ip rule show | grep -q '^32767:' || ip rule add pref 32767 lookup default
 }
+since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
 reset_guest() {
-	local step t0 d
+	local step t0 t1 times=""
+	t0=$(up)
 	for step in configfs rdma_links netdevsim netns modules links rules; do
-		t0=$(up)
+		t1=$(up)
 		"reset_$step"
-		d=$(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }')
-		awk -v d="$d" 'BEGIN { exit !(d >= 5) }' && echo "FABTB-RESET $step took ${d}s"
+		times+=" $step=$(since "$t1")"
 	done
+	echo "FABTB-RESET $(since "$t0")s:$times"
 }
 
 header() { sed -n "1,30s/^# fabtb-$1: *\([^ ]*\).*/\1/p" "$2" | head -n 1; }
@@ -108,7 +110,7 @@ for name in ${sections//,/ }; do
 	cp "$out" "$res.log"
 	echo "$rc" >"$res.rc"
 	sync
-	echo "===== FABTB-END $name rc=$rc secs=$(awk -v a="$t0" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }') ====="
+	echo "===== FABTB-END $name rc=$rc secs=$(since "$t0") ====="
 	rm -rf "$tmp" "$out"
 	reset_guest
 done

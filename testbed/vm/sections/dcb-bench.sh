@@ -19,10 +19,14 @@ out=$FABTB_RESULTS/bench.txt
 rc=$?
 cat "$out"
 [[ $rc -eq 0 ]] || fab_fail "benchmark (rc=$rc)"
-fab_netlink=$(awk '/fabctl-netlink/ && /ns\/op/ { print $3 }' "$out" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-script=$(awk '/ip-dcb-ethtool-script/ && /ns\/op/ { print $3 }' "$out" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-[[ -n $fab_netlink && -n $script ]] || fab_fail "no figures in the benchmark output"
-awk -v f="$fab_netlink" -v s="$script" 'BEGIN {
-	printf "FIGURES 8 NICs, full host intent, median of 3 runs: fabctl netlink %.1f ms/apply, ip/dcb/ethtool script %.1f ms/apply, ratio %.1fx (target >= 20x)\n", f / 1e6, s / 1e6, s / f
-}' | tee "$FABTB_RESULTS/figures.txt"
+# metric VALUE-UNIT: the value before the unit on each benchmark line, median over the runs.
+metric() {
+	awk -v u="$1" '/^BenchmarkFabdcbHostIntent8NICs/ { for (i = 2; i <= NF; i++) if ($i == u) print $(i - 1) }' "$out" |
+		sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'
+}
+fab=$(metric fabctl-ms/apply) script=$(metric script-ms/apply) ratio=$(metric x-faster)
+[[ -n $fab && -n $script && -n $ratio ]] || fab_fail "no figures in the benchmark output"
+runs=$(awk '/^BenchmarkFabdcbHostIntent8NICs/ { for (i = 2; i <= NF; i++) if ($i == "x-faster") printf "%s%sx", sep, $(i - 1); sep = ", " }' "$out")
+echo "FIGURES 8 NICs, full host intent (MTU, ETS, PFC, 64 DSCP APP entries, pause, IRQ affinity), $n interleaved applies per run, median of 3 runs: fabctl netlink $fab ms/apply, ip/dcb/ethtool script $script ms/apply, fabctl ${ratio}x faster (runs: $runs; target >= 20x)" |
+	tee "$FABTB_RESULTS/figures.txt"
 exit 0

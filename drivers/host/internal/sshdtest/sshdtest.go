@@ -276,10 +276,11 @@ func AddUser(t testing.TB, name, sudoRule string) User {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = exec.Command("userdel", name).Run() // a previous run killed mid-way
+	_ = exec.Command("userdel", "--force", name).Run() // a previous run killed mid-way
 	run(t, "useradd", "--no-create-home", "--home-dir", home, "--shell", "/bin/sh", "--user-group", name)
 	t.Cleanup(func() {
-		_ = exec.Command("userdel", name).Run()
+		// --force: the server's sessions of this user may still be exiting.
+		_ = exec.Command("userdel", "--force", name).Run()
 		os.RemoveAll(home)
 	})
 	run(t, "chown", name+":"+name, home)
