@@ -31,8 +31,9 @@ for e in a b; do
 done
 ip addr add 198.18.2.1/24 dev fa.100 && ip addr add 198.18.2.2/24 dev fb.100 || fab_fail "vlan addresses"
 ip link set fa.100 up && ip link set fb.100 up || fab_fail "vlan up"
-for i in fa.100 fb.100; do
-	sysctl -qw "net.ipv4.conf.$i.accept_local=1" "net.ipv4.conf.$i.rp_filter=0" || fab_fail "sysctl $i"
+for i in fa.100 fb.100; do # sysctl(8) would read the dot in the name as a separator
+	echo 1 >"/proc/sys/net/ipv4/conf/$i/accept_local" && echo 0 >"/proc/sys/net/ipv4/conf/$i/rp_filter" ||
+		fab_fail "accept_local/rp_filter on $i"
 done
 # The policy-routing trick of fab_veth_pair, on the VLAN interfaces (tables and prefs it does not use).
 ip route add 198.18.2.2 dev fa.100 src 198.18.2.1 table 121 &&
