@@ -323,10 +323,21 @@ static int wc_failed(struct fab_side *s, struct ibv_wc *wc, int qp, const char *
 	return -1;
 }
 
+/* fab_stalled: the retry-exceeded status a stall is reported as. */
+#define FAB_STALL_STATUS IBV_WC_RETRY_EXC_ERR
+
 static int aborted(struct fab_side *s, struct fab_run *r, uint64_t now)
 {
 	if (s->stop) {
 		ERRF(s, "aborted");
+		return 1;
+	}
+	if (r->stall_ns && r->progress_ns && now > r->progress_ns + r->stall_ns) {
+		/* A transport retry count of 7 means "retry forever" to some
+		 * providers (rxe): without this the test would hang. */
+		s->wc_status = FAB_STALL_STATUS;
+		ERRF(s, "no completion for %llu s: the transport keeps retrying (the retry count does not end it on this device)",
+		     (unsigned long long)((now - r->progress_ns) / 1000000000ULL));
 		return 1;
 	}
 	if (r->deadline_ns && now > r->deadline_ns) {
@@ -414,6 +425,7 @@ int fab_run_bw(struct fab_side *s, struct fab_run *r)
 				wr->wr_id = ((uint64_t)q << FAB_QP_SHIFT) | (p + 1);
 				if (!r->t_start) {
 					r->t_start = fab_now();
+					r->progress_ns = r->t_start;
 					end = r->t_start + r->duration_ns;
 				}
 				int prc = ibv_post_send(s->qp[q], wr, &bad);
@@ -435,6 +447,8 @@ int fab_run_bw(struct fab_side *s, struct fab_run *r)
 			goto out;
 		}
 		if (ne > 0) {
+			if (r->stall_ns)
+				r->progress_ns = fab_now();
 			for (int k = 0; k < ne; k++) {
 				int q = (int)(wc[k].wr_id >> FAB_QP_SHIFT);
 				if (wc[k].status != IBV_WC_SUCCESS) {
@@ -539,6 +553,8 @@ static int wait_one(struct fab_side *s, struct fab_run *r, struct ibv_cq *cq, st
 		if (ne > 0) {
 			if (wc->status != IBV_WC_SUCCESS)
 				return wc_failed(s, wc, 0, what);
+			if (r->stall_ns)
+				r->progress_ns = fab_now();
 			return 0;
 		}
 		if (ne < 0) {
@@ -600,6 +616,7 @@ int fab_run_lat(struct fab_side *s, struct fab_run *r, int server)
 	uint64_t i = 0;
 	int rc = 0;
 	r->t_start = fab_now();
+	r->progress_ns = r->t_start;
 	end = r->t_start + r->duration_ns;
 	for (;; i++) {
 		if (server) {

@@ -57,6 +57,8 @@ struct fab_run {
 	uint64_t iters;       /* per QP; 0: run for duration_ns */
 	uint64_t duration_ns;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC_RAW; 0: none */
+	uint64_t stall_ns;    /* fail after this long without a completion; 0: never */
+	uint64_t progress_ns; /* time of the last completion (or the start) */
 	/* outputs */
 	uint64_t messages;
 	uint64_t t_start, t_end;

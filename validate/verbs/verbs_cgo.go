@@ -298,8 +298,17 @@ func (c *cSide) run(t Test, limit time.Duration) C.struct_fab_run {
 	return r
 }
 
+// stallLimit is how long a client waits without any completion before it
+// declares the peer unreachable: twice the time the transport's own
+// retries take (8 attempts of 4.096us x 2^timeout), at least 30 s.
+func stallLimit(t Test) time.Duration {
+	retries := 2 * 8 * 4096 * time.Nanosecond << t.Timeout
+	return max(30*time.Second, retries)
+}
+
 func (c *cSide) RunClient(t Test, limit time.Duration) (runOut, error) {
 	r := c.run(t, limit)
+	r.stall_ns = C.uint64_t(stallLimit(t).Nanoseconds())
 	var rc C.int
 	if t.Mode == ModeLatency {
 		rc = C.fab_run_lat(c.s, &r, 0)

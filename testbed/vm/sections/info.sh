@@ -7,6 +7,9 @@
 fab_log "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
 cat /fabtb/manifest
 
+cs=/sys/devices/system/clocksource/clocksource0
+fab_log "clocksource $(cat $cs/current_clocksource) (available: $(cat $cs/available_clocksource))"
+
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
 for n in /sys/devices/system/node/node[0-9]*; do
 	echo "${n##*/}: cpus $(cat "$n/cpulist"), $(awk '/MemTotal/ { print int($4 / 1024) " MiB" }' "$n/meminfo")"
