@@ -104,6 +104,23 @@ var retryCounters = map[string]bool{
 // rx_prio3_bytes / tx_prio3_packets; ice rx_priority_3_xoff ...).
 var prioCounter = regexp.MustCompile(`^eth:(rx|tx)_prio(?:rity_)?(\d)_(bytes|packets)$`)
 
+// congestionCounter matches ECN marks, CNPs and PFC frames: not loss, but
+// the fabric's congestion signals, worth showing next to a lossless
+// class's verdict (mlx5 np_cnp_sent, rp_cnp_handled,
+// np_ecn_marked_roce_packets; DCB PFC requests and indications).
+var congestionCounter = regexp.MustCompile(`^(rdma:.*(cnp|ecn).*|pfc:(req|ind):\d|eth:(rx|tx)_prio\d_pause)$`)
+
+// Congestion returns the congestion signals that grew.
+func (d Counters) Congestion() Counters {
+	out := Counters{}
+	for k, v := range d {
+		if v > 0 && congestionCounter.MatchString(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Loss returns the loss indicators that grew.
 func (d Counters) Loss() Counters { return d.pick(lossCounters) }
 
@@ -170,8 +187,8 @@ func (d Counters) PFC() (req, ind [8]uint64) {
 	return req, ind
 }
 
-// String lists counters as "name=value" in name order, without the
-// source prefix.
+// String lists counters as "name=value" in key order, without the rdma:
+// and eth: prefixes (PFC counters keep theirs: pfc:ind:3).
 func (c Counters) String() string {
 	keys := make([]string, 0, len(c))
 	for k := range c {
@@ -183,10 +200,7 @@ func (c Counters) String() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		name := k
-		if _, n, ok := strings.Cut(k, ":"); ok {
-			name = n
-		}
+		name := strings.TrimPrefix(strings.TrimPrefix(k, "rdma:"), "eth:")
 		fmt.Fprintf(&b, "%s=%d", name, c[k])
 	}
 	return b.String()

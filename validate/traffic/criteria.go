@@ -97,7 +97,7 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 	}
 	// Loss on a lossless class.
 	if c.Lossless {
-		loss, retries := Counters{}, Counters{}
+		loss, retries, cong := Counters{}, Counters{}, Counters{}
 		observable := false
 		for _, ep := range sortedKeys(ev.Deltas) {
 			d := ev.Deltas[ep]
@@ -107,6 +107,9 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 			for k, v := range d.Retries() {
 				retries[k] += v
 			}
+			for k, v := range d.Congestion() {
+				cong[k] += v
+			}
 			if ev.Before[ep].Observable() {
 				observable = true
 			}
@@ -114,6 +117,9 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 		retry := ""
 		if len(retries) > 0 {
 			retry = "; retransmissions: " + retries.String()
+		}
+		if len(cong) > 0 {
+			retry += "; congestion signals: " + cong.String()
 		}
 		switch {
 		case len(loss) > 0:

@@ -60,10 +60,10 @@ func TestLossAndPriority(t *testing.T) {
 	c := Criteria{Lossless: true, Priority: 3, DSCP: 26}
 	// mlx5-like counters: loss indicators and per-priority bytes exist.
 	before := Counters{"rdma:out_of_sequence": 0, "rdma:duplicate_request": 5, "eth:tx_prio3_bytes": 100, "eth:tx_prio0_bytes": 10}
-	clean := Counters{"rdma:duplicate_request": 2, "eth:tx_prio3_bytes": 980, "eth:tx_prio0_bytes": 20}
+	clean := Counters{"rdma:duplicate_request": 2, "eth:tx_prio3_bytes": 980, "eth:tx_prio0_bytes": 20, "rdma:np_cnp_sent": 4, "pfc:ind:3": 9}
 	ev := Evidence{Before: map[string]Counters{"a:fa": before}, Deltas: map[string]Counters{"a:fa": clean}}
 	checks := Evaluate(c, pairOf(0, 0), &verbs.Result{}, ev)
-	if l := find(t, checks, "no loss (lossless class)"); l.Status != Pass || !strings.Contains(l.Detail, "retransmissions: duplicate_request=2") {
+	if l := find(t, checks, "no loss (lossless class)"); l.Status != Pass || !strings.Contains(l.Detail, "retransmissions: duplicate_request=2; congestion signals: pfc:ind:3=9, np_cnp_sent=4") {
 		t.Errorf("clean: %+v", l)
 	}
 	if p := find(t, checks, "traffic on the class's priority"); p.Status != Pass || p.Detail != "98% of the traffic on priority 3" {
