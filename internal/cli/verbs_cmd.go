@@ -163,6 +163,7 @@ func newCmdVerbsSide(f *Factory, server bool) *cobra.Command {
 	fl.IntVarP(&opts.Test.TxDepth, "tx-depth", "t", 0, "Send queue `depth` (default 128 for bw)")
 	fl.IntVarP(&opts.Test.RxDepth, "rx-depth", "r", 0, "Receive queue `depth` (default 512 for bw)")
 	fl.IntVarP(&opts.Test.CQMod, "cq-mod", "Q", 0, "Signal every `n`-th send (default 100 for bw)")
+	fl.IntVarP(&opts.Test.PostList, "post-list", "l", 1, "Work requests per post (`n`; perftest -l)")
 	fl.IntVarP(&opts.Test.Inline, "inline", "I", 0, "Largest message sent inline, `bytes` (-1 never)")
 	fl.IntVar(&opts.Test.TClass, "tclass", -1, "GRH traffic class / IP ToS `byte` (DSCP<<2 | ECN; -1 device default)")
 	fl.IntVar(&opts.Test.SL, "sl", 0, "InfiniBand service `level`")

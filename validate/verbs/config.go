@@ -83,6 +83,8 @@ type Test struct {
 	RxDepth    int           `json:"rx_depth"`
 	// CQMod signals every CQMod-th send (completion moderation).
 	CQMod int `json:"cq_mod"`
+	// PostList is how many WRs one ibv_post_send carries (perftest -l).
+	PostList int `json:"post_list,omitempty"`
 	// Inline is the largest message sent inline (-1: never; 0 takes the
 	// default, which the device may lower).
 	Inline int `json:"inline"`
@@ -145,6 +147,9 @@ func (t *Test) Fill() {
 	if t.CQMod > t.TxDepth {
 		t.CQMod = t.TxDepth
 	}
+	if t.PostList == 0 {
+		t.PostList = 1
+	}
 	if t.Inline == 0 {
 		t.Inline = DefaultInline
 	}
@@ -187,6 +192,8 @@ func (t *Test) Check() error {
 		return errors.New("tx and rx depth must be at least 1")
 	case t.CQMod < 1 || t.CQMod > t.TxDepth:
 		return fmt.Errorf("cq moderation %d must be 1..tx depth (%d)", t.CQMod, t.TxDepth)
+	case t.PostList < 1 || t.PostList > t.TxDepth:
+		return fmt.Errorf("post list %d must be 1..tx depth (%d)", t.PostList, t.TxDepth)
 	case t.Inline < -1 || t.Inline > 1<<16:
 		return errors.New("inline size out of range (-1 = never, up to 65536)")
 	case t.TClass < -1 || t.TClass > 255:

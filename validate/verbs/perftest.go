@@ -70,6 +70,9 @@ func PerftestArgs(t Test, l Local, port int, server string, jsonFile string) ([]
 		if t.Op == OpSend {
 			a = append(a, "-r", strconv.Itoa(t.RxDepth))
 		}
+		if t.PostList > 1 {
+			a = append(a, "-l", strconv.Itoa(t.PostList))
+		}
 	}
 	if t.Inline > 0 && t.Op != OpRead {
 		a = append(a, "-I", strconv.Itoa(t.Inline))

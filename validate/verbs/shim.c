@@ -387,17 +387,18 @@ static void send_wr(struct fab_side *s, struct fab_run *r, int q, struct ibv_sen
  * QP stops at a signaled WR so every message posted is also counted. */
 int fab_run_bw(struct fab_side *s, struct fab_run *r)
 {
-	int n = s->nqp;
+	int n = s->nqp, L = r->post_list < 1 ? 1 : r->post_list;
 	uint64_t *posted = calloc(n, sizeof(uint64_t)), *done = calloc(n, sizeof(uint64_t));
-	struct ibv_send_wr *wrs = calloc(n, sizeof(*wrs));
-	struct ibv_sge *sges = calloc(n, sizeof(*sges));
+	struct ibv_send_wr *wrs = calloc((size_t)n * L, sizeof(*wrs));
+	struct ibv_sge *sges = calloc((size_t)n * L, sizeof(*sges));
 	int rc = -1;
 	if (!posted || !done || !wrs || !sges) {
 		ERRF(s, "out of memory");
 		goto out;
 	}
 	for (int q = 0; q < n; q++)
-		send_wr(s, r, q, &wrs[q], &sges[q]);
+		for (int j = 0; j < L; j++)
+			send_wr(s, r, q, &wrs[q * L + j], &sges[q * L + j]);
 	uint64_t end = 0;
 	int finishing = 0;
 	r->t_start = 0;
@@ -413,28 +414,43 @@ int fab_run_bw(struct fab_side *s, struct fab_run *r)
 		for (int q = 0; q < n; q++) {
 			for (;;) {
 				uint64_t p = posted[q];
-				int more = r->iters ? p < r->iters : (!finishing || p % r->cq_mod != 0);
-				if (!more || p - done[q] >= (uint64_t)r->tx_depth)
+				if (p - done[q] >= (uint64_t)r->tx_depth)
 					break;
-				struct ibv_send_wr *wr = &wrs[q], *bad;
-				int last = r->iters && p + 1 == r->iters;
-				if ((p + 1) % r->cq_mod == 0 || last)
-					wr->send_flags |= IBV_SEND_SIGNALED;
-				else
-					wr->send_flags &= ~IBV_SEND_SIGNALED;
-				wr->wr_id = ((uint64_t)q << FAB_QP_SHIFT) | (p + 1);
+				/* how many to post now: room in the send queue, what is
+				 * left (iterations), or up to the next signaled WR when
+				 * a duration is over */
+				uint64_t k = (uint64_t)r->tx_depth - (p - done[q]);
+				if (r->iters)
+					k = k < r->iters - p ? k : r->iters - p;
+				else if (finishing)
+					k = k < (r->cq_mod - p % r->cq_mod) % r->cq_mod ? k : (r->cq_mod - p % r->cq_mod) % r->cq_mod;
+				if (k > (uint64_t)L)
+					k = L;
+				if (k == 0)
+					break;
+				struct ibv_send_wr *first = &wrs[q * L], *bad;
+				for (uint64_t j = 0; j < k; j++) {
+					struct ibv_send_wr *wr = &first[j];
+					uint64_t c = p + j + 1;
+					if (c % r->cq_mod == 0 || (r->iters && c == r->iters))
+						wr->send_flags |= IBV_SEND_SIGNALED;
+					else
+						wr->send_flags &= ~IBV_SEND_SIGNALED;
+					wr->wr_id = ((uint64_t)q << FAB_QP_SHIFT) | c;
+					wr->next = j + 1 < k ? &first[j + 1] : NULL;
+				}
 				if (!r->t_start) {
 					r->t_start = fab_now();
 					r->progress_ns = r->t_start;
 					end = r->t_start + r->duration_ns;
 				}
-				int prc = ibv_post_send(s->qp[q], wr, &bad);
+				int prc = ibv_post_send(s->qp[q], first, &bad);
 				if (prc) {
 					ERRF(s, "ibv_post_send on QP %d after %llu messages: %s", q,
 					     (unsigned long long)p, strerror(prc));
 					goto out;
 				}
-				posted[q] = p + 1;
+				posted[q] = p + k;
 			}
 			if (done[q] < posted[q] || (r->iters ? posted[q] < r->iters : !finishing))
 				all_done = 0;

@@ -53,6 +53,7 @@ struct fab_run {
 	uint32_t size;
 	int tx_depth;
 	int cq_mod;
+	int post_list; /* WRs per ibv_post_send (perftest -l) */
 	int use_inline;
 	uint64_t iters;       /* per QP; 0: run for duration_ns */
 	uint64_t duration_ns;

@@ -287,7 +287,7 @@ func (c *cSide) Connect(peer *Endpoint, av AddressVector, mtu int) error {
 
 func (c *cSide) run(t Test, limit time.Duration) C.struct_fab_run {
 	op := map[Op]C.int{OpWrite: C.FAB_OP_WRITE, OpSend: C.FAB_OP_SEND, OpRead: C.FAB_OP_READ}[t.Op]
-	r := C.struct_fab_run{op: op, size: C.uint32_t(t.Size), tx_depth: C.int(t.TxDepth), cq_mod: C.int(t.CQMod),
+	r := C.struct_fab_run{op: op, size: C.uint32_t(t.Size), tx_depth: C.int(t.TxDepth), cq_mod: C.int(t.CQMod), post_list: C.int(t.PostList),
 		iters: C.uint64_t(t.Iterations), duration_ns: C.uint64_t(t.Duration.Nanoseconds())}
 	if t.Inline > 0 {
 		r.use_inline = 1
