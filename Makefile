@@ -4,6 +4,7 @@
 #   make test    go test ./... (the per-package ok/FAIL lines)
 #   make lint    go vet + gofmt check
 #   make demo    build, run the main job against the local testbed (root), tear it down
+#   make demo-vm the same job in the VM testbed with real RDMA traffic (root; testbed/vm)
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
@@ -37,7 +38,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo demo-vm e2e-vm clean
 
 all: lint test build
 
@@ -83,70 +84,31 @@ fuzz:
 		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME); \
 	done
 
-# The demo: the main job for real against the local testbed (examples/testbed, as root):
-# testbed up, validate --static, plan (must show changes), apply -auto-approve, plan again
-# (--detailed-exitcode: must be 0, no changes), validate (static and read-back; the traffic stage
-# needs soft-RoCE, which works only in the root namespace, so it runs in the VM testbed's verbs
-# section instead), a summary, and testbed down always (trap), then the static check of every
-# other example. Exits non-zero if any step fails.
-# FABCTL_TESTBED_PASSWORD is generated when unset (never printed); plan/apply state goes to
-# a temporary --state-dir so the demo leaves nothing in the tree.
+# The demo: the main job for real against the local testbed (examples/testbed, as root), narrated
+# by testbed/demo.sh: testbed up, validate --static, plan (must show changes), apply -auto-approve,
+# plan again (--detailed-exitcode: must be 0), validate, a summary, testbed down always, then the
+# static check of every other example. The hosts are network namespaces, where the Debian kernel's
+# soft-RoCE carries no RDMA traffic, so the last validate skips the traffic stage: `make demo-vm`
+# runs the same job inside the VM testbed with real RDMA traffic (examples/vm-testbed).
 DEMO_SPEC ?= examples/testbed
 # YANG models (one sub-directory per set: sonic, openconfig, srlinux): when the directory exists,
 # the SONiC emulators validate every patch and the gNMI targets every Set against them.
 DEMO_YANG ?= ../shared/yang
 
 demo: build
-	@set -uo pipefail; \
-	if [ "$$(id -u)" -ne 0 ]; then echo "make demo needs root: the testbed creates network namespaces and veth pairs (run it as root)"; exit 1; fi; \
-	start=$$(date +%s); \
-	if [ -z "$${FABCTL_TESTBED_PASSWORD:-}" ]; then \
-		FABCTL_TESTBED_PASSWORD="$$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"; \
-	fi; \
-	export FABCTL_TESTBED_PASSWORD; \
-	state="$$(mktemp -d)"; up=0; \
-	cleanup() { \
-		if [ "$$up" -eq 1 ]; then echo; echo "== $(BIN) testbed down $(DEMO_SPEC)"; $(BIN) testbed down --no-color $(DEMO_SPEC) || echo "demo: testbed down FAILED"; fi; \
-		rm -rf "$$state"; \
-	}; \
-	trap cleanup EXIT; \
-	results=(); \
-	step() { \
-		local want="$$1" name="$$2"; shift 2; \
-		echo; echo "== $$name"; \
-		local t0=$$(date +%s%N); "$$@"; local rc=$$?; local ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); \
-		local secs=$$(printf '%d.%d' $$((ms / 1000)) $$((ms % 1000 / 100))); \
-		if [ "$$rc" -ne "$$want" ]; then \
-			results+=("FAIL  $${secs}s  $$name (exit $$rc, want $$want)"); \
-			echo; echo "demo: step failed: $$name (exit $$rc, want $$want)"; \
-			printf '  %s\n' "$${results[@]}"; exit 1; \
-		fi; \
-		results+=("ok    $${secs}s  $$name"); \
-	}; \
-	yang=(); if [ -d "$(DEMO_YANG)" ]; then yang=(--yang-dir "$(DEMO_YANG)"); fi; \
-	step 0 "$(BIN) testbed up $${yang[*]} $(DEMO_SPEC)" $(BIN) testbed up --no-color "$${yang[@]}" $(DEMO_SPEC); \
-	up=1; \
-	step 0 "$(BIN) validate --static $(DEMO_SPEC)" $(BIN) validate --static --no-color $(DEMO_SPEC); \
-	step 2 "$(BIN) plan $(DEMO_SPEC)  (changes expected: exit 2)" $(BIN) plan --detailed-exitcode --no-color --state-dir "$$state" $(DEMO_SPEC); \
-	step 0 "$(BIN) apply -auto-approve $(DEMO_SPEC)" $(BIN) apply -auto-approve --no-color --state-dir "$$state" $(DEMO_SPEC); \
-	step 0 "$(BIN) plan --detailed-exitcode $(DEMO_SPEC)  (no changes: exit 0)" $(BIN) plan --detailed-exitcode --no-color --state-dir "$$state" $(DEMO_SPEC); \
-	step 0 "$(BIN) validate --skip-traffic $(DEMO_SPEC)" $(BIN) validate --skip-traffic --no-color $(DEMO_SPEC); \
-	others=0; \
-	for d in $(filter-out $(DEMO_SPEC),$(EXAMPLES)); do \
-		if ! out="$$($(BIN) validate --static --no-color "$$d" 2>&1)"; then echo "$$out"; others=1; fi; \
-	done; \
-	step 0 "$(BIN) validate --static (the other examples) and fmt -check" \
-		bash -c 'test '"$$others"' -eq 0 && $(BIN) fmt -check -recursive examples && echo "$(words $(EXAMPLES)) example specs valid and formatted"'; \
-	echo; echo "== summary"; \
-	$(BIN) testbed status --no-color $(DEMO_SPEC) | sed 's/^/  /'; \
-	echo; printf '  %s\n' "$${results[@]}"; \
-	echo; echo "demo: ok: the testbed was planned, applied and re-planned clean in $$(( $$(date +%s) - start ))s (settings a veth cannot have are listed as not expressible above)"
+	@BIN=$(BIN) YANG=$(DEMO_YANG) VALIDATE_FLAGS=--skip-traffic testbed/demo.sh $(DEMO_SPEC) $(filter-out $(DEMO_SPEC),$(EXAMPLES))
+
+# The demo with real RDMA traffic: boots the VM testbed (below) and runs testbed/demo.sh on
+# examples/vm-testbed inside it (section demo): emulated switches, two soft-RoCE hosts on a veth
+# pair, and `fabctl validate` with every stage, the verbs traffic test included.
+demo-vm:
+	FABTB_SHOW_LOG=1 testbed/vm/run.sh demo
 
 # The VM testbed (testbed/vm/README.md): builds the guest image when its inputs changed (cached in
 # FABCTL_VM_CACHE, default /var/cache/fabctl-vm; root), boots it under qemu TCG and runs every section
 # (FABTB_SECTIONS="info rxe" for some), one subtest each, then a summary with timings and figures;
 # TestVMHarness boots it once more to prove the runner (reset, skip/fail/timeout reporting).
-# `make test` never boots the VM. A `make demo-vm` (narrated run in the VM) is still to come.
+# `make test` never boots the VM; `make demo-vm` boots it for the demo section only.
 E2E_VM_TIMEOUT ?= 60m
 e2e-vm:
 	FABCTL_E2E_VM=1 $(GO) test -count=1 -v -timeout $(E2E_VM_TIMEOUT) -run '^TestVM(Harness)?$$' ./testbed/vm/

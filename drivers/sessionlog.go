@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -43,4 +44,31 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Events are what a driver did besides the plan's steps that the user
+// should hear about as it happens (the host driver copying its agent to a
+// host over SSH). Like the session log they travel in the context; the
+// CLI prints them on stderr, so --json output on stdout stays one
+// document.
+
+type eventsKey struct{}
+
+// WithEvents returns a context whose drivers report events to fn (called
+// from concurrent device goroutines: fn must be safe for that).
+func WithEvents(ctx context.Context, fn func(msg string)) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, eventsKey{}, fn)
+}
+
+// Eventf reports an event to the context's sink, if any.
+func Eventf(ctx context.Context, format string, args ...any) {
+	if ctx == nil {
+		return
+	}
+	if fn, ok := ctx.Value(eventsKey{}).(func(string)); ok {
+		fn(fmt.Sprintf(format, args...))
+	}
 }

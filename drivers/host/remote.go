@@ -24,6 +24,7 @@ func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Hos
 	}
 	d.mu.Lock()
 	d.unsupported[h.Name] = unsup
+	d.findings[h.Name] = resp.Findings
 	d.mu.Unlock()
 	if resp.State == nil {
 		return intent.State{}, nil

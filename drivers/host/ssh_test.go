@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -132,6 +133,7 @@ host %q {
     device    = "rxe0"
     model     = "rxe"
     addresses = ["198.18.0.3/31"]
+    numa_node = 0 # a veth has no NUMA information: a read-only finding says so
   }
 }
 `, name, fx.srv.Addr, ns, user != "root")
@@ -179,6 +181,10 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	}
 	if r := reasons["nic/v0a/pfc"]; r != "v0a: no DCB support in the kernel driver (EOPNOTSUPP)" {
 		t.Fatalf("unexpressible pfc over SSH: %q (all: %v)", r, reasons)
+	}
+	// The agent's read-only findings reach the controller's plan.
+	if len(dp.Findings) != 1 || !strings.Contains(dp.Findings[0].Message, "v0a: numa_node = 0 is declared, but the device has no NUMA information") {
+		t.Fatalf("findings over SSH: %+v", dp.Findings)
 	}
 	var payload []string
 	for _, st := range dp.Steps {
@@ -481,9 +487,15 @@ host "h%d" {
 	env := append(os.Environ(), "FABCTL_AGENT_DIR="+fx.remote, "FABCTL_AGENT_SAVE_DIR="+fx.save, "NO_COLOR=1")
 	cmd := exec.Command(fx.bin, "apply", "--auto-approve", "--json", "--parallelism", "2", dir)
 	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("fabctl apply: %v\n%s", err, out)
+		t.Fatalf("fabctl apply: %v\n%s\n%s", err, out, stderr.String())
+	}
+	// The agent copy is told as it happens, on stderr (stdout is the JSON).
+	if !regexp.MustCompile(`(?m)^note: h[12]: agent \S+/fabctl-\S+: not installed; copying \S+ over SFTP$`).MatchString(stderr.String()) {
+		t.Errorf("apply did not report the agent copy on stderr:\n%s", stderr.String())
 	}
 	var doc struct {
 		Status string `json:"status"`
@@ -495,6 +507,8 @@ host "h%d" {
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("re-plan not clean: %v\n%s", err, out)
+	} else if strings.Contains(string(out), "copying") {
+		t.Errorf("the agent was copied again although it is this build:\n%s", out)
 	}
 	for _, ns := range []string{"fabctl-ssh-t5", "fabctl-ssh-t6"} {
 		if out := run(t, "ip", "-n", ns, "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {

@@ -510,6 +510,7 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 	if c.logf != nil {
 		c.logf("%s: agent %s: %s; copying %s", c.host, remote, why, la.path)
 	}
+	drivers.Eventf(ctx, "%s: agent %s: %s; copying %s over SFTP", c.host, remote, why, la.path)
 	if err := c.copyAgent(la.path, remote, why != "not installed"); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
 )
@@ -14,7 +15,17 @@ import (
 // --debug-file they are appended to that file (created 0600), with
 // --debug they go to stderr, else nowhere. The returned func closes the
 // file.
+//
+// The context also carries the drivers' events (drivers.Eventf: an agent
+// copied to a host), printed on stderr as they happen, also with --json
+// (whose document is on stdout).
 func (f *Factory) sessionLogContext(ctx context.Context) (context.Context, func(), error) {
+	var mu sync.Mutex
+	ctx = drivers.WithEvents(ctx, func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(f.IOStreams.ErrOut, "note: %s\n", msg)
+	})
 	switch {
 	case f.Global.DebugFile != "":
 		fh, err := os.OpenFile(f.Global.DebugFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)

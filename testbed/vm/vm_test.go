@@ -43,6 +43,11 @@ func TestVM(t *testing.T) {
 		defer cancel()
 	}
 	res, err := Run(ctx, o)
+	if os.Getenv("FABTB_SHOW_LOG") == "1" { // make demo-vm: the narrated run is the point
+		for _, s := range res.Sections {
+			fmt.Printf("\n----- section %s -----\n%s", s.Name, s.Log)
+		}
+	}
 	fmt.Print("\n" + res.Summary())
 	if res.Share != "" {
 		fmt.Printf("  share kept: %s\n", res.Share)

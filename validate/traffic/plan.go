@@ -35,6 +35,9 @@ type Criteria struct {
 	// Priority and DSCP the traffic must carry (-1: not checked).
 	Priority int
 	DSCP     int
+	// NoWire says why the wire cannot show the class ("" = it can, on
+	// software RDMA over IPv4): the wire check counts RoCEv2 packets.
+	NoWire string `json:",omitempty"`
 }
 
 // Test is one traffic test: a validate block, for one class, in one mode,
@@ -96,7 +99,7 @@ func Plan(s *spec.Spec) []*Test {
 		rails := endpoints(s, v.Hosts)
 		for _, c := range classes {
 			for _, m := range modes {
-				t := &Test{Name: v.Name, Block: v, Class: c, Verbs: testFor(s, v, c, m), Criteria: criteriaFor(v, c, m)}
+				t := &Test{Name: v.Name, Block: v, Class: c, Verbs: testFor(s, v, c, m), Criteria: criteriaFor(s, v, c, m)}
 				schedule(t, v.Pattern, rails)
 				out = append(out, t)
 			}
@@ -229,8 +232,13 @@ func ecnBits(s *spec.Spec, c *spec.Class) int {
 	return 0
 }
 
-func criteriaFor(v *spec.Validation, c *spec.Class, m verbs.Mode) Criteria {
+func criteriaFor(s *spec.Spec, v *spec.Validation, c *spec.Class, m verbs.Mode) Criteria {
 	cr := Criteria{Priority: -1, DSCP: -1}
+	if s.Fabric.Transport == spec.IWARP {
+		// iWARP is RDMA over TCP; Linux's soft-iWARP (siw) and its iw_cm
+		// do not even carry rdma_cm's ToS to the socket (6.1).
+		cr.NoWire = "iWARP runs over TCP, which the wire check (RoCEv2 packets) does not count"
+	}
 	if m == verbs.ModeBandwidth {
 		cr.Percent, cr.Rate = v.MinBandwidth.Percent, v.MinBandwidth.Rate
 	} else {

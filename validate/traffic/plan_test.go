@@ -111,6 +111,17 @@ func TestPlanTransports(t *testing.T) {
 	if tt.Verbs.Conn != verbs.ConnCM || tt.Criteria.Lossless {
 		t.Errorf("iWARP: %+v %+v", tt.Verbs, tt.Criteria)
 	}
+	// The wire check counts RoCEv2 packets: for iWARP the class check says
+	// why it cannot look (and no observer is started: wireSet.start).
+	if tt.Criteria.NoWire == "" {
+		t.Errorf("iWARP: the criteria claim a wire view: %+v", tt.Criteria)
+	}
+	if c := priorityCheck(Criteria{Priority: 3, DSCP: 26, NoWire: tt.Criteria.NoWire}, Evidence{}); c.Status != Skipped || !strings.Contains(c.Detail, "iWARP runs over TCP") {
+		t.Errorf("iWARP priority check: %+v", c)
+	}
+	if rocev2 := Plan(load(t, twoHosts+`validate "x" { op = "write" }`))[0]; rocev2.Criteria.NoWire != "" {
+		t.Errorf("RoCEv2 lost its wire view: %+v", rocev2.Criteria)
+	}
 	ib := load(t, `
 fabric "ib" {
   transport = "infiniband"

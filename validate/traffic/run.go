@@ -252,7 +252,7 @@ type wireSet struct {
 func (w *wireSet) start(t *Test, eps ...Endpoint) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.Criteria.DSCP < 0 || t.Verbs.TClass < 0 {
+	if t.Criteria.DSCP < 0 || t.Verbs.TClass < 0 || t.Criteria.NoWire != "" {
 		return
 	}
 	for _, ep := range eps {

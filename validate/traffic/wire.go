@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -19,13 +20,36 @@ import (
 // those packets pass through the kernel's network stack. A hardware
 // NIC's RoCE traffic bypasses it: there the per-priority ethtool counters
 // are the evidence (Counters.PrioShare).
+//
+// Counting is exact although two filters count and other tests' traffic
+// may be crossing the netdev while they are installed and read: a packet
+// passes the all-filter first and the DSCP filter right after it, so
+//   - the counts start from a reading taken once both filters are in
+//     place (a packet that arrived between the two installs is not
+//     counted as "another DSCP");
+//   - the final reading waits until two dumps 10 ms apart agree (no
+//     packet between the filters). When another test keeps the netdev
+//     busy for longer than wireSettle, it takes the all-count from the
+//     earlier dump and the DSCP count from the later one: a packet caught
+//     between the filters then never counts as "another DSCP"; the price
+//     is that the DSCP packets of those last 10 ms could offset as many
+//     remarked ones (a remark on the way marks far more).
 type WireObserver struct {
 	h         *netlink.Handle
 	link      netlink.Link
 	key       string
 	prefAll   uint16
 	prefMatch uint16
+	baseAll   uint64
+	baseMatch uint64
 }
+
+// wireSettle bounds how long a final reading waits for the netdev's RoCE
+// traffic to pause; wirePoll is the gap between its dumps.
+var (
+	wireSettle = 3 * time.Second
+	wirePoll   = 10 * time.Millisecond
+)
 
 // Observers of concurrent tests may share a netdev (a ring round uses
 // every NIC twice): each gets its own filter priorities, and the clsact
@@ -112,12 +136,44 @@ func ObserveWire(h *netlink.Handle, key, netdev string, dscp int) (*WireObserver
 			return nil, fmt.Errorf("wire counters: u32 filter on %s: %w", netdev, err)
 		}
 	}
+	all, match, err := w.dump()
+	if err != nil {
+		w.closeLocked()
+		return nil, err
+	}
+	w.baseAll, w.baseMatch = all, match
 	return w, nil
 }
 
-// Read returns the packets counted so far: all RoCEv2 packets and those
-// with the DSCP.
+// Read returns the packets counted since the observer started: all RoCEv2
+// packets and those with the DSCP (see WireObserver for how it stays exact
+// while traffic flows).
 func (w *WireObserver) Read() (all, match uint64, err error) {
+	all, match, err = w.dump()
+	if err != nil {
+		return 0, 0, err
+	}
+	deadline := time.Now().Add(wireSettle)
+	for pAll, pMatch := all, match; time.Now().Before(deadline); {
+		time.Sleep(wirePoll)
+		a, m, err := w.dump()
+		if err != nil {
+			return 0, 0, err
+		}
+		if a == pAll && m == pMatch {
+			all, match = a, m // settled: no packet between the filters
+			break
+		}
+		all, match = pAll, m // not settled: the earlier all-count, the later DSCP count
+		pAll, pMatch = a, m
+	}
+	all -= min(all, w.baseAll)
+	match -= min(match, w.baseMatch)
+	return all, min(match, all), nil
+}
+
+// dump reads the two filters' counters in one filter dump.
+func (w *WireObserver) dump() (all, match uint64, err error) {
 	filters, err := w.h.FilterList(w.link, netlink.HANDLE_MIN_INGRESS)
 	if err != nil {
 		return 0, 0, fmt.Errorf("wire counters: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -35,10 +36,11 @@ func sh(t *testing.T, args ...string) {
 	}
 }
 
-// The observer counts on the receiving veth, by DSCP, and cleans up.
-func TestWireObserver(t *testing.T) {
+// wireNetns makes a namespace with a veth pair wa/wb whose traffic between
+// the two local addresses crosses the wire (as the VM testbed arranges).
+func wireNetns(t *testing.T, ns string) (netns.NsHandle, *netlink.Handle) {
+	t.Helper()
 	requireRoot(t)
-	const ns = "fabtr-wire"
 	_ = exec.Command("ip", "netns", "del", ns).Run()
 	sh(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
@@ -59,13 +61,19 @@ func TestWireObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
+	t.Cleanup(func() { h.Close() })
 	nl, err := netlink.NewHandleAt(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nl.Close()
-	w, err := ObserveWire(nl, ns+"/wb", "wb", 26)
+	t.Cleanup(nl.Close)
+	return h, nl
+}
+
+// observeOrSkip starts an observer, skipping on kernels without tc's gact.
+func observeOrSkip(t *testing.T, nl *netlink.Handle, key string, dscp int) *WireObserver {
+	t.Helper()
+	w, err := ObserveWire(nl, key, "wb", dscp)
 	if err != nil && strings.Contains(err.Error(), "u32 filter") && errors.Is(err, unix.ENOENT) {
 		// Some kernels are built without the generic action (tc's gact,
 		// CONFIG_NET_ACT_GACT); the VM testbed's Debian kernel has it and
@@ -75,30 +83,21 @@ func TestWireObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// The observer counts on the receiving veth, by DSCP, and cleans up.
+func TestWireObserver(t *testing.T) {
+	const ns = "fabtr-wire"
+	h, nl := wireNetns(t, ns)
+	w := observeOrSkip(t, nl, ns+"/wb", 26)
 	// A second observer of the same netdev (a ring round's other pair).
 	w2, err := ObserveWire(nl, ns+"/wb", "wb", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Bind to wa so the packets leave through it and arrive on wb.
 	sendBound := func(tos, n int) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		orig, _ := netns.Get()
-		defer orig.Close()
-		_ = netns.Set(h)
-		defer netns.Set(orig)
-		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-			var e error
-			_ = c.Control(func(fd uintptr) {
-				e = unix.SetsockoptString(int(fd), unix.SOL_SOCKET, unix.SO_BINDTODEVICE, "wa")
-				if e == nil {
-					e = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, tos)
-				}
-			})
-			return e
-		}}
-		c, err := d.Dial("udp4", "198.19.7.2:4791")
+		c, err := dialBound(h, tos)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,5 +135,94 @@ func TestWireObserver(t *testing.T) {
 				t.Errorf("clsact left on wb after Close")
 			}
 		}
+	}
+}
+
+// dialBound opens a UDP socket in h bound to wa, sending to wb's RoCEv2
+// port with the given ToS: its packets leave through wa and arrive on wb.
+func dialBound(h netns.NsHandle, tos int) (net.Conn, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return nil, err
+	}
+	defer orig.Close()
+	if err := netns.Set(h); err != nil {
+		return nil, err
+	}
+	defer netns.Set(orig) //nolint:errcheck // back to the thread's namespace
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var e error
+		_ = c.Control(func(fd uintptr) {
+			e = unix.SetsockoptString(int(fd), unix.SOL_SOCKET, unix.SO_BINDTODEVICE, "wa")
+			if e == nil {
+				e = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, tos)
+			}
+		})
+		return e
+	}}
+	return d.Dial("udp4", "198.19.7.2:4791")
+}
+
+// Another test's traffic keeps crossing the netdev while an observer is
+// started and read (a ring round: two pairs share every NIC). All of it
+// carries the DSCP, so every reading must say so: no packet may count as
+// "another DSCP" because it arrived between the two filters' installs or
+// between them during a dump.
+func TestWireObserverUnderTraffic(t *testing.T) {
+	const ns = "fabtr-wire2"
+	h, nl := wireNetns(t, ns)
+	c, err := dialBound(h, 26<<2|2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := c.Write([]byte("payload")); err != nil {
+				done <- err
+				return
+			}
+			// About 5000 packets a second, enough to land between two
+			// filter installs: a tight loop starves an emulated CPU (the
+			// VM testbed's kernel then reports soft lockups).
+			time.Sleep(200 * time.Microsecond)
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Errorf("sender: %v", err)
+		}
+	}()
+	wireSettle = 200 * time.Millisecond // the sender never pauses: exercise the unsettled reading
+	defer func() { wireSettle = 3 * time.Second }()
+	var total uint64
+	for i := 0; i < 40; i++ {
+		w := observeOrSkip(t, nl, ns+"/wb", 26)
+		time.Sleep(20 * time.Millisecond)
+		all, match, err := w.Read()
+		if cerr := w.Close(); cerr != nil {
+			t.Fatal(cerr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if match != all {
+			t.Fatalf("reading %d: %d RoCEv2 packets counted, %d of them with DSCP 26: want all of them", i, all, match)
+		}
+		total += all
+	}
+	if total == 0 {
+		t.Fatal("no packet was counted in 40 readings: the sender's traffic never reached the observer")
 	}
 }

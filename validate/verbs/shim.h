@@ -60,6 +60,9 @@ struct fab_run {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC_RAW; 0: none */
 	uint64_t stall_ns;    /* fail after this long without a completion; 0: never */
 	uint64_t progress_ns; /* time of the last completion (or the start) */
+	int progressed;       /* a completion came since the last stall check: the loops
+			       * set this flag, the check reads the clock (a clock read per
+			       * completion costs microseconds under emulation) */
 	/* outputs */
 	uint64_t messages;
 	uint64_t t_start, t_end;

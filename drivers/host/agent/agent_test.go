@@ -298,3 +298,32 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// reportingDriver is a driver whose Read observes something read-only.
+type reportingDriver struct {
+	*memory.Driver
+	seen drivers.Target
+}
+
+func (r *reportingDriver) Findings(t drivers.Target) []drivers.Finding {
+	r.seen = t
+	return []drivers.Finding{{Severity: "warning", Path: "nic/eth1/pcie", Message: "eth1: PCIe x8 of x16"}}
+}
+
+// A read's findings travel back to the controller with the state.
+func TestServeFindings(t *testing.T) {
+	store, _, h := memHost(t)
+	rd := &reportingDriver{Driver: &memory.Driver{Store: store}}
+	r := Serve(context.Background(), func() drivers.Driver { return rd }, &Request{Protocol: Protocol, Op: OpRead, Host: h},
+		Handshake{Agent: "fabctl", Protocol: Protocol, Build: "b"})
+	if !r.OK || len(r.Findings) != 1 || r.Findings[0].Message != "eth1: PCIe x8 of x16" {
+		t.Fatalf("read response findings: %+v", r)
+	}
+	if rd.seen.Intent == nil {
+		t.Fatal("Findings was asked without the host's target")
+	}
+	b, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(b), `"findings":[{`) {
+		t.Fatalf("encoded response: %s %v", b, err)
+	}
+}

@@ -109,6 +109,9 @@ type Response struct {
 	// Unsupported: what Read found the host cannot do, per NIC path
 	// prefix, with the reason (the host driver's Limiter input).
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Findings: what Read observed and the spec cannot change (NUMA,
+	// PCIe link, device limits, DCBX owner), for the controller's plan.
+	Findings []drivers.Finding `json:"findings,omitempty"`
 	// Plan is the device plan (plan; apply in re-apply mode).
 	Plan *plan.DevicePlan `json:"plan,omitempty"`
 	// Token identifies the transaction for rollback (apply).

@@ -56,6 +56,9 @@ func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Hand
 		if u, ok := drv.(unsupportedReporter); ok {
 			resp.Unsupported = u.Unsupported(h.Name)
 		}
+		if r, ok := drv.(drivers.Reporter); ok {
+			resp.Findings = r.Findings(t)
+		}
 	case OpPlan:
 		dp := planHost(ctx, drv, h)
 		resp.Plan = dp

@@ -7,7 +7,8 @@
 #  3. injected faults caught and explained: MTU mismatch, wrong GID type / family, peer not reachable
 #     (no control channel; RoCE blackholed);
 #  4. fabctl apply + fabctl validate on a spec of the two rxe "hosts": static, read-back and traffic
-#     stages pass (exit 0); a switch-style DSCP remark on the wire is caught (exit 1).
+#     stages pass (exit 0); a switch-style DSCP remark on the wire is caught (exit 1);
+#  5. the same for iWARP on the two siw "hosts": apply, then validate through rdma_cm passes.
 # The side-by-side comparison with perftest is section verbs-perf.
 # fabtb-timeout: 1800
 # fabtb-needs: fabctl-verbs
@@ -217,4 +218,79 @@ cat "$FABTB_TMP/remark.out"
 fab_check "fabctl validate fails when the wire carries another DSCP (rc=$rc)" test "$rc" -eq 1
 fab_check "and says why" grep -q 'arrived with another DSCP than 26' "$FABTB_TMP/remark.out"
 tc qdisc del dev fb clsact
+
+# ---- 5. iWARP end to end: fabctl apply + validate on the two siw "hosts", through rdma_cm ----
+ispec=$FABTB_TMP/ispec
+mkdir -p "$ispec"
+cat >"$ispec/fabric.fab.hcl" <<'HCL'
+# Two soft-iWARP "hosts" in the VM's root namespace, joined by a veth pair. iWARP is RDMA over
+# TCP: no lossless class, and the verbs test connects through rdma_cm as iWARP requires.
+fabric "vmiwarp" {
+  transport          = "iwarp"
+  mtu                = 9000
+  congestion_control = "ecn-only"
+}
+
+class "storage" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  bandwidth = 60
+}
+
+class "default" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 40
+}
+
+host "ia" {
+  connect = "local"
+  nic "wa" {
+    device    = "siw_wa"
+    model     = "siw"
+    addresses = ["198.18.1.1/24"]
+    speed     = "10G"
+  }
+}
+
+host "ib" {
+  connect = "local"
+  nic "wb" {
+    device    = "siw_wb"
+    model     = "siw"
+    addresses = ["198.18.1.2/24"]
+    speed     = "10G"
+  }
+}
+
+validate "iwarp-ring-write" {
+  pattern       = "ring"
+  op            = "write"
+  message_size  = "64KiB"
+  iterations    = 300
+  min_bandwidth = "10M"
+}
+
+validate "iwarp-send-latency" {
+  pattern      = "all-pairs"
+  op           = "send"
+  message_size = "2B"
+  iterations   = 300
+  max_p99      = "100ms"
+}
+HCL
+wrx0=$(cat /sys/class/net/wa/statistics/rx_packets)
+fab_run "$V" validate --static --no-color "$ispec" || fab_fail "iWARP: validate --static"
+fab_run "$V" apply --auto-approve --no-color "$ispec" || fab_fail "iWARP: fabctl apply"
+fab_check "iWARP: apply set wa's MTU to 9000" test "$(cat /sys/class/net/wa/mtu)" -eq 9000
+fab_run "$V" validate --no-color "$ispec" | tee "$FABTB_TMP/iwarp.out"
+rc=${PIPESTATUS[0]}
+"$V" validate --json "$ispec" >"$R/validate-iwarp.json" 2>"$R/validate-iwarp.stderr"
+fab_check "iWARP: fabctl validate ran every stage and passed (rc=$rc)" test "$rc" -eq 0
+fab_check "iWARP: the traffic ran between the siw devices through rdma_cm" grep -q '"conn": "rdma_cm"' "$R/validate-iwarp.json"
+fab_check "iWARP: the class check says why the wire shows no DSCP" grep -q 'iWARP runs over TCP' "$FABTB_TMP/iwarp.out"
+wrx1=$(cat /sys/class/net/wa/statistics/rx_packets)
+fab_check "iWARP: the traffic crossed the veth (wa received $((wrx1 - wrx0)) packets)" test $((wrx1 - wrx0)) -gt 1000
 exit 0
