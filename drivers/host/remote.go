@@ -41,9 +41,7 @@ func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Ho
 	// The transaction succeeded; a warning (the desired state could not be
 	// saved for --reapply) must not fail it.
 	for _, w := range resp.Warnings {
-		if o.Logf != nil {
-			o.Logf("%s: agent: %s", h.Name, w)
-		}
+		drivers.Eventf(ctx, "%s: agent: %s", h.Name, w)
 	}
 	return drivers.Result{Token: resp.Token}, nil
 }

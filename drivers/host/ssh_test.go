@@ -77,11 +77,6 @@ func (fx *sshFixture) driver() *Driver {
 			}
 			return "" // FABCTL_AGENT_* of the developer's shell stay out
 		},
-		Logf: func(format string, args ...any) {
-			fx.mu.Lock()
-			fx.copies = append(fx.copies, fmt.Sprintf(format, args...))
-			fx.mu.Unlock()
-		},
 		pool: fx.pool}
 	return d
 }
@@ -98,6 +93,18 @@ func (fx *sshFixture) registry(t testing.TB, mod func(*Driver)) *drivers.Registr
 		t.Fatal(err)
 	}
 	return reg
+}
+
+// ctx is a context whose driver events (drivers.Eventf) the fixture
+// records: the agent copies among them.
+func (fx *sshFixture) ctx() context.Context {
+	return drivers.WithEvents(context.Background(), func(msg string) {
+		if strings.Contains(msg, "; copying ") {
+			fx.mu.Lock()
+			fx.copies = append(fx.copies, msg)
+			fx.mu.Unlock()
+		}
+	})
 }
 
 func (fx *sshFixture) copied() int {
@@ -165,7 +172,7 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	run(t, "ip", "-n", "fabctl-ssh-t1", "addr", "add", "198.18.9.9/24", "dev", "v0a")
 	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t1"})
 	reg := fx.registry(t, nil)
-	ctx := context.Background()
+	ctx := fx.ctx()
 
 	p := plan.Make(ctx, s, f, reg, fx.planOpts(s))
 	dp := p.Device("host.h1")
@@ -276,7 +283,7 @@ func TestSSHAgentVersions(t *testing.T) {
 	fx := newSSHFixture(t)
 	newNS(t, "fabctl-ssh-t2", 1)
 	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t2"})
-	ctx := context.Background()
+	ctx := fx.ctx()
 	read := func() {
 		t.Helper()
 		closePool(fx.pool)
@@ -358,7 +365,7 @@ func TestSSHSudo(t *testing.T) {
 	u := sshdtest.AddUser(t, user, user+" ALL=(root) NOPASSWD: %h/.cache/fabctl/fabctl-*")
 	t.Setenv("FABCTL_T_PW", u.Password)
 	s, f := fx.spec(t, user, `password = env("FABCTL_T_PW")`, map[string]string{"h1": "fabctl-ssh-t3"})
-	ctx := context.Background()
+	ctx := fx.ctx()
 	tg := fx.target(s, f, 0)
 
 	d := fx.driver()
@@ -402,7 +409,7 @@ func TestSSHSudo(t *testing.T) {
 func TestSSHConnectErrors(t *testing.T) {
 	fx := newSSHFixture(t)
 	newNS(t, "fabctl-ssh-t4", 1)
-	ctx := context.Background()
+	ctx := fx.ctx()
 	hosts := map[string]string{"h1": "fabctl-ssh-t4"}
 
 	s, f := fx.spec(t, "root", fx.keyCreds(), hosts)

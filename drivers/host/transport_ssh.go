@@ -56,10 +56,7 @@ type SSHOptions struct {
 	// Getenv resolves env() secrets and the FABCTL_AGENT_* defaults
 	// (nil: os.Getenv).
 	Getenv func(string) string
-	// Logf, when set, is told when an agent is copied to a host.
-	Logf func(format string, args ...any)
-
-	pool *connPool // nil: the process's pool (sharedPool)
+	pool   *connPool // nil: the process's pool (sharedPool)
 }
 
 // Defaults of SSHOptions.
@@ -174,7 +171,6 @@ func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host,
 			return nil, err
 		}
 	}
-	c.logf = o.Logf
 	req.Protocol, req.Host, req.Netns = agent.Protocol, h, h.Connect.Netns
 	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req)
 	var se *sshcli.Error
@@ -280,7 +276,6 @@ type sshConn struct {
 	host      string // device name, for errors
 	user      string
 	secrets   []string
-	logf      func(string, ...any)
 	verified  string // the agent path checked on this connection
 	idleTimer *time.Timer
 }
@@ -306,7 +301,7 @@ func redactAll(s string, secrets []string) string {
 
 // dialSSH connects and authenticates to the target's address.
 func dialSSH(ctx context.Context, t drivers.Target, name string, o SSHOptions) (*sshConn, error) {
-	c := &sshConn{host: name, logf: o.Logf}
+	c := &sshConn{host: name}
 	fail := func(k sshcli.Kind, d string) error {
 		c.close()
 		return c.fail("connect", k, d)
@@ -506,9 +501,6 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 	}
 	if u := strings.Fields(string(out)); code == 0 && len(u) == 2 && (u[0] != "Linux" || u[1] != la.machine) {
 		return c.fail("copy agent", KindCopy, fmt.Sprintf("the host is %s %s and this fabctl binary is Linux %s: point FABCTL_AGENT_BINARY at a fabctl built for it", u[0], u[1], la.machine))
-	}
-	if c.logf != nil {
-		c.logf("%s: agent %s: %s; copying %s", c.host, remote, why, la.path)
 	}
 	drivers.Eventf(ctx, "%s: agent %s: %s; copying %s over SFTP", c.host, remote, why, la.path)
 	if err := c.copyAgent(la.path, remote, why != "not installed"); err != nil {

@@ -149,23 +149,24 @@ func ObserveWire(h *netlink.Handle, key, netdev string, dscp int) (*WireObserver
 // packets and those with the DSCP (see WireObserver for how it stays exact
 // while traffic flows).
 func (w *WireObserver) Read() (all, match uint64, err error) {
-	all, match, err = w.dump()
+	prevAll, prevMatch, err := w.dump()
 	if err != nil {
 		return 0, 0, err
 	}
-	deadline := time.Now().Add(wireSettle)
-	for pAll, pMatch := all, match; time.Now().Before(deadline); {
+	all, match = prevAll, prevMatch
+	for deadline := time.Now().Add(wireSettle); time.Now().Before(deadline); {
 		time.Sleep(wirePoll)
 		a, m, err := w.dump()
 		if err != nil {
 			return 0, 0, err
 		}
-		if a == pAll && m == pMatch {
-			all, match = a, m // settled: no packet between the filters
+		// The earlier all-count with the later DSCP count: exact once
+		// the two dumps agree (settled: no packet between the filters).
+		all, match = prevAll, m
+		if a == prevAll && m == prevMatch {
 			break
 		}
-		all, match = pAll, m // not settled: the earlier all-count, the later DSCP count
-		pAll, pMatch = a, m
+		prevAll, prevMatch = a, m
 	}
 	all -= min(all, w.baseAll)
 	match -= min(match, w.baseMatch)

@@ -323,7 +323,7 @@ static int wc_failed(struct fab_side *s, struct ibv_wc *wc, int qp, const char *
 	return -1;
 }
 
-/* fab_stalled: the retry-exceeded status a stall is reported as. */
+/* FAB_STALL_STATUS: the status a stall is reported as (retry exceeded). */
 #define FAB_STALL_STATUS IBV_WC_RETRY_EXC_ERR
 
 static int aborted(struct fab_side *s, struct fab_run *r, uint64_t now)
@@ -426,8 +426,10 @@ int fab_run_bw(struct fab_side *s, struct fab_run *r)
 				uint64_t k = (uint64_t)r->tx_depth - (p - done[q]);
 				if (r->iters)
 					k = k < r->iters - p ? k : r->iters - p;
-				else if (finishing)
-					k = k < (r->cq_mod - p % r->cq_mod) % r->cq_mod ? k : (r->cq_mod - p % r->cq_mod) % r->cq_mod;
+				else if (finishing) {
+					uint64_t to_signaled = (r->cq_mod - p % r->cq_mod) % r->cq_mod;
+					k = k < to_signaled ? k : to_signaled;
+				}
 				if (k > (uint64_t)L)
 					k = L;
 				if (k == 0)

@@ -61,8 +61,8 @@ struct fab_run {
 	uint64_t stall_ns;    /* fail after this long without a completion; 0: never */
 	uint64_t progress_ns; /* time of the last completion (or the start) */
 	int progressed;       /* a completion came since the last stall check: the loops
-			       * set this flag, the check reads the clock (a clock read per
-			       * completion costs microseconds under emulation) */
+			       * set this flag and the check reads the clock, so no clock
+			       * read per completion (expensive under emulation) */
 	/* outputs */
 	uint64_t messages;
 	uint64_t t_start, t_end;

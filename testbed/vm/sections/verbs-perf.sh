@@ -61,16 +61,12 @@ LAT=(--mode lat --op send -s 2 -n 5000 --inline=-1)
 
 # run_side TOOL KIND ROUND: one run of fabctl or perftest, its figure appended to the KIND file.
 run_side() {
-	local tool=$1 kind=$2 i=$3 key=gbps args=("${BW[@]}") f
+	local tool=$1 kind=$2 i=$3 key=gbps args=("${BW[@]}") f=${1:0:1}$2 # fbw, flat, pbw, plat
 	[[ $kind == lat ]] && key=median_ns args=("${LAT[@]}")
 	if [[ $tool == fabctl ]]; then
 		fab_pair -t 300 "${SRV[@]}" "${args[@]}" -- "${CLI[@]}" --json "${args[@]}" || return 1
-		f=${kind/bw/fbw}
-		f=${f/lat/flat}
 	else
 		fab_pair -t 300 "${PSRV[@]}" "${args[@]}" -- "${PCLI[@]}" "${args[@]}" || return 1
-		f=${kind/bw/pbw}
-		f=${f/lat/plat}
 	fi
 	cp "$FABTB_TMP/client.out" "$R/$tool-$kind-$i.out"
 	json_num "$FABTB_TMP/client.out" "$key" >"$FABTB_TMP/last-$tool"
