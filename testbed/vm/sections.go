@@ -15,9 +15,6 @@ import (
 // DefaultSectionTimeout applies to a section without a "# fabtb-timeout:" header.
 const DefaultSectionTimeout = 300 * time.Second
 
-// headerLines is how far into a section the "# fabtb-...:" headers are looked for.
-const headerLines = 30
-
 // Section is one sections/<name>.sh with what its header lines ask for.
 type Section struct {
 	Name    string
@@ -75,8 +72,15 @@ func ParseSection(p string) (Section, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	for n := 1; n <= headerLines && sc.Scan(); n++ {
-		key, val, ok := strings.Cut(sc.Text(), ":")
+	// The headers are read from the section's leading comment block, however
+	// long it is (a fixed line count once dropped a header below a long
+	// description); the first line that is not a comment ends it.
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line != "" && !strings.HasPrefix(line, "#") {
+			break
+		}
+		key, val, ok := strings.Cut(line, ":")
 		if !ok || !strings.HasPrefix(key, "# fabtb-") {
 			continue
 		}

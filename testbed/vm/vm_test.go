@@ -154,7 +154,9 @@ func TestParseSection(t *testing.T) {
 		{name: "unknown need", body: "# fabtb-needs: gpu\n", wantErr: `unknown "gpu"`},
 		{name: "unknown header", body: "# fabtb-timout: 5\n", wantErr: "unknown header"},
 		{name: "empty value", body: "# fabtb-file:\n", wantErr: "no value"},
-		{name: "header past line 30 ignored", body: strings.Repeat("#\n", 30) + "# fabtb-timeout: 9\n", want: Section{Timeout: DefaultSectionTimeout}},
+		{name: "header below a long description", body: "#!/bin/bash\n" + strings.Repeat("# about it\n\n", 40) + "# fabtb-timeout: 9\n. lib.sh\n", want: Section{Timeout: 9 * time.Second}},
+		{name: "error line in a long block", body: strings.Repeat("#\n", 40) + "# fabtb-timeout: x\n", wantErr: ":41: fabtb-timeout"},
+		{name: "comment after the first command ignored", body: "#!/bin/bash\n. lib.sh\n# fabtb-timeout: 9\n", want: Section{Timeout: DefaultSectionTimeout}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
