@@ -303,3 +303,52 @@ func TestScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerHeaders keeps the guest runner's header reader (it applies a
+// section's timeout inside the VM) in step with ParseSection: for every
+// real and harness section, and for a long comment block, both find the
+// same timeout.
+func TestRunnerHeaders(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	runner, err := os.ReadFile("guest/runner.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := regexp.MustCompile(`(?ms)^header\(\) \{.*?^\}`).Find(runner)
+	if def == nil {
+		t.Fatal("guest/runner.sh has no header() function")
+	}
+	files, _ := filepath.Glob("sections/*.sh")
+	harness, _ := filepath.Glob("testdata/harness/*.sh")
+	files = append(files, harness...)
+	long := filepath.Join(t.TempDir(), "long.sh")
+	body := "#!/bin/bash\n" + strings.Repeat("# a description line\n#\n", 30) + "  # fabtb-timeout: 1234\n. lib.sh\n# fabtb-timeout: 5\n"
+	if err := os.WriteFile(long, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, long)
+	for _, f := range files {
+		if filepath.Base(f) == "lib.sh" {
+			continue
+		}
+		s, err := ParseSection(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bash, "-c", string(def)+"\nheader timeout \"$1\"", "bash", f).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		got := strings.TrimSpace(string(out))
+		want := ""
+		if s.Timeout != DefaultSectionTimeout {
+			want = strconv.Itoa(int(s.Timeout / time.Second))
+		}
+		if got != want && !(want == "" && got == strconv.Itoa(int(DefaultSectionTimeout/time.Second))) {
+			t.Errorf("%s: the guest runner reads timeout %q, ParseSection %q", f, got, want)
+		}
+	}
+}

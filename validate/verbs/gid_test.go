@@ -190,8 +190,13 @@ func TestNUMAAndPlacement(t *testing.T) {
 		}
 		return nil
 	}
+	var inherited unix.CPUSet // what taskset or a cpuset left the process
+	getaff := func(pid int, set *unix.CPUSet) error { *set = inherited; return nil }
+	for c := 0; c < 32; c++ {
+		inherited.Set(c)
+	}
 	l := Local{Device: "mlx5_0", Netdev: "ens1f0"}
-	notes := placeWith(sys, &l, setaff)
+	notes := placeWith(sys, &l, getaff, setaff)
 	if cpuList(got) != "8-11,24" || l.NUMANode == nil || *l.NUMANode != 1 {
 		t.Fatalf("pinned to %v, node %v", got, l.NUMANode)
 	}
@@ -201,16 +206,46 @@ func TestNUMAAndPlacement(t *testing.T) {
 	// Explicit CPUs win; a software device is not pinned.
 	got = nil
 	l = Local{Device: "mlx5_0", CPUs: []int{2, 3}}
-	placeWith(sys, &l, setaff)
+	placeWith(sys, &l, getaff, setaff)
 	if cpuList(got) != "2-3" {
 		t.Errorf("explicit CPUs: %v", got)
 	}
 	got = nil
 	sw := fixture(t, map[string]string{"class/infiniband/rxe_a/parent": "fa"})
 	l = Local{Netdev: "fa"}
-	notes = placeWith(sw, &l, setaff)
+	notes = placeWith(sw, &l, getaff, setaff)
 	if got != nil || l.Device != "rxe_a" || !strings.Contains(notes[0], "rxe_a reports no NUMA node") {
 		t.Errorf("software device: pinned %v, device %q, notes %q", got, l.Device, notes)
+	}
+	// A process kept on some CPUs (taskset 9-10,30) is narrowed to the
+	// node's CPUs among them, never moved off them.
+	inherited = unix.CPUSet{}
+	for _, c := range []int{9, 10, 30} {
+		inherited.Set(c)
+	}
+	got = nil
+	l = Local{Device: "mlx5_0", Netdev: "ens1f0"}
+	notes = placeWith(sys, &l, getaff, setaff)
+	if cpuList(got) != "9-10" || len(notes) != 1 || !strings.Contains(notes[0], "pinned to CPUs 9-10 (NUMA node 1 of mlx5_0, within this process's CPUs 9-10,30)") {
+		t.Errorf("inherited affinity: pinned %v, notes %q", got, notes)
+	}
+	// Kept off the node entirely (taskset 0-3): left there, and said so.
+	inherited = unix.CPUSet{}
+	for c := 0; c < 4; c++ {
+		inherited.Set(c)
+	}
+	got = nil
+	l = Local{Device: "mlx5_0", Netdev: "ens1f0"}
+	notes = placeWith(sys, &l, getaff, setaff)
+	if got != nil || len(notes) != 1 || !strings.Contains(notes[0], "NUMA node 1 of mlx5_0 is CPUs 8-11,24, outside this process's CPUs 0-3") || l.NUMANode == nil {
+		t.Errorf("affinity off the node: pinned %v, notes %q", got, notes)
+	}
+	// Requested CPUs are used as they are, whatever the inherited affinity.
+	got = nil
+	l = Local{Device: "mlx5_0", CPUs: []int{20}}
+	placeWith(sys, &l, getaff, setaff)
+	if cpuList(got) != "20" {
+		t.Errorf("requested CPUs under an affinity: %v", got)
 	}
 }
 

@@ -38,12 +38,18 @@ func (l *Local) resolve(sys Sysfs) error {
 // should be bound to in l. It returns what it did, for the report:
 // placement is best effort and never fails a test.
 func place(l *Local) []string {
-	return placeWith(Sysfs{Root: SysRoot}, l, unix.SchedSetaffinity)
+	return placeWith(Sysfs{Root: SysRoot}, l, unix.SchedGetaffinity, unix.SchedSetaffinity)
 }
 
-func placeWith(sys Sysfs, l *Local, setaff func(int, *unix.CPUSet) error) []string {
+// placeWith is place with the sysfs root and the affinity calls given. A
+// NUMA-derived placement stays within the affinity the process inherited
+// (taskset, a cgroup's cpuset): it narrows it to the NIC's node and never
+// moves the thread onto CPUs it was kept off; requested CPUs are used as
+// they are.
+func placeWith(sys Sysfs, l *Local, getaff, setaff func(int, *unix.CPUSet) error) []string {
 	_ = l.resolve(sys)
 	cpus, why := l.CPUs, "requested CPUs"
+	derived := false
 	switch {
 	case len(cpus) > 0:
 	case l.NUMANode != nil:
@@ -59,10 +65,31 @@ func placeWith(sys Sysfs, l *Local, setaff func(int, *unix.CPUSet) error) []stri
 		}
 		node := n.Node
 		l.NUMANode = &node
-		cpus, why = n.CPUs, fmt.Sprintf("NUMA node %d of %s", node, l.Device)
+		cpus, why, derived = n.CPUs, fmt.Sprintf("NUMA node %d of %s", node, l.Device), true
 	}
 	if len(cpus) == 0 {
 		return []string{why + ": no CPU list found; thread not pinned"}
+	}
+	var inherited unix.CPUSet
+	if derived && getaff(0, &inherited) == nil && inherited.Count() > 0 {
+		var within, allowed []int
+		for c := 0; c < 1024; c++ {
+			if inherited.IsSet(c) {
+				allowed = append(allowed, c)
+			}
+		}
+		for _, c := range cpus {
+			if inherited.IsSet(c) {
+				within = append(within, c)
+			}
+		}
+		switch {
+		case len(within) == 0:
+			return []string{fmt.Sprintf("%s is CPUs %s, outside this process's CPUs %s (taskset or cpuset): thread left there, its memory accesses to the NIC cross NUMA nodes",
+				why, cpuList(cpus), cpuList(allowed))}
+		case len(within) < len(cpus):
+			cpus, why = within, why+", within this process's CPUs "+cpuList(allowed)
+		}
 	}
 	var set unix.CPUSet
 	for _, c := range cpus {

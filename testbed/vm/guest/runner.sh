@@ -60,7 +60,12 @@ reset_guest() {
 
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
 
-header() { sed -n "1,30s/^# fabtb-$1: *\([^ ]*\).*/\1/p" "$2" | head -n 1; }
+# header KEY FILE: the first value of "# fabtb-KEY:" in the section's leading comment block (the
+# same rule as ParseSection in sections.go; TestRunnerHeaders keeps the two in step).
+header() {
+	awk -v key="# fabtb-$1:" '!/^[ \t]*(#|$)/ { exit }
+		{ sub(/^[ \t]+/, "") } index($0, key) == 1 { $0 = substr($0, length(key) + 1); if (NF) { print $1; exit } }' "$2"
+}
 
 echo "FABTB-BOOT uptime=$(up) kernel=$(uname -r) sections=$sections"
 mkdir -p "$share/results"
