@@ -44,6 +44,10 @@ type SubnetManager struct {
 	// VLArbHigh and VLArbLow are the VL arbitration tables; nil: not managed.
 	VLArbHigh []spec.VLWeight
 	VLArbLow  []spec.VLWeight
+	// MaxVLs (qos_max_vls) and HighLimit (qos_high_limit); 0 / nil: not
+	// managed.
+	MaxVLs    int
+	HighLimit *int
 }
 
 // Partition is one opensm partition.
@@ -151,6 +155,8 @@ func compileSM(s *spec.Spec) *SubnetManager {
 		SL2VL:     ib.SL2VL,
 		VLArbHigh: ib.VLArbHigh,
 		VLArbLow:  ib.VLArbLow,
+		MaxVLs:    ib.MaxVLs,
+		HighLimit: ib.VLHighLimit,
 	}
 	for _, c := range s.Classes {
 		if c.Default && c.SL != nil {
@@ -178,7 +184,7 @@ func compileSM(s *spec.Spec) *SubnetManager {
 			MTU: s.Fabric.RDMAMTU, Members: []PartitionMember{{ID: "ALL", Full: true}}, Implicit: true})
 	}
 	sort.SliceStable(sm.Partitions, func(i, j int) bool { return sm.Partitions[i].PKey < sm.Partitions[j].PKey })
-	sm.QoS = sm.QoS || len(ib.SL2VL) > 0 || len(ib.VLArbHigh) > 0 || len(ib.VLArbLow) > 0
+	sm.QoS = sm.QoS || len(ib.SL2VL) > 0 || len(ib.VLArbHigh) > 0 || len(ib.VLArbLow) > 0 || ib.MaxVLs > 0 || ib.VLHighLimit != nil
 	return sm
 }
 
@@ -284,6 +290,12 @@ func (sm *SubnetManager) Flatten() State {
 		return st
 	}
 	st[PathOpenSM+"qos"] = "TRUE"
+	if sm.MaxVLs > 0 {
+		st[PathOpenSM+"qos_max_vls"] = strconv.Itoa(sm.MaxVLs)
+	}
+	if sm.HighLimit != nil {
+		st[PathOpenSM+"qos_high_limit"] = strconv.Itoa(*sm.HighLimit)
+	}
 	if len(sm.SL2VL) > 0 {
 		st[PathOpenSM+"qos_sl2vl"] = intsString(sm.SL2VL)
 	}

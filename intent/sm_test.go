@@ -2,7 +2,10 @@ package intent
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/fabctl/fabctl/spec"
 )
 
 const ibSmall = `
@@ -137,5 +140,37 @@ func TestIBCodes(t *testing.T) {
 func TestNoSubnetManagerOnEthernet(t *testing.T) {
 	if f := compile(t, small); len(f.SubnetManagers) != 0 || f.Hosts[0].NICs[0].IB != nil {
 		t.Errorf("Ethernet fabric got IB intent: %+v", f.SubnetManagers)
+	}
+}
+
+// TestSubnetManagerVLs: max_vls and vl_high_limit become opensm.conf's
+// qos_max_vls and qos_high_limit (and turn QoS on by themselves); bad
+// values are load errors naming the attribute.
+func TestSubnetManagerVLs(t *testing.T) {
+	base := strings.Replace(ibSmall, "  sl        = 3\n", "  sl        = 0\n", 1)
+	with := func(attrs string) string {
+		return strings.Replace(base, "  subnet_manager = \"sm\"\n", "  subnet_manager = \"sm\"\n"+attrs, 1)
+	}
+	st := compile(t, with("  max_vls = 4\n  vl_high_limit = 0\n")).SubnetManagers[0].Flatten()
+	for k, v := range map[string]string{"opensm/qos": "TRUE", "opensm/qos_max_vls": "4", "opensm/qos_high_limit": "0"} {
+		if st[k] != v {
+			t.Errorf("%s = %q, want %q", k, st[k], v)
+		}
+	}
+	st = compile(t, base).SubnetManagers[0].Flatten()
+	for _, k := range []string{"opensm/qos", "opensm/qos_max_vls", "opensm/qos_high_limit"} {
+		if _, ok := st[k]; ok {
+			t.Errorf("%s set by a spec without QoS settings", k)
+		}
+	}
+	for _, tc := range []struct{ attrs, want string }{
+		{"  max_vls = 3\n", "max_vls is the number of data VLs a port runs: 1, 2, 4, 8 or 15"},
+		{"  max_vls = 16\n", "max_vls = 16 is outside 1..15"},
+		{"  vl_high_limit = 256\n", "vl_high_limit = 256 is outside 0..255"},
+	} {
+		_, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(with(tc.attrs))}}, spec.LoadOptions{})
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) || !strings.Contains(diags.Error(), "t.fab.hcl:") {
+			t.Errorf("%q: diagnostics %v, want an error at t.fab.hcl:line containing %q", tc.attrs, diags, tc.want)
+		}
 	}
 }

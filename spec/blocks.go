@@ -619,7 +619,7 @@ func (l *loader) validation(in instance) *Validation {
 }
 
 var ibSchema = &hcl.BodySchema{
-	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low"),
+	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "partition", LabelNames: []string{"name"}}},
 }
 
@@ -650,6 +650,17 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 	}
 	ib.VLArbHigh = l.vlArb(d, "vl_arb_high")
 	ib.VLArbLow = l.vlArb(d, "vl_arb_low")
+	if v, ok := d.optInt("max_vls", 1, 15); ok {
+		if v != 1 && v != 2 && v != 4 && v != 8 && v != 15 {
+			rng := d.src.Attr("max_vls")
+			l.errf(&rng, "Invalid max_vls", "infiniband: max_vls is the number of data VLs a port runs: 1, 2, 4, 8 or 15 (IBA VLCap); got %d.", v)
+		} else {
+			ib.MaxVLs = v
+		}
+	}
+	if v, ok := d.optInt("vl_high_limit", 0, 255); ok {
+		ib.VLHighLimit = &v
+	}
 	seen := map[string]bool{}
 	for _, pb := range d.blocks {
 		pname := pb.Labels[0]

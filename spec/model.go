@@ -536,7 +536,14 @@ type InfiniBandConfig struct {
 	SL2VL         []int // 16 entries: VL of each SL
 	VLArbHigh     []VLWeight
 	VLArbLow      []VLWeight
-	Src           Source
+	// MaxVLs is opensm's qos_max_vls, the data VLs the ports run (1, 2,
+	// 4, 8 or 15); 0: not managed.
+	MaxVLs int
+	// VLHighLimit is opensm's qos_high_limit: how many 4 KB units the
+	// high-priority table may send before a low-priority packet gets a
+	// turn (0..255, 255 = unlimited); nil: not managed.
+	VLHighLimit *int
+	Src         Source
 }
 
 // Partition is an InfiniBand partition (P_Key).

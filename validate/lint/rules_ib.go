@@ -51,8 +51,9 @@ partition MTU. A weight of 0 skips the entry and is fine.`,
 a virtual lane, and VL 15 there means drop. VL arbitration transmits only VLs that have a non-zero
 weight in the high or the low table: a VL missing from both is never sent, and its credits back up to
 the sender. So the SL of every class and partition must map to a VL other than 15 that the arbitration
-tables serve. Checked when the spec sets sl2vl or VL arbitration; without either opensm's defaults
-serve every SL.`,
+tables serve, and, when the spec sets max_vls, a VL below it: a port runs VL0..max_vls-1 and
+discards packets whose SL maps to a VL it does not run. Checked when the spec sets sl2vl, VL
+arbitration or max_vls; without any of them opensm's defaults serve every SL.`,
 			Reference: "linux-rdma/opensm doc/QoS_management_in_OpenSM.txt, section 7; opensm(8) QOS CONFIGURATION (qos_sl2vl: \"VL15 used here means drop this SL\"); IBA 7.6.6, 7.6.9",
 			Check:     checkIB3,
 		},
@@ -239,7 +240,7 @@ var opensmDefaultSL2VL = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 func checkIB3(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
-	if ib == nil || (len(ib.SL2VL) == 0 && len(ib.VLArbHigh) == 0 && len(ib.VLArbLow) == 0) {
+	if ib == nil || (len(ib.SL2VL) == 0 && len(ib.VLArbHigh) == 0 && len(ib.VLArbLow) == 0 && ib.MaxVLs == 0) {
 		return
 	}
 	sl2vl, mapSrc := ib.SL2VL, "sl2vl"
@@ -269,6 +270,10 @@ func checkIB3(c *Context) {
 			c.Reportf(Error, subject, address, scopes, "Service level mapped to VL 15 (dropped)",
 				"%s uses SL %d, which %s maps to VL 15: VL 15 in an SL-to-VL map means drop, so every packet on SL %d is discarded. Map SL %d to a data VL in sl2vl.",
 				what, sl, mapSrc, sl, sl)
+		case ib.MaxVLs > 0 && vl >= ib.MaxVLs:
+			c.Reportf(Error, subject, address, scopes, "Service level mapped to a VL the ports do not run",
+				"%s uses SL %d, which %s maps to VL %d, but max_vls = %d runs VL0..VL%d only: a port discards packets whose SL maps to a VL it does not run. Map SL %d to one of VL0..VL%d, or raise max_vls.",
+				what, sl, mapSrc, vl, ib.MaxVLs, ib.MaxVLs-1, sl, ib.MaxVLs-1)
 		case !arbitrated(vl):
 			c.Reportf(Error, subject, address, scopes, "Service level on a VL without arbitration weight",
 				"%s uses SL %d, which %s maps to VL %d, but VL %d has no weight in vl_arb_high or vl_arb_low: the port never transmits it and the traffic stalls. Give VL %d a weight (a multiple of 64 for a 4 KB MTU), or map SL %d to a served VL.",

@@ -7,9 +7,10 @@
 //     (opensm(8) PARTITION CONFIGURATION, doc/partition-config.txt);
 //   - qos-policy.conf, written whole: a DEFAULT level and a level plus
 //     match rule per partition (doc/QoS_management_in_OpenSM.txt);
-//   - opensm.conf, where only fabctl's lines change: qos TRUE, qos_sl2vl,
-//     qos_vlarb_high, qos_vlarb_low, and the per-port-type variants of
-//     those unset so they cannot override them.
+//   - opensm.conf, where only fabctl's lines change: qos TRUE,
+//     qos_max_vls, qos_high_limit, qos_sl2vl, qos_vlarb_high,
+//     qos_vlarb_low, and the per-port-type variants of those unset so
+//     they cannot override them.
 //
 // Read fetches the files over SSH (cat, through sudo -n when the host
 // says sudo = true) and parses them into normalised state, so a plan
@@ -113,6 +114,7 @@ func (d *Driver) Fields() []intent.Field {
 		{Pattern: "partitions/*/member/*", Disruptive: "a port leaving a partition (or becoming a limited member) loses traffic on that P_Key"},
 		{Pattern: "partitions/*/pkey", Disruptive: "a new P_Key moves the partition: IPoIB interfaces and QPs on the old P_Key stop"},
 		{Pattern: "opensm/qos_sl2vl", Disruptive: "opensm reprograms every port's SL-to-VL table: traffic on remapped SLs moves to other VLs"},
+		{Pattern: "opensm/qos_max_vls", Disruptive: "opensm sets every port's operational VLs: the ports renegotiate them, and traffic on a VL above the new count stops"},
 	}
 }
 

@@ -146,6 +146,9 @@ func TestOpenSMParsesRendering(t *testing.T) {
 		{"example", loadSM(t, "../../../examples/infiniband")},
 		{"no-qos", smFromSrc(t, noQoSSpec)},
 		{"default-declared", smFromSrc(t, defaultDeclaredSpec)},
+		// max_vls and vl_high_limit: qos_max_vls and qos_high_limit.
+		{"vls", smFromSrc(t, strings.Replace(noQoSSpec, "  subnet_manager = \"h1\"\n",
+			"  subnet_manager = \"h1\"\n  max_vls = 4\n  vl_high_limit = 16\n  sl2vl = [0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]\n", 1))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			files := renderAll(t, c.sm)

@@ -163,7 +163,7 @@ func renderQoSPolicy(sm *intent.SubnetManager, fabric string) ([]byte, error) {
 // openSMOptions are the opensm.conf options fabctl manages, in file
 // order, with their desired values ("" when the spec leaves the option
 // alone).
-var openSMOptions = []string{"qos", "qos_sl2vl", "qos_vlarb_high", "qos_vlarb_low"}
+var openSMOptions = []string{"qos", "qos_max_vls", "qos_high_limit", "qos_sl2vl", "qos_vlarb_high", "qos_vlarb_low"}
 
 // perTypeOverrides are the per-port-type variants of a generic QoS
 // option. opensm uses a set variant instead of the generic option for

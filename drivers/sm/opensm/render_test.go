@@ -373,3 +373,31 @@ qos_vlarb_low 0:4
 		t.Errorf("second edit changed the file:\n%s", again)
 	}
 }
+
+// TestEditOpenSMConfVLs: qos_max_vls and qos_high_limit are set like the
+// other managed options: the generic line replaced, a per-type override
+// unset, a missing option appended; the file reads back as desired.
+func TestEditOpenSMConfVLs(t *testing.T) {
+	desired := intent.State{"opensm/qos": "TRUE", "opensm/qos_max_vls": "4", "opensm/qos_high_limit": "0"}
+	live := `qos TRUE
+qos_max_vls 15
+qos_ca_max_vls 8
+qos_vlarb_low 0:4
+`
+	got := editOpenSMConf(live, desired, "f")
+	for _, line := range []string{"\nqos_max_vls 4\n", "\nqos_ca_max_vls (null)\n", "\nqos_high_limit 0\n", "\nqos_vlarb_low 0:4\n"} {
+		if !strings.Contains(got, line) {
+			t.Errorf("edited file lacks %q:\n%s", strings.TrimSpace(line), got)
+		}
+	}
+	if strings.Contains(got, "qos_max_vls 15") || strings.Contains(got, "qos_ca_max_vls 8") {
+		t.Errorf("old values left:\n%s", got)
+	}
+	if st := openSMState(parseOpenSMConf(got), managedOptions(desired)); intent.Diff(desired, st, nil) != nil {
+		t.Errorf("edited file reads back as %v", st)
+	}
+	lines := string(renderOpenSMLines(desired, "f"))
+	if !strings.Contains(lines, "\nqos TRUE\nqos_max_vls 4\nqos_high_limit 0\n") {
+		t.Errorf("rendered lines, in opensm.conf's order:\n%s", lines)
+	}
+}

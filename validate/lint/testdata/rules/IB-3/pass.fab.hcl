@@ -21,6 +21,8 @@ infiniband {
   sl2vl          = [0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15]
   vl_arb_high    = { "1" = 64 }
   vl_arb_low     = { "0" = 128, "1" = 192 }
+  max_vls        = 2
+  vl_high_limit  = 16
   partition "compute" {
     pkey    = "0x8001"
     members = ["h1:ib0", "h2:ib0"]
