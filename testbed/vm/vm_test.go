@@ -36,6 +36,18 @@ func TestVM(t *testing.T) {
 		}
 		o.Dur = n
 	}
+	for _, v := range []struct {
+		env string
+		dst *int
+	}{{"FABTB_PERF_PAIRS", &o.PerfPairs}, {"FABTB_RETRIES", &o.Retries}} {
+		if d := os.Getenv(v.env); d != "" {
+			n, err := strconv.Atoi(d)
+			if err != nil || n <= 0 {
+				t.Fatalf("%s=%q: want a positive number", v.env, d)
+			}
+			*v.dst = n
+		}
+	}
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -247,11 +259,17 @@ func TestCollect(t *testing.T) {
 }
 
 func TestKernelCmdline(t *testing.T) {
-	got := kernelCmdline([]Section{{Name: "info"}, {Name: "rxe"}}, true, 3)
+	got := kernelCmdline([]Section{{Name: "info"}, {Name: "rxe"}}, true, 3, 0, 0)
 	for _, w := range []string{"init=/fabtb/init", "console=ttyS0", "panic=-1", "fabtb_sections=info,rxe", "fabtb_ci=1", "fabtb_dur=3"} {
 		if !strings.Contains(" "+got+" ", " "+w+" ") {
 			t.Errorf("cmdline %q lacks %q", got, w)
 		}
+	}
+	if strings.Contains(got, "fabtb_perf_pairs") || strings.Contains(got, "fabtb_retries") {
+		t.Errorf("cmdline %q sets knobs nobody asked for", got)
+	}
+	if c := kernelCmdline([]Section{{Name: "verbs-perf"}}, false, 5, 7, 2); !strings.Contains(c+" ", " fabtb_perf_pairs=7 ") || !strings.Contains(c+" ", " fabtb_retries=2 ") {
+		t.Errorf("cmdline %q lacks fabtb_perf_pairs=7 or fabtb_retries=2", c)
 	}
 	args := strings.Join(qemuArgs("/img", "/share", got), " ")
 	for _, w := range []string{"-nic none", "-no-reboot", "snapshot=on", "mount_tag=fab", "-numa node,nodeid=1,cpus=1"} {
