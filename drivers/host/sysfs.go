@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/sysattr"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -46,11 +47,8 @@ func nicPCI(nic string) string {
 }
 
 func readTrim(p string) (string, bool) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", false
-	}
-	return strings.TrimSpace(string(b)), true
+	v, err := sysattr.Read(p)
+	return v, err == nil
 }
 
 // readECN returns the priorities with DCQCN enabled as both reaction and

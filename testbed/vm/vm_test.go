@@ -29,21 +29,14 @@ func TestVM(t *testing.T) {
 		Log:      os.Stderr,
 		Verbose:  os.Getenv("FABTB_VERBOSE") == "1",
 	}
-	if d := os.Getenv("FABTB_DUR"); d != "" {
-		n, err := strconv.Atoi(d)
-		if err != nil || n <= 0 {
-			t.Fatalf("FABTB_DUR=%q: want a number of seconds", d)
-		}
-		o.Dur = n
-	}
 	for _, v := range []struct {
-		env string
-		dst *int
-	}{{"FABTB_PERF_PAIRS", &o.PerfPairs}, {"FABTB_RETRIES", &o.Retries}} {
+		env, want string
+		dst       *int
+	}{{"FABTB_DUR", "a number of seconds", &o.Dur}, {"FABTB_PERF_PAIRS", "a number of rounds", &o.PerfPairs}, {"FABTB_RETRIES", "a number of attempts", &o.Retries}} {
 		if d := os.Getenv(v.env); d != "" {
 			n, err := strconv.Atoi(d)
 			if err != nil || n <= 0 {
-				t.Fatalf("%s=%q: want a positive number", v.env, d)
+				t.Fatalf("%s=%q: want %s", v.env, d, v.want)
 			}
 			*v.dst = n
 		}
@@ -339,6 +332,10 @@ func TestRunnerHeaders(t *testing.T) {
 	if def == nil {
 		t.Fatal("guest/runner.sh has no header() function")
 	}
+	runnerDefault := regexp.MustCompile(`(?m)^\s*t=\$\{t:-(\d+)\}`).FindStringSubmatch(string(runner))
+	if runnerDefault == nil || runnerDefault[1] != strconv.Itoa(int(DefaultSectionTimeout/time.Second)) {
+		t.Fatalf("the runner's default section timeout %v differs from DefaultSectionTimeout %s", runnerDefault, DefaultSectionTimeout)
+	}
 	files, _ := filepath.Glob("sections/*.sh")
 	harness, _ := filepath.Glob("testdata/harness/*.sh")
 	files = append(files, harness...)
@@ -361,12 +358,11 @@ func TestRunnerHeaders(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		got := strings.TrimSpace(string(out))
-		want := ""
-		if s.Timeout != DefaultSectionTimeout {
-			want = strconv.Itoa(int(s.Timeout / time.Second))
+		if got == "" {
+			got = runnerDefault[1] // no header: the runner's default
 		}
-		if got != want && !(want == "" && got == strconv.Itoa(int(DefaultSectionTimeout/time.Second))) {
-			t.Errorf("%s: the guest runner reads timeout %q, ParseSection %q", f, got, want)
+		if want := strconv.Itoa(int(s.Timeout / time.Second)); got != want {
+			t.Errorf("%s: the guest runner reads timeout %s s, ParseSection %s s", f, got, want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabctl/fabctl/internal/sysattr"
 )
 
 // Counters are one NIC's counters at one moment, by source-prefixed name:
@@ -49,11 +51,11 @@ func ReadRDMA(sysRoot, dev string, port int) (Counters, error) {
 			continue
 		}
 		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(base, dir, e.Name()))
+			s, err := sysattr.Read(filepath.Join(base, dir, e.Name()))
 			if err != nil {
 				continue // write-only or unsupported counters fail to read
 			}
-			v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			v, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
 				continue
 			}

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/sysattr"
 	"github.com/fabctl/fabctl/spec"
-	"golang.org/x/sys/unix"
 )
 
 // SysRoot is where sysfs is read; tests point Sysfs values at fixtures.
@@ -24,36 +24,6 @@ type Sysfs struct{ Root string }
 
 func (s Sysfs) ib(parts ...string) string {
 	return filepath.Join(append([]string{s.Root, "class/infiniband"}, parts...)...)
-}
-
-// readTrim reads a small sysfs attribute. It opens, reads and closes the
-// file with plain system calls rather than os.ReadFile: sysfs files are
-// pollable, so os.ReadFile also registers each one with the runtime's
-// poller (fcntl, epoll_ctl add and delete, fstat), three times the
-// system calls. A GID table scan reads one file per slot, 1024 on rxe,
-// and under emulation the difference was about a second per test.
-func readTrim(p string) (string, error) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", &os.PathError{Op: "open", Path: p, Err: err}
-	}
-	defer unix.Close(fd)
-	var buf [4096]byte // a sysfs attribute is at most a page
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", &os.PathError{Op: "read", Path: p, Err: err}
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return strings.TrimSpace(string(buf[:n])), nil
 }
 
 // GIDEntry is one populated slot of a port's GID table.
@@ -83,7 +53,7 @@ func (s Sysfs) GIDTable(dev string, port int) ([]GIDEntry, error) {
 		if err != nil {
 			continue
 		}
-		v, err := readTrim(filepath.Join(dir, n.Name()))
+		v, err := sysattr.Read(filepath.Join(dir, n.Name()))
 		if err != nil {
 			continue // unpopulated slots may fail to read
 		}
@@ -93,11 +63,11 @@ func (s Sysfs) GIDTable(dev string, port int) ([]GIDEntry, error) {
 		}
 		e := GIDEntry{Index: idx, GID: g}
 		attrs := s.ib(dev, "ports", strconv.Itoa(port), "gid_attrs")
-		e.Type, _ = readTrim(filepath.Join(attrs, "types", n.Name()))
+		e.Type, _ = sysattr.Read(filepath.Join(attrs, "types", n.Name()))
 		if e.Type == "" {
 			e.Type = GIDTypeRoCEv1 // InfiniBand ports have no types directory: IB GIDs
 		}
-		e.Netdev, _ = readTrim(filepath.Join(attrs, "ndevs", n.Name()))
+		e.Netdev, _ = sysattr.Read(filepath.Join(attrs, "ndevs", n.Name()))
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
@@ -240,7 +210,7 @@ type PortState struct {
 func (s Sysfs) Port(dev string, port int) (PortState, error) {
 	dir := s.ib(dev, "ports", strconv.Itoa(port))
 	var ps PortState
-	st, err := readTrim(filepath.Join(dir, "state"))
+	st, err := sysattr.Read(filepath.Join(dir, "state"))
 	if err != nil {
 		if _, e := os.Stat(s.ib(dev)); e != nil {
 			return ps, fmt.Errorf("no RDMA device %q (%s)", dev, s.deviceList())
@@ -252,18 +222,18 @@ func (s Sysfs) Port(dev string, port int) (PortState, error) {
 		st = strings.TrimSpace(v)
 	}
 	ps.State = st
-	ps.LinkLayer, _ = readTrim(filepath.Join(dir, "link_layer"))
-	if v, err := readTrim(filepath.Join(dir, "lid")); err == nil {
+	ps.LinkLayer, _ = sysattr.Read(filepath.Join(dir, "link_layer"))
+	if v, err := sysattr.Read(filepath.Join(dir, "lid")); err == nil {
 		n, _ := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
 		ps.LID = uint16(n)
 	}
-	ps.Rate, _ = readTrim(filepath.Join(dir, "rate"))
+	ps.Rate, _ = sysattr.Read(filepath.Join(dir, "rate"))
 	return ps, nil
 }
 
 // Transport is "iwarp" for RNICs (node type 4) and "ib" otherwise.
 func (s Sysfs) Transport(dev string) string {
-	v, _ := readTrim(s.ib(dev, "node_type"))
+	v, _ := sysattr.Read(s.ib(dev, "node_type"))
 	if strings.HasPrefix(v, "4") || strings.Contains(v, "RNIC") {
 		return "iwarp"
 	}
@@ -279,14 +249,14 @@ func (s Sysfs) DeviceForNetdev(netdev string) (string, error) {
 	}
 	devs := s.Devices()
 	for _, d := range devs {
-		if p, err := readTrim(s.ib(d, "parent")); err == nil && p == netdev {
+		if p, err := sysattr.Read(s.ib(d, "parent")); err == nil && p == netdev {
 			return d, nil
 		}
 	}
 	for _, d := range devs {
 		ndevs, _ := filepath.Glob(s.ib(d, "ports", "*", "gid_attrs", "ndevs", "*"))
 		for _, f := range ndevs {
-			if v, err := readTrim(f); err == nil && v == netdev {
+			if v, err := sysattr.Read(f); err == nil && v == netdev {
 				return d, nil
 			}
 		}
@@ -326,7 +296,7 @@ func (s Sysfs) NUMAFor(dev, netdev string) NUMA {
 		if dev == "" && strings.Contains(p, "infiniband") || netdev == "" && strings.Contains(p, "class/net") {
 			continue
 		}
-		if v, err := readTrim(p); err == nil {
+		if v, err := sysattr.Read(p); err == nil {
 			if node, err := strconv.Atoi(v); err == nil && node >= 0 {
 				n.Node = node
 				break
@@ -341,7 +311,7 @@ func (s Sysfs) NUMAFor(dev, netdev string) NUMA {
 
 // NodeCPUs reads a NUMA node's CPU list.
 func (s Sysfs) NodeCPUs(node int) []int {
-	v, err := readTrim(filepath.Join(s.Root, "devices/system/node", "node"+strconv.Itoa(node), "cpulist"))
+	v, err := sysattr.Read(filepath.Join(s.Root, "devices/system/node", "node"+strconv.Itoa(node), "cpulist"))
 	if err != nil {
 		return nil
 	}

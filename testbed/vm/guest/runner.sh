@@ -20,10 +20,10 @@ sections=$(arg fabtb_sections "")
 export FABTB_SHARE=$share FABTB_BIN=$share/bin FABTB_FILES=$share/files FABCTL=$share/bin/fabctl
 export FABTB_DUR=$(arg fabtb_dur 5) FABTB_GUEST=1
 # Knobs the host's environment set (vm.go passes them on the command line only when set).
-pairs=$(arg fabtb_perf_pairs "")
-[[ -n $pairs ]] && export FABTB_PERF_PAIRS=$pairs
-retries=$(arg fabtb_retries "")
-[[ -n $retries ]] && export FABTB_RETRIES=$retries
+for k in perf_pairs retries; do
+	v=$(arg "fabtb_$k" "")
+	[[ -z $v ]] || export "FABTB_${k^^}=$v"
+done
 [[ -x $share/bin/fabctl-verbs ]] && export FABCTL_VERBS=$share/bin/fabctl-verbs
 if [[ $(arg fabtb_ci 0) == 1 ]]; then export CI=true; else unset CI; fi
 
