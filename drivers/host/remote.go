@@ -2,7 +2,10 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agent"
@@ -58,4 +61,23 @@ func (d *Driver) Unsupported(host string) map[string]string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return maps.Clone(d.unsupported[host])
+}
+
+// Traffic runs one traffic request of fabctl validate (a side of a test
+// pair, or a counter read: body is validate/traffic's request, opaque
+// here) on a host reached over SSH, through the agent there as plan and
+// apply do: shipped when missing, under sudo when the host says so, in
+// the host's namespace for ssh+netns. onLine receives the agent's stderr
+// lines as they arrive (its "ready" announcements); the agent's answer is
+// returned as is. limit bounds the call (0: the transport's timeouts).
+func (d *Driver) Traffic(ctx context.Context, t drivers.Target, body json.RawMessage, onLine func(string), limit time.Duration) (json.RawMessage, error) {
+	h, ok := t.Intent.(*intent.Host)
+	if !ok || h == nil {
+		return nil, fmt.Errorf("host driver: traffic request for a %T, not a host", t.Intent)
+	}
+	resp, err := d.agentCall(ctx, t, h, agent.Request{Op: agent.OpTraffic, Traffic: body}, onLine, limit)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Traffic, nil
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -213,4 +214,30 @@ func journalDurations(b testing.TB, path string) []int64 {
 		}
 	}
 	return out
+}
+
+// BenchmarkSSHTrafficStep: one traffic step of fabctl validate on a host
+// reached over SSH (a counter read of a namespace's veth through the
+// agent, on the pooled connection with the agent in place): the
+// controller's overhead per step. A pair over SSH takes six steps (two
+// counter reads per side, the server, the client), so 6 x ms/step is
+// what running a pair through the agents adds to the test itself.
+//
+//	go test -run '^$' -bench SSHTrafficStep ./drivers/host/
+func BenchmarkSSHTrafficStep(b *testing.B) {
+	fx := newSSHFixture(b)
+	newNS(b, "fabctl-bssh-tr", 1)
+	s, f := fx.spec(b, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-bssh-tr"})
+	d, target := fx.driver(), fx.target(s, f, 0)
+	body := []byte(`{"role":"counters","local":{"Netdev":"v0a","Port":1,"GIDIndex":-1}}`)
+	if _, err := d.Traffic(context.Background(), target, body, nil, 0); err != nil { // copies the agent
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := d.Traffic(context.Background(), target, body, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
 }

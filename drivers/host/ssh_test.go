@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ type sshFixture struct {
 	pool     *connPool // the connections of one controller process
 }
 
-func newSSHFixture(t *testing.T) *sshFixture {
+func newSSHFixture(t testing.TB) *sshFixture {
 	t.Helper()
 	sshdtest.Require(t)
 	fx := &sshFixture{srv: sshdtest.Start(t, sshdtest.Options{}), bin: sshdtest.Fabctl(t)}
@@ -156,6 +157,44 @@ func (fx *sshFixture) target(s *spec.Spec, f *intent.Fabric, i int) drivers.Targ
 
 func (fx *sshFixture) planOpts(s *spec.Spec) plan.Options {
 	return plan.Options{Credentials: func(n string) *spec.Credentials { return s.CredentialsByName(n) }, Insecure: fx.insecure}
+}
+
+// specDir writes a spec to a new directory: one host per namespace
+// (h1, h2, ...) behind the fixture's sshd, logging in as root with the
+// key, each with NIC v0a on RDMA device dev at 198.18.1.<2i>/31; extra
+// is added.
+func (fx *sshFixture) specDir(t testing.TB, transport, dev, extra string, namespaces ...string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+fabric "t" {
+  transport = %q
+  mtu       = 9000
+}
+credentials "ssh" {
+  username    = "root"
+  known_hosts = %q
+  private_key = file(%q)
+}
+%s`, transport, fx.srv.KnownHosts, fx.keyFile, extra)
+	for i, ns := range namespaces {
+		fmt.Fprintf(&b, `
+host "h%d" {
+  address     = %q
+  connect     = "ssh+netns:%s"
+  credentials = "ssh"
+  nic "v0a" {
+    device    = %q
+    addresses = ["198.18.1.%d/31"]
+  }
+}
+`, i+1, fx.srv.Addr, ns, dev, 2*i)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.fab.hcl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func (fx *sshFixture) keyCreds() string { return fmt.Sprintf("private_key = file(%q)", fx.keyFile) }
@@ -462,35 +501,7 @@ func TestSSHFabctlApply(t *testing.T) {
 	fx := newSSHFixture(t)
 	newNS(t, "fabctl-ssh-t5", 1)
 	newNS(t, "fabctl-ssh-t6", 1)
-	dir := t.TempDir()
-	var b strings.Builder
-	fmt.Fprintf(&b, `
-fabric "t" {
-  transport = "iwarp"
-  mtu       = 9000
-}
-credentials "ssh" {
-  username    = "root"
-  known_hosts = %q
-  private_key = file(%q)
-}
-`, fx.srv.KnownHosts, fx.keyFile)
-	for i, ns := range []string{"fabctl-ssh-t5", "fabctl-ssh-t6"} {
-		fmt.Fprintf(&b, `
-host "h%d" {
-  address     = %q
-  connect     = "ssh+netns:%s"
-  credentials = "ssh"
-  nic "v0a" {
-    device    = "siw0"
-    addresses = ["198.18.1.%d/31"]
-  }
-}
-`, i+1, fx.srv.Addr, ns, 2*i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "t.fab.hcl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := fx.specDir(t, "iwarp", "siw0", "", "fabctl-ssh-t5", "fabctl-ssh-t6")
 	env := append(os.Environ(), "FABCTL_AGENT_DIR="+fx.remote, "FABCTL_AGENT_SAVE_DIR="+fx.save, "NO_COLOR=1")
 	cmd := exec.Command(fx.bin, "apply", "--auto-approve", "--json", "--parallelism", "2", dir)
 	cmd.Env = env
@@ -520,6 +531,83 @@ host "h%d" {
 	for _, ns := range []string{"fabctl-ssh-t5", "fabctl-ssh-t6"} {
 		if out := run(t, "ip", "-n", ns, "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {
 			t.Fatalf("%s: %s", ns, out)
+		}
+	}
+}
+
+// TestSSHTraffic: fabctl validate's traffic steps on hosts reached over
+// SSH. The driver's Traffic runs a counter read through the agent in the
+// host's namespace (the veth's ethtool statistics come back); then the
+// fabctl binary validates two ssh+netns hosts: each pair's server side
+// runs on its host through the agent, which answers that this build (no
+// verbs tag) cannot run a side, and the pair is reported as not run with
+// that reason, naming the side; validate exits 5 (nothing tested). The
+// VM testbed's ssh section runs the same path with real RDMA traffic.
+func TestSSHTraffic(t *testing.T) {
+	fx := newSSHFixture(t)
+	newNS(t, "fabctl-ssh-t7", 1)
+	newNS(t, "fabctl-ssh-t8", 0)
+	run(t, "ip", "-n", "fabctl-ssh-t7", "link", "set", "v0b", "netns", "fabctl-ssh-t8")
+	run(t, "ip", "-n", "fabctl-ssh-t8", "link", "set", "v0b", "name", "v0a")
+
+	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t7"})
+	d := fx.driver()
+	body := []byte(`{"role":"counters","local":{"Netdev":"v0a","Port":1,"GIDIndex":-1,"Addr":"198.18.0.3"}}`)
+	var lines []string
+	out, err := d.Traffic(context.Background(), fx.target(s, f, 0), body, func(l string) { lines = append(lines, l) }, 0)
+	if err != nil {
+		t.Fatalf("counters over SSH: %v", err)
+	}
+	var res struct {
+		Counters map[string]uint64 `json:"counters"`
+		Error    string            `json:"error"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Error != "" {
+		t.Fatalf("counters: %v %s", err, out)
+	}
+	if _, ok := res.Counters["eth:peer_ifindex"]; !ok {
+		t.Errorf("the veth's ethtool statistics did not come back from the host's namespace: %v", res.Counters)
+	}
+	// A malformed step is the agent's request error, named.
+	if _, err := d.Traffic(context.Background(), fx.target(s, f, 0), []byte(`{"role":"dance"}`), nil, 0); err == nil ||
+		!strings.Contains(err.Error(), `unknown traffic role "dance"`) {
+		t.Errorf("bad role: %v", err)
+	}
+
+	dir := fx.specDir(t, "rocev2", "rxe0", `
+validate "ring" {
+  pattern       = "ring"
+  op            = "write"
+  iterations    = 100
+  min_bandwidth = "1M"
+}
+`, "fabctl-ssh-t7", "fabctl-ssh-t8")
+	cmd := exec.Command(fx.bin, "validate", "--json", "--skip-readback", dir)
+	cmd.Env = append(os.Environ(), "FABCTL_AGENT_DIR="+fx.remote, "FABCTL_AGENT_SAVE_DIR="+fx.save, "NO_COLOR=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+		t.Fatalf("fabctl validate: %v (want exit 5, nothing tested)\n%s\n%s", err, stdout, stderr.String())
+	}
+	var doc struct {
+		Traffic struct {
+			Outcomes []struct {
+				Client, Server, Status, Reason string
+			} `json:"outcomes"`
+		} `json:"traffic"`
+	}
+	if err := json.Unmarshal(stdout, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if len(doc.Traffic.Outcomes) != 2 {
+		t.Fatalf("want the ring's 2 pairs: %s", stdout)
+	}
+	for _, o := range doc.Traffic.Outcomes {
+		want := "server " + o.Server + ": traffic test unavailable: "
+		if o.Status != "not-run" || !strings.HasPrefix(o.Reason, want) || !strings.Contains(o.Reason, "without verbs support") {
+			t.Errorf("outcome %+v: want not run with the server host's own reason %q...", o, want)
 		}
 	}
 }

@@ -147,12 +147,21 @@ func shippedAgent(binary string) (*localAgent, error) {
 // viaAgent runs one request on the host's agent over SSH. Errors name the
 // host and the step and carry no secret.
 func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host, req agent.Request) (*agent.Response, error) {
+	return d.agentCall(ctx, t, h, req, nil, 0)
+}
+
+// agentCall is viaAgent with onLine receiving the agent's stderr lines as
+// they come. limit bounds the call (0: connect + command timeouts).
+func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host, req agent.Request, onLine func(string), limit time.Duration) (*agent.Response, error) {
 	o := d.SSH.withDefaults()
 	la, err := shippedAgent(o.Binary)
 	if err != nil {
 		return nil, &sshcli.Error{Device: h.Name, Op: "agent", Kind: sshcli.KindConfig, Detail: err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout+o.CommandTimeout)
+	if limit <= 0 {
+		limit = o.ConnectTimeout + o.CommandTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	remote := path.Join(o.RemoteDir, "fabctl-"+la.build)
 	key := poolKey(t, remote)
@@ -172,7 +181,7 @@ func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host,
 		}
 	}
 	req.Protocol, req.Host, req.Netns = agent.Protocol, h, h.Connect.Netns
-	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req)
+	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req, onLine)
 	var se *sshcli.Error
 	if err == nil || errors.As(err, &se) && se.Kind != sshcli.KindClosed && se.Kind != sshcli.KindTimeout {
 		o.pool.put(key, c) // the connection is fine; the agent's answer was an error
@@ -187,7 +196,7 @@ func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host,
 // this connection cannot be started now (gone: the shell finds nothing,
 // or sudo's rule no longer matches a file), nothing ran: it is checked
 // (and copied) again and the request retried once.
-func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agent.Request) (*agent.Response, error) {
+func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agent.Request, onLine func(string)) (*agent.Response, error) {
 	for attempt := 0; ; attempt++ {
 		checkedEarlier := c.verified == remote
 		if !checkedEarlier {
@@ -196,7 +205,7 @@ func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote strin
 			}
 			c.verified = remote
 		}
-		resp, err := c.runAgent(ctx, remote, sudo, req)
+		resp, err := c.runAgent(ctx, remote, sudo, req, onLine)
 		var se *sshcli.Error
 		notStarted := errors.Is(err, errAgentMissing) || errors.As(err, &se) && se.Kind == KindSudo
 		if notStarted && checkedEarlier && attempt == 0 {
@@ -385,13 +394,19 @@ func classifyHandshake(err error, addr, khFile, user string, tried []string) (ss
 
 // exec runs a command; a non-zero exit is not an error (code says it).
 func (c *sshConn) exec(ctx context.Context, cmd string, stdin []byte) (stdout, stderr []byte, code int, err error) {
+	return c.execLines(ctx, cmd, stdin, nil)
+}
+
+// execLines is exec with onLine (nil: none) receiving each line of the
+// command's stderr as it arrives (the agent's progress announcements).
+func (c *sshConn) execLines(ctx context.Context, cmd string, stdin []byte, onLine func(string)) (stdout, stderr []byte, code int, err error) {
 	s, err := c.cl.NewSession()
 	if err != nil {
 		return nil, nil, -1, err
 	}
 	defer s.Close()
 	var so, se bytes.Buffer
-	s.Stdout, s.Stderr = &so, &tail{max: 8 << 10, b: &se}
+	s.Stdout, s.Stderr = &so, &tail{max: 8 << 10, b: &se, onLine: onLine}
 	if stdin != nil {
 		s.Stdin = bytes.NewReader(stdin)
 	}
@@ -417,12 +432,32 @@ func (c *sshConn) exec(ctx context.Context, cmd string, stdin []byte) (stdout, s
 }
 
 // tail keeps the last max bytes written (stderr of a chatty command).
+// With onLine set it also hands over each complete line as it arrives.
 type tail struct {
-	max int
-	b   *bytes.Buffer
+	max    int
+	b      *bytes.Buffer
+	onLine func(string)
+	line   []byte // the incomplete last line (onLine only)
+	skip   bool   // dropping a line longer than max, up to its newline
 }
 
 func (t *tail) Write(p []byte) (int, error) {
+	if t.onLine != nil {
+		t.line = append(t.line, p...)
+		for {
+			i := bytes.IndexByte(t.line, '\n')
+			if i < 0 {
+				break
+			}
+			if !t.skip {
+				t.onLine(string(t.line[:i]))
+			}
+			t.line, t.skip = t.line[i+1:], false
+		}
+		if len(t.line) > t.max { // no newline in sight: not a line anyone reads
+			t.line, t.skip = t.line[:0], true
+		}
+	}
 	t.b.Write(p)
 	if over := t.b.Len() - t.max; over > 0 {
 		t.b.Next(over)
@@ -579,7 +614,7 @@ func (c *sshConn) copyAgent(local, remote string, replace bool) error {
 }
 
 // runAgent runs the agent with the request on stdin and parses its reply.
-func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agent.Request) (*agent.Response, error) {
+func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agent.Request, onLine func(string)) (*agent.Response, error) {
 	step := "agent " + string(req.Op)
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -590,7 +625,7 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 		// -n: never prompt; a password prompt would hang the run.
 		cmd = "sudo -n -- " + cmd
 	}
-	out, errb, code, err := c.exec(ctx, cmd, body)
+	out, errb, code, err := c.execLines(ctx, cmd, body, onLine)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, c.fail(step, sshcli.KindTimeout, "cancelled or timed out waiting for the agent (an apply in progress finishes on the host)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/host"
 	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/validate/traffic"
 )
 
 // AgentOptions are the inputs of fabctl agent.
@@ -136,6 +138,8 @@ func agentRun(opts *AgentOptions) error {
 	req, err := agent.DecodeRequest(opts.IO.In)
 	if err != nil {
 		resp = &agent.Response{Protocol: agent.Protocol, Agent: hs, Errors: []agent.Error{{Kind: agent.KindRequest, Message: err.Error()}}}
+	} else if req.Op == agent.OpTraffic {
+		resp = agentTraffic(ctx, req, hs, opts.IO.ErrOut)
 	} else {
 		resp = agent.Serve(ctx, opts.NewDriver, req, hs)
 	}
@@ -287,4 +291,30 @@ func watchLine(l agentWatchLine) string {
 		parts = append(parts, fmt.Sprintf("%s %q -> %q", c.Path, c.Before, c.After))
 	}
 	return fmt.Sprintf("%s: DCB drift (%s): %s", head, d.Cmd, strings.Join(parts, "; "))
+}
+
+// agentTraffic runs a traffic request of fabctl validate (a side of a
+// test pair, or a counter read) on this host: the controller ran
+// traffic.Runner, which sent it here because it reaches this host over
+// SSH. A server side's "ready" line goes to stderr as soon as it listens.
+func agentTraffic(ctx context.Context, req *agent.Request, hs agent.Handshake, stderr io.Writer) *agent.Response {
+	resp := &agent.Response{Protocol: agent.Protocol, Agent: hs, Op: req.Op}
+	if e := req.Check(); e != nil {
+		resp.Errors = append(resp.Errors, *e)
+		return resp
+	}
+	resp.Host = req.Host.Name
+	sr, err := traffic.DecodeSideRequest(req.Traffic)
+	if err != nil {
+		resp.Errors = append(resp.Errors, agent.Error{Kind: agent.KindRequest, Message: err.Error()})
+		return resp
+	}
+	res := traffic.ServeSide(ctx, sr, req.Netns, func(addr string) { fmt.Fprintln(stderr, traffic.ReadyLine(addr)) })
+	b, err := json.Marshal(res)
+	if err != nil {
+		resp.Errors = append(resp.Errors, agent.Error{Kind: agent.KindRead, Message: "encoding the traffic result: " + err.Error()})
+		return resp
+	}
+	resp.OK, resp.Traffic = true, b
+	return resp
 }

@@ -74,9 +74,11 @@ Without --static, two live stages follow a valid spec:
              no loss on lossless classes and traffic on the class's priority
              are the pass criteria.
 
-The traffic test needs a fabctl built with -tags verbs (rdma-core) and
-hosts this machine reaches (connect = "local" or "netns:NAME"); a test
-that cannot run is reported as not run, never as passed.
+A pair's sides run in this process for local and netns hosts, and
+through the host's agent (the same login, binary and sudo as apply) for
+SSH hosts; either way the side's fabctl must be built with -tags verbs
+(rdma-core) and find an RDMA device. A test that cannot run is reported
+as not run, with the host's reason, never as passed.
 
 Exit status: 0 every stage passed; 1 the spec has errors (or warnings with
 --strict), a device differs from the spec or could not be read, or a

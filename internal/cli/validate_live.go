@@ -89,6 +89,9 @@ func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traf
 		return opts.Traffic(ctx, tests), ""
 	}
 	r := &traffic.Runner{Backend: opts.TrafficBackend, Version: readBuildInfo().Version, Logf: opts.Debugf}
+	if opts.Drivers != nil {
+		r.Remote = sshTraffic(s, opts.Drivers(), opts.Insecure)
+	}
 	return r.Run(ctx, tests), ""
 }
 

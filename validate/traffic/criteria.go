@@ -34,6 +34,9 @@ type Check struct {
 type Wire struct {
 	All, Match uint64
 	Observed   bool
+	// NotHere says why the wire could not be watched for this pair ("":
+	// it could, or the criteria say why not).
+	NotHere string
 }
 
 // Evidence is what a test run left behind besides its result.
@@ -176,6 +179,9 @@ func priorityCheck(c Criteria, ev Evidence) Check {
 	}
 	if c.NoWire != "" {
 		return Check{name, Skipped, c.NoWire + ", and these NICs have no per-priority counters"}
+	}
+	if ev.Wire.NotHere != "" {
+		return Check{name, Skipped, ev.Wire.NotHere + ", and these NICs have no per-priority counters"}
 	}
 	return Check{name, Skipped, "neither a wire view (software RDMA over IPv4) nor per-priority counters on these NICs"}
 }

@@ -74,6 +74,21 @@ type Runner struct {
 	Pair PairFunc
 	// Version is this fabctl's version (sent in the verbs hello).
 	Version string
+	// Remote runs the sides on hosts reached over SSH (nil: pairs with
+	// such a host are not run, and say so).
+	Remote Remote
+}
+
+func (r *Runner) setup() time.Duration {
+	if r.Setup > 0 {
+		return r.Setup
+	}
+	return 30 * time.Second
+}
+
+// viaRemote reports whether a pair runs a side through Remote.
+func (r *Runner) viaRemote(p PairRef) bool {
+	return r.Remote != nil && (overSSH(p.Client) || overSSH(p.Server))
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -96,8 +111,25 @@ func (r *Runner) Run(ctx context.Context, tests []*Test) *Report {
 			avail = verbs.Available()
 		}
 		if avail != nil {
-			rep.Unavailable = avail.Error()
-			pairFn = func(context.Context, *Test, PairRef) (*verbs.Result, Evidence, error) { return nil, Evidence{}, avail }
+			// This machine cannot run a side; pairs between hosts reached
+			// over SSH still can (a mixed pair's local side says why not).
+			remote := false
+			for _, t := range tests {
+				for _, round := range t.Rounds {
+					for _, p := range round {
+						remote = remote || r.viaRemote(p)
+					}
+				}
+			}
+			if !remote {
+				rep.Unavailable = avail.Error()
+			}
+			pairFn = func(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
+				if r.viaRemote(p) {
+					return r.localPair(ctx, t, p)
+				}
+				return nil, Evidence{}, avail
+			}
 		}
 	}
 	for _, t := range tests {
@@ -144,14 +176,17 @@ func (r *Runner) runPair(ctx context.Context, fn PairFunc, t *Test, round int, p
 	return o
 }
 
-// reach says whether this process can run a side on the endpoint's host.
-func reach(ep Endpoint) error {
-	switch ep.Host.Connect.Kind {
-	case "local", "netns":
+// reach says whether a side can run on the endpoint's host: in this
+// process, or through the agent for hosts reached over SSH.
+func (r *Runner) reach(ep Endpoint) error {
+	switch {
+	case ep.Host.Connect.Kind == "local", ep.Host.Connect.Kind == "netns":
+		return nil
+	case overSSH(ep) && r.Remote != nil:
 		return nil
 	}
-	return fmt.Errorf("%w: host %s is reached over %s; this build runs the traffic test only between hosts "+
-		"fabctl reaches on this machine (connect = \"local\" or \"netns:NAME\")", verbs.ErrUnavailable, ep.Host.Name, ep.Host.Connect)
+	return fmt.Errorf("%w: host %s is reached over %s, and this run has no way to start a test side there "+
+		"(fabctl validate runs sides on local, netns and SSH hosts)", verbs.ErrUnavailable, ep.Host.Name, ep.Host.Connect)
 }
 
 // inNetns runs fn with the calling thread in the host's network
@@ -193,11 +228,11 @@ func device(ep Endpoint) string {
 	return d
 }
 
+// localSide is the side of an endpoint on this machine, its device
+// found from the netdev when the spec names none.
 func localSide(ep Endpoint) verbs.Local {
-	l := verbs.Local{Device: device(ep), Port: 1, Netdev: ep.NIC.Name, Addr: ep.Addr, GIDIndex: -1, NUMANode: ep.NIC.NUMANode}
-	if !ep.NIC.NUMA.Auto && len(ep.NIC.NUMA.CPUs) > 0 {
-		l.CPUs = ep.NIC.NUMA.CPUs
-	}
+	l := sideLocal(ep)
+	l.Device = device(ep)
 	return l
 }
 
@@ -309,19 +344,19 @@ func (w *wireSet) stop() {
 // control listener at the server NIC's address, the client dialing it.
 func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
 	for _, ep := range []Endpoint{p.Client, p.Server} {
-		if err := reach(ep); err != nil {
+		if err := r.reach(ep); err != nil {
 			return nil, Evidence{}, err
 		}
+	}
+	if r.viaRemote(p) {
+		return r.remotePair(ctx, t, p)
 	}
 	if r.Backend == "perftest" {
 		if err := verbs.PerftestAvailable(t.Verbs); err != nil {
 			return nil, Evidence{}, err
 		}
 	}
-	setup := r.Setup
-	if setup == 0 {
-		setup = 30 * time.Second
-	}
+	setup := r.setup()
 	ev := Evidence{Before: map[string]Counters{}, Deltas: map[string]Counters{}}
 	for _, ep := range []Endpoint{p.Client, p.Server} {
 		ev.Before[ep.String()] = snapshot(ep)
@@ -359,11 +394,13 @@ func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Resu
 // multi-packet writes with "remote invalid request", perftest included).
 const softwareAckTimeout = 20
 
+const softwareAckNote = "software RDMA devices: QP ACK timeout 4.3 s (exponent 20), so kernel-thread scheduling delays are not retransmitted"
+
 // pairTest adapts a test to a pair's devices.
 func pairTest(t verbs.Test, p PairRef) (verbs.Test, string) {
 	if t.Timeout < softwareAckTimeout && softwareDevice(device(p.Client)) && softwareDevice(device(p.Server)) {
 		t.Timeout = softwareAckTimeout
-		return t, "software RDMA devices: QP ACK timeout 4.3 s (exponent 20), so kernel-thread scheduling delays are not retransmitted"
+		return t, softwareAckNote
 	}
 	return t, ""
 }
@@ -449,8 +486,12 @@ func (r *Runner) perftestPair(ctx context.Context, t *Test, tv verbs.Test, p Pai
 // perftestSide pins the GID perftest uses to the one fabctl's engine
 // would choose for the endpoint's address.
 func perftestSide(ep Endpoint, t *Test) verbs.Local {
-	l := localSide(ep)
-	if t.Verbs.Conn == verbs.ConnVerbs && l.Device != "" {
+	return perftestLocal(localSide(ep), t.Verbs)
+}
+
+// perftestLocal is perftestSide for a side described by its Local.
+func perftestLocal(l verbs.Local, t verbs.Test) verbs.Local {
+	if t.Conn == verbs.ConnVerbs && l.Device != "" {
 		sys := verbs.Sysfs{Root: verbs.SysRoot}
 		if table, err := sys.GIDTable(l.Device, 1); err == nil {
 			if e, err := verbs.SelectGID(l.Device, 1, table, verbs.GIDChoice{Index: -1, Addr: l.Addr, Netdev: l.Netdev}); err == nil {

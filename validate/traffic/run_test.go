@@ -98,11 +98,20 @@ func TestReachAndErrors(t *testing.T) {
 	ep := func(kind string) Endpoint {
 		return Endpoint{Host: &spec.Host{Name: "h", Connect: spec.Connect{Kind: kind}}, NIC: &spec.NIC{Name: "eth1"}}
 	}
-	if reach(ep("local")) != nil || reach(ep("netns")) != nil {
+	r := &Runner{}
+	if r.reach(ep("local")) != nil || r.reach(ep("netns")) != nil {
 		t.Error("local hosts refused")
 	}
-	if err := reach(ep("ssh")); !errors.Is(err, verbs.ErrUnavailable) || !strings.Contains(err.Error(), "reached over ssh") {
-		t.Errorf("ssh: %v", err)
+	sshNetns := ep("ssh")
+	sshNetns.Host.Connect.Netns = "ns1"
+	for _, e := range []Endpoint{ep("ssh"), sshNetns} {
+		if err := r.reach(e); !errors.Is(err, verbs.ErrUnavailable) || !strings.Contains(err.Error(), "reached over "+e.Host.Connect.String()) {
+			t.Errorf("%s without Remote: %v", e.Host.Connect, err)
+		}
+	}
+	r.Remote = func(context.Context, *spec.Host, *SideRequest, func(string)) (*SideResult, error) { return nil, nil }
+	if r.reach(ep("ssh")) != nil || r.reach(sshNetns) != nil {
+		t.Error("ssh hosts refused with a Remote")
 	}
 	p := PairRef{Client: ep("local"), Server: ep("local")}
 	p.Server.Host = &spec.Host{Name: "srv"}

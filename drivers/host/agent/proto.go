@@ -56,6 +56,13 @@ const (
 	OpApply Op = "apply"
 	// OpRollback restores the state a transaction saw (Token).
 	OpRollback Op = "rollback"
+	// OpTraffic runs one step of fabctl validate's traffic test on the
+	// host: a side of a test pair, or a read of a NIC's counters. Traffic
+	// carries the request and the response's Traffic the result, both in
+	// validate/traffic's shape (controller and agent are the same build);
+	// `fabctl agent` hands them to that package, and progress (the
+	// server's "ready" line) goes to stderr as it happens.
+	OpTraffic Op = "traffic"
 )
 
 // Request is what the agent reads on stdin.
@@ -72,6 +79,8 @@ type Request struct {
 	// request as a stepless apply) in this directory as <host>.json, for
 	// `fabctl agent --reapply DIR` at boot.
 	SaveTo string `json:"save_to,omitempty"`
+	// Traffic is the request of OpTraffic.
+	Traffic json.RawMessage `json:"traffic,omitempty"`
 }
 
 // ErrKind classifies an agent error.
@@ -117,9 +126,11 @@ type Response struct {
 	// Token identifies the transaction for rollback (apply).
 	Token string `json:"token,omitempty"`
 	// Result is the verified outcome (apply in re-apply mode).
-	Result   *apply.DeviceResult `json:"result,omitempty"`
-	Warnings []string            `json:"warnings,omitempty"`
-	Errors   []Error             `json:"errors,omitempty"`
+	Result *apply.DeviceResult `json:"result,omitempty"`
+	// Traffic is the result of OpTraffic.
+	Traffic  json.RawMessage `json:"traffic,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Errors   []Error         `json:"errors,omitempty"`
 }
 
 // Err returns the response's errors as one error, nil when OK.
@@ -203,14 +214,17 @@ func (r *Request) Check() *Error {
 		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("request protocol %d, this agent speaks %d: controller and agent are different fabctl builds", r.Protocol, Protocol)}
 	}
 	switch r.Op {
-	case OpRead, OpPlan, OpApply, OpRollback:
+	case OpRead, OpPlan, OpApply, OpRollback, OpTraffic:
 	case "":
-		return &Error{Kind: KindRequest, Message: `no "op" (want read, plan, apply or rollback)`}
+		return &Error{Kind: KindRequest, Message: `no "op" (want read, plan, apply, rollback or traffic)`}
 	default:
-		return &Error{Kind: KindRequest, Message: fmt.Sprintf("unknown op %q (want read, plan, apply or rollback)", r.Op)}
+		return &Error{Kind: KindRequest, Message: fmt.Sprintf("unknown op %q (want read, plan, apply, rollback or traffic)", r.Op)}
 	}
 	if r.Host == nil || r.Host.Name == "" {
 		return &Error{Kind: KindRequest, Message: `no "host" intent (with a name)`}
+	}
+	if r.Op == OpTraffic && len(r.Traffic) == 0 {
+		return &Error{Kind: KindRequest, Message: `traffic needs its "traffic" request`}
 	}
 	if r.Op == OpRollback && r.Token == "" {
 		return &Error{Kind: KindRequest, Message: `rollback needs the "token" apply returned`}

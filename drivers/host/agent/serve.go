@@ -88,6 +88,10 @@ func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Hand
 		if err := drv.Rollback(ctx, t, drivers.Result{Token: req.Token}); err != nil {
 			return fail(KindRollback, "%v", err)
 		}
+	case OpTraffic:
+		// fabctl agent's command runs these with validate/traffic, which
+		// this package does not depend on.
+		return fail(KindRequest, "traffic requests are run by the fabctl agent command, not by agent.Serve")
 	}
 	resp.OK = true
 	return resp

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stage 1 of the VM testbed image (called by ../build.sh, as root): a trimmed Debian bookworm minbase
-# rootfs with the kernel, rdma-core and perftest, a small initrd, and the two modules Debian's kernel
-# lacks (siw, netdevsim) built out of tree from linux-source-6.1. Writes it as a zstd tarball to $1.
+# rootfs with the kernel, rdma-core, perftest and OpenSSH's server (section ssh), a small initrd, and
+# the two modules Debian's kernel lacks (siw, netdevsim) built out of tree from linux-source-6.1.
+# Writes it as a zstd tarball to $1.
 # The hash of this file is the stage's cache key: any edit here rebuilds the base.
 set -euo pipefail
 
@@ -15,7 +16,7 @@ cleanup() {
 trap cleanup EXIT
 
 mirror=${FABTB_MIRROR:-http://deb.debian.org/debian}
-pkgs=linux-image-amd64,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,iproute2,kmod,ethtool,procps,iputils-ping,numactl
+pkgs=linux-image-amd64,rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,iproute2,kmod,ethtool,procps,iputils-ping,numactl,openssh-server
 
 echo "base: debootstrap bookworm ($pkgs)" >&2
 t0=$SECONDS
