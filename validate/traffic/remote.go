@@ -353,7 +353,7 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 		// when the client only heard "peer: ..."), then stop it.
 		select {
 		case s = <-srvc:
-		case <-time.After(5 * time.Second):
+		case <-time.After(r.serverGrace()):
 			cancel()
 			<-srvc
 			s = sideOut{res: &SideResult{}}
@@ -380,6 +380,15 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 		res.Notes = append(res.Notes, note)
 	}
 	return res, ev, nil
+}
+
+// serverGrace is how long a pair whose client failed waits for the
+// server's own account before stopping it.
+func (r *Runner) serverGrace() time.Duration {
+	if r.grace > 0 {
+		return r.grace
+	}
+	return 5 * time.Second
 }
 
 type sideOut struct {

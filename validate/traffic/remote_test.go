@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/verbs"
@@ -16,8 +17,9 @@ import (
 
 // sshHosts is a spec of two hosts reached over SSH (one behind a
 // namespace), a ring test between them.
-func sshHosts(t *testing.T) *spec.Spec {
-	return load(t, `fabric "f" {
+func sshHosts(t *testing.T) *spec.Spec { return load(t, sshHostsSrc) }
+
+const sshHostsSrc = `fabric "f" {
   transport = "rocev2"
   mtu       = 9000
 }
@@ -44,8 +46,7 @@ validate "ring" {
   iterations    = 10
   min_bandwidth = "1G"
 }
-`)
-}
+`
 
 // fakeAgents plays the agents of SSH hosts: each request and result
 // crosses JSON as it does over SSH, a server announces its address and
@@ -217,6 +218,35 @@ func TestRemotePairs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pair of a local host and an SSH host runs the local side in this
+// process: in a build without verbs (or a machine without RDMA devices)
+// that side says why it cannot run, named, whichever role it has; the
+// SSH host's server, left waiting for a client that never came, is
+// stopped.
+func TestMixedPair(t *testing.T) {
+	s := load(t, strings.Replace(sshHostsSrc, `connect = "ssh"`, `connect = "local"`, 1))
+	if verbs.Available() == nil {
+		t.Skip("this machine can run a verbs side")
+	}
+	f := newFakeAgents()
+	rep := (&Runner{Remote: f.remote, grace: 50 * time.Millisecond}).Run(context.Background(), Plan(s))
+	if len(rep.Outcomes) != 2 || rep.Unavailable != "" {
+		t.Fatalf("%d outcomes, unavailable %q", len(rep.Outcomes), rep.Unavailable)
+	}
+	for _, o := range rep.Outcomes {
+		role := "server"
+		if o.Pair.Client.Host.Name == "ha" {
+			role = "client"
+		}
+		if o.Status != NotRun || !strings.HasPrefix(o.Reason, role+" ha:fa: traffic test unavailable") {
+			t.Errorf("%s -> %s: %s %q, want not run, by the local %s", o.Pair.Client, o.Pair.Server, o.Status, o.Reason, role)
+		}
+	}
+	for _, q := range f.reqs["ha"] {
+		t.Errorf("the local host's step %q went through Remote", q.Role)
 	}
 }
 

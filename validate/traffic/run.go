@@ -77,6 +77,7 @@ type Runner struct {
 	// Remote runs the sides on hosts reached over SSH (nil: pairs with
 	// such a host are not run, and say so).
 	Remote Remote
+	grace  time.Duration // serverGrace (tests shorten it)
 }
 
 func (r *Runner) setup() time.Duration {
