@@ -69,11 +69,16 @@ func (d *Driver) Unsupported(host string) map[string]string {
 // apply do: shipped when missing, under sudo when the host says so, in
 // the host's namespace for ssh+netns. onLine receives the agent's stderr
 // lines as they arrive (its "ready" announcements); the agent's answer is
-// returned as is. limit bounds the call (0: the transport's timeouts).
-func (d *Driver) Traffic(ctx context.Context, t drivers.Target, body json.RawMessage, onLine func(string), limit time.Duration) (json.RawMessage, error) {
+// returned as is. ctx's deadline, when it has one, bounds the call
+// instead of the transport's command timeout (a long test runs longer).
+func (d *Driver) Traffic(ctx context.Context, t drivers.Target, body json.RawMessage, onLine func(string)) (json.RawMessage, error) {
 	h, ok := t.Intent.(*intent.Host)
 	if !ok || h == nil {
 		return nil, fmt.Errorf("host driver: traffic request for a %T, not a host", t.Intent)
+	}
+	var limit time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		limit = time.Until(dl)
 	}
 	resp, err := d.agentCall(ctx, t, h, agent.Request{Op: agent.OpTraffic, Traffic: body}, onLine, limit)
 	if err != nil {

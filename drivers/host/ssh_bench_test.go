@@ -230,12 +230,12 @@ func BenchmarkSSHTrafficStep(b *testing.B) {
 	s, f := fx.spec(b, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-bssh-tr"})
 	d, target := fx.driver(), fx.target(s, f, 0)
 	body := []byte(`{"role":"counters","local":{"Netdev":"v0a","Port":1,"GIDIndex":-1}}`)
-	if _, err := d.Traffic(context.Background(), target, body, nil, 0); err != nil { // copies the agent
+	if _, err := d.Traffic(context.Background(), target, body, nil); err != nil { // copies the agent
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := d.Traffic(context.Background(), target, body, nil, 0); err != nil {
+		if _, err := d.Traffic(context.Background(), target, body, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

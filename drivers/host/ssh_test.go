@@ -553,8 +553,7 @@ func TestSSHTraffic(t *testing.T) {
 	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t7"})
 	d := fx.driver()
 	body := []byte(`{"role":"counters","local":{"Netdev":"v0a","Port":1,"GIDIndex":-1,"Addr":"198.18.0.3"}}`)
-	var lines []string
-	out, err := d.Traffic(context.Background(), fx.target(s, f, 0), body, func(l string) { lines = append(lines, l) }, 0)
+	out, err := d.Traffic(context.Background(), fx.target(s, f, 0), body, nil)
 	if err != nil {
 		t.Fatalf("counters over SSH: %v", err)
 	}
@@ -569,7 +568,7 @@ func TestSSHTraffic(t *testing.T) {
 		t.Errorf("the veth's ethtool statistics did not come back from the host's namespace: %v", res.Counters)
 	}
 	// A malformed step is the agent's request error, named.
-	if _, err := d.Traffic(context.Background(), fx.target(s, f, 0), []byte(`{"role":"dance"}`), nil, 0); err == nil ||
+	if _, err := d.Traffic(context.Background(), fx.target(s, f, 0), []byte(`{"role":"dance"}`), nil); err == nil ||
 		!strings.Contains(err.Error(), `unknown traffic role "dance"`) {
 		t.Errorf("bad role: %v", err)
 	}

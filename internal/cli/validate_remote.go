@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
@@ -16,7 +15,7 @@ import (
 // trafficRunner is what the host driver offers to run traffic steps on
 // hosts reached over SSH (drivers/host.Driver.Traffic).
 type trafficRunner interface {
-	Traffic(ctx context.Context, t drivers.Target, body json.RawMessage, onLine func(string), limit time.Duration) (json.RawMessage, error)
+	Traffic(ctx context.Context, t drivers.Target, body json.RawMessage, onLine func(string)) (json.RawMessage, error)
 }
 
 // sshTraffic is the traffic stage's Remote: each step goes to the host's
@@ -46,15 +45,11 @@ func sshTraffic(s *spec.Spec, reg *drivers.Registry, insecure bool) traffic.Remo
 		if err != nil {
 			return nil, err
 		}
-		limit := time.Duration(0)
-		if dl, ok := ctx.Deadline(); ok {
-			limit = time.Until(dl)
-		}
 		out, err := tr.Traffic(ctx, plan.Target(plan.Unit{Device: h.Device, Intent: h}, popts), body, func(line string) {
 			if a, ok := traffic.ParseReady(line); ok {
 				ready(a)
 			}
-		}, limit)
+		})
 		if err != nil {
 			return nil, err
 		}

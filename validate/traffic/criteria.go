@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -177,11 +178,8 @@ func priorityCheck(c Criteria, ev Evidence) Check {
 			return Check{name, Pass, fmt.Sprintf("%.0f%% of the traffic on priority %d", 100*float64(on)/float64(total), c.Priority)}
 		}
 	}
-	if c.NoWire != "" {
-		return Check{name, Skipped, c.NoWire + ", and these NICs have no per-priority counters"}
-	}
-	if ev.Wire.NotHere != "" {
-		return Check{name, Skipped, ev.Wire.NotHere + ", and these NICs have no per-priority counters"}
+	if why := cmp.Or(c.NoWire, ev.Wire.NotHere); why != "" {
+		return Check{name, Skipped, why + ", and these NICs have no per-priority counters"}
 	}
 	return Check{name, Skipped, "neither a wire view (software RDMA over IPv4) nor per-priority counters on these NICs"}
 }

@@ -152,7 +152,7 @@ func ServeSide(ctx context.Context, req *SideRequest, netns string, ready func(a
 	res := &SideResult{Device: l.Device, Software: softwareDevice(l.Device)}
 	setup := req.Setup
 	if setup <= 0 {
-		setup = 30 * time.Second
+		setup = defaultSetup
 	}
 	o := verbs.Options{Setup: setup, Fabctl: req.Version}
 	var err error
@@ -167,22 +167,13 @@ func ServeSide(ctx context.Context, req *SideRequest, netns string, ready func(a
 			if err := verbs.Available(); err != nil {
 				return err
 			}
-			var ln net.Listener
-			if err := inNetns(ep, func() error {
-				var err error
-				ln, err = verbs.Listen(net.JoinHostPort(l.Addr.String(), "0"))
-				return err
-			}); err != nil {
+			ln, err := listenAt(ep)
+			if err != nil {
 				return err
 			}
 			defer ln.Close()
 			ready(ln.Addr().String())
-			ctl, err := verbs.Accept(ctx, ln, setup)
-			if err != nil {
-				return err
-			}
-			defer ctl.Close()
-			res.Result, err = verbs.Serve(ctx, ctl, l, o)
+			res.Result, err = serveOne(ctx, ln, l, o)
 			return err
 		}()
 	default:
@@ -190,12 +181,8 @@ func ServeSide(ctx context.Context, req *SideRequest, netns string, ready func(a
 			if err := verbs.Available(); err != nil {
 				return err
 			}
-			var ctl *verbs.Control
-			if err := inNetns(ep, func() error {
-				var err error
-				ctl, err = verbs.Dial(ctx, req.Peer, setup)
-				return err
-			}); err != nil {
+			ctl, err := dialFrom(ctx, ep, req.Peer, setup)
+			if err != nil {
 				return err
 			}
 			defer ctl.Close()
@@ -251,28 +238,18 @@ func overSSH(ep Endpoint) bool { return ep.Host.Connect.Kind == "ssh" }
 // sideCall runs a step on an endpoint's host: in this process for local
 // and namespace hosts, through Remote for SSH hosts.
 func (r *Runner) sideCall(ctx context.Context, ep Endpoint, req SideRequest, ready func(string)) (*SideResult, error) {
-	req.Backend, req.Version = r.Backend, r.Version
-	if req.Setup == 0 {
-		req.Setup = r.setup()
+	req.Backend, req.Version, req.Setup = r.Backend, r.Version, r.setup()
+	if ready == nil {
+		ready = func(string) {}
 	}
-	if !overSSH(ep) {
-		if req.Local.Device == "" {
-			req.Local.Device = device(ep)
-		}
-		netns := ""
-		if ep.Host.Connect.Kind == "netns" {
-			netns = ep.Host.Connect.Netns
-		}
-		if ready == nil {
-			ready = func(string) {}
-		}
-		return ServeSide(ctx, &req, netns, ready), nil
+	if overSSH(ep) {
+		return r.Remote(ctx, ep.Host, &req, ready)
 	}
-	return r.Remote(ctx, ep.Host, &req, func(a string) {
-		if ready != nil {
-			ready(a)
-		}
-	})
+	netns := ""
+	if ep.Host.Connect.Kind == "netns" {
+		netns = ep.Host.Connect.Netns
+	}
+	return ServeSide(ctx, &req, netns, ready), nil
 }
 
 // sideLocal is the side of an endpoint as sent to its host: the declared
@@ -324,6 +301,7 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 		})
 		srvc <- sideOut{res, err}
 	}()
+	listenWait := r.setup() + 30*time.Second // the setup bound plus an SSH login and agent check
 	var peer string
 	select {
 	case a := <-readyc:
@@ -331,10 +309,10 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 	case s := <-srvc:
 		// The server ended before it listened: its error says why.
 		return nil, ev, serverFailure(p, s.res, s.err)
-	case <-time.After(r.setup() + 30*time.Second): // the setup bound plus an SSH login and agent check
+	case <-time.After(listenWait):
 		cancel()
 		<-srvc
-		return nil, ev, fmt.Errorf("server %s: did not start listening within %s", p.Server, r.setup()+30*time.Second)
+		return nil, ev, fmt.Errorf("server %s: did not start listening within %s", p.Server, listenWait)
 	}
 	peer = peerAddress(peer, p.Server.Addr)
 	if r.Backend == "perftest" {

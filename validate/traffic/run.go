@@ -70,7 +70,8 @@ type Runner struct {
 	Setup time.Duration
 	// Logf receives progress lines (nil: none).
 	Logf func(format string, args ...any)
-	// Pair runs one pair (nil: both sides in this process, see localPair).
+	// Pair runs one pair (nil: Runner.pair, in this process or through
+	// Remote).
 	Pair PairFunc
 	// Version is this fabctl's version (sent in the verbs hello).
 	Version string
@@ -80,16 +81,47 @@ type Runner struct {
 	grace  time.Duration // serverGrace (tests shorten it)
 }
 
+// defaultSetup bounds each setup step of a pair when Runner.Setup is 0.
+const defaultSetup = 30 * time.Second
+
 func (r *Runner) setup() time.Duration {
 	if r.Setup > 0 {
 		return r.Setup
 	}
-	return 30 * time.Second
+	return defaultSetup
 }
 
 // viaRemote reports whether a pair runs a side through Remote.
 func (r *Runner) viaRemote(p PairRef) bool {
 	return r.Remote != nil && (overSSH(p.Client) || overSSH(p.Server))
+}
+
+// anyRemote reports whether a scheduled pair runs a side through Remote.
+func (r *Runner) anyRemote(tests []*Test) bool {
+	for _, t := range tests {
+		for _, round := range t.Rounds {
+			for _, p := range round {
+				if r.viaRemote(p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// pair runs one pair: both sides in this process (localPair), or with a
+// side on a host reached over SSH (remotePair).
+func (r *Runner) pair(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		if err := r.reach(ep); err != nil {
+			return nil, Evidence{}, err
+		}
+	}
+	if r.viaRemote(p) {
+		return r.remotePair(ctx, t, p)
+	}
+	return r.localPair(ctx, t, p)
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -104,7 +136,7 @@ func (r *Runner) Run(ctx context.Context, tests []*Test) *Report {
 	rep := &Report{Tests: tests}
 	pairFn := r.Pair
 	if pairFn == nil {
-		pairFn = r.localPair
+		pairFn = r.pair
 		var avail error
 		if r.Backend == "perftest" {
 			avail = nil // checked per test binary
@@ -114,20 +146,12 @@ func (r *Runner) Run(ctx context.Context, tests []*Test) *Report {
 		if avail != nil {
 			// This machine cannot run a side; pairs between hosts reached
 			// over SSH still can (a mixed pair's local side says why not).
-			remote := false
-			for _, t := range tests {
-				for _, round := range t.Rounds {
-					for _, p := range round {
-						remote = remote || r.viaRemote(p)
-					}
-				}
-			}
-			if !remote {
+			if !r.anyRemote(tests) {
 				rep.Unavailable = avail.Error()
 			}
 			pairFn = func(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
 				if r.viaRemote(p) {
-					return r.localPair(ctx, t, p)
+					return r.pair(ctx, t, p)
 				}
 				return nil, Evidence{}, avail
 			}
@@ -344,14 +368,6 @@ func (w *wireSet) stop() {
 // localPair runs both sides of a pair in this process: the server on a
 // control listener at the server NIC's address, the client dialing it.
 func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
-	for _, ep := range []Endpoint{p.Client, p.Server} {
-		if err := r.reach(ep); err != nil {
-			return nil, Evidence{}, err
-		}
-	}
-	if r.viaRemote(p) {
-		return r.remotePair(ctx, t, p)
-	}
 	if r.Backend == "perftest" {
 		if err := verbs.PerftestAvailable(t.Verbs); err != nil {
 			return nil, Evidence{}, err
@@ -407,48 +423,62 @@ func pairTest(t verbs.Test, p PairRef) (verbs.Test, string) {
 }
 
 func (r *Runner) enginePair(ctx context.Context, t *Test, tv verbs.Test, p PairRef, setup time.Duration, wires *wireSet) (*verbs.Result, error) {
-	var ln net.Listener
-	if err := inNetns(p.Server, func() error {
-		var err error
-		ln, err = verbs.Listen(net.JoinHostPort(p.Server.Addr.String(), "0"))
-		return err
-	}); err != nil {
+	ln, err := listenAt(p.Server)
+	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", p.Server, err)
 	}
 	defer ln.Close()
 	o := verbs.Options{Setup: setup, Fabctl: r.Version, Logf: r.Logf,
 		OnReady:  func() { wires.start(t, p.Client, p.Server) },
 		OnRunEnd: wires.stop}
-	type out struct {
-		res *verbs.Result
-		err error
-	}
-	srv := make(chan out, 1)
+	srv := make(chan error, 1)
 	go func() {
-		ctl, err := verbs.Accept(ctx, ln, setup)
-		if err != nil {
-			srv <- out{nil, err}
-			return
-		}
-		defer ctl.Close()
-		res, err := verbs.Serve(ctx, ctl, localSide(p.Server), verbs.Options{Setup: setup, Fabctl: r.Version})
-		srv <- out{res, err}
+		_, err := serveOne(ctx, ln, localSide(p.Server), verbs.Options{Setup: setup, Fabctl: r.Version})
+		srv <- err
 	}()
-	var ctl *verbs.Control
-	err := inNetns(p.Client, func() error {
-		var err error
-		ctl, err = verbs.Dial(ctx, ln.Addr().String(), setup)
-		return err
-	})
+	ctl, err := dialFrom(ctx, p.Client, ln.Addr().String(), setup)
 	if err != nil {
-		ln.Close()
+		ln.Close() // the server would wait for nobody
 		<-srv
 		return nil, err
 	}
 	res, cerr := verbs.RunClient(ctx, ctl, localSide(p.Client), tv, o)
 	ctl.Close()
-	s := <-srv
-	return res, pairError(p, cerr, s.err)
+	return res, pairError(p, cerr, <-srv)
+}
+
+// listenAt opens a side's control listener at the endpoint's address
+// (port chosen by the kernel), in the endpoint's namespace.
+func listenAt(ep Endpoint) (net.Listener, error) {
+	var ln net.Listener
+	err := inNetns(ep, func() error {
+		var err error
+		ln, err = verbs.Listen(net.JoinHostPort(ep.Addr.String(), "0"))
+		return err
+	})
+	return ln, err
+}
+
+// serveOne accepts one client on ln and serves its test.
+func serveOne(ctx context.Context, ln net.Listener, l verbs.Local, o verbs.Options) (*verbs.Result, error) {
+	ctl, err := verbs.Accept(ctx, ln, o.Setup)
+	if err != nil {
+		return nil, err
+	}
+	defer ctl.Close()
+	return verbs.Serve(ctx, ctl, l, o)
+}
+
+// dialFrom connects the control channel to the server's address from
+// the endpoint's namespace.
+func dialFrom(ctx context.Context, ep Endpoint, addr string, setup time.Duration) (*verbs.Control, error) {
+	var ctl *verbs.Control
+	err := inNetns(ep, func() error {
+		var err error
+		ctl, err = verbs.Dial(ctx, addr, setup)
+		return err
+	})
+	return ctl, err
 }
 
 // pairError prefers the side that found the problem: a client that only
