@@ -7,8 +7,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/intent"
 )
 

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"

@@ -18,8 +18,8 @@ import (
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/intent"
 )

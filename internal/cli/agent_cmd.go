@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
-	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/validate/traffic"
 )

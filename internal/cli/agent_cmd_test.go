@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
-	"github.com/fabctl/fabctl/drivers/host/agent"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 )
