@@ -33,7 +33,7 @@ BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/ ./appl
 FUZZTIME     ?= 30s
 FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
-                ./validate/verbs:FuzzDecode ./agent:FuzzDecodeRequest \
+                ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest
 
 # Example specs `make demo` validates (every directory under examples/).

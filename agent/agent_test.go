@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -64,75 +68,6 @@ func TestSSHNetnsConnect(t *testing.T) {
 	}
 }
 
-// TestRequestRoundTrip: the host intent survives the wire: the agent
-// computes the same desired state as the controller.
-func TestRequestRoundTrip(t *testing.T) {
-	h := testHost(t)
-	b, err := json.Marshal(Request{Protocol: Protocol, Op: OpPlan, Host: h, Netns: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := DecodeRequest(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := req.Host.Flatten().Fingerprint(), h.Flatten().Fingerprint(); got != want {
-		t.Fatalf("desired state changed on the wire: %s != %s", got, want)
-	}
-	if req.Host.Sudo != true || req.Netns != "x" || req.Op != OpPlan {
-		t.Fatalf("request %+v", req)
-	}
-}
-
-func TestDecodeRequestErrors(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"empty", "  \n", "no request on stdin"},
-		{"syntax", "{\n\"op\": }", "line 2"},
-		{"unknown field", `{"protocol":1,"op":"read","hots":{}}`, `unknown field "hots"`},
-		{"trailing", `{"protocol":1} {}`, "trailing data"},
-		{"not object", `[1]`, "not valid JSON for this agent"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeRequest(strings.NewReader(tt.in))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-func TestCheck(t *testing.T) {
-	h := &intent.Host{Device: intent.Device{Name: "h1"}}
-	tests := []struct {
-		name string
-		req  Request
-		kind ErrKind
-		want string
-	}{
-		{"ok", Request{Protocol: Protocol, Op: OpRead, Host: h}, "", ""},
-		{"protocol", Request{Protocol: 99, Op: OpRead, Host: h}, KindProtocol, "request protocol 99, this agent speaks 1"},
-		{"no op", Request{Protocol: Protocol, Host: h}, KindRequest, `no "op"`},
-		{"bad op", Request{Protocol: Protocol, Op: "destroy", Host: h}, KindRequest, `unknown op "destroy"`},
-		{"no host", Request{Protocol: Protocol, Op: OpRead}, KindRequest, `no "host"`},
-		{"rollback token", Request{Protocol: Protocol, Op: OpRollback, Host: h}, KindRequest, `"token"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := tt.req.Check()
-			if tt.kind == "" {
-				if e != nil {
-					t.Fatal(e)
-				}
-				return
-			}
-			if e == nil || e.Kind != tt.kind || !strings.Contains(e.Message, tt.want) {
-				t.Fatalf("got %+v, want %s %q", e, tt.kind, tt.want)
-			}
-		})
-	}
-}
-
 // memHost is a host whose live state is in a memory store (pure-logic
 // tests of the runner; the real host driver is tested over real SSH).
 func memHost(t *testing.T) (*memory.Store, drivers.Factory, *intent.Host) {
@@ -141,43 +76,57 @@ func memHost(t *testing.T) (*memory.Store, drivers.Factory, *intent.Host) {
 	return st, func() drivers.Driver { return &memory.Driver{Store: st} }, h
 }
 
+// result is the decoded apply result of a response.
+func result(t *testing.T, r *agentproto.Response) *apply.DeviceResult {
+	t.Helper()
+	res, err := Result(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil {
+		t.Fatalf("no result in %+v", r)
+	}
+	return res
+}
+
 func TestServeOps(t *testing.T) {
 	store, newDrv, h := memHost(t)
 	ctx := context.Background()
-	hs := Handshake{Agent: "fabctl", Protocol: Protocol, Build: "b"}
+	srv := &Server{NewDriver: newDrv, Handshake: agentproto.Handshake{Agent: "fabctl", Protocol: agentproto.Protocol, Build: "b"}}
 	desired := h.Flatten()
 
-	r := Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpRead, Host: h}, hs)
+	r := srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpRead, Host: h})
 	if !r.OK || len(r.State) != 0 || r.Host != "h1" || r.Agent.Build != "b" {
 		t.Fatalf("read %+v", r)
 	}
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpPlan, Host: h}, hs)
-	if !r.OK || r.Plan == nil || len(r.Plan.Changes) != len(desired) || len(r.Plan.Steps) != len(desired) {
-		t.Fatalf("plan %+v", r)
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpPlan, Host: h})
+	dp, err := Plan(r)
+	if !r.OK || err != nil || dp == nil || len(dp.Changes) != len(desired) || len(dp.Steps) != len(desired) {
+		t.Fatalf("plan %+v %v", r, err)
 	}
-	steps := r.Plan.Steps
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpApply, Host: h, Steps: steps}, hs)
+	steps := dp.Steps
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h, Steps: steps})
 	if !r.OK || r.Token == "" {
 		t.Fatalf("apply %+v", r)
 	}
 	if got := store.Get("h1"); got.Fingerprint() != desired.Fingerprint() {
 		t.Fatalf("applied state %v", got)
 	}
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpRollback, Host: h, Token: r.Token}, hs)
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpRollback, Host: h, Token: r.Token})
 	if !r.OK || len(store.Get("h1")) != 0 {
 		t.Fatalf("rollback %+v, state %v", r, store.Get("h1"))
 	}
 
 	// Re-apply mode: plan + apply + verify, and save for boot.
 	dir := t.TempDir()
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpApply, Host: h, Netns: "n1", SaveTo: dir}, hs)
-	if !r.OK || r.Result == nil || r.Result.Status != "applied" || r.Result.Changes != len(desired) {
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h, Netns: "n1", SaveTo: dir})
+	if res := result(t, r); !r.OK || res == nil || res.Status != "applied" || res.Changes != len(desired) {
 		t.Fatalf("converge %+v", r)
 	}
 	if len(r.Warnings) != 0 {
 		t.Fatal(r.Warnings)
 	}
-	saved := filepath.Join(dir, SavedName("h1"))
+	saved := filepath.Join(dir, agentproto.SavedName("h1"))
 	if fi, err := os.Stat(saved); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("saved file %v %v", fi, err)
 	}
@@ -189,44 +138,44 @@ func TestServeOps(t *testing.T) {
 	if err != nil || len(files) != 1 {
 		t.Fatal(files, err)
 	}
-	r = Reapply(ctx, newDrv, files[0], hs)
-	if !r.OK || r.Result.Changes != len(desired) || store.Get("h1").Fingerprint() != desired.Fingerprint() {
+	r = srv.Reapply(ctx, files[0])
+	if !r.OK || result(t, r).Changes != len(desired) || store.Get("h1").Fingerprint() != desired.Fingerprint() {
 		t.Fatalf("reapply %+v", r)
 	}
-	r = Reapply(ctx, newDrv, files[0], hs)
-	if !r.OK || r.Result.Status != "unchanged" {
-		t.Fatalf("second reapply %+v", r.Result)
+	r = srv.Reapply(ctx, files[0])
+	if res := result(t, r); !r.OK || res.Status != "unchanged" {
+		t.Fatalf("second reapply %+v", res)
 	}
 }
 
 func TestServeErrors(t *testing.T) {
 	store, newDrv, h := memHost(t)
 	ctx := context.Background()
-	hs := Handshake{}
+	srv := &Server{NewDriver: newDrv}
 	store.FailRead["h1"] = errors.New("netlink: permission denied")
-	r := Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpRead, Host: h}, hs)
-	if r.OK || r.Kind() != KindRead || !strings.Contains(r.Err().Error(), "read: netlink: permission denied") {
+	r := srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpRead, Host: h})
+	if r.OK || r.Kind() != agentproto.KindRead || !strings.Contains(r.Err().Error(), "read: netlink: permission denied") {
 		t.Fatalf("%+v", r)
 	}
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpApply, Host: h}, hs)
-	if r.OK || r.Kind() != KindRead {
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h})
+	if r.OK || r.Kind() != agentproto.KindRead {
 		t.Fatalf("converge with a failing read: %+v", r)
 	}
 	delete(store.FailRead, "h1")
 	store.FailApply["h1"] = errors.New("device busy")
 	steps := []drivers.Change{{Paths: []string{"nic/eth1/mtu"}, Payload: []string{`set nic/eth1/mtu "9000"`}}}
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpApply, Host: h, Steps: steps}, hs)
-	if r.OK || r.Kind() != KindApply {
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h, Steps: steps})
+	if r.OK || r.Kind() != agentproto.KindApply {
 		t.Fatalf("%+v", r)
 	}
 	delete(store.FailApply, "h1")
 	store.Partial["h1"] = true
-	r = Serve(ctx, newDrv, &Request{Protocol: Protocol, Op: OpApply, Host: h, Steps: steps}, hs)
-	if r.OK || r.Kind() != KindPartial {
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h, Steps: steps})
+	if r.OK || r.Kind() != agentproto.KindPartial {
 		t.Fatalf("%+v", r)
 	}
-	r = Serve(ctx, newDrv, &Request{Protocol: 2, Op: OpRead, Host: h}, hs)
-	if r.OK || r.Kind() != KindProtocol {
+	r = srv.Serve(ctx, &agentproto.Request{Protocol: 2, Op: agentproto.OpRead, Host: h})
+	if r.OK || r.Kind() != agentproto.KindProtocol {
 		t.Fatalf("%+v", r)
 	}
 	dir := t.TempDir()
@@ -234,7 +183,7 @@ func TestServeErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"protocol":1,"op":"rollback","host":{"Name":"h1"},"token":"t"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := Reapply(ctx, newDrv, bad, hs); r.OK || !strings.Contains(r.Err().Error(), "without steps") {
+	if r := srv.Reapply(ctx, bad); r.OK || !strings.Contains(r.Err().Error(), "without steps") {
 		t.Fatalf("%+v", r)
 	}
 	if _, err := SavedFiles(dir + "/empty"); err == nil {
@@ -246,57 +195,6 @@ func TestServeErrors(t *testing.T) {
 	if _, err := SavedFiles(dir); err == nil || !strings.Contains(err.Error(), "no saved desired state") {
 		t.Fatal(err)
 	}
-}
-
-// TestIdentity: stable for a binary, different for another one.
-func TestIdentity(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := Identity(exe)
-	if err != nil || len(a) != 16 {
-		t.Fatal(a, err)
-	}
-	if b, _ := Identity(exe); a != b {
-		t.Fatal("identity not stable")
-	}
-	if _, err := goBuildID(exe); err != nil {
-		t.Fatalf("go build id of the test binary: %v", err)
-	}
-	other := filepath.Join(t.TempDir(), "script")
-	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := Identity(other); err != nil || b == a {
-		t.Fatal(b, err)
-	}
-	if _, err := Machine(other); err == nil {
-		t.Fatal("machine of a shell script")
-	}
-	if m, err := Machine(exe); err != nil || m == "" {
-		t.Fatal(m, err)
-	}
-	hs := Self("v1")
-	if !hs.Matches(a) || hs.Matches("") || hs.Version != "v1" {
-		t.Fatalf("%+v vs %s", hs, a)
-	}
-}
-
-// FuzzDecodeRequest: any input gives a request or an error, never a panic.
-func FuzzDecodeRequest(f *testing.F) {
-	f.Add([]byte(`{"protocol":1,"op":"read","host":{"Name":"h1","Connect":{"Kind":"ssh"}}}`))
-	f.Add([]byte(`{"protocol":1,"op":"apply","host":{"Name":"h1","NICs":[{"Name":"eth1","MTU":9000,"DSCPToTC":[0,1]}]},"steps":[{"paths":["nic/eth1/mtu"]}]}`))
-	f.Add([]byte(`{"protocol":1,"op":"rollback","token":"{}"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := DecodeRequest(strings.NewReader(string(b)))
-		if err != nil {
-			return
-		}
-		if e := req.Check(); e == nil && req.Host == nil {
-			t.Fatal("a request without host passed Check")
-		}
-	})
 }
 
 // reportingDriver is a driver whose Read observes something read-only.
@@ -314,8 +212,8 @@ func (r *reportingDriver) Findings(t drivers.Target) []drivers.Finding {
 func TestServeFindings(t *testing.T) {
 	store, _, h := memHost(t)
 	rd := &reportingDriver{Driver: &memory.Driver{Store: store}}
-	r := Serve(context.Background(), func() drivers.Driver { return rd }, &Request{Protocol: Protocol, Op: OpRead, Host: h},
-		Handshake{Agent: "fabctl", Protocol: Protocol, Build: "b"})
+	srv := &Server{NewDriver: func() drivers.Driver { return rd }, Handshake: agentproto.Handshake{Agent: "fabctl", Protocol: agentproto.Protocol, Build: "b"}}
+	r := srv.Serve(context.Background(), &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpRead, Host: h})
 	if !r.OK || len(r.Findings) != 1 || r.Findings[0].Message != "eth1: PCIe x8 of x16" {
 		t.Fatalf("read response findings: %+v", r)
 	}
@@ -325,5 +223,62 @@ func TestServeFindings(t *testing.T) {
 	b, err := json.Marshal(r)
 	if err != nil || !strings.Contains(string(b), `"findings":[{`) {
 		t.Fatalf("encoded response: %s %v", b, err)
+	}
+}
+
+// A plan or result travels as raw JSON in the protocol's response; the
+// response reads byte for byte as it did when they were typed fields,
+// with and without HTML escaping, indented or not.
+func TestEncodeAsTyped(t *testing.T) {
+	dp := &plan.DevicePlan{Address: "host.h1", Error: "a < b && c > d \u2028"}
+	typed := struct {
+		Plan *plan.DevicePlan `json:"plan,omitempty"`
+		More string           `json:"more"`
+	}{dp, "<x>"}
+	b, err := encode(dp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := struct {
+		Plan json.RawMessage `json:"plan,omitempty"`
+		More string          `json:"more"`
+	}{b, "<x>"}
+	for _, escape := range []bool{false, true} {
+		for _, indent := range []string{"", "  "} {
+			var want, got bytes.Buffer
+			for _, c := range []struct {
+				w *bytes.Buffer
+				v any
+			}{{&want, typed}, {&got, raw}} {
+				enc := json.NewEncoder(c.w)
+				enc.SetEscapeHTML(escape)
+				enc.SetIndent("", indent)
+				if err := enc.Encode(c.v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got.String() != want.String() {
+				t.Errorf("escape %v indent %q:\n got %s\nwant %s", escape, indent, got.String(), want.String())
+			}
+		}
+	}
+	back, err := Plan(&agentproto.Response{Plan: b})
+	if err != nil || back.Error != dp.Error {
+		t.Fatalf("%+v %v", back, err)
+	}
+}
+
+// A traffic request goes to validate/traffic; one it cannot decode is
+// the request's fault.
+func TestServeTrafficRequest(t *testing.T) {
+	_, newDrv, h := memHost(t)
+	srv := &Server{NewDriver: newDrv}
+	r := srv.Serve(context.Background(), &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpTraffic, Host: h, Traffic: json.RawMessage(`{"role":"dance"}`)})
+	if r.OK || r.Kind() != agentproto.KindRequest || r.Host != "h1" {
+		t.Fatalf("%+v", r)
+	}
+	r = srv.Handle(context.Background(), strings.NewReader(" "))
+	if r.OK || r.Kind() != agentproto.KindRequest {
+		t.Fatalf("%+v", r)
 	}
 }

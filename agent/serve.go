@@ -1,10 +1,25 @@
+// Package agent is the engine of `fabctl agent`: the same fabctl binary,
+// on a host, running the requests of the agent protocol
+// (drivers/host/agentproto) there. It reads, plans and applies the host's
+// desired state locally with the host driver (Server.Serve), runs the
+// traffic steps of fabctl validate (validate/traffic), re-applies a saved
+// desired state at boot (Server.Reapply, ReapplyAll: --reapply) and
+// watches its NICs for DCB drift (Watch: --watch). docs/agent.md
+// describes it.
+//
+// agent is above the drivers: it may import the engine (apply, plan,
+// validate/traffic), drivers and drivers/host, and the protocol package;
+// no driver imports it. The command (internal/cli, agent_cmd.go) keeps
+// only flags, views and exit codes.
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,9 +27,11 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/traffic"
 )
 
 // unsupportedReporter is the host driver's view of what Read found a
@@ -24,19 +41,45 @@ type unsupportedReporter interface {
 	Unsupported(host string) map[string]string
 }
 
+// Server runs agent requests on this machine.
+type Server struct {
+	// NewDriver builds the host driver the agent works with.
+	NewDriver drivers.Factory
+	// Handshake identifies this agent in every response
+	// (agentproto.Self).
+	Handshake agentproto.Handshake
+	// Progress receives a traffic step's progress lines as they happen
+	// (a server side's ready line, traffic.ReadyLine); nil discards them.
+	Progress io.Writer
+}
+
+// Handle decodes one request from in and serves it; a request that
+// cannot be decoded is answered with a "request" error.
+func (s *Server) Handle(ctx context.Context, in io.Reader) *agentproto.Response {
+	req, err := agentproto.DecodeRequest(in)
+	if err != nil {
+		return &agentproto.Response{Protocol: agentproto.Protocol, Agent: s.Handshake,
+			Errors: []agentproto.Error{{Kind: agentproto.KindRequest, Message: err.Error()}}}
+	}
+	return s.Serve(ctx, req)
+}
+
 // Serve runs one request on this machine (or in req.Netns) with the host
-// driver newDriver builds. It does not fail: errors are in the response,
+// driver NewDriver builds. It does not fail: errors are in the response,
 // each with its kind.
-func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Handshake) *Response {
-	resp := &Response{Protocol: Protocol, Agent: hs, Op: req.Op}
+func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto.Response {
+	if req.Op == agentproto.OpTraffic {
+		return s.traffic(ctx, req)
+	}
+	resp := &agentproto.Response{Protocol: agentproto.Protocol, Agent: s.Handshake, Op: req.Op}
 	if req.Host != nil {
 		resp.Host = req.Host.Name
 	}
-	fail := func(k ErrKind, format string, args ...any) *Response {
-		if ctx.Err() != nil && k != KindPartial {
-			k = KindInterrupted
+	fail := func(k agentproto.ErrKind, format string, args ...any) *agentproto.Response {
+		if ctx.Err() != nil && k != agentproto.KindPartial {
+			k = agentproto.KindInterrupted
 		}
-		resp.Errors = append(resp.Errors, Error{Kind: k, Message: fmt.Sprintf(format, args...)})
+		resp.Errors = append(resp.Errors, agentproto.Error{Kind: k, Message: fmt.Sprintf(format, args...)})
 		return resp
 	}
 	if e := req.Check(); e != nil {
@@ -45,12 +88,12 @@ func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Hand
 	}
 	h := Local(req.Host, req.Netns)
 	t := drivers.Target{Device: h.Device, Intent: h}
-	drv := newDriver()
+	drv := s.NewDriver()
 	switch req.Op {
-	case OpRead:
+	case agentproto.OpRead:
 		st, err := drv.Read(ctx, t)
 		if err != nil {
-			return fail(KindRead, "%v", err)
+			return fail(agentproto.KindRead, "%v", err)
 		}
 		resp.State = st
 		if u, ok := drv.(unsupportedReporter); ok {
@@ -59,21 +102,23 @@ func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Hand
 		if r, ok := drv.(drivers.Reporter); ok {
 			resp.Findings = r.Findings(t)
 		}
-	case OpPlan:
+	case agentproto.OpPlan:
 		dp := planHost(ctx, drv, h)
-		resp.Plan = dp
-		if dp.Error != "" {
-			return fail(KindRead, "%s", dp.Error)
+		if err := setPlan(resp, dp); err != nil {
+			return fail(agentproto.KindRead, "%v", err)
 		}
-	case OpApply:
+		if dp.Error != "" {
+			return fail(agentproto.KindRead, "%s", dp.Error)
+		}
+	case agentproto.OpApply:
 		if len(req.Steps) > 0 {
 			res, err := drv.Apply(ctx, t, req.Steps, drivers.ApplyOptions{})
 			var pe *drivers.PartialError
 			switch {
 			case errors.As(err, &pe):
-				return fail(KindPartial, "%v", err)
+				return fail(agentproto.KindPartial, "%v", err)
 			case err != nil:
-				return fail(KindApply, "%v", err)
+				return fail(agentproto.KindApply, "%v", err)
 			}
 			resp.Token = res.Token
 		} else if r := converge(ctx, drv, h, t, resp); r != nil {
@@ -84,16 +129,43 @@ func Serve(ctx context.Context, newDriver drivers.Factory, req *Request, hs Hand
 				resp.Warnings = append(resp.Warnings, "desired state not saved for re-apply at boot: "+err.Error())
 			}
 		}
-	case OpRollback:
+	case agentproto.OpRollback:
 		if err := drv.Rollback(ctx, t, drivers.Result{Token: req.Token}); err != nil {
-			return fail(KindRollback, "%v", err)
+			return fail(agentproto.KindRollback, "%v", err)
 		}
-	case OpTraffic:
-		// fabctl agent's command runs these with validate/traffic, which
-		// this package does not depend on.
-		return fail(KindRequest, "traffic requests are run by the fabctl agent command, not by agent.Serve")
 	}
 	resp.OK = true
+	return resp
+}
+
+// traffic runs a traffic request of fabctl validate (a side of a test
+// pair, or a counter read) on this host: the controller ran
+// traffic.Runner, which sent it here because it reaches this host over
+// SSH. A server side's ready line goes to Progress as soon as it
+// listens.
+func (s *Server) traffic(ctx context.Context, req *agentproto.Request) *agentproto.Response {
+	resp := &agentproto.Response{Protocol: agentproto.Protocol, Agent: s.Handshake, Op: req.Op}
+	if e := req.Check(); e != nil {
+		resp.Errors = append(resp.Errors, *e)
+		return resp
+	}
+	resp.Host = req.Host.Name
+	sr, err := traffic.DecodeSideRequest(req.Traffic)
+	if err != nil {
+		resp.Errors = append(resp.Errors, agentproto.Error{Kind: agentproto.KindRequest, Message: err.Error()})
+		return resp
+	}
+	progress := s.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	res := traffic.ServeSide(ctx, sr, req.Netns, func(addr string) { fmt.Fprintln(progress, traffic.ReadyLine(addr)) })
+	b, err := json.Marshal(res)
+	if err != nil {
+		resp.Errors = append(resp.Errors, agentproto.Error{Kind: agentproto.KindRead, Message: "encoding the traffic result: " + err.Error()})
+		return resp
+	}
+	resp.OK, resp.Traffic = true, b
 	return resp
 }
 
@@ -127,43 +199,100 @@ func planHost(ctx context.Context, drv drivers.Driver, h *intent.Host) *plan.Dev
 // converge is re-apply mode: plan, apply through the apply engine (one
 // verified transaction), and report the device's outcome. It returns
 // nil on success.
-func converge(ctx context.Context, drv drivers.Driver, h *intent.Host, t drivers.Target, resp *Response) *Response {
-	dp := planHost(ctx, drv, h)
-	resp.Plan = dp
-	if dp.Error != "" {
-		resp.Errors = append(resp.Errors, Error{Kind: KindRead, Message: dp.Error})
+func converge(ctx context.Context, drv drivers.Driver, h *intent.Host, t drivers.Target, resp *agentproto.Response) *agentproto.Response {
+	fail := func(k agentproto.ErrKind, msg string) *agentproto.Response {
+		resp.Errors = append(resp.Errors, agentproto.Error{Kind: k, Message: msg})
 		return resp
 	}
-	res, err := apply.Run(ctx, []apply.Device{{Plan: dp, Target: t}}, single(drv), apply.Options{Parallelism: 1})
-	if res != nil && len(res.Devices) == 1 {
-		resp.Result = res.Devices[0]
+	dp := planHost(ctx, drv, h)
+	if err := setPlan(resp, dp); err != nil {
+		return fail(agentproto.KindRead, err.Error())
 	}
-	dr := resp.Result
+	if dp.Error != "" {
+		return fail(agentproto.KindRead, dp.Error)
+	}
+	res, err := apply.Run(ctx, []apply.Device{{Plan: dp, Target: t}}, single(drv), apply.Options{Parallelism: 1})
+	var dr *apply.DeviceResult
+	if res != nil && len(res.Devices) == 1 {
+		dr = res.Devices[0]
+		if dr != nil {
+			b, err := encode(dr)
+			if err != nil {
+				return fail(agentproto.KindApply, "encoding the apply result: "+err.Error())
+			}
+			resp.Result = b
+		}
+	}
 	switch {
 	case dr == nil && err != nil:
-		resp.Errors = append(resp.Errors, Error{Kind: KindApply, Message: err.Error()})
+		return fail(agentproto.KindApply, err.Error())
 	case dr == nil:
-		resp.Errors = append(resp.Errors, Error{Kind: KindApply, Message: "the apply engine returned no result"})
+		return fail(agentproto.KindApply, "the apply engine returned no result")
 	case dr.Status == apply.StatusApplied || dr.Status == apply.StatusUnchanged:
 		return nil
 	case dr.NotRestored():
-		resp.Errors = append(resp.Errors, Error{Kind: KindPartial, Message: dr.Error})
+		return fail(agentproto.KindPartial, dr.Error)
 	case len(dr.Remaining) > 0:
-		resp.Errors = append(resp.Errors, Error{Kind: KindVerify, Message: fmt.Sprintf("%s; %d setting(s) still differ after apply", dr.Error, len(dr.Remaining))})
-	default:
-		resp.Errors = append(resp.Errors, Error{Kind: KindApply, Message: dr.Error})
+		return fail(agentproto.KindVerify, fmt.Sprintf("%s; %d setting(s) still differ after apply", dr.Error, len(dr.Remaining)))
 	}
-	return resp
+	return fail(agentproto.KindApply, dr.Error)
 }
 
-// SavedName is the file a host's desired state is saved in.
-func SavedName(host string) string { return host + ".json" }
+// setPlan puts a device plan in a response.
+func setPlan(resp *agentproto.Response, dp *plan.DevicePlan) error {
+	b, err := encode(dp)
+	if err != nil {
+		return fmt.Errorf("encoding the plan: %w", err)
+	}
+	resp.Plan = b
+	return nil
+}
+
+// encode is v as JSON the way a field of the response would be encoded
+// (the command writes responses without HTML escaping; an encoder that
+// escapes escapes raw JSON too), so a response reads the same as when
+// the plan and result were typed fields.
+func encode(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Plan is the device plan of a response (plan; apply in re-apply mode),
+// nil when it has none.
+func Plan(r *agentproto.Response) (*plan.DevicePlan, error) {
+	if len(r.Plan) == 0 {
+		return nil, nil
+	}
+	var dp plan.DevicePlan
+	if err := json.Unmarshal(r.Plan, &dp); err != nil {
+		return nil, fmt.Errorf("the agent's plan: %w", err)
+	}
+	return &dp, nil
+}
+
+// Result is the verified outcome of a response (apply in re-apply
+// mode), nil when it has none.
+func Result(r *agentproto.Response) (*apply.DeviceResult, error) {
+	if len(r.Result) == 0 {
+		return nil, nil
+	}
+	var dr apply.DeviceResult
+	if err := json.Unmarshal(r.Result, &dr); err != nil {
+		return nil, fmt.Errorf("the agent's result: %w", err)
+	}
+	return &dr, nil
+}
 
 // Save writes the desired state of req (as a stepless apply) to
 // dir/<host>.json atomically, and points dir/fabctl at this binary so a
 // boot unit has a stable path to run (ExecStart=DIR/fabctl agent
 // --reapply DIR).
-func Save(dir string, req *Request) error {
+func Save(dir string, req *agentproto.Request) error {
 	name := req.Host.Name
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return fmt.Errorf("host name %q cannot be a file name", name)
@@ -171,12 +300,12 @@ func Save(dir string, req *Request) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	saved := Request{Protocol: Protocol, Op: OpApply, Host: req.Host, Netns: req.Netns}
+	saved := agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: req.Host, Netns: req.Netns}
 	b, err := json.MarshalIndent(saved, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, SavedName(name)), append(b, '\n'), 0o600); err != nil {
+	if err := writeAtomic(filepath.Join(dir, agentproto.SavedName(name)), append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
@@ -242,20 +371,20 @@ func SavedFiles(path string) ([]string, error) {
 }
 
 // LoadSaved reads one saved desired state (a stepless "apply" request).
-func LoadSaved(file string) (*Request, error) {
+func LoadSaved(file string) (*agentproto.Request, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	req, err := DecodeRequest(f)
+	req, err := agentproto.DecodeRequest(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if e := req.Check(); e != nil {
 		return nil, fmt.Errorf("%s: %s", file, e.Message)
 	}
-	if req.Op != OpApply || len(req.Steps) > 0 || req.SaveTo != "" {
+	if req.Op != agentproto.OpApply || len(req.Steps) > 0 || req.SaveTo != "" {
 		return nil, fmt.Errorf(`%s: a saved desired state is an "apply" request without steps or save_to`, file)
 	}
 	return req, nil
@@ -263,10 +392,31 @@ func LoadSaved(file string) (*Request, error) {
 
 // Reapply re-applies one saved desired state (file): a stepless apply,
 // verified by read-back.
-func Reapply(ctx context.Context, newDriver drivers.Factory, file string, hs Handshake) *Response {
+func (s *Server) Reapply(ctx context.Context, file string) *agentproto.Response {
 	req, err := LoadSaved(file)
 	if err != nil {
-		return &Response{Protocol: Protocol, Agent: hs, Op: OpApply, Errors: []Error{{Kind: KindRequest, Message: err.Error()}}}
+		return &agentproto.Response{Protocol: agentproto.Protocol, Agent: s.Handshake, Op: agentproto.OpApply,
+			Errors: []agentproto.Error{{Kind: agentproto.KindRequest, Message: err.Error()}}}
 	}
-	return Serve(ctx, newDriver, req, hs)
+	return s.Serve(ctx, req)
+}
+
+// ReapplyAll re-applies every saved desired state at path (a file, or a
+// directory of them; SavedFiles), in order, calling each (when not nil)
+// as each one is done. The error says that path holds none; a host that
+// failed is a response that is not OK.
+func (s *Server) ReapplyAll(ctx context.Context, path string, each func(file string, r *agentproto.Response)) ([]*agentproto.Response, error) {
+	files, err := SavedFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*agentproto.Response, 0, len(files))
+	for _, file := range files {
+		r := s.Reapply(ctx, file)
+		out = append(out, r)
+		if each != nil {
+			each(file, r)
+		}
+	}
+	return out, nil
 }

@@ -8,6 +8,12 @@
 // its live state was read back and equals the desired state; a failed
 // device is reported "restored" only after it was read back and matches
 // its state at plan time. docs/apply.md describes the behaviour.
+//
+// RunFabric (fabric.go) is the whole operation of fabctl apply: lock,
+// plan or saved-plan checks, the caller's view and confirmation through
+// Hooks, the engine run (Run), record and journal, and a typed Outcome
+// the CLI maps to its exit codes. The package may import plan, drivers,
+// intent and spec; it never imports the CLI.
 package apply
 
 import (

@@ -9,6 +9,7 @@ package drivers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -182,6 +183,18 @@ type Reporter interface {
 // run ends.
 type Releaser interface {
 	Release(ctx context.Context, t Target, r Result) error
+}
+
+// TrafficRunner is implemented by drivers that run fabctl validate's
+// traffic steps on their devices: the host driver, for hosts it reaches
+// over SSH, through the agent there. body is one step's request in
+// validate/traffic's shape (a side of a test pair, or a counter read),
+// opaque to the driver; the step's result is returned as is, in the same
+// package's shape. onLine receives the step's progress lines as they
+// arrive (a server side's ready line). ctx's deadline, when it has one,
+// bounds the step.
+type TrafficRunner interface {
+	Traffic(ctx context.Context, t Target, body json.RawMessage, onLine func(string)) (json.RawMessage, error)
 }
 
 // SwitchIntent returns the target's switch intent, or an error naming the

@@ -7,8 +7,8 @@ import (
 	"maps"
 	"time"
 
-	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -17,7 +17,7 @@ import (
 // pure logic over the diff and what the agent's Read reported.
 
 func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Host) (intent.State, error) {
-	resp, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpRead})
+	resp, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpRead})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Hos
 
 func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Host, changes []drivers.Change) (drivers.Result, error) {
 	o := d.SSH.withDefaults()
-	resp, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpApply, Steps: changes, SaveTo: o.SaveDir})
+	resp, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpApply, Steps: changes, SaveTo: o.SaveDir})
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -50,7 +50,7 @@ func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Ho
 }
 
 func (d *Driver) rollbackRemote(ctx context.Context, t drivers.Target, h *intent.Host, r drivers.Result) error {
-	_, err := d.viaAgent(ctx, t, h, agent.Request{Op: agent.OpRollback, Token: r.Token})
+	_, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpRollback, Token: r.Token})
 	return err
 }
 
@@ -62,6 +62,8 @@ func (d *Driver) Unsupported(host string) map[string]string {
 	defer d.mu.Unlock()
 	return maps.Clone(d.unsupported[host])
 }
+
+var _ drivers.TrafficRunner = (*Driver)(nil)
 
 // Traffic runs one traffic request of fabctl validate (a side of a test
 // pair, or a counter read: body is validate/traffic's request, opaque
@@ -80,7 +82,7 @@ func (d *Driver) Traffic(ctx context.Context, t drivers.Target, body json.RawMes
 	if dl, ok := ctx.Deadline(); ok {
 		limit = time.Until(dl)
 	}
-	resp, err := d.agentCall(ctx, t, h, agent.Request{Op: agent.OpTraffic, Traffic: body}, onLine, limit)
+	resp, err := d.agentCall(ctx, t, h, agentproto.Request{Op: agentproto.OpTraffic, Traffic: body}, onLine, limit)
 	if err != nil {
 		return nil, err
 	}

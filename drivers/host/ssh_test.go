@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
@@ -269,7 +269,7 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	}
 
 	// Saved for boot: the desired state and a stable link to the agent.
-	if _, err := os.Stat(filepath.Join(fx.save, agent.SavedName("h1"))); err != nil {
+	if _, err := os.Stat(filepath.Join(fx.save, agentproto.SavedName("h1"))); err != nil {
 		t.Fatal(err)
 	}
 	run(t, "ip", "-n", "fabctl-ssh-t1", "link", "set", "v0a", "mtu", "1500")

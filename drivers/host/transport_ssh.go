@@ -18,8 +18,8 @@ import (
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/intent"
 )
@@ -130,10 +130,10 @@ func shippedAgent(binary string) (*localAgent, error) {
 		return v.(*localAgent), nil
 	}
 	la := &localAgent{path: binary}
-	id, err := agent.Identity(binary)
+	id, err := agentproto.Identity(binary)
 	if err == nil {
 		la.build = id
-		la.machine, err = agent.Machine(binary)
+		la.machine, err = agentproto.Machine(binary)
 	}
 	if err != nil {
 		err = fmt.Errorf("the fabctl binary to ship (%s): %w", binary, err)
@@ -146,13 +146,13 @@ func shippedAgent(binary string) (*localAgent, error) {
 
 // viaAgent runs one request on the host's agent over SSH. Errors name the
 // host and the step and carry no secret.
-func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host, req agent.Request) (*agent.Response, error) {
+func (d *Driver) viaAgent(ctx context.Context, t drivers.Target, h *intent.Host, req agentproto.Request) (*agentproto.Response, error) {
 	return d.agentCall(ctx, t, h, req, nil, 0)
 }
 
 // agentCall is viaAgent with onLine receiving the agent's stderr lines as
 // they come. limit bounds the call (0: connect + command timeouts).
-func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host, req agent.Request, onLine func(string), limit time.Duration) (*agent.Response, error) {
+func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host, req agentproto.Request, onLine func(string), limit time.Duration) (*agentproto.Response, error) {
 	o := d.SSH.withDefaults()
 	la, err := shippedAgent(o.Binary)
 	if err != nil {
@@ -180,7 +180,7 @@ func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host
 			return nil, err
 		}
 	}
-	req.Protocol, req.Host, req.Netns = agent.Protocol, h, h.Connect.Netns
+	req.Protocol, req.Host, req.Netns = agentproto.Protocol, h, h.Connect.Netns
 	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req, onLine)
 	var se *sshcli.Error
 	if err == nil || errors.As(err, &se) && se.Kind != sshcli.KindClosed && se.Kind != sshcli.KindTimeout {
@@ -196,7 +196,7 @@ func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host
 // this connection cannot be started now (gone: the shell finds nothing,
 // or sudo's rule no longer matches a file), nothing ran: it is checked
 // (and copied) again and the request retried once.
-func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agent.Request, onLine func(string)) (*agent.Response, error) {
+func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agentproto.Request, onLine func(string)) (*agentproto.Response, error) {
 	for attempt := 0; ; attempt++ {
 		checkedEarlier := c.verified == remote
 		if !checkedEarlier {
@@ -500,7 +500,7 @@ func causeLine(b []byte) string {
 
 // probe runs the remote agent's handshake; ok is false when it is
 // missing or does not run.
-func (c *sshConn) probe(ctx context.Context, remote string) (hs agent.Handshake, why string, err error) {
+func (c *sshConn) probe(ctx context.Context, remote string) (hs agentproto.Handshake, why string, err error) {
 	out, errb, code, err := c.exec(ctx, shellPath(remote)+" agent --version-check", nil)
 	if err != nil {
 		return hs, "", c.fail("agent version check", sshcli.KindClosed, err.Error())
@@ -528,7 +528,7 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 		return nil
 	}
 	if why == "" {
-		why = fmt.Sprintf("build %s (protocol %d), this controller is build %s (protocol %d)", hs.Build, hs.Protocol, la.build, agent.Protocol)
+		why = fmt.Sprintf("build %s (protocol %d), this controller is build %s (protocol %d)", hs.Build, hs.Protocol, la.build, agentproto.Protocol)
 	}
 	out, _, code, err := c.exec(ctx, "uname -sm", nil)
 	if err != nil {
@@ -614,7 +614,7 @@ func (c *sshConn) copyAgent(local, remote string, replace bool) error {
 }
 
 // runAgent runs the agent with the request on stdin and parses its reply.
-func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agent.Request, onLine func(string)) (*agent.Response, error) {
+func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agentproto.Request, onLine func(string)) (*agentproto.Response, error) {
 	step := "agent " + string(req.Op)
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -632,7 +632,7 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 		}
 		return nil, c.fail(step, sshcli.KindClosed, err.Error())
 	}
-	var resp agent.Response
+	var resp agentproto.Response
 	if jerr := json.Unmarshal(bytes.TrimSpace(out), &resp); jerr != nil || resp.Protocol == 0 {
 		if len(out) == 0 && (code == 127 || code == 1 && strings.Contains(string(errb), "command not found")) {
 			return nil, errAgentMissing // sh's 127, or sudo's "command not found"
@@ -644,12 +644,12 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 		}
 		return nil, c.fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))
 	}
-	if resp.Protocol != agent.Protocol {
-		return nil, c.fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agent.Protocol))
+	if resp.Protocol != agentproto.Protocol {
+		return nil, c.fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agentproto.Protocol))
 	}
 	if !resp.OK {
 		err := c.fail(step, KindAgent, resp.Err().Error())
-		if resp.Kind() == agent.KindPartial {
+		if resp.Kind() == agentproto.KindPartial {
 			return nil, &drivers.PartialError{Device: "host." + c.host, Err: err}
 		}
 		return nil, err

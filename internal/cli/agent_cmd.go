@@ -4,18 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/validate/traffic"
 )
 
 // AgentOptions are the inputs of fabctl agent.
@@ -35,8 +32,8 @@ type AgentOptions struct {
 	// NewDriver builds the host driver the agent works with.
 	NewDriver drivers.Factory
 	// WatchDCB watches NICs in a namespace ("" = the agent's own) until
-	// ctx ends: host.WatchDCB / host.WatchDCBNetns (tests replace it).
-	WatchDCB func(ctx context.Context, netns string, ifaces []string, fn func(host.Drift)) error
+	// ctx ends: agent.WatchDCB (tests replace it).
+	WatchDCB agent.WatchFunc
 }
 
 // NewCmdAgent returns `fabctl agent`.
@@ -90,12 +87,7 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 				}
 			}
 			if opts.WatchDCB == nil {
-				opts.WatchDCB = func(ctx context.Context, ns string, ifaces []string, fn func(host.Drift)) error {
-					if ns == "" {
-						return host.WatchDCB(ctx, ifaces, fn)
-					}
-					return host.WatchDCBNetns(ctx, ns, ifaces, fn)
-				}
+				opts.WatchDCB = agent.WatchDCB
 			}
 			if runF != nil {
 				return runF(opts)
@@ -113,7 +105,7 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 }
 
 func agentRun(opts *AgentOptions) error {
-	hs := agent.Self(opts.Build().Version)
+	hs := agentproto.Self(opts.Build().Version)
 	if opts.VersionCheck {
 		return writeJSON(opts.IO.Out, hs)
 	}
@@ -121,9 +113,10 @@ func agentRun(opts *AgentOptions) error {
 	// on failure); nothing new starts.
 	ctx, release := interruptContext(nil)
 	defer release()
+	srv := &agent.Server{NewDriver: opts.NewDriver, Handshake: hs, Progress: opts.IO.ErrOut}
 	if opts.Reapply != "" || opts.Watch != "" {
 		if opts.Reapply != "" {
-			if err := agentReapply(ctx, opts, hs); err != nil && opts.Watch == "" {
+			if err := agentReapply(ctx, opts, srv); err != nil && opts.Watch == "" {
 				return err
 			} else if err != nil {
 				fmt.Fprintln(opts.IO.ErrOut, "agent: re-apply failed; watching anyway")
@@ -134,15 +127,7 @@ func agentRun(opts *AgentOptions) error {
 		}
 		return nil
 	}
-	var resp *agent.Response
-	req, err := agent.DecodeRequest(opts.IO.In)
-	if err != nil {
-		resp = &agent.Response{Protocol: agent.Protocol, Agent: hs, Errors: []agent.Error{{Kind: agent.KindRequest, Message: err.Error()}}}
-	} else if req.Op == agent.OpTraffic {
-		resp = agentTraffic(ctx, req, hs, opts.IO.ErrOut)
-	} else {
-		resp = agent.Serve(ctx, opts.NewDriver, req, hs)
-	}
+	resp := srv.Handle(ctx, opts.IO.In)
 	if err := writeJSON(opts.IO.Out, resp); err != nil {
 		return err
 	}
@@ -154,15 +139,19 @@ func agentRun(opts *AgentOptions) error {
 
 // agentReapplyJSON is format_version 1.0 of agent --reapply --json.
 type agentReapplyJSON struct {
-	FormatVersion string            `json:"format_version"`
-	OK            bool              `json:"ok"`
-	Results       []*agent.Response `json:"results"`
-	Error         string            `json:"error,omitempty"`
+	FormatVersion string                 `json:"format_version"`
+	OK            bool                   `json:"ok"`
+	Results       []*agentproto.Response `json:"results"`
+	Error         string                 `json:"error,omitempty"`
 }
 
-func agentReapply(ctx context.Context, opts *AgentOptions, hs agent.Handshake) error {
-	doc := agentReapplyJSON{FormatVersion: jsonFormatVersion, OK: true, Results: []*agent.Response{}}
-	files, err := agent.SavedFiles(opts.Reapply)
+func agentReapply(ctx context.Context, opts *AgentOptions, srv *agent.Server) error {
+	doc := agentReapplyJSON{FormatVersion: jsonFormatVersion, OK: true, Results: []*agentproto.Response{}}
+	results, err := srv.ReapplyAll(ctx, opts.Reapply, func(file string, r *agentproto.Response) {
+		if !opts.JSON {
+			fmt.Fprintln(opts.IO.Out, reapplyLine(file, r))
+		}
+	})
 	if err != nil {
 		if opts.JSON {
 			doc.OK, doc.Error = false, err.Error()
@@ -173,13 +162,9 @@ func agentReapply(ctx context.Context, opts *AgentOptions, hs agent.Handshake) e
 		}
 		return fmt.Errorf("--reapply: %w", err)
 	}
-	for _, file := range files {
-		r := agent.Reapply(ctx, opts.NewDriver, file, hs)
+	for _, r := range results {
 		doc.Results = append(doc.Results, r)
 		doc.OK = doc.OK && r.OK
-		if !opts.JSON {
-			fmt.Fprintln(opts.IO.Out, reapplyLine(file, r))
-		}
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, doc); err != nil {
@@ -193,7 +178,7 @@ func agentReapply(ctx context.Context, opts *AgentOptions, hs agent.Handshake) e
 }
 
 // reapplyLine is the human summary of one re-applied host.
-func reapplyLine(file string, r *agent.Response) string {
+func reapplyLine(file string, r *agentproto.Response) string {
 	name := r.Host
 	if name == "" {
 		name = file
@@ -205,79 +190,38 @@ func reapplyLine(file string, r *agent.Response) string {
 	for _, w := range r.Warnings {
 		warn += "; warning: " + w
 	}
-	if r.Result == nil || r.Result.Changes == 0 {
+	res, err := agent.Result(r)
+	if err != nil {
+		return fmt.Sprintf("%s: FAILED: %v", name, err)
+	}
+	if res == nil || res.Changes == 0 {
 		return name + ": no changes (live state matches the saved desired state)" + warn
 	}
-	return fmt.Sprintf("%s: applied %s, verified by read-back%s", name, plural(r.Result.Changes, "change", "changes"), warn)
+	return fmt.Sprintf("%s: applied %s, verified by read-back%s", name, plural(res.Changes, "change", "changes"), warn)
 }
 
-// agentWatchLine is one line of agent --watch --json (JSON lines): a
-// drift of one NIC, or a host whose watch could not run.
-type agentWatchLine struct {
-	Host string `json:"host"`
-	*host.Drift
-	Error string `json:"error,omitempty"`
-}
-
-// agentWatch watches the RoCE NICs of every saved host until ctx ends.
-// It fails only when no watch could run.
+// agentWatch watches the RoCE NICs of every saved host until ctx ends:
+// a line per event, or JSON lines. It fails only when no watch could run.
 func agentWatch(ctx context.Context, opts *AgentOptions) error {
-	files, err := agent.SavedFiles(opts.Watch)
-	if err != nil {
-		return fmt.Errorf("--watch: %w", err)
-	}
-	var mu sync.Mutex
-	emit := func(l agentWatchLine) {
-		mu.Lock()
-		defer mu.Unlock()
+	ok, err := agent.Watch(ctx, opts.Watch, opts.WatchDCB, func(e agent.WatchEvent) {
 		if opts.JSON {
-			b, _ := json.Marshal(l)
+			b, _ := json.Marshal(e)
 			fmt.Fprintf(opts.IO.Out, "%s\n", b)
 			return
 		}
-		fmt.Fprintln(opts.IO.Out, watchLine(l))
+		fmt.Fprintln(opts.IO.Out, watchLine(e))
+	})
+	if err != nil {
+		return fmt.Errorf("--watch: %w", err)
 	}
-	var wg sync.WaitGroup
-	var failed, started int
-	for _, file := range files {
-		req, err := agent.LoadSaved(file)
-		if err != nil {
-			emit(agentWatchLine{Host: file, Error: err.Error()})
-			failed++
-			continue
-		}
-		var ifaces []string
-		for _, n := range req.Host.NICs {
-			if n.RoCEMode != "" { // iWARP and InfiniBand NICs have no host DCB
-				ifaces = append(ifaces, n.Name)
-			}
-		}
-		if len(ifaces) == 0 {
-			emit(agentWatchLine{Host: req.Host.Name, Error: "no RoCE NIC: nothing to watch"})
-			continue
-		}
-		started++
-		wg.Add(1)
-		go func(name, ns string, ifaces []string) {
-			defer wg.Done()
-			err := opts.WatchDCB(ctx, ns, ifaces, func(d host.Drift) { emit(agentWatchLine{Host: name, Drift: &d}) })
-			if err != nil {
-				emit(agentWatchLine{Host: name, Error: err.Error()})
-				mu.Lock()
-				failed++
-				mu.Unlock()
-			}
-		}(req.Host.Name, req.Netns, ifaces)
-	}
-	wg.Wait()
-	if started == 0 || failed >= started {
+	if !ok {
 		return exitWith(ExitError)
 	}
 	return nil
 }
 
-// watchLine is the human form of a watch line.
-func watchLine(l agentWatchLine) string {
+// watchLine is the human form of a watch event.
+func watchLine(l agent.WatchEvent) string {
 	if l.Error != "" {
 		return l.Host + ": watch: " + l.Error
 	}
@@ -291,30 +235,4 @@ func watchLine(l agentWatchLine) string {
 		parts = append(parts, fmt.Sprintf("%s %q -> %q", c.Path, c.Before, c.After))
 	}
 	return fmt.Sprintf("%s: DCB drift (%s): %s", head, d.Cmd, strings.Join(parts, "; "))
-}
-
-// agentTraffic runs a traffic request of fabctl validate (a side of a
-// test pair, or a counter read) on this host: the controller ran
-// traffic.Runner, which sent it here because it reaches this host over
-// SSH. A server side's "ready" line goes to stderr as soon as it listens.
-func agentTraffic(ctx context.Context, req *agent.Request, hs agent.Handshake, stderr io.Writer) *agent.Response {
-	resp := &agent.Response{Protocol: agent.Protocol, Agent: hs, Op: req.Op}
-	if e := req.Check(); e != nil {
-		resp.Errors = append(resp.Errors, *e)
-		return resp
-	}
-	resp.Host = req.Host.Name
-	sr, err := traffic.DecodeSideRequest(req.Traffic)
-	if err != nil {
-		resp.Errors = append(resp.Errors, agent.Error{Kind: agent.KindRequest, Message: err.Error()})
-		return resp
-	}
-	res := traffic.ServeSide(ctx, sr, req.Netns, func(addr string) { fmt.Fprintln(stderr, traffic.ReadyLine(addr)) })
-	b, err := json.Marshal(res)
-	if err != nil {
-		resp.Errors = append(resp.Errors, agent.Error{Kind: agent.KindRead, Message: "encoding the traffic result: " + err.Error()})
-		return resp
-	}
-	resp.OK, resp.Traffic = true, b
-	return resp
 }

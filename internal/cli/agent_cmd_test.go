@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/agent"
+	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host"
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 )
@@ -43,19 +45,19 @@ func TestAgentVersionCheck(t *testing.T) {
 	if code := runCLI(f, "agent", "--version-check"); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	var hs agent.Handshake
+	var hs agentproto.Handshake
 	if err := json.Unmarshal(out.Bytes(), &hs); err != nil {
 		t.Fatal(err, out.String())
 	}
-	if hs.Agent != "fabctl" || hs.Protocol != agent.Protocol || len(hs.Build) != 16 || hs.OS == "" || hs.Arch == "" {
+	if hs.Agent != "fabctl" || hs.Protocol != agentproto.Protocol || len(hs.Build) != 16 || hs.OS == "" || hs.Arch == "" {
 		t.Fatalf("handshake %+v", hs)
 	}
 }
 
 func TestAgentRequests(t *testing.T) {
 	h := agentHost()
-	req := func(r agent.Request) string {
-		r.Protocol, r.Host = agent.Protocol, h
+	req := func(r agentproto.Request) string {
+		r.Protocol, r.Host = agentproto.Protocol, h
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -66,22 +68,23 @@ func TestAgentRequests(t *testing.T) {
 		name  string
 		stdin string
 		code  ExitCode
-		kind  agent.ErrKind
-		check func(*testing.T, *agent.Response, *memory.Store)
+		kind  agentproto.ErrKind
+		check func(*testing.T, *agentproto.Response, *memory.Store)
 	}{
-		{"read", req(agent.Request{Op: agent.OpRead}), ExitOK, "", func(t *testing.T, r *agent.Response, _ *memory.Store) {
-			if r.Host != "h1" || r.Op != agent.OpRead || len(r.State) != 0 {
+		{"read", req(agentproto.Request{Op: agentproto.OpRead}), ExitOK, "", func(t *testing.T, r *agentproto.Response, _ *memory.Store) {
+			if r.Host != "h1" || r.Op != agentproto.OpRead || len(r.State) != 0 {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"converge", req(agent.Request{Op: agent.OpApply}), ExitOK, "", func(t *testing.T, r *agent.Response, st *memory.Store) {
-			if r.Result == nil || r.Result.Status != "applied" || st.Get("h1")["nic/eth1/mtu"] != "9000" {
-				t.Fatalf("%+v %v", r.Result, st.Get("h1"))
+		{"converge", req(agentproto.Request{Op: agentproto.OpApply}), ExitOK, "", func(t *testing.T, r *agentproto.Response, st *memory.Store) {
+			res, err := agent.Result(r)
+			if err != nil || res == nil || res.Status != "applied" || st.Get("h1")["nic/eth1/mtu"] != "9000" {
+				t.Fatalf("%+v %v %v", res, err, st.Get("h1"))
 			}
 		}},
-		{"empty stdin", "", ExitError, agent.KindRequest, nil},
-		{"garbage", "hello", ExitError, agent.KindRequest, nil},
-		{"protocol", strings.Replace(req(agent.Request{Op: agent.OpRead}), `"protocol":1`, `"protocol":7`, 1), ExitError, agent.KindProtocol, nil},
+		{"empty stdin", "", ExitError, agentproto.KindRequest, nil},
+		{"garbage", "hello", ExitError, agentproto.KindRequest, nil},
+		{"protocol", strings.Replace(req(agentproto.Request{Op: agentproto.OpRead}), `"protocol":1`, `"protocol":7`, 1), ExitError, agentproto.KindProtocol, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,11 +94,11 @@ func TestAgentRequests(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errOut)
 			}
-			var r agent.Response
+			var r agentproto.Response
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("stdout is not a response: %v\n%s", err, out)
 			}
-			if r.Protocol != agent.Protocol || r.Kind() != tt.kind || r.OK != (tt.code == ExitOK) {
+			if r.Protocol != agentproto.Protocol || r.Kind() != tt.kind || r.OK != (tt.code == ExitOK) {
 				t.Fatalf("response %+v", r)
 			}
 			if tt.check != nil {
@@ -105,9 +108,19 @@ func TestAgentRequests(t *testing.T) {
 	}
 }
 
+// reapplied is the decoded apply result of a re-apply response.
+func reapplied(t *testing.T, r *agentproto.Response) *apply.DeviceResult {
+	t.Helper()
+	res, err := agent.Result(r)
+	if err != nil || res == nil {
+		t.Fatalf("result of %+v: %v", r, err)
+	}
+	return res
+}
+
 func TestAgentReapply(t *testing.T) {
 	dir := t.TempDir()
-	if err := agent.Save(dir, &agent.Request{Protocol: agent.Protocol, Op: agent.OpApply, Host: agentHost()}); err != nil {
+	if err := agent.Save(dir, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: agentHost()}); err != nil {
 		t.Fatal(err)
 	}
 	f, st, _, out, errOut := agentFactory(t)
@@ -127,7 +140,7 @@ func TestAgentReapply(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	var doc agentReapplyJSON
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || !doc.OK || len(doc.Results) != 1 || doc.Results[0].Result.Status != "unchanged" {
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || !doc.OK || len(doc.Results) != 1 || reapplied(t, doc.Results[0]).Status != "unchanged" {
 		t.Fatalf("%v %s", err, out)
 	}
 
@@ -148,7 +161,7 @@ func TestAgentWatch(t *testing.T) {
 	dir := t.TempDir()
 	h := agentHost()
 	h.NICs[0].RoCEMode = "v2"
-	if err := agent.Save(dir, &agent.Request{Protocol: agent.Protocol, Op: agent.OpApply, Host: h, Netns: "n1"}); err != nil {
+	if err := agent.Save(dir, &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpApply, Host: h, Netns: "n1"}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -160,7 +173,7 @@ func TestAgentWatch(t *testing.T) {
 		fn(host.Drift{NIC: "eth1", Cmd: "IEEE_SET", Time: t0})
 		return nil // as when the agent is stopped
 	}
-	runWatch := func(json bool, watch func(context.Context, string, []string, func(host.Drift)) error) (ExitCode, string) {
+	runWatch := func(json bool, watch agent.WatchFunc) (ExitCode, string) {
 		f, _, _, out, _ := agentFactory(t)
 		cmd := NewCmdAgent(f, func(o *AgentOptions) error {
 			o.WatchDCB = watch

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -18,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
-	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -134,25 +131,26 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	return cmd
 }
 
-// applyStatus values (the JSON document's "status").
+// applyStatus values (the JSON document's "status"): the run's
+// (apply.RunStatus), and invalid for a spec with errors.
 const (
-	applyStatusApplied     = "applied"     // every changed device applied and verified
-	applyStatusNoChanges   = "no_changes"  // nothing to do
-	applyStatusFailed      = "failed"      // some device failed, was rolled back or not attempted
-	applyStatusStale       = "stale"       // saved plan stale: nothing applied
-	applyStatusLocked      = "locked"      // another run holds the lock
-	applyStatusRefused     = "refused"     // incomplete plan or unreachable device: nothing applied
-	applyStatusInvalid     = "invalid"     // the spec has errors
-	applyStatusCancelled   = "cancelled"   // the user did not answer yes
-	applyStatusInterrupted = "interrupted" // Ctrl-C: devices in flight finished, nothing new started
-	applyStatusError       = "error"       // any other error before applying
+	applyStatusApplied     = apply.RunApplied
+	applyStatusNoChanges   = apply.RunNoChanges
+	applyStatusFailed      = apply.RunFailed
+	applyStatusStale       = apply.RunStale
+	applyStatusLocked      = apply.RunLocked
+	applyStatusRefused     = apply.RunRefused
+	applyStatusCancelled   = apply.RunCancelled
+	applyStatusInterrupted = apply.RunInterrupted
+	applyStatusError       = apply.RunError
+	applyStatusInvalid     = apply.RunStatus("invalid") // the spec has errors
 )
 
 // applyOutcome is what an apply run did; the views render it.
 type applyOutcome struct {
 	Fabric   string
 	PlanFile string // the saved plan applied, or ""
-	Status   string
+	Status   apply.RunStatus
 	Plan     *plan.Plan
 	Result   *apply.Result
 	Journal  string
@@ -228,36 +226,35 @@ func applyRun(f *Factory, opts *ApplyOptions) error {
 	return exitWith(code)
 }
 
-// applyMain does the work and fills out; it returns the exit code.
-func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyView, out *applyOutcome) ExitCode {
-	fail := func(status string, err error) ExitCode {
+// applyLoad checks the flags against the input (a spec or a saved plan)
+// and loads the spec: the plan's own copy for a saved plan. When it
+// cannot, it fills out and returns a nil fabric and the exit code.
+func applyLoad(f *Factory, opts *ApplyOptions, out *applyOutcome) (*plan.SavedPlan, *loadedFabric, ExitCode) {
+	fail := func(status apply.RunStatus, err error, code ExitCode) (*plan.SavedPlan, *loadedFabric, ExitCode) {
 		out.Status, out.Err = status, err
-		return ExitError
+		return nil, nil, code
 	}
 	sp, err := readSavedPlan(opts.Path)
 	if err != nil {
-		return fail(applyStatusError, err)
+		return fail(applyStatusError, err, ExitError)
 	}
 	if sp != nil {
 		out.PlanFile = opts.Path
 		for flag, set := range map[string]bool{"--target": len(opts.Targets) > 0, "--exclude": len(opts.Excludes) > 0,
 			"--var": len(opts.Vars) > 0, "--var-file": len(opts.VarFiles) > 0} {
 			if set {
-				out.Status = applyStatusError
-				out.Err = FlagErrorf("%s cannot be used with a saved plan: the plan fixes the devices and variables; run fabctl plan again with %s", flag, flag)
-				return ExitUsage
+				return fail(applyStatusError, FlagErrorf("%s cannot be used with a saved plan: the plan fixes the devices and variables; run fabctl plan again with %s", flag, flag), ExitUsage)
 			}
 		}
 	} else if !opts.AutoApprove {
 		switch {
 		case opts.JSON:
-			return fail(applyStatusError, errors.New("--json needs --auto-approve (or a saved plan): fabctl cannot ask for confirmation while writing JSON"))
+			return fail(applyStatusError, errors.New("--json needs --auto-approve (or a saved plan): fabctl cannot ask for confirmation while writing JSON"), ExitError)
 		case !stdinIsTTY(opts.IO):
-			return fail(applyStatusError, errors.New("fabctl apply asks for confirmation, but stdin is not a terminal: review the plan and pass --auto-approve, or save a plan (fabctl plan -out plan.fab) and apply it (fabctl apply plan.fab)"))
+			return fail(applyStatusError, errors.New("fabctl apply asks for confirmation, but stdin is not a terminal: review the plan and pass --auto-approve, or save a plan (fabctl plan -out plan.fab) and apply it (fabctl apply plan.fab)"), ExitError)
 		}
 	}
 
-	// Load the spec: the plan's own copy for a saved plan.
 	var lf *loadedFabric
 	if sp != nil {
 		lf, err = loadSavedFabric(f, sp)
@@ -265,16 +262,33 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		lf, err = loadFabric(f, opts.Path, opts.Vars, opts.VarFiles)
 	}
 	out.Loaded = lf
-	if errors.Is(err, errSpecInvalid) {
-		return fail(applyStatusInvalid, fmt.Errorf("the spec has %s", plural(lf.Errors, "error", "errors")))
+	var fe *FlagError
+	switch {
+	case errors.Is(err, errSpecInvalid):
+		return fail(applyStatusInvalid, fmt.Errorf("the spec has %s", plural(lf.Errors, "error", "errors")), ExitError)
+	case errors.As(err, &fe):
+		return fail(applyStatusError, err, ExitUsage)
+	case err != nil:
+		return fail(applyStatusError, err, ExitError)
 	}
-	if err != nil {
-		var fe *FlagError
-		if errors.As(err, &fe) {
-			out.Status, out.Err = applyStatusError, err
-			return ExitUsage
-		}
-		return fail(applyStatusError, err)
+	return sp, lf, ExitOK
+}
+
+// applyMain checks the flags against the input, loads the spec, runs
+// apply.RunFabric with the view's hooks and fills out; it returns the
+// exit code.
+func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyView, out *applyOutcome) ExitCode {
+	fail := func(status apply.RunStatus, err error) ExitCode {
+		out.Status, out.Err = status, err
+		return ExitError
+	}
+	usage := func(err error) ExitCode {
+		out.Status, out.Err = applyStatusError, err
+		return ExitUsage
+	}
+	sp, lf, code := applyLoad(f, opts, out)
+	if lf == nil {
+		return code
 	}
 	out.Fabric = lf.Fabric.Name
 	selected := 0
@@ -284,10 +298,8 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		}
 	}
 	if selected == 0 {
-		out.Status = applyStatusError
-		out.Err = FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
-			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ","))
-		return ExitUsage
+		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
+			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
 	}
 	if opts.Insecure {
 		view.Warn("--insecure: SSH host keys and TLS certificates are not verified.")
@@ -312,219 +324,47 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	popts.Targets, popts.Excludes = opts.Targets, opts.Excludes
 	popts.Insecure = opts.Insecure
 
-	// The lock covers planning too: nobody applies between our plan and
-	// our apply.
-	lock, err := apply.Acquire(ctx, dir, lf.Fabric.Name, apply.LockOptions{Operation: "apply",
-		Version: readBuildInfo().Version, Timeout: opts.LockTimeout, Now: f.Now})
-	var le *apply.LockedError
-	if errors.As(err, &le) {
-		out.Status, out.Err, out.Lock = applyStatusLocked, err, &le.Info
+	prog := newPlanProgress(opts.IO, f.Now)
+	popts.Started, popts.Progress = prog.Started, prog.Done
+	hooks := apply.Hooks{
+		Planning: func() { prog.Start(selected) },
+		Planned:  func(p *plan.Plan) { prog.Stop(len(p.Devices)) },
+		Plan:     view.Plan,
+		Warn:     view.Warn,
+		Progress: view.Progress,
+	}
+	if !opts.AutoApprove {
+		hooks.Confirm = view.Confirm
+	}
+	o, err := apply.RunFabric(ctx, apply.RunOptions{
+		Spec: lf.Spec, Fabric: lf.Fabric, Saved: sp, PlanFile: out.PlanFile, Diagnostics: lf.JSONDiagnostics(),
+		StateDir: dir, Plan: popts, Registry: f.Drivers(),
+		Parallelism: opts.Parallelism, OnFailure: apply.Policy(opts.OnFailure), ConfirmTimeout: opts.ConfirmTimeout,
+		LockTimeout: opts.LockTimeout, Journal: opts.Journal, Version: readBuildInfo().Version,
+		Now: f.Now, Getenv: f.Getenv, Hooks: hooks,
+	})
+	view.ProgressDone()
+	out.Status, out.Err, out.Plan, out.Waves, out.Result = o.Status, err, o.Plan, o.Waves, o.Result
+	out.Journal, out.Lock, out.Warnings = o.Journal, o.Lock, append(out.Warnings, o.Warnings...)
+	return applyExitCode(o.Status, opts.DetailedExitcode)
+}
+
+// applyExitCode is the exit status of a run that ended with status.
+func applyExitCode(status apply.RunStatus, detailed bool) ExitCode {
+	switch status {
+	case apply.RunApplied:
+		if detailed {
+			return ExitChanges
+		}
+		return ExitOK
+	case apply.RunNoChanges:
+		return ExitOK
+	case apply.RunStale:
+		return ExitStalePlan
+	case apply.RunLocked:
 		return ExitLocked
 	}
-	if err != nil {
-		return fail(applyStatusError, err)
-	}
-	defer func() {
-		if err := lock.Release(); err != nil {
-			out.Warnings = append(out.Warnings, "lock: "+err.Error())
-		}
-	}()
-
-	reg := f.Drivers()
-	var p *plan.Plan
-	if sp != nil {
-		p = sp.Plan
-	} else {
-		prog := newPlanProgress(opts.IO, f.Now)
-		popts.Started, popts.Progress = prog.Started, prog.Done
-		prog.Start(selected)
-		p = plan.Make(ctx, lf.Spec, lf.Fabric, reg, popts)
-		prog.Stop(len(p.Devices))
-		p.Diagnostics = lf.JSONDiagnostics()
-		if ctx.Err() != nil {
-			return fail(applyStatusInterrupted, errors.New("interrupted while planning: nothing was applied"))
-		}
-	}
-	out.Plan = p
-	devs, err := applyDevices(lf, p, popts, sp != nil)
-	if err != nil {
-		return fail(applyStatusError, err)
-	}
-	plans := make([]*plan.DevicePlan, len(devs))
-	for i, d := range devs {
-		plans[i] = d.Plan
-	}
-	out.Waves = apply.Waves(plans)
-	if sp == nil {
-		if err := view.Plan(p, out.Waves); err != nil {
-			return fail(applyStatusError, err)
-		}
-	}
-	if p.Errored() {
-		var bad []*plan.DevicePlan
-		for _, d := range p.Devices {
-			if d.Error != "" {
-				bad = append(bad, d)
-			}
-		}
-		return fail(applyStatusRefused, &apply.PlanError{Devices: bad})
-	}
-	changed := p.HasChanges()
-	if changed && sp == nil && !opts.AutoApprove {
-		ok, err := view.Confirm(ctx, p)
-		if err != nil {
-			return fail(applyStatusError, err)
-		}
-		if !ok {
-			out.Status = applyStatusCancelled
-			return ExitError
-		}
-	}
-
-	if opts.ConfirmTimeout > 0 {
-		for _, name := range withoutCommitConfirm(reg, devs) {
-			view.Warn(fmt.Sprintf("--confirm-timeout: the %s driver has no commit-confirm; fabctl verifies its devices and rolls them back itself, but they do not revert on their own if fabctl stops mid-run.", name))
-		}
-	}
-	aopts := apply.Options{
-		Parallelism:    opts.Parallelism,
-		OnFailure:      apply.Policy(opts.OnFailure),
-		ConfirmTimeout: opts.ConfirmTimeout,
-		CheckStale:     changed, // with no changes the plan's reads just confirmed every device
-		Progress:       view.Progress,
-		Now:            f.Now,
-		Fabric:         lf.Fabric.Name,
-		FabctlVersion:  readBuildInfo().Version,
-		SpecHash:       p.SpecHash,
-		PlanFile:       out.PlanFile,
-	}
-	if sp != nil {
-		aopts.PlanHash = sp.ContentHash
-	}
-	rec, err := apply.OpenRecorder(dir, lf.Fabric.Name)
-	if err != nil {
-		return fail(applyStatusError, err)
-	}
-	aopts.Record = rec
-	// No journal for a run with nothing to do: it would record nothing.
-	if changed {
-		runID := apply.NewRunID(now(f.Now))
-		path := opts.Journal
-		if path == "" {
-			path = apply.JournalPath(dir, lf.Fabric.Name, runID)
-		}
-		j, err := apply.CreateJournal(path, runID, f.Now, apply.SecretValues(lf.Spec.Credentials, f.Getenv))
-		if err != nil {
-			rec.Close()
-			return fail(applyStatusError, err)
-		}
-		aopts.Journal = j
-		out.Journal = path
-		defer func() {
-			if err := j.Close(); err != nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("journal %s is incomplete: %v", path, err))
-			}
-		}()
-	}
-	res, err := apply.Run(ctx, devs, reg, aopts)
-	view.ProgressDone()
-	if rerr := rec.Close(); rerr != nil {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("applied record %s not saved: %v (the next plan may misreport drift)", plan.AppliedPath(dir, lf.Fabric.Name), rerr))
-	}
-	out.Result = res
-	out.Err = err
-	var se *apply.StaleError
-	var ue *apply.UnreachableError
-	var pe *apply.PlanError
-	switch {
-	case errors.As(err, &se):
-		out.Status = applyStatusStale
-		return ExitStalePlan
-	case errors.As(err, &ue), errors.As(err, &pe):
-		out.Status = applyStatusRefused
-		return ExitError
-	case res.Interrupted:
-		out.Status = applyStatusInterrupted
-		return ExitError
-	case err != nil:
-		out.Status = applyStatusFailed
-		return ExitError
-	case !changed:
-		out.Status = applyStatusNoChanges
-		return ExitOK
-	}
-	out.Status = applyStatusApplied
-	if opts.DetailedExitcode {
-		return ExitChanges
-	}
-	return ExitOK
-}
-
-func now(clock func() time.Time) time.Time {
-	if clock != nil {
-		return clock()
-	}
-	return time.Now()
-}
-
-// expressed is a compiled desired state without the settings the plan
-// found the device cannot express (drivers.Limiter): the plan's Desired
-// leaves them out, so a saved plan is compared on the same footing.
-func expressed(st intent.State, dp *plan.DevicePlan) intent.State {
-	if len(dp.Unexpressible) == 0 {
-		return st
-	}
-	out := make(intent.State, len(st))
-	for k, v := range st {
-		out[k] = v
-	}
-	for _, u := range dp.Unexpressible {
-		delete(out, u.Path)
-	}
-	return out
-}
-
-// applyDevices pairs each device plan with its driver target. For a saved
-// plan it also checks that the plan's embedded spec still compiles to the
-// desired state the plan recorded (it may not under another fabctl
-// version); the plan's content is what is applied either way.
-func applyDevices(lf *loadedFabric, p *plan.Plan, popts plan.Options, saved bool) ([]apply.Device, error) {
-	units := map[string]plan.Unit{}
-	for _, u := range plan.Units(lf.Fabric) {
-		units[u.Device.Addr()] = u
-	}
-	devs := make([]apply.Device, 0, len(p.Devices))
-	for _, dp := range p.Devices {
-		u, ok := units[dp.Address]
-		if !ok {
-			return nil, fmt.Errorf("the plan has %s, which its spec does not declare: the plan file is inconsistent; run fabctl plan again", dp.Address)
-		}
-		if saved && dp.Error == "" && expressed(u.State, dp).Fingerprint() != dp.Desired.Fingerprint() {
-			return nil, fmt.Errorf("the saved plan's spec no longer compiles to the state the plan recorded for %s (was it made by another fabctl version? this is %s, the plan %s): run fabctl plan again",
-				dp.Address, readBuildInfo().Version, p.FabctlVersion)
-		}
-		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, popts)})
-	}
-	return devs, nil
-}
-
-// withoutCommitConfirm lists the drivers of changed devices that cannot
-// commit with an auto-revert timer.
-func withoutCommitConfirm(reg *drivers.Registry, devs []apply.Device) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, d := range devs {
-		name := d.Plan.Driver
-		if !d.Plan.HasChanges() || seen[name] {
-			continue
-		}
-		seen[name] = true
-		if drv, err := reg.New(name); err == nil && !drv.Capabilities().CommitConfirm {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return ExitError
 }
 
 // interruptContext returns a context cancelled by the first Ctrl-C or

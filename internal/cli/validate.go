@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
+	"github.com/fabctl/fabctl/validate/readback"
 	"github.com/fabctl/fabctl/validate/traffic"
 )
 
@@ -154,7 +155,7 @@ type validateResult struct {
 	Valid       bool
 
 	// Live stages: nil when they did not run.
-	Readback       *readbackResult
+	Readback       *readback.Result
 	Traffic        *traffic.Report
 	TrafficSkipped string // why the traffic stage did not run
 	// Code is the exit status the run ends with.
@@ -253,7 +254,7 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	}
 	if !opts.SkipReadback && opts.Drivers != nil {
 		res.Stages = append(res.Stages, StageReadback)
-		res.Readback = runReadback(ctx, s, opts.Drivers(), opts.Parallelism, opts.Insecure)
+		res.Readback = readback.Run(ctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version})
 	}
 	if opts.SkipTraffic {
 		res.TrafficSkipped = "--skip-traffic"

@@ -7,77 +7,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/readback"
 	"github.com/fabctl/fabctl/validate/traffic"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
 
 // The live stages of fabctl validate: read-back (every device's running
-// state equals the spec's desired state) and traffic (the spec's validate
-// blocks run with the verbs engine). Both report what they could not do
-// as not checked / not run, never as passed.
+// state equals the spec's desired state: validate/readback) and traffic
+// (the spec's validate blocks run with the verbs engine:
+// validate/traffic). Both report what they could not do as not checked /
+// not run, never as passed. This file runs them and renders their results.
 
 // Validate stage names.
 const (
 	StageReadback = "read-back"
 	StageTraffic  = "traffic"
 )
-
-// readbackResult is the read-back stage's finding.
-type readbackResult struct {
-	Skipped string           `json:"skipped,omitempty"`
-	Devices []readbackDevice `json:"devices"`
-	Match   int              `json:"match"`
-	Differ  int              `json:"differ"`
-	Errored int              `json:"errored"`
-}
-
-// readbackDevice is one device's read-back.
-type readbackDevice struct {
-	Address string `json:"address"`
-	// Status: "match", "differs" or "error" (could not be read).
-	Status string              `json:"status"`
-	Error  string              `json:"error,omitempty"`
-	Diffs  []intent.AttrChange `json:"diffs,omitempty"`
-	// NotChecked are desired settings the device cannot express (not
-	// applied, so not compared); Tolerated differ within the driver's
-	// quantisation.
-	NotChecked []plan.Unexpressible `json:"not_checked,omitempty"`
-	Tolerated  int                  `json:"tolerated,omitempty"`
-}
-
-// runReadback reads every device and compares it with the desired state.
-func runReadback(ctx context.Context, s *spec.Spec, reg *drivers.Registry, parallelism int, insecure bool) *readbackResult {
-	fab := intent.Compile(s)
-	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: parallelism, Insecure: insecure,
-		Credentials: s.CredentialsByName, FabctlVersion: readBuildInfo().Version})
-	rb := &readbackResult{Devices: []readbackDevice{}}
-	for _, d := range p.Devices {
-		rd := readbackDevice{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated)}
-		switch {
-		case d.Error != "":
-			rd.Status, rd.Error = "error", d.Error
-			rb.Errored++
-		case d.HasChanges():
-			rd.Status, rd.Diffs = "differs", d.Changes
-			rb.Differ++
-		default:
-			rd.Status = "match"
-			rb.Match++
-		}
-		rb.Devices = append(rb.Devices, rd)
-	}
-	if len(rb.Devices) == 0 {
-		rb.Skipped = "the spec has no devices"
-	}
-	return rb
-}
-
-// Failed reports whether the read-back found a problem.
-func (rb *readbackResult) Failed() bool { return rb != nil && rb.Differ+rb.Errored > 0 }
 
 // runTraffic plans and runs the spec's validate blocks.
 func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traffic.Report, string) {
@@ -90,7 +36,7 @@ func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traf
 	}
 	r := &traffic.Runner{Backend: opts.TrafficBackend, Version: readBuildInfo().Version, Logf: opts.Debugf}
 	if opts.Drivers != nil {
-		r.Remote = sshTraffic(s, opts.Drivers(), opts.Insecure)
+		r.Remote = traffic.SSHRemote(s, opts.Drivers(), opts.Insecure)
 	}
 	return r.Run(ctx, tests), ""
 }
@@ -105,7 +51,7 @@ func trafficCounts(r *traffic.Report) (pass, fail, notRun int) {
 
 // ---- human view ----
 
-func writeReadback(w io.Writer, st styles, rb *readbackResult) {
+func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 	if rb.Skipped != "" {
 		fmt.Fprintf(w, "Read-back: skipped: %s\n", rb.Skipped)
 		return
@@ -113,13 +59,13 @@ func writeReadback(w io.Writer, st styles, rb *readbackResult) {
 	fmt.Fprintf(w, "Read-back: %d of %s match the spec\n", rb.Match, plural(len(rb.Devices), "device", "devices"))
 	for _, d := range rb.Devices {
 		switch d.Status {
-		case "match":
+		case readback.Match:
 			extra := ""
 			if n := len(d.NotChecked); n > 0 {
 				extra = st.Faint.Render(fmt.Sprintf(" (%s the device cannot express: not checked)", plural(n, "setting", "settings")))
 			}
 			fmt.Fprintf(w, "  %s %s%s\n", st.OK.Render("✔"), d.Address, extra)
-		case "differs":
+		case readback.Differs:
 			fmt.Fprintf(w, "  %s %s: %s from the spec\n", st.Fail.Render("✘"), d.Address, plural(len(d.Diffs), "setting differs", "settings differ"))
 			for _, c := range d.Diffs {
 				fmt.Fprintf(w, "      %s: live %s, spec %s\n", c.Path, orNone(c.Before), orNone(c.After))
@@ -278,14 +224,14 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 		for _, d := range rb.Devices {
 			c := junitCase{Name: d.Address, Classname: "fabctl.readback"}
 			switch d.Status {
-			case "differs":
+			case readback.Differs:
 				var lines []string
 				for _, ch := range d.Diffs {
 					lines = append(lines, fmt.Sprintf("%s: live %s, spec %s", ch.Path, orNone(ch.Before), orNone(ch.After)))
 				}
 				c.Failures = append(c.Failures, junitFailure{Message: fmt.Sprintf("%s from the spec", plural(len(d.Diffs), "setting differs", "settings differ")),
 					Type: "differs", Text: strings.Join(lines, "\n")})
-			case "error":
+			case readback.Error:
 				c.Failures = append(c.Failures, junitFailure{Message: "not read: " + d.Error, Type: "error", Text: d.Error})
 			}
 			if len(d.NotChecked) > 0 {

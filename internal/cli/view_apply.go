@@ -499,7 +499,7 @@ type applyJSONLock struct {
 }
 
 func (v *ApplyJSON) Result(o *applyOutcome) error {
-	doc := applyJSONDoc{FormatVersion: jsonFormatVersion, Status: o.Status, Fabric: o.Fabric, PlanFile: o.PlanFile,
+	doc := applyJSONDoc{FormatVersion: jsonFormatVersion, Status: string(o.Status), Fabric: o.Fabric, PlanFile: o.PlanFile,
 		Journal: o.Journal, Order: string(o.Waves.Order), OrderReason: o.Waves.Reason, OrderConflict: o.Waves.Conflict,
 		Devices: []applyJSONDevice{}, Stale: []apply.StaleDevice{}, Unreachable: []apply.StaleDevice{},
 		Warnings: append(append([]string{}, v.warnings...), o.Warnings...), Diagnostics: []spec.JSONDiagnostic{}}

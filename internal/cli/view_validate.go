@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/readback"
 )
 
 // ValidateView renders the result of fabctl validate.
@@ -124,8 +125,8 @@ type validateJSONDoc struct {
 	Summary         *specSummary          `json:"summary"`
 	Diagnostics     []spec.JSONDiagnostic `json:"diagnostics"`
 	// Live stages (absent with --static or a spec with errors).
-	Readback *readbackResult `json:"readback,omitempty"`
-	Traffic  *trafficJSON    `json:"traffic,omitempty"`
+	Readback *readback.Result `json:"readback,omitempty"`
+	Traffic  *trafficJSON     `json:"traffic,omitempty"`
 	// ExitCode is the exit status (0 pass, 1 fail, 5 not everything tested).
 	ExitCode int `json:"exit_code"`
 }

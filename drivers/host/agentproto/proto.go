@@ -1,16 +1,23 @@
-// Package agent is the protocol and the runner of `fabctl agent`: the same
-// fabctl binary, on the host, reading the host's desired state as
-// versioned JSON on stdin, planning and applying it locally with the host
-// driver, and writing a versioned JSON result on stdout. The controller
-// reaches it over SSH (drivers/host, transport_ssh.go); a systemd unit
-// re-applies a saved desired state at boot (--reapply). docs/agent.md
-// describes the protocol.
+// Package agentproto is the wire protocol of `fabctl agent`: the
+// versioned JSON request the controller writes on the agent's stdin, the
+// response it reads from stdout, the op names and error kinds, decoding
+// with errors that say what is wrong, and the build identity
+// (handshake) controller and agent compare. The host driver speaks it
+// over SSH (drivers/host, transport_ssh.go); package agent (the engine
+// that runs requests on the host) serves it. docs/agent.md describes
+// the protocol.
 //
 // The request carries the compiled intent.Host as is: controller and
 // agent are always the same build (the controller compares build
 // identities and ships its own binary when they differ), so the intent's
 // Go shape is the contract and Protocol only versions the envelope.
-package agent
+//
+// This package may import intent and drivers (the contract types) and the
+// standard library only: never the engine (apply, plan, validate, agent),
+// so the host driver does not depend on it. What the engine sends in the
+// engine's own shapes (a device plan, an apply result, a traffic result)
+// travels as raw JSON here.
+package agentproto
 
 import (
 	"bytes"
@@ -26,10 +33,8 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/plan"
 )
 
 // Protocol is the version of the request/response envelope. A change a
@@ -60,7 +65,7 @@ const (
 	// host: a side of a test pair, or a read of a NIC's counters. Traffic
 	// carries the request and the response's Traffic the result, both in
 	// validate/traffic's shape (controller and agent are the same build);
-	// `fabctl agent` hands them to that package, and progress (the
+	// package agent hands them to that package, and progress (the
 	// server's "ready" line) goes to stderr as it happens.
 	OpTraffic Op = "traffic"
 )
@@ -82,6 +87,10 @@ type Request struct {
 	// Traffic is the request of OpTraffic.
 	Traffic json.RawMessage `json:"traffic,omitempty"`
 }
+
+// SavedName is the file in Request.SaveTo a host's desired state is
+// saved in.
+func SavedName(host string) string { return host + ".json" }
 
 // ErrKind classifies an agent error.
 type ErrKind string
@@ -121,12 +130,14 @@ type Response struct {
 	// Findings: what Read observed and the spec cannot change (NUMA,
 	// PCIe link, device limits, DCBX owner), for the controller's plan.
 	Findings []drivers.Finding `json:"findings,omitempty"`
-	// Plan is the device plan (plan; apply in re-apply mode).
-	Plan *plan.DevicePlan `json:"plan,omitempty"`
+	// Plan is the device plan (plan; apply in re-apply mode), a
+	// plan.DevicePlan as JSON (package agent encodes and decodes it).
+	Plan json.RawMessage `json:"plan,omitempty"`
 	// Token identifies the transaction for rollback (apply).
 	Token string `json:"token,omitempty"`
-	// Result is the verified outcome (apply in re-apply mode).
-	Result *apply.DeviceResult `json:"result,omitempty"`
+	// Result is the verified outcome (apply in re-apply mode), an
+	// apply.DeviceResult as JSON (package agent encodes and decodes it).
+	Result json.RawMessage `json:"result,omitempty"`
 	// Traffic is the result of OpTraffic.
 	Traffic  json.RawMessage `json:"traffic,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
