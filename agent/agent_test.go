@@ -15,8 +15,8 @@ import (
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
-	"github.com/fabctl/fabctl/spec"
 )
 
 func testHost(t *testing.T) *intent.Host {
@@ -41,10 +41,7 @@ host "h1" {
   }
 }
 `
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.LoadSrc(t, src)
 	f := intent.Compile(s)
 	if len(f.Hosts) != 1 {
 		t.Fatalf("hosts: %d", len(f.Hosts))

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 const small = `
@@ -33,11 +33,7 @@ link {
 
 func compile(t *testing.T, src string) *Fabric {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	return Compile(s)
+	return Compile(testutil.LoadSrc(t, src))
 }
 
 func TestCompile(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/fabgen"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -63,16 +63,6 @@ func preload(f *intent.Fabric, store *memory.Store) (settings, changed int) {
 		store.Set(u.Device.Name, st)
 	}
 	return settings, changed
-}
-
-// cpuTime is the process's user + system CPU time so far: with other
-// work on the machine, CPU seconds per op are steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapObjects is the live heap now (objects in use, after the last GC's
@@ -163,14 +153,14 @@ func BenchmarkPlanPod(b *testing.B) {
 			b.ResetTimer()
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
-				cpu0 := cpuTime()
+				cpu0 := testutil.CPUTime()
 				h := startHeapSampler()
 				fab := intent.Compile(s)
 				pl := Make(context.Background(), s, fab, reg, Options{Parallelism: 16})
 				if pk := h.Stop(); pk > peak {
 					peak = pk
 				}
-				cpu += cpuTime() - cpu0
+				cpu += testutil.CPUTime() - cpu0
 				c := pl.Counts()
 				if c.Errored > 0 {
 					b.Fatalf("%d devices errored", c.Errored)

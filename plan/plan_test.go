@@ -8,6 +8,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -44,10 +45,7 @@ link {
 
 func setup(t *testing.T) (*spec.Spec, *intent.Fabric, *memory.Store, *drivers.Registry) {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.LoadSrc(t, src)
 	store := memory.NewStore()
 	reg := drivers.NewRegistry()
 	fields := []intent.Field{{Pattern: "tc/*/ecn/*", Tolerance: 0.05}, {Pattern: "port/*/pfc", Disruptive: "PFC change flaps the link"}}

@@ -3,9 +3,9 @@ package yangval
 import (
 	"encoding/json"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 // genOC renders an OpenConfig QoS + interfaces payload for one switch with
@@ -102,7 +102,7 @@ func BenchmarkValidateOCFabric256(b *testing.B) {
 	payload := genOC(64) // every switch renders the same shape
 	b.SetBytes(int64(len(payload)) * 256)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	for i := 0; i < b.N; i++ {
 		for sw := 0; sw < 256; sw++ {
 			if errs := s.ValidateJSON("/", payload); len(errs) > 0 {
@@ -111,20 +111,14 @@ func BenchmarkValidateOCFabric256(b *testing.B) {
 		}
 	}
 	// process CPU time: meaningful on a busy machine, where ns/op is not
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric((testutil.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkLoadOC measures parsing and compiling the OpenConfig set.
 func BenchmarkLoadOC(b *testing.B) {
-	loadSet(b, "openconfig") // skip/fail consistently when absent
+	dir := testutil.Shared(b, "yang", "openconfig")
 	for i := 0; i < b.N; i++ {
-		if _, err := Load(sharedYang + "/openconfig"); err != nil {
+		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
 		}
 	}

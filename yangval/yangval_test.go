@@ -8,11 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// The models live outside the repository, in ../shared/yang relative to the
-// repository root (see /work/shared/yang/README.md).
-var sharedYang = filepath.Join("..", "..", "shared", "yang")
+	"github.com/fabctl/fabctl/internal/testutil"
+)
 
 var (
 	schemaMu    sync.Mutex
@@ -21,13 +19,9 @@ var (
 
 func loadSet(t testing.TB, set string) *Schema {
 	t.Helper()
-	dir := filepath.Join(sharedYang, set)
-	if msg, fatal := modelsMissing(dir, os.Getenv("CI") == "true"); msg != "" {
-		if fatal {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	// The models live outside the repository, in ../shared/yang (see
+	// its README.md).
+	dir := testutil.Shared(t, "yang", set)
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
 	if s := schemaCache[set]; s != nil {
@@ -39,31 +33,6 @@ func loadSet(t testing.TB, set string) *Schema {
 	}
 	schemaCache[set] = s
 	return s
-}
-
-// modelsMissing says whether the model directory is absent, and whether
-// that is a failure (CI=true) rather than a reason to skip.
-func modelsMissing(dir string, ci bool) (msg string, fatal bool) {
-	if _, err := os.Stat(dir); err == nil {
-		return "", false
-	} else if ci {
-		return fmt.Sprintf("YANG models %s not found (%v); they are required when CI=true", dir, err), true
-	} else {
-		return fmt.Sprintf("YANG models %s not found (%v): skipping; put the model sets in ../shared/yang next to the repository to run", dir, err), false
-	}
-}
-
-func TestModelsMissing(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "absent")
-	if msg, fatal := modelsMissing(dir, false); msg == "" || fatal {
-		t.Errorf("absent, not CI: want skip, got %q fatal=%v", msg, fatal)
-	}
-	if msg, fatal := modelsMissing(dir, true); msg == "" || !fatal {
-		t.Errorf("absent, CI=true: want failure, got %q fatal=%v", msg, fatal)
-	}
-	if msg, _ := modelsMissing(t.TempDir(), true); msg != "" {
-		t.Errorf("present: got %q", msg)
-	}
 }
 
 // ocPayload is a valid OpenConfig QoS + interfaces document (RFC 7951).

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/vishvananda/netlink"
 )
@@ -17,7 +18,7 @@ import (
 const benchNS = "fabctl-host-bench"
 
 func benchSetup(b *testing.B) *session {
-	requireRoot(b)
+	testutil.RequireRoot(b, rootWhy)
 	newNS(b, benchNS, 8)
 	s, err := open(&intent.Host{Connect: spec.Connect{Kind: "netns", Netns: benchNS}})
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -134,7 +135,7 @@ func BenchmarkFabdcbHostIntent8NICs(b *testing.B) {
 	for i := 0; i < benchNICs; i++ {
 		n := fmt.Sprintf("fbench%d", i)
 		_ = exec.Command("ip", "link", "del", n).Run()
-		run(b, "ip", "link", "add", n, "type", "fabdcb")
+		testutil.Run(b, "ip", "link", "add", n, "type", "fabdcb")
 		names = append(names, n)
 	}
 	b.Cleanup(func() {

@@ -19,20 +19,13 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 )
 
 func fabdcbDev(t testing.TB, i int) string {
 	t.Helper()
-	v := os.Getenv("FABCTL_FABDCB")
-	if v == "" {
-		t.Skip("needs the fabdcb kernel module: run in the VM testbed (make e2e-vm FABTB_SECTIONS=dcb)")
-	}
-	devs := strings.Fields(v)
-	if len(devs) <= i {
-		t.Fatalf("FABCTL_FABDCB=%q: need %d devices", v, i+1)
-	}
-	return devs[i]
+	return testutil.FabdcbDevs(t, i+1)[i]
 }
 
 func fabdcbSpec(t testing.TB, nic, connect string) string {
@@ -45,27 +38,13 @@ func fabdcbSpec(t testing.TB, nic, connect string) string {
 	return strings.Replace(s, `connect = "local"`, `connect = "`+connect+`"`, 1)
 }
 
-// dcbSet runs a dcb set command, retrying once on iproute2 6.1's
-// "Protocol error" (its GET's ACK read by the SET; see the dcbnl tests).
-func dcbSet(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command("dcb", args...).CombinedOutput()
-	if err != nil && strings.Contains(string(out), "Protocol error") {
-		t.Logf("dcb %s: retrying once (iproute2 6.1 dcb ACK bug)", strings.Join(args, " "))
-		out, err = exec.Command("dcb", args...).CombinedOutput()
-	}
-	if err != nil {
-		t.Fatalf("dcb %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 func dcbShow(t *testing.T, ns string, args ...string) map[string]any {
 	t.Helper()
 	cmd := append([]string{"dcb", "-j"}, args...)
 	if ns != "" {
 		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
 	}
-	out := run(t, cmd...)
+	out := testutil.Run(t, cmd...)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
@@ -79,7 +58,7 @@ func flapsOf(t *testing.T, ns, dev string) int {
 	if ns != "" {
 		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...) // ip netns exec mounts the namespace's sysfs
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(run(t, cmd...)))
+	n, err := strconv.Atoi(strings.TrimSpace(testutil.Run(t, cmd...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +90,7 @@ func checkApplied(t *testing.T, ns, dev string) {
 	if ns != "" {
 		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
 	}
-	if v := strings.TrimSpace(run(t, cmd...)); v != "dscp" {
+	if v := strings.TrimSpace(testutil.Run(t, cmd...)); v != "dscp" {
 		t.Errorf("trust %s", v)
 	}
 }
@@ -158,7 +137,7 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 	if n := flapsOf(t, "", dev) - flaps0; n != 1 {
 		t.Errorf("%d link flaps for one PFC change", n)
 	}
-	if out := run(t, "ethtool", "-a", dev); !strings.Contains(out, "RX:\t\toff") && !strings.Contains(out, "RX: off") {
+	if out := testutil.Run(t, "ethtool", "-a", dev); !strings.Contains(out, "RX:\t\toff") && !strings.Contains(out, "RX: off") {
 		t.Errorf("global pause not off with PFC on:\n%s", out)
 	}
 
@@ -183,7 +162,7 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 		done <- WatchDCB(wctx, []string{dev}, func(d Drift) { mu.Lock(); drifts = append(drifts, d); mu.Unlock() })
 	}()
 	time.Sleep(300 * time.Millisecond) // the watch reads its baseline
-	dcbSet(t, "pfc", "set", "dev", dev, "prio-pfc", "4:on")
+	testutil.DCBSet(t, "pfc", "set", "dev", dev, "prio-pfc", "4:on")
 	waitDrift := func(n int) []Drift {
 		for i := 0; i < 100; i++ {
 			mu.Lock()
@@ -207,7 +186,7 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 	if !hasChange(d3.Drift, "nic/"+dev+"/pfc", "3,4", "3") || !hasChange(d3.Changes, "nic/"+dev+"/pfc", "3,4", "3") {
 		t.Errorf("plan after dcb: drift %+v changes %+v", d3.Drift, d3.Changes)
 	}
-	dcbSet(t, "pfc", "set", "dev", dev, "prio-pfc", "4:off")
+	testutil.DCBSet(t, "pfc", "set", "dev", dev, "prio-pfc", "4:off")
 	ds = waitDrift(2)
 	if len(ds[1].Changes) != 0 {
 		t.Errorf("back at the baseline, drift %+v", ds[1])
@@ -236,13 +215,9 @@ func hasChange(cs []intent.AttrChange, path, a, b string) bool {
 func TestFabdcbNetnsHost(t *testing.T) {
 	dev := fabdcbDev(t, 5)
 	const ns = "fabdcb-host"
-	_ = exec.Command("ip", "netns", "del", ns).Run()
-	run(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() {
-		_ = exec.Command("ip", "-n", ns, "link", "set", dev, "netns", "1").Run()
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-	})
-	run(t, "ip", "link", "set", dev, "netns", ns)
+	testutil.Netns(t, ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "-n", ns, "link", "set", dev, "netns", "1").Run() })
+	testutil.Run(t, "ip", "link", "set", dev, "netns", ns)
 	s, f := loadSpec(t, fabdcbSpec(t, dev, "netns:"+ns))
 	reg := registry(t)
 	p := plan.Make(context.Background(), s, f, reg, plan.Options{})

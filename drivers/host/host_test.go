@@ -3,58 +3,33 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
 
-// requireRoot skips without root, except in CI (CI=true), where a skip
-// would hide the namespace tests: there it fails.
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("needs root for network namespaces; CI runs as root, so this must not skip")
-	}
-	t.Skip("needs root: creates network namespaces and veth pairs")
-}
-
-func run(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
+// rootWhy is why the host driver's kernel tests need root.
+const rootWhy = "creates network namespaces and veth pairs"
 
 // newNS creates a namespace with veth pairs v<i>a <-> v<i>b, both ends
 // inside it, removed at cleanup.
 func newNS(t testing.TB, name string, pairs int) {
 	t.Helper()
-	_ = exec.Command("ip", "netns", "del", name).Run()
-	run(t, "ip", "netns", "add", name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	testutil.Netns(t, name)
 	for i := 0; i < pairs; i++ {
-		run(t, "ip", "-n", name, "link", "add", fmt.Sprintf("v%da", i), "type", "veth", "peer", "name", fmt.Sprintf("v%db", i))
+		testutil.Run(t, "ip", "-n", name, "link", "add", fmt.Sprintf("v%da", i), "type", "veth", "peer", "name", fmt.Sprintf("v%db", i))
 	}
 }
 
 func loadSpec(t testing.TB, src string) (*spec.Spec, *intent.Fabric) {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.LoadSrc(t, src)
 	return s, intent.Compile(s)
 }
 
@@ -94,10 +69,10 @@ host "h1" {
 // engine) -> read back -> re-plan is clean; an address the spec does not
 // list is removed, the peer veth (not in the spec) is untouched.
 func TestPlanApplyReplan(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	newNS(t, "fabctl-host-t1", 1)
-	run(t, "ip", "-n", "fabctl-host-t1", "addr", "add", "198.18.9.9/24", "dev", "v0a")
-	run(t, "ip", "-n", "fabctl-host-t1", "addr", "add", "198.18.7.1/24", "dev", "v0b")
+	testutil.Run(t, "ip", "-n", "fabctl-host-t1", "addr", "add", "198.18.9.9/24", "dev", "v0a")
+	testutil.Run(t, "ip", "-n", "fabctl-host-t1", "addr", "add", "198.18.7.1/24", "dev", "v0b")
 	s, f := loadSpec(t, iwarpSpec)
 	reg := registry(t)
 
@@ -139,14 +114,14 @@ func TestPlanApplyReplan(t *testing.T) {
 		t.Fatalf("status %+v", res.Devices[0])
 	}
 	// Read back through ip, not through fabctl.
-	out := run(t, "ip", "-n", "fabctl-host-t1", "-o", "addr", "show", "dev", "v0a")
+	out := testutil.Run(t, "ip", "-n", "fabctl-host-t1", "-o", "addr", "show", "dev", "v0a")
 	if !strings.Contains(out, "198.18.0.1/31") || !strings.Contains(out, "2001:db8::1/64") || strings.Contains(out, "198.18.9.9") {
 		t.Fatalf("ip addr after apply:\n%s", out)
 	}
-	if out := run(t, "ip", "-n", "fabctl-host-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-host-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {
 		t.Fatalf("ip link after apply:\n%s", out)
 	}
-	if out := run(t, "ip", "-n", "fabctl-host-t1", "-o", "addr", "show", "dev", "v0b"); !strings.Contains(out, "198.18.7.1/24") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-host-t1", "-o", "addr", "show", "dev", "v0b"); !strings.Contains(out, "198.18.7.1/24") {
 		t.Fatalf("the peer veth (not in the spec) was touched:\n%s", out)
 	}
 
@@ -178,7 +153,7 @@ host "h1" {
 // applies, and the re-plan is clean. A change list that still holds a DCB
 // path (an old saved plan) is refused before anything is touched.
 func TestRoCEOnVethDCBUnsupported(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	newNS(t, "fabctl-host-t2", 1)
 	s, f := loadSpec(t, roceSpec)
 	reg := registry(t)
@@ -219,7 +194,7 @@ func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 	if err != nil || res.Devices[0].Status != apply.StatusApplied {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
-	if out := run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
 		t.Fatalf("MTU not applied:\n%s", out)
 	}
 	p2 := plan.Make(context.Background(), s, f, reg, plan.Options{})
@@ -228,7 +203,7 @@ func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 	}
 
 	// A DCB step handed to Apply anyway is refused up front.
-	run(t, "ip", "-n", "fabctl-host-t2", "link", "set", "v0a", "mtu", "1500")
+	testutil.Run(t, "ip", "-n", "fabctl-host-t2", "link", "set", "v0a", "mtu", "1500")
 	h := f.Hosts[0]
 	tg := plan.Target(plan.Unit{Device: h.Device, Intent: h}, plan.Options{})
 	d := New()
@@ -237,7 +212,7 @@ func TestRoCEOnVethDCBUnsupported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "v0a: DCB not supported by the driver (EOPNOTSUPP)") {
 		t.Fatalf("apply of a DCB step on a veth: %v", err)
 	}
-	if out := run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 1500") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-host-t2", "link", "show", "v0a"); !strings.Contains(out, "mtu 1500") {
 		t.Fatalf("MTU changed although the transaction was refused:\n%s", out)
 	}
 }
@@ -285,7 +260,7 @@ func TestSSHNeedsCredentials(t *testing.T) {
 }
 
 func TestMissingNamespace(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	h := &intent.Host{Device: intent.Device{Kind: intent.KindHost, Name: "h"}, Connect: spec.Connect{Kind: "netns", Netns: "fabctl-no-such-ns"}}
 	_, err := New().Read(context.Background(), drivers.Target{Device: h.Device, Intent: h})
 	if err == nil || !strings.Contains(err.Error(), `network namespace "fabctl-no-such-ns"`) {
@@ -296,10 +271,10 @@ func TestMissingNamespace(t *testing.T) {
 // TestRollback: Apply, then Rollback with its token, restores MTU, admin
 // state and the addresses as they were.
 func TestRollback(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	src := strings.ReplaceAll(iwarpSpec, "fabctl-host-t1", "fabctl-host-t3")
 	newNS(t, "fabctl-host-t3", 1)
-	run(t, "ip", "-n", "fabctl-host-t3", "addr", "add", "198.18.9.9/24", "dev", "v0a")
+	testutil.Run(t, "ip", "-n", "fabctl-host-t3", "addr", "add", "198.18.9.9/24", "dev", "v0a")
 	s, f := loadSpec(t, src)
 	reg := registry(t)
 	p := plan.Make(context.Background(), s, f, reg, plan.Options{})
@@ -320,7 +295,7 @@ func TestRollback(t *testing.T) {
 	if live["nic/v0a/mtu"] != "1500" || live["nic/v0a/addresses"] != "198.18.9.9/24" {
 		t.Fatalf("after rollback: %v", live)
 	}
-	if out := run(t, "ip", "-n", "fabctl-host-t3", "link", "show", "v0a"); strings.Contains(out, ",UP") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-host-t3", "link", "show", "v0a"); strings.Contains(out, ",UP") {
 		t.Fatalf("link left up after rollback:\n%s", out)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -208,7 +209,7 @@ func (fx *sshFixture) keyCreds() string { return fmt.Sprintf("private_key = file
 func TestSSHPlanApplyReadBack(t *testing.T) {
 	fx := newSSHFixture(t)
 	newNS(t, "fabctl-ssh-t1", 1)
-	run(t, "ip", "-n", "fabctl-ssh-t1", "addr", "add", "198.18.9.9/24", "dev", "v0a")
+	testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "addr", "add", "198.18.9.9/24", "dev", "v0a")
 	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t1"})
 	reg := fx.registry(t, nil)
 	ctx := fx.ctx()
@@ -251,10 +252,10 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	if err != nil || res.Devices[0].Status != apply.StatusApplied {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
-	if out := run(t, "ip", "-n", "fabctl-ssh-t1", "-o", "addr", "show", "dev", "v0a"); !strings.Contains(out, "198.18.0.3/31") || strings.Contains(out, "198.18.9.9") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "-o", "addr", "show", "dev", "v0a"); !strings.Contains(out, "198.18.0.3/31") || strings.Contains(out, "198.18.9.9") {
 		t.Fatalf("ip addr after apply:\n%s", out)
 	}
-	if out := run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
 		t.Fatalf("ip link after apply:\n%s", out)
 	}
 	if b, _ := os.ReadFile(journal); !strings.Contains(string(b), `"host.h1"`) || !strings.Contains(string(b), "applied") {
@@ -272,12 +273,12 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fx.save, agentproto.SavedName("h1"))); err != nil {
 		t.Fatal(err)
 	}
-	run(t, "ip", "-n", "fabctl-ssh-t1", "link", "set", "v0a", "mtu", "1500")
+	testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "set", "v0a", "mtu", "1500")
 	out, err := exec.Command(filepath.Join(fx.save, "fabctl"), "agent", "--reapply", fx.save).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "h1: applied 1 change, verified by read-back") {
 		t.Fatalf("agent --reapply: %v\n%s", err, out)
 	}
-	if out := run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
 		t.Fatalf("MTU not re-applied:\n%s", out)
 	}
 	// --watch on the same saved state: a veth has no DCB to watch, and
@@ -288,7 +289,7 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	}
 
 	// Apply + rollback over SSH restore the prior MTU.
-	run(t, "ip", "-n", "fabctl-ssh-t1", "link", "set", "v0a", "mtu", "1500")
+	testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "set", "v0a", "mtu", "1500")
 	drv := fx.driver()
 	tg := fx.target(s, f, 0)
 	if _, err := drv.Read(ctx, tg); err != nil {
@@ -298,13 +299,13 @@ func TestSSHPlanApplyReadBack(t *testing.T) {
 	if err != nil || r.Token == "" {
 		t.Fatalf("apply: %v %+v", err, r)
 	}
-	if out := run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 4200") {
 		t.Fatalf("MTU not applied:\n%s", out)
 	}
 	if err := drv.Rollback(ctx, tg, r); err != nil {
 		t.Fatal(err)
 	}
-	if out := run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 1500") {
+	if out := testutil.Run(t, "ip", "-n", "fabctl-ssh-t1", "link", "show", "v0a"); !strings.Contains(out, "mtu 1500") {
 		t.Fatalf("MTU not rolled back:\n%s", out)
 	}
 	// A step the host cannot do is refused by the agent, naming host and step.
@@ -529,7 +530,7 @@ func TestSSHFabctlApply(t *testing.T) {
 		t.Errorf("the agent was copied again although it is this build:\n%s", out)
 	}
 	for _, ns := range []string{"fabctl-ssh-t5", "fabctl-ssh-t6"} {
-		if out := run(t, "ip", "-n", ns, "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {
+		if out := testutil.Run(t, "ip", "-n", ns, "link", "show", "v0a"); !strings.Contains(out, "mtu 9000") {
 			t.Fatalf("%s: %s", ns, out)
 		}
 	}
@@ -547,8 +548,8 @@ func TestSSHTraffic(t *testing.T) {
 	fx := newSSHFixture(t)
 	newNS(t, "fabctl-ssh-t7", 1)
 	newNS(t, "fabctl-ssh-t8", 0)
-	run(t, "ip", "-n", "fabctl-ssh-t7", "link", "set", "v0b", "netns", "fabctl-ssh-t8")
-	run(t, "ip", "-n", "fabctl-ssh-t8", "link", "set", "v0b", "name", "v0a")
+	testutil.Run(t, "ip", "-n", "fabctl-ssh-t7", "link", "set", "v0b", "netns", "fabctl-ssh-t8")
+	testutil.Run(t, "ip", "-n", "fabctl-ssh-t8", "link", "set", "v0b", "name", "v0a")
 
 	s, f := fx.spec(t, "root", fx.keyCreds(), map[string]string{"h1": "fabctl-ssh-t7"})
 	d := fx.driver()

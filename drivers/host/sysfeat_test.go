@@ -2,7 +2,6 @@ package host
 
 import (
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/dcbnl"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/vishvananda/netns"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // useFixtures copies testdata/sysfs (a sysfs, procfs and configfs tree
 // with two ConnectX PCI functions) to a temporary directory, so tests may
@@ -142,19 +140,7 @@ func golden(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs (go test -run %s -update to accept):\n%s", path, t.Name(), got)
-	}
+	testutil.Golden(t, path, append(got, '\n'))
 }
 
 // TestApplySysFixture applies DCQCN, the rdma_cm defaults and IRQ

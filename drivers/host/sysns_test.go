@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/vishvananda/netns"
 )
@@ -30,10 +32,10 @@ func mountinfo(t *testing.T) string {
 // set through netlink), the root namespace's NICs are gone from it, and
 // the host's mount table is the same afterwards.
 func TestNetnsSysfs(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	const ns = "fabctl-host-sysns"
 	newNS(t, ns, 1)
-	run(t, "ip", "-n", ns, "link", "set", "v0a", "mtu", "1234")
+	testutil.Run(t, "ip", "-n", ns, "link", "set", "v0a", "mtu", "1234")
 	if _, err := os.Stat("/sys/class/net/v0a"); err == nil {
 		t.Skip("a v0a exists in the root namespace too; cannot tell the views apart")
 	}
@@ -65,7 +67,7 @@ func TestNetnsSysfs(t *testing.T) {
 		t.Fatalf("namespace sysfs lists %v, want lo v0a v0b", seen)
 	}
 	for _, e := range rootNICs {
-		if e.Name() != "lo" && contains(seen, e.Name()) {
+		if e.Name() != "lo" && slices.Contains(seen, e.Name()) {
 			t.Errorf("root namespace NIC %s visible in the namespace's sysfs", e.Name())
 		}
 	}
@@ -77,19 +79,10 @@ func TestNetnsSysfs(t *testing.T) {
 	}
 }
 
-func contains(v []string, s string) bool {
-	for _, x := range v {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestConfigfsPrivateMount: when configfs is not mounted, hostFS mounts
 // it for fabctl alone; the host's mount table does not change.
 func TestConfigfsPrivateMount(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	if cfgMounted() {
 		t.Skip("configfs is mounted on this host: nothing to mount privately")
 	}

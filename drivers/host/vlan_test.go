@@ -13,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -68,7 +69,7 @@ func requireVLAN(t *testing.T) {
 	}
 	msg := "the kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q): " + strings.TrimSpace(string(out)) +
 		"; the VM testbed runs these tests (testbed/vm/run.sh rocev1)"
-	if os.Getenv("FABTB_GUEST") == "1" && os.Getenv("CI") == "true" {
+	if os.Getenv("FABTB_GUEST") == "1" && testutil.CI() {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
@@ -76,7 +77,7 @@ func requireVLAN(t *testing.T) {
 
 func ipNS(t *testing.T, args ...string) string {
 	t.Helper()
-	return run(t, append([]string{"ip", "-n", vlanNS}, args...)...)
+	return testutil.Run(t, append([]string{"ip", "-n", vlanNS}, args...)...)
 }
 
 // vlanShow is what iproute2 (not fabctl) reports for the VLAN interface.
@@ -135,7 +136,7 @@ func payloadOf(dp *plan.DevicePlan, nic string) []string {
 // and the next apply repairs only that (stale entries to PCP 0); an id
 // changed behind its back re-creates the interface.
 func TestVLANPlanApplyDrift(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	newNS(t, vlanNS, 1)
 	requireVLAN(t)
 	// The NIC's own address is not fabctl's once the RDMA interface is the VLAN.
@@ -254,7 +255,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 // VLAN; one that changed an existing VLAN's map and MTU rolls back to the
 // old map (stale entries back), MTU and addresses.
 func TestVLANRollback(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	newNS(t, vlanNS, 1)
 	requireVLAN(t)
 	ipNS(t, "link", "set", "dev", "v0a", "mtu", "9000")
@@ -310,7 +311,7 @@ func TestVLANRollback(t *testing.T) {
 // a VLAN of the NIC, or a VLAN of the NIC with the id under another name,
 // is reported (plan: not expressible, with what to do) and never touched.
 func TestVLANNameTaken(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	for _, tc := range []struct {
 		name  string
 		setup [][]string

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"gopkg.in/yaml.v3"
 )
 
@@ -279,12 +280,7 @@ func TestPipelinesShape(t *testing.T) {
 // fmt -check, plan with changes), the main job (plan -out, apply of the saved plan, validate,
 // drift: exit 0), and the scheduled drift job (exit 0: nothing changed the fabric since).
 func TestPipelinesAgainstTestbed(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the pipeline test needs root (network namespaces, veth pairs) and CI=true: run it as root in CI")
-		}
-		t.Skip("needs root: the testbed creates network namespaces and veth pairs (run as root; it fails instead of skipping when CI=true)")
-	}
+	testutil.RequireRoot(t, "the testbed creates network namespaces and veth pairs")
 	if testing.Short() {
 		t.Skip("-short: brings up the local testbed")
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -78,10 +80,7 @@ func (e *applyEnv) factory() (*Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buf
 // desired returns every device's desired state, by device name.
 func (e *applyEnv) desired() map[string]intent.State {
 	e.t.Helper()
-	s, diags := spec.Load(e.spec, spec.LoadOptions{})
-	if diags.HasErrors() {
-		e.t.Fatal(diags)
-	}
+	s := testutil.Load(e.t, e.spec, spec.LoadOptions{})
 	out := map[string]intent.State{}
 	for _, u := range plan.Units(intent.Compile(s)) {
 		out[u.Device.Name] = u.State
@@ -218,8 +217,8 @@ func TestApplyAutoApprove(t *testing.T) {
 	if !strings.Contains(stdout.String(), "switch.leaf1") || !strings.Contains(stdout.String(), "1500") {
 		t.Errorf("the plan is not shown:\n%s", stdout)
 	}
-	golden(t, "testdata/apply/auto-approve.stdout", []byte(e.normalize(afterPlan(stdout.String()))))
-	golden(t, "testdata/apply/auto-approve.stderr", []byte(e.normalize(stderr.String())))
+	testutil.Golden(t, "testdata/apply/auto-approve.stdout", []byte(e.normalize(afterPlan(stdout.String()))))
+	testutil.Golden(t, "testdata/apply/auto-approve.stderr", []byte(e.normalize(stderr.String())))
 	if got := e.atDesired(); len(got) != 10 {
 		t.Errorf("devices at desired state: %v", got)
 	}
@@ -432,7 +431,7 @@ func TestApplyStalePlan(t *testing.T) {
 	if len(e.store.Applied) != 0 {
 		t.Errorf("stale plan applied: %v", e.store.Applied)
 	}
-	golden(t, "testdata/apply/stale.stderr", []byte(e.normalize(stderr.String())))
+	testutil.Golden(t, "testdata/apply/stale.stderr", []byte(e.normalize(stderr.String())))
 	// JSON form.
 	f, _, stdout, _ = e.factory()
 	if code := runCLI(f, "apply", "--json", planFile); code != ExitStalePlan {
@@ -465,7 +464,7 @@ func TestApplyLocked(t *testing.T) {
 	norm := e.normalize(stderr.String())
 	norm = strings.Replace(norm, apply.Holder(), "$HOLDER", 1)
 	norm = strings.Replace(norm, fmt.Sprintf("pid %d", os.Getpid()), "pid $PID", 1)
-	golden(t, "testdata/apply/locked.stderr", []byte(norm))
+	testutil.Golden(t, "testdata/apply/locked.stderr", []byte(norm))
 
 	// JSON: the holder is in the document.
 	f, _, stdout, _ = e.factory()
@@ -558,11 +557,11 @@ func TestApplyPartialFailure(t *testing.T) {
 			}
 			// Devices not at the desired state are untouched (empty).
 			for _, n := range []string{"leaf3", "leaf4", "spine1", "h1"} {
-				if !contains(tt.desired, n) && len(e.store.Get(n)) != 0 {
+				if !slices.Contains(tt.desired, n) && len(e.store.Get(n)) != 0 {
 					t.Errorf("%s changed: %v", n, e.store.Get(n))
 				}
 			}
-			golden(t, "testdata/apply/fail-"+tt.policy+".stdout", []byte(e.normalize(afterPlan(stdout.String()))))
+			testutil.Golden(t, "testdata/apply/fail-"+tt.policy+".stdout", []byte(e.normalize(afterPlan(stdout.String()))))
 			for _, out := range []string{stdout.String(), stderr.String()} {
 				if strings.Contains(out, testPassword) {
 					t.Errorf("output holds the password:\n%s", out)
@@ -607,15 +606,6 @@ func afterPlan(s string) string {
 	return s
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func TestApplyJSON(t *testing.T) {
 	e := newApplyEnv(t)
 	e.converge()
@@ -624,7 +614,7 @@ func TestApplyJSON(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	golden(t, "testdata/apply/auto-approve.json", []byte(e.normalize(stdout.String())))
+	testutil.Golden(t, "testdata/apply/auto-approve.json", []byte(e.normalize(stdout.String())))
 	var doc map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -120,7 +121,7 @@ func TestBrokenSpecs(t *testing.T) {
 
 			f, _, stdout, _ = testFactory()
 			runCLI(f, "validate", "--static", path)
-			golden(t, filepath.Join(goldenDir, name+".txt"), stdout.Bytes())
+			testutil.Golden(t, filepath.Join(goldenDir, name+".txt"), stdout.Bytes())
 		})
 	}
 	for _, name := range requiredBroken {

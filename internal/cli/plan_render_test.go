@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 // renderDriver is a driver that renders offline and must never be asked
@@ -60,7 +61,7 @@ func TestRenderStdoutGolden(t *testing.T) {
 		if code := runCLI(f, "render", "--device", tc.device, testbedSpec); code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		golden(t, filepath.Join("testdata", "plan", "render", tc.name+".golden"), out.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "plan", "render", tc.name+".golden"), out.Bytes())
 		if !strings.Contains(out.String(), "native payload: no driver for ") {
 			t.Errorf("no native-payload note")
 		}
@@ -79,7 +80,7 @@ func TestRenderToDirectory(t *testing.T) {
 	if code := runCLI(f, "render", "-o", dir, testbedSpec); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, filepath.Join("testdata", "plan", "render", "outdir.golden"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("OUT")))
+	testutil.Golden(t, filepath.Join("testdata", "plan", "render", "outdir.golden"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("OUT")))
 	for _, dev := range []string{"leaf1", "leaf2", "spine1", "h1", "h2", "h3", "h4"} {
 		for _, name := range []string{"intent.json", "state.txt"} {
 			b, err := os.ReadFile(filepath.Join(dir, dev, name))

@@ -15,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -115,10 +116,7 @@ func loadPlanFixture(t *testing.T, name string) *planFixture {
 	fx := &planFixture{name: name, dir: dir, spec: filepath.Join(dir, cf.Spec), store: memory.NewStore(), stateDir: t.TempDir()}
 	fx.reg = newTestRegistry(t, fx.store)
 
-	s, diags := spec.Load(fx.spec, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatalf("%s: %v", fx.spec, diags)
-	}
+	s := testutil.Load(t, fx.spec, spec.LoadOptions{})
 	desired := map[string]intent.State{}
 	for _, u := range plan.Units(intent.Compile(s)) {
 		desired[u.Device.Name] = u.State
@@ -228,9 +226,9 @@ func TestPlanGolden(t *testing.T) {
 				if code != tc.code {
 					t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, errOut)
 				}
-				golden(t, filepath.Join(fx.dir, view+".golden"), []byte(out))
+				testutil.Golden(t, filepath.Join(fx.dir, view+".golden"), []byte(out))
 				if errOut != "" || fileExists(filepath.Join(fx.dir, view+".stderr.golden")) {
-					golden(t, filepath.Join(fx.dir, view+".stderr.golden"), []byte(errOut))
+					testutil.Golden(t, filepath.Join(fx.dir, view+".stderr.golden"), []byte(errOut))
 				}
 				out2, errOut2, _ := fx.plan(t, append([]string{"--parallelism", "1"}, planViews[view]...)...)
 				if out2 != out || errOut2 != errOut {
@@ -317,7 +315,7 @@ func TestPlanTargeting(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, filepath.Join(fx.dir, "targeted.golden"), []byte(out))
+	testutil.Golden(t, filepath.Join(fx.dir, "targeted.golden"), []byte(out))
 	for _, want := range []string{"Warning: targeting is in effect", "This plan covers 8 of the fabric's 11 devices", "Targeted: this plan covers 8 of 11 devices."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
@@ -413,7 +411,7 @@ func TestPlanSavedRoundTrip(t *testing.T) {
 	if strings.Contains(shown, "stale") {
 		t.Errorf("fresh plan shown as stale:\n%s", shown)
 	}
-	golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.ReplaceAll(shown, file, "PLANFILE")))
+	testutil.Golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.ReplaceAll(shown, file, "PLANFILE")))
 
 	// show --json is plan --json plus the saved_plan object.
 	planJSON, _, _ := fx.plan(t, "--json")

@@ -5,12 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/internal/fabgen"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -65,12 +64,6 @@ func renderOC256(b *testing.B) ([]drivers.YANGPayload, int) {
 	return out, ports
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkValidate256 validates the rendered OpenConfig payloads of the
 // 256-switch pod against ../shared/yang/openconfig per iteration, as
 // `fabctl render --yang-dir` does; the models are parsed once, outside
@@ -78,10 +71,7 @@ func cpuTime() time.Duration {
 // budget is 2 s. cpu-s/op is the process CPU time
 // per iteration, which stays meaningful on a busy machine.
 func BenchmarkValidate256(b *testing.B) {
-	dir := filepath.Join("..", "..", "..", "shared", "yang", "openconfig")
-	if _, err := os.Stat(dir); err != nil {
-		b.Skipf("YANG models %s not found", dir)
-	}
+	dir := testutil.Shared(b, "yang", "openconfig")
 	s, err := yangval.Load(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -101,7 +91,7 @@ func BenchmarkValidate256(b *testing.B) {
 			devs := make([]renderedDevice, len(payloads))
 			b.SetBytes(int64(size))
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				for j := range payloads {
 					p := payloads[j]
@@ -119,7 +109,7 @@ func BenchmarkValidate256(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((testutil.CPUTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(ports), "ports") // after ResetTimer, which drops metrics
 		})
 	}

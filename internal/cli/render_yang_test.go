@@ -2,30 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 )
-
-// sharedYang is ../shared/yang next to the repository. Absent models skip
-// the test, except with CI=true where that is a failure.
-func sharedYang(t *testing.T, set string) string {
-	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "yang")
-	if _, err := os.Stat(filepath.Join(root, set)); err != nil {
-		msg := fmt.Sprintf("YANG models %s not found (%v)", filepath.Join(root, set), err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; they are required when CI=true")
-		}
-		t.Skip(msg + ": skipping; put the model sets in ../shared/yang next to the repository to run")
-	}
-	return root
-}
 
 // yangDriver renders a fixed YANG payload for every switch.
 type yangDriver struct {
@@ -51,7 +35,7 @@ func corpusPayload(set string, ops []gnmitarget.Op) drivers.YANGPayload {
 func TestRenderYANGCorpus(t *testing.T) {
 	for _, set := range []string{"openconfig", "srlinux"} {
 		t.Run(set, func(t *testing.T) {
-			root := sharedYang(t, set)
+			root := filepath.Dir(testutil.Shared(t, "yang", set))
 			c, err := gnmitarget.LoadCorpus(filepath.Join("..", "..", "testbed", "gnmitarget", "testdata", "violations", set+".json"))
 			if err != nil {
 				t.Fatal(err)
@@ -95,9 +79,9 @@ func TestRenderYANGCorpus(t *testing.T) {
 // devices without one are counted, not failed; the JSON view carries the
 // result.
 func TestRenderYANGExamples(t *testing.T) {
-	root := sharedYang(t, "sonic")
-	sharedYang(t, "openconfig")
-	sharedYang(t, "srlinux")
+	root := filepath.Dir(testutil.Shared(t, "yang", "sonic"))
+	testutil.Shared(t, "yang", "openconfig")
+	testutil.Shared(t, "yang", "srlinux")
 	dirs, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*"))
 	sets := map[string]bool{}
 	for _, dir := range dirs {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/traffic"
@@ -25,10 +25,7 @@ import (
 // (a fabric that was applied), with edit applied to it.
 func liveStore(t *testing.T, specPath string, edit func(*memory.Store)) *memory.Store {
 	t.Helper()
-	s, diags := spec.Load(specPath, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.Load(t, specPath, spec.LoadOptions{})
 	store := memory.NewStore()
 	for _, u := range plan.Units(intent.Compile(s)) {
 		store.Set(u.Device.Name, u.State)
@@ -131,7 +128,7 @@ func TestValidateLive(t *testing.T) {
 						t.Errorf("exit_code %d", doc.ExitCode)
 					}
 				}
-				golden(t, filepath.Join("testdata", "validate", "golden", "live-"+tc.name+ext), stdout.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", "validate", "golden", "live-"+tc.name+ext), stdout.Bytes())
 				b, err := os.ReadFile(junit)
 				if err != nil {
 					t.Fatal(err)
@@ -141,7 +138,7 @@ func TestValidateLive(t *testing.T) {
 					t.Fatalf("junit: %v", err)
 				}
 				if !asJSON {
-					golden(t, filepath.Join("testdata", "validate", "golden", "live-"+tc.name+".junit.xml"), b)
+					testutil.Golden(t, filepath.Join("testdata", "validate", "golden", "live-"+tc.name+".junit.xml"), b)
 				}
 				if (tc.code == ExitError) != (doc.Fails > 0) {
 					t.Errorf("junit failures %d for exit %d", doc.Fails, tc.code)
@@ -153,7 +150,7 @@ func TestValidateLive(t *testing.T) {
 
 // A traffic test that could not run is skipped in JUnit, never passed.
 func TestValidateLiveJUnitNeverPassesUnrun(t *testing.T) {
-	res := &validateResult{Traffic: fakeTraffic(traffic.NotRun, "host hb is reached over ssh")(context.Background(), traffic.Plan(mustLoad(t, "testdata/validate/live/vm.fab.hcl")))}
+	res := &validateResult{Traffic: fakeTraffic(traffic.NotRun, "host hb is reached over ssh")(context.Background(), traffic.Plan(testutil.Load(t, "testdata/validate/live/vm.fab.hcl", spec.LoadOptions{})))}
 	for _, s := range liveJUnitSuites(res) {
 		for _, c := range s.Cases {
 			if c.Skipped == nil || !strings.Contains(c.Skipped.Message, "not run: host hb") {
@@ -164,13 +161,4 @@ func TestValidateLiveJUnitNeverPassesUnrun(t *testing.T) {
 			t.Errorf("suite %s: %d tests, %d skipped", s.Name, s.Tests, s.Skipped)
 		}
 	}
-}
-
-func mustLoad(t *testing.T, p string) *spec.Spec {
-	t.Helper()
-	s, diags := spec.Load(p, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(fmt.Sprint(diags))
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 )
@@ -134,7 +135,7 @@ func TestValidateGolden(t *testing.T) {
 				if asJSON && !json.Valid(stdout.Bytes()) {
 					t.Errorf("invalid JSON:\n%s", stdout)
 				}
-				golden(t, filepath.Join("testdata", "validate", "golden", tc.name+ext), stdout.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", "validate", "golden", tc.name+ext), stdout.Bytes())
 			})
 		}
 	}

@@ -3,7 +3,6 @@ package clab_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,28 +14,21 @@ import (
 
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/clab"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
 const examplesDir = "../../examples"
-
-// schemaPath is containerlab's topology schema, kept outside the repo
-// (../shared from the repository root).
-var schemaPath = filepath.Join("..", "..", "..", "shared", "schemas", "clab.schema.json")
 
 // clabSchema compiles containerlab's schema, or skips (fails under CI)
 // when the shared directory is not there.
 func clabSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open(schemaPath)
+	// containerlab's topology schema is kept outside the repo, in ../shared.
+	f, err := os.Open(testutil.Shared(t, "schemas", "clab.schema.json"))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("containerlab schema %s: %v (CI=true: the shared directory must be present)", schemaPath, err)
-		}
-		t.Skipf("containerlab schema %s not found (../shared is absent outside CI): %v", schemaPath, err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	doc, err := jsonschema.UnmarshalJSON(f)
@@ -224,10 +216,7 @@ func checkLabSpec(t *testing.T, lab *clab.Lab, f *intent.Fabric) {
 	if err := lab.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, diags := spec.Load(filepath.Join(dir, "spec"), spec.LoadOptions{Env: []string{}})
-	if diags.HasErrors() {
-		t.Fatalf("the lab's spec does not load: %s", diags.Error())
-	}
+	s := testutil.Load(t, filepath.Join(dir, "spec"), spec.LoadOptions{Env: []string{}})
 	lf := intent.Compile(s)
 	for _, sw := range lf.Switches {
 		want := lab.Nodes[sw.Addr()]
@@ -258,23 +247,7 @@ func TestGolden(t *testing.T) {
 		if got == nil {
 			t.Fatalf("no %s in the lab", name)
 		}
-		path := filepath.Join("testdata", "testbed", filepath.FromSlash(name)+".golden")
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s (run go test ./testbed/clab -update and review)", name, path)
-		}
+		testutil.Golden(t, filepath.Join("testdata", "testbed", filepath.FromSlash(name)+".golden"), got)
 	}
 	// Deterministic: a second generation is byte-identical.
 	again, err := clab.Generate(s, f, files, clab.Options{Renderers: builtin.Registry()})

@@ -2,12 +2,11 @@ package gnmitarget
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -25,7 +24,7 @@ func FuzzSet(f *testing.F) {
 	f.Add("/", []byte(`{"openconfig-qos:qos": {}}`), uint8(2))
 	f.Add("/interfaces/interface[name=Ethernet0]", []byte(nil), uint8(0))
 	var s *yangval.Schema
-	if dir := filepath.Join("..", "..", "..", "shared", "yang", "openconfig"); dirExists(dir) {
+	if dir := testutil.SharedIfPresent(f, "yang", "openconfig"); dir != "" {
 		var err error
 		if s, err = yangval.Load(dir); err != nil {
 			f.Fatal(err)
@@ -98,9 +97,4 @@ func emptyValue(v any) bool {
 		return len(x) == 0
 	}
 	return false
-}
-
-func dirExists(dir string) bool {
-	st, err := os.Stat(dir)
-	return err == nil && st.IsDir()
 }

@@ -5,9 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,23 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/yangval"
 )
-
-// yangDir is ../shared/yang/<set> relative to the repository root. Absent
-// models skip the test, except with CI=true where that is a failure.
-func yangDir(t testing.TB, set string) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "yang", set)
-	if _, err := os.Stat(dir); err != nil {
-		msg := fmt.Sprintf("YANG models %s not found (%v)", dir, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; they are required when CI=true")
-		}
-		t.Skip(msg + ": skipping; put the model sets in ../shared/yang next to the repository to run")
-	}
-	return dir
-}
 
 var (
 	schemaMu sync.Mutex
@@ -48,7 +32,7 @@ var (
 // schema loads a model set once per test binary.
 func schema(t testing.TB, set string) *yangval.Schema {
 	t.Helper()
-	dir := yangDir(t, set)
+	dir := testutil.Shared(t, "yang", set)
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
 	if s := schemas[set]; s != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers/switch/srlinux"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -81,7 +82,7 @@ credentials "gnmi" {
 func BenchmarkGNMIApply64(b *testing.B) {
 	b.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
 	schemas := map[string]*yangval.Schema{}
-	yd := filepath.Join("..", "..", "..", "shared", "yang")
+	yd := testutil.SharedPath(b, "yang")
 	for _, set := range []string{"srlinux", "openconfig"} {
 		if s, err := yangval.Load(filepath.Join(yd, set)); err == nil {
 			schemas[set] = s

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
@@ -95,15 +95,6 @@ credentials "ssh" {
 	return dir
 }
 
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // figures are one plan + apply run: wall and CPU time of each. CPU is
 // the whole process's: fabctl and the emulators it talks to.
 type figures struct{ plan, planCPU, apply, applyCPU time.Duration }
@@ -120,16 +111,13 @@ func planApply(b *testing.B, dir string, n int, targets ...string) (planT, apply
 // limit the devices planned; n is how many must be planned.
 func planApplyFigures(b *testing.B, dir string, n int, targets ...string) (fig figures) {
 	b.Helper()
-	s, diags := spec.Load(dir, spec.LoadOptions{})
-	if diags.HasErrors() {
-		b.Fatal(diags.Error())
-	}
+	s := testutil.Load(b, dir, spec.LoadOptions{})
 	f := intent.Compile(s)
 	reg := builtin.Registry()
 	opts := plan.Options{Parallelism: 64, Credentials: s.CredentialsByName, Targets: targets}
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), testutil.CPUTime()
 	p := plan.Make(context.Background(), s, f, reg, opts)
-	fig.plan, fig.planCPU = time.Since(t0), cpuTime()-c0
+	fig.plan, fig.planCPU = time.Since(t0), testutil.CPUTime()-c0
 	var devs []apply.Device
 	for _, u := range plan.Units(f) {
 		dp := p.Device(u.Device.Addr())
@@ -147,9 +135,9 @@ func planApplyFigures(b *testing.B, dir string, n int, targets ...string) (fig f
 	if len(devs) != n {
 		b.Fatalf("planned %d devices, want %d", len(devs), n)
 	}
-	t0, c0 = time.Now(), cpuTime()
+	t0, c0 = time.Now(), testutil.CPUTime()
 	res, err := apply.Run(context.Background(), devs, reg, apply.Options{Parallelism: 64})
-	fig.apply, fig.applyCPU = time.Since(t0), cpuTime()-c0
+	fig.apply, fig.applyCPU = time.Since(t0), testutil.CPUTime()-c0
 	if err != nil || !res.OK() {
 		for _, d := range res.Devices {
 			if d.Status != apply.StatusApplied {
@@ -246,15 +234,12 @@ func BenchmarkPlan64(b *testing.B) {
 	for j := range platforms {
 		platforms[j] = mix[j%len(mix)]
 	}
-	s, diags := spec.Load(benchFabric(b, platforms, 0), spec.LoadOptions{})
-	if diags.HasErrors() {
-		b.Fatal(diags.Error())
-	}
+	s := testutil.Load(b, benchFabric(b, platforms, 0), spec.LoadOptions{})
 	f := intent.Compile(s)
 	reg := builtin.Registry()
 	opts := plan.Options{Parallelism: 64, Credentials: s.CredentialsByName}
 	b.ResetTimer()
-	c0 := cpuTime()
+	c0 := testutil.CPUTime()
 	for i := 0; i < b.N; i++ {
 		p := plan.Make(context.Background(), s, f, reg, opts)
 		for _, d := range p.Devices {
@@ -263,5 +248,5 @@ func BenchmarkPlan64(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-c0)/time.Duration(b.N))/1e6, "cpu-ms/op")
+	b.ReportMetric(float64((testutil.CPUTime()-c0)/time.Duration(b.N))/1e6, "cpu-ms/op")
 }

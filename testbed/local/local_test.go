@@ -13,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/local"
@@ -33,16 +34,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("needs root for network namespaces; CI runs as root, so this must not skip")
-	}
-	t.Skip("needs root: creates network namespaces, veth pairs and emulator processes")
-}
+// rootWhy is why the testbed tests need root.
+const rootWhy = "creates network namespaces, veth pairs and emulator processes"
 
 // A small fabric on its own addresses and namespaces, so the test never
 // touches a testbed (make demo) running on the same machine.
@@ -161,7 +154,7 @@ func procAlive(pid int) bool {
 // TestUpPlanApplyDown: up -> status -> plan shows changes -> apply ->
 // re-plan is clean -> down leaves no namespace, no process, no file.
 func TestUpPlanApplyDown(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	for _, ns := range testNamespaces {
 		if netnsExists(ns) {
 			t.Fatalf("namespace %s exists before the test (a previous run crashed?): ip netns del %s", ns, ns)
@@ -182,13 +175,10 @@ func TestUpPlanApplyDown(t *testing.T) {
 	// The SONiC emulator and the SR Linux gNMI target validate against
 	// the real YANG models when they are next to the repository
 	// (../shared/yang/sonic, ../shared/yang/srlinux).
-	yangDir := filepath.Join("..", "..", "..", "shared", "yang")
-	if _, err := os.Stat(filepath.Join(yangDir, "sonic")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("YANG models %s: %v (required when CI=true)", yangDir, err)
-		}
-		t.Logf("YANG models %s not found: the emulators use their built-in checks", yangDir)
-		yangDir = ""
+	// Without them the emulators use their built-in checks.
+	yangDir := testutil.SharedIfPresent(t, "yang", "sonic")
+	if yangDir != "" {
+		yangDir = filepath.Dir(yangDir)
 	}
 	st, err := local.Up(specDir, dir, local.Options{Exe: exe, Args: []string{"testbed", "serve", "--dir", dir},
 		FabricNetns: "fabtb-fabric", Log: &log, YANGDir: yangDir})
@@ -226,10 +216,7 @@ func TestUpPlanApplyDown(t *testing.T) {
 
 	// Plan and apply through the engine with the real drivers, host keys
 	// verified against the testbed's known_hosts (not --insecure).
-	s, diags := spec.Load(specDir, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.Load(t, specDir, spec.LoadOptions{})
 	f := intent.Compile(s)
 	reg := builtin.Registry()
 	opts := plan.Options{Credentials: s.CredentialsByName}
@@ -316,7 +303,7 @@ func TestUpPlanApplyDown(t *testing.T) {
 // TestUpRefusesForeignNamespace: a namespace that exists already is not
 // taken over (down would delete it), and nothing is left behind.
 func TestUpRefusesForeignNamespace(t *testing.T) {
-	requireRoot(t)
+	testutil.RequireRoot(t, rootWhy)
 	specDir := t.TempDir()
 	src := strings.ReplaceAll(testSpec, "fabtb-h", "fabtb2-h")
 	src = strings.ReplaceAll(src, "127.0.31.", "127.0.32.")

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/local"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -44,14 +45,7 @@ func freeAddr(t *testing.T) string {
 // credentials, validating against the models of ../shared/yang when the
 // record names it, and removes its PKI when it stops. No root needed.
 func TestServeGNMI(t *testing.T) {
-	yd := filepath.Join("..", "..", "..", "shared", "yang")
-	if _, err := os.Stat(filepath.Join(yd, "openconfig")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("YANG models %s not found: required when CI=true", yd)
-		}
-		t.Skipf("YANG models %s not found: skipping", yd)
-	}
-	yd, _ = filepath.Abs(yd)
+	yd := filepath.Dir(testutil.Shared(t, "yang", "openconfig"))
 	dir := t.TempDir()
 	t.Setenv("FABCTL_SERVE_GNMI_PW", "pw-for-serve")
 	oc, srl := freeAddr(t), freeAddr(t)

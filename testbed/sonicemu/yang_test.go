@@ -2,46 +2,14 @@ package sonicemu
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
-// yangDir is ../shared/yang/sonic relative to the repository root (the
-// directory holding go.mod), found by walking up from the package
-// directory. Absent models skip the test, except with CI=true.
-func yangDir(t testing.TB) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		root = parent
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "yang", "sonic")
-	if _, err := os.Stat(filepath.Join(dir, "sonic-port.yang")); err != nil {
-		msg := fmt.Sprintf("SONiC YANG models not found in %s (%v)", dir, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; they are required when CI=true")
-		}
-		t.Skip(msg + ": skipping; put the models in ../shared/yang/sonic next to the repository to run")
-	}
-	return dir
-}
-
 func TestYANGValidation(t *testing.T) {
-	sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: yangDir(t)})
+	sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: testutil.Shared(t, "yang", "sonic")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,20 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
-
-// dlLoad loads a spec from HCL text and fails the test on load errors.
-func dlLoad(t testing.TB, src string) *spec.Spec {
-	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		var b strings.Builder
-		_ = spec.WriteText(&b, diags, s.Files, 120, false)
-		t.Fatalf("spec does not load:\n%s\n%s", b.String(), src)
-	}
-	return s
-}
 
 // topo is a small topology description for the deadlock tests.
 type topo struct {
@@ -95,7 +84,7 @@ func clos2(leaves, spines, hostsPerLeaf int) *topo {
 }
 
 func TestDeadlockClos2NoCycle(t *testing.T) {
-	s := dlLoad(t, clos2(4, 2, 2).String())
+	s := testutil.LoadSrc(t, clos2(4, 2, 2).String())
 	if res := findDeadlocks(s, 20); len(res.Cycles) != 0 {
 		t.Fatalf("2-tier Clos: unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
@@ -130,7 +119,7 @@ func TestDeadlockClos3NoCycle(t *testing.T) {
 	tp.host("dual", false, "eth0", "eth1")
 	tp.link("p1leaf1:Host2", "dual:eth0")
 	tp.link("p2leaf1:Host2", "dual:eth1")
-	s := dlLoad(t, tp.String())
+	s := testutil.LoadSrc(t, tp.String())
 	if res := findDeadlocks(s, 20); len(res.Cycles) != 0 {
 		t.Fatalf("3-tier Clos: unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
@@ -145,7 +134,7 @@ func TestDeadlockLeafLeafLink(t *testing.T) {
 	tp.host("h1", false, "eth0").host("h2", false, "eth0")
 	tp.link("leaf1:Eth2", "h1:eth0")
 	tp.link("leaf2:Eth2", "h2:eth0")
-	s := dlLoad(t, tp.String())
+	s := testutil.LoadSrc(t, tp.String())
 	res := findDeadlocks(s, 20)
 	if len(res.Cycles) != 1 {
 		t.Fatalf("want 1 cycle, got %d", len(res.Cycles))
@@ -172,7 +161,7 @@ func TestDeadlockLeafLeafInBigClos(t *testing.T) {
 	tp := clos2(6, 3, 1)
 	tp.link("leaf2:Eth48", "leaf3:Eth48")
 	tp.link("leaf5:Eth48", "leaf6:Eth48")
-	s := dlLoad(t, tp.String())
+	s := testutil.LoadSrc(t, tp.String())
 	res := findDeadlocks(s, 20)
 	if len(res.Cycles) != 2 {
 		t.Fatalf("want a cycle per peer link (2), got %d", len(res.Cycles))
@@ -206,14 +195,14 @@ func TestDeadlockLateralUTurnIsNoCycle(t *testing.T) {
 	tp.link("leaf1:Eth48", "leaf2:Eth48")
 	tp.host("h1", false, "eth0").host("h2", false, "eth0")
 	tp.link("leaf1:Eth1", "h1:eth0").link("leaf2:Eth1", "h2:eth0")
-	if res := findDeadlocks(dlLoad(t, tp.String()), 20); len(res.Cycles) != 0 {
+	if res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20); len(res.Cycles) != 0 {
 		t.Fatalf("unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
 	// The same pair bridged: still a line, not a loop.
 	tp = newTopo("")
 	tp.sw("sw1", `  forwarding = "bridged"`).sw("sw2", `  forwarding = "bridged"`)
 	tp.link("sw1:Eth1", "sw2:Eth1")
-	if res := findDeadlocks(dlLoad(t, tp.String()), 20); len(res.Cycles) != 0 {
+	if res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20); len(res.Cycles) != 0 {
 		t.Fatalf("unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
 }
@@ -226,7 +215,7 @@ func TestDeadlockBridgedRing(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		tp.link(fmt.Sprintf("sw%d:Eth2", i), fmt.Sprintf("sw%d:Eth1", i%4+1))
 	}
-	res := findDeadlocks(dlLoad(t, tp.String()), 20)
+	res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20)
 	if len(res.Cycles) != 1 {
 		t.Fatalf("bridged ring: want 1 cycle, got %d", len(res.Cycles))
 	}
@@ -239,7 +228,7 @@ func TestDeadlockBridgedRing(t *testing.T) {
 	// lateral after lateral is allowed.
 	ring := strings.ReplaceAll(tp.String(), `forwarding = "bridged"`, `forwarding = "routed"`)
 	ring = strings.ReplaceAll(ring, `unknown_unicast = "drop"`, "")
-	res = findDeadlocks(dlLoad(t, ring), 20)
+	res = findDeadlocks(testutil.LoadSrc(t, ring), 20)
 	if len(res.Cycles) != 1 || res.Cycles[0].Kind != kindLateral {
 		t.Fatalf("routed ring: want 1 lateral cycle, got %d", len(res.Cycles))
 	}
@@ -252,7 +241,7 @@ func TestDeadlockForwardingHost(t *testing.T) {
 		tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2")
 		tp.host("gw", forwarding, "eth0", "eth1")
 		tp.link("leaf1:Eth2", "gw:eth0").link("leaf2:Eth2", "gw:eth1")
-		return dlLoad(t, tp.String())
+		return testutil.LoadSrc(t, tp.String())
 	}
 	if res := findDeadlocks(build(false), 20); len(res.Cycles) != 0 {
 		t.Fatalf("dual-homed host without forwarding: unexpected cycle %s", cycleString(res.Cycles[0]))
@@ -274,7 +263,7 @@ func TestDeadlockPFCOffBreaksCycle(t *testing.T) {
 		tp.sw("spine1", `  role = "spine"`).sw("leaf1", portA).sw("leaf2", "")
 		tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2")
 		tp.link("leaf1:Eth48", "leaf2:Eth48")
-		return dlLoad(t, tp.String())
+		return testutil.LoadSrc(t, tp.String())
 	}
 	// Declaring ports makes the list exhaustive, so declare both.
 	off := "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = []\n  }"
@@ -331,7 +320,7 @@ class "default" {
 	tp.sw("leaf1", "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = [4]\n  }")
 	tp.sw("leaf2", "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = [4]\n  }")
 	tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2").link("leaf1:Eth48", "leaf2:Eth48")
-	res := findDeadlocks(dlLoad(t, tp.String()), 20)
+	res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20)
 	if len(res.Cycles) != 1 || fmt.Sprint(res.Cycles[0].Prios) != "[4]" {
 		t.Fatalf("want one cycle on priority 4 only, got %d cycles %+v", len(res.Cycles), res.Cycles)
 	}
@@ -345,7 +334,7 @@ func TestDeadlockRuleFinding(t *testing.T) {
   endpoints = ["leaf1:Eth48", "leaf2:Eth48"]
   speed = "100G"
 }`)
-	s := dlLoad(t, tp.String())
+	s := testutil.LoadSrc(t, tp.String())
 	rules := safetyRules()
 	var safe2 []Rule
 	for _, r := range rules {
@@ -373,7 +362,7 @@ func TestDeadlockRuleFinding(t *testing.T) {
 	// lint_ignore on the link silences it and counts it.
 	ign := strings.Replace(tp.String(), `  endpoints = ["leaf1:Eth48", "leaf2:Eth48"]`,
 		`  endpoints = ["leaf1:Eth48", "leaf2:Eth48"]`+"\n  lint_ignore = { \"SAFE-2\" = \"MLAG peer link, lossy routes only\" }", 1)
-	res = RunRules(dlLoad(t, ign), safe2)
+	res = RunRules(testutil.LoadSrc(t, ign), safe2)
 	if len(res.Diagnostics) != 0 || res.Suppressed != 1 {
 		t.Errorf("ignored: got %d findings, %d suppressed", len(res.Diagnostics), res.Suppressed)
 	}
@@ -447,7 +436,7 @@ func TestDeadlockMatchesBruteForce(t *testing.T) {
 		for _, l := range links {
 			tp.link(l[0], l[1])
 		}
-		s := dlLoad(t, tp.String())
+		s := testutil.LoadSrc(t, tp.String())
 		res := findDeadlocks(s, 1)
 		want := bruteForceHasCycle(s)
 		if got := len(res.Cycles) > 0; got != want {

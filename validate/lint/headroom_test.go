@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -104,7 +105,7 @@ func TestHeadroomTermsText(t *testing.T) {
 // Ethernet0 at 100G/3m (needs 59,071 B) and Ethernet4 at 400G/100m with one
 // VLAN tag (needs 230,432 B). portExtra goes into Ethernet4's port block.
 func bufSpec(t *testing.T, portExtra string) *spec.Spec {
-	return dlLoad(t, `fabric "t" { transport = "rocev2" }
+	return testutil.LoadSrc(t, `fabric "t" { transport = "rocev2" }
 switch "leaf1" {
   platform = "sonic"
   address  = "192.0.2.1"

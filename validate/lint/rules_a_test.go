@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/internal/fabgen"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -140,10 +141,7 @@ func TestACLMatchesRoCE(t *testing.T) {
 // lintSrc loads an in-memory spec and runs the named rules.
 func lintSrc(t *testing.T, src string, ids ...string) Result {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatalf("spec does not load: %v", diags)
-	}
+	s := testutil.LoadSrc(t, src)
 	var rules []Rule
 	for _, r := range Rules() {
 		for _, id := range ids {
@@ -225,10 +223,7 @@ func TestRuleFindingsAreAddressed(t *testing.T) {
 			t.Errorf("%s: no fail case", id)
 		}
 		for _, f := range files {
-			s, diags := spec.Load(f, spec.LoadOptions{})
-			if diags.HasErrors() {
-				t.Fatalf("%s: %v", f, diags)
-			}
+			s := testutil.Load(t, f, spec.LoadOptions{})
 			for _, d := range Run(s).Diagnostics {
 				info := spec.Info(d)
 				if info == nil || info.Rule == "" || info.Address == "" || info.Reference == "" {

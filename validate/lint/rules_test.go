@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // expectRE matches "# expect: QOS-1" or "# expect: QOS-1, MTU-1" at the end
 // of a line of a testdata spec: each listed rule must report a finding
@@ -44,12 +42,7 @@ func expectations(t *testing.T, path string) []string {
 
 func findings(t *testing.T, path string) []string {
 	t.Helper()
-	s, diags := spec.Load(path, spec.LoadOptions{})
-	if diags.HasErrors() {
-		var b strings.Builder
-		_ = spec.WriteText(&b, diags, s.Files, 120, false)
-		t.Fatalf("%s does not load:\n%s", path, b.String())
-	}
+	s := testutil.Load(t, path, spec.LoadOptions{})
 	res := Run(s)
 	var out []string
 	for _, d := range res.Diagnostics {
@@ -132,20 +125,7 @@ func TestRuleCases(t *testing.T) {
 
 // TestRulesDoc keeps docs/rules.md equal to the rule table.
 func TestRulesDoc(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "rules.md")
-	got := RulesMarkdown(Rules())
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./validate/lint -run TestRulesDoc -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("docs/rules.md is out of date: run go test ./validate/lint -run TestRulesDoc -update")
-	}
+	testutil.Golden(t, filepath.Join("..", "..", "docs", "rules.md"), []byte(RulesMarkdown(Rules())))
 }
 
 func TestRuleTable(t *testing.T) {

@@ -7,18 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
-
-func load(t *testing.T, src string) *spec.Spec {
-	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	return s
-}
 
 const twoHosts = `
 fabric "vm" {
@@ -44,7 +35,7 @@ host "b" {
 `
 
 func TestPlanFromSpec(t *testing.T) {
-	s := load(t, twoHosts+`
+	s := testutil.LoadSrc(t, twoHosts+`
 validate "bw" {
   pattern       = "ring"
   op            = "write"
@@ -106,7 +97,7 @@ validate "nobody" {
 }
 
 func TestPlanTransports(t *testing.T) {
-	iwarp := load(t, strings.Replace(twoHosts, `"rocev2"`, `"iwarp"`, 1)+`validate "x" { op = "write" }`)
+	iwarp := testutil.LoadSrc(t, strings.Replace(twoHosts, `"rocev2"`, `"iwarp"`, 1)+`validate "x" { op = "write" }`)
 	tt := Plan(iwarp)[0]
 	if tt.Verbs.Conn != verbs.ConnCM || tt.Criteria.Lossless {
 		t.Errorf("iWARP: %+v %+v", tt.Verbs, tt.Criteria)
@@ -119,10 +110,10 @@ func TestPlanTransports(t *testing.T) {
 	if c := priorityCheck(Criteria{Priority: 3, DSCP: 26, NoWire: tt.Criteria.NoWire}, Evidence{}); c.Status != Skipped || !strings.Contains(c.Detail, "iWARP runs over TCP") {
 		t.Errorf("iWARP priority check: %+v", c)
 	}
-	if rocev2 := Plan(load(t, twoHosts+`validate "x" { op = "write" }`))[0]; rocev2.Criteria.NoWire != "" {
+	if rocev2 := Plan(testutil.LoadSrc(t, twoHosts+`validate "x" { op = "write" }`))[0]; rocev2.Criteria.NoWire != "" {
 		t.Errorf("RoCEv2 lost its wire view: %+v", rocev2.Criteria)
 	}
-	ib := load(t, `
+	ib := testutil.LoadSrc(t, `
 fabric "ib" {
   transport = "infiniband"
 }

@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
 
 // sshHosts is a spec of two hosts reached over SSH (one behind a
 // namespace), a ring test between them.
-func sshHosts(t *testing.T) *spec.Spec { return load(t, sshHostsSrc) }
+func sshHosts(t *testing.T) *spec.Spec { return testutil.LoadSrc(t, sshHostsSrc) }
 
 const sshHostsSrc = `fabric "f" {
   transport = "rocev2"
@@ -227,7 +228,7 @@ func TestRemotePairs(t *testing.T) {
 // SSH host's server, left waiting for a client that never came, is
 // stopped.
 func TestMixedPair(t *testing.T) {
-	s := load(t, strings.Replace(sshHostsSrc, `connect = "ssh"`, `connect = "local"`, 1))
+	s := testutil.LoadSrc(t, strings.Replace(sshHostsSrc, `connect = "ssh"`, `connect = "local"`, 1))
 	if verbs.Available() == nil {
 		t.Skip("this machine can run a verbs side")
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
@@ -30,7 +31,7 @@ func fourHosts(t *testing.T) *spec.Spec {
 }
 `, i, i, i)
 	}
-	return load(t, src+`validate "all" {
+	return testutil.LoadSrc(t, src+`validate "all" {
   pattern       = "all-pairs"
   op            = "write"
   iterations    = 10

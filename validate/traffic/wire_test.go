@@ -3,59 +3,36 @@ package traffic
 import (
 	"errors"
 	"net"
-	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// requireRoot skips without root, except in CI (CI=true), where a skip
-// would hide the namespace tests: there it fails.
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("needs root for network namespaces and tc; CI runs as root, so this must not skip")
-	}
-	t.Skip("needs root: creates a network namespace, a veth pair and tc filters")
-}
-
-func sh(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // wireNetns makes a namespace with a veth pair wa/wb whose traffic between
 // the two local addresses crosses the wire (as the VM testbed arranges).
 func wireNetns(t *testing.T, ns string) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
-	requireRoot(t)
-	_ = exec.Command("ip", "netns", "del", ns).Run()
-	sh(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	sh(t, "ip", "-n", ns, "link", "add", "wa", "type", "veth", "peer", "name", "wb")
-	sh(t, "ip", "-n", ns, "addr", "add", "198.19.7.1/24", "dev", "wa")
-	sh(t, "ip", "-n", ns, "addr", "add", "198.19.7.2/24", "dev", "wb")
-	sh(t, "ip", "-n", ns, "link", "set", "wa", "up")
-	sh(t, "ip", "-n", ns, "link", "set", "wb", "up")
+	testutil.RequireRoot(t, "creates a network namespace, a veth pair and tc filters")
+	testutil.Netns(t, ns)
+	testutil.Run(t, "ip", "-n", ns, "link", "add", "wa", "type", "veth", "peer", "name", "wb")
+	testutil.Run(t, "ip", "-n", ns, "addr", "add", "198.19.7.1/24", "dev", "wa")
+	testutil.Run(t, "ip", "-n", ns, "addr", "add", "198.19.7.2/24", "dev", "wb")
+	testutil.Run(t, "ip", "-n", ns, "link", "set", "wa", "up")
+	testutil.Run(t, "ip", "-n", ns, "link", "set", "wb", "up")
 	// Keep the two local addresses on the wire (as the VM testbed does).
-	sh(t, "ip", "-n", ns, "rule", "add", "pref", "100", "lookup", "local")
-	sh(t, "ip", "-n", ns, "rule", "del", "pref", "0")
-	sh(t, "ip", "-n", ns, "route", "add", "198.19.7.2", "dev", "wa", "src", "198.19.7.1", "table", "101")
-	sh(t, "ip", "-n", ns, "rule", "add", "pref", "10", "oif", "wa", "lookup", "101")
+	testutil.Run(t, "ip", "-n", ns, "rule", "add", "pref", "100", "lookup", "local")
+	testutil.Run(t, "ip", "-n", ns, "rule", "del", "pref", "0")
+	testutil.Run(t, "ip", "-n", ns, "route", "add", "198.19.7.2", "dev", "wa", "src", "198.19.7.1", "table", "101")
+	testutil.Run(t, "ip", "-n", ns, "rule", "add", "pref", "10", "oif", "wa", "lookup", "101")
 	for _, k := range []string{"all", "default", "wa", "wb"} {
-		sh(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf."+k+".accept_local=1", "net.ipv4.conf."+k+".rp_filter=0")
+		testutil.Run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf."+k+".accept_local=1", "net.ipv4.conf."+k+".rp_filter=0")
 	}
 	h, err := netns.GetFromName(ns)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 func testHost(t *testing.T) *intent.Host {
@@ -33,10 +33,7 @@ host "h1" {
   }
 }
 `
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	s := testutil.LoadSrc(t, src)
 	f := intent.Compile(s)
 	if len(f.Hosts) != 1 {
 		t.Fatalf("hosts: %d", len(f.Hosts))

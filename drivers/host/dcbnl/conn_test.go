@@ -2,12 +2,12 @@ package dcbnl
 
 import (
 	"errors"
-	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
 	"github.com/vishvananda/netns"
@@ -173,18 +173,9 @@ func TestConnReadModifyWrite(t *testing.T) {
 // veth (no dcbnl_rtnl_ops) inside a fresh namespace: the wire path works
 // and EOPNOTSUPP comes back as the clear per-interface message.
 func TestKernelVethNotSupported(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test needs root (network namespaces), and CI runs as root")
-		}
-		t.Skip("needs root: creates a network namespace")
-	}
+	testutil.RequireRoot(t, "creates a network namespace")
 	name := "fabctl-dcbnl-test"
-	_ = exec.Command("ip", "netns", "del", name).Run()
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	testutil.Netns(t, name)
 	if out, err := exec.Command("ip", "-n", name, "link", "add", "dcb0", "type", "veth", "peer", "name", "dcb1").CombinedOutput(); err != nil {
 		t.Fatalf("veth: %v %s", err, out)
 	}

@@ -12,26 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-func fabdcbDevs(t *testing.T, n int) []string {
-	t.Helper()
-	v := os.Getenv("FABCTL_FABDCB")
-	if v == "" {
-		t.Skip("needs the fabdcb kernel module: run in the VM testbed (make e2e-vm FABTB_SECTIONS=dcb)")
-	}
-	devs := strings.Fields(v)
-	if len(devs) < n {
-		t.Fatalf("FABCTL_FABDCB=%q: need %d devices", v, n)
-	}
-	return devs[:n]
-}
+	"github.com/fabctl/fabctl/internal/testutil"
+)
 
 func dial(t *testing.T) *Conn {
 	t.Helper()
@@ -43,37 +31,10 @@ func dial(t *testing.T) *Conn {
 	return c
 }
 
-func sh(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// dcbSet runs a dcb set/add/del command. iproute2 6.1's dcb sets
-// NLM_F_ACK but stops reading at the reply, so the SET that follows its
-// GET reads the GET's ACK: within the same second it takes it for
-// success (and never sees the driver's status), across a second boundary
-// (the sequence number is time(NULL)) it fails with "Attribute write:
-// Protocol error". The commands are idempotent: retry that one once.
-func dcbSet(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command("dcb", args...).CombinedOutput()
-	if err != nil && strings.Contains(string(out), "Protocol error") {
-		t.Logf("dcb %s: %s: retrying once (iproute2 6.1 dcb ACK bug)", strings.Join(args, " "), strings.TrimSpace(string(out)))
-		out, err = exec.Command("dcb", args...).CombinedOutput()
-	}
-	if err != nil {
-		t.Fatalf("dcb %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // dcbJSON runs `dcb -j ARGS` and decodes its object.
 func dcbJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	out := sh(t, append([]string{"dcb", "-j"}, args...)...)
+	out := testutil.Run(t, append([]string{"dcb", "-j"}, args...)...)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("dcb -j %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -145,7 +106,7 @@ func dscpTable(k int) []App {
 // APP entries, the buffer, maxrate and DCBX through the kernel, and
 // iproute2's dcb reads back the same values.
 func TestFabdcbFabctlSetsDcbReads(t *testing.T) {
-	dev := fabdcbDevs(t, 1)[0]
+	dev := testutil.FabdcbDevs(t, 1)[0]
 	c := dial(t)
 	ets := ETS{TCTSA: [8]uint8{TSAETS, TSAStrict, TSAStrict, TSAETS, TSAStrict, TSAStrict, TSAStrict, TSAStrict},
 		TCTxBW: [8]uint8{40, 0, 0, 60}, PrioTC: [8]uint8{0, 1, 2, 3, 4, 5, 6, 7}}
@@ -257,19 +218,19 @@ func TestFabdcbFabctlSetsDcbReads(t *testing.T) {
 
 // TestFabdcbDcbSetsFabctlReads: the other way round.
 func TestFabdcbDcbSetsFabctlReads(t *testing.T) {
-	dev := fabdcbDevs(t, 2)[1]
+	dev := testutil.FabdcbDevs(t, 2)[1]
 	c := dial(t)
-	dcbSet(t, "ets", "set", "dev", dev, "prio-tc", "all:0", "3:3", "5:5", "tc-tsa", "all:strict", "0:ets", "3:ets", "tc-bw", "all:0", "0:30", "3:70")
-	dcbSet(t, "pfc", "set", "dev", dev, "prio-pfc", "all:off", "3:on", "5:on", "delay", "50")
+	testutil.DCBSet(t, "ets", "set", "dev", dev, "prio-tc", "all:0", "3:3", "5:5", "tc-tsa", "all:strict", "0:ets", "3:ets", "tc-bw", "all:0", "0:30", "3:70")
+	testutil.DCBSet(t, "pfc", "set", "dev", dev, "prio-pfc", "all:off", "3:on", "5:on", "delay", "50")
 	var maps []string
 	for _, a := range dscpTable(3) {
 		maps = append(maps, fmt.Sprintf("%d:%d", a.Protocol, a.Priority))
 	}
-	dcbSet(t, append([]string{"app", "add", "dev", dev, "dscp-prio"}, maps...)...)
-	dcbSet(t, "buffer", "set", "dev", dev, "prio-buffer", "all:0", "3:1", "buffer-size", "0:200000", "1:100000")
-	dcbSet(t, "maxrate", "set", "dev", dev, "tc-maxrate", "3:1mbit")
-	t.Log(sh(t, "dcb", "-j", "maxrate", "show", "dev", dev))
-	dcbSet(t, "dcbx", "set", "dev", dev, "host", "ieee")
+	testutil.DCBSet(t, append([]string{"app", "add", "dev", dev, "dscp-prio"}, maps...)...)
+	testutil.DCBSet(t, "buffer", "set", "dev", dev, "prio-buffer", "all:0", "3:1", "buffer-size", "0:200000", "1:100000")
+	testutil.DCBSet(t, "maxrate", "set", "dev", dev, "tc-maxrate", "3:1mbit")
+	t.Log(testutil.Run(t, "dcb", "-j", "maxrate", "show", "dev", dev))
+	testutil.DCBSet(t, "dcbx", "set", "dev", dev, "host", "ieee")
 
 	st, err := c.IEEE(dev)
 	if err != nil {
@@ -315,7 +276,7 @@ func TestFabdcbDcbSetsFabctlReads(t *testing.T) {
 // TestFabdcbRules: the mlx5 rules the module enforces come back as the
 // errors fabctl reports, and the side effects are the driver's.
 func TestFabdcbRules(t *testing.T) {
-	dev := fabdcbDevs(t, 3)[2]
+	dev := testutil.FabdcbDevs(t, 3)[2]
 	c := dial(t)
 	errno := func(err error) syscall.Errno {
 		var e syscall.Errno
@@ -422,7 +383,7 @@ func TestFabdcbRules(t *testing.T) {
 // change by fabctl, by dcb, and by the driver itself (a DCBX peer in
 // willing mode).
 func TestFabdcbNotifications(t *testing.T) {
-	dev := fabdcbDevs(t, 4)[3]
+	dev := testutil.FabdcbDevs(t, 4)[3]
 	c := dial(t)
 	w, err := Subscribe(0)
 	if err != nil {
@@ -451,12 +412,12 @@ func TestFabdcbNotifications(t *testing.T) {
 	if n.Cmd != CmdIEEESet || n.State.PFC == nil || n.State.PFC.Enable != 0x08 {
 		t.Fatalf("after fabctl: %+v %+v", n, n.State.PFC)
 	}
-	dcbSet(t, "app", "add", "dev", dev, "dscp-prio", "26:3")
+	testutil.DCBSet(t, "app", "add", "dev", dev, "dscp-prio", "26:3")
 	n = next("dcb app add")
 	if n.Cmd != CmdIEEESet || DSCPApps(n.State.Apps)[26] != 3 {
 		t.Fatalf("after dcb app add: cmd %d apps %+v", n.Cmd, n.State.Apps)
 	}
-	dcbSet(t, "app", "del", "dev", dev, "dscp-prio", "26:3")
+	testutil.DCBSet(t, "app", "del", "dev", dev, "dscp-prio", "26:3")
 	if n = next("dcb app del"); n.Cmd != CmdIEEEDel || DSCPApps(n.State.Apps)[26] != -1 {
 		t.Fatalf("after dcb app del: cmd %d apps %+v", n.Cmd, n.State.Apps)
 	}

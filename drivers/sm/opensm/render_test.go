@@ -1,8 +1,6 @@
 package opensm
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,19 +9,15 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 // loadSM loads a spec directory (lint-clean) and returns its subnet manager.
 func loadSM(t testing.TB, dir string) *intent.SubnetManager {
 	t.Helper()
-	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{}})
-	if diags.HasErrors() {
-		t.Fatalf("%s: %s", dir, diags.Error())
-	}
+	s := testutil.Load(t, dir, spec.LoadOptions{Env: []string{}})
 	for _, d := range lint.Run(s).Diagnostics {
 		if d.Severity == lint.Error {
 			t.Fatalf("%s: lint: %s: %s", dir, d.Summary, d.Detail)
@@ -70,19 +64,7 @@ func TestGoldenRender(t *testing.T) {
 	for _, f := range files {
 		names = append(names, f.Name)
 		t.Run(f.Name, func(t *testing.T) {
-			path := filepath.Join("testdata", "infiniband-sm01-"+f.Name+".golden")
-			if *update {
-				if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(f.Data, want) {
-				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
-			}
+			testutil.Golden(t, filepath.Join("testdata", "infiniband-sm01-"+f.Name+".golden"), f.Data)
 		})
 	}
 	if want := []string{"partitions.conf", "qos-policy.conf", "opensm.conf"}; !reflect.DeepEqual(names, want) {

@@ -22,6 +22,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -212,10 +213,7 @@ host "cn02" {
 	if err := os.WriteFile(filepath.Join(dir, "lab.fab.hcl"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{}})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	s := testutil.Load(t, dir, spec.LoadOptions{Env: []string{}})
 	return s, intent.Compile(s)
 }
 

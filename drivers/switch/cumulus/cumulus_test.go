@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,8 +18,6 @@ import (
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const pw = switchtest.Password
 

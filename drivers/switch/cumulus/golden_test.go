@@ -1,14 +1,13 @@
 package cumulus
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 // goldenHeader names the documents whose syntax the rendered file follows.
@@ -35,19 +34,7 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
-			path := filepath.Join("testdata", c.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
-			}
+			testutil.Golden(t, filepath.Join("testdata", c.golden), got)
 		})
 	}
 }

@@ -1,8 +1,6 @@
 package nxos
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +8,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 // goldenHeader names the documents whose syntax the rendered file follows.
@@ -34,19 +33,7 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
-			path := filepath.Join("testdata", c.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
-			}
+			testutil.Golden(t, filepath.Join("testdata", c.golden), got)
 			// The rendering, read back as a running-config, is the intent's state.
 			st, err := ReadRunningConfig(string(files[0].Data), sw)
 			if err != nil {

@@ -1,21 +1,16 @@
 package openconfig
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func load(t testing.TB, path string, vars ...string) (*spec.Spec, *intent.Fabric) {
 	return switchtest.Load(t, path, vars...)
@@ -47,19 +42,7 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatalf("files: %+v", files)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
-			path := filepath.Join("testdata", c.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
-			}
+			testutil.Golden(t, filepath.Join("testdata", c.golden), got)
 			ops, err := gnmiclient.ParseRequestFile(files[0].Data)
 			if err != nil {
 				t.Fatal(err)
@@ -70,14 +53,14 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateSet(setOps); len(errs) > 0 {
-				t.Fatalf("operations rejected by the OpenConfig models:\n%s", joinErrs(errs))
+				t.Fatalf("operations rejected by the OpenConfig models:\n%s", testutil.JoinErrs(errs))
 			}
 			tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateTree(tree); len(errs) > 0 {
-				t.Fatalf("resulting configuration rejected by the OpenConfig models:\n%s", joinErrs(errs))
+				t.Fatalf("resulting configuration rejected by the OpenConfig models:\n%s", testutil.JoinErrs(errs))
 			}
 			st := Platform{}.Decode(map[string]any{QoSRoot: gnmiclient.N(tree).Get("qos").Raw(),
 				InterfacesRoot: gnmiclient.N(tree).Get("interfaces").Raw()}, sw)
@@ -94,16 +77,4 @@ func TestGoldenRender(t *testing.T) {
 			}
 		})
 	}
-}
-
-func joinErrs[E error](errs []E) string {
-	var b strings.Builder
-	for i, e := range errs {
-		if i == 20 {
-			b.WriteString("...\n")
-			break
-		}
-		b.WriteString("  " + e.Error() + "\n")
-	}
-	return b.String()
 }

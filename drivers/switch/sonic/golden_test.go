@@ -1,12 +1,11 @@
 package sonic
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 // goldenHeader names the document whose syntax the rendered file follows.
@@ -28,19 +27,7 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
-			path := filepath.Join("testdata", c.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the rendering (run with -update and review)", path)
-			}
+			testutil.Golden(t, filepath.Join("testdata", c.golden), got)
 			// The rendering reads back as the intent's state.
 			db, _ := ParseConfigDB(files[0].Data)
 			st, want2 := db.State(sw), sw.Flatten()

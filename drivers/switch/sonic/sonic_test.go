@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,8 +19,6 @@ import (
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const pw = switchtest.Password
 

@@ -3,8 +3,6 @@ package sonic
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,45 +10,16 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
-
-// sonicYANG is ../shared/yang/sonic relative to the repository root (the
-// directory holding go.mod). Absent models skip, except with CI=true.
-func sonicYANG(t testing.TB) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		root = parent
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "yang", "sonic")
-	if _, err := os.Stat(filepath.Join(dir, "sonic-port.yang")); err != nil {
-		msg := fmt.Sprintf("SONiC YANG models not found in %s (%v)", dir, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; they are required when CI=true")
-		}
-		t.Skip(msg + ": skipping; put the models in ../shared/yang/sonic next to the repository to run")
-	}
-	return dir
-}
 
 // newYANGRig is newRig with an emulator that validates every patch
 // against the real SONiC YANG models.
 func newYANGRig(t *testing.T) *rig {
 	t.Helper()
-	dir := sonicYANG(t)
+	dir := testutil.Shared(t, "yang", "sonic")
 	s, f := load(t, "testbed")
 	sw := sonicSwitch(t, f, "leaf1")
 	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir})

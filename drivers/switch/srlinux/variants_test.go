@@ -7,6 +7,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -54,14 +55,14 @@ func TestVariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateSet(setOps); len(errs) > 0 {
-				t.Fatalf("operations rejected:\n%s", joinErrs(errs))
+				t.Fatalf("operations rejected:\n%s", testutil.JoinErrs(errs))
 			}
 			tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateTree(tree); len(errs) > 0 {
-				t.Fatalf("configuration rejected:\n%s", joinErrs(errs))
+				t.Fatalf("configuration rejected:\n%s", testutil.JoinErrs(errs))
 			}
 			st := Platform{}.Decode(map[string]any{"/qos": gnmiclient.N(tree).Get("qos").Raw(),
 				"/interface": gnmiclient.N(tree).Get("interface").Raw()}, sw)

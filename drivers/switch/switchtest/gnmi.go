@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -20,42 +17,12 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/yangval"
 )
-
-// YANGDir is ../shared/yang/<set> next to the repository root (the
-// directory holding go.mod). Absent models skip the test, except with
-// CI=true where that is a failure.
-func YANGDir(t testing.TB, set string) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		root = parent
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "yang", set)
-	if _, err := os.Stat(dir); err != nil {
-		msg := fmt.Sprintf("YANG models %s not found (%v)", dir, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + "; they are required when CI=true")
-		}
-		t.Skip(msg + ": skipping; put the model sets in ../shared/yang next to the repository to run")
-	}
-	return dir
-}
 
 var (
 	schemaMu sync.Mutex
@@ -65,7 +32,7 @@ var (
 // Schema loads a model set of ../shared/yang once per test binary.
 func Schema(t testing.TB, set string) *yangval.Schema {
 	t.Helper()
-	dir := YANGDir(t, set)
+	dir := testutil.Shared(t, "yang", set)
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
 	if s := schemas[set]; s != nil {

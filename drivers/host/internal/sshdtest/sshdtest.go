@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 )
@@ -34,18 +35,9 @@ const SSHD = "/usr/sbin/sshd"
 // on a machine with OpenSSH's sshd.
 func Require(t testing.TB) {
 	t.Helper()
-	ci := os.Getenv("CI") == "true"
-	if os.Geteuid() != 0 {
-		if ci {
-			t.Fatal("needs root (sshd, test users, network namespaces); CI runs as root, so this must not skip")
-		}
-		t.Skip("needs root: starts sshd, adds test users and network namespaces")
-	}
+	testutil.RequireRoot(t, "starts sshd, adds test users and network namespaces")
 	if _, err := os.Stat(SSHD); err != nil {
-		if ci {
-			t.Fatalf("%s missing: CI installs openssh-server (.ci/run)", SSHD)
-		}
-		t.Skipf("%s missing: apt-get install openssh-server", SSHD)
+		testutil.SkipOrFail(t, SSHD+" missing: apt-get install openssh-server (CI installs it, .ci/run)")
 	}
 }
 
