@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers/host/dcbnl"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
 )
 
 // TestDCBStateRoundTrip: the DCB structs Apply writes for a NIC read back

@@ -60,15 +60,7 @@ func newSSHFixture(t testing.TB) *sshFixture {
 }
 
 // closePool closes the idle connections a test's controller kept.
-func closePool(p *connPool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, c := range p.idle {
-		c.idleTimer.Stop()
-		c.close()
-		delete(p.idle, k)
-	}
-}
+func closePool(p *connPool) { p.CloseIdle() }
 
 func (fx *sshFixture) driver() *Driver {
 	d := New().(*Driver)

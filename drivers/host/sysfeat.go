@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host/dcbnl"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
 )
 
 // The NIC settings that live in sysfs, configfs and procfs rather than

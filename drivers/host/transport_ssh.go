@@ -6,21 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pkg/sftp"
-	"github.com/skeema/knownhosts"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -33,6 +29,8 @@ import (
 // ships its modules; temp file + rename, mode 755), then runs the agent
 // (with `sudo -n` when the host says sudo = true) with the request on
 // stdin and parses the JSON response. docs/agent.md has the details.
+// The connection (credentials, known_hosts, errors, the pool) is
+// drivers/transport/ssh's; this file is the agent's side of it.
 
 // SSHOptions tune the SSH transport. Zero values take the defaults.
 type SSHOptions struct {
@@ -67,11 +65,11 @@ const (
 	defaultCommandTimeout = 5 * time.Minute
 )
 
-// Error kinds of the SSH transport beyond sshcli's.
+// Error kinds of the agent transport beyond sshtransport's.
 const (
-	KindSudo  sshcli.Kind = "sudo refused"
-	KindAgent sshcli.Kind = "agent failed"
-	KindCopy  sshcli.Kind = "agent copy failed"
+	KindSudo  sshtransport.Kind = "sudo refused"
+	KindAgent sshtransport.Kind = "agent failed"
+	KindCopy  sshtransport.Kind = "agent copy failed"
 )
 
 func (o SSHOptions) withDefaults() SSHOptions {
@@ -156,7 +154,7 @@ func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host
 	o := d.SSH.withDefaults()
 	la, err := shippedAgent(o.Binary)
 	if err != nil {
-		return nil, &sshcli.Error{Device: h.Name, Op: "agent", Kind: sshcli.KindConfig, Detail: err.Error()}
+		return nil, &sshtransport.Error{Device: h.Name, Op: "agent", Kind: sshtransport.KindConfig, Detail: err.Error()}
 	}
 	if limit <= 0 {
 		limit = o.ConnectTimeout + o.CommandTimeout
@@ -165,28 +163,28 @@ func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host
 	defer cancel()
 	remote := path.Join(o.RemoteDir, "fabctl-"+la.build)
 	key := poolKey(t, remote)
-	c := o.pool.get(key)
+	c, _ := o.pool.Get(key)
 	if c != nil {
 		// A pooled connection may have died while idle: check it with the
 		// cheapest request there is, and dial afresh if it did.
-		if _, _, err := c.cl.SendRequest("keepalive@openssh.com", true, nil); err != nil {
-			c.close()
+		if !c.Alive() {
+			c.Close()
 			c = nil
 		}
 	}
 	if c == nil {
 		var err error
-		if c, err = dialSSH(ctx, t, h.Name, o); err != nil {
+		if c, err = dialSSH(ctx, t, o); err != nil {
 			return nil, err
 		}
 	}
 	req.Protocol, req.Host, req.Netns = agentproto.Protocol, h, h.Connect.Netns
 	resp, err := c.agentRequest(ctx, la, remote, o, h.Sudo, &req, onLine)
-	var se *sshcli.Error
-	if err == nil || errors.As(err, &se) && se.Kind != sshcli.KindClosed && se.Kind != sshcli.KindTimeout {
-		o.pool.put(key, c) // the connection is fine; the agent's answer was an error
+	var se *sshtransport.Error
+	if err == nil || errors.As(err, &se) && se.Kind != sshtransport.KindClosed && se.Kind != sshtransport.KindTimeout {
+		o.pool.Put(key, c) // the connection is fine; the agent's answer was an error
 	} else {
-		c.close()
+		c.Close()
 	}
 	return resp, err
 }
@@ -206,14 +204,14 @@ func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote strin
 			c.verified = remote
 		}
 		resp, err := c.runAgent(ctx, remote, sudo, req, onLine)
-		var se *sshcli.Error
+		var se *sshtransport.Error
 		notStarted := errors.Is(err, errAgentMissing) || errors.As(err, &se) && se.Kind == KindSudo
 		if notStarted && checkedEarlier && attempt == 0 {
 			c.verified = ""
 			continue
 		}
 		if errors.Is(err, errAgentMissing) {
-			return nil, c.fail("agent "+string(req.Op), KindAgent, "the agent "+remote+" vanished right after it was checked")
+			return nil, c.Fail("agent "+string(req.Op), KindAgent, "the agent "+remote+" vanished right after it was checked")
 		}
 		return resp, err
 	}
@@ -231,238 +229,27 @@ func poolKey(t drivers.Target, remote string) string {
 	return fmt.Sprintf("%s|%s@%s|%s|%v|%s", t.Device.Name, user, t.Device.Address, creds, t.Insecure, remote)
 }
 
-// connPool keeps one idle SSH connection per login between the steps of
-// a run. A fabctl apply reads each host (plan), re-reads it (staleness),
-// applies and reads back; without reuse each step would pay a TCP and
-// SSH handshake (and an sshd process) plus the agent version check.
-// Idle connections close after poolIdle.
-type connPool struct {
-	mu   sync.Mutex
-	idle map[string]*sshConn
-}
-
-const poolIdle = 60 * time.Second
+// connPool keeps a host's connection, and the agent checked on it,
+// between the steps of a run (sshtransport.Pool).
+type connPool = sshtransport.Pool[*sshConn]
 
 var sharedPool = newConnPool()
 
-func newConnPool() *connPool { return &connPool{idle: map[string]*sshConn{}} }
+func newConnPool() *connPool { return sshtransport.NewPool[*sshConn]() }
 
-// get takes the idle connection of a login, or returns nil.
-func (p *connPool) get(key string) *sshConn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c := p.idle[key]
-	if c != nil {
-		delete(p.idle, key)
-		c.idleTimer.Stop()
-	}
-	return c
-}
-
-// put keeps c idle for the next step on the same login (one per login;
-// a spare is closed).
-func (p *connPool) put(key string, c *sshConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, busy := p.idle[key]; busy {
-		c.close()
-		return
-	}
-	p.idle[key] = c
-	c.idleTimer = time.AfterFunc(poolIdle, func() {
-		p.mu.Lock()
-		if p.idle[key] == c {
-			delete(p.idle, key)
-			c.close()
-		}
-		p.mu.Unlock()
-	})
-}
-
-// sshConn is one SSH connection to a host.
+// sshConn is one SSH connection to a host and the agent checked on it.
 type sshConn struct {
-	cl        *ssh.Client
-	host      string // device name, for errors
-	user      string
-	secrets   []string
-	verified  string // the agent path checked on this connection
-	idleTimer *time.Timer
-}
-
-func (c *sshConn) close() {
-	if c.cl != nil {
-		c.cl.Close()
-	}
-}
-
-func (c *sshConn) fail(op string, k sshcli.Kind, detail string) error {
-	return &sshcli.Error{Device: c.host, Op: op, Kind: k, Detail: redactAll(detail, c.secrets)}
-}
-
-func redactAll(s string, secrets []string) string {
-	for _, x := range secrets {
-		if x != "" {
-			s = strings.ReplaceAll(s, x, "<redacted>")
-		}
-	}
-	return s
+	*sshtransport.ExecConn
+	verified string // the agent path checked on this connection
 }
 
 // dialSSH connects and authenticates to the target's address.
-func dialSSH(ctx context.Context, t drivers.Target, name string, o SSHOptions) (*sshConn, error) {
-	c := &sshConn{host: name}
-	fail := func(k sshcli.Kind, d string) error {
-		c.close()
-		return c.fail("connect", k, d)
-	}
-	host, port, err := sshcli.SplitAddress(t.Device.Address)
+func dialSSH(ctx context.Context, t drivers.Target, o SSHOptions) (*sshConn, error) {
+	x, err := sshtransport.DialExec(ctx, t, sshtransport.ExecOptions{ConnectTimeout: o.ConnectTimeout, KnownHosts: o.KnownHosts, Getenv: o.Getenv})
 	if err != nil {
-		return nil, fail(sshcli.KindConfig, err.Error())
+		return nil, err
 	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	cr := t.Credentials
-	if cr == nil {
-		return nil, fail(sshcli.KindConfig, "no credentials for this host (credentials = \"NAME\" naming a credentials block with a username)")
-	}
-	if cr.Username == "" {
-		return nil, fail(sshcli.KindConfig, fmt.Sprintf("credentials %q have no username", cr.Name))
-	}
-	c.user = cr.Username
-	// Credentials and known_hosts: the switch drivers' implementation.
-	auth, err := sshcli.NewClientAuth(cr, addr, t.Insecure, sshcli.Options{ConnectTimeout: o.ConnectTimeout, KnownHosts: o.KnownHosts, Getenv: o.Getenv})
-	if err != nil {
-		var e *sshcli.Error
-		if errors.As(err, &e) {
-			return nil, fail(e.Kind, e.Detail)
-		}
-		return nil, fail(sshcli.KindConfig, err.Error())
-	}
-	defer auth.Close() // the ssh-agent connection is needed for the handshake only
-	c.secrets = auth.Secrets
-	cfg, khFile, tried := auth.Config, auth.KnownHosts, auth.Tried
-	d := net.Dialer{Timeout: o.ConnectTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fail(classifyDial(err, addr))
-	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(o.ConnectTimeout))
-	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
-	stop()
-	if err != nil {
-		conn.Close()
-		if ctx.Err() != nil {
-			return nil, fail(sshcli.KindTimeout, "cancelled or timed out during the SSH handshake")
-		}
-		k, detail := classifyHandshake(err, addr, khFile, cr.Username, tried)
-		return nil, fail(k, detail)
-	}
-	_ = conn.SetDeadline(time.Time{})
-	c.cl = ssh.NewClient(cc, chans, reqs)
-	return c, nil
-}
-
-func classifyDial(err error, addr string) (sshcli.Kind, string) {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return sshcli.KindTimeout, "no TCP connection to " + addr + " within the connect timeout"
-	case errors.Is(err, context.Canceled):
-		return sshcli.KindTimeout, "cancelled while connecting"
-	}
-	return sshcli.KindUnreachable, err.Error()
-}
-
-func classifyHandshake(err error, addr, khFile, user string, tried []string) (sshcli.Kind, string) {
-	msg := err.Error()
-	var ne net.Error
-	switch {
-	case knownhosts.IsHostKeyChanged(err):
-		return sshcli.KindHostKey, fmt.Sprintf("the host key of %s does not match its entry in %s: refusing to connect (possible man-in-the-middle, or the host was reinstalled; check the key, then ssh-keygen -R '%s' -f %s)",
-			addr, khFile, knownhosts.Normalize(addr), khFile)
-	case knownhosts.IsHostUnknown(err):
-		return sshcli.KindHostKey, fmt.Sprintf("%s is not in %s: add its host key after checking the fingerprint (ssh-keyscan), or skip verification explicitly with --insecure-skip-host-key", addr, khFile)
-	case strings.Contains(msg, "unable to authenticate"):
-		return sshcli.KindAuth, fmt.Sprintf("%s rejected user %q (tried %s)", addr, user, strings.Join(tried, ", "))
-	case errors.As(err, &ne) && ne.Timeout():
-		return sshcli.KindTimeout, "no SSH handshake with " + addr + " within the connect timeout"
-	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
-		return sshcli.KindClosed, addr + " closed the connection during the SSH handshake (MaxStartups, or not an SSH server?)"
-	}
-	return sshcli.KindUnreachable, msg
-}
-
-// exec runs a command; a non-zero exit is not an error (code says it).
-func (c *sshConn) exec(ctx context.Context, cmd string, stdin []byte) (stdout, stderr []byte, code int, err error) {
-	return c.execLines(ctx, cmd, stdin, nil)
-}
-
-// execLines is exec with onLine (nil: none) receiving each line of the
-// command's stderr as it arrives (the agent's progress announcements).
-func (c *sshConn) execLines(ctx context.Context, cmd string, stdin []byte, onLine func(string)) (stdout, stderr []byte, code int, err error) {
-	s, err := c.cl.NewSession()
-	if err != nil {
-		return nil, nil, -1, err
-	}
-	defer s.Close()
-	var so, se bytes.Buffer
-	s.Stdout, s.Stderr = &so, &tail{max: 8 << 10, b: &se, onLine: onLine}
-	if stdin != nil {
-		s.Stdin = bytes.NewReader(stdin)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Run(cmd) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// Closing the connection ends the session; an agent mid-apply
-		// finishes its transaction (restoring on failure) on its own.
-		c.cl.Close()
-		<-done
-		return so.Bytes(), se.Bytes(), -1, ctx.Err()
-	}
-	var ee *ssh.ExitError
-	if errors.As(err, &ee) {
-		return so.Bytes(), se.Bytes(), ee.ExitStatus(), nil
-	}
-	if err != nil {
-		return so.Bytes(), se.Bytes(), -1, err
-	}
-	return so.Bytes(), se.Bytes(), 0, nil
-}
-
-// tail keeps the last max bytes written (stderr of a chatty command).
-// With onLine set it also hands over each complete line as it arrives.
-type tail struct {
-	max    int
-	b      *bytes.Buffer
-	onLine func(string)
-	line   []byte // the incomplete last line (onLine only)
-	skip   bool   // dropping a line longer than max, up to its newline
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	if t.onLine != nil {
-		t.line = append(t.line, p...)
-		for {
-			i := bytes.IndexByte(t.line, '\n')
-			if i < 0 {
-				break
-			}
-			if !t.skip {
-				t.onLine(string(t.line[:i]))
-			}
-			t.line, t.skip = t.line[i+1:], false
-		}
-		if len(t.line) > t.max { // no newline in sight: not a line anyone reads
-			t.line, t.skip = t.line[:0], true
-		}
-	}
-	t.b.Write(p)
-	if over := t.b.Len() - t.max; over > 0 {
-		t.b.Next(over)
-	}
-	return len(p), nil
+	return &sshConn{ExecConn: x}, nil
 }
 
 // shellPath quotes a remote path for sh, expanding a leading "~/" to the
@@ -501,9 +288,9 @@ func causeLine(b []byte) string {
 // probe runs the remote agent's handshake; ok is false when it is
 // missing or does not run.
 func (c *sshConn) probe(ctx context.Context, remote string) (hs agentproto.Handshake, why string, err error) {
-	out, errb, code, err := c.exec(ctx, shellPath(remote)+" agent --version-check", nil)
+	out, errb, code, err := c.Run(ctx, shellPath(remote)+" agent --version-check", nil)
 	if err != nil {
-		return hs, "", c.fail("agent version check", sshcli.KindClosed, err.Error())
+		return hs, "", c.Fail("agent version check", sshtransport.KindClosed, err.Error())
 	}
 	switch {
 	case code == 127:
@@ -530,14 +317,14 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 	if why == "" {
 		why = fmt.Sprintf("build %s (protocol %d), this controller is build %s (protocol %d)", hs.Build, hs.Protocol, la.build, agentproto.Protocol)
 	}
-	out, _, code, err := c.exec(ctx, "uname -sm", nil)
+	out, _, code, err := c.Run(ctx, "uname -sm", nil)
 	if err != nil {
-		return c.fail("uname", sshcli.KindClosed, err.Error())
+		return c.Fail("uname", sshtransport.KindClosed, err.Error())
 	}
 	if u := strings.Fields(string(out)); code == 0 && len(u) == 2 && (u[0] != "Linux" || u[1] != la.machine) {
-		return c.fail("copy agent", KindCopy, fmt.Sprintf("the host is %s %s and this fabctl binary is Linux %s: point FABCTL_AGENT_BINARY at a fabctl built for it", u[0], u[1], la.machine))
+		return c.Fail("copy agent", KindCopy, fmt.Sprintf("the host is %s %s and this fabctl binary is Linux %s: point FABCTL_AGENT_BINARY at a fabctl built for it", u[0], u[1], la.machine))
 	}
-	drivers.Eventf(ctx, "%s: agent %s: %s; copying %s over SFTP", c.host, remote, why, la.path)
+	drivers.Eventf(ctx, "%s: agent %s: %s; copying %s over SFTP", c.Device(), remote, why, la.path)
 	if err := c.copyAgent(la.path, remote, why != "not installed"); err != nil {
 		return err
 	}
@@ -549,7 +336,7 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 		if why == "" {
 			why = "reports build " + hs.Build
 		}
-		return c.fail("copy agent", KindCopy, fmt.Sprintf("the copied agent %s %s", remote, why))
+		return c.Fail("copy agent", KindCopy, fmt.Sprintf("the copied agent %s %s", remote, why))
 	}
 	return nil
 }
@@ -564,8 +351,8 @@ func (c *sshConn) ensureAgent(ctx context.Context, la *localAgent, remote string
 // changes under it. A wrong file in the way (replace) is replaced
 // atomically (posix-rename@openssh.com).
 func (c *sshConn) copyAgent(local, remote string, replace bool) error {
-	fail := func(err error) error { return c.fail("copy agent", KindCopy, err.Error()) }
-	sc, err := sftp.NewClient(c.cl, sftp.UseConcurrentWrites(true))
+	fail := func(err error) error { return c.Fail("copy agent", KindCopy, err.Error()) }
+	sc, err := sftp.NewClient(c.SSHClient(), sftp.UseConcurrentWrites(true))
 	if err != nil {
 		return fail(fmt.Errorf("SFTP subsystem: %w (is sftp enabled in sshd_config?)", err))
 	}
@@ -618,19 +405,19 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 	step := "agent " + string(req.Op)
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, c.fail(step, sshcli.KindConfig, err.Error())
+		return nil, c.Fail(step, sshtransport.KindConfig, err.Error())
 	}
 	cmd := shellPath(remote) + " agent"
 	if sudo {
 		// -n: never prompt; a password prompt would hang the run.
 		cmd = "sudo -n -- " + cmd
 	}
-	out, errb, code, err := c.execLines(ctx, cmd, body, onLine)
+	out, errb, code, err := c.RunLines(ctx, cmd, body, onLine)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, c.fail(step, sshcli.KindTimeout, "cancelled or timed out waiting for the agent (an apply in progress finishes on the host)")
+			return nil, c.Fail(step, sshtransport.KindTimeout, "cancelled or timed out waiting for the agent (an apply in progress finishes on the host)")
 		}
-		return nil, c.fail(step, sshcli.KindClosed, err.Error())
+		return nil, c.Fail(step, sshtransport.KindClosed, err.Error())
 	}
 	var resp agentproto.Response
 	if jerr := json.Unmarshal(bytes.TrimSpace(out), &resp); jerr != nil || resp.Protocol == 0 {
@@ -638,19 +425,19 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 			return nil, errAgentMissing // sh's 127, or sudo's "command not found"
 		}
 		if sudo {
-			if k, d := sudoProblem(string(errb), c.user, remote); k != "" {
-				return nil, c.fail(step, k, d)
+			if k, d := sudoProblem(string(errb), c.User(), remote); k != "" {
+				return nil, c.Fail(step, k, d)
 			}
 		}
-		return nil, c.fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))
+		return nil, c.Fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))
 	}
 	if resp.Protocol != agentproto.Protocol {
-		return nil, c.fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agentproto.Protocol))
+		return nil, c.Fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agentproto.Protocol))
 	}
 	if !resp.OK {
-		err := c.fail(step, KindAgent, resp.Err().Error())
+		err := c.Fail(step, KindAgent, resp.Err().Error())
 		if resp.Kind() == agentproto.KindPartial {
-			return nil, &drivers.PartialError{Device: "host." + c.host, Err: err}
+			return nil, &drivers.PartialError{Device: "host." + c.Device(), Err: err}
 		}
 		return nil, err
 	}
@@ -662,14 +449,14 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 var errAgentMissing = errors.New("the agent is not installed")
 
 // sudoProblem recognises sudo's own refusals on stderr.
-func sudoProblem(stderr, user, remote string) (sshcli.Kind, string) {
-	switch {
-	case strings.Contains(stderr, "a password is required"), strings.Contains(stderr, "a terminal is required"):
+func sudoProblem(stderr, user, remote string) (sshtransport.Kind, string) {
+	switch sshtransport.SudoRefusalOf(stderr) {
+	case sshtransport.SudoNeedsPassword:
 		return KindSudo, fmt.Sprintf("sudo needs a password for %s: fabctl runs sudo -n and never types one; allow the agent without a password (sudoers: %s ALL=(root) NOPASSWD: %s/fabctl-*, with ~ spelled out; see docs/agent.md#sudo) or log in as root with sudo = false",
 			user, user, path.Dir(remote))
-	case strings.Contains(stderr, "not in the sudoers file"), strings.Contains(stderr, "is not allowed to execute"):
+	case sshtransport.SudoNotAllowed:
 		return KindSudo, fmt.Sprintf("%s may not run the agent with sudo: add a sudoers rule for it (docs/agent.md#sudo)", user)
-	case strings.Contains(stderr, "sudo: not found"), strings.Contains(stderr, "sudo: command not found"):
+	case sshtransport.SudoMissing:
 		return KindSudo, "sudo is not installed on the host: install it or log in as root with sudo = false"
 	}
 	return "", ""

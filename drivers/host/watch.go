@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers/host/dcbnl"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
 	"github.com/vishvananda/netns"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -17,7 +17,7 @@ import (
 const pw = "emu-Pa55"
 
 // dial connects with scrapligo's built-in arista_eos platform.
-func dial(t *testing.T) (*Switch, *sshcli.Conn) {
+func dial(t *testing.T) (*Switch, *sshtransport.Conn) {
 	t.Helper()
 	sw, err := Start(Options{Password: pw, Ports: 4})
 	if err != nil {
@@ -30,7 +30,7 @@ func dial(t *testing.T) (*Switch, *sshcli.Conn) {
 	}
 	tg := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: "leaf", Platform: "eos", Address: sw.Addr()},
 		Credentials: &spec.Credentials{Name: "lab", Username: "admin", Password: &spec.SecretRef{Kind: "env", Name: "PW"}, KnownHosts: kh}}
-	c, err := sshcli.Dial(context.Background(), tg, sshcli.Options{Platform: "arista_eos", ConnectTimeout: 3 * time.Second,
+	c, err := sshtransport.Dial(context.Background(), tg, sshtransport.Options{Platform: "arista_eos", ConnectTimeout: 3 * time.Second,
 		CommandTimeout: 3 * time.Second, Getenv: func(string) string { return pw }})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func dial(t *testing.T) (*Switch, *sshcli.Conn) {
 	return sw, c
 }
 
-func send(t *testing.T, c *sshcli.Conn, lines ...string) string {
+func send(t *testing.T, c *sshtransport.Conn, lines ...string) string {
 	t.Helper()
 	var out string
 	for _, l := range lines {
@@ -92,8 +92,8 @@ func TestInvalidInputAndAbort(t *testing.T) {
 	before := string(sw.RunningConfig())
 	send(t, c, "configure session s1", "interface Ethernet2", "mtu 9000")
 	_, err := c.Send("mtu 99999")
-	var e *sshcli.Error
-	if !errors.As(err, &e) || e.Kind != sshcli.KindCommand || !strings.Contains(e.Detail, "% Invalid input detected at '^' marker.") {
+	var e *sshtransport.Error
+	if !errors.As(err, &e) || e.Kind != sshtransport.KindCommand || !strings.Contains(e.Detail, "% Invalid input detected at '^' marker.") {
 		t.Fatalf("want invalid input, got %v", err)
 	}
 	_, err = c.Send("frobnicate")

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabctl/fabctl/internal/jsontree"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -539,7 +540,7 @@ func (t *Target) applyOps(ops []yangval.SetOp) (map[string]any, error) {
 			return nil, status.Errorf(codes.InvalidArgument, "schema violation: %s", joinErrors(errs))
 		}
 	}
-	tree := deepCopy(t.tree).(map[string]any)
+	tree := jsontree.DeepCopy(t.tree).(map[string]any)
 	for _, op := range ops {
 		var err error
 		if tree, err = t.apply(tree, op); err != nil {

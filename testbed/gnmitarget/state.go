@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/fabctl/fabctl/internal/jsontree"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -159,7 +160,7 @@ func (t *Target) stateTree() map[string]any {
 	for _, o := range t.overrides {
 		// an override naming an interface the configuration lacks is
 		// created: the test asked for it
-		if next, err := t.apply(st, yangval.SetOp{Op: yangval.OpReplace, Path: o.path, Value: deepCopy(o.value)}); err == nil {
+		if next, err := t.apply(st, yangval.SetOp{Op: yangval.OpReplace, Path: o.path, Value: jsontree.DeepCopy(o.value)}); err == nil {
 			st = next
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/jsontree"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -17,8 +18,9 @@ import (
 // walkers below carry the schema node beside the data when the target has
 // models (a zero yangval.Node otherwise), so list entries merge by their
 // model keys. The target deliberately does not share the drivers' tree
-// code (gnmiclient.ApplyOps): it is the device the drivers are tested
-// against, and a bug shared by both sides would hide.
+// code (gnmicore.ApplyOps): it is the device the drivers are tested
+// against, and a bug shared by both sides would hide. It shares only
+// internal/jsontree's generic helpers (deep copy, local names).
 
 // decodeJSON decodes exactly one JSON value, numbers as json.Number.
 func decodeJSON(b []byte) (any, error) {
@@ -43,31 +45,6 @@ func marshalTree(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	}
-	return v
-}
-
-func localName(s string) string {
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // member finds the member of m that name denotes: the exact name, else
 // the one with the same local name (RFC 7951 qualifies a member only
 // where the module changes; clients may or may not).
@@ -75,9 +52,9 @@ func member(m map[string]any, name string) (string, bool) {
 	if _, ok := m[name]; ok {
 		return name, true
 	}
-	ln := localName(name)
+	ln := jsontree.LocalName(name)
 	for k := range m {
-		if localName(k) == ln {
+		if jsontree.LocalName(k) == ln {
 			return k, true
 		}
 	}
@@ -337,10 +314,10 @@ func (t *Target) applyAt(obj map[string]any, parent yangval.Node, isRoot bool, e
 	if !exists {
 		name = t.newName(cn, isRoot, el.Name)
 	}
-	here := at + "/" + localName(el.Name)
+	here := at + "/" + jsontree.LocalName(el.Name)
 	del := op.Op == yangval.OpDelete
 	if el.Keys != nil {
-		here = at + "/" + yangval.PathString([]yangval.PathElem{{Name: localName(el.Name), Keys: el.Keys}})[1:]
+		here = at + "/" + yangval.PathString([]yangval.PathElem{{Name: jsontree.LocalName(el.Name), Keys: el.Keys}})[1:]
 		var arr []any
 		if exists {
 			a, ok := obj[name].([]any)
@@ -504,7 +481,7 @@ func (t *Target) collect(v any, n yangval.Node, isRoot bool, elems, prefix []yan
 
 // mergeTrees deep-merges b into a copy of a (config plus state).
 func (t *Target) mergeTrees(a, b map[string]any) map[string]any {
-	out := deepCopy(a).(map[string]any)
-	t.merge(out, deepCopy(b).(map[string]any), yangval.Node{}, true)
+	out := jsontree.DeepCopy(a).(map[string]any)
+	t.merge(out, jsontree.DeepCopy(b).(map[string]any), yangval.Node{}, true)
 	return out
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers/switch/srlinux"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
@@ -60,7 +60,7 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 	defer gnmi.cleanup()
 	var lines []string
 	for _, e := range r.Emulators {
-		pw, err := sshcli.ResolveSecret(&spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}, os.Getenv)
+		pw, err := sshtransport.ResolveSecret(&spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}, os.Getenv)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sshemu"
@@ -18,7 +18,7 @@ import (
 const pw = "emu-Pa55"
 
 // dial connects with scrapligo's built-in cisco_nxos platform.
-func dial(t *testing.T) (*Switch, *sshcli.Conn) {
+func dial(t *testing.T) (*Switch, *sshtransport.Conn) {
 	t.Helper()
 	sw, err := Start(Options{Password: pw, Ports: 4})
 	if err != nil {
@@ -31,7 +31,7 @@ func dial(t *testing.T) (*Switch, *sshcli.Conn) {
 	}
 	tg := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: "leaf", Platform: "nxos", Address: sw.Addr()},
 		Credentials: &spec.Credentials{Name: "lab", Username: "admin", Password: &spec.SecretRef{Kind: "env", Name: "PW"}, KnownHosts: kh}}
-	c, err := sshcli.Dial(context.Background(), tg, sshcli.Options{Platform: "cisco_nxos", ConnectTimeout: 3 * time.Second,
+	c, err := sshtransport.Dial(context.Background(), tg, sshtransport.Options{Platform: "cisco_nxos", ConnectTimeout: 3 * time.Second,
 		CommandTimeout: 3 * time.Second, Getenv: func(string) string { return pw }})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func dial(t *testing.T) (*Switch, *sshcli.Conn) {
 	return sw, c
 }
 
-func send(t *testing.T, c *sshcli.Conn, lines ...string) string {
+func send(t *testing.T, c *sshtransport.Conn, lines ...string) string {
 	t.Helper()
 	var out string
 	for _, l := range lines {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/fabctl/fabctl/internal/jsontree"
 )
 
 // This is RFC 6902 JSON Patch over a decoded JSON document, written from
@@ -71,24 +73,6 @@ func pointer(p string) ([]string, error) {
 	return parts, nil
 }
 
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	}
-	return v
-}
-
 // resolve walks to the parent of the pointer's last token.
 func resolve(doc any, parts []string, path string) (any, error) {
 	cur := doc
@@ -116,7 +100,7 @@ func resolve(doc any, parts []string, path string) (any, error) {
 // applyPatch applies ops to a copy of doc; doc itself is never changed,
 // so a failing patch changes nothing (all or nothing).
 func applyPatch(doc map[string]any, ops []patchOp) (map[string]any, error) {
-	root := any(deepCopy(doc))
+	root := any(jsontree.DeepCopy(doc))
 	for _, op := range ops {
 		var err error
 		root, err = applyOp(root, op)
@@ -191,7 +175,7 @@ func applyOp(root any, op patchOp) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v = deepCopy(v)
+		v = jsontree.DeepCopy(v)
 		if op.Op == "move" {
 			if strings.HasPrefix(path+"/", *op.From+"/") && path != *op.From {
 				return nil, perr("Cannot move values into their own children")

@@ -16,7 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/fabctl/fabctl/drivers/host/dcbnl"
+	"github.com/fabctl/fabctl/internal/dcbnl"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
 

@@ -33,7 +33,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -58,7 +58,7 @@ type Options struct {
 	// PIDFile names opensm's pid file (opensm --pidfile); when it is
 	// missing or stale every process named opensm gets the signal.
 	PIDFile string
-	SSH     host.SSHOptions
+	SSH     sshtransport.ExecOptions
 }
 
 func (o Options) withDefaults() Options {

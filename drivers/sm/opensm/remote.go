@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/host"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -23,7 +22,7 @@ type runner interface {
 	close()
 }
 
-type sshRunner struct{ x *host.ExecConn }
+type sshRunner struct{ x *sshtransport.ExecConn }
 
 func (r sshRunner) run(ctx context.Context, cmd string, stdin []byte) ([]byte, []byte, int, error) {
 	return r.x.Run(ctx, cmd, stdin)
@@ -63,13 +62,13 @@ func (d *Driver) dial(ctx context.Context, t drivers.Target, sm *intent.SubnetMa
 	case "local":
 		return localRunner{}, nil
 	case "ssh", "":
-		x, err := host.DialExec(ctx, t, d.Opts.SSH)
+		x, err := sshtransport.DialExec(ctx, t, d.Opts.SSH)
 		if err != nil {
 			return nil, err
 		}
 		return sshRunner{x}, nil
 	}
-	return nil, &sshcli.Error{Device: sm.Name, Op: "connect", Kind: sshcli.KindConfig,
+	return nil, &sshtransport.Error{Device: sm.Name, Op: "connect", Kind: sshtransport.KindConfig,
 		Detail: fmt.Sprintf("host %s has connect = %q; the opensm driver works over ssh, or locally (connect = \"local\") on the subnet manager itself", sm.Name, sm.Driver)}
 }
 
@@ -147,11 +146,11 @@ func (s *session) fail(op string, stderr []byte, code int) error {
 	} else if code >= 0 {
 		detail = fmt.Sprintf("exit %d: %s", code, detail)
 	}
-	return &sshcli.Error{Device: s.name, Op: op, Kind: sshcli.KindCommand, Detail: detail}
+	return &sshtransport.Error{Device: s.name, Op: op, Kind: sshtransport.KindCommand, Detail: detail}
 }
 
 func (s *session) runErr(op string, err error) error {
-	return &sshcli.Error{Device: s.name, Op: op, Kind: sshcli.KindClosed, Detail: err.Error()}
+	return &sshtransport.Error{Device: s.name, Op: op, Kind: sshtransport.KindClosed, Detail: err.Error()}
 }
 
 func (s *session) read(ctx context.Context, path string) (remoteFile, error) {

@@ -47,7 +47,8 @@ import (
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -91,7 +92,7 @@ default:
 // Driver is the Cumulus driver. One Driver serves one run: it remembers
 // each applied transaction's prior configuration for Rollback.
 type Driver struct {
-	SSH sshcli.Options
+	SSH sshtransport.Options
 
 	mu    sync.Mutex
 	prior map[string]string // token (revision) -> applied JSON before
@@ -165,15 +166,15 @@ func multiple(a, b string) bool {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
+func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
 	o := d.SSH
 	o.Platform = Platform
-	return sshcli.Dial(ctx, t, o)
+	return sshtransport.Dial(ctx, t, o)
 }
 
 const showJSON = "nv config show -o json"
 
-func appliedJSON(c *sshcli.Conn) (string, error) {
+func appliedJSON(c *sshtransport.Conn) (string, error) {
 	out, err := c.Send(showJSON)
 	if err != nil {
 		return "", err
@@ -189,7 +190,7 @@ var revRow = regexp.MustCompile(`(?m)^\s*(\d+)\s`)
 
 // currentRevision is the newest row of `nv config history`: the applied
 // revision.
-func currentRevision(c *sshcli.Conn) (string, error) {
+func currentRevision(c *sshtransport.Conn) (string, error) {
 	out, err := c.Send("nv config history")
 	if err != nil {
 		return "", err
@@ -379,7 +380,7 @@ func sortSections(s []string) {
 	}
 }
 
-type stepError = sshcli.StepError
+type stepError = clicore.StepError
 
 // Apply applies the steps as one NVUE revision.
 func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
@@ -412,7 +413,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	// when the apply went through) and says which state the switch is in.
 	fail := func(step string, cause error) (drivers.Result, error) {
 		se := &stepError{Device: name, Step: step, Err: cause}
-		if sshcli.IsConnLoss(cause) || ctx.Err() != nil {
+		if clicore.IsConnLoss(cause) || ctx.Err() != nil {
 			c.Close()
 			nc, err := d.dial(context.WithoutCancel(ctx), t)
 			if err != nil {
@@ -497,7 +498,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 
 // restore re-applies revision rev and checks the applied config is pre
 // byte for byte.
-func restore(c *sshcli.Conn, rev, pre string) error {
+func restore(c *sshtransport.Conn, rev, pre string) error {
 	if _, err := c.Send("nv config apply " + rev + " -y"); err != nil {
 		return err
 	}

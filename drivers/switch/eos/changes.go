@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -230,7 +230,7 @@ func groupRank(g string) int {
 }
 
 // Script turns indented configuration lines into the commands typed at
-// the CLI, with an explicit `exit` for every mode left (sshcli.Script).
-func Script(lines []string) []string { return sshcli.Script(lines) }
+// the CLI, with an explicit `exit` for every mode left (clicore.Script).
+func Script(lines []string) []string { return clicore.Script(lines) }
 
-func flatten(nodes []*Node) []string { return sshcli.ScriptOf(nodes) }
+func flatten(nodes []*Node) []string { return clicore.ScriptOf(nodes) }

@@ -29,7 +29,7 @@
 // (tx-queues of every profile a managed port uses are compared with
 // FABCTL's), and applies
 // changes in a named configuration session over SSH (scrapligo v1.4.3's
-// built-in arista_eos platform, via drivers/switch/sshcli):
+// built-in arista_eos platform, via drivers/transport/ssh):
 //
 //	configure session fabctl-<id>
 //	   <lines, with explicit exits between modes>
@@ -41,7 +41,7 @@
 // The session prompt grows with the mode (leaf(config-s-fabctl-<id>-qos-profile-FABCTL-txq-3)#);
 // the session name is kept short so it stays within the 63 characters
 // the arista_eos prompt patterns allow (scrapli/scrapli_cfg#51). scrapligo
-// tracks privilege levels by command, not by prompt: sshcli.Conn.Send
+// tracks privilege levels by command, not by prompt: sshtransport.Conn.Send
 // (SendCommand) finds the driver at privilege-exec and sends each line as
 // typed, reading up to the next prompt, which the joined arista_eos
 // patterns match in every configuration mode.
@@ -68,7 +68,8 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -83,7 +84,7 @@ const Platform = "arista_eos"
 type Driver struct {
 	// SSH tunes connections (timeouts, known_hosts, secret lookup);
 	// Platform is always arista_eos.
-	SSH sshcli.Options
+	SSH sshtransport.Options
 
 	mu    sync.Mutex
 	prior map[string]string // token -> running-config before the apply
@@ -136,15 +137,15 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
+func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
 	o := d.SSH
 	o.Platform = Platform
-	return sshcli.Dial(ctx, t, o)
+	return sshtransport.Dial(ctx, t, o)
 }
 
 const showRunning = "show running-config"
 
-func running(c *sshcli.Conn) (string, error) {
+func running(c *sshtransport.Conn) (string, error) {
 	out, err := c.Send(showRunning)
 	if err != nil {
 		return "", err
@@ -202,9 +203,9 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError = sshcli.StepError
+type stepError = clicore.StepError
 
-var isConnLoss = sshcli.IsConnLoss
+var isConnLoss = clicore.IsConnLoss
 
 // timer renders a confirm timeout as HH:MM:SS (at least one second).
 func timer(d time.Duration) string {
@@ -362,7 +363,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 
 // restore brings the managed sections of the running-config back to
 // pre in session name, and checks the result byte for byte.
-func restore(c *sshcli.Conn, pre, name string) error {
+func restore(c *sshtransport.Conn, pre, name string) error {
 	cur, err := running(c)
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/eosemu"
@@ -257,7 +257,7 @@ func TestDroppedConnectionMidApply(t *testing.T) {
 
 func TestWrongPassword(t *testing.T) {
 	r := newRig(t)
-	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	d := &Driver{SSH: sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
 	_, err := d.Read(context.Background(), r.target)
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
 		t.Fatalf("want auth error without the password, got %v", err)

@@ -40,7 +40,7 @@
 //
 // It reads `show running-config` back into normalised state and applies
 // changes over SSH (scrapligo v1.4.3's built-in cisco_nxos platform, via
-// drivers/switch/sshcli) inside a checkpoint:
+// drivers/transport/ssh) inside a checkpoint:
 //
 //	checkpoint fabctl-<id>
 //	configure terminal
@@ -58,7 +58,7 @@
 // Release what it does not roll back.
 //
 // scrapligo tracks privilege levels by command, not by prompt:
-// sshcli.Conn.Send (SendCommand) finds the driver at privilege-exec and
+// sshtransport.Conn.Send (SendCommand) finds the driver at privilege-exec and
 // sends each line as typed, reading up to the next prompt, which the
 // joined cisco_nxos patterns match in every configuration mode (the
 // "(config-pmap-nqos-c)#" style prompts are within its 32-character
@@ -74,7 +74,8 @@ import (
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -88,7 +89,7 @@ const Platform = "cisco_nxos"
 type Driver struct {
 	// SSH tunes connections (timeouts, known_hosts, secret lookup);
 	// Platform is always cisco_nxos.
-	SSH sshcli.Options
+	SSH sshtransport.Options
 
 	mu    sync.Mutex
 	prior map[string]string // token -> normalised running-config before the apply
@@ -141,16 +142,16 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
+func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
 	o := d.SSH
 	o.Platform = Platform
-	return sshcli.Dial(ctx, t, o)
+	return sshtransport.Dial(ctx, t, o)
 }
 
 const showRunning = "show running-config"
 
 // runningConfig reads and normalises the running-config.
-func runningConfig(c *sshcli.Conn) (string, error) {
+func runningConfig(c *sshtransport.Conn) (string, error) {
 	out, err := c.Send(showRunning)
 	if err != nil {
 		return "", err
@@ -208,9 +209,9 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError = sshcli.StepError
+type stepError = clicore.StepError
 
-var isConnLoss = sshcli.IsConnLoss
+var isConnLoss = clicore.IsConnLoss
 
 // expressible is the desired state without what Unexpressible lists.
 func (d *Driver) expressible(t drivers.Target, sw *intent.Switch) intent.State {

@@ -6,16 +6,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
 	"github.com/fabctl/fabctl/intent"
 )
 
 // Node is one line of the configuration with its sub-mode lines.
-type Node = sshcli.ConfigNode
+type Node = clicore.ConfigNode
 
 // ParseConfig parses `show running-config` (or rendered CLI) into its
-// section tree by indentation (sshcli.ParseIndented).
-func ParseConfig(text string) []*Node { return sshcli.ParseIndented(text) }
+// section tree by indentation (clicore.ParseIndented).
+func ParseConfig(text string) []*Node { return clicore.ParseIndented(text) }
 
 // Normalize drops the header lines of `show running-config` that carry
 // times ("!Time: ...", "!Running configuration last done at: ...") and

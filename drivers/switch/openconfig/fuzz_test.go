@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 )
 
@@ -16,16 +16,16 @@ import (
 func FuzzReadJSON(f *testing.F) {
 	_, fab := load(f, filepath.Join("testdata", "oc.fab.hcl"))
 	sw := switchtest.Switch(f, fab, "leaf1", Name)
-	ops, err := gnmiclient.DesiredOps(Platform{}, sw)
+	ops, err := gnmicore.DesiredOps(Platform{}, sw)
 	if err != nil {
 		f.Fatal(err)
 	}
-	tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+	tree, err := gnmicore.ApplyOps(Platform{}.Factory(sw), ops)
 	if err != nil {
 		f.Fatal(err)
 	}
-	qos, _ := json.Marshal(gnmiclient.N(tree).Get("qos").Raw())
-	ifs, _ := json.Marshal(gnmiclient.N(tree).Get("interfaces").Raw())
+	qos, _ := json.Marshal(gnmicore.N(tree).Get("qos").Raw())
+	ifs, _ := json.Marshal(gnmicore.N(tree).Get("interfaces").Raw())
 	f.Add(qos, ifs)
 	f.Add([]byte(`{"openconfig-qos:qos":{"queues":{"queue":[{"name":"Q3","config":{"queue-id":"3"}}]},"scheduler-policies":{"scheduler-policy":[{"name":"fabctl","schedulers":{"scheduler":[{"config":{"priority":"openconfig-qos:STRICT"},"inputs":{"input":[{"config":{"queue":"Q3"}}]}}]}}]}}}`),
 		[]byte(`{"interface":[{"name":"Ethernet0","config":{"mtu":"x"},"openconfig-if-ethernet:ethernet":{"config":{"enable-flow-control":"maybe"}}}]}`))

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -38,32 +38,32 @@ func TestGoldenRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(files) != 1 || files[0].Name != gnmiclient.RenderFile {
+			if len(files) != 1 || files[0].Name != gnmicore.RenderFile {
 				t.Fatalf("files: %+v", files)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
 			testutil.Golden(t, filepath.Join("testdata", c.golden), got)
-			ops, err := gnmiclient.ParseRequestFile(files[0].Data)
+			ops, err := gnmicore.ParseRequestFile(files[0].Data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			schema := switchtest.Schema(t, "openconfig")
-			setOps, err := gnmiclient.SetOps(ops)
+			setOps, err := gnmicore.SetOps(ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateSet(setOps); len(errs) > 0 {
 				t.Fatalf("operations rejected by the OpenConfig models:\n%s", testutil.JoinErrs(errs))
 			}
-			tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+			tree, err := gnmicore.ApplyOps(Platform{}.Factory(sw), ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateTree(tree); len(errs) > 0 {
 				t.Fatalf("resulting configuration rejected by the OpenConfig models:\n%s", testutil.JoinErrs(errs))
 			}
-			st := Platform{}.Decode(map[string]any{QoSRoot: gnmiclient.N(tree).Get("qos").Raw(),
-				InterfacesRoot: gnmiclient.N(tree).Get("interfaces").Raw()}, sw)
+			st := Platform{}.Decode(map[string]any{QoSRoot: gnmicore.N(tree).Get("qos").Raw(),
+				InterfacesRoot: gnmicore.N(tree).Get("interfaces").Raw()}, sw)
 			want2 := switchtest.Desired(New(), sw)
 			for k, v := range want2 {
 				if st[k] != v {

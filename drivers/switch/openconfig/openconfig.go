@@ -14,7 +14,7 @@
 // OpenConfig switches. An SR Linux switch is better driven by the
 // srlinux driver, which has PFC.
 //
-// Reads, plans and applies go through package gnmiclient: Get with
+// Reads, plans and applies go through package gnmicore: Get with
 // JSON_IETF, one SetRequest per device, commit-confirmed when the target
 // advertises it.
 package openconfig
@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -33,11 +33,11 @@ const Name = "openconfig"
 
 // Driver is the OpenConfig gNMI driver.
 type Driver struct {
-	gnmiclient.Core
+	gnmicore.Core
 }
 
 // New returns a driver with default gNMI settings.
-func New() drivers.Driver { return &Driver{Core: gnmiclient.Core{P: Platform{}}} }
+func New() drivers.Driver { return &Driver{Core: gnmicore.Core{P: Platform{}}} }
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	gc "github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"

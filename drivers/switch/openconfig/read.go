@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 
-	gc "github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/yangval"
@@ -64,10 +64,10 @@ func qosIfPath(port string) string {
 }
 func ifPath(port string) string { return InterfacesRoot + keyed("interface", "name", port) }
 
-// Platform is the OpenConfig model knowledge gnmiclient.Core drives.
+// Platform is the OpenConfig model knowledge gnmicore.Core drives.
 type Platform struct{}
 
-var _ gnmiclient.Platform = Platform{}
+var _ gnmicore.Platform = Platform{}
 
 // Name is "openconfig".
 func (Platform) Name() string { return Name }
@@ -114,10 +114,10 @@ func probability(p float64) int {
 // Desired renders the intent into OpenConfig objects
 // (openconfig/public release/models/qos, interfaces/openconfig-interfaces,
 // interfaces/openconfig-if-ethernet).
-func (Platform) Desired(sw *intent.Switch) ([]gnmiclient.Object, error) {
-	var out []gnmiclient.Object
+func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
+	var out []gnmicore.Object
 	add := func(path string, owned bool, v any) {
-		out = append(out, gnmiclient.Object{Path: path, Owned: owned, Val: v})
+		out = append(out, gnmicore.Object{Path: path, Owned: owned, Val: v})
 	}
 	for _, tc := range usedTCs(sw) {
 		if tc < 0 || tc > 255 {

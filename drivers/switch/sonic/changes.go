@@ -9,6 +9,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/jsontree"
 )
 
 // Op is one RFC 6902 operation over CONFIG_DB paths (/TABLE/KEY[/FIELD]).
@@ -237,7 +238,7 @@ func groupRank(g string) int {
 // a removal leaves empty are removed too (GCU refuses empty tables). It
 // returns the patch and the CONFIG_DB it should produce.
 func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[string]any, error) {
-	doc := deepCopy(cur).(map[string]any)
+	doc := jsontree.DeepCopy(cur).(map[string]any)
 	var out []Op
 	for _, st := range steps {
 		for _, line := range st.Payload {
@@ -319,22 +320,4 @@ func toAny(v any) any {
 	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	}
-	return v
 }

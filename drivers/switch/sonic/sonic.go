@@ -14,7 +14,7 @@
 //	sudo config rollback fabctl-<id>         (on any failure)
 //	sudo config delete-checkpoint fabctl-<id>
 //
-// over SSH (drivers/switch/sshcli, scrapligo v1.4 with a SONiC platform
+// over SSH (drivers/transport/ssh, scrapligo v1.4 with a SONiC platform
 // definition).
 package sonic
 
@@ -31,7 +31,8 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -43,7 +44,7 @@ const Name = "sonic"
 type Driver struct {
 	// SSH tunes connections (timeouts, known_hosts, secret lookup);
 	// Platform is always the SONiC definition.
-	SSH sshcli.Options
+	SSH sshtransport.Options
 
 	mu    sync.Mutex
 	prior map[string][]byte // token -> CONFIG_DB before the apply
@@ -80,15 +81,15 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshcli.Conn, error) {
+func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
 	o := d.SSH
-	o.Platform = sshcli.SONiC
-	return sshcli.Dial(ctx, t, o)
+	o.Platform = sshtransport.SONiC
+	return sshtransport.Dial(ctx, t, o)
 }
 
 const showRunning = "show runningconfiguration all"
 
-func running(c *sshcli.Conn) ([]byte, map[string]any, error) {
+func running(c *sshtransport.Conn) ([]byte, map[string]any, error) {
 	out, err := c.Send(showRunning)
 	if err != nil {
 		return nil, nil, err
@@ -147,7 +148,7 @@ func newToken() string {
 }
 
 // stepError names the step of the transaction that failed.
-type stepError = sshcli.StepError
+type stepError = clicore.StepError
 
 // Apply applies the steps as one GCU patch inside a checkpoint.
 func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
@@ -237,8 +238,8 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 }
 
 func isConnLoss(err error) bool {
-	var e *sshcli.Error
-	return errors.As(err, &e) && (e.Kind == sshcli.KindClosed || e.Kind == sshcli.KindTimeout)
+	var e *sshtransport.Error
+	return errors.As(err, &e) && (e.Kind == sshtransport.KindClosed || e.Kind == sshtransport.KindTimeout)
 }
 
 // Confirm: SONiC has no commit-confirm; nothing is ever pending.

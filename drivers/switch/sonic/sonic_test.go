@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
@@ -182,7 +182,7 @@ func TestHostKeyMismatchAndWrongPassword(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "host key verification failed") {
 		t.Fatalf("want host key refusal, got %v", err)
 	}
-	d := &Driver{SSH: sshcli.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	d := &Driver{SSH: sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
 	_, err = d.Read(context.Background(), r.target)
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
 		t.Fatalf("want auth error without the password, got %v", err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
@@ -37,7 +37,7 @@ func newYANGRig(t *testing.T) *rig {
 	}
 	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
 		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
-	drv := &Driver{SSH: sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+	drv := &Driver{SSH: sshtransport.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
 		Getenv: func(k string) string {
 			if k == "FABCTL_TESTBED_PASSWORD" {
 				return pw

@@ -3,7 +3,7 @@ package srlinux
 import (
 	"encoding/json"
 
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -35,7 +35,7 @@ func SystemDefaults() []byte {
 // Factory is an SR Linux with its system defaults and the switch's ports
 // (admin-state enable, as the gNMI target creates them).
 func (Platform) Factory(sw *intent.Switch) map[string]any {
-	v, err := gnmiclient.Decode(SystemDefaults())
+	v, err := gnmicore.Decode(SystemDefaults())
 	if err != nil {
 		panic(err) // SystemDefaults is built above
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 )
 
@@ -15,16 +15,16 @@ import (
 func FuzzReadJSON(f *testing.F) {
 	_, fab := load(f, "testbed")
 	sw := switchtest.Switch(f, fab, "leaf5", Name)
-	ops, err := gnmiclient.DesiredOps(Platform{}, sw)
+	ops, err := gnmicore.DesiredOps(Platform{}, sw)
 	if err != nil {
 		f.Fatal(err)
 	}
-	tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+	tree, err := gnmicore.ApplyOps(Platform{}.Factory(sw), ops)
 	if err != nil {
 		f.Fatal(err)
 	}
-	qos, _ := json.Marshal(gnmiclient.N(tree).Get("qos").Raw())
-	ifs, _ := json.Marshal(gnmiclient.N(tree).Get("interface").Raw())
+	qos, _ := json.Marshal(gnmicore.N(tree).Get("qos").Raw())
+	ifs, _ := json.Marshal(gnmicore.N(tree).Get("interface").Raw())
 	f.Add(qos, ifs)
 	f.Add([]byte(`{"srl_nokia-qos:classifiers":{"dscp-policy":[{"name":"fabctl","dscp":[{"value":"AF31","forwarding-class":"fc3"},{"value":99,"forwarding-class":"fcX"}]}]}}`),
 		[]byte(`{"srl_nokia-interfaces:interface":[{"name":"ethernet-1/1","mtu":"9014","ethernet":{"flow-control":{"receive":true}}}]}`))

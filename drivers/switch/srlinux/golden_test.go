@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -36,7 +36,7 @@ func TestGoldenRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(files) != 1 || files[0].Name != gnmiclient.RenderFile {
+			if len(files) != 1 || files[0].Name != gnmicore.RenderFile {
 				t.Fatalf("files: %+v", files)
 			}
 			got := append([]byte(goldenHeader), files[0].Data...)
@@ -44,19 +44,19 @@ func TestGoldenRender(t *testing.T) {
 			// The request is valid against the SR Linux models, each
 			// operation and the configuration it leaves on a device
 			// with the system defaults.
-			ops, err := gnmiclient.ParseRequestFile(files[0].Data)
+			ops, err := gnmicore.ParseRequestFile(files[0].Data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			schema := switchtest.Schema(t, "srlinux")
-			setOps, err := gnmiclient.SetOps(ops)
+			setOps, err := gnmicore.SetOps(ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateSet(setOps); len(errs) > 0 {
 				t.Fatalf("operations rejected by the SR Linux models:\n%s", testutil.JoinErrs(errs))
 			}
-			tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+			tree, err := gnmicore.ApplyOps(Platform{}.Factory(sw), ops)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,8 +64,8 @@ func TestGoldenRender(t *testing.T) {
 				t.Fatalf("resulting configuration rejected by the SR Linux models:\n%s", testutil.JoinErrs(errs))
 			}
 			// The rendering reads back as the intent's state.
-			st := Platform{}.Decode(map[string]any{"/qos": gnmiclient.N(tree).Get("qos").Raw(),
-				"/interface": gnmiclient.N(tree).Get("interface").Raw()}, sw)
+			st := Platform{}.Decode(map[string]any{"/qos": gnmicore.N(tree).Get("qos").Raw(),
+				"/interface": gnmicore.N(tree).Get("interface").Raw()}, sw)
 			want2 := switchtest.Desired(New(), sw)
 			for k, v := range want2 {
 				if st[k] != v {

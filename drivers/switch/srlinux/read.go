@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	gc "github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/yangval"
@@ -60,10 +60,10 @@ func qosIfPath(port string) string {
 	return "/qos/interfaces" + keyed("interface", "interface-id", port)
 }
 
-// Platform is the SR Linux model knowledge gnmiclient.Core drives.
+// Platform is the SR Linux model knowledge gnmicore.Core drives.
 type Platform struct{}
 
-var _ gnmiclient.Platform = Platform{}
+var _ gnmicore.Platform = Platform{}
 
 // Name is "srlinux".
 func (Platform) Name() string { return Name }
@@ -163,10 +163,10 @@ func pfcProfile(sw *intent.Switch, name string, prios []int, wd bool) (obj, erro
 
 // Desired renders the intent into SR Linux objects (srl_nokia-qos,
 // srl_nokia-interfaces, nokia/srlinux-yang-models v25.3).
-func (Platform) Desired(sw *intent.Switch) ([]gnmiclient.Object, error) {
-	var out []gnmiclient.Object
+func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
+	var out []gnmicore.Object
 	add := func(path string, owned bool, v any) {
-		out = append(out, gnmiclient.Object{Path: path, Owned: owned, Val: v})
+		out = append(out, gnmicore.Object{Path: path, Owned: owned, Val: v})
 	}
 	for _, tc := range sw.TCs {
 		if tc.TC < 0 || tc.TC > 7 {

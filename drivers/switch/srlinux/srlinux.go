@@ -14,14 +14,14 @@
 // refers to them and never creates or deletes them. Traffic class N is
 // forwarding class fcN, queue queue-N and PFC priority N.
 //
-// Reads, plans and applies go through package gnmiclient.
+// Reads, plans and applies go through package gnmicore.
 package srlinux
 
 import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -30,11 +30,11 @@ const Name = "srlinux"
 
 // Driver is the SR Linux gNMI driver.
 type Driver struct {
-	gnmiclient.Core
+	gnmicore.Core
 }
 
 // New returns a driver with default gNMI settings.
-func New() drivers.Driver { return &Driver{Core: gnmiclient.Core{P: Platform{}}} }
+func New() drivers.Driver { return &Driver{Core: gnmicore.Core{P: Platform{}}} }
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)

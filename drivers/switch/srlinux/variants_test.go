@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -46,26 +46,26 @@ func TestVariants(t *testing.T) {
 			_, f := load(t, "testbed")
 			sw := switchtest.Switch(t, f, "leaf5", Name)
 			c.edit(sw)
-			ops, err := gnmiclient.DesiredOps(Platform{}, sw)
+			ops, err := gnmicore.DesiredOps(Platform{}, sw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			setOps, err := gnmiclient.SetOps(ops)
+			setOps, err := gnmicore.SetOps(ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateSet(setOps); len(errs) > 0 {
 				t.Fatalf("operations rejected:\n%s", testutil.JoinErrs(errs))
 			}
-			tree, err := gnmiclient.ApplyOps(Platform{}.Factory(sw), ops)
+			tree, err := gnmicore.ApplyOps(Platform{}.Factory(sw), ops)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if errs := schema.ValidateTree(tree); len(errs) > 0 {
 				t.Fatalf("configuration rejected:\n%s", testutil.JoinErrs(errs))
 			}
-			st := Platform{}.Decode(map[string]any{"/qos": gnmiclient.N(tree).Get("qos").Raw(),
-				"/interface": gnmiclient.N(tree).Get("interface").Raw()}, sw)
+			st := Platform{}.Decode(map[string]any{"/qos": gnmicore.N(tree).Get("qos").Raw(),
+				"/interface": gnmicore.N(tree).Get("interface").Raw()}, sw)
 			want := switchtest.Desired(New(), sw)
 			if d := intent.Diff(want, st, New().(drivers.Driver).Fields()); len(d) != 0 {
 				t.Fatalf("rendering reads back with differences: %+v", d)

@@ -15,7 +15,8 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/gnmiclient"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
+	gnmitransport "github.com/fabctl/fabctl/drivers/transport/gnmi"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
@@ -56,7 +57,7 @@ type GNMI struct {
 	// holding the CA (and client certificate with mTLS) and a password
 	// reference resolved by Options.Getenv.
 	DT      drivers.Target
-	Options gnmiclient.Options
+	Options gnmicore.Options
 }
 
 // StartGNMI starts a target for sw with the model set of flavor
@@ -99,7 +100,7 @@ func StartGNMI(t testing.TB, sw *intent.Switch, cfg gnmitarget.Config, mtls bool
 	}
 	return &GNMI{Target: tg, PKI: pki,
 		DT: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds},
-		Options: gnmiclient.Options{DialTimeout: 5 * time.Second, RPCTimeout: 5 * time.Second,
+		Options: gnmicore.Options{DialTimeout: 5 * time.Second, RPCTimeout: 5 * time.Second,
 			Getenv: func(k string) string {
 				if k == PasswordEnv {
 					return Password
@@ -116,11 +117,11 @@ type GNMICase struct {
 	Switch   string // switch name in the spec
 	Platform string
 	// New builds the driver under test with the given gNMI options.
-	New func(gnmiclient.Options) drivers.Driver
+	New func(gnmicore.Options) drivers.Driver
 	// Drift is a change someone makes on the device behind fabctl's
 	// back (applied with a plain gNMI Set), and DriftPaths the state
 	// paths the next plan must show changed, exactly.
-	Drift      []gnmiclient.Op
+	Drift      []gnmicore.Op
 	DriftPaths []string
 	// Invalid edits the intent into one the target's YANG models reject
 	// (a value out of range), with InvalidMsg in the target's error.
@@ -211,11 +212,11 @@ func RunGNMI(t *testing.T, c GNMICase) {
 	t.Run("drift", func(t *testing.T) {
 		r := c.start(t, gnmitarget.Config{})
 		r.applyAll(t, drivers.ApplyOptions{})
-		cl, _, err := gnmiclient.Dial(context.Background(), r.g.DT, r.g.Options)
+		cl, _, err := gnmitransport.Dial(context.Background(), r.g.DT, r.g.Options)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, err := gnmiclient.Request(c.Drift)
+		req, err := gnmicore.Request(c.Drift)
 		if err != nil {
 			t.Fatal(err)
 		}

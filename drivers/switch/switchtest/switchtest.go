@@ -12,7 +12,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -61,7 +61,7 @@ type Emulator interface {
 // Connect points sw at the emulator and returns the driver target
 // (credentials with a known_hosts file holding the emulator's key) and the
 // SSH options (short timeouts, the password through Getenv).
-func Connect(t testing.TB, emu Emulator, sw *intent.Switch, user string) (drivers.Target, sshcli.Options) {
+func Connect(t testing.TB, emu Emulator, sw *intent.Switch, user string) (drivers.Target, sshtransport.Options) {
 	t.Helper()
 	sw.Address = emu.Addr()
 	kh := filepath.Join(t.TempDir(), "known_hosts")
@@ -70,7 +70,7 @@ func Connect(t testing.TB, emu Emulator, sw *intent.Switch, user string) (driver
 	}
 	creds := &spec.Credentials{Name: "test-ssh", Username: user,
 		Password: &spec.SecretRef{Kind: "env", Name: PasswordEnv}, KnownHosts: kh}
-	opts := sshcli.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+	opts := sshtransport.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
 		Getenv: func(k string) string {
 			if k == PasswordEnv {
 				return Password

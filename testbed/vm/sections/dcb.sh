@@ -3,13 +3,13 @@
 # with dcbnl_rtnl_ops and mlx5's rules) gives the guest DCB NICs; then:
 #  - fabctl's dcbnl package sets ETS, PFC, 64 DSCP APP entries, the buffer, maxrate and DCBX and
 #    iproute2's dcb reads back the same values, and the other way round; the mlx5 rules come back as
-#    the errors fabctl reports; RTNLGRP_DCB notifications arrive (drivers/host/dcbnl fabdcb_test.go);
+#    the errors fabctl reports; RTNLGRP_DCB notifications arrive (internal/dcbnl fabdcb_test.go);
 #  - the host driver plans, applies, re-plans clean, touches nothing on a re-apply and reports a dcb
 #    change behind its back as drift (plan and WatchDCB), locally and in a network namespace
 #    (drivers/host fabdcb_test.go);
 #  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
 # fabtb-timeout: 900
-# fabtb-gotest: ./drivers/host/dcbnl
+# fabtb-gotest: ./internal/dcbnl
 # fabtb-gotest: ./drivers/host
 # fabtb-file: drivers/host/testdata/vm
 . "$FABTB_SHARE/sections/lib.sh"

@@ -1,4 +1,4 @@
-package gnmiclient
+package gnmicore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 
+	gnmitransport "github.com/fabctl/fabctl/drivers/transport/gnmi"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -73,42 +74,11 @@ func NewOp(op, path string, val any) Op {
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(val); err != nil {
-			panic(fmt.Sprintf("gnmiclient: value at %s does not marshal: %v", path, err)) // values are built by the drivers
+			panic(fmt.Sprintf("gnmicore: value at %s does not marshal: %v", path, err)) // values are built by the drivers
 		}
 		o.Val = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	}
 	return o
-}
-
-// Path converts a gNMI path string to its proto form.
-func Path(s string) (*gpb.Path, error) {
-	elems, err := yangval.ParsePath(s)
-	if err != nil {
-		return nil, err
-	}
-	p := &gpb.Path{}
-	for _, e := range elems {
-		pe := &gpb.PathElem{Name: e.Name}
-		if len(e.Keys) > 0 {
-			pe.Key = make(map[string]string, len(e.Keys))
-			for k, v := range e.Keys {
-				pe.Key[k] = v
-			}
-		}
-		p.Elem = append(p.Elem, pe)
-	}
-	return p, nil
-}
-
-// PathString renders a proto path (its prefix joined) as a string.
-func PathString(prefix, p *gpb.Path) string {
-	var elems []yangval.PathElem
-	for _, pp := range []*gpb.Path{prefix, p} {
-		for _, e := range pp.GetElem() {
-			elems = append(elems, yangval.PathElem{Name: e.GetName(), Keys: e.GetKey()})
-		}
-	}
-	return yangval.PathString(elems)
 }
 
 // Request builds the SetRequest of ops: deletes, replaces and updates
@@ -116,7 +86,7 @@ func PathString(prefix, p *gpb.Path) string {
 func Request(ops []Op) (*gpb.SetRequest, error) {
 	req := &gpb.SetRequest{}
 	for _, o := range ops {
-		p, err := Path(o.Path)
+		p, err := gnmitransport.Path(o.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", o.Op, o.Path, err)
 		}
@@ -255,16 +225,10 @@ func SetOps(ops []Op) ([]yangval.SetOp, error) {
 	return out, nil
 }
 
-// Decode decodes JSON with numbers kept as json.Number.
-func Decode(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	return v, nil
-}
+// Options tune the connections a Core opens: the gNMI transport's
+// options, named here so that a platform driver needs only this package.
+type Options = gnmitransport.Options
+
+// Decode decodes JSON with numbers kept as json.Number (the transport's
+// decoder of JSON_IETF values, for the drivers' readers).
+func Decode(b []byte) (any, error) { return gnmitransport.Decode(b) }

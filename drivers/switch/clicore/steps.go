@@ -1,8 +1,10 @@
-package sshcli
+package clicore
 
 import (
 	"errors"
 	"fmt"
+
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 )
 
 // StepError names the step of a device transaction that failed
@@ -13,13 +15,13 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	// An sshcli error already names the device and the command: keep only
-	// its kind and cause after the step.
-	var se *Error
+	// An SSH transport error already names the device and the command:
+	// keep only its kind and cause after the step.
+	var se *sshtransport.Error
 	if errors.As(e.Err, &se) && se.Device == e.Device {
 		s := fmt.Sprintf("%s: %s: %s", e.Device, e.Step, se.Kind)
 		switch {
-		case se.Kind == KindClosed:
+		case se.Kind == sshtransport.KindClosed:
 			s += ": the connection dropped before the switch answered"
 		case se.Detail != "":
 			s += ": " + se.Detail
@@ -35,6 +37,6 @@ func (e *StepError) Unwrap() error { return e.Err }
 // timed out), so the transaction's state on the device is unknown until
 // a new session looks.
 func IsConnLoss(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && (e.Kind == KindClosed || e.Kind == KindTimeout)
+	var e *sshtransport.Error
+	return errors.As(err, &e) && (e.Kind == sshtransport.KindClosed || e.Kind == sshtransport.KindTimeout)
 }

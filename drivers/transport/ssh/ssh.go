@@ -1,15 +1,25 @@
-// Package sshcli is the SSH CLI plumbing the switch drivers share:
-// scrapligo v1.4.x over an x/crypto/ssh transport of its own
-// (transport.go says why not scrapligo's "standard" one), a platform
-// definition per NOS (built-in scrapligo ones, or YAML bytes for NOSes
-// scrapligo v1.4 lacks, such as SONiC) prepared once per process, host
-// keys verified against a known_hosts file by default, private key (with
-// passphrase), ssh-agent and password auth from the spec's credentials
-// resolved at connect time, an enable password for privileged exec,
-// connect and command timeouts, errors that name the device and the
-// cause without any secret, and a redacted session transcript when the
-// context asks for one (drivers.WithSessionLog, `--debug`).
-package sshcli
+// Package sshtransport is fabctl's SSH transport, shared by every driver
+// that reaches a device over SSH: the switch drivers' CLI session
+// (Dial, Conn: scrapligo v1.4.x over an x/crypto/ssh transport of its
+// own, transport.go says why not scrapligo's "standard" one, with a
+// platform definition per NOS, built-in scrapligo ones or YAML bytes for
+// NOSes scrapligo v1.4 lacks such as SONiC, prepared once per process),
+// and the exec connection the host driver's agent transport and the
+// opensm driver run commands on (DialExec, ExecConn, Pool). Both verify
+// host keys against a known_hosts file by default, resolve private key
+// (with passphrase), ssh-agent and password auth from the spec's
+// credentials at connect time (plus an enable password for privileged
+// exec), bound connects and commands, return errors that name the device
+// and the cause without any secret, and the CLI session writes a
+// redacted transcript when the context asks for one
+// (drivers.WithSessionLog, `--debug`).
+//
+// The directory is drivers/transport/ssh; the package is sshtransport
+// because its users also import golang.org/x/crypto/ssh. It may import
+// drivers, spec and third-party SSH/scrapligo packages, never a driver
+// (what the CLI drivers share above the session is
+// drivers/switch/clicore).
+package sshtransport
 
 import (
 	"context"

@@ -1,13 +1,18 @@
-// Package gnmiclient is what fabctl's gNMI switch drivers (openconfig,
-// srlinux) share: a client on openconfig/gnmi v0.14.1 and grpc (TLS with
-// CA verification by default, mTLS, username/password as gRPC metadata
-// from the spec's secret references, timeouts, errors that name the
-// device, the RPC and the path and never a secret), the SetRequest
-// operations a plan carries as payload lines, a JSON_IETF reader, and
-// the driver core: read with Get, one SetRequest per device, the gNMI
-// commit-confirmed extension when the target advertises it, rollback to
-// the configuration read before the Set.
-package gnmiclient
+// Package gnmitransport is fabctl's gNMI client: a connection on
+// openconfig/gnmi v0.14.1 and grpc (TLS with CA verification by default,
+// mTLS, username/password or a bearer token as gRPC metadata from the
+// spec's secret references, dial and RPC timeouts), Capabilities, Get
+// (one path, JSON_IETF, decoded) and Set (one SetRequest), with errors
+// that name the device, the RPC and the path and never a secret. What a
+// driver does with it (intent into SetRequests, rollback) is
+// drivers/switch/gnmicore's.
+//
+// The directory is drivers/transport/gnmi; the package is gnmitransport
+// so that importers keep the name gnmi free (the openconfig proto
+// package is also called gnmi). It may import drivers, spec, yangval,
+// internal/jsontree and drivers/transport/ssh (secret references and
+// credential file paths), never a driver.
+package gnmitransport
 
 import (
 	"context"
@@ -27,7 +32,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/sshcli"
+	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -104,7 +109,7 @@ func (a auth) RequireTransportSecurity() bool { return true }
 func CredentialPath(c *spec.Credentials, p string) string {
 	cc := *c
 	cc.KnownHosts = p // one rule for every file a credentials block names
-	return sshcli.KnownHostsPath(&cc)
+	return sshtransport.KnownHostsPath(&cc)
 }
 
 // Dial connects to the target's device over TLS and checks it answers
@@ -172,7 +177,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		md["username"] = c.Username
 	}
 	if c.Password != nil {
-		pw, err := sshcli.ResolveSecret(c.Password, o.Getenv)
+		pw, err := sshtransport.ResolveSecret(c.Password, o.Getenv)
 		if err != nil {
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
 		}
@@ -180,7 +185,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		cl.secrets = append(cl.secrets, pw)
 	}
 	if c.Token != nil {
-		tok, err := sshcli.ResolveSecret(c.Token, o.Getenv)
+		tok, err := sshtransport.ResolveSecret(c.Token, o.Getenv)
 		if err != nil {
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
 		}

@@ -1,4 +1,15 @@
-package gnmiclient
+// Package gnmicore is the driver core fabctl's gNMI switch drivers
+// (openconfig, srlinux) share: the SetRequest operations a plan carries
+// as payload lines, a JSON_IETF tree reader (Node) and applier
+// (ApplyOps), and Core, which implements the drivers.Driver methods over
+// a Platform: read with Get, one SetRequest per device, the gNMI
+// commit-confirmed extension when the target advertises it, rollback to
+// the configuration read before the Set. The connection itself is
+// drivers/transport/gnmi's.
+//
+// It may import drivers, intent, yangval, internal/jsontree and
+// drivers/transport/gnmi, never a platform driver.
+package gnmicore
 
 import (
 	"context"
@@ -18,6 +29,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/fabctl/fabctl/drivers"
+	gnmitransport "github.com/fabctl/fabctl/drivers/transport/gnmi"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -100,8 +112,8 @@ func (c *Core) switchIntent(t drivers.Target) (*intent.Switch, error) {
 
 // dial connects and checks the device speaks the platform's models; it
 // also says whether the device advertises commit-confirmed.
-func (c *Core) dial(ctx context.Context, t drivers.Target) (*Client, bool, error) {
-	cl, caps, err := Dial(ctx, t, c.Options)
+func (c *Core) dial(ctx context.Context, t drivers.Target) (*gnmitransport.Client, bool, error) {
+	cl, caps, err := gnmitransport.Dial(ctx, t, c.Options)
 	if err != nil {
 		return nil, false, err
 	}
@@ -118,7 +130,7 @@ func (c *Core) dial(ctx context.Context, t drivers.Target) (*Client, bool, error
 			if len(names) > 8 {
 				names = append(names[:8], fmt.Sprintf("... %d more", len(names)-8))
 			}
-			return nil, false, &Error{Device: cl.device, RPC: "Capabilities", Detail: fmt.Sprintf(
+			return nil, false, &gnmitransport.Error{Device: cl.Device(), RPC: "Capabilities", Detail: fmt.Sprintf(
 				"the device does not advertise the model %s that the %s driver writes (it advertises %s): check the switch's platform",
 				c.P.Model(), c.P.Name(), strings.Join(names, ", "))}
 		}
@@ -141,7 +153,7 @@ const idleClose = 5 * time.Second
 
 // pooled is an open connection to one device.
 type pooled struct {
-	cl     *Client
+	cl     *gnmitransport.Client
 	commit bool
 	users  int
 	timer  *time.Timer // armed while idle
@@ -150,7 +162,7 @@ type pooled struct {
 // acquire returns an open connection to t's device, dialing when there
 // is none (or its credentials or verification mode differ); release
 // hands it back.
-func (c *Core) acquire(ctx context.Context, t drivers.Target) (*Client, bool, func(), error) {
+func (c *Core) acquire(ctx context.Context, t drivers.Target) (*gnmitransport.Client, bool, func(), error) {
 	key := fmt.Sprintf("%s|%s|%p|%v", t.Device.Name, t.Device.Address, t.Credentials, t.Insecure)
 	c.mu.Lock()
 	p := c.conns[key]
@@ -200,7 +212,7 @@ func (c *Core) release(key string, p *pooled) {
 }
 
 // snapshot reads every managed path into one configuration tree.
-func (c *Core) snapshot(ctx context.Context, cl *Client) (map[string]any, map[string]any, error) {
+func (c *Core) snapshot(ctx context.Context, cl *gnmitransport.Client) (map[string]any, map[string]any, error) {
 	data := map[string]any{}
 	var ops []Op
 	for _, p := range c.P.ReadPaths() {
@@ -215,7 +227,7 @@ func (c *Core) snapshot(ctx context.Context, cl *Client) (map[string]any, map[st
 	}
 	tree, err := ApplyOps(nil, ops)
 	if err != nil {
-		return nil, nil, &Error{Device: cl.device, RPC: "Get", Detail: err.Error()}
+		return nil, nil, &gnmitransport.Error{Device: cl.Device(), RPC: "Get", Detail: err.Error()}
 	}
 	return data, tree, nil
 }
@@ -477,11 +489,11 @@ func (c *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Chan
 	}
 	inv, err := inverse(pre, ops)
 	if err != nil {
-		return drivers.Result{}, fmt.Errorf("%s: %w", cl.device, err)
+		return drivers.Result{}, fmt.Errorf("%s: %w", cl.Device(), err)
 	}
 	req, err := Request(ops)
 	if err != nil {
-		return drivers.Result{}, fmt.Errorf("%s: %w", cl.device, err)
+		return drivers.Result{}, fmt.Errorf("%s: %w", cl.Device(), err)
 	}
 	token := newToken()
 	pending := opts.ConfirmTimeout > 0 && canCommit
@@ -503,7 +515,7 @@ func (c *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Chan
 // recover handles a failed Set: it reads the device back and says it is
 // unchanged, or restores it (cancelling a pending commit, else sending
 // the inverse request), or reports a partial apply.
-func (c *Core) recover(ctx context.Context, cl *Client, pre map[string]any, inv []Op, token string, pending bool, cause error) error {
+func (c *Core) recover(ctx context.Context, cl *gnmitransport.Client, pre map[string]any, inv []Op, token string, pending bool, cause error) error {
 	unchanged := func() (bool, error) {
 		_, now, err := c.snapshot(ctx, cl)
 		if err != nil {
@@ -513,12 +525,12 @@ func (c *Core) recover(ctx context.Context, cl *Client, pre map[string]any, inv 
 	}
 	same, rerr := unchanged()
 	switch {
-	case rerr == nil && same && ConnLost(cause):
+	case rerr == nil && same && gnmitransport.ConnLost(cause):
 		return fmt.Errorf("%w; read back after the connection loss: the Set did not take effect, the device is unchanged", cause)
 	case rerr == nil && same:
 		return fmt.Errorf("%w; the device rejected the SetRequest and is unchanged", cause)
 	case rerr != nil:
-		return &drivers.PartialError{Device: cl.device, Err: fmt.Errorf("%v; reading the device back failed too (%v): it may hold part or all of the SetRequest", cause, rerr)}
+		return &drivers.PartialError{Device: cl.Device(), Err: fmt.Errorf("%v; reading the device back failed too (%v): it may hold part or all of the SetRequest", cause, rerr)}
 	}
 	// The Set took effect although the RPC failed (connection lost after
 	// the commit): undo it.
@@ -539,7 +551,7 @@ func (c *Core) recover(ctx context.Context, cl *Client, pre map[string]any, inv 
 		}
 		undo = errors.New("the device differs from its prior configuration after the undo")
 	}
-	return &drivers.PartialError{Device: cl.device, Err: fmt.Errorf("%v; the Set had taken effect and undoing it failed: %v", cause, undo)}
+	return &drivers.PartialError{Device: cl.Device(), Err: fmt.Errorf("%v; the Set had taken effect and undoing it failed: %v", cause, undo)}
 }
 
 // Confirm makes a pending confirmed commit permanent.

@@ -1,4 +1,4 @@
-package sshcli
+package sshtransport
 
 import (
 	"context"

@@ -1,20 +1,13 @@
-package gnmiclient
+package gnmicore
 
 import (
 	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/jsontree"
 	"github.com/fabctl/fabctl/yangval"
 )
-
-// Local strips an RFC 7951 module prefix: "openconfig-qos:qos" -> "qos".
-func Local(name string) string {
-	if i := strings.IndexByte(name, ':'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
-}
 
 // Node is a read-only view of a decoded JSON_IETF value that finds members
 // by their local name, so a driver reads "openconfig-if-ethernet:ethernet"
@@ -42,7 +35,7 @@ func (n Node) Get(name string) Node {
 		return Node{v}
 	}
 	for k, v := range m {
-		if Local(k) == name {
+		if jsontree.LocalName(k) == name {
 			return Node{v}
 		}
 	}
@@ -103,7 +96,7 @@ func (n Node) String() (string, bool) {
 // Ident returns an identityref or enum value without a module prefix.
 func (n Node) Ident() (string, bool) {
 	s, ok := n.String()
-	return Local(s), ok
+	return jsontree.LocalName(s), ok
 }
 
 // Int returns an integer scalar (number or RFC 7951 string for 64-bit
@@ -165,41 +158,12 @@ func (n Node) Strings() []string {
 	return out
 }
 
-// unwrap turns the value a target returned for a Get of path into the
-// node's own value: targets answer /qos with either the container's
-// members or {"openconfig-qos:qos": {...}}, and a keyless list path with
-// the entries or an object holding them.
-func unwrap(path string, v any) any {
-	elems, err := yangval.ParsePath(path)
-	if err != nil || len(elems) == 0 {
-		return v
-	}
-	last := elems[len(elems)-1]
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 1 {
-		return v
-	}
-	for k, inner := range m {
-		if Local(k) != Local(last.Name) {
-			return v
-		}
-		// A keyed list entry's value is the entry itself, which may hold
-		// a single member of the list's name only by coincidence: unwrap
-		// only a container, a keyless list, or an array.
-		if a, isArray := inner.([]any); isArray && last.Keys != nil && len(a) == 1 {
-			return a[0]
-		}
-		return inner
-	}
-	return v
-}
-
 // lookup finds the value at elems below root (a root object whose members
 // are top-level nodes, qualified or not).
 func lookup(root any, elems []yangval.PathElem) (any, bool) {
 	cur := root
 	for _, e := range elems {
-		next := N(cur).Get(Local(e.Name))
+		next := N(cur).Get(jsontree.LocalName(e.Name))
 		if !next.Exists() {
 			return nil, false
 		}
@@ -231,7 +195,7 @@ func matches(entry any, keys map[string]string) bool {
 		return false
 	}
 	for k, want := range keys {
-		got, ok := N(entry).Get(Local(k)).String()
+		got, ok := N(entry).Get(jsontree.LocalName(k)).String()
 		if !ok || got != want {
 			return false
 		}
@@ -247,7 +211,7 @@ func matches(entry any, keys map[string]string) bool {
 // put lists only in replaced subtrees). Tests and offline validation use
 // it to build the configuration a SetRequest leaves on an empty device.
 func ApplyOps(root map[string]any, ops []Op) (map[string]any, error) {
-	out, _ := deepCopy(root).(map[string]any)
+	out, _ := jsontree.DeepCopy(root).(map[string]any)
 	if out == nil {
 		out = map[string]any{}
 	}
@@ -336,7 +300,7 @@ func setAt(m map[string]any, elems []yangval.PathElem, op string, val any) {
 	if idx < 0 {
 		entry := map[string]any{}
 		for k, v := range e.Keys {
-			entry[Local(k)] = v
+			entry[jsontree.LocalName(k)] = v
 		}
 		list = append(list, entry)
 		idx = len(list) - 1
@@ -360,7 +324,7 @@ func memberName(m map[string]any, name string) string {
 		return name
 	}
 	for k := range m {
-		if Local(k) == Local(name) {
+		if jsontree.LocalName(k) == jsontree.LocalName(name) {
 			return k
 		}
 	}
@@ -371,30 +335,12 @@ func merge(dst, src any) any {
 	dm, ok1 := dst.(map[string]any)
 	sm, ok2 := src.(map[string]any)
 	if !ok1 || !ok2 {
-		return deepCopy(src)
+		return jsontree.DeepCopy(src)
 	}
-	out := deepCopy(dm).(map[string]any)
+	out := jsontree.DeepCopy(dm).(map[string]any)
 	for k, v := range sm {
 		name := memberName(out, k)
 		out[name] = merge(out[name], v)
 	}
 	return out
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package sshcli
+package sshtransport
 
 // SONiC is a scrapligo v1.4 platform definition for a SONiC switch's
 // bash login shell (scrapligo v1.4.x ships none): the admin prompt

@@ -15,6 +15,9 @@
 // one feature per message (the kernel applies the features of one
 // IEEE_SET in order and stops at the first failure without undoing the
 // earlier ones), then decode the int8 status the reply carries.
+//
+// The host driver and validate/traffic use it. It imports no fabctl
+// package: only the standard library, mdlayher/netlink and x/sys.
 package dcbnl
 
 import (

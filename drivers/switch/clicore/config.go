@@ -1,4 +1,13 @@
-package sshcli
+// Package clicore is the logic fabctl's SSH CLI switch drivers (EOS,
+// NX-OS, Cumulus, SONiC) share above the session: the indented
+// running-config parser (ParseIndented), the mode scripts typed at the
+// CLI (Script), and the errors of a device transaction's steps
+// (StepError, IsConnLoss). The session itself (dial, auth, known_hosts,
+// scrapligo) is drivers/transport/ssh's.
+//
+// It may import drivers/transport/ssh and the standard library, never a
+// platform driver.
+package clicore
 
 import "strings"
 

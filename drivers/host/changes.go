@@ -1,0 +1,359 @@
+package host
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
+)
+
+// nicOf returns the NIC name of a "nic/<n>/..." path.
+func nicOf(p string) string {
+	rest, ok := strings.CutPrefix(p, "nic/")
+	if !ok {
+		return ""
+	}
+	n, _, _ := strings.Cut(rest, "/")
+	return n
+}
+
+// feature groups a path into the step that settles it.
+func feature(p string) string {
+	if n := nicOf(p); n != "" {
+		rest := strings.TrimPrefix(p, "nic/"+n+"/")
+		switch {
+		case rest == "mtu":
+			return "mtu"
+		case rest == "addresses":
+			return "addresses"
+		case strings.HasPrefix(rest, "vlan/"):
+			return "vlan" // vlan.go
+		case rest == "pfc":
+			return "pfc"
+		case rest == "trust" || strings.HasPrefix(rest, "dscp/"):
+			return "app"
+		case strings.HasPrefix(rest, "tc/") && strings.Contains(rest, "/ecn/"):
+			return "tc-ecn"
+		case strings.HasPrefix(rest, "tc/") && strings.HasSuffix(rest, "/lossless"):
+			return "pfc"
+		case strings.HasPrefix(rest, "tc/"):
+			return "ets"
+		default:
+			return rest // pause, ecn, roce_mode, tos, irq_cpus
+		}
+	}
+	if strings.HasPrefix(p, "nccl/") {
+		return "nccl"
+	}
+	return p // irqbalance
+}
+
+// featureOrder is the apply order within a NIC: link first, then DCB in
+// the kernel's own order (ETS before PFC before APP), then the rest.
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
+	"ecn": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
+
+// applicable says whether this build can apply a feature.
+func applicable(f string) bool {
+	switch f {
+	case "mtu", "addresses", "vlan", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
+		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
+		return true
+	}
+	return false
+}
+
+func notBuilt(f, nic string) string {
+	switch f {
+	case "tc-ecn":
+		return nic + ": ECN marking thresholds (tc/*/ecn/*) are switch queue settings; a host NIC has none (DCQCN is nic/" + nic + "/ecn)"
+	}
+	return nic + ": " + f + " cannot be applied by this build"
+}
+
+// Changes groups the diff into one step per NIC feature, with the netlink
+// operations as payload.
+func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	h, err := hostOf(t)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	unsup := d.unsupported[h.Name]
+	d.mu.Unlock()
+	where := ""
+	if h.Connect.Netns != "" { // netns:NAME, or ssh+netns:NAME on the remote host
+		where = " (netns " + h.Connect.Netns + ")"
+	}
+	type key struct{ nic, feat string }
+	groups := map[key][]intent.AttrChange{}
+	var keys []key
+	for _, c := range diff {
+		k := key{nicOf(c.Path), feature(c.Path)}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].nic != keys[j].nic {
+			return keys[i].nic < keys[j].nic
+		}
+		oi, oj := featureOrder[keys[i].feat], featureOrder[keys[j].feat]
+		if oi != oj {
+			return oi < oj
+		}
+		return keys[i].feat < keys[j].feat
+	})
+	nics := map[string]*intent.NIC{}
+	for i := range h.NICs {
+		nics[h.NICs[i].Name] = &h.NICs[i]
+	}
+	out := make([]drivers.Change, 0, len(keys))
+	for _, k := range keys {
+		cs := groups[k]
+		ch := drivers.Change{}
+		for _, c := range cs {
+			ch.Paths = append(ch.Paths, c.Path)
+			if c.Disruptive != "" && ch.Disruptive == "" {
+				ch.Disruptive = c.Disruptive
+			}
+		}
+		n := nics[k.nic]
+		ch.Summary, ch.Payload = describe(k.nic, k.feat, n, h, cs, where)
+		if why := blocked(unsup, k.nic, k.feat); why != "" {
+			ch.Summary += " — cannot apply: " + why
+		} else if k.nic != "" && !applicable(k.feat) {
+			ch.Summary += " — cannot apply: " + notBuilt(k.feat, k.nic)
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+var _ drivers.Limiter = (*Driver)(nil)
+
+// Unexpressible reports the desired NIC settings that Read found the
+// device cannot have, with the reason: DCB (ETS, PFC, trust and the DSCP
+// APP table) on a NIC whose kernel driver has no DCB (EOPNOTSUPP, e.g. a
+// veth), global pause without ethtool pause support, DCQCN without the
+// MLNX_OFED sysfs, the rdma_cm default RoCE mode/ToS without configfs, IRQ
+// affinity on a device without IRQs. Plans list them instead of planning
+// changes that cannot apply and would never converge. A NIC that does
+// not exist at all is not "unexpressible": its settings stay planned, and
+// applying them fails naming the missing device. On a NIC with DCB (and
+// the sysfs) nothing is reported.
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
+	h, err := hostOf(t)
+	if err != nil {
+		return nil
+	}
+	d.mu.Lock()
+	unsup := d.unsupported[h.Name]
+	d.mu.Unlock()
+	if len(unsup) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k := range desired {
+		nic := nicOf(k)
+		if nic == "" {
+			continue
+		}
+		if _, absent := unsup["nic/"+nic+"/"]; absent {
+			continue
+		}
+		if why := blocked(unsup, nic, feature(k)); why != "" {
+			out[k] = why
+		}
+	}
+	return out
+}
+
+// blocked returns why Read found a NIC feature impossible ("" if not).
+func blocked(unsup map[string]string, nic, feat string) string {
+	if nic == "" {
+		return ""
+	}
+	p := "nic/" + nic + "/"
+	if why, ok := unsup[p]; ok {
+		return why
+	}
+	switch feat {
+	case "ets", "pfc", "app":
+		return unsup[p+"dcb"]
+	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan":
+		return unsup[p+feat]
+	}
+	return ""
+}
+
+func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrChange, where string) (string, []string) {
+	if n == nil && nic != "" {
+		return "nic " + nic + " is not in the spec", nil
+	}
+	switch feat {
+	case "mtu":
+		return fmt.Sprintf("%s: MTU %d", nic, n.MTU), []string{
+			fmt.Sprintf("ip link set dev %s mtu %d%s", nic, n.MTU, where),
+			fmt.Sprintf("ip link set dev %s up%s", nic, where)}
+	case "addresses":
+		var pl []string
+		add, del := addrDelta(cs[0].Before, cs[0].After)
+		for _, a := range del {
+			pl = append(pl, fmt.Sprintf("ip addr del %s dev %s%s", a, nic, where))
+		}
+		for _, a := range add {
+			pl = append(pl, fmt.Sprintf("ip addr add %s dev %s%s", a, nic, where))
+		}
+		return fmt.Sprintf("%s: addresses %s", nic, strings.Join(n.Addresses, ",")), pl
+	case "ets":
+		e := desiredETS(n)
+		return fmt.Sprintf("%s: ETS prio-tc/tsa/bandwidth", nic), []string{fmt.Sprintf(
+			"dcb ieee ets dev %s prio_tc %v tc_tsa %v tc_bw %v (DCB_CMD_IEEE_SET{ETS}, read-modify-write)%s", nic, e.PrioTC, e.TCTSA, e.TCTxBW, where)}
+	case "pfc":
+		return fmt.Sprintf("%s: PFC on priorities %q", nic, intsList(n.PFC)), []string{fmt.Sprintf(
+			"dcb ieee pfc dev %s enable %s (DCB_CMD_IEEE_SET{PFC}, delay kept)%s", nic, orNone(intsList(n.PFC)), where)}
+	case "app":
+		want := desiredApps(n)
+		return fmt.Sprintf("%s: trust %s, %d DSCP app entries", nic, n.Trust, len(want)), []string{fmt.Sprintf(
+			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
+	case "vlan":
+		return describeVLAN(nic, n, cs, where)
+	case "pause":
+		return fmt.Sprintf("%s: global pause %s", nic, onOff(n.Pause)), []string{fmt.Sprintf(
+			"ethtool -A %s rx %s tx %s%s", nic, onOff(n.Pause), onOff(n.Pause), where)}
+	case "nccl":
+		return "NCCL env file " + h.NCCLEnvFile, []string{"write " + h.NCCLEnvFile}
+	case "irqbalance":
+		return "irqbalance " + h.IRQBalance, []string{"systemctl stop irqbalance (SIGTERM to irqbalance without systemd)"}
+	}
+	if sum, pl, ok := describeSys(nic, feat, n, h, where); ok {
+		return sum, pl
+	}
+	var pl []string
+	for _, c := range cs {
+		pl = append(pl, fmt.Sprintf("set %s = %s", c.Path, c.After))
+	}
+	return fmt.Sprintf("%s: %s", nic, feat), pl
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func intsList(v []int) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func addrDelta(before, after string) (add, del []string) {
+	have := map[string]bool{}
+	for _, a := range splitList(before) {
+		have[a] = true
+	}
+	want := map[string]bool{}
+	for _, a := range splitList(after) {
+		want[a] = true
+		if !have[a] {
+			add = append(add, a)
+		}
+	}
+	for _, a := range splitList(before) {
+		if !want[a] {
+			del = append(del, a)
+		}
+	}
+	return add, del
+}
+
+// desiredETS is the NIC's ETS: priority p -> TC p for the spec's classes,
+// other priorities -> the lowest class, unused TCs ETS with 0 % (mlx5:
+// ETS bandwidths must sum to 100 and non-ETS TCs must have 0 %).
+func desiredETS(n *intent.NIC) dcbnl.ETS {
+	var e dcbnl.ETS
+	present := [8]bool{}
+	low := 0
+	for i, tc := range n.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			continue
+		}
+		present[tc.TC] = true
+		if i == 0 {
+			low = tc.TC
+		}
+	}
+	for p := 0; p < 8; p++ {
+		e.PrioTC[p] = uint8(low)
+		if present[p] {
+			e.PrioTC[p] = uint8(p)
+		}
+		e.TCTSA[p] = dcbnl.TSAETS
+	}
+	for _, tc := range n.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			continue
+		}
+		if tc.Strict {
+			e.TCTSA[tc.TC] = dcbnl.TSAStrict
+		} else {
+			e.TCTxBW[tc.TC] = uint8(tc.Bandwidth)
+		}
+	}
+	return e
+}
+
+func desiredPFC(n *intent.NIC) uint8 {
+	var en uint8
+	for _, p := range n.PFC {
+		if p >= 0 && p < 8 {
+			en |= 1 << p
+		}
+	}
+	return en
+}
+
+// desiredApps is the DSCP APP table for trust dscp: every code point whose
+// priority is not 0 (unmapped code points are priority 0), or all 64 when
+// every one maps to 0; none for trust pcp.
+func desiredApps(n *intent.NIC) []dcbnl.App {
+	if n.Trust != "dscp" {
+		return nil
+	}
+	var out []dcbnl.App
+	for d, tc := range n.DSCPToTC {
+		if tc > 0 && tc < 8 {
+			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
+		}
+	}
+	if len(out) == 0 {
+		for d := 0; d < 64; d++ {
+			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Protocol: uint16(d)})
+		}
+	}
+	return out
+}

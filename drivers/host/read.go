@@ -1,0 +1,232 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Read returns the live state of what the spec manages on the host.
+func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
+	h, err := hostOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if h.Connect.Kind == "ssh" {
+		return d.readRemote(ctx, t, h)
+	}
+	s, err := open(h)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	st := intent.State{}
+	unsup := map[string]string{}
+	st["irqbalance"] = readIRQBalance(h.IRQBalance)
+	if h.NCCLEnvFile != "" {
+		for k, v := range readEnvFile(h.NCCLEnvFile) {
+			st["nccl/"+k] = v
+		}
+	}
+	var fs []drivers.Finding
+	for i := range h.NICs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := readNIC(s, &h.NICs[i], st, unsup, &fs); err != nil {
+			return nil, err
+		}
+	}
+	sysFs, err := readSys(s, h, st, unsup) // sysfs, configfs, procfs (sysfeat.go)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.unsupported[h.Name] = unsup
+	d.findings[h.Name] = append(fs, sysFs...)
+	d.mu.Unlock()
+	return st, nil
+}
+
+func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string, fs *[]drivers.Finding) error {
+	p := "nic/" + n.Name + "/"
+	link, err := s.nl.LinkByName(n.Name)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			unsup[p] = fmt.Sprintf("%s: no such network device on %s", n.Name, s.name)
+			return nil // absent: the plan shows every setting as missing
+		}
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	st[p+"mtu"] = strconv.Itoa(link.Attrs().MTU)
+	if n.VLANName != "" {
+		// The addresses are the VLAN interface's (vlan.go); the NIC's own
+		// are not fabctl's then.
+		if err := readVLAN(s, n, link, st, unsup); err != nil {
+			return err
+		}
+	} else {
+		addrs, err := readAddrs(s, link)
+		if err != nil {
+			return fmt.Errorf("%s: addresses: %w", n.Name, err)
+		}
+		st[p+"addresses"] = strings.Join(addrs, ",")
+	}
+	if n.RoCEMode == "" {
+		return nil // iWARP / InfiniBand: no host DCB
+	}
+	ieee, err := s.dcb.IEEE(n.Name)
+	switch {
+	case errors.Is(err, dcbnl.ErrNotSupported):
+		unsup[p+"dcb"] = n.Name + ": no DCB support in the kernel driver (EOPNOTSUPP)"
+	case err != nil:
+		return err
+	default:
+		putDCB(st, p, ieee)
+		if f := dcbxFinding(n.Name, ieee); f != nil {
+			*fs = append(*fs, *f)
+		}
+	}
+	if pause, err := readPause(s, n.Name); err != nil {
+		unsup[p+"pause"] = err.Error()
+	} else {
+		st[p+"pause"] = pause
+	}
+	return nil // ECN, rdma_cm, IRQs: readSys
+}
+
+func readAddrs(s *session, link netlink.Link) ([]string, error) {
+	list, err := s.nl.AddrList(link, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, a := range list {
+		if a.Scope != unix.RT_SCOPE_UNIVERSE || a.IPNet == nil {
+			continue // link-local and host-scope addresses are the kernel's
+		}
+		pf, err := netip.ParsePrefix(a.IPNet.String())
+		if err != nil {
+			continue
+		}
+		out = append(out, pf.String())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// putDCB writes the DCB part of a NIC's state as Flatten does: TC =
+// priority, a TC is lossless when PFC is on for its priority.
+func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) {
+	var pfcEn uint8
+	if ieee.PFC != nil {
+		pfcEn = ieee.PFC.Enable
+	}
+	var prios []string
+	for i := 0; i < 8; i++ {
+		if pfcEn&(1<<i) != 0 {
+			prios = append(prios, strconv.Itoa(i))
+		}
+	}
+	st[p+"pfc"] = strings.Join(prios, ",")
+	tbl := dcbnl.DSCPApps(ieee.Apps)
+	trust := "pcp"
+	for _, v := range tbl {
+		if v >= 0 {
+			trust = "dscp" // mlx5: DSCP app entries imply DSCP trust
+			break
+		}
+	}
+	st[p+"trust"] = trust
+	if trust == "dscp" {
+		var table [64]int
+		for i, v := range tbl {
+			if v > 0 {
+				table[i] = v // unmapped code points go to priority 0
+			}
+		}
+		intent.PutDSCP(st, p, &table)
+	}
+	if ieee.ETS != nil {
+		used := [8]bool{}
+		for _, tc := range ieee.ETS.PrioTC {
+			if tc < 8 {
+				used[tc] = true
+			}
+		}
+		for tc := 0; tc < 8; tc++ {
+			if !used[tc] {
+				continue
+			}
+			k := p + "tc/" + strconv.Itoa(tc) + "/"
+			st[k+"lossless"] = strconv.FormatBool(pfcEn&(1<<tc) != 0)
+			if ieee.ETS.TCTSA[tc] == dcbnl.TSAETS {
+				st[k+"sched"] = "ets"
+				st[k+"bandwidth"] = strconv.Itoa(int(ieee.ETS.TCTxBW[tc]))
+			} else {
+				st[k+"sched"] = "strict"
+			}
+		}
+	}
+}
+
+func readPause(s *session, name string) (string, error) {
+	e, err := s.ethtool()
+	if err != nil {
+		return "", fmt.Errorf("%s: ethtool: %w", name, err)
+	}
+	pp, err := e.GetPause(name)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			return "", fmt.Errorf("%s: global pause not supported by the driver (EOPNOTSUPP)", name)
+		}
+		return "", fmt.Errorf("%s: ethtool get pause: %w", name, err)
+	}
+	return strconv.FormatBool(pp.RxPause != 0 || pp.TxPause != 0), nil
+}
+
+// readIRQBalance reports the desired value when it holds ("keep" always
+// holds: fabctl never starts irqbalance), "running" when "stop" is wanted
+// and an irqbalance process exists.
+func readIRQBalance(want string) string {
+	if want != "stop" {
+		return want
+	}
+	if irqbalanceRunning() {
+		return "running"
+	}
+	return "stop"
+}
+
+func readEnvFile(path string) map[string]string {
+	out := map[string]string{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}

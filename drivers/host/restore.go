@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
+)
+
+// restore puts the NICs of a token back as they were.
+func restore(s *session, h *intent.Host, tok token) error {
+	var errs []error
+	errs = append(errs, restoreSys(s, h, tok.Sys))
+	if tok.IRQBalance {
+		errs = append(errs, startIRQBalance())
+	}
+	for _, sn := range tok.NICs {
+		link, err := s.nl.LinkByName(sn.NIC)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if link.Attrs().MTU != sn.MTU {
+			if err := s.nl.LinkSetMTU(link, sn.MTU); err != nil {
+				errs = append(errs, fmt.Errorf("%s: mtu: %w", sn.NIC, err))
+			}
+		}
+		if !sn.Up && link.Attrs().Flags&unixIFFUp != 0 {
+			if err := s.nl.LinkSetDown(link); err != nil {
+				errs = append(errs, fmt.Errorf("%s: down: %w", sn.NIC, err))
+			}
+		}
+		if err := setAddrs(s, link, sn.Addrs); err != nil {
+			errs = append(errs, err)
+		}
+		if sn.DCB != nil {
+			if sn.DCB.ETS != nil {
+				errs = append(errs, s.dcb.UpdateETS(sn.NIC, func(e *dcbnl.ETS) { *e = *sn.DCB.ETS }))
+			}
+			if sn.DCB.PFC != nil {
+				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable = sn.DCB.PFC.Enable }))
+			}
+			var dscp []dcbnl.App
+			for _, a := range sn.DCB.Apps {
+				if a.Selector == dcbnl.SelDSCP {
+					dscp = append(dscp, a)
+				}
+			}
+			errs = append(errs, setApps(s, sn.NIC, dscp))
+		}
+		if sn.Pause != nil {
+			errs = append(errs, setPause(s, sn.NIC, *sn.Pause))
+		}
+		if sn.VLAN != nil { // after the NIC's MTU, as in applyNIC
+			errs = append(errs, restoreVLAN(s, sn.NIC, sn.VLAN))
+		}
+	}
+	if tok.EnvFile != "" {
+		if tok.Env == nil {
+			if err := os.Remove(tok.EnvFile); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
+		} else if err := os.WriteFile(tok.EnvFile, []byte(*tok.Env), 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Rollback re-applies the state the transaction saw before it changed
+// anything.
+func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
+	h, err := hostOf(t)
+	if err != nil {
+		return err
+	}
+	if h.Connect.Kind == "ssh" {
+		return d.rollbackRemote(ctx, t, h, r)
+	}
+	var tok token
+	if err := json.Unmarshal([]byte(r.Token), &tok); err != nil {
+		return fmt.Errorf("%s: rollback token: %w", h.Name, err)
+	}
+	s, err := open(h)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return restore(s, h, tok)
+}
