@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 const small = `
@@ -33,7 +34,7 @@ link {
 
 func compile(t *testing.T, src string) *Fabric {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: spectest.Platforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

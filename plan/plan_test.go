@@ -9,6 +9,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 const src = `
@@ -44,7 +45,7 @@ link {
 
 func setup(t *testing.T) (*spec.Spec, *intent.Fabric, *memory.Store, *drivers.Registry) {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: spectest.Platforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
@@ -78,7 +79,7 @@ func (e *applyEnv) factory() (*Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buf
 // desired returns every device's desired state, by device name.
 func (e *applyEnv) desired() map[string]intent.State {
 	e.t.Helper()
-	s, diags := spec.Load(e.spec, spec.LoadOptions{})
+	s, diags := spec.Load(e.spec, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}

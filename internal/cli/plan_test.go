@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
@@ -115,7 +116,7 @@ func loadPlanFixture(t *testing.T, name string) *planFixture {
 	fx := &planFixture{name: name, dir: dir, spec: filepath.Join(dir, cf.Spec), store: memory.NewStore(), stateDir: t.TempDir()}
 	fx.reg = newTestRegistry(t, fx.store)
 
-	s, diags := spec.Load(fx.spec, spec.LoadOptions{})
+	s, diags := spec.Load(fx.spec, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatalf("%s: %v", fx.spec, diags)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
@@ -25,7 +26,7 @@ import (
 // (a fabric that was applied), with edit applied to it.
 func liveStore(t *testing.T, specPath string, edit func(*memory.Store)) *memory.Store {
 	t.Helper()
-	s, diags := spec.Load(specPath, spec.LoadOptions{})
+	s, diags := spec.Load(specPath, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -168,7 +169,7 @@ func TestValidateLiveJUnitNeverPassesUnrun(t *testing.T) {
 
 func mustLoad(t *testing.T, p string) *spec.Spec {
 	t.Helper()
-	s, diags := spec.Load(p, spec.LoadOptions{})
+	s, diags := spec.Load(p, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatal(fmt.Sprint(diags))
 	}

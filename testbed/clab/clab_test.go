@@ -77,7 +77,7 @@ func load(t *testing.T, dir string) (*spec.Spec, *intent.Fabric, []spec.File) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Env: []string{}})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
@@ -224,7 +224,7 @@ func checkLabSpec(t *testing.T, lab *clab.Lab, f *intent.Fabric) {
 	if err := lab.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, diags := spec.Load(filepath.Join(dir, "spec"), spec.LoadOptions{Env: []string{}})
+	s, diags := spec.Load(filepath.Join(dir, "spec"), spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
 	if diags.HasErrors() {
 		t.Fatalf("the lab's spec does not load: %s", diags.Error())
 	}

@@ -120,7 +120,7 @@ func planApply(b *testing.B, dir string, n int, targets ...string) (planT, apply
 // limit the devices planned; n is how many must be planned.
 func planApplyFigures(b *testing.B, dir string, n int, targets ...string) (fig figures) {
 	b.Helper()
-	s, diags := spec.Load(dir, spec.LoadOptions{})
+	s, diags := spec.Load(dir, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		b.Fatal(diags.Error())
 	}
@@ -246,7 +246,7 @@ func BenchmarkPlan64(b *testing.B) {
 	for j := range platforms {
 		platforms[j] = mix[j%len(mix)]
 	}
-	s, diags := spec.Load(benchFabric(b, platforms, 0), spec.LoadOptions{})
+	s, diags := spec.Load(benchFabric(b, platforms, 0), spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		b.Fatal(diags.Error())
 	}

@@ -226,7 +226,7 @@ func TestUpPlanApplyDown(t *testing.T) {
 
 	// Plan and apply through the engine with the real drivers, host keys
 	// verified against the testbed's known_hosts (not --insecure).
-	s, diags := spec.Load(specDir, spec.LoadOptions{})
+	s, diags := spec.Load(specDir, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 )
 
 // dlLoad loads a spec from HCL text and fails the test on load errors.
 func dlLoad(t testing.TB, src string) *spec.Spec {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		var b strings.Builder
 		_ = spec.WriteText(&b, diags, s.Files, 120, false)

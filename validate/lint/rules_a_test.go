@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -140,7 +141,7 @@ func TestACLMatchesRoCE(t *testing.T) {
 // lintSrc loads an in-memory spec and runs the named rules.
 func lintSrc(t *testing.T, src string, ids ...string) Result {
 	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatalf("spec does not load: %v", diags)
 	}
@@ -225,7 +226,7 @@ func TestRuleFindingsAreAddressed(t *testing.T) {
 			t.Errorf("%s: no fail case", id)
 		}
 		for _, f := range files {
-			s, diags := spec.Load(f, spec.LoadOptions{})
+			s, diags := spec.Load(f, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 			if diags.HasErrors() {
 				t.Fatalf("%s: %v", f, diags)
 			}
@@ -248,7 +249,7 @@ func TestRuleFindingsAreAddressed(t *testing.T) {
 // The rules of this file must stay near-linear: run them on the benchmark
 // pod (4,096 hosts x 8 NICs, 256 switches, ~40k links).
 func BenchmarkRulesA(b *testing.B) {
-	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
@@ -267,7 +268,7 @@ func BenchmarkRulesA(b *testing.B) {
 // The generated benchmark pod follows the common RoCEv2 recipe: these rules
 // must have nothing to say about it.
 func TestPodIsClean(t *testing.T) {
-	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod.Scale(32))}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod.Scale(32))}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

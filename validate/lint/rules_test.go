@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -44,7 +45,7 @@ func expectations(t *testing.T, path string) []string {
 
 func findings(t *testing.T, path string) []string {
 	t.Helper()
-	s, diags := spec.Load(path, spec.LoadOptions{})
+	s, diags := spec.Load(path, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		var b strings.Builder
 		_ = spec.WriteText(&b, diags, s.Files, 120, false)
