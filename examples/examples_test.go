@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 )
@@ -56,7 +57,7 @@ func exampleDirs(t *testing.T) []string {
 // environment so FAB_VAR_ variables of the test process cannot change it.
 func load(t *testing.T, dir string) *spec.Spec {
 	t.Helper()
-	s, diags := spec.Load(dir, spec.LoadOptions{Env: []string{}})
+	s, diags := spec.Load(dir, spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
 	if diags.HasErrors() || s == nil || s.Fabric == nil {
 		var files map[string]*hcl.File
 		if s != nil {
@@ -234,7 +235,7 @@ func TestAIPodShape(t *testing.T) {
 // TestAIPodVariables checks that the pod shrinks cleanly with gpu_nodes and
 // that the variable's validation rejects a pod the leaves cannot hold.
 func TestAIPodVariables(t *testing.T) {
-	s, diags := spec.Load("ai-pod", spec.LoadOptions{Vars: []string{"gpu_nodes=8"}, Env: []string{}})
+	s, diags := spec.Load("ai-pod", spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Vars: []string{"gpu_nodes=8"}, Env: []string{}})
 	if diags.HasErrors() {
 		t.Fatalf("gpu_nodes=8 does not load:\n%s", render(diags, s.Files))
 	}
@@ -245,7 +246,7 @@ func TestAIPodVariables(t *testing.T) {
 		t.Errorf("gpu_nodes=8 has lint errors:\n%s", render(res.Diagnostics, s.Files))
 	}
 
-	_, diags = spec.Load("ai-pod", spec.LoadOptions{Env: []string{"FAB_VAR_gpu_nodes=33"}})
+	_, diags = spec.Load("ai-pod", spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{"FAB_VAR_gpu_nodes=33"}})
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "gpu_nodes must be a whole number from 1 to 32") {
 		t.Errorf("FAB_VAR_gpu_nodes=33: want the variable's validation error, got %v", diags)
 	}

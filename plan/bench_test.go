@@ -17,6 +17,7 @@ import (
 	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 // benchFields are tolerances and disruptive flags like a real driver's.
@@ -134,7 +135,7 @@ func BenchmarkPlanPod(b *testing.B) {
 	for _, div := range []int{16, 1} {
 		p := fabgen.Pod.Scale(div)
 		b.Run(fmt.Sprintf("hosts=%d/switches=%d", p.Hosts, p.Leaves+p.Spines), func(b *testing.B) {
-			s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: fabgen.Generate(p)}}, spec.LoadOptions{})
+			s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: fabgen.Generate(p)}}, spec.LoadOptions{Platforms: spectest.Platforms})
 			if diags.HasErrors() {
 				b.Fatal(diags)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 func TestFormatValue(t *testing.T) {
@@ -176,7 +177,7 @@ func TestSourceHashMatchesSpec(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: spectest.Platforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

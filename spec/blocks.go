@@ -21,19 +21,6 @@ func attrs(names ...string) []hcl.AttributeSchema {
 	return out
 }
 
-// Platforms fabctl has switch drivers for.
-var Platforms = []string{"sonic", "cumulus", "eos", "nxos", "srlinux", "openconfig"}
-
-// DefaultDriver is the management driver each platform uses unless the
-// spec says otherwise.
-func DefaultDriver(platform string) string {
-	switch platform {
-	case "srlinux", "openconfig":
-		return "gnmi"
-	}
-	return "ssh"
-}
-
 var fabricSchema = &hcl.BodySchema{
 	Attributes: attrs("transport", "mtu", "rdma_mtu", "trust", "congestion_control", "max_lossless_priorities", "rdma_tos", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "pfc_watchdog"}},
@@ -204,12 +191,18 @@ func (l *loader) switchBlock(in instance) *Switch {
 		return nil
 	}
 	sw := &Switch{Name: name, ports: map[string]*Port{}}
-	sw.Platform = d.enum("platform", "", Platforms...)
+	platforms := l.opts.Platforms
+	if len(platforms) == 0 {
+		l.errf(in.block.DefRange.Ptr(), "No switch platforms", "switch %q: the spec was loaded without a list of switch platforms (LoadOptions.Platforms); fabctl passes the drivers in its build.", name)
+		return nil
+	}
+	names := platformNames(platforms)
+	sw.Platform = d.enum("platform", "", names...)
 	if !d.src.Has("platform") && !d.schemaErrs {
-		l.errf(in.block.DefRange.Ptr(), "Missing platform", "switch %q needs platform = one of %s.", name, strings.Join(quoteAll(Platforms), ", "))
+		l.errf(in.block.DefRange.Ptr(), "Missing platform", "switch %q needs platform = one of %s.", name, strings.Join(quoteAll(names), ", "))
 	}
 	sw.Address = d.str("address", "")
-	sw.Driver = d.enum("driver", DefaultDriver(sw.Platform), "ssh", "gnmi")
+	sw.Driver = d.enum("driver", defaultDriver(platforms, sw.Platform), "ssh", "gnmi")
 	sw.Credentials = d.str("credentials", "")
 	sw.Role = d.str("role", "leaf")
 	if t, ok := d.optInt("tier", 1, 9); ok {

@@ -56,7 +56,7 @@ func TestChunkedEqualsWhole(t *testing.T) {
 	if len(splitTopLevel([]byte(src))) < 2 {
 		t.Fatal("not chunked")
 	}
-	s, diags := LoadFiles([]File{{Name: "big.fab.hcl", Data: []byte(src)}}, LoadOptions{})
+	s, diags := LoadFiles([]File{{Name: "big.fab.hcl", Data: []byte(src)}}, LoadOptions{Platforms: testPlatforms})
 	if len(diags) != 1 || diags[0].Summary != "Unsupported argument" {
 		for _, d := range diags {
 			t.Log(d)
@@ -72,7 +72,7 @@ func TestChunkedEqualsWhole(t *testing.T) {
 		t.Errorf("snippet %+v", js[0].Snippet)
 	}
 	n := strings.Count(src, "switch \"s")
-	s, diags = LoadFiles([]File{{Name: "big.fab.hcl", Data: []byte(strings.Replace(src, "  adress = \"x\"\n", "", 1))}}, LoadOptions{})
+	s, diags = LoadFiles([]File{{Name: "big.fab.hcl", Data: []byte(strings.Replace(src, "  adress = \"x\"\n", "", 1))}}, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() || len(s.Switches) != n+1 {
 		t.Errorf("got %d switches, want %d: %v", len(s.Switches), n+1, diags)
 	}

@@ -29,7 +29,7 @@ func FuzzLoad(f *testing.F) {
 		var diags int
 		go func() {
 			defer close(done)
-			s, d := LoadFiles([]File{{Name: name, Data: src}}, LoadOptions{})
+			s, d := LoadFiles([]File{{Name: name, Data: src}}, LoadOptions{Platforms: testPlatforms})
 			diags = len(d)
 			if s == nil {
 				t.Errorf("nil spec")

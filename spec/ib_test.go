@@ -42,7 +42,7 @@ host "h1" {
     guid = "zz"
   }
 }
-`)}}, LoadOptions{})
+`)}}, LoadOptions{Platforms: testPlatforms})
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `guid "zz" is not a 64-bit hex number`) || diags[0].Subject.Start.Line != 11 {
 		t.Fatalf("diags: %v", diags)
 	}

@@ -30,6 +30,42 @@ type LoadOptions struct {
 	VarFiles []string
 	// Env is the process environment ("K=V"); FAB_VAR_<name> sets variables.
 	Env []string
+	// Platforms are the switch platforms of this build, in the order
+	// diagnostics list them (drivers/builtin.SpecPlatforms()). A switch's
+	// platform must be one of them. There is no default: a spec that
+	// declares a switch does not load without them.
+	Platforms []PlatformInfo
+}
+
+// PlatformInfo is what the loader knows of a switch platform. The
+// platform's driver package describes it (drivers.Platform); spec does
+// not import the drivers.
+type PlatformInfo struct {
+	// Name is the value of a switch's platform attribute.
+	Name string
+	// DefaultDriver is the switch's driver ("ssh" or "gnmi") unless the
+	// spec sets one.
+	DefaultDriver string
+}
+
+func platformNames(ps []PlatformInfo) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// defaultDriver is the driver a switch of the platform uses unless the
+// spec says otherwise ("ssh" for a platform not in the list, which the
+// loader has reported).
+func defaultDriver(ps []PlatformInfo, platform string) string {
+	for _, p := range ps {
+		if p.Name == platform && p.DefaultDriver != "" {
+			return p.DefaultDriver
+		}
+	}
+	return "ssh"
 }
 
 // SpecSuffixes are the file endings a spec directory is read for.

@@ -37,13 +37,44 @@ link {
 }
 `
 
+// testPlatforms are the switch platforms the loader's tests pass: a copy
+// of drivers/builtin.SpecPlatforms(), which spec cannot import.
+var testPlatforms = []PlatformInfo{
+	{Name: "sonic", DefaultDriver: "ssh"},
+	{Name: "cumulus", DefaultDriver: "ssh"},
+	{Name: "eos", DefaultDriver: "ssh"},
+	{Name: "nxos", DefaultDriver: "ssh"},
+	{Name: "srlinux", DefaultDriver: "gnmi"},
+	{Name: "openconfig", DefaultDriver: "gnmi"},
+}
+
+// TestLoadPlatforms: a switch's default driver is its platform's; a spec
+// with a switch does not load without a platform list.
+func TestLoadPlatforms(t *testing.T) {
+	src := "fabric \"x\" {}\nswitch \"s\" {\n  platform = \"srl\"\n  address = \"192.0.2.1\"\n}\n"
+	s, diags := load(t, src, LoadOptions{Platforms: []PlatformInfo{{Name: "srl", DefaultDriver: "gnmi"}}})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if sw := s.Switch("s"); sw == nil || sw.Driver != "gnmi" {
+		t.Fatalf("switch %+v: want driver gnmi", sw)
+	}
+	_, diags = load(t, src, LoadOptions{})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "No switch platforms") {
+		t.Errorf("loaded a switch without platforms: %v", diags)
+	}
+	if _, diags = load(t, "fabric \"x\" {}\n", LoadOptions{}); diags.HasErrors() {
+		t.Errorf("a spec without switches needs no platforms: %v", diags)
+	}
+}
+
 func load(t *testing.T, src string, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 	t.Helper()
 	return LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(src)}}, opts)
 }
 
 func TestLoadBase(t *testing.T) {
-	s, diags := load(t, base, LoadOptions{})
+	s, diags := load(t, base, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -152,7 +183,7 @@ func TestLoadErrors(t *testing.T) {
 			if src == base {
 				t.Fatal("edit did not change the spec")
 			}
-			_, diags := load(t, src, LoadOptions{})
+			_, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
 			if !diags.HasErrors() {
 				t.Fatalf("no error")
 			}
@@ -206,7 +237,7 @@ fabric "x" {
   mtu       = local.double
 }
 `
-	_, diags := load(t, src, LoadOptions{})
+	_, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), `Variable "name" has no default`) {
 		t.Fatalf("want missing variable error, got %v", diags)
 	}
@@ -216,31 +247,31 @@ fabric "x" {
 		t.Fatal(err)
 	}
 	// Precedence: default < env < var-file < -var.
-	s, diags := load(t, src, LoadOptions{Env: []string{"FAB_VAR_name=env", "FAB_VAR_mtu=2000"}, VarFiles: []string{vf}, Vars: []string{"mtu=5000"}})
+	s, diags := load(t, src, LoadOptions{Platforms: testPlatforms, Env: []string{"FAB_VAR_name=env", "FAB_VAR_mtu=2000"}, VarFiles: []string{vf}, Vars: []string{"mtu=5000"}})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	if s.Fabric.MTU != 5000 {
 		t.Errorf("mtu %d, want 5000 from -var", s.Fabric.MTU)
 	}
-	s, diags = load(t, src, LoadOptions{Env: []string{"FAB_VAR_name=env", "FAB_VAR_mtu=2000"}})
+	s, diags = load(t, src, LoadOptions{Platforms: testPlatforms, Env: []string{"FAB_VAR_name=env", "FAB_VAR_mtu=2000"}})
 	if diags.HasErrors() || s.Fabric.MTU != 2000 {
 		t.Errorf("env: mtu %v %v", s.Fabric, diags)
 	}
-	_, diags = load(t, src, LoadOptions{Vars: []string{"name=x", "mtu=1000"}})
+	_, diags = load(t, src, LoadOptions{Platforms: testPlatforms, Vars: []string{"name=x", "mtu=1000"}})
 	if !strings.Contains(diags.Error(), "mtu must be at least 1500") {
 		t.Errorf("validation: %v", diags)
 	}
-	_, diags = load(t, src, LoadOptions{Vars: []string{"name=x", "mtuu=1"}})
+	_, diags = load(t, src, LoadOptions{Platforms: testPlatforms, Vars: []string{"name=x", "mtuu=1"}})
 	if !strings.Contains(diags.Error(), `Did you mean "mtu"?`) {
 		t.Errorf("undeclared var suggestion: %v", diags)
 	}
-	_, diags = load(t, src, LoadOptions{Vars: []string{"name=x", "mtu=abc"}})
+	_, diags = load(t, src, LoadOptions{Platforms: testPlatforms, Vars: []string{"name=x", "mtu=abc"}})
 	if !diags.HasErrors() {
 		t.Errorf("non-number -var accepted")
 	}
 	cyc := "locals {\n  a = local.b\n  b = local.a\n}\nfabric \"x\" {}\n"
-	_, diags = load(t, cyc, LoadOptions{})
+	_, diags = load(t, cyc, LoadOptions{Platforms: testPlatforms})
 	if !strings.Contains(diags.Error(), "Cycle in local values") {
 		t.Errorf("cycle: %v", diags)
 	}
@@ -288,7 +319,7 @@ host "plain" {
   nic "x" {}
 }
 `
-	s, diags := load(t, src, LoadOptions{})
+	s, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -306,7 +337,7 @@ host "plain" {
 		t.Errorf("links %v", s.Links)
 	}
 	// A port not declared on a switch that declares ports is a typo.
-	_, diags = load(t, src+"link {\n  endpoints = [\"leaf1:Ethernet9\", \"plain-0:x\"]\n}\n", LoadOptions{})
+	_, diags = load(t, src+"link {\n  endpoints = [\"leaf1:Ethernet9\", \"plain-0:x\"]\n}\n", LoadOptions{Platforms: testPlatforms})
 	if !strings.Contains(diags.Error(), "Reference to undeclared port") {
 		t.Errorf("undeclared port: %v", diags)
 	}
@@ -317,7 +348,7 @@ func TestMultiFileAndJSON(t *testing.T) {
 		{Name: "a.fab.hcl", Data: []byte("fabric \"x\" {\n  transport = \"iwarp\"\n}\n")},
 		{Name: "b.fab.hcl.json", Data: []byte(`{"switch": {"s1": {"platform": "nxos", "address": "192.0.2.1"}}}`)},
 	}
-	s, diags := LoadFiles(files, LoadOptions{})
+	s, diags := LoadFiles(files, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -328,7 +359,7 @@ func TestMultiFileAndJSON(t *testing.T) {
 		t.Errorf("iwarp default classes must be lossy")
 	}
 	files = append(files, File{Name: "c.fab.hcl", Data: []byte("fabric \"y\" {}\n")})
-	_, diags = LoadFiles(files, LoadOptions{})
+	_, diags = LoadFiles(files, LoadOptions{Platforms: testPlatforms})
 	if !strings.Contains(diags.Error(), "Duplicate fabric block") {
 		t.Errorf("duplicate fabric across files: %v", diags)
 	}
@@ -354,7 +385,7 @@ func TestReadFiles(t *testing.T) {
 func TestSecretNeverInDiagnostics(t *testing.T) {
 	t.Setenv("FAB_PW", "s3cr3t-value")
 	src := strings.Replace(base, `address     = "192.0.2.1"`, `address     = format("%s", env("FAB_PW"))`, 1)
-	_, diags := load(t, src, LoadOptions{})
+	_, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
 	if !diags.HasErrors() {
 		t.Fatal("secret used as address accepted")
 	}
@@ -371,7 +402,7 @@ func TestLoaderEdges(t *testing.T) {
 		{"pkey zero", "fabric \"x\" { transport = \"infiniband\" }\ninfiniband {\n  partition \"p\" { pkey = \"0x8000\" }\n}\n", "base P_Key 0"},
 	}
 	for _, c := range cases {
-		_, diags := load(t, c.src, LoadOptions{})
+		_, diags := load(t, c.src, LoadOptions{Platforms: testPlatforms})
 		if !strings.Contains(diags.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.name, diags, c.want)
 		}
@@ -400,7 +431,7 @@ switch "s" {
     total = null
   }
 }
-`, LoadOptions{})
+`, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -417,7 +448,7 @@ switch "s" {
 	if s.Fabric.Transport != InfiniBand || s.Class("c").Priority != 0 {
 		t.Errorf("ib class priority")
 	}
-	s, diags = load(t, "fabric \"x\" { transport = \"rocev1\" }\n", LoadOptions{})
+	s, diags = load(t, "fabric \"x\" { transport = \"rocev1\" }\n", LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() || s.Fabric.CongestionControl != CCPFCOnly || s.Class("cnp") != nil || s.Class("roce").ECN != nil {
 		t.Errorf("rocev1 defaults: %+v %v", s.Fabric, s.Classes)
 	}

@@ -21,7 +21,7 @@ host "h1" {
 }
 `
 	s, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
-		{Name: "clab_override.fab.hcl", Data: []byte(over)}}, LoadOptions{})
+		{Name: "clab_override.fab.hcl", Data: []byte(over)}}, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -42,7 +42,7 @@ host "h1" {
 		{`fabric "x" {}`, `Unsupported block type`},
 	} {
 		_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
-			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{})
+			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{Platforms: testPlatforms})
 		if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.want) {
 			t.Errorf("%s: want error with %q, got %v", tt.over, tt.want, diags)
 		}

@@ -85,7 +85,7 @@ func TestStreamedEqualsWhole(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			streamed := &Spec{Files: map[string]*hcl.File{}, SourceHash: "h"}
-			sd, ok := loadStreamed(c.files, LoadOptions{}, streamed)
+			sd, ok := loadStreamed(c.files, LoadOptions{Platforms: testPlatforms}, streamed)
 			if ok != c.stream {
 				t.Fatalf("streamed: %v, want %v", ok, c.stream)
 			}
@@ -93,7 +93,7 @@ func TestStreamedEqualsWhole(t *testing.T) {
 				return
 			}
 			dropTrees(streamed.Files)
-			whole, wd := loadWhole(c.files, LoadOptions{}, "h")
+			whole, wd := loadWhole(c.files, LoadOptions{Platforms: testPlatforms}, "h")
 			sj, _ := json.Marshal(ToJSON(sd, streamed.Files))
 			wj, _ := json.Marshal(ToJSON(wd, whole.Files))
 			if string(sj) != string(wj) {

@@ -1,7 +1,9 @@
 // Package builtin holds the one explicit list of the drivers in this
 // build. A driver package exports a constructor and is added to Registry;
-// no package registers itself from init(). It is its own package because
-// the driver packages import package drivers for the contract.
+// a switch driver package also exports its platform's Descriptor, listed
+// in Platforms. No package registers itself from init(). It is its own
+// package because the driver packages import package drivers for the
+// contract. It may import package drivers and the driver packages.
 package builtin
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/switch/openconfig"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
 	"github.com/fabctl/fabctl/drivers/switch/srlinux"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // Registry returns a registry of every driver in this build, keyed by the
@@ -24,14 +27,46 @@ import (
 func Registry() *drivers.Registry {
 	r := drivers.NewRegistry()
 	must(r.Register("host", host.New))
-	must(r.Register(sonic.Name, sonic.New))
-	must(r.Register(eos.Name, eos.New))
-	must(r.Register(nxos.Name, nxos.New))
-	must(r.Register(cumulus.Name, cumulus.New))
-	must(r.Register(srlinux.Name, srlinux.New))
-	must(r.Register(openconfig.Name, openconfig.New))
+	for _, p := range Platforms() {
+		must(r.Register(p.Name, p.New)) // the switch drivers
+	}
 	must(r.Register(opensm.Name, opensm.New)) // InfiniBand subnet managers (platform "opensm")
 	return r
+}
+
+// Platforms returns the switch platforms of this build, in the order the
+// spec's diagnostics list them. Adding a switch platform is its driver
+// folder and one line here.
+func Platforms() []drivers.Platform {
+	return []drivers.Platform{
+		sonic.Descriptor,
+		cumulus.Descriptor,
+		eos.Descriptor,
+		nxos.Descriptor,
+		srlinux.Descriptor,
+		openconfig.Descriptor,
+	}
+}
+
+// SpecPlatforms is Platforms as the spec loader takes them
+// (spec.LoadOptions.Platforms).
+func SpecPlatforms() []spec.PlatformInfo {
+	ps := Platforms()
+	out := make([]spec.PlatformInfo, len(ps))
+	for i, p := range ps {
+		out[i] = p.Spec()
+	}
+	return out
+}
+
+// Platform returns the named switch platform.
+func Platform(name string) (drivers.Platform, bool) {
+	for _, p := range Platforms() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return drivers.Platform{}, false
 }
 
 func must(err error) {

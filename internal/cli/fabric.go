@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -91,7 +92,7 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 	lf.Sources = files
 	// spec.Load may reorder the environment slice it is given; pass a copy.
 	env := append([]string(nil), f.Env...)
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Vars: vars, VarFiles: varFiles, Env: env})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Vars: vars, VarFiles: varFiles, Env: env, Platforms: builtin.SpecPlatforms()})
 	return lf.compile(f, s, diags)
 }
 
@@ -117,7 +118,7 @@ func loadSavedFabric(f *Factory, sp *plan.SavedPlan) (*loadedFabric, error) {
 			varPaths = append(varPaths, p)
 		}
 	}
-	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFiles: varPaths, Env: append([]string(nil), sp.Env...)})
+	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFiles: varPaths, Env: append([]string(nil), sp.Env...), Platforms: builtin.SpecPlatforms()})
 	return lf.compile(f, s, diags)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -27,10 +28,17 @@ type yangIssue struct {
 	Value   string `json:"value,omitempty"`
 }
 
-// modulePrefixes pick among same-named top-level nodes of a model set
+// modulePrefix picks among same-named top-level nodes of a model set
 // (ietf-interfaces and openconfig-interfaces both define "interfaces"),
-// as a device serving that origin does.
-var modulePrefixes = map[string]string{"openconfig": "openconfig-", "srlinux": "srl_nokia-"}
+// as a device serving that origin does (drivers.YANGModels.ModulePrefix).
+func modulePrefix(set string) string {
+	for _, p := range builtin.Platforms() {
+		if p.YANG.Set == set && p.YANG.ModulePrefix != "" {
+			return p.YANG.ModulePrefix
+		}
+	}
+	return ""
+}
 
 // yangModels loads each model set once per run.
 type yangModels struct {
@@ -83,7 +91,7 @@ func (m *yangModels) load(set string) (*yangval.Schema, string, error) {
 // Tree, in the configuration it leaves), and CONFIG_DB rows as a
 // fragment merged into the device's. Errors are sorted by path.
 func checkYANG(s *yangval.Schema, p drivers.YANGPayload) []yangval.Error {
-	prefer := modulePrefixes[p.Models]
+	prefer := modulePrefix(p.Models)
 	var errs []yangval.Error
 	if len(p.ConfigDB) > 0 {
 		var db map[string]map[string]map[string]any

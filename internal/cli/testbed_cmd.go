@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/testbed/local"
 )
 
@@ -220,9 +222,9 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 	if len(st.Emulators) > 0 {
 		fmt.Fprintf(w, "emulators (pid %d, %s):\n", st.PID, mark(st.Running))
 		for _, e := range st.Emulators {
-			proto := "ssh"
-			if e.Platform == "srlinux" || e.Platform == "openconfig" {
-				proto = "gnmi" // a gNMI target over TLS
+			proto := drivers.TransportSSH
+			if p, ok := builtin.Platform(e.Platform); ok {
+				proto = p.Transport // gnmi: a gNMI target over TLS
 			}
 			fmt.Fprintf(w, "  %-8s %-10s %-4s %s@%s  %s\n", e.Name, e.Platform, proto, e.Username, e.Address, mark(st.Reachable[e.Name]))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 	"github.com/fabctl/fabctl/validate/readback"
@@ -191,7 +192,7 @@ func validateRun(opts *ValidateOptions) error {
 	start := time.Now()
 	// spec.Load may reorder the environment slice it is given; pass a copy.
 	env := append([]string(nil), opts.Env...)
-	s, diags := spec.Load(opts.Path, spec.LoadOptions{Vars: opts.Vars, VarFiles: opts.VarFiles, Env: env})
+	s, diags := spec.Load(opts.Path, spec.LoadOptions{Vars: opts.Vars, VarFiles: opts.VarFiles, Env: env, Platforms: builtin.SpecPlatforms()})
 	res := &validateResult{Path: opts.Path, Static: opts.Static, Strict: opts.Strict, Stages: []string{StageStatic}}
 	if s != nil {
 		res.Files = s.Files

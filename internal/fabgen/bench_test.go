@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 )
 
 func loadOrFail(tb testing.TB, src []byte) *spec.Spec {
 	tb.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: src}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: src}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		tb.Fatalf("generated spec does not load: %v", diags)
 	}

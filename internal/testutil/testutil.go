@@ -31,6 +31,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 // update is the -update flag of every test binary that imports testutil:
@@ -162,20 +163,23 @@ func CPUTime() time.Duration {
 }
 
 // LoadSrc loads src as a spec of the one file t.fab.hcl, with default
-// options; diagnostics fail the test.
+// options and the built-in platforms; diagnostics fail the test.
 func LoadSrc(tb testing.TB, src string) *spec.Spec {
 	tb.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: spectest.Platforms})
 	if diags.HasErrors() {
 		tb.Fatalf("t.fab.hcl does not load:\n%s", diagText(s, diags))
 	}
 	return s
 }
 
-// Load loads the spec at path (a directory or a file) with opts;
-// diagnostics fail the test.
+// Load loads the spec at path (a directory or a file) with opts (the
+// built-in platforms when opts names none); diagnostics fail the test.
 func Load(tb testing.TB, path string, opts spec.LoadOptions) *spec.Spec {
 	tb.Helper()
+	if opts.Platforms == nil {
+		opts.Platforms = spectest.Platforms
+	}
 	s, diags := spec.Load(path, opts)
 	if diags.HasErrors() {
 		tb.Fatalf("%s does not load:\n%s", path, diagText(s, diags))

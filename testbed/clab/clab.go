@@ -292,7 +292,7 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 			if m == nil {
 				return nil, fmt.Errorf("%s: endpoint %s is not a node of the lab", l.Address(), e)
 			}
-			ifn, err := m.kind.ifName(e.Port)
+			ifn, err := m.kind.IfName(e.Port)
 			if err == nil && len(ifn) > 15 {
 				err = fmt.Errorf("the interface name %s is longer than Linux's 15 characters", ifn)
 			}
@@ -356,12 +356,12 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 		}
 		var over []string
 		for ifn := range ports[m.dev.Name] {
-			if m.kind.index(ifn) > m.kind.Ports {
+			if m.kind.Index(ifn) > m.kind.Ports {
 				over = append(over, ifn)
 			}
 		}
 		if len(over) > 0 {
-			sort.Slice(over, func(i, j int) bool { return m.kind.index(over[i]) < m.kind.index(over[j]) })
+			sort.Slice(over, func(i, j int) bool { return m.kind.Index(over[i]) < m.kind.Index(over[j]) })
 			span := over[0]
 			if len(over) > 1 {
 				span += " ... " + over[len(over)-1]

@@ -69,7 +69,7 @@ func load(t *testing.T, dir string) (*spec.Spec, *intent.Fabric, []spec.File) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Env: []string{}})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

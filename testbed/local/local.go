@@ -33,7 +33,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +40,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -166,10 +166,6 @@ func (s *Status) Healthy() bool {
 // ErrNoTestbed is returned when the directory has no testbed record.
 var ErrNoTestbed = errors.New("no testbed is up here")
 
-// emulated lists the platforms with an emulator in this build: SSH CLI
-// emulators, and gNMI targets (testbed/gnmitarget) for the gNMI platforms.
-var emulated = map[string]bool{"sonic": true, "eos": true, "nxos": true, "cumulus": true, "srlinux": true, "openconfig": true}
-
 func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format+"\n", args...)
@@ -185,7 +181,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 	}
 	ports := portsNeeded(s)
 	for _, sw := range s.Switches {
-		if !emulated[sw.Platform] {
+		if emulatorFor(sw.Platform) == "" {
 			r.Skipped = append(r.Skipped, Skipped{Name: sw.Name, Platform: sw.Platform,
 				Reason: fmt.Sprintf("%s: no %s emulator in this build", sw.Name, sw.Platform)})
 			continue
@@ -234,15 +230,8 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 func portsNeeded(s *spec.Spec) map[string]int {
 	out := map[string]int{}
 	for _, sw := range s.Switches {
-		switch sw.Platform {
-		case "sonic":
-			out[sw.Name] = 32
-		case "eos", "nxos":
-			out[sw.Name] = 8
-		case "cumulus":
-			out[sw.Name] = 32
-		case "srlinux", "openconfig":
-			out[sw.Name] = 4
+		if p, ok := builtin.Platform(sw.Platform); ok {
+			out[sw.Name] = p.EmulatorPorts
 		}
 	}
 	for _, l := range s.Links {
@@ -251,37 +240,11 @@ func portsNeeded(s *spec.Spec) map[string]int {
 			if sw == nil {
 				continue
 			}
-			if sw.Platform == "srlinux" {
-				// ethernet-1/N (the target has slot 1 only).
-				if n, err := strconv.Atoi(strings.TrimPrefix(ep.Port, "ethernet-1/")); err == nil && strings.HasPrefix(ep.Port, "ethernet-1/") && n > out[sw.Name] {
-					out[sw.Name] = n
-				}
+			p, ok := builtin.Platform(sw.Platform)
+			if !ok {
 				continue
 			}
-			if sw.Platform == "cumulus" {
-				// swpN (breakouts swpNsM live on swpN).
-				num, _, _ := strings.Cut(strings.TrimPrefix(ep.Port, "swp"), "s")
-				if n, err := strconv.Atoi(num); err == nil && strings.HasPrefix(ep.Port, "swp") && n > out[sw.Name] {
-					out[sw.Name] = n
-				}
-				continue
-			}
-			num := strings.TrimPrefix(ep.Port, "Ethernet")
-			if sw.Platform == "nxos" {
-				num = strings.TrimPrefix(num, "1/") // the emulator has slot 1 only
-			}
-			n, err := strconv.Atoi(num)
-			if err != nil || !strings.HasPrefix(ep.Port, "Ethernet") {
-				continue
-			}
-			need := n
-			switch sw.Platform {
-			case "sonic":
-				need = n/4 + 1
-			case "openconfig":
-				need = n + 1 // Ethernet0..
-			}
-			if need > out[sw.Name] {
+			if need, ok := p.Ports.Count(ep.Port); ok && need > out[sw.Name] {
 				out[sw.Name] = need
 			}
 		}
@@ -312,7 +275,7 @@ func Up(specPath, dir string, opts Options) (*Status, error) {
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 20 * time.Second
 	}
-	s, diags := spec.Load(specPath, spec.LoadOptions{})
+	s, diags := spec.Load(specPath, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("spec %s: %s", specPath, diags.Error())
 	}
@@ -631,7 +594,7 @@ func startServe(r *Record, env []string, opts Options) error {
 // gnmiTargets reports whether the testbed runs gNMI targets.
 func gnmiTargets(r *Record) bool {
 	for _, e := range r.Emulators {
-		if e.Platform == "srlinux" || e.Platform == "openconfig" {
+		if emulatorFor(e.Platform) == gnmiEmulator {
 			return true
 		}
 	}

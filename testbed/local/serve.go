@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fabctl/fabctl/drivers/switch/srlinux"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
@@ -40,16 +41,15 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 			_ = s.Close()
 		}
 	}()
-	// The SONiC YANG models, loaded once and shared by every SONiC emulator.
-	var schema *yangval.Schema
-	if yd := yangSet(r.YANGDir, "sonic"); yd != "" {
-		for _, e := range r.Emulators {
-			if e.Platform == "sonic" {
-				if schema, err = yangval.Load(yd); err != nil {
-					return fmt.Errorf("SONiC YANG models in %s: %w", yd, err)
-				}
-				logf(log, "SONiC emulators validate patches against the YANG models in %s", yd)
-				break
+	sv := &serving{yangDir: r.YANGDir, schemas: map[string]*yangval.Schema{}, log: log}
+	prepared := map[string]bool{}
+	for _, e := range r.Emulators {
+		p, _ := builtin.Platform(e.Platform)
+		k, ok := emulators[p.Emulator]
+		if ok && k.prepare != nil && !prepared[p.Emulator] {
+			prepared[p.Emulator] = true
+			if err := k.prepare(sv, p); err != nil {
+				return err
 			}
 		}
 	}
@@ -58,6 +58,7 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 		return err
 	}
 	defer gnmi.cleanup()
+	sv.gnmi = gnmi
 	var lines []string
 	for _, e := range r.Emulators {
 		pw, err := sshtransport.ResolveSecret(&spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}, os.Getenv)
@@ -65,18 +66,10 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		var s server
-		switch e.Platform {
-		case "sonic":
-			s, err = sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: schema})
-		case "eos":
-			s, err = eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
-		case "nxos":
-			s, err = nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
-		case "cumulus":
-			s, err = cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
-		case "openconfig", "srlinux":
-			s, err = gnmi.start(ctx, e, pw)
-		default:
+		p, _ := builtin.Platform(e.Platform)
+		if k, ok := emulators[p.Emulator]; ok {
+			s, err = k.start(ctx, sv, p, e, pw)
+		} else {
 			err = fmt.Errorf("no %s emulator in this build", e.Platform)
 		}
 		if err != nil {
@@ -101,17 +94,84 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 	return nil
 }
 
-// yangSet is the directory of a model set ("sonic", "openconfig",
-// "srlinux") under the testbed's --yang-dir: the directory itself when it
-// holds that set's top-level module (a SONiC-only directory, as before),
-// else DIR/<set> when that holds it; "" when the set is not there.
-func yangSet(dir, set string) string {
-	if dir == "" {
+// emulatorKind starts the emulators of one kind.
+type emulatorKind struct {
+	// prepare, when set, runs once before any emulator starts when the
+	// record has an emulator of the kind.
+	prepare func(sv *serving, p drivers.Platform) error
+	start   func(ctx context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error)
+}
+
+// emulators maps a platform's emulator kind (drivers.Platform.Emulator)
+// to what starts it: the one list of the testbed's emulators. A platform
+// whose kind is not here has no emulator in this build.
+var emulators = map[string]emulatorKind{
+	"sonic": {
+		// The SONiC YANG models, loaded once and shared by every SONiC
+		// emulator.
+		prepare: func(sv *serving, p drivers.Platform) error {
+			yd := yangSet(sv.yangDir, p.YANG)
+			if yd == "" {
+				return nil
+			}
+			schema, err := yangval.Load(yd)
+			if err != nil {
+				return fmt.Errorf("SONiC YANG models in %s: %w", yd, err)
+			}
+			sv.schemas[p.YANG.Set] = schema
+			logf(sv.log, "SONiC emulators validate patches against the YANG models in %s", yd)
+			return nil
+		},
+		start: func(_ context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
+			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: sv.schemas[p.YANG.Set]})
+		},
+	},
+	"eos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+	}},
+	"nxos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+	}},
+	"cumulus": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+	}},
+	// gNMI targets (testbed/gnmitarget) in the platform's flavor.
+	gnmiEmulator: {start: func(ctx context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
+		return sv.gnmi.start(ctx, p, e, pw)
+	}},
+}
+
+// gnmiEmulator is the emulator kind of the gNMI platforms.
+const gnmiEmulator = "gnmi"
+
+// emulatorFor is the platform's emulator kind, "" when it has none in
+// this build.
+func emulatorFor(platform string) string {
+	p, ok := builtin.Platform(platform)
+	if _, has := emulators[p.Emulator]; !ok || !has {
 		return ""
 	}
-	marker := map[string]string{"sonic": "sonic-port.yang", "openconfig": "openconfig-qos.yang", "srlinux": "srl_nokia-qos.yang"}[set]
-	for _, d := range []string{dir, filepath.Join(dir, set)} {
-		if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
+	return p.Emulator
+}
+
+// serving is what the emulators of one Serve share.
+type serving struct {
+	yangDir string
+	schemas map[string]*yangval.Schema // by YANG set, for the SSH CLI emulators
+	gnmi    *gnmiServing
+	log     io.Writer
+}
+
+// yangSet is the directory of a model set under the testbed's
+// --yang-dir: the directory itself when it holds that set's top-level
+// module (a SONiC-only directory, as before), else DIR/<set> when that
+// holds it; "" when the set is not there.
+func yangSet(dir string, set drivers.YANGModels) string {
+	if dir == "" || set.Set == "" {
+		return ""
+	}
+	for _, d := range []string{dir, filepath.Join(dir, set.Set)} {
+		if _, err := os.Stat(filepath.Join(d, set.Marker)); err == nil {
 			return d
 		}
 	}
@@ -140,7 +200,7 @@ func newGNMIServing(dir string, r *Record, log io.Writer) (*gnmiServing, error) 
 	g := &gnmiServing{dir: dir, yangDir: r.YANGDir, schemas: map[string]*yangval.Schema{}, log: log}
 	var hosts []string
 	for _, e := range r.Emulators {
-		if e.Platform == "openconfig" || e.Platform == "srlinux" {
+		if emulatorFor(e.Platform) == gnmiEmulator {
 			if h, _, err := net.SplitHostPort(e.Address); err == nil {
 				hosts = append(hosts, h)
 			}
@@ -173,35 +233,29 @@ func (g *gnmiServing) cleanup() {
 	}
 }
 
-// gnmiPorts names an emulated switch's interfaces: SR Linux
-// ethernet-1/1.., OpenConfig Ethernet0.. (32 when the record has none).
-func gnmiPorts(platform string, n int) []string {
+// gnmiPorts names an emulated switch's interfaces (SR Linux
+// ethernet-1/1.., OpenConfig Ethernet0..; 32 when the record has none).
+func gnmiPorts(p drivers.Platform, n int) []string {
 	if n <= 0 {
 		n = 32
 	}
 	out := make([]string, n)
 	for i := range out {
-		if platform == "srlinux" {
-			out[i] = fmt.Sprintf("ethernet-1/%d", i+1)
-		} else {
-			out[i] = fmt.Sprintf("Ethernet%d", i)
-		}
+		out[i] = p.Ports.Name(i)
 	}
 	return out
 }
 
-func (g *gnmiServing) start(ctx context.Context, e Emulator, pw string) (server, error) {
+func (g *gnmiServing) start(ctx context.Context, p drivers.Platform, e Emulator, pw string) (server, error) {
 	if g.pki == nil {
 		return nil, fmt.Errorf("no gNMI certificates") // newGNMIServing saw no gNMI emulator
 	}
 	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: e.Platform, TLS: g.pki.TLS(false),
-		Username: e.Username, Password: pw, Interfaces: gnmiPorts(e.Platform, e.Ports), CommitConfirm: true}
-	if e.Platform == "srlinux" {
-		// SR Linux starts with its system-reserved forwarding classes and
-		// queues, which the srlinux driver refers to.
-		cfg.Initial = srlinux.SystemDefaults()
+		Username: e.Username, Password: pw, Interfaces: gnmiPorts(p, e.Ports), CommitConfirm: true}
+	if p.EmulatorInitial != nil {
+		cfg.Initial = p.EmulatorInitial()
 	}
-	if yd := yangSet(g.yangDir, e.Platform); yd != "" {
+	if yd := yangSet(g.yangDir, p.YANG); yd != "" {
 		if g.schemas[e.Platform] == nil {
 			s, err := yangval.Load(yd)
 			if err != nil {

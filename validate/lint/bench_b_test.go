@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -84,7 +85,7 @@ func benchSpec(b *testing.B, o closOpts) *spec.Spec {
 	if s, ok := benchSpecs.Load(o); ok {
 		return s.(*spec.Spec)
 	}
-	s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: closHCL(o)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: closHCL(o)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		b.Fatalf("generated spec does not load: %s", diags.Error())
 	}

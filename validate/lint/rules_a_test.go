@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
@@ -243,7 +244,7 @@ func TestRuleFindingsAreAddressed(t *testing.T) {
 // The rules of this file must stay near-linear: run them on the benchmark
 // pod (4,096 hosts x 8 NICs, 256 switches, ~40k links).
 func BenchmarkRulesA(b *testing.B) {
-	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod)}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
@@ -262,7 +263,7 @@ func BenchmarkRulesA(b *testing.B) {
 // The generated benchmark pod follows the common RoCEv2 recipe: these rules
 // must have nothing to say about it.
 func TestPodIsClean(t *testing.T) {
-	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod.Scale(32))}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod.Scale(32))}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -29,193 +29,241 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 	if root == nil {
 		return nil, errors.New("nv config show -o json: not a JSON object")
 	}
-	st := intent.State{}
+	r := &configReader{root: root, sw: sw, st: intent.State{}}
 	mode := str(get(root, "qos", "roce", "mode"))
-	roce := str(get(root, "qos", "roce", "enable")) == "on"
-	if roce && mode == "" {
+	r.roce = str(get(root, "qos", "roce", "enable")) == "on"
+	if r.roce && mode == "" {
 		mode = "lossless"
 	}
-	roceLossless := roce && (mode == "lossless" || mode == "lossless-single-ipool")
+	roceLossless := r.roce && (mode == "lossless" || mode == "lossless-single-ipool")
 
-	// Trust.
+	trust := r.readTrust()
+	r.readSwitchPriorities()
+	if trust == "l3" || trust == "both" {
+		r.readDSCP()
+	}
+	prios := r.readPFC(roceLossless)
+	for _, tc := range r.sw.TCs {
+		r.readTC(tc.TC)
+	}
+	anyWD := r.readPorts(prios)
+	r.readWatchdog(anyWD)
+	return r.st, nil
+}
+
+// configReader reads one `nv config show -o json` document, section by
+// section, into st.
+type configReader struct {
+	root map[string]any
+	sw   *intent.Switch
+	st   intent.State
+	roce bool // RoCE mode on: its defaults apply
+	// spTC maps switch priority to traffic class.
+	spTC [8]int
+	// pfc holds the PFC priorities of default-global.
+	pfc map[int]bool
+}
+
+// readTrust reads the mapping profile's trust and returns it as Cumulus
+// names it (l2, l3, both).
+func (r *configReader) readTrust() string {
 	trust := "l2"
-	if roce {
+	if r.roce {
 		trust = "both"
 	}
-	if t := str(get(root, "qos", "mapping", Profile, "trust")); t != "" {
+	if t := str(get(r.root, "qos", "mapping", Profile, "trust")); t != "" {
 		trust = t
 	}
 	switch trust {
 	case "l3":
-		st["trust"] = "dscp"
+		r.st["trust"] = "dscp"
 	case "l2":
-		st["trust"] = "pcp"
+		r.st["trust"] = "pcp"
 	default:
-		st["trust"] = trust
+		r.st["trust"] = trust
 	}
+	return trust
+}
 
-	// Switch priority -> traffic class.
-	var spTC [8]int
-	for sp := range spTC {
-		spTC[sp] = sp
-		if roce {
-			spTC[sp] = 0
+// readSwitchPriorities reads switch priority -> traffic class.
+func (r *configReader) readSwitchPriorities() {
+	for sp := range r.spTC {
+		r.spTC[sp] = sp
+		if r.roce {
+			r.spTC[sp] = 0
 		}
 	}
-	if roce {
-		spTC[3], spTC[6] = 3, 6
+	if r.roce {
+		r.spTC[3], r.spTC[6] = 3, 6
 	}
-	for k, v := range obj(get(root, "qos", "egress-queue-mapping", Profile, "switch-priority")) {
+	for k, v := range obj(get(r.root, "qos", "egress-queue-mapping", Profile, "switch-priority")) {
 		sp, ok := index(k, 8)
 		if tc, ok2 := num(get(obj(v), "traffic-class")); ok && ok2 && tc >= 0 && tc < 8 {
-			spTC[sp] = tc
+			r.spTC[sp] = tc
 		}
 	}
-	// DSCP -> switch priority -> TC.
-	if trust == "l3" || trust == "both" {
-		var dscpSP [64]int
-		for d := range dscpSP {
-			dscpSP[d] = d / 8
-		}
-		if roce {
-			dscpSP[26], dscpSP[48] = 3, 6
-		}
-		for k, v := range obj(get(root, "qos", "mapping", Profile, "dscp")) {
-			d, ok := index(k, 64)
-			if sp, ok2 := num(get(obj(v), "switch-priority")); ok && ok2 && sp >= 0 && sp < 8 {
-				dscpSP[d] = sp
-			}
-		}
-		var table [64]int
-		for d, sp := range dscpSP {
-			table[d] = spTC[sp]
-		}
-		intent.PutDSCP(st, "", &table)
-	}
+}
 
-	// PFC priorities: default-global applies to every port that names no
-	// profile of its own.
-	pfc := map[int]bool{}
-	if sps, ok := obj(get(root, "qos", "pfc", Profile))["switch-priority"]; ok {
+// readDSCP reads DSCP -> switch priority -> TC.
+func (r *configReader) readDSCP() {
+	var dscpSP [64]int
+	for d := range dscpSP {
+		dscpSP[d] = d / 8
+	}
+	if r.roce {
+		dscpSP[26], dscpSP[48] = 3, 6
+	}
+	for k, v := range obj(get(r.root, "qos", "mapping", Profile, "dscp")) {
+		d, ok := index(k, 64)
+		if sp, ok2 := num(get(obj(v), "switch-priority")); ok && ok2 && sp >= 0 && sp < 8 {
+			dscpSP[d] = sp
+		}
+	}
+	var table [64]int
+	for d, sp := range dscpSP {
+		table[d] = r.spTC[sp]
+	}
+	intent.PutDSCP(r.st, "", &table)
+}
+
+// readPFC reads the PFC priorities: default-global applies to every port
+// that names no profile of its own. It returns them sorted.
+func (r *configReader) readPFC(roceLossless bool) []int {
+	r.pfc = map[int]bool{}
+	if sps, ok := obj(get(r.root, "qos", "pfc", Profile))["switch-priority"]; ok {
 		for k := range obj(sps) {
 			if sp, ok := index(k, 8); ok {
-				pfc[sp] = true
+				r.pfc[sp] = true
 			}
 		}
 	} else if roceLossless {
-		pfc[3] = true
+		r.pfc[3] = true
 	}
 	var prios []int
-	for sp := range pfc {
+	for sp := range r.pfc {
 		prios = append(prios, sp)
 	}
 	sort.Ints(prios)
-	// profilePFC is a named PFC profile's priorities: none when it sends
-	// and honours no pause frames (tx and rx disabled).
-	profilePFC := func(name string) string {
-		pp := obj(get(root, "qos", "pfc", name))
-		if pp == nil {
-			return "(pfc profile " + name + " missing)"
-		}
-		if str(pp["tx"]) == "disable" && str(pp["rx"]) == "disable" {
-			return ""
-		}
-		var ps []int
-		for k := range obj(pp["switch-priority"]) {
-			if sp, ok := index(k, 8); ok {
-				ps = append(ps, sp)
-			}
-		}
-		sort.Ints(ps)
-		return intsString(ps)
-	}
-	// profileTrust is a named mapping profile's trust, with a note when
-	// a DSCP-trusting profile maps a code point otherwise than the intent.
-	profileTrust := func(name string) string {
-		mp := obj(get(root, "qos", "mapping", name))
-		if mp == nil {
-			return "(mapping profile " + name + " missing)"
-		}
-		t := str(mp["trust"])
-		switch t {
-		case "l3":
-			var wrong []string
-			for d, tc := range sw.DSCPToTC {
-				sp, ok := num(get(obj(get(mp, "dscp", strconv.Itoa(d))), "switch-priority"))
-				if !ok {
-					sp = d / 8
-				}
-				if sp < 0 || sp > 7 || spTC[sp] != tc {
-					wrong = append(wrong, strconv.Itoa(d))
-				}
-			}
-			if len(wrong) > 0 {
-				return "dscp (mapping profile " + name + " differs for dscp " + strings.Join(wrong, ",") + ")"
-			}
-			return "dscp"
-		case "l2", "":
-			return "pcp"
-		}
-		return t
-	}
+	return prios
+}
 
-	// Traffic classes.
-	for _, tc := range sw.TCs {
-		p := "tc/" + strconv.Itoa(tc.TC) + "/"
-		ll := false
-		for sp := range pfc {
-			if spTC[sp] == tc.TC {
-				ll = true
-			}
-		}
-		st[p+"lossless"] = strconv.FormatBool(ll)
-		// Scheduler.
-		sched := map[string]any{}
-		if roce {
-			switch tc.TC {
-			case 0, 3:
-				sched = map[string]any{"mode": "dwrr", "bw-percent": 50.0}
-			case 6:
-				sched = map[string]any{"mode": "strict"}
-			}
-		}
-		for k, v := range obj(get(root, "qos", "egress-scheduler", Profile, "traffic-class", strconv.Itoa(tc.TC))) {
-			sched[k] = v
-		}
-		switch str(sched["mode"]) {
-		case "strict":
-			st[p+"sched"] = "strict"
-		case "dwrr":
-			st[p+"sched"] = "ets"
-			if bw, ok := num(sched["bw-percent"]); ok {
-				st[p+"bandwidth"] = strconv.Itoa(bw)
-			}
-		}
-		// ECN.
-		cc := map[string]any{}
-		if roce && tc.TC == 3 {
-			cc = map[string]any{"min-threshold": 150000.0, "max-threshold": 1500000.0, "probability": 100.0}
-		}
-		for k, v := range obj(get(root, "qos", "congestion-control", Profile, "traffic-class", strconv.Itoa(tc.TC))) {
-			cc[k] = v
-		}
-		if str(cc["ecn"]) != "disable" {
-			lo, ok1 := num(cc["min-threshold"])
-			hi, ok2 := num(cc["max-threshold"])
-			if ok1 && ok2 {
-				st[p+"ecn/min"] = strconv.Itoa(lo)
-				st[p+"ecn/max"] = strconv.Itoa(hi)
-				if pr, ok := num(cc["probability"]); ok {
-					st[p+"ecn/probability"] = strconv.Itoa(pr)
-				}
-			}
+// profilePFC is a named PFC profile's priorities: none when it sends
+// and honours no pause frames (tx and rx disabled).
+func (r *configReader) profilePFC(name string) string {
+	pp := obj(get(r.root, "qos", "pfc", name))
+	if pp == nil {
+		return "(pfc profile " + name + " missing)"
+	}
+	if str(pp["tx"]) == "disable" && str(pp["rx"]) == "disable" {
+		return ""
+	}
+	var ps []int
+	for k := range obj(pp["switch-priority"]) {
+		if sp, ok := index(k, 8); ok {
+			ps = append(ps, sp)
 		}
 	}
+	sort.Ints(ps)
+	return intsString(ps)
+}
 
-	// Ports.
-	ifs := obj(root["interface"])
-	anyWD := false
-	for _, port := range sw.Ports {
+// profileTrust is a named mapping profile's trust, with a note when
+// a DSCP-trusting profile maps a code point otherwise than the intent.
+func (r *configReader) profileTrust(name string) string {
+	mp := obj(get(r.root, "qos", "mapping", name))
+	if mp == nil {
+		return "(mapping profile " + name + " missing)"
+	}
+	t := str(mp["trust"])
+	switch t {
+	case "l3":
+		var wrong []string
+		for d, tc := range r.sw.DSCPToTC {
+			sp, ok := num(get(obj(get(mp, "dscp", strconv.Itoa(d))), "switch-priority"))
+			if !ok {
+				sp = d / 8
+			}
+			if sp < 0 || sp > 7 || r.spTC[sp] != tc {
+				wrong = append(wrong, strconv.Itoa(d))
+			}
+		}
+		if len(wrong) > 0 {
+			return "dscp (mapping profile " + name + " differs for dscp " + strings.Join(wrong, ",") + ")"
+		}
+		return "dscp"
+	case "l2", "":
+		return "pcp"
+	}
+	return t
+}
+
+// readTC reads one traffic class: lossless, scheduler, ECN.
+func (r *configReader) readTC(tc int) {
+	p := "tc/" + strconv.Itoa(tc) + "/"
+	ll := false
+	for sp := range r.pfc {
+		if r.spTC[sp] == tc {
+			ll = true
+		}
+	}
+	r.st[p+"lossless"] = strconv.FormatBool(ll)
+	r.readScheduler(p, tc)
+	r.readECN(p, tc)
+}
+
+// readScheduler reads a traffic class's egress scheduler.
+func (r *configReader) readScheduler(p string, tc int) {
+	sched := map[string]any{}
+	if r.roce {
+		switch tc {
+		case 0, 3:
+			sched = map[string]any{"mode": "dwrr", "bw-percent": 50.0}
+		case 6:
+			sched = map[string]any{"mode": "strict"}
+		}
+	}
+	for k, v := range obj(get(r.root, "qos", "egress-scheduler", Profile, "traffic-class", strconv.Itoa(tc))) {
+		sched[k] = v
+	}
+	switch str(sched["mode"]) {
+	case "strict":
+		r.st[p+"sched"] = "strict"
+	case "dwrr":
+		r.st[p+"sched"] = "ets"
+		if bw, ok := num(sched["bw-percent"]); ok {
+			r.st[p+"bandwidth"] = strconv.Itoa(bw)
+		}
+	}
+}
+
+// readECN reads a traffic class's congestion control.
+func (r *configReader) readECN(p string, tc int) {
+	cc := map[string]any{}
+	if r.roce && tc == 3 {
+		cc = map[string]any{"min-threshold": 150000.0, "max-threshold": 1500000.0, "probability": 100.0}
+	}
+	for k, v := range obj(get(r.root, "qos", "congestion-control", Profile, "traffic-class", strconv.Itoa(tc))) {
+		cc[k] = v
+	}
+	if str(cc["ecn"]) == "disable" {
+		return
+	}
+	lo, ok1 := num(cc["min-threshold"])
+	hi, ok2 := num(cc["max-threshold"])
+	if ok1 && ok2 {
+		r.st[p+"ecn/min"] = strconv.Itoa(lo)
+		r.st[p+"ecn/max"] = strconv.Itoa(hi)
+		if pr, ok := num(cc["probability"]); ok {
+			r.st[p+"ecn/probability"] = strconv.Itoa(pr)
+		}
+	}
+}
+
+// readPorts reads the intent's ports; it reports whether any has the
+// PFC watchdog.
+func (r *configReader) readPorts(prios []int) (anyWD bool) {
+	ifs := obj(r.root["interface"])
+	for _, port := range r.sw.Ports {
 		v, ok := ifs[port.Name]
 		if !ok {
 			continue // not on this switch: every setting is a create
@@ -226,22 +274,29 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 		if m, ok := num(get(pi, "link", "mtu")); ok {
 			mtu = m
 		}
-		st[p+"mtu"] = strconv.Itoa(mtu)
-		st[p+"pfc"] = intsString(prios)
+		r.st[p+"mtu"] = strconv.Itoa(mtu)
+		r.st[p+"pfc"] = intsString(prios)
 		if pn := str(get(pi, "qos", "pfc", "profile")); pn != "" && pn != Profile {
-			st[p+"pfc"] = profilePFC(pn)
+			r.st[p+"pfc"] = r.profilePFC(pn)
 		}
 		if mn := str(get(pi, "qos", "mapping", "profile")); mn != "" && mn != Profile {
-			if t := profileTrust(mn); t != st["trust"] {
-				st[p+"trust"] = t
+			if t := r.profileTrust(mn); t != r.st["trust"] {
+				r.st[p+"trust"] = t
 			}
 		}
 		_, wd := obj(pi["qos"])["pfc-watchdog"]
 		anyWD = anyWD || wd
-		st[p+"pfcwd"] = strconv.FormatBool(wd)
-		st[p+"pause"] = "false" // fabctl configures no link-pause profile
+		r.st[p+"pfcwd"] = strconv.FormatBool(wd)
+		r.st[p+"pause"] = "false" // fabctl configures no link-pause profile
 	}
-	wdc := obj(get(root, "qos", "pfc-watchdog"))
+	return anyWD
+}
+
+// readWatchdog reads the global PFC watchdog settings (defaults: polling
+// 100 ms, robustness 3), reported when a port has the watchdog or the
+// settings are set.
+func (r *configReader) readWatchdog(anyWD bool) {
+	wdc := obj(get(r.root, "qos", "pfc-watchdog"))
 	if anyWD || len(wdc) > 0 {
 		poll, rob := 100, 3
 		if v, ok := num(wdc["polling-interval"]); ok {
@@ -250,10 +305,9 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 		if v, ok := num(wdc["robustness"]); ok {
 			rob = v
 		}
-		st["pfcwd/poll"] = strconv.Itoa(poll) + "ms"
-		st["pfcwd/detect"] = strconv.Itoa(poll*rob) + "ms"
+		r.st["pfcwd/poll"] = strconv.Itoa(poll) + "ms"
+		r.st["pfcwd/detect"] = strconv.Itoa(poll*rob) + "ms"
 	}
-	return st, nil
 }
 
 func intsString(v []int) string {

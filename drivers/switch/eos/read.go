@@ -80,48 +80,69 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	if sw == nil {
 		return nil, errors.New("no switch intent")
 	}
-	nodes := ParseConfig(text)
+	r := parseRunning(ParseConfig(text))
 	st := intent.State{}
-	profiles := map[string]*profile{}
-	interfaces := map[string]*Node{}
-	var wdLine []string
-	wdDrop := false
-	table := [64]int{}
-	for d := range table {
-		table[d] = HWDefaultTC(d)
+	prof := r.profiles[ProfileName]
+	if prof != nil && prof.trust != "" {
+		st["trust"] = stateTrust(prof.trust)
+	}
+	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
+		intent.PutDSCP(st, "", &r.table) // the map is global: read it whatever the profile says
+	}
+	readTCs(st, r, sw, prof)
+	readWatchdog(st, r)
+	readPorts(st, r, sw)
+	return st, nil
+}
+
+// runningConfig is the top level of a running-config, by section.
+type runningConfig struct {
+	profiles   map[string]*profile
+	interfaces map[string]*Node
+	table      [64]int  // the global DSCP -> traffic class map
+	wdLine     []string // the PFC watchdog's default timeout line, split
+	wdDrop     bool     // the PFC watchdog's action is drop
+}
+
+func parseRunning(nodes []*Node) *runningConfig {
+	r := &runningConfig{profiles: map[string]*profile{}, interfaces: map[string]*Node{}}
+	for d := range r.table {
+		r.table[d] = HWDefaultTC(d)
 	}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
 		switch {
 		case len(f) == 3 && f[0] == "qos" && f[1] == "profile":
-			profiles[f[2]] = parseProfile(n)
+			r.profiles[f[2]] = parseProfile(n)
 		case len(f) == 2 && f[0] == "interface":
-			interfaces[f[1]] = n
+			r.interfaces[f[1]] = n
 		case len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to":
-			tc, err := strconv.Atoi(f[len(f)-1])
-			if err != nil || tc < 0 || tc > 7 {
-				continue
-			}
-			for _, s := range f[3 : len(f)-3] {
-				if d, err := strconv.Atoi(s); err == nil && d >= 0 && d < 64 {
-					table[d] = tc
-				}
-			}
+			r.parseDSCPMap(f)
 		case len(f) == 10 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog default timeout "):
-			wdLine = f
+			r.wdLine = f
 		case n.Line == "priority-flow-control pause watchdog override action drop":
-			wdDrop = true
+			r.wdDrop = true
 		}
 	}
-	prof := profiles[ProfileName]
-	if prof != nil && prof.trust != "" {
-		st["trust"] = stateTrust(prof.trust)
-	}
-	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
-		intent.PutDSCP(st, "", &table) // the map is global: read it whatever the profile says
-	}
+	return r
+}
 
-	// Traffic classes: the intent's and any tx-queue configured in the profile.
+// parseDSCPMap reads a `qos map dscp ... to traffic-class N` line (f).
+func (r *runningConfig) parseDSCPMap(f []string) {
+	tc, err := strconv.Atoi(f[len(f)-1])
+	if err != nil || tc < 0 || tc > 7 {
+		return
+	}
+	for _, s := range f[3 : len(f)-3] {
+		if d, err := strconv.Atoi(s); err == nil && d >= 0 && d < 64 {
+			r.table[d] = tc
+		}
+	}
+}
+
+// readTCs reads the traffic classes: the intent's and any tx-queue
+// configured in the profile.
+func readTCs(st intent.State, r *runningConfig, sw *intent.Switch, prof *profile) {
 	tcs := map[int]bool{}
 	for _, tc := range sw.TCs {
 		tcs[tc.TC] = true
@@ -131,14 +152,21 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 			tcs[q] = true
 		}
 	}
-	// The other profiles the managed ports use must have the same
-	// tx-queues: a difference shows on the tc/N path it concerns.
+	others := r.otherProfiles(sw)
+	for tc := range tcs {
+		readTC(st, r, prof, others, tc)
+	}
+}
+
+// otherProfiles are the other profiles the managed ports use, sorted:
+// they must have the same tx-queues.
+func (r *runningConfig) otherProfiles(sw *intent.Switch) []string {
 	var others []string
 	seen := map[string]bool{ProfileName: true}
 	for _, port := range sw.Ports {
-		if n := interfaces[port.Name]; n != nil {
+		if n := r.interfaces[port.Name]; n != nil {
 			for _, c := range n.Children {
-				if f := strings.Fields(c.Line); len(f) == 2 && f[0] == "service-profile" && !seen[f[1]] && profiles[f[1]] != nil {
+				if f := strings.Fields(c.Line); len(f) == 2 && f[0] == "service-profile" && !seen[f[1]] && r.profiles[f[1]] != nil {
 					seen[f[1]] = true
 					others = append(others, f[1])
 				}
@@ -146,86 +174,98 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		}
 	}
 	sort.Strings(others)
-	for tc := range tcs {
-		pre := "tc/" + strconv.Itoa(tc) + "/"
-		st[pre+"lossless"] = "false"
-		if prof != nil {
-			st[pre+"lossless"] = strconv.FormatBool(prof.pfcOn && prof.lossless(tc))
-		}
-		want := txQueue(prof, tc)
-		for k, v := range want {
-			st[pre+k] = v
-		}
-		for _, name := range others {
-			got := txQueue(profiles[name], tc)
-			for _, k := range []string{"sched", "bandwidth", "ecn/min", "ecn/max", "ecn/probability"} {
-				if got[k] != want[k] {
-					v := got[k]
-					if v == "" {
-						v = "not set"
-					}
-					cur, ok := st[pre+k]
-					if !ok {
-						cur = "not set"
-					}
-					st[pre+k] = cur + " (qos profile " + name + ": " + v + ")"
+	return others
+}
+
+// readTC reads one traffic class from the profile; a difference in the
+// other profiles shows on the tc/N path it concerns.
+func readTC(st intent.State, r *runningConfig, prof *profile, others []string, tc int) {
+	pre := "tc/" + strconv.Itoa(tc) + "/"
+	st[pre+"lossless"] = "false"
+	if prof != nil {
+		st[pre+"lossless"] = strconv.FormatBool(prof.pfcOn && prof.lossless(tc))
+	}
+	want := txQueue(prof, tc)
+	for k, v := range want {
+		st[pre+k] = v
+	}
+	for _, name := range others {
+		got := txQueue(r.profiles[name], tc)
+		for _, k := range []string{"sched", "bandwidth", "ecn/min", "ecn/max", "ecn/probability"} {
+			if got[k] != want[k] {
+				v := got[k]
+				if v == "" {
+					v = "not set"
 				}
+				cur, ok := st[pre+k]
+				if !ok {
+					cur = "not set"
+				}
+				st[pre+k] = cur + " (qos profile " + name + ": " + v + ")"
 			}
 		}
 	}
+}
 
-	// PFC watchdog (global).
-	if wdLine != nil {
-		st["pfcwd/detect"] = ms(wdLine[5])
-		st["pfcwd/restore"] = ms(wdLine[7])
-		st["pfcwd/poll"] = ms(wdLine[9])
+// readWatchdog reads the PFC watchdog (global).
+func readWatchdog(st intent.State, r *runningConfig) {
+	if r.wdLine != nil {
+		st["pfcwd/detect"] = ms(r.wdLine[5])
+		st["pfcwd/restore"] = ms(r.wdLine[7])
+		st["pfcwd/poll"] = ms(r.wdLine[9])
 	}
-	if wdDrop {
+	if r.wdDrop {
 		st["pfcwd/action"] = "drop"
-	} else if wdLine != nil {
+	} else if r.wdLine != nil {
 		st["pfcwd/action"] = "errdisable" // EOS's default watchdog action
 	}
+}
 
+// readPorts reads the intent's ports: MTU, PFC and watchdog (from the
+// service profile), trust, pause.
+func readPorts(st intent.State, r *runningConfig, sw *intent.Switch) {
 	for _, port := range sw.Ports {
-		n, ok := interfaces[port.Name]
+		n, ok := r.interfaces[port.Name]
 		if !ok {
 			continue // not on this switch: the plan creates it and the apply fails naming it
 		}
-		pre := "port/" + port.Name + "/"
-		st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
-		var sp *profile
-		recv, send := false, false
-		for _, c := range n.Children {
-			f := strings.Fields(c.Line)
-			switch {
-			case len(f) == 2 && f[0] == "mtu":
-				st[pre+"mtu"] = f[1]
-			case len(f) == 2 && f[0] == "service-profile":
-				sp = profiles[f[1]]
-			case c.Line == "flowcontrol receive on":
-				recv = true
-			case c.Line == "flowcontrol send on":
-				send = true
-			}
-		}
-		st[pre+"pfc"] = ""
-		st[pre+"pfcwd"] = "false"
-		pt := "none"
-		if sp != nil {
-			if sp.pfcOn {
-				st[pre+"pfc"] = ints(sp.noDrop)
-				st[pre+"pfcwd"] = strconv.FormatBool(sp.watchdog)
-			}
-			if sp.trust != "" {
-				pt = stateTrust(sp.trust)
-			}
-		}
-		if pt != st["trust"] {
-			st[pre+"trust"] = pt
-		}
-		st[pre+"pause"] = strconv.FormatBool(recv && send)
+		readPort(st, r, "port/"+port.Name+"/", n)
 	}
-	return st, nil
+}
+
+func readPort(st intent.State, r *runningConfig, pre string, n *Node) {
+	st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
+	var sp *profile
+	recv, send := false, false
+	for _, c := range n.Children {
+		f := strings.Fields(c.Line)
+		switch {
+		case len(f) == 2 && f[0] == "mtu":
+			st[pre+"mtu"] = f[1]
+		case len(f) == 2 && f[0] == "service-profile":
+			sp = r.profiles[f[1]]
+		case c.Line == "flowcontrol receive on":
+			recv = true
+		case c.Line == "flowcontrol send on":
+			send = true
+		}
+	}
+	st[pre+"pfc"] = ""
+	st[pre+"pfcwd"] = "false"
+	pt := "none"
+	if sp != nil {
+		if sp.pfcOn {
+			st[pre+"pfc"] = ints(sp.noDrop)
+			st[pre+"pfcwd"] = strconv.FormatBool(sp.watchdog)
+		}
+		if sp.trust != "" {
+			pt = stateTrust(sp.trust)
+		}
+	}
+	if pt != st["trust"] {
+		st[pre+"trust"] = pt
+	}
+	st[pre+"pause"] = strconv.FormatBool(recv && send)
 }
 
 // txQueue reads one tx-queue of a profile into its tc/N attributes

@@ -164,86 +164,82 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	}
 	r := parseRunning(ParseConfig(text))
 	st := intent.State{}
+	qos := readClassification(st, r, sw)
+	noDrop := readQueues(st, r, sw)
+	readWatchdog(st, r)
+	readPorts(st, r, sw, qos, noDrop)
+	return st, nil
+}
 
-	// Classification: FABCTL-QOS's classes in order, first match wins;
-	// unclassified traffic goes to class-default's qos-group (0).
+// readClassification reads FABCTL-QOS's classes in order, first match
+// wins; unclassified traffic goes to class-default's qos-group (0). It
+// returns the policy (nil when there is none).
+func readClassification(st intent.State, r *running, sw *intent.Switch) *Node {
 	qos := r.policies["qos"][QoSPolicy]
-	if qos != nil {
-		st["trust"] = "dscp"
-		var table [64]int
-		set := [64]bool{}
-		def := 0
-		for _, c := range qos.Children {
-			f := strings.Fields(c.Line)
-			if len(f) < 2 || f[0] != "class" {
-				continue
-			}
-			group := -1
-			for _, a := range c.Children {
-				af := strings.Fields(a.Line)
-				if len(af) == 3 && af[0] == "set" && af[1] == "qos-group" {
-					if g, err := strconv.Atoi(af[2]); err == nil && g >= 0 && g <= 7 {
-						group = g
-					}
-				}
-			}
-			name := f[len(f)-1]
-			if name == classDefault {
-				if group >= 0 {
-					def = group
-				}
-				continue
-			}
-			if group < 0 {
-				continue
-			}
-			for _, d := range r.classMaps[name] {
-				if !set[d] {
-					set[d], table[d] = true, group
-				}
-			}
+	if qos == nil {
+		return nil
+	}
+	st["trust"] = "dscp"
+	var table [64]int
+	set := [64]bool{}
+	def := 0
+	for _, c := range qos.Children {
+		f := strings.Fields(c.Line)
+		if len(f) < 2 || f[0] != "class" {
+			continue
 		}
-		for d := range table {
+		group := qosGroupOf(c)
+		name := f[len(f)-1]
+		if name == classDefault {
+			if group >= 0 {
+				def = group
+			}
+			continue
+		}
+		if group < 0 {
+			continue
+		}
+		for _, d := range r.classMaps[name] {
 			if !set[d] {
-				table[d] = def
+				set[d], table[d] = true, group
 			}
-		}
-		if sw.Trust == "dscp" && sw.Transport != "infiniband" {
-			intent.PutDSCP(st, "", &table)
 		}
 	}
+	for d := range table {
+		if !set[d] {
+			table[d] = def
+		}
+	}
+	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
+		intent.PutDSCP(st, "", &table)
+	}
+	return qos
+}
 
-	// Queues: the policies attached to system qos.
+// qosGroupOf is the qos-group a policy class sets (-1: none).
+func qosGroupOf(c *Node) int {
+	group := -1
+	for _, a := range c.Children {
+		af := strings.Fields(a.Line)
+		if len(af) == 3 && af[0] == "set" && af[1] == "qos-group" {
+			if g, err := strconv.Atoi(af[2]); err == nil && g >= 0 && g <= 7 {
+				group = g
+			}
+		}
+	}
+	return group
+}
+
+// readQueues reads the traffic classes from the policies attached to
+// system qos and returns the no-drop classes.
+func readQueues(st intent.State, r *running, sw *intent.Switch) map[int]bool {
 	queuing := r.policies["queuing"][r.sysQueuing]
 	nqos := r.policies["network-qos"][r.sysNQoS]
 	tcs := map[int]bool{}
 	for _, tc := range sw.TCs {
 		tcs[tc.TC] = true
 	}
-	noDrop := map[int]bool{}
-	nqMTU := map[int]int{} // network-qos class -> its mtu (0: class without an mtu line)
-	if nqos != nil {
-		for _, c := range nqos.Children {
-			f := strings.Fields(c.Line)
-			tc, ok := tcOfClass(f[len(f)-1], nqPrefix)
-			if len(f) != 4 || !ok {
-				continue
-			}
-			nqMTU[tc] = 0
-			for _, a := range c.Children {
-				af := strings.Fields(a.Line)
-				switch {
-				case len(af) >= 3 && af[0] == "pause" && af[1] == "pfc-cos":
-					for _, v := range parseList(af[2:], 7) {
-						noDrop[v] = true
-					}
-					tcs[tc] = true
-				case len(af) == 2 && af[0] == "mtu":
-					nqMTU[tc] = atoi(af[1], 0)
-				}
-			}
-		}
-	}
+	noDrop, nqMTU := readNetworkQoS(nqos, tcs)
 	if queuing != nil {
 		for _, c := range queuing.Children {
 			f := strings.Fields(c.Line)
@@ -255,55 +251,100 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	for tc := range tcs {
 		pre := "tc/" + strconv.Itoa(tc) + "/"
 		st[pre+"lossless"] = strconv.FormatBool(noDrop[tc]) + nqMTUDrift(nqos, nqMTU, tc)
-		q := classOf(queuing, queueClass(tc))
-		if q == nil {
-			continue
-		}
-		sched, bw := "", ""
-		for _, a := range q.Children {
-			af := strings.Fields(a.Line)
-			switch {
-			case len(af) == 3 && af[0] == "priority" && af[1] == "level":
-				sched = "strict"
-			case len(af) == 4 && af[0] == "bandwidth" && af[1] == "remaining" && af[2] == "percent":
-				bw = af[3]
-			case len(af) >= 7 && af[0] == "random-detect" && af[1] == "minimum-threshold" && af[4] == "maximum-threshold":
-				min := threshold(af[2], af[3])
-				ecn := false
-				for i := 7; i < len(af); i++ {
-					switch {
-					case af[i] == "ecn":
-						ecn = true
-					case af[i] == "drop-probability" && i+1 < len(af):
-						st[pre+"ecn/probability"] = af[i+1]
-					}
-				}
-				if !ecn {
-					// WRED without `ecn` drops instead of marking: show it
-					// as what it is, never as the ECN the intent wants.
-					min += " (WRED drop, no ecn)"
-				}
-				st[pre+"ecn/min"] = min
-				st[pre+"ecn/max"] = threshold(af[5], af[6])
-			}
-		}
-		switch {
-		case sched == "strict":
-			st[pre+"sched"] = "strict"
-		case bw != "":
-			st[pre+"sched"] = "ets"
-			st[pre+"bandwidth"] = bw
+		if q := classOf(queuing, queueClass(tc)); q != nil {
+			readQueue(st, pre, q)
 		}
 	}
+	return noDrop
+}
 
-	// PFC watchdog (global).
+// readNetworkQoS reads the network-qos policy's classes: the no-drop
+// ones, and each class's mtu (0: class without an mtu line). A no-drop
+// class is added to tcs.
+func readNetworkQoS(nqos *Node, tcs map[int]bool) (noDrop map[int]bool, nqMTU map[int]int) {
+	noDrop, nqMTU = map[int]bool{}, map[int]int{}
+	if nqos == nil {
+		return noDrop, nqMTU
+	}
+	for _, c := range nqos.Children {
+		f := strings.Fields(c.Line)
+		tc, ok := tcOfClass(f[len(f)-1], nqPrefix)
+		if len(f) != 4 || !ok {
+			continue
+		}
+		nqMTU[tc] = 0
+		for _, a := range c.Children {
+			af := strings.Fields(a.Line)
+			switch {
+			case len(af) >= 3 && af[0] == "pause" && af[1] == "pfc-cos":
+				for _, v := range parseList(af[2:], 7) {
+					noDrop[v] = true
+				}
+				tcs[tc] = true
+			case len(af) == 2 && af[0] == "mtu":
+				nqMTU[tc] = atoi(af[1], 0)
+			}
+		}
+	}
+	return noDrop, nqMTU
+}
+
+// readQueue reads one traffic class's queuing class: scheduling and WRED/ECN.
+func readQueue(st intent.State, pre string, q *Node) {
+	sched, bw := "", ""
+	for _, a := range q.Children {
+		af := strings.Fields(a.Line)
+		switch {
+		case len(af) == 3 && af[0] == "priority" && af[1] == "level":
+			sched = "strict"
+		case len(af) == 4 && af[0] == "bandwidth" && af[1] == "remaining" && af[2] == "percent":
+			bw = af[3]
+		case len(af) >= 7 && af[0] == "random-detect" && af[1] == "minimum-threshold" && af[4] == "maximum-threshold":
+			readWRED(st, pre, af)
+		}
+	}
+	switch {
+	case sched == "strict":
+		st[pre+"sched"] = "strict"
+	case bw != "":
+		st[pre+"sched"] = "ets"
+		st[pre+"bandwidth"] = bw
+	}
+}
+
+// readWRED reads a random-detect line's fields (af).
+func readWRED(st intent.State, pre string, af []string) {
+	min := threshold(af[2], af[3])
+	ecn := false
+	for i := 7; i < len(af); i++ {
+		switch {
+		case af[i] == "ecn":
+			ecn = true
+		case af[i] == "drop-probability" && i+1 < len(af):
+			st[pre+"ecn/probability"] = af[i+1]
+		}
+	}
+	if !ecn {
+		// WRED without `ecn` drops instead of marking: show it
+		// as what it is, never as the ECN the intent wants.
+		min += " (WRED drop, no ecn)"
+	}
+	st[pre+"ecn/min"] = min
+	st[pre+"ecn/max"] = threshold(af[5], af[6])
+}
+
+// readWatchdog reads the PFC watchdog (global).
+func readWatchdog(st intent.State, r *running) {
 	if r.wd == "on" {
 		st["pfcwd/poll"] = strconv.Itoa(r.wdPoll) + "ms"
 		st["pfcwd/detect"] = strconv.Itoa(r.wdPoll*r.wdShut) + "ms"
 		st["pfcwd/restore"] = strconv.Itoa(r.wdPoll*r.wdRestore) + "ms"
 		st["pfcwd/action"] = "drop"
 	}
+}
 
+// readPorts reads the intent's ports: MTU, PFC, watchdog, pause, trust.
+func readPorts(st intent.State, r *running, sw *intent.Switch, qos *Node, noDrop map[int]bool) {
 	var lossless []int
 	for q := range noDrop {
 		lossless = append(lossless, q)
@@ -313,44 +354,47 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		if !ok {
 			continue // not on this switch: the plan creates it and the apply fails naming it
 		}
-		pre := "port/" + port.Name + "/"
-		st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
-		mode, wd, recv, send, pol := "", "", false, false, ""
-		for _, c := range n.Children {
-			f := strings.Fields(c.Line)
-			switch {
-			case len(f) == 2 && f[0] == "mtu":
-				st[pre+"mtu"] = f[1]
-			case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "mode":
-				mode = f[2]
-			case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
-				wd = f[2]
-			case c.Line == "flowcontrol receive on":
-				recv = true
-			case c.Line == "flowcontrol send on":
-				send = true
-			case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
-				pol = f[4]
-			}
-		}
-		st[pre+"pfc"] = ""
-		if mode == "on" {
-			st[pre+"pfc"] = ints(lossless)
-		}
-		st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
-		st[pre+"pause"] = strconv.FormatBool(recv && send)
-		pt := "none"
+		readPort(st, r, sw, "port/"+port.Name+"/", n, qos, lossless)
+	}
+}
+
+// readPort reads one interface.
+func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Node, qos *Node, lossless []int) {
+	st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
+	mode, wd, recv, send, pol := "", "", false, false, ""
+	for _, c := range n.Children {
+		f := strings.Fields(c.Line)
 		switch {
-		case pol == QoSPolicy && qos != nil:
-			pt = "dscp"
-		case pol == CoSPolicy && r.policies["qos"][CoSPolicy] != nil:
-			pt = "pcp" + r.cosDrift(sw)
-		}
-		if pt != st["trust"] {
-			st[pre+"trust"] = pt
+		case len(f) == 2 && f[0] == "mtu":
+			st[pre+"mtu"] = f[1]
+		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "mode":
+			mode = f[2]
+		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
+			wd = f[2]
+		case c.Line == "flowcontrol receive on":
+			recv = true
+		case c.Line == "flowcontrol send on":
+			send = true
+		case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
+			pol = f[4]
 		}
 	}
-	return st, nil
+	st[pre+"pfc"] = ""
+	if mode == "on" {
+		st[pre+"pfc"] = ints(lossless)
+	}
+	st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
+	st[pre+"pause"] = strconv.FormatBool(recv && send)
+	pt := "none"
+	switch {
+	case pol == QoSPolicy && qos != nil:
+		pt = "dscp"
+	case pol == CoSPolicy && r.policies["qos"][CoSPolicy] != nil:
+		pt = "pcp" + r.cosDrift(sw)
+	}
+	if pt != st["trust"] {
+		st[pre+"trust"] = pt
+	}
 }
 
 // cosDrift compares FABCTL-QOS-COS with what fabctl renders (CoS n to

@@ -157,124 +157,155 @@ func agree(vals []string) (string, bool) {
 // Decode normalises the Get results into fabctl's state paths for what
 // the switch intent manages.
 func (Platform) Decode(data map[string]any, sw *intent.Switch) intent.State {
-	st := intent.State{}
 	qos, ifs := gc.N(data[QoSRoot]), gc.N(data[InterfacesRoot])
-	v := newView(qos)
-
-	trust := ""
-	if t4 := v.table(ClassifierIPv4, "ipv4"); t4 != nil && sw.Transport != spec.InfiniBand {
-		trust = spec.TrustDSCP
-		st["trust"] = trust
-		intent.PutDSCP(st, "", t4)
-		if t6 := v.table(ClassifierIPv6, "ipv6"); t6 == nil || *t6 != *t4 {
-			st["dscp/default"] = Inconsistent // the IPv6 classifier is missing or differs
-		}
-	}
-
-	// Ports the intent manages that exist on the device.
-	var ports []string
-	qosIf := map[string]gc.Node{}
-	for _, p := range sw.Ports {
-		if ifs.Entry("interface", "name", p.Name).Exists() {
-			ports = append(ports, p.Name)
-			qosIf[p.Name] = qos.Get("interfaces").Entry("interface", "interface-id", p.Name)
-		}
-	}
-
-	// Traffic classes: from the scheduler policies the ports use, or
-	// fabctl's own policy when no managed port exists.
-	policies := map[string]map[int]string{}
-	policyOf := func(port string) string {
-		s, _ := qosIf[port].At("output", "scheduler-policy", "config", "name").String()
-		return s
-	}
-	tcs := map[int]bool{}
-	addPolicy := func(name string) {
-		if _, done := policies[name]; !done {
-			policies[name] = v.schedule(name)
-			for tc := range policies[name] {
-				tcs[tc] = true
-			}
-		}
-	}
-	for _, p := range ports {
-		addPolicy(policyOf(p))
-	}
-	if len(ports) == 0 {
-		addPolicy(SchedulerPolicy)
-	}
+	d := &decoder{st: intent.State{}, sw: sw, qos: qos, ifs: ifs, v: newView(qos)}
+	d.readClassifiers()
+	d.findPorts()
+	policies, tcs := d.readPolicies()
 	want := map[int]*intent.ECN{}
 	for _, tc := range sw.TCs {
 		want[tc.TC] = tc.ECN
 	}
 	for tc := range tcs {
-		pre := "tc/" + strconv.Itoa(tc) + "/"
-		var sched, prof []string
-		if len(ports) == 0 {
-			sched = []string{policies[SchedulerPolicy][tc]}
-			prof = []string{ecnName(tc)}
-		}
-		q := v.queueOf[tc]
-		for _, p := range ports {
-			s := policies[policyOf(p)][tc]
-			if s == "" {
-				s = "none" // this port's policy does not schedule the class
-			}
-			sched = append(sched, s)
-			b := qosIf[p].Get("output").Get("queues").Entry("queue", "name", q)
-			pf, _ := b.At("config", "queue-management-profile").String()
-			if pf == "" {
-				pf = "-" // no profile: differs from a port that has one
-			}
-			prof = append(prof, pf)
-		}
-		if s, ok := agree(sched); ok {
-			switch s {
-			case "strict", Inconsistent:
-				st[pre+"sched"] = s
-			case "none":
-				st[pre+"sched"] = Inconsistent
-			default:
-				st[pre+"sched"] = "ets"
-				st[pre+"bandwidth"] = s
-			}
-		}
-		if pf, ok := agree(prof); ok && pf != "-" {
-			if pf == Inconsistent {
-				st[pre+"ecn/min"] = Inconsistent
-			} else if min, max, prob, ok := v.ecn(pf); ok {
-				st[pre+"ecn/min"] = min
-				st[pre+"ecn/max"] = max
-				st[pre+"ecn/probability"] = quantised(prob, want[tc])
-			}
-		}
+		d.readTC(policies, tc, want[tc])
 	}
+	for _, name := range d.ports {
+		d.readPort(name)
+	}
+	return d.st
+}
 
-	for _, name := range ports {
-		pre := "port/" + name + "/"
-		entry := ifs.Entry("interface", "name", name)
-		if mtu, ok := entry.At("config", "mtu").Int(); ok {
-			st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
-		}
-		pause, _ := entry.At("ethernet", "config", "enable-flow-control").Bool() // YANG default false
-		st[pre+"pause"] = strconv.FormatBool(pause)
-		in := qosIf[name].At("input", "classifiers")
-		c4, _ := in.Entry("classifier", "type", "IPV4").At("config", "name").String()
-		c6, _ := in.Entry("classifier", "type", "IPV6").At("config", "name").String()
-		pt := "none"
-		switch {
-		case c4 == ClassifierIPv4 && c6 == ClassifierIPv6:
-			pt = spec.TrustDSCP
-		case c4 != "" || c6 != "":
-			pt = Inconsistent // bound to another classifier, or to one family only
-		}
-		// A device without fabctl's classifier has no switch-wide trust
-		// to differ from: an unbound port is then just unconfigured.
-		if pt != trust && (trust != "" || pt != "none") {
-			st[pre+"trust"] = pt
+// decoder reads the qos and interfaces trees, section by section, into st.
+type decoder struct {
+	st       intent.State
+	sw       *intent.Switch
+	qos, ifs gc.Node
+	v        *view
+	trust    string // the switch-wide trust ("" when fabctl's classifiers are not there)
+	// ports are the intent's ports that exist on the device; qosIf their
+	// qos interface entries.
+	ports []string
+	qosIf map[string]gc.Node
+}
+
+// readClassifiers reads the trust and the DSCP classification.
+func (d *decoder) readClassifiers() {
+	if t4 := d.v.table(ClassifierIPv4, "ipv4"); t4 != nil && d.sw.Transport != spec.InfiniBand {
+		d.trust = spec.TrustDSCP
+		d.st["trust"] = d.trust
+		intent.PutDSCP(d.st, "", t4)
+		if t6 := d.v.table(ClassifierIPv6, "ipv6"); t6 == nil || *t6 != *t4 {
+			d.st["dscp/default"] = Inconsistent // the IPv6 classifier is missing or differs
 		}
 	}
-	return st
+}
+
+// findPorts finds the ports the intent manages that exist on the device.
+func (d *decoder) findPorts() {
+	d.qosIf = map[string]gc.Node{}
+	for _, p := range d.sw.Ports {
+		if d.ifs.Entry("interface", "name", p.Name).Exists() {
+			d.ports = append(d.ports, p.Name)
+			d.qosIf[p.Name] = d.qos.Get("interfaces").Entry("interface", "interface-id", p.Name)
+		}
+	}
+}
+
+// policyOf is the scheduler policy a port uses.
+func (d *decoder) policyOf(port string) string {
+	s, _ := d.qosIf[port].At("output", "scheduler-policy", "config", "name").String()
+	return s
+}
+
+// readPolicies reads the traffic classes: from the scheduler policies the
+// ports use, or fabctl's own policy when no managed port exists.
+func (d *decoder) readPolicies() (policies map[string]map[int]string, tcs map[int]bool) {
+	policies, tcs = map[string]map[int]string{}, map[int]bool{}
+	addPolicy := func(name string) {
+		if _, done := policies[name]; !done {
+			policies[name] = d.v.schedule(name)
+			for tc := range policies[name] {
+				tcs[tc] = true
+			}
+		}
+	}
+	for _, p := range d.ports {
+		addPolicy(d.policyOf(p))
+	}
+	if len(d.ports) == 0 {
+		addPolicy(SchedulerPolicy)
+	}
+	return policies, tcs
+}
+
+// readTC reads one traffic class's schedule and ECN across the ports.
+func (d *decoder) readTC(policies map[string]map[int]string, tc int, want *intent.ECN) {
+	pre := "tc/" + strconv.Itoa(tc) + "/"
+	var sched, prof []string
+	if len(d.ports) == 0 {
+		sched = []string{policies[SchedulerPolicy][tc]}
+		prof = []string{ecnName(tc)}
+	}
+	q := d.v.queueOf[tc]
+	for _, p := range d.ports {
+		s := policies[d.policyOf(p)][tc]
+		if s == "" {
+			s = "none" // this port's policy does not schedule the class
+		}
+		sched = append(sched, s)
+		b := d.qosIf[p].Get("output").Get("queues").Entry("queue", "name", q)
+		pf, _ := b.At("config", "queue-management-profile").String()
+		if pf == "" {
+			pf = "-" // no profile: differs from a port that has one
+		}
+		prof = append(prof, pf)
+	}
+	if s, ok := agree(sched); ok {
+		switch s {
+		case "strict", Inconsistent:
+			d.st[pre+"sched"] = s
+		case "none":
+			d.st[pre+"sched"] = Inconsistent
+		default:
+			d.st[pre+"sched"] = "ets"
+			d.st[pre+"bandwidth"] = s
+		}
+	}
+	if pf, ok := agree(prof); ok && pf != "-" {
+		if pf == Inconsistent {
+			d.st[pre+"ecn/min"] = Inconsistent
+		} else if min, max, prob, ok := d.v.ecn(pf); ok {
+			d.st[pre+"ecn/min"] = min
+			d.st[pre+"ecn/max"] = max
+			d.st[pre+"ecn/probability"] = quantised(prob, want)
+		}
+	}
+}
+
+// readPort reads one port: MTU, pause, trust.
+func (d *decoder) readPort(name string) {
+	pre := "port/" + name + "/"
+	entry := d.ifs.Entry("interface", "name", name)
+	if mtu, ok := entry.At("config", "mtu").Int(); ok {
+		d.st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
+	}
+	pause, _ := entry.At("ethernet", "config", "enable-flow-control").Bool() // YANG default false
+	d.st[pre+"pause"] = strconv.FormatBool(pause)
+	in := d.qosIf[name].At("input", "classifiers")
+	c4, _ := in.Entry("classifier", "type", "IPV4").At("config", "name").String()
+	c6, _ := in.Entry("classifier", "type", "IPV6").At("config", "name").String()
+	pt := "none"
+	switch {
+	case c4 == ClassifierIPv4 && c6 == ClassifierIPv6:
+		pt = spec.TrustDSCP
+	case c4 != "" || c6 != "":
+		pt = Inconsistent // bound to another classifier, or to one family only
+	}
+	// A device without fabctl's classifier has no switch-wide trust
+	// to differ from: an unbound port is then just unconfigured.
+	if pt != d.trust && (d.trust != "" || pt != "none") {
+		d.st[pre+"trust"] = pt
+	}
 }
 
 // quantised reads a whole-percent probability: OpenConfig holds a

@@ -80,6 +80,19 @@ func ReadConfigDB(b []byte, sw *intent.Switch) (intent.State, error) {
 // State is the normalised state of the rows fabctl manages.
 func (db DB) State(sw *intent.Switch) intent.State {
 	st := intent.State{}
+	trust := db.readTrust(st, sw)
+	ports := db.managedPorts(sw)
+	for tc := range db.tcs(ports) {
+		db.readTC(st, ports, tc)
+	}
+	db.readWatchdog(st, ports)
+	db.readPorts(st, sw, ports, trust)
+	return st
+}
+
+// readTrust reads the global trust and DSCP map; it returns the trust
+// ("" when no map is set).
+func (db DB) readTrust(st intent.State, sw *intent.Switch) string {
 	global := db["PORT_QOS_MAP"]["global"]
 	trust := ""
 	switch {
@@ -103,32 +116,39 @@ func (db DB) State(sw *intent.Switch) intent.State {
 		}
 		intent.PutDSCP(st, "", &table)
 	}
+	return trust
+}
 
-	// Ports the intent manages that exist on the switch.
+// managedPorts are the ports the intent manages that exist on the switch.
+func (db DB) managedPorts(sw *intent.Switch) []string {
 	var ports []string
 	for _, p := range sw.Ports {
 		if _, ok := db["PORT"][p.Name]; ok {
 			ports = append(ports, p.Name)
 		}
 	}
-	// agree returns the common value of per-port values, Inconsistent
-	// when they differ, ok=false when no port has one.
-	agree := func(vals []string) (string, bool) {
-		out, seen := "", false
-		for _, v := range vals {
-			if v == "" {
-				continue
-			}
-			if seen && v != out {
-				return Inconsistent, true
-			}
-			out, seen = v, true
-		}
-		return out, seen
-	}
+	return ports
+}
 
-	// Traffic classes: from the queues of the managed ports, or from
-	// fabctl's own scheduler rows when there are none.
+// agree returns the common value of per-port values, Inconsistent when
+// they differ, ok=false when no port has one.
+func agree(vals []string) (string, bool) {
+	out, seen := "", false
+	for _, v := range vals {
+		if v == "" {
+			continue
+		}
+		if seen && v != out {
+			return Inconsistent, true
+		}
+		out, seen = v, true
+	}
+	return out, seen
+}
+
+// tcs are the traffic classes: from the queues of the managed ports, or
+// from fabctl's own scheduler rows when there are none.
+func (db DB) tcs(ports []string) map[int]bool {
 	tcs := map[int]bool{}
 	for k := range db["QUEUE"] {
 		p, q, _ := strings.Cut(k, "|")
@@ -143,59 +163,82 @@ func (db DB) State(sw *intent.Switch) intent.State {
 			}
 		}
 	}
-	for tc := range tcs {
-		pre := "tc/" + strconv.Itoa(tc) + "/"
-		var sched, wred, pg []string
-		for _, p := range ports {
-			qrow := db["QUEUE"][p+"|"+strconv.Itoa(tc)]
-			sched = append(sched, deref("SCHEDULER", qrow["scheduler"]))
-			wred = append(wred, deref("WRED_PROFILE", qrow["wred_profile"]))
-			if r, ok := db["BUFFER_PG"][p+"|"+strconv.Itoa(tc)]; ok {
-				pg = append(pg, "true|"+deref("BUFFER_PROFILE", r["profile"]))
-			} else {
-				pg = append(pg, "false|")
-			}
+	return tcs
+}
+
+// readTC reads one traffic class across the managed ports' queues and
+// priority groups: scheduler, WRED/ECN, lossless and headroom.
+func (db DB) readTC(st intent.State, ports []string, tc int) {
+	pre := "tc/" + strconv.Itoa(tc) + "/"
+	var sched, wred, pg []string
+	for _, p := range ports {
+		qrow := db["QUEUE"][p+"|"+strconv.Itoa(tc)]
+		sched = append(sched, deref("SCHEDULER", qrow["scheduler"]))
+		wred = append(wred, deref("WRED_PROFILE", qrow["wred_profile"]))
+		if r, ok := db["BUFFER_PG"][p+"|"+strconv.Itoa(tc)]; ok {
+			pg = append(pg, "true|"+deref("BUFFER_PROFILE", r["profile"]))
+		} else {
+			pg = append(pg, "false|")
 		}
-		if len(ports) == 0 {
-			sched = []string{schedName(tc)}
-			if _, ok := db["WRED_PROFILE"][wredName(tc)]; ok {
-				wred = []string{wredName(tc)}
-			}
+	}
+	if len(ports) == 0 {
+		sched = []string{schedName(tc)}
+		if _, ok := db["WRED_PROFILE"][wredName(tc)]; ok {
+			wred = []string{wredName(tc)}
 		}
-		if s, ok := agree(sched); ok {
-			if s == Inconsistent {
-				st[pre+"sched"] = Inconsistent
-			} else if r := db["SCHEDULER"][s]; strings.EqualFold(r["type"], "STRICT") {
-				st[pre+"sched"] = "strict"
-			} else {
-				st[pre+"sched"] = "ets"
-				st[pre+"bandwidth"] = r["weight"]
-			}
+	}
+	db.readScheduler(st, pre, sched)
+	db.readWRED(st, pre, wred)
+	db.readPG(st, pre, pg)
+}
+
+// readScheduler reads the queues' scheduler (names per port).
+func (db DB) readScheduler(st intent.State, pre string, sched []string) {
+	if s, ok := agree(sched); ok {
+		if s == Inconsistent {
+			st[pre+"sched"] = Inconsistent
+		} else if r := db["SCHEDULER"][s]; strings.EqualFold(r["type"], "STRICT") {
+			st[pre+"sched"] = "strict"
+		} else {
+			st[pre+"sched"] = "ets"
+			st[pre+"bandwidth"] = r["weight"]
 		}
-		if w, ok := agree(wred); ok {
-			if w == Inconsistent {
-				st[pre+"ecn/min"] = Inconsistent
-			} else if r, ok := db["WRED_PROFILE"][w]; ok {
-				st[pre+"ecn/min"] = r["green_min_threshold"]
-				st[pre+"ecn/max"] = r["green_max_threshold"]
-				st[pre+"ecn/probability"] = normFloat(r["green_drop_probability"])
-			}
+	}
+}
+
+// readWRED reads the queues' WRED profile (names per port).
+func (db DB) readWRED(st intent.State, pre string, wred []string) {
+	if w, ok := agree(wred); ok {
+		if w == Inconsistent {
+			st[pre+"ecn/min"] = Inconsistent
+		} else if r, ok := db["WRED_PROFILE"][w]; ok {
+			st[pre+"ecn/min"] = r["green_min_threshold"]
+			st[pre+"ecn/max"] = r["green_max_threshold"]
+			st[pre+"ecn/probability"] = normFloat(r["green_drop_probability"])
 		}
-		st[pre+"lossless"] = "false"
-		if v, ok := agree(pg); ok {
-			lossless, profile, _ := strings.Cut(v, "|")
-			st[pre+"lossless"] = lossless
-			if v == Inconsistent {
-				st[pre+"lossless"] = Inconsistent
-			} else if lossless == "true" && profile != "NULL" && profile != "" {
-				if r, ok := db["BUFFER_PROFILE"][profile]; ok {
-					st["buffer/headroom"] = r["size"]
-				}
+	}
+}
+
+// readPG reads lossless and the headroom from the priority groups
+// ("lossless|profile" per port).
+func (db DB) readPG(st intent.State, pre string, pg []string) {
+	st[pre+"lossless"] = "false"
+	if v, ok := agree(pg); ok {
+		lossless, profile, _ := strings.Cut(v, "|")
+		st[pre+"lossless"] = lossless
+		if v == Inconsistent {
+			st[pre+"lossless"] = Inconsistent
+		} else if lossless == "true" && profile != "NULL" && profile != "" {
+			if r, ok := db["BUFFER_PROFILE"][profile]; ok {
+				st["buffer/headroom"] = r["size"]
 			}
 		}
 	}
+}
 
-	// PFC watchdog.
+// readWatchdog reads the PFC watchdog: the global poll interval and the
+// managed ports' common settings.
+func (db DB) readWatchdog(st intent.State, ports []string) {
 	if v, ok := db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]; ok {
 		st["pfcwd/poll"] = v + "ms"
 	}
@@ -213,7 +256,11 @@ func (db DB) State(sw *intent.Switch) intent.State {
 	if v, ok := agree(act); ok {
 		st["pfcwd/action"] = v
 	}
+}
 
+// readPorts reads the managed ports: MTU, PFC, watchdog, pause, trust,
+// cable length.
+func (db DB) readPorts(st intent.State, sw *intent.Switch, ports []string, trust string) {
 	byName := map[string]intent.Port{}
 	for _, p := range sw.Ports {
 		byName[p.Name] = p
@@ -245,7 +292,6 @@ func (db DB) State(sw *intent.Switch) intent.State {
 			}
 		}
 	}
-	return st
 }
 
 // cable reads "5m". CABLE_LENGTH holds whole metres: a desired 2.5 m is

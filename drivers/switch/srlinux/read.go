@@ -118,63 +118,94 @@ func readProfile(qos gc.Node, name string) (profile, bool) {
 // Decode normalises the Get results into fabctl's state paths for what
 // the switch intent manages.
 func (Platform) Decode(data map[string]any, sw *intent.Switch) intent.State {
-	st := intent.State{}
-	qos := gc.N(data["/qos"])
-	ifs := gc.N(map[string]any{"interface": data["/interface"]})
+	d := &decoder{st: intent.State{}, sw: sw, qos: gc.N(data["/qos"]), ifs: gc.N(map[string]any{"interface": data["/interface"]})}
+	d.readClassifiers()
+	d.findPorts()
+	schedules, tcs := d.readSchedules()
+	base, hasBase := readProfile(d.qos, PFCProfile)
+	d.readTCs(schedules, tcs, base)
+	d.readWatchdog(base, hasBase)
+	d.readHeadroom()
+	for _, name := range d.ports {
+		d.readPort(name)
+	}
+	return d.st
+}
 
-	trust := ""
-	if dp := qos.Get("classifiers").Entry("dscp-policy", "name", Policy); dp.Exists() && sw.Transport != spec.InfiniBand {
-		trust = spec.TrustDSCP
+// decoder reads the /qos and /interface trees, section by section, into st.
+type decoder struct {
+	st       intent.State
+	sw       *intent.Switch
+	qos, ifs gc.Node
+	trust    string // the switch-wide trust ("" when fabctl's classifier is not there)
+	// ports are the intent's ports that exist on the switch; qosIf their
+	// qos interface entries.
+	ports []string
+	qosIf map[string]gc.Node
+	// portProfile is the PFC mapping profile of each port with PFC on.
+	portProfile map[string]profile
+}
+
+// readClassifiers reads the trust and the DSCP classification.
+func (d *decoder) readClassifiers() {
+	if dp := d.qos.Get("classifiers").Entry("dscp-policy", "name", Policy); dp.Exists() && d.sw.Transport != spec.InfiniBand {
+		d.trust = spec.TrustDSCP
 		var t [64]int
 		for i := range t {
 			t[i] = -1 // not classified: never the desired value
 		}
 		for _, e := range dp.List("dscp") {
-			d, ok := e.Get("value").Int()
+			dscp, ok := e.Get("value").Int()
 			if !ok {
 				name, _ := e.Get("value").Ident()
 				n, known := phb[name]
-				d, ok = int64(n), known
+				dscp, ok = int64(n), known
 			}
 			f, _ := e.Get("forwarding-class").String()
 			tc, okTC := index(f, "fc")
 			if !okTC {
 				tc = -1
 			}
-			if ok && d >= 0 && d < 64 {
-				t[d] = tc
+			if ok && dscp >= 0 && dscp < 64 {
+				t[dscp] = tc
 			}
 		}
-		intent.PutDSCP(st, "", &t)
-	} else if qos.Get("classifiers").Entry("dot1p-policy", "name", Policy).Exists() {
-		trust = spec.TrustPCP
+		intent.PutDSCP(d.st, "", &t)
+	} else if d.qos.Get("classifiers").Entry("dot1p-policy", "name", Policy).Exists() {
+		d.trust = spec.TrustPCP
 	}
-	if trust != "" {
-		st["trust"] = trust
+	if d.trust != "" {
+		d.st["trust"] = d.trust
 	}
+}
 
-	var ports []string
-	qosIf := map[string]gc.Node{}
-	for _, p := range sw.Ports {
-		if ifs.Entry("interface", "name", p.Name).Exists() {
-			ports = append(ports, p.Name)
-			qosIf[p.Name] = qos.Get("interfaces").Entry("interface", "interface-id", p.Name)
+func (d *decoder) findPorts() {
+	d.qosIf = map[string]gc.Node{}
+	for _, p := range d.sw.Ports {
+		if d.ifs.Entry("interface", "name", p.Name).Exists() {
+			d.ports = append(d.ports, p.Name)
+			d.qosIf[p.Name] = d.qos.Get("interfaces").Entry("interface", "interface-id", p.Name)
 		}
 	}
+}
 
-	// Scheduling: from the policies the ports use, or fabctl's own.
-	schedules := map[string]map[int]string{}
-	policyOf := func(port string) string {
-		s, _ := qosIf[port].At("output", "scheduler", "scheduler-policy").String()
-		return s
-	}
-	tcs := map[int]bool{}
+// policyOf is the scheduler policy a port uses.
+func (d *decoder) policyOf(port string) string {
+	s, _ := d.qosIf[port].At("output", "scheduler", "scheduler-policy").String()
+	return s
+}
+
+// readSchedules reads the scheduling: from the policies the ports use,
+// or fabctl's own. It returns each policy's queue schedules ("strict" or
+// the weight) and the traffic classes they name.
+func (d *decoder) readSchedules() (schedules map[string]map[int]string, tcs map[int]bool) {
+	schedules, tcs = map[string]map[int]string{}, map[int]bool{}
 	addPolicy := func(name string) {
 		if _, done := schedules[name]; done {
 			return
 		}
 		out := map[int]string{}
-		pol := qos.Get("scheduler-policies").Entry("scheduler-policy", "name", name)
+		pol := d.qos.Get("scheduler-policies").Entry("scheduler-policy", "name", name)
 		for _, s := range pol.List("scheduler") {
 			prio, _ := s.Get("priority").Ident()
 			for _, in := range s.List("input") {
@@ -193,151 +224,170 @@ func (Platform) Decode(data map[string]any, sw *intent.Switch) intent.State {
 		}
 		schedules[name] = out
 	}
-	for _, p := range ports {
-		addPolicy(policyOf(p))
+	for _, p := range d.ports {
+		addPolicy(d.policyOf(p))
 	}
-	if len(ports) == 0 {
+	if len(d.ports) == 0 {
 		addPolicy(Policy)
 	}
+	return schedules, tcs
+}
 
-	base, hasBase := readProfile(qos, PFCProfile)
+// readTCs reads the traffic classes: scheduling, ECN, lossless.
+func (d *decoder) readTCs(schedules map[string]map[int]string, tcs map[int]bool, base profile) {
 	losslessTC := map[int]bool{}
 	for _, tc := range base.tcs {
 		losslessTC[tc] = true
 	}
 	want := map[int]*intent.ECN{}
-	for _, tc := range sw.TCs {
+	for _, tc := range d.sw.TCs {
 		want[tc.TC] = tc.ECN
 	}
 	for tc := range tcs {
 		pre := "tc/" + strconv.Itoa(tc) + "/"
 		var sched, prof []string
-		if len(ports) == 0 {
+		if len(d.ports) == 0 {
 			sched = []string{schedules[Policy][tc]}
 			prof = []string{ecnName(tc)}
 		}
-		for _, p := range ports {
-			s := schedules[policyOf(p)][tc]
+		for _, p := range d.ports {
+			s := schedules[d.policyOf(p)][tc]
 			if s == "" {
 				s = "none"
 			}
 			sched = append(sched, s)
-			pf, _ := qosIf[p].At("output", "queues").Entry("queue", "queue-name", queue(tc)).Get("queue-management-profile").String()
+			pf, _ := d.qosIf[p].At("output", "queues").Entry("queue", "queue-name", queue(tc)).Get("queue-management-profile").String()
 			if pf == "" {
 				pf = "-"
 			}
 			prof = append(prof, pf)
 		}
-		if s, ok := agree(sched); ok {
-			switch s {
-			case "strict", Inconsistent:
-				st[pre+"sched"] = s
-			case "none":
-				st[pre+"sched"] = Inconsistent
-			default:
-				st[pre+"sched"] = "ets"
-				st[pre+"bandwidth"] = s
-			}
-		}
-		if pf, ok := agree(prof); ok && pf != "-" {
-			if pf == Inconsistent {
-				st[pre+"ecn/min"] = Inconsistent
-			} else if min, max, prob, ok := readECN(qos, pf); ok {
-				st[pre+"ecn/min"] = min
-				st[pre+"ecn/max"] = max
-				st[pre+"ecn/probability"] = quantised(prob, want[tc])
-			}
-		}
-		st[pre+"lossless"] = strconv.FormatBool(losslessTC[tc])
+		d.readScheduler(pre, sched)
+		d.readQueueECN(pre, prof, want[tc])
+		d.st[pre+"lossless"] = strconv.FormatBool(losslessTC[tc])
 	}
+}
 
-	// Watchdog timers: the switch's profile and every profile a port
-	// uses, where deadlock detection is on.
+// readScheduler reads a traffic class's schedule across the ports.
+func (d *decoder) readScheduler(pre string, sched []string) {
+	if s, ok := agree(sched); ok {
+		switch s {
+		case "strict", Inconsistent:
+			d.st[pre+"sched"] = s
+		case "none":
+			d.st[pre+"sched"] = Inconsistent
+		default:
+			d.st[pre+"sched"] = "ets"
+			d.st[pre+"bandwidth"] = s
+		}
+	}
+}
+
+// readQueueECN reads a traffic class's queue-management profile across
+// the ports ("-": none).
+func (d *decoder) readQueueECN(pre string, prof []string, want *intent.ECN) {
+	if pf, ok := agree(prof); ok && pf != "-" {
+		if pf == Inconsistent {
+			d.st[pre+"ecn/min"] = Inconsistent
+		} else if min, max, prob, ok := readECN(d.qos, pf); ok {
+			d.st[pre+"ecn/min"] = min
+			d.st[pre+"ecn/max"] = max
+			d.st[pre+"ecn/probability"] = quantised(prob, want)
+		}
+	}
+}
+
+// readWatchdog reads the watchdog timers: the switch's profile and every
+// profile a port uses, where deadlock detection is on. It records the
+// ports' PFC profiles.
+func (d *decoder) readWatchdog(base profile, hasBase bool) {
 	var detect, recover []string
 	if hasBase && base.wd {
 		detect, recover = append(detect, base.detect), append(recover, base.recover)
 	}
-	portProfile := map[string]profile{}
-	for _, p := range ports {
-		pfc := qosIf[p].Get("pfc")
+	d.portProfile = map[string]profile{}
+	for _, p := range d.ports {
+		pfc := d.qosIf[p].Get("pfc")
 		if on, _ := pfc.Get("pfc-enable").Bool(); !on {
 			continue
 		}
 		name, _ := pfc.Get("pfc-mapping-profile").String()
-		pr, ok := readProfile(qos, name)
+		pr, ok := readProfile(d.qos, name)
 		if !ok {
 			continue
 		}
-		portProfile[p] = pr
+		d.portProfile[p] = pr
 		if pr.wd {
 			detect, recover = append(detect, pr.detect), append(recover, pr.recover)
 		}
 	}
 	if v, ok := agree(detect); ok {
-		st["pfcwd/detect"] = v
+		d.st["pfcwd/detect"] = v
 	}
 	if v, ok := agree(recover); ok {
-		st["pfcwd/restore"] = v
+		d.st["pfcwd/restore"] = v
 	}
+}
 
-	// Headroom: the buffer profile's PFC-reserved share, as bound on the
-	// PFC ports.
+// readHeadroom reads the buffer profile's PFC-reserved share, as bound
+// on the PFC ports.
+func (d *decoder) readHeadroom() {
 	var share []string
-	buf := qos.Get("buffer-management").Entry("buffer-allocation-profile", "name", BufferProfile)
+	buf := d.qos.Get("buffer-management").Entry("buffer-allocation-profile", "name", BufferProfile)
 	for _, q := range buf.Get("queues").List("pfc-queue") {
 		v, _ := q.Get("maximum-pfc-reserved-share-bytes").String()
 		share = append(share, v)
 	}
-	for p := range portProfile {
-		if b, _ := qosIf[p].At("input", "pfc-buffer-allocation-profile").String(); b != BufferProfile {
+	for p := range d.portProfile {
+		if b, _ := d.qosIf[p].At("input", "pfc-buffer-allocation-profile").String(); b != BufferProfile {
 			share = append(share, "unbound:"+p) // a PFC port without the profile: not the desired headroom
 		}
 	}
 	sort.Strings(share)
 	if v, ok := agree(share); ok && buf.Exists() {
-		st["buffer/headroom"] = v
+		d.st["buffer/headroom"] = v
 	}
+}
 
-	for _, name := range ports {
-		pre := "port/" + name + "/"
-		entry := ifs.Entry("interface", "name", name)
-		if mtu, ok := entry.Get("mtu").Int(); ok {
-			st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
-		}
-		fcRx, _ := entry.At("ethernet", "flow-control", "receive").Bool()
-		fcTx, _ := entry.At("ethernet", "flow-control", "transmit").Bool()
-		switch {
-		case fcRx == fcTx:
-			st[pre+"pause"] = strconv.FormatBool(fcRx)
-		default:
-			st[pre+"pause"] = Inconsistent // one direction only: fabctl sets both
-		}
-		pr, on := portProfile[name]
-		st[pre+"pfc"] = ""
-		st[pre+"pfcwd"] = "false"
-		if on {
-			st[pre+"pfc"] = setKey(pr.prios)
-			st[pre+"pfcwd"] = strconv.FormatBool(pr.wd)
-		}
-		cls := qosIf[name].At("input", "classifiers")
-		pt := "none"
-		d, _ := cls.Get("dscp-policy").String()
-		p1, _ := cls.Get("dot1p-policy").String()
-		switch {
-		case d == Policy && p1 == "":
-			pt = spec.TrustDSCP
-		case p1 == Policy && d == "":
-			pt = spec.TrustPCP
-		case d != "" || p1 != "":
-			pt = Inconsistent
-		}
-		// A device without fabctl's classifier has no switch-wide trust
-		// to differ from: an unbound port is then just unconfigured.
-		if pt != trust && (trust != "" || pt != "none") {
-			st[pre+"trust"] = pt
-		}
+// readPort reads one port: MTU, pause, PFC, watchdog, trust.
+func (d *decoder) readPort(name string) {
+	pre := "port/" + name + "/"
+	entry := d.ifs.Entry("interface", "name", name)
+	if mtu, ok := entry.Get("mtu").Int(); ok {
+		d.st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
 	}
-	return st
+	fcRx, _ := entry.At("ethernet", "flow-control", "receive").Bool()
+	fcTx, _ := entry.At("ethernet", "flow-control", "transmit").Bool()
+	switch {
+	case fcRx == fcTx:
+		d.st[pre+"pause"] = strconv.FormatBool(fcRx)
+	default:
+		d.st[pre+"pause"] = Inconsistent // one direction only: fabctl sets both
+	}
+	pr, on := d.portProfile[name]
+	d.st[pre+"pfc"] = ""
+	d.st[pre+"pfcwd"] = "false"
+	if on {
+		d.st[pre+"pfc"] = setKey(pr.prios)
+		d.st[pre+"pfcwd"] = strconv.FormatBool(pr.wd)
+	}
+	cls := d.qosIf[name].At("input", "classifiers")
+	pt := "none"
+	dp, _ := cls.Get("dscp-policy").String()
+	p1, _ := cls.Get("dot1p-policy").String()
+	switch {
+	case dp == Policy && p1 == "":
+		pt = spec.TrustDSCP
+	case p1 == Policy && dp == "":
+		pt = spec.TrustPCP
+	case dp != "" || p1 != "":
+		pt = Inconsistent
+	}
+	// A device without fabctl's classifier has no switch-wide trust
+	// to differ from: an unbound port is then just unconfigured.
+	if pt != d.trust && (d.trust != "" || pt != "none") {
+		d.st[pre+"trust"] = pt
+	}
 }
 
 // readECN reads an ECN (mark-only WRED) queue-management profile.

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -72,7 +73,7 @@ func measure(div int) (result, error) {
 	}
 
 	c0, t0 := cpuTime(), time.Now()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: src}}, spec.LoadOptions{})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: src}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	r.load, r.loadCPU = time.Since(t0), cpuTime()-c0
 	if diags.HasErrors() {
 		return r, fmt.Errorf("generated spec does not load: %v", diags)

@@ -1,0 +1,155 @@
+package drivers
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Transports a switch platform's driver manages it over: the values of a
+// spec switch's driver attribute.
+const (
+	TransportSSH  = "ssh"  // an SSH CLI session
+	TransportGNMI = "gnmi" // gNMI over TLS
+)
+
+// Platform is what code outside a switch driver's folder knows of its
+// platform: the spec loader, the testbeds (local emulators,
+// containerlab) and YANG validation read it. Each switch driver package
+// exports one (its Descriptor); drivers/builtin lists them. A platform's
+// facts are written there once.
+type Platform struct {
+	// Name is the spec's platform value and the driver registry key.
+	Name string
+	// New builds the platform's driver (drivers/builtin registers it
+	// under Name).
+	New Factory
+	// Transport is the driver a switch uses unless the spec sets one
+	// (TransportSSH or TransportGNMI).
+	Transport string
+	// YANG is the model set the driver's payload is validated against
+	// (zero: the payload is not YANG-modelled).
+	YANG YANGModels
+	// Ports is how the platform names its front-panel ports.
+	Ports PortNaming
+	// Emulator is the testbed emulator that plays the platform in the
+	// local testbed ("" none); testbed/local maps it to a constructor.
+	Emulator string
+	// EmulatorPorts is how many ports the emulator has when the spec's
+	// links need fewer.
+	EmulatorPorts int
+	// EmulatorInitial, when set, is the emulator's starting
+	// configuration (a gNMI target's JSON_IETF object): what the device
+	// has before fabctl configures it.
+	EmulatorInitial func() []byte
+	// ClabKind is the containerlab kind that plays the platform ("" none).
+	ClabKind string
+	// Clab is that kind's facts when this platform's folder defines it;
+	// nil when the kind is defined by another platform's (OpenConfig is
+	// played by SR Linux).
+	Clab *ClabKind
+}
+
+// Spec is the part of the platform the spec loader needs.
+func (p Platform) Spec() spec.PlatformInfo {
+	return spec.PlatformInfo{Name: p.Name, DefaultDriver: p.Transport}
+}
+
+// YANGModels names a model set under a --yang-dir.
+type YANGModels struct {
+	// Set is the model set and its sub-directory name ("sonic",
+	// "openconfig", "srlinux"); drivers.YANGPayload.Models names it.
+	Set string
+	// Marker is the set's top-level module file: a directory holding it
+	// holds the set.
+	Marker string
+	// ModulePrefix picks among same-named top-level nodes of the set
+	// (ietf-interfaces and openconfig-interfaces both define
+	// "interfaces"), as a device serving that origin does ("" none).
+	ModulePrefix string
+}
+
+// PortNaming is how a platform numbers its front-panel ports: Prefix,
+// then the port number; ports run First, First+Step, ...
+type PortNaming struct {
+	Prefix string
+	// OptionalSlot is an optional part after Prefix before the number
+	// (NX-OS "1/": Ethernet1/N; the emulators have slot 1 only).
+	OptionalSlot string
+	// Lane is the separator after the number that starts a breakout
+	// lane, which lives on the numbered port (Cumulus "s": swp1s0).
+	Lane  string
+	First int
+	Step  int
+}
+
+// Name is the name of the i-th port (from 0).
+func (n PortNaming) Name(i int) string {
+	return n.Prefix + strconv.Itoa(n.First+i*n.Step)
+}
+
+// Count is how many ports a port list needs so that port exists: the
+// port's position (from 1); ok is false when port is not named this way.
+func (n PortNaming) Count(port string) (int, bool) {
+	if !strings.HasPrefix(port, n.Prefix) {
+		return 0, false
+	}
+	num := strings.TrimPrefix(port, n.Prefix)
+	if n.OptionalSlot != "" {
+		num = strings.TrimPrefix(num, n.OptionalSlot)
+	}
+	if n.Lane != "" {
+		num, _, _ = strings.Cut(num, n.Lane)
+	}
+	v, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, false
+	}
+	step := n.Step
+	if step <= 0 {
+		step = 1
+	}
+	return (v-n.First)/step + 1, true
+}
+
+// ClabKind is what fabctl knows of one containerlab kind: the image it
+// defaults to, the node type, how the kind names a spec port in the
+// topology file, how many data ports its image has, and how fabctl logs
+// into it.
+type ClabKind struct {
+	Name  string
+	Image string
+	Type  string
+	// IfName translates a spec port name into the kind's interface name
+	// in the topology file.
+	IfName func(port string) (string, error)
+	// Ports is the number of data ports the default image has (0: no
+	// fixed number); a spec port beyond it gets a warning.
+	Ports int
+	// Index is a port's number among the image's data ports (1-based)
+	// for the Ports check.
+	Index func(clabIf string) int
+	// User is the kind's default login; PasswordEnv the variable the
+	// generated credentials read its password from.
+	User, PasswordEnv string
+	// GNMI: fabctl drives the kind over gNMI (port 57400, TLS from the
+	// lab's CA) instead of SSH.
+	GNMI bool
+	// VM: a vrnetlab virtual machine in a container (needs KVM).
+	VM bool
+}
+
+var clabEthNumRe = regexp.MustCompile(`^eth(\d+)`)
+
+// ClabEthIndex is the number of a containerlab ethN interface name, the
+// ClabKind.Index of kinds whose data ports are eth1, eth2, ...
+func ClabEthIndex(s string) int {
+	m := clabEthNumRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

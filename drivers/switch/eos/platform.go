@@ -1,0 +1,37 @@
+package eos
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/fabctl/fabctl/drivers"
+)
+
+// Descriptor is the EOS platform as the spec loader and the testbeds see
+// it.
+var Descriptor = drivers.Platform{
+	Name:      Name,
+	New:       New,
+	Transport: drivers.TransportSSH,
+	// Ethernet1, Ethernet2, ... (Ethernet1/2 is a split lane).
+	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 1, Step: 1},
+	Emulator:      "eos",
+	EmulatorPorts: 8,
+	ClabKind:      "arista_ceos",
+	// cEOS: ethN is EthernetN, ethC_L the port-split EthernetC/L.
+	Clab: &drivers.ClabKind{Name: "arista_ceos", Image: "ceos:4.32.2F", IfName: clabIf,
+		User: "admin", PasswordEnv: "FABCTL_CLAB_CEOS_PASSWORD"},
+}
+
+var clabPortRe = regexp.MustCompile(`^Ethernet([1-9]\d*)(?:/([1-9]\d*))?$`)
+
+func clabIf(p string) (string, error) {
+	m := clabPortRe.FindStringSubmatch(p)
+	if m == nil {
+		return "", fmt.Errorf("cEOS ports are Ethernet<N> or Ethernet<N>/<lane>, N from 1")
+	}
+	if m[2] != "" {
+		return "eth" + m[1] + "_" + m[2], nil
+	}
+	return "eth" + m[1], nil
+}

@@ -1,0 +1,40 @@
+package nxos
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/fabctl/fabctl/drivers"
+)
+
+// Descriptor is the NX-OS platform as the spec loader and the testbeds
+// see it.
+var Descriptor = drivers.Platform{
+	Name:      Name,
+	New:       New,
+	Transport: drivers.TransportSSH,
+	// Ethernet1/1, Ethernet1/2, ... (the emulator has slot 1 only).
+	Ports:         drivers.PortNaming{Prefix: "Ethernet", OptionalSlot: "1/", First: 1, Step: 1},
+	Emulator:      "nxos",
+	EmulatorPorts: 8,
+	ClabKind:      "cisco_n9kv",
+	// Nexus 9000v (vrnetlab): ethN is Ethernet1/N, 64 ports; breakout
+	// ports (Ethernet1/C/N) do not exist on it.
+	Clab: &drivers.ClabKind{Name: "cisco_n9kv", Image: "vrnetlab/cisco_n9kv:10.4.3", IfName: clabIf, Ports: 64, Index: drivers.ClabEthIndex,
+		User: "admin", PasswordEnv: "FABCTL_CLAB_N9KV_PASSWORD", VM: true},
+}
+
+var (
+	clabPortRe     = regexp.MustCompile(`^Ethernet1/([1-9]\d*)$`)
+	clabBreakoutRe = regexp.MustCompile(`^Ethernet1/\d+/\d+$`)
+)
+
+func clabIf(p string) (string, error) {
+	if m := clabPortRe.FindStringSubmatch(p); m != nil {
+		return "eth" + m[1], nil
+	}
+	if clabBreakoutRe.MatchString(p) {
+		return "", fmt.Errorf("the Nexus 9000v has no breakout ports (Ethernet1/<cage>/<n>), only Ethernet1/1-64")
+	}
+	return "", fmt.Errorf("Nexus 9000v ports are Ethernet1/<N>")
+}

@@ -1,0 +1,45 @@
+package srlinux
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/fabctl/fabctl/drivers"
+)
+
+// Descriptor is the SR Linux platform as the spec loader, the testbeds
+// and YANG validation see it.
+var Descriptor = drivers.Platform{
+	Name:      Name,
+	New:       New,
+	Transport: drivers.TransportGNMI,
+	YANG:      drivers.YANGModels{Set: "srlinux", Marker: "srl_nokia-qos.yang", ModulePrefix: "srl_nokia-"},
+	// ethernet-1/1, ethernet-1/2, ... (the gNMI target has slot 1 only).
+	Ports:         drivers.PortNaming{Prefix: "ethernet-1/", First: 1, Step: 1},
+	Emulator:      "gnmi",
+	EmulatorPorts: 4,
+	// SR Linux starts with its system-reserved forwarding classes and
+	// queues, which the driver refers to.
+	EmulatorInitial: SystemDefaults,
+	ClabKind:        "nokia_srlinux",
+	// SR Linux (which also plays the openconfig platform): e1-N is
+	// ethernet-1/N, e1-C-N the breakout ethernet-1/C/N. Nokia documents
+	// PFC on the 7220 IXR-H4/H5/D4/D5 and 7250 IXR only, not on
+	// containerlab's default ixr-d2l: the IXR-D5 type has the PFC data
+	// model (srl_nokia-qos pfc) fabctl renders.
+	Clab: &drivers.ClabKind{Name: "nokia_srlinux", Image: "ghcr.io/nokia/srlinux:latest", Type: "ixr-d5",
+		IfName: clabIf, User: "admin", PasswordEnv: "FABCTL_CLAB_SRLINUX_PASSWORD", GNMI: true},
+}
+
+var clabPortRe = regexp.MustCompile(`^ethernet-(\d+)/(\d+)(?:/(\d+))?$`)
+
+func clabIf(p string) (string, error) {
+	m := clabPortRe.FindStringSubmatch(p)
+	if m == nil {
+		return "", fmt.Errorf("SR Linux ports are ethernet-<slot>/<port>[/<breakout>]")
+	}
+	if m[3] != "" {
+		return "e" + m[1] + "-" + m[2] + "-" + m[3], nil
+	}
+	return "e" + m[1] + "-" + m[2], nil
+}
