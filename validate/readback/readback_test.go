@@ -8,6 +8,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -37,15 +38,6 @@ host "h2" {
 }
 `
 
-func load(t *testing.T, src string) *spec.Spec {
-	t.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	return s
-}
-
 // applied is a memory store holding every device's desired state, and a
 // registry of memory drivers over it.
 func applied(t *testing.T, s *spec.Spec) (*memory.Store, *drivers.Registry) {
@@ -64,7 +56,7 @@ func applied(t *testing.T, s *spec.Spec) (*memory.Store, *drivers.Registry) {
 }
 
 func TestRun(t *testing.T) {
-	s := load(t, src)
+	s := testutil.LoadSrc(t, src)
 	store, reg := applied(t, s)
 	ctx := context.Background()
 
@@ -104,7 +96,7 @@ func TestRun(t *testing.T) {
 
 // A spec without devices is skipped, not passed.
 func TestRunNoDevices(t *testing.T) {
-	s := load(t, "fabric \"t\" {\n  transport = \"rocev2\"\n  mtu = 9000\n}\n")
+	s := testutil.LoadSrc(t, "fabric \"t\" {\n  transport = \"rocev2\"\n  mtu = 9000\n}\n")
 	_, reg := applied(t, s)
 	rb := Run(context.Background(), s, reg, Options{})
 	if rb.Skipped == "" || rb.Failed() || len(rb.Devices) != 0 {
