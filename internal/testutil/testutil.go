@@ -3,7 +3,7 @@
 // need privileges or reference material, ../shared lookups, spec loading,
 // command and namespace helpers, CPU time for benchmarks. It is a normal
 // package so that it compiles once, but only _test.go files (and test rig
-// packages such as drivers/switch/switchtest) import it.
+// packages such as internal/switchtest) import it.
 //
 // It imports spec but not intent, so every package's tests may use it
 // except spec's own internal (package spec) tests, which would make a

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/internal/testutil"
 )
 

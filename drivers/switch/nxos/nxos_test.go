@@ -11,9 +11,9 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
-	"github.com/fabctl/fabctl/drivers/switch/switchtest"
+	"github.com/fabctl/fabctl/internal/switchtest"
 )
 
 // FuzzReadJSON feeds arbitrary Get answers to the reader: it must return

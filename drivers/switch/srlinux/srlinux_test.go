@@ -7,8 +7,8 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
-	"github.com/fabctl/fabctl/drivers/switch/switchtest"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 )
 

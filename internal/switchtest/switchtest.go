@@ -1,4 +1,5 @@
-// Package switchtest is the test rig the SSH CLI switch drivers share:
+// Package switchtest is the test rig the switch drivers share (it runs the
+// engine, so it lives outside drivers/ and only tests import it):
 // load a spec, point one of its switches at an emulator over real SSH
 // (fresh host key in a known_hosts file, password from a secret
 // reference), and plan it through the driver. Tests only.
