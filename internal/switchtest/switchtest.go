@@ -23,7 +23,7 @@ import (
 // MixedQoS is the test spec whose leaves (one per SSH CLI platform) have
 // host-facing and fabric-facing ports of different QoS shapes, as a path
 // from a driver package's directory (drivers/switch/<platform>).
-const MixedQoS = "../switchtest/testdata/mixedqos"
+const MixedQoS = "../../../internal/switchtest/testdata/mixedqos"
 
 // Password is the emulators' password; PasswordEnv the variable the test
 // specs' credentials reference.
