@@ -1,0 +1,257 @@
+package layering
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fabctl/fabctl"
+
+// pkg is the part of `go list -json` this test reads.
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// listPackages runs the real `go list` over the module, so the test sees
+// exactly what the build sees (build tags included: verbs is listed too).
+func listPackages(t *testing.T, tags string) []pkg {
+	t.Helper()
+	args := []string{"list", "-json=ImportPath,Imports,Deps,TestImports,XTestImports"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, module+"/...")
+	cmd := exec.Command("go", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, errb.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		p.ImportPath = rel(p.ImportPath)
+		p.Imports = own(p.Imports)
+		p.Deps = own(p.Deps)
+		p.TestImports = own(p.TestImports)
+		p.XTestImports = own(p.XTestImports)
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found only %d packages: is the test running inside the module?", len(pkgs))
+	}
+	return pkgs
+}
+
+func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+
+// own keeps the module's own packages, relative to the module root.
+func own(paths []string) []string {
+	var r []string
+	for _, p := range paths {
+		if p == module || strings.HasPrefix(p, module+"/") {
+			r = append(r, rel(p))
+		}
+	}
+	return r
+}
+
+// under reports whether p is the package prefix or inside it.
+func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+
+func anyUnder(p string, prefixes []string) bool {
+	for _, q := range prefixes {
+		if under(p, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTestRig: a package whose name ends in "test" (switchtest, sshdtest,
+// testutil...) exists for tests; it may reach further than its neighbours
+// but only test files may import it.
+func isTestRig(p string) bool {
+	b := path.Base(p)
+	return strings.HasSuffix(b, "test") || b == "testutil"
+}
+
+// Every package of the module matches the rule with the longest prefix;
+// it may import (outside its tests) only the module packages that rule
+// allows. "x" allows x and everything under it, "=x" only x itself, and
+// "internal" the shared internal packages (internal/cli and test rigs
+// excluded: they have rules of their own below). A package no rule covers
+// fails the test, so a new top-level folder must say where it stands.
+var rules = []struct {
+	pkg string
+	may []string
+}{
+	{"cmd/fabctl", []string{"internal/cli"}},
+	{"internal/cli", []string{"*"}}, // the CLI wires everything
+	{"spec", []string{"spec", "internal"}},
+	{"intent", []string{"spec", "internal"}},
+	{"yangval", []string{"internal"}},
+	// Drivers: the contract, other drivers' shared cores, transports, the
+	// intent model and YANG checks; never the engine (plan, apply,
+	// validate, agent) and never a testbed.
+	{"drivers", []string{"drivers", "intent", "spec", "yangval", "internal"}},
+	{"drivers/transport", []string{"drivers/transport", "=drivers", "spec", "yangval", "internal"}},
+	{"plan", []string{"=drivers", "intent", "spec", "internal"}},
+	{"apply", []string{"plan", "=drivers", "intent", "spec", "internal"}},
+	{"validate/lint", []string{"intent", "spec", "internal"}},
+	{"validate/verbs", []string{"spec", "internal"}},
+	{"validate/readback", []string{"plan", "=drivers", "intent", "spec", "internal"}},
+	{"validate/traffic", []string{"validate/verbs", "plan", "=drivers", "intent", "spec", "internal"}},
+	// The agent is the engine on a host: it plans and applies through the
+	// host driver it serves and runs traffic steps.
+	{"agent", []string{"apply", "plan", "validate/traffic", "=drivers", "drivers/host", "intent", "spec", "internal"}},
+	{"testbed", []string{"testbed", "drivers", "intent", "spec", "yangval", "internal"}},
+	{"internal", []string{"internal", "spec", "intent"}},
+	{"internal/fabgen/cmd/podbench", []string{"internal/fabgen", "drivers/builtin", "spec", "validate/lint"}},
+	{"examples", nil}, // tests only
+}
+
+func ruleFor(p string) (may []string, ok bool) {
+	best := -1
+	for i, r := range rules {
+		if under(p, r.pkg) && (best < 0 || len(r.pkg) > len(rules[best].pkg)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, false
+	}
+	return rules[best].may, true
+}
+
+// allowed reports whether a package under a rule may import imp.
+func allowed(may []string, imp string) bool {
+	for _, m := range may {
+		switch {
+		case m == "*":
+			return true
+		case strings.HasPrefix(m, "="):
+			if imp == m[1:] {
+				return true
+			}
+		case m == "internal":
+			if under(imp, "internal") && !under(imp, "internal/cli") && !isTestRig(imp) {
+				return true
+			}
+		case under(imp, m):
+			return true
+		}
+	}
+	return false
+}
+
+func TestLayering(t *testing.T) {
+	for _, tags := range []string{"", "verbs"} {
+		pkgs := listPackages(t, tags)
+		for _, p := range pkgs {
+			may, ok := ruleFor(p.ImportPath)
+			if !ok {
+				t.Errorf("%s: no layering rule covers this package; add it to rules in internal/layering and to docs/architecture.md", p.ImportPath)
+				continue
+			}
+			if isTestRig(p.ImportPath) {
+				continue // test rigs may reach further; only tests import them (below)
+			}
+			for _, imp := range p.Imports {
+				if !allowed(may, imp) {
+					t.Errorf("%s imports %s, against the layering (tags %q): see docs/architecture.md", p.ImportPath, imp, tags)
+				}
+			}
+		}
+	}
+}
+
+// Only cmd/fabctl imports the CLI, and only tests (or other test rigs)
+// import a test rig: from tests too, nothing else may reach internal/cli.
+func TestNothingImportsTheCLI(t *testing.T) {
+	for _, p := range listPackages(t, "verbs") {
+		all := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
+		for _, imp := range all {
+			if under(imp, "internal/cli") && p.ImportPath != "cmd/fabctl" && !under(p.ImportPath, "internal/cli") {
+				t.Errorf("%s imports %s: only cmd/fabctl may", p.ImportPath, imp)
+			}
+		}
+		if isTestRig(p.ImportPath) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if isTestRig(imp) {
+				t.Errorf("%s imports the test rig %s outside its tests", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// Drivers never reach the engine, not even transitively.
+func TestDriversDoNotReachTheEngine(t *testing.T) {
+	engine := []string{"plan", "apply", "validate", "agent", "testbed", "internal/cli"}
+	for _, p := range listPackages(t, "verbs") {
+		if !under(p.ImportPath, "drivers") || isTestRig(p.ImportPath) {
+			continue
+		}
+		var bad []string
+		for _, d := range p.Deps {
+			if anyUnder(d, engine) {
+				bad = append(bad, d)
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s depends on the engine: %s", p.ImportPath, strings.Join(bad, ", "))
+		}
+	}
+}
+
+// The rule engine itself: a table of verdicts, so a mistake in allowed
+// cannot make every check pass.
+func TestAllowed(t *testing.T) {
+	cases := []struct {
+		pkg, imp string
+		want     bool
+	}{
+		{"drivers/switch/eos", "drivers/switch/clicore", true},
+		{"drivers/switch/eos", "plan", false},
+		{"drivers/switch/eos", "internal/cli", false},
+		{"drivers/switch/eos", "internal/switchtest", false},
+		{"drivers/switch/eos", "internal/jsontree", true},
+		{"drivers/transport/ssh", "drivers/host", false},
+		{"plan", "drivers", true},
+		{"plan", "drivers/host", false},
+		{"apply", "validate/lint", false},
+		{"spec", "drivers", false},
+		{"agent", "drivers/host", true},
+		{"agent", "drivers/switch/eos", false},
+		{"internal/cli", "testbed/local", true},
+		{"cmd/fabctl", "plan", false},
+	}
+	for _, c := range cases {
+		may, ok := ruleFor(c.pkg)
+		if !ok {
+			t.Fatalf("no rule for %s", c.pkg)
+		}
+		if got := allowed(may, c.imp); got != c.want {
+			t.Errorf("%s may import %s: got %v, want %v", c.pkg, c.imp, got, c.want)
+		}
+	}
+}
