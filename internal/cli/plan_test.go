@@ -15,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -324,7 +325,7 @@ func TestPlanTargeting(t *testing.T) {
 		}
 	}
 	js, _, _ := fx.plan(t, "--json", "--target", "role:spine")
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestPlanDisruptiveAlwaysListed(t *testing.T) {
 	fx := loadPlanFixture(t, "testbed-empty")
 	// Make every PFC path disruptive on empty devices: many adds per device.
 	out, _, _ := fx.plan(t)
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	js, _, _ := fx.plan(t, "--json")
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
@@ -499,7 +500,7 @@ func TestShowStalePlanWarnsAndRenders(t *testing.T) {
 	if code := runCLI(f, "show", "--json", file); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
