@@ -2,7 +2,8 @@
 // per-device intent, reads every device's live state through its driver
 // (in parallel), diffs desired against live, and asks each driver for the
 // native change list. A Plan can be saved (planfile.go), shown, and applied
-// by package apply.
+// by package apply. The package is the planner, the plan model and the
+// saved plan file; its human, markdown and JSON views are in internal/cli/view.
 package plan
 
 import (
@@ -130,6 +131,40 @@ func (p *Plan) Counts() Counts {
 		}
 	}
 	return c
+}
+
+// DeviceCounts are one device's change counts.
+type DeviceCounts struct {
+	Add        int `json:"add"`
+	Change     int `json:"change"`
+	Remove     int `json:"remove"`
+	Disruptive int `json:"disruptive"`
+}
+
+// Counts totals a device's changes.
+func (d *DevicePlan) Counts() DeviceCounts {
+	var c DeviceCounts
+	for _, ch := range d.Changes {
+		switch ch.Action {
+		case intent.Create:
+			c.Add++
+		case intent.Update:
+			c.Change++
+		case intent.Delete:
+			c.Remove++
+		}
+		if ch.Disruptive != "" {
+			c.Disruptive++
+		}
+	}
+	return c
+}
+
+// Unchanged is the number of desired settings the device already has
+// (exactly or within tolerance).
+func (d *DevicePlan) Unchanged() int {
+	c := d.Counts()
+	return max(0, len(d.Desired)-c.Add-c.Change)
 }
 
 // HasChanges reports whether any device would change.

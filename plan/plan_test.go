@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -132,5 +134,63 @@ func TestSavedPlan(t *testing.T) {
 	}
 	if _, err := Decode([]byte("{}"), "p.fab"); err == nil {
 		t.Errorf("empty plan accepted")
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	in := []string{"leaf10", "leaf2", "leaf1", "spine1", "port/Ethernet12/mtu", "port/Ethernet4/mtu", "leaf02", "a", ""}
+	sort.Slice(in, func(i, j int) bool { return NaturalLess(in[i], in[j]) })
+	want := []string{"", "a", "leaf1", "leaf02", "leaf2", "leaf10", "port/Ethernet4/mtu", "port/Ethernet12/mtu", "spine1"}
+	if !reflect.DeepEqual(in, want) {
+		t.Errorf("got %q", in)
+	}
+	// Total order: different strings are never equal.
+	if NaturalLess("leaf2", "leaf02") == NaturalLess("leaf02", "leaf2") {
+		t.Error("leaf2 and leaf02 compare equal")
+	}
+}
+
+// TestSlashedPortNames: EOS, NX-OS and SR Linux port names contain '/';
+// a setting of a port the spec does not name is never removed, and the
+// port's own settings are diffed as usual.
+func TestSlashedPortNames(t *testing.T) {
+	desired := intent.State{"port/Ethernet1/1/mtu": "9000", "port/Ethernet1/1/pfc": "3"}
+	live := intent.State{"port/Ethernet1/1/mtu": "9000", "port/Ethernet1/1/pause": "true", "port/Ethernet1/5/mtu": "1500"}
+	var got []string
+	for _, c := range intent.Diff(desired, live, nil) {
+		got = append(got, string(c.Action)+c.Path)
+	}
+	want := []string{"-port/Ethernet1/1/pause", "+port/Ethernet1/1/pfc"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("diff %q, want %q (Ethernet1/5 is not in the spec and must not be touched)", got, want)
+	}
+}
+
+func TestMakeToleratedAndOrder(t *testing.T) {
+	s, f, store, reg := setup(t)
+	for _, u := range Units(f) {
+		store.Set(u.Device.Name, u.State)
+	}
+	st := store.Get("leaf1")
+	st["tc/3/ecn/min"] = "146480" // quantised: 2.3 % off
+	st["port/Ethernet1/mtu"] = "1500"
+	store.Set("leaf1", st)
+	p := Make(context.Background(), s, f, reg, Options{})
+	var order []string
+	for _, d := range p.Devices {
+		order = append(order, d.Address)
+	}
+	if want := []string{"switch.leaf1", "switch.spine1", "host.h1"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("device order %q, want %q", order, want)
+	}
+	d := p.Device("leaf1")
+	if len(d.Changes) != 1 || d.Changes[0].Path != "port/Ethernet1/mtu" {
+		t.Errorf("changes %+v", d.Changes)
+	}
+	if len(d.Tolerated) != 1 || d.Tolerated[0].Path != "tc/3/ecn/min" || d.Tolerated[0].Before != "146480" || d.Tolerated[0].After != "150000" {
+		t.Errorf("tolerated %+v", d.Tolerated)
+	}
+	if p.FabricDevices != 3 || d.Unchanged() != len(d.Desired)-1 {
+		t.Errorf("fabric devices %d, unchanged %d of %d", p.FabricDevices, d.Unchanged(), len(d.Desired))
 	}
 }

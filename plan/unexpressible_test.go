@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -51,18 +50,7 @@ func TestUnexpressible(t *testing.T) {
 	if p.HasChanges() {
 		t.Errorf("plan does not converge: %+v", p.Counts())
 	}
-	var b bytes.Buffer
-	if err := WriteHuman(&b, p, ViewOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "Not expressible on these platforms") || !strings.Contains(b.String(), "port/Ethernet0/cable") {
-		t.Errorf("human view:\n%s", b.String())
-	}
-	b.Reset()
-	if err := WriteMarkdown(&b, p, ViewOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "Not expressible") {
-		t.Errorf("markdown view lacks the section")
+	if u := p.Device("leaf1").Unexpressible; len(u) != 2 || !strings.HasSuffix(u[0].Path, "/cable") {
+		t.Errorf("converged plan lost the unexpressible settings: %+v", u)
 	}
 }

@@ -3,131 +3,273 @@ package spec
 import "github.com/hashicorp/hcl/v2"
 
 // Effective values: what a device ends up with once fabric defaults,
-// device overrides and port/NIC overrides are combined. The planner's
-// compiler and the lint rules both use these, so they agree.
+// device overrides and port/NIC overrides are combined. This file is the
+// one definition of each value's precedence: the planner's compiler asks
+// for the value, the lint rules also for its Origin (where it was set) so
+// that a finding points at the attribute to change. Each value's
+// precedence is one small unexported function that returns the Level the
+// value is set at; the value accessor reads the value at that level, the
+// Origin accessor names it. Both are cheap enough for every port of a
+// large fabric.
+//
+// A nil port or NIC stands for one that sets nothing itself: the value it
+// inherits from its switch or the fabric.
+
+// Level is where an effective value was set, innermost first.
+type Level uint8
+
+const (
+	// FromObject: the port's, NIC's or host's own attribute.
+	FromObject Level = iota
+	// FromSwitch: the switch's attribute, which its ports inherit.
+	FromSwitch
+	// FromFabric: the fabric's attribute, set or defaulted.
+	FromFabric
+	// FromClasses: derived from the traffic classes (no attribute sets
+	// it): the PFC set from the lossless classes, the ToS from the first
+	// RDMA class.
+	FromClasses
+)
+
+// Origin says where an effective value came from. It is cheap to get (no
+// lookup until Range is asked for), so rules may ask it for every port.
+type Origin struct {
+	Level Level
+	src   *Source // the block whose attribute set the value
+	attr  string  // that attribute; "" for a value derived from the classes
+}
+
+// Range is the expression of the attribute that set the value; for a
+// fabric default, the block header of the block that would set it (the
+// fabric, or its pfc_watchdog block); for a value derived from the
+// classes, the fabric's block header.
+func (o Origin) Range() hcl.Range {
+	switch {
+	case o.src == nil:
+		return hcl.Range{}
+	case o.attr == "":
+		return o.src.Block
+	}
+	return o.src.Attr(o.attr)
+}
+
+// portOrigin is the Origin of a port's setting attr at level l.
+func (s *Spec) portOrigin(l Level, sw *Switch, p *Port, attr string) Origin {
+	switch l {
+	case FromObject:
+		return Origin{l, &p.Src, attr}
+	case FromSwitch:
+		return Origin{l, &sw.Src, attr}
+	}
+	return s.fabricOrigin(l, attr)
+}
+
+// nicOrigin is the Origin of a NIC's setting attr at level l.
+func (s *Spec) nicOrigin(l Level, n *NIC, attr string) Origin {
+	if l == FromObject {
+		return Origin{l, &n.Src, attr}
+	}
+	return s.fabricOrigin(l, attr)
+}
+
+func (s *Spec) fabricOrigin(l Level, attr string) Origin {
+	if l == FromClasses {
+		return Origin{l, &s.Fabric.Src, ""}
+	}
+	return Origin{l, &s.Fabric.Src, attr}
+}
+
+func portMTULevel(sw *Switch, p *Port) Level {
+	switch {
+	case p != nil && p.MTU != 0:
+		return FromObject
+	case sw.MTU != 0:
+		return FromSwitch
+	}
+	return FromFabric
+}
 
 // PortMTU is the IP MTU of a switch port.
 func (s *Spec) PortMTU(sw *Switch, p *Port) int {
-	switch {
-	case p != nil && p.MTU != 0:
+	switch portMTULevel(sw, p) {
+	case FromObject:
 		return p.MTU
-	case sw.MTU != 0:
+	case FromSwitch:
 		return sw.MTU
 	}
 	return s.Fabric.MTU
 }
 
-// PortMTUSource is the range of the setting PortMTU came from.
-func (s *Spec) PortMTUSource(sw *Switch, p *Port) hcl.Range {
-	switch {
-	case p != nil && p.MTU != 0:
-		return p.Src.Attr("mtu")
-	case sw.MTU != 0:
-		return sw.Src.Attr("mtu")
+// PortMTUOrigin says where PortMTU comes from.
+func (s *Spec) PortMTUOrigin(sw *Switch, p *Port) Origin {
+	return s.portOrigin(portMTULevel(sw, p), sw, p, "mtu")
+}
+
+func nicMTULevel(n *NIC) Level {
+	if n != nil && n.MTU != 0 {
+		return FromObject
 	}
-	return s.Fabric.Src.Attr("mtu")
+	return FromFabric
 }
 
 // NICMTU is the IP MTU of a host NIC.
 func (s *Spec) NICMTU(n *NIC) int {
-	if n.MTU != 0 {
+	if nicMTULevel(n) == FromObject {
 		return n.MTU
 	}
 	return s.Fabric.MTU
 }
 
-// NICMTUSource is the range of the setting NICMTU came from.
-func (s *Spec) NICMTUSource(n *NIC) hcl.Range {
-	if n.MTU != 0 {
-		return n.Src.Attr("mtu")
-	}
-	return s.Fabric.Src.Attr("mtu")
+// NICMTUOrigin says where NICMTU comes from.
+func (s *Spec) NICMTUOrigin(n *NIC) Origin {
+	return s.nicOrigin(nicMTULevel(n), n, "mtu")
 }
 
-// PortPFC is the PFC enable set of a switch port.
-func (s *Spec) PortPFC(sw *Switch, p *Port) []int {
+func portPFCLevel(sw *Switch, p *Port) Level {
 	switch {
 	case p != nil && p.PFC != nil:
-		return p.PFC
+		return FromObject
 	case sw.PFC != nil:
+		return FromSwitch
+	}
+	return FromClasses
+}
+
+// PortPFC is the PFC enable set of a switch port. Callers must not modify
+// it.
+func (s *Spec) PortPFC(sw *Switch, p *Port) []int {
+	switch portPFCLevel(sw, p) {
+	case FromObject:
+		return p.PFC
+	case FromSwitch:
 		return sw.PFC
 	}
 	return s.LosslessPriorities()
 }
 
-// PortPFCSource is the range of the setting PortPFC came from.
-func (s *Spec) PortPFCSource(sw *Switch, p *Port) hcl.Range {
-	switch {
-	case p != nil && p.PFC != nil:
-		return p.Src.Attr("pfc")
-	case sw.PFC != nil:
-		return sw.Src.Attr("pfc")
-	}
-	return s.Fabric.Src.Block
+// PortPFCOrigin says where PortPFC comes from.
+func (s *Spec) PortPFCOrigin(sw *Switch, p *Port) Origin {
+	return s.portOrigin(portPFCLevel(sw, p), sw, p, "pfc")
 }
 
-// NICPFC is the PFC enable set of a host NIC.
+func nicPFCLevel(n *NIC) Level {
+	if n != nil && n.PFC != nil {
+		return FromObject
+	}
+	return FromClasses
+}
+
+// NICPFC is the PFC enable set of a host NIC. Callers must not modify it.
 func (s *Spec) NICPFC(n *NIC) []int {
-	if n.PFC != nil {
+	if nicPFCLevel(n) == FromObject {
 		return n.PFC
 	}
 	return s.LosslessPriorities()
 }
 
-// PortTrust is the trust mode of a switch port.
-func (s *Spec) PortTrust(sw *Switch, p *Port) string {
+// NICPFCOrigin says where NICPFC comes from.
+func (s *Spec) NICPFCOrigin(n *NIC) Origin {
+	return s.nicOrigin(nicPFCLevel(n), n, "pfc")
+}
+
+func portTrustLevel(sw *Switch, p *Port) Level {
 	switch {
 	case p != nil && p.Trust != "":
-		return p.Trust
+		return FromObject
 	case sw.Trust != "":
+		return FromSwitch
+	}
+	return FromFabric
+}
+
+// PortTrust is the trust mode of a switch port.
+func (s *Spec) PortTrust(sw *Switch, p *Port) string {
+	switch portTrustLevel(sw, p) {
+	case FromObject:
+		return p.Trust
+	case FromSwitch:
 		return sw.Trust
 	}
 	return s.Fabric.Trust
 }
 
-// PortTrustSource is the range of the setting PortTrust came from.
-func (s *Spec) PortTrustSource(sw *Switch, p *Port) hcl.Range {
-	switch {
-	case p != nil && p.Trust != "":
-		return p.Src.Attr("trust")
-	case sw.Trust != "":
-		return sw.Src.Attr("trust")
+// PortTrustOrigin says where PortTrust comes from.
+func (s *Spec) PortTrustOrigin(sw *Switch, p *Port) Origin {
+	return s.portOrigin(portTrustLevel(sw, p), sw, p, "trust")
+}
+
+func nicTrustLevel(n *NIC) Level {
+	if n != nil && n.Trust != "" {
+		return FromObject
 	}
-	return s.Fabric.Src.Attr("trust")
+	return FromFabric
 }
 
 // NICTrust is the trust mode of a host NIC.
 func (s *Spec) NICTrust(n *NIC) string {
-	if n.Trust != "" {
+	if nicTrustLevel(n) == FromObject {
 		return n.Trust
 	}
 	return s.Fabric.Trust
 }
 
+// NICTrustOrigin says where NICTrust comes from.
+func (s *Spec) NICTrustOrigin(n *NIC) Origin {
+	return s.nicOrigin(nicTrustLevel(n), n, "trust")
+}
+
 // NICECN reports whether DCQCN reaction/notification points are enabled on
 // the NIC.
 func (s *Spec) NICECN(n *NIC) bool {
-	if n.ECN != nil {
+	if n != nil && n.ECN != nil {
 		return *n.ECN
 	}
 	return s.Fabric.CongestionControl == CCDCQCN || s.Fabric.CongestionControl == CCECNOnly
 }
 
+func portWatchdogLevel(p *Port) Level {
+	if p != nil && p.PFCWatchdog != nil {
+		return FromObject
+	}
+	return FromFabric
+}
+
 // PortWatchdog reports whether the PFC watchdog runs on a switch port.
 func (s *Spec) PortWatchdog(p *Port) bool {
-	if p != nil && p.PFCWatchdog != nil {
+	if portWatchdogLevel(p) == FromObject {
 		return *p.PFCWatchdog
 	}
 	return s.Fabric.PFCWatchdog.Enabled
 }
 
-// HostTos is the ToS byte rdma_cm and NCCL use on a host: the host
-// override, the fabric's, or DSCP<<2 | ECT(0) of the first RDMA class.
-func (s *Spec) HostTos(h *Host) (tos int, explicit bool) {
+// PortWatchdogOrigin says where PortWatchdog comes from: the port's
+// pfc_watchdog, or the enabled attribute of the fabric's pfc_watchdog
+// block.
+func (s *Spec) PortWatchdogOrigin(p *Port) Origin {
+	if l := portWatchdogLevel(p); l == FromObject {
+		return Origin{l, &p.Src, "pfc_watchdog"}
+	}
+	return Origin{FromFabric, &s.Fabric.PFCWatchdog.Src, "enabled"}
+}
+
+func (s *Spec) hostTosLevel(h *Host) Level {
 	switch {
 	case h != nil && h.RDMATos != nil:
-		return *h.RDMATos, true
+		return FromObject
 	case s.Fabric.RDMATos != nil:
+		return FromFabric
+	}
+	return FromClasses
+}
+
+// HostTos is the ToS byte rdma_cm and NCCL use on a host: the host
+// override, the fabric's, or DSCP<<2 | ECT(0) of the first RDMA class.
+// explicit is false for the one derived from the classes.
+func (s *Spec) HostTos(h *Host) (tos int, explicit bool) {
+	switch s.hostTosLevel(h) {
+	case FromObject:
+		return *h.RDMATos, true
+	case FromFabric:
 		return *s.Fabric.RDMATos, true
 	}
 	for _, c := range s.ClassesByRole(RoleRDMA) {
@@ -136,4 +278,13 @@ func (s *Spec) HostTos(h *Host) (tos int, explicit bool) {
 		}
 	}
 	return 0, false
+}
+
+// HostTosOrigin says where HostTos comes from.
+func (s *Spec) HostTosOrigin(h *Host) Origin {
+	l := s.hostTosLevel(h)
+	if l == FromObject {
+		return Origin{l, &h.Src, "rdma_tos"}
+	}
+	return s.fabricOrigin(l, "rdma_tos")
 }

@@ -172,6 +172,12 @@ func (s *Spec) LosslessPriorities() []int {
 	if s.lossless != nil {
 		return s.lossless
 	}
+	return s.losslessPriorities()
+}
+
+// losslessPriorities computes LosslessPriorities (kept apart so the cached
+// path inlines into the effective-value accessors).
+func (s *Spec) losslessPriorities() []int {
 	p := []int{}
 	for _, c := range s.Lossless() {
 		p = append(p, c.Priority)

@@ -16,6 +16,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -322,7 +323,7 @@ func TestPlanTargeting(t *testing.T) {
 		}
 	}
 	js, _, _ := fx.plan(t, "--json", "--target", "role:spine")
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestPlanDisruptiveAlwaysListed(t *testing.T) {
 	fx := loadPlanFixture(t, "testbed-empty")
 	// Make every PFC path disruptive on empty devices: many adds per device.
 	out, _, _ := fx.plan(t)
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	js, _, _ := fx.plan(t, "--json")
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
@@ -497,7 +498,7 @@ func TestShowStalePlanWarnsAndRenders(t *testing.T) {
 	if code := runCLI(f, "show", "--json", file); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	var doc plan.JSONDoc
+	var doc view.PlanJSONDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

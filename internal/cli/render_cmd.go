@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -179,7 +180,7 @@ func renderRun(opts *RenderOptions) error {
 		return exitWith(code)
 	}
 	if opts.JSON {
-		if err := plan.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs}); err != nil {
+		if err := view.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs}); err != nil {
 			return err
 		}
 		return exitWith(code)
@@ -219,7 +220,7 @@ func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDe
 	keys := u.State.Keys()
 	sort.SliceStable(keys, func(i, j int) bool { return plan.NaturalLess(keys[i], keys[j]) })
 	for _, k := range keys {
-		fmt.Fprintf(&st, "%s = %s\n", k, plan.FormatValue(u.State[k]))
+		fmt.Fprintf(&st, "%s = %s\n", k, view.FormatValue(u.State[k]))
 	}
 	d.files = []drivers.RenderedFile{{Name: "intent.json", Data: append(in, '\n')}, {Name: "state.txt", Data: st.Bytes()}}
 
@@ -301,7 +302,7 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 		}
 	}
 	if opts.JSON {
-		return plan.WriteJSON(w, struct {
+		return view.WriteJSON(w, struct {
 			FormatVersion string           `json:"format_version"`
 			OutputDir     string           `json:"output_dir"`
 			Devices       int              `json:"devices"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -71,7 +72,7 @@ func showRun(opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	info := &plan.SavedPlanInfo{Path: opts.Path, FormatVersion: sp.FormatVersion, FabctlVersion: sp.FabctlVersion,
+	info := &view.SavedPlanInfo{Path: opts.Path, FormatVersion: sp.FormatVersion, FabctlVersion: sp.FabctlVersion,
 		SpecPath: sp.SpecPath, Warnings: sp.Staleness()}
 	info.Stale = len(info.Warnings) > 0
 	if v := readBuildInfo().Version; sp.FabctlVersion != v {
@@ -84,12 +85,12 @@ func showRun(opts *ShowOptions) error {
 	o := planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)
 	switch opts.Format {
 	case formatJSON:
-		doc := plan.JSON(sp.Plan)
+		doc := view.PlanJSON(sp.Plan)
 		doc.SavedPlan = info
 		if info.Stale {
 			fmt.Fprintf(opts.IO.ErrOut, "Warning: %s is stale: %s\n", opts.Path, info.Warnings[0])
 		}
-		return plan.WriteJSON(w, doc)
+		return view.WriteJSON(w, doc)
 	case formatMarkdown:
 		if len(info.Warnings) > 0 {
 			kind := "NOTE"
@@ -105,7 +106,7 @@ func showRun(opts *ShowOptions) error {
 			}
 			fmt.Fprintln(w)
 		}
-		return plan.WriteMarkdown(w, sp.Plan, o)
+		return view.WritePlanMarkdown(w, sp.Plan, o)
 	default:
 		st := o.Style
 		bold, warn := st.Bold, st.Warn
@@ -130,6 +131,6 @@ func showRun(opts *ShowOptions) error {
 		if len(info.Warnings) > 0 {
 			fmt.Fprintln(w)
 		}
-		return plan.WriteHuman(w, sp.Plan, o)
+		return view.WritePlanHuman(w, sp.Plan, o)
 	}
 }

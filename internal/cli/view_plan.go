@@ -6,17 +6,18 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/plan"
 )
 
 // planViewOptions builds the plan view options for stdout: lipgloss
 // styles only when stdout is a colour terminal, plain text otherwise.
-func planViewOptions(ios *IOStreams, verbose, payload bool) plan.ViewOptions {
-	o := plan.ViewOptions{Verbose: verbose, ShowPayload: payload}
+func planViewOptions(ios *IOStreams, verbose, payload bool) view.PlanOptions {
+	o := view.PlanOptions{Verbose: verbose, ShowPayload: payload}
 	if ios.ColorEnabled() {
 		st := newStyles(ios.Out, true)
 		r := func(s lipgloss.Style) func(string) string { return func(x string) string { return s.Render(x) } }
-		o.Style = plan.Style{
+		o.Style = view.Style{
 			Add: r(st.Added), Change: r(st.Warn.UnsetBold()), Remove: r(st.Removed),
 			Disruptive: r(st.Fail), Warn: r(st.Warn), Error: r(st.Fail), Faint: r(st.Faint), Bold: r(st.Bold),
 		}
@@ -25,15 +26,15 @@ func planViewOptions(ios *IOStreams, verbose, payload bool) plan.ViewOptions {
 }
 
 // writePlan renders a plan in the chosen format on stdout.
-func writePlan(ios *IOStreams, p *plan.Plan, format string, o plan.ViewOptions) error {
+func writePlan(ios *IOStreams, p *plan.Plan, format string, o view.PlanOptions) error {
 	switch format {
 	case formatJSON:
-		doc := plan.JSON(p)
-		return plan.WriteJSON(ios.Out, doc)
+		doc := view.PlanJSON(p)
+		return view.WriteJSON(ios.Out, doc)
 	case formatMarkdown:
-		return plan.WriteMarkdown(ios.Out, p, o)
+		return view.WritePlanMarkdown(ios.Out, p, o)
 	default:
-		return plan.WriteHuman(ios.Out, p, o)
+		return view.WritePlanHuman(ios.Out, p, o)
 	}
 }
 
@@ -55,7 +56,7 @@ type specErrorsJSON struct {
 func reportSpecErrors(ios *IOStreams, lf *loadedFabric, format string) error {
 	switch format {
 	case formatJSON:
-		if err := plan.WriteJSON(ios.Out, specErrorsJSON{FormatVersion: plan.FormatVersion, ErrorCount: lf.Errors,
+		if err := view.WriteJSON(ios.Out, specErrorsJSON{FormatVersion: plan.FormatVersion, ErrorCount: lf.Errors,
 			WarningCount: lf.Warnings, Diagnostics: lf.JSONDiagnostics()}); err != nil {
 			return err
 		}

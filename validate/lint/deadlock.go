@@ -572,28 +572,25 @@ func prioMask(prios []int) uint8 {
 
 // linkPFCMasks returns, per link, the priorities lossless at both ends (as
 // a bit mask) and the node ids of its ends. A port or NIC is looked up only
-// when its device overrides PFC somewhere; otherwise the device's set holds.
+// when some port or NIC of its device sets PFC itself; otherwise every end
+// of the device has the set a port (NIC) that sets nothing inherits.
 func linkPFCMasks(s *spec.Spec, nodes *dlNodes) ([]uint8, [][2]int32) {
-	ps := newPFCSets(s)
-	derived := prioMask(ps.derived)
 	nn := len(nodes.names)
 	devMask := make([]uint8, nn)
-	perEnd := make([]bool, nn) // some port/NIC of the device overrides PFC
+	perEnd := make([]bool, nn) // some port/NIC of the device sets PFC itself
 	for v := 0; v < nn; v++ {
-		devMask[v] = derived
 		if sw := nodes.switches[v]; sw != nil {
-			if sw.PFC != nil {
-				devMask[v] = prioMask(sw.PFC)
-			}
+			devMask[v] = prioMask(s.PortPFC(sw, nil))
 			for _, p := range sw.Ports {
-				if p.PFC != nil {
+				if s.PortPFCOrigin(sw, p).Level == spec.FromObject {
 					perEnd[v] = true
 					break
 				}
 			}
 		} else {
+			devMask[v] = prioMask(s.NICPFC(nil))
 			for _, n := range nodes.hosts[v].NICs {
-				if n.PFC != nil {
+				if s.NICPFCOrigin(n).Level == spec.FromObject {
 					perEnd[v] = true
 					break
 				}
@@ -605,9 +602,9 @@ func linkPFCMasks(s *spec.Spec, nodes *dlNodes) ([]uint8, [][2]int32) {
 			return devMask[v]
 		}
 		if sw := nodes.switches[v]; sw != nil {
-			return prioMask(ps.port(sw, sw.Port(port)))
+			return prioMask(s.PortPFC(sw, sw.Port(port)))
 		}
-		return prioMask(ps.nic(nodes.hosts[v].NIC(port)))
+		return prioMask(s.NICPFC(nodes.hosts[v].NIC(port)))
 	}
 	masks := make([]uint8, len(s.Links))
 	ends := make([][2]int32, len(s.Links))

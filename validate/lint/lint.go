@@ -3,7 +3,9 @@
 // ordinary HCL diagnostics attached to the spec attribute that causes them,
 // carrying the rule id, the object's address and the rule's source
 // (spec.DiagInfo). Rules are listed explicitly in Rules(); there is no
-// registration by side effect.
+// registration by side effect. Effective values (port and NIC MTU, PFC set,
+// trust, PFC watchdog, ToS) and where each was set come from spec
+// (spec/effective.go): lint keeps no precedence of its own.
 package lint
 
 import (

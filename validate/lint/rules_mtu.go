@@ -67,7 +67,7 @@ func checkMTU1(c *Context) {
 		// Blame the lower end, unless it merely follows the fabric and the
 		// higher end is an override: then the override is the odd one out.
 		blame, blameO, target := low, lowO, highM
-		if lowO.Level == originFabric && highO.Level != originFabric {
+		if lowO.Level == spec.FromFabric && highO.Level != spec.FromFabric {
 			blame, blameO, target = high, highO, lowM
 		}
 		tags := ""

@@ -145,7 +145,7 @@ func checkQOS1(c *Context) {
 			if e.Switch == nil {
 				continue // a NIC's PFC set is HOST-3's
 			}
-			have := endPFC(e, want)
+			have := endPFC(s, e)
 			if len(have) >= len(want) && (&have[0] == &want[0] || prioSetEqual(have, want)) {
 				continue // the derived set, or an override equal to it
 			}
@@ -402,7 +402,7 @@ func checkQOS5(c *Context) {
 				over(n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), fmt.Sprintf("nic %s:%s", h.Name, n.Name), n.PFC)
 				continue
 			}
-			if pfc := nicPFC(n, all); n.Model == "e810" && len(pfc) > 1 {
+			if pfc := s.NICPFC(n); n.Model == "e810" && len(pfc) > 1 {
 				what := fmt.Sprintf("nic %s:%s", h.Name, n.Name)
 				c.Reportf(Warning, n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), "Too many lossless priorities for the NIC",
 					"%s is an Intel E810, which supports PFC on only one traffic class per port, but gets PFC on %d priorities %s. The driver rejects the configuration or enables PFC on one of them only. Keep one lossless priority for these hosts.",
@@ -417,7 +417,6 @@ func checkQOS6(c *Context) {
 	if !s.Fabric.Transport.IsEthernet() {
 		return
 	}
-	derived := s.LosslessPriorities()
 	const why = "IEEE 802.3x global pause and PFC cannot run on the same port: the device rejects the pair or one silently wins, and with link pause a single congested class stops every class on the link, CNPs included. Set pause = false."
 	for _, sw := range s.Switches {
 		for _, p := range sw.Ports {
@@ -432,7 +431,7 @@ func checkQOS6(c *Context) {
 	}
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
-			if pfc := nicPFC(n, derived); n.Pause && len(pfc) > 0 {
+			if pfc := s.NICPFC(n); n.Pause && len(pfc) > 0 {
 				c.Reportf(Error, n.Src.Attr("pause"), hostNICAddress(h, n), hostNICScopes(h, n), "PFC and global pause on one NIC",
 					"nic %s:%s has pause = true and PFC on priorities %s. %s", h.Name, n.Name, prioSetString(pfc), why)
 			}
@@ -517,16 +516,13 @@ func checkQOS8(c *Context) {
 		if !explicit || ok(tos) {
 			continue
 		}
-		o := fabricOrigin(s, "rdma_tos")
-		if h.RDMATos != nil {
-			o = settingOrigin{Range: h.Src.Attr("rdma_tos"), What: fmt.Sprintf("host %q rdma_tos", h.Name), Owner: "host." + h.Name, Scopes: []spec.LintIgnores{h.Ignore}, Level: originObject}
-		}
+		o := hostTosOrigin(s, h)
 		g.add(c, "tos", Warning, "RDMA ToS outside the RDMA classes", o, "hosts",
 			groupItem{label: h.Name, address: "host." + h.Name, scopes: []spec.LintIgnores{h.Ignore}, detail: detail(fmt.Sprintf("host %q", h.Name), tos, o)})
 	}
-	if tos := s.Fabric.RDMATos; tos != nil && len(s.Hosts) == 0 && !ok(*tos) {
-		o := fabricOrigin(s, "rdma_tos")
-		c.Reportf(Warning, o.Range, "fabric", nil, "RDMA ToS outside the RDMA classes", "%s", detail("The fabric", *tos, o))
+	if tos, explicit := s.HostTos(nil); explicit && len(s.Hosts) == 0 && !ok(tos) {
+		o := hostTosOrigin(s, nil)
+		c.Reportf(Warning, o.Range, "fabric", nil, "RDMA ToS outside the RDMA classes", "%s", detail("The fabric", tos, o))
 	}
 	g.flush(c)
 }

@@ -82,31 +82,26 @@ func checkWatchdog(c *Context) {
 		return // InfiniBand has no PFC
 	}
 	wd := f.PFCWatchdog
-	ps := newPFCSets(s)
 	runs := false
 	var unguarded, srl []string
 	switches := map[string]bool{}
 	for _, sw := range s.Switches {
 		runsHere := false
 		for _, p := range sw.Ports {
-			pfc := ps.port(sw, p)
+			pfc := s.PortPFC(sw, p)
 			if len(pfc) == 0 {
 				continue
 			}
-			if p.PFCWatchdog != nil {
-				if *p.PFCWatchdog {
-					runsHere = true
-					continue
-				}
-				c.Reportf(Error, p.Src.Attr("pfc_watchdog"), switchPortAddress(sw, p), []spec.LintIgnores{p.Ignore, sw.Ignore}, "PFC watchdog off on a lossless port",
+			if s.PortWatchdog(p) {
+				runsHere = true
+				continue
+			}
+			if o := s.PortWatchdogOrigin(p); o.Level == spec.FromObject {
+				c.Reportf(Error, o.Range(), switchPortAddress(sw, p), []spec.LintIgnores{p.Ignore, sw.Ignore}, "PFC watchdog off on a lossless port",
 					"Port %s:%s has PFC on %s but pfc_watchdog = false. A pause storm from the attached device (or a PFC deadlock) would stop "+
 						"the lossless class here and spread upstream with nothing to break it. Remove pfc_watchdog = false, or turn PFC off "+
 						"on the port (pfc = []) if it carries no lossless traffic.",
 					sw.Name, p.Name, prioNoun(pfc))
-				continue
-			}
-			if wd.Enabled {
-				runsHere = true
 				continue
 			}
 			if c.silencedFor(p.Ignore, sw.Ignore) {

@@ -308,10 +308,9 @@ func checkTR3(c *Context) {
 			}
 		}
 	}
-	derived := s.LosslessPriorities()
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
-			pfc := nicPFC(n, derived)
+			pfc := s.NICPFC(n)
 			switch {
 			case n.PFC != nil && len(n.PFC) > 0:
 				c.Reportf(Warning, n.Src.Attr("pfc"), hostNICAddress(h, n), hostNICScopes(h, n), "PFC enabled on an iWARP fabric",

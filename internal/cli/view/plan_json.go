@@ -1,4 +1,4 @@
-package plan
+package view
 
 import (
 	"encoding/json"
@@ -6,13 +6,14 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
 
-// JSONDoc is the document `fabctl plan --json` and `fabctl show --json`
-// write (docs/json-output.md), format_version FormatVersion. Arrays are
+// PlanJSONDoc is the document `fabctl plan --json` and `fabctl show --json`
+// write (docs/json-output.md), format_version plan.FormatVersion. Arrays are
 // never null; values absent on one side of a change are null.
-type JSONDoc struct {
+type PlanJSONDoc struct {
 	FormatVersion string `json:"format_version"`
 	FabctlVersion string `json:"fabctl_version"`
 	Fabric        string `json:"fabric"`
@@ -22,29 +23,29 @@ type JSONDoc struct {
 	HasChanges bool `json:"has_changes"`
 	// Targeted is true when --target / --exclude limited the plan to
 	// Counts.Devices of FabricDevices devices.
-	Targeted      bool     `json:"targeted"`
-	Targets       []string `json:"targets"`
-	Excludes      []string `json:"excludes"`
-	FabricDevices int      `json:"fabric_devices"`
-	Counts        Counts   `json:"counts"`
+	Targeted      bool        `json:"targeted"`
+	Targets       []string    `json:"targets"`
+	Excludes      []string    `json:"excludes"`
+	FabricDevices int         `json:"fabric_devices"`
+	Counts        plan.Counts `json:"counts"`
 	// DisruptiveChanges lists every change that interrupts traffic.
-	DisruptiveChanges []JSONDisruptive      `json:"disruptive_changes"`
-	Devices           []JSONDevice          `json:"devices"`
+	DisruptiveChanges []PlanJSONDisruptive  `json:"disruptive_changes"`
+	Devices           []PlanJSONDevice      `json:"devices"`
 	Diagnostics       []spec.JSONDiagnostic `json:"diagnostics"`
 	// SavedPlan describes the plan file (show only).
 	SavedPlan *SavedPlanInfo `json:"saved_plan,omitempty"`
 }
 
-// JSONDisruptive is one disruptive change.
-type JSONDisruptive struct {
+// PlanJSONDisruptive is one disruptive change.
+type PlanJSONDisruptive struct {
 	Address string `json:"address"`
 	Path    string `json:"path"`
 	Action  string `json:"action"`
 	Reason  string `json:"reason"`
 }
 
-// JSONDevice is one device's plan.
-type JSONDevice struct {
+// PlanJSONDevice is one device's plan.
+type PlanJSONDevice struct {
 	Address  string `json:"address"`
 	Kind     string `json:"kind"`
 	Name     string `json:"name"`
@@ -52,22 +53,22 @@ type JSONDevice struct {
 	Role     string `json:"role"`
 	Driver   string `json:"driver"`
 	// Status is "changes", "no-changes" or "error".
-	Status      string           `json:"status"`
-	Error       string           `json:"error,omitempty"`
-	Fingerprint string           `json:"fingerprint,omitempty"`
-	Counts      DeviceCounts     `json:"counts"`
-	Unchanged   int              `json:"unchanged"`
-	Changes     []JSONChange     `json:"changes"`
-	Tolerated   []JSONTolerated  `json:"tolerated"`
-	Drift       []JSONDrift      `json:"drift"`
-	Steps       []drivers.Change `json:"steps"`
+	Status      string              `json:"status"`
+	Error       string              `json:"error,omitempty"`
+	Fingerprint string              `json:"fingerprint,omitempty"`
+	Counts      plan.DeviceCounts   `json:"counts"`
+	Unchanged   int                 `json:"unchanged"`
+	Changes     []PlanJSONChange    `json:"changes"`
+	Tolerated   []PlanJSONTolerated `json:"tolerated"`
+	Drift       []PlanJSONDrift     `json:"drift"`
+	Steps       []drivers.Change    `json:"steps"`
 	// Findings are the driver's read-only observations (omitted when none).
 	Findings []drivers.Finding `json:"findings,omitempty"`
 }
 
-// JSONChange is one setting change: action "add" (before null), "change"
+// PlanJSONChange is one setting change: action "add" (before null), "change"
 // or "remove" (after null).
-type JSONChange struct {
+type PlanJSONChange struct {
 	Path       string  `json:"path"`
 	Action     string  `json:"action"`
 	Before     *string `json:"before"`
@@ -75,16 +76,16 @@ type JSONChange struct {
 	Disruptive string  `json:"disruptive,omitempty"`
 }
 
-// JSONTolerated is a setting the device holds within tolerance.
-type JSONTolerated struct {
+// PlanJSONTolerated is a setting the device holds within tolerance.
+type PlanJSONTolerated struct {
 	Path    string `json:"path"`
 	Desired string `json:"desired"`
 	Live    string `json:"live"`
 }
 
-// JSONDrift is a setting changed outside fabctl: Applied is what fabctl
+// PlanJSONDrift is a setting changed outside fabctl: Applied is what fabctl
 // last applied, Live what the device has (null: the setting is gone).
-type JSONDrift struct {
+type PlanJSONDrift struct {
 	Path    string  `json:"path"`
 	Applied string  `json:"applied"`
 	Live    *string `json:"live"`
@@ -124,24 +125,24 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// JSON builds the JSON document of a plan.
-func JSON(p *Plan) JSONDoc {
+// PlanJSON builds the JSON document of a plan.
+func PlanJSON(p *plan.Plan) PlanJSONDoc {
 	c := p.Counts()
-	doc := JSONDoc{
-		FormatVersion: FormatVersion, FabctlVersion: p.FabctlVersion, Fabric: p.Fabric, SpecHash: p.SpecHash,
+	doc := PlanJSONDoc{
+		FormatVersion: plan.FormatVersion, FabctlVersion: p.FabctlVersion, Fabric: p.Fabric, SpecHash: p.SpecHash,
 		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Targeted: p.Targeted(),
 		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
-		Counts: c, DisruptiveChanges: []JSONDisruptive{}, Devices: make([]JSONDevice, 0, len(p.Devices)),
+		Counts: c, DisruptiveChanges: []PlanJSONDisruptive{}, Devices: make([]PlanJSONDevice, 0, len(p.Devices)),
 		Diagnostics: nonNil(p.Diagnostics),
 	}
 	for _, e := range disruptiveList(p) {
-		doc.DisruptiveChanges = append(doc.DisruptiveChanges, JSONDisruptive{Address: e.Address, Path: e.Path, Action: ActionWord(intent.Action(e.Action)), Reason: e.Reason})
+		doc.DisruptiveChanges = append(doc.DisruptiveChanges, PlanJSONDisruptive{Address: e.Address, Path: e.Path, Action: ActionWord(intent.Action(e.Action)), Reason: e.Reason})
 	}
 	for _, d := range p.Devices {
-		jd := JSONDevice{
+		jd := PlanJSONDevice{
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
 			Error: d.Error, Fingerprint: d.Fingerprint,
-			Changes: []JSONChange{}, Tolerated: []JSONTolerated{}, Drift: []JSONDrift{}, Steps: nonNil(d.Steps),
+			Changes: []PlanJSONChange{}, Tolerated: []PlanJSONTolerated{}, Drift: []PlanJSONDrift{}, Steps: nonNil(d.Steps),
 			Findings: d.Findings,
 		}
 		switch {
@@ -157,7 +158,7 @@ func JSON(p *Plan) JSONDoc {
 			jd.Unchanged = d.Unchanged()
 		}
 		for _, ch := range d.Changes {
-			jc := JSONChange{Path: ch.Path, Action: ActionWord(ch.Action), Disruptive: ch.Disruptive}
+			jc := PlanJSONChange{Path: ch.Path, Action: ActionWord(ch.Action), Disruptive: ch.Disruptive}
 			if ch.Action != intent.Create {
 				jc.Before = strp(ch.Before)
 			}
@@ -167,10 +168,10 @@ func JSON(p *Plan) JSONDoc {
 			jd.Changes = append(jd.Changes, jc)
 		}
 		for _, t := range d.Tolerated {
-			jd.Tolerated = append(jd.Tolerated, JSONTolerated{Path: t.Path, Desired: t.After, Live: t.Before})
+			jd.Tolerated = append(jd.Tolerated, PlanJSONTolerated{Path: t.Path, Desired: t.After, Live: t.Before})
 		}
 		for _, dr := range d.Drift {
-			j := JSONDrift{Path: dr.Path, Applied: dr.After}
+			j := PlanJSONDrift{Path: dr.Path, Applied: dr.After}
 			if dr.Action != intent.Create {
 				j.Live = strp(dr.Before)
 			}

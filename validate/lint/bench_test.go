@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -173,4 +174,24 @@ func BenchmarkLintAll(b *testing.B) {
 		Run(s)
 	}
 	reportPerLink(b, bigClos.links())
+}
+
+// BenchmarkRulesMTUTRQOSHOST runs MTU-*, TR-*, QOS-* and HOST-*, which must
+// stay near-linear, on the benchmark pod (4,096 hosts x 8 NICs, 256
+// switches, ~40k links).
+func BenchmarkRulesMTUTRQOSHOST(b *testing.B) {
+	s, diags := spec.LoadFiles([]spec.File{{Name: "pod.fab.hcl", Data: fabgen.Generate(fabgen.Pod)}}, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	var rules []Rule
+	rules = append(rules, mtuRules()...)
+	rules = append(rules, transportRules()...)
+	rules = append(rules, qosRules()...)
+	rules = append(rules, hostRules()...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		RunRules(s, rules)
+	}
 }

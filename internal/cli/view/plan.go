@@ -1,4 +1,4 @@
-package plan
+package view
 
 import (
 	"fmt"
@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 )
 
-// The views render a Plan as human text (this file), JSON (view_json.go)
-// and markdown (view_markdown.go). Each is a pure function of the plan and
+// The plan views render a plan.Plan as human text (this file), JSON (plan_json.go)
+// and markdown (plan_markdown.go). Each is a pure function of the plan and
 // its options: same plan, same bytes. Nothing in a plan is a secret
 // (credentials are references that drivers resolve when they connect),
 // and the views print nothing that is not in the plan.
@@ -29,8 +30,8 @@ func apply(f func(string) string, s string) string {
 	return f(s)
 }
 
-// ViewOptions tune the human and markdown views.
-type ViewOptions struct {
+// PlanOptions tune the human and markdown views.
+type PlanOptions struct {
 	// Verbose lists every changed setting, the settings accepted within
 	// a tolerance, and the devices without changes; the default view is
 	// compact: per device the counts and a few grouped lines.
@@ -45,45 +46,11 @@ type ViewOptions struct {
 	MaxLines int
 }
 
-func (o ViewOptions) maxLines() int {
+func (o PlanOptions) maxLines() int {
 	if o.MaxLines > 0 {
 		return o.MaxLines
 	}
 	return 8
-}
-
-// DeviceCounts are one device's change counts.
-type DeviceCounts struct {
-	Add        int `json:"add"`
-	Change     int `json:"change"`
-	Remove     int `json:"remove"`
-	Disruptive int `json:"disruptive"`
-}
-
-// Counts totals a device's changes.
-func (d *DevicePlan) Counts() DeviceCounts {
-	var c DeviceCounts
-	for _, ch := range d.Changes {
-		switch ch.Action {
-		case intent.Create:
-			c.Add++
-		case intent.Update:
-			c.Change++
-		case intent.Delete:
-			c.Remove++
-		}
-		if ch.Disruptive != "" {
-			c.Disruptive++
-		}
-	}
-	return c
-}
-
-// Unchanged is the number of desired settings the device already has
-// (exactly or within tolerance).
-func (d *DevicePlan) Unchanged() int {
-	c := d.Counts()
-	return max(0, len(d.Desired)-c.Add-c.Change)
 }
 
 // countsPhrase is "1 to add, 2 to change, 0 to remove".
@@ -150,7 +117,7 @@ func toleratedLine(c intent.AttrChange) string {
 }
 
 // deviceTitle is "switch.leaf1 (sonic)".
-func deviceTitle(d *DevicePlan) string {
+func deviceTitle(d *plan.DevicePlan) string {
 	if d.Platform == "" {
 		return d.Address
 	}
@@ -339,10 +306,10 @@ func (h *humanWriter) line(format string, args ...any) {
 	_, h.err = fmt.Fprintf(h.w, format+"\n", args...)
 }
 
-// WriteHuman writes the Terraform-style plan: targeting warning, drift,
+// WritePlanHuman writes the Terraform-style plan: targeting warning, drift,
 // per-device changes, devices that could not be read, the footer with
 // counts and every disruptive change, and lint warnings.
-func WriteHuman(w io.Writer, p *Plan, o ViewOptions) error {
+func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	h := &humanWriter{w: w}
 	st := o.Style
 	c := p.Counts()
@@ -371,7 +338,7 @@ func WriteHuman(w io.Writer, p *Plan, o ViewOptions) error {
 		h.line("")
 	}
 	if o.Verbose {
-		var same []*DevicePlan
+		var same []*plan.DevicePlan
 		for _, d := range p.Devices {
 			if d.Error == "" && !d.HasChanges() {
 				same = append(same, d)
@@ -411,7 +378,7 @@ func WriteHuman(w io.Writer, p *Plan, o ViewOptions) error {
 
 // writeUnexpressible lists, per device, the settings of the spec its
 // platform cannot express: always shown, since they are not applied.
-func writeUnexpressible(h *humanWriter, p *Plan, o ViewOptions) {
+func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 	st := o.Style
 	any := false
 	for _, d := range p.Devices {
@@ -454,7 +421,7 @@ func writeUnexpressible(h *humanWriter, p *Plan, o ViewOptions) {
 
 // writeFindings lists the drivers' read-only findings per device (a
 // PCIe link below its maximum, a NUMA mismatch): shown, never applied.
-func writeFindings(h *humanWriter, p *Plan, o ViewOptions) {
+func writeFindings(h *humanWriter, p *plan.Plan, o PlanOptions) {
 	st := o.Style
 	any := false
 	for _, d := range p.Devices {
@@ -480,7 +447,7 @@ func writeFindings(h *humanWriter, p *Plan, o ViewOptions) {
 	}
 }
 
-func writeTargetWarning(h *humanWriter, p *Plan, st Style) {
+func writeTargetWarning(h *humanWriter, p *plan.Plan, st Style) {
 	h.line("%s", apply(st.Warn, "Warning: targeting is in effect"))
 	h.line("")
 	var sel []string
@@ -498,7 +465,7 @@ func writeTargetWarning(h *humanWriter, p *Plan, st Style) {
 	h.line("")
 }
 
-func writeDrift(h *humanWriter, p *Plan, o ViewOptions) {
+func writeDrift(h *humanWriter, p *plan.Plan, o PlanOptions) {
 	st := o.Style
 	h.line("%s", apply(st.Bold, "Note: settings changed outside fabctl since the last apply"))
 	h.line("")
@@ -526,7 +493,7 @@ func writeDrift(h *humanWriter, p *Plan, o ViewOptions) {
 	h.line("")
 }
 
-func writeDevice(h *humanWriter, d *DevicePlan, o ViewOptions) {
+func writeDevice(h *humanWriter, d *plan.DevicePlan, o PlanOptions) {
 	st := o.Style
 	dc := d.Counts()
 	head := fmt.Sprintf("  %s %s: %s", apply(st.Change, "~"), apply(st.Bold, deviceTitle(d)), countsPhrase(dc.Add, dc.Change, dc.Remove))
@@ -581,7 +548,7 @@ func writeDevice(h *humanWriter, d *DevicePlan, o ViewOptions) {
 	}
 }
 
-func writeSteps(h *humanWriter, d *DevicePlan, st Style) {
+func writeSteps(h *humanWriter, d *plan.DevicePlan, st Style) {
 	if len(d.Steps) == 0 {
 		return
 	}
@@ -610,7 +577,7 @@ type disruptiveEntry struct {
 
 // disruptiveList lists every disruptive change of the plan in device and
 // path order.
-func disruptiveList(p *Plan) []disruptiveEntry {
+func disruptiveList(p *plan.Plan) []disruptiveEntry {
 	var out []disruptiveEntry
 	for _, d := range p.Devices {
 		if d.Error != "" {
@@ -634,7 +601,7 @@ type disruptiveGroup struct {
 
 // disruptiveGroups groups disruptiveList by device and reason, in order
 // of first appearance.
-func disruptiveGroups(p *Plan) []disruptiveGroup {
+func disruptiveGroups(p *plan.Plan) []disruptiveGroup {
 	var out []disruptiveGroup
 	idx := map[[2]string]int{}
 	for _, e := range disruptiveList(p) {
@@ -675,7 +642,7 @@ func wrapList(items []string, width int) []string {
 	return lines
 }
 
-func writeFooter(h *humanWriter, p *Plan, st Style) {
+func writeFooter(h *humanWriter, p *plan.Plan, st Style) {
 	c := p.Counts()
 	planned := len(p.Devices) - c.Errored
 	switch {
@@ -724,7 +691,7 @@ func writeFooter(h *humanWriter, p *Plan, st Style) {
 	}
 }
 
-func writeDiagnostics(h *humanWriter, p *Plan, st Style) {
+func writeDiagnostics(h *humanWriter, p *plan.Plan, st Style) {
 	if len(p.Diagnostics) == 0 {
 		return
 	}

@@ -1,18 +1,20 @@
-package plan
+package view
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fabctl/fabctl/plan"
 )
 
-// WriteMarkdown writes the plan as GitHub-flavoured markdown for a pull
+// WritePlanMarkdown writes the plan as GitHub-flavoured markdown for a pull
 // request comment: a summary table, every disruptive change called out,
 // per-device changes in <details> blocks (diff-highlighted), devices that
 // could not be read, drift and lint findings. Like the human view it is
 // compact by default (o.Verbose lists every setting) and lists steps with
 // o.ShowPayload; o.Style is ignored.
-func WriteMarkdown(w io.Writer, p *Plan, o ViewOptions) error {
+func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	h := &humanWriter{w: w}
 	c := p.Counts()
 	status := "no changes"

@@ -1,0 +1,148 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+)
+
+func TestFormatValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"9000": "9000", "3,4": "3,4", "": `""`, "10.0.0.1/31": "10.0.0.1/31", "200ms": "200ms",
+		"a b": `"a b"`, `x"y`: `"x\"y"`, "line\nbreak": `"line\nbreak"`, "mlx5_0,mlx5_1": "mlx5_0,mlx5_1",
+	} {
+		if got := FormatValue(in); got != want {
+			t.Errorf("FormatValue(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestCompactLines(t *testing.T) {
+	var cs []intent.AttrChange
+	for _, p := range []string{"Ethernet1/1", "Ethernet1/2", "Ethernet2/1", "Ethernet2/2"} {
+		cs = append(cs,
+			intent.AttrChange{Path: "port/" + p + "/mtu", Action: intent.Create, After: "9000"},
+			intent.AttrChange{Path: "port/" + p + "/pfc", Action: intent.Update, Before: "", After: "3", Disruptive: "flap"})
+	}
+	for d := 0; d < 5; d++ {
+		cs = append(cs, intent.AttrChange{Path: "dscp/" + string(rune('0'+d)), Action: intent.Create, After: "0"})
+	}
+	cs = append(cs, intent.AttrChange{Path: "trust", Action: intent.Update, Before: "pcp", After: "dscp"},
+		intent.AttrChange{Path: "nic/eth0/mtu", Action: intent.Update, Before: "1500", After: "9000"})
+	sort.Slice(cs, func(i, j int) bool { return plan.NaturalLess(cs[i].Path, cs[j].Path) })
+	var got []string
+	for _, l := range compactLines(cs) {
+		got = append(got, l.text+"|"+l.disruptive)
+	}
+	want := []string{
+		"+ dscp/* (5 settings)|",
+		"~ nic/eth0/mtu: 1500 → 9000|",
+		"+ port/*/* (4 settings on 4 ports)|",
+		`~ port/*/pfc (4 settings on 4 ports)|flap`,
+		"~ trust: pcp → dscp|",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("compact lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestWrapList(t *testing.T) {
+	got := wrapList([]string{"aaaa", "bbbb", "cccc", "dd"}, 12)
+	want := []string{"aaaa, bbbb,", "cccc, dd"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestJSONNulls(t *testing.T) {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", Devices: []*plan.DevicePlan{{
+		Address: "switch.a", Kind: "switch", Name: "a",
+		Changes: []intent.AttrChange{
+			{Path: "x", Action: intent.Create, After: ""},
+			{Path: "y", Action: intent.Delete, Before: "1"},
+			{Path: "z", Action: intent.Update, Before: "", After: "2", Disruptive: "why"},
+		},
+		Drift: []intent.AttrChange{{Path: "x", Action: intent.Create, After: "5"}},
+	}}}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, PlanJSON(p)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Devices []struct {
+			Changes []map[string]any `json:"changes"`
+			Drift   []map[string]any `json:"drift"`
+		} `json:"devices"`
+		Disruptive []map[string]any `json:"disruptive_changes"`
+		Targets    []string         `json:"targets"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Devices[0].Changes
+	if c[0]["before"] != nil || c[0]["after"] != "" || c[0]["action"] != "add" {
+		t.Errorf("add: %v", c[0])
+	}
+	if c[1]["after"] != nil || c[1]["before"] != "1" || c[1]["action"] != "remove" {
+		t.Errorf("remove: %v", c[1])
+	}
+	if c[2]["before"] != "" || c[2]["disruptive"] != "why" {
+		t.Errorf("change: %v", c[2])
+	}
+	if dr := doc.Devices[0].Drift[0]; dr["live"] != nil || dr["applied"] != "5" {
+		t.Errorf("drift: %v", dr)
+	}
+	if len(doc.Disruptive) != 1 || doc.Targets == nil {
+		t.Errorf("disruptive %v targets %v", doc.Disruptive, doc.Targets)
+	}
+}
+
+// The verbose view lists a setting the device holds within the driver's
+// tolerance, with the live and the desired value.
+func TestTolerated(t *testing.T) {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 1, Devices: []*plan.DevicePlan{{
+		Address: "switch.leaf1", Kind: "switch", Name: "leaf1", Platform: "sonic",
+		Desired:   intent.State{"tc/3/ecn/min": "150000", "port/Ethernet1/mtu": "9000"},
+		Changes:   []intent.AttrChange{{Path: "port/Ethernet1/mtu", Action: intent.Update, Before: "1500", After: "9000"}},
+		Tolerated: []intent.AttrChange{{Path: "tc/3/ecn/min", Action: intent.Update, Before: "146480", After: "150000"}},
+	}}}
+	var buf bytes.Buffer
+	if err := WritePlanHuman(&buf, p, PlanOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "= tc/3/ecn/min: device has 146480 for 150000 (within the driver's tolerance)") {
+		t.Errorf("verbose view lacks the tolerated setting:\n%s", buf.String())
+	}
+}
+
+// Settings a platform cannot express are always shown, in the human and
+// the markdown view.
+func TestUnexpressible(t *testing.T) {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 1, Devices: []*plan.DevicePlan{{
+		Address: "switch.leaf1", Kind: "switch", Name: "leaf1", Platform: "sonic",
+		Unexpressible: []plan.Unexpressible{
+			{Path: "port/Ethernet0/cable", Reason: "no cable-length setting on this platform"},
+			{Path: "port/Ethernet1/cable", Reason: "no cable-length setting on this platform"},
+		},
+	}}}
+	var b bytes.Buffer
+	if err := WritePlanHuman(&b, p, PlanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Not expressible on these platforms") || !strings.Contains(b.String(), "port/Ethernet0/cable") {
+		t.Errorf("human view:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WritePlanMarkdown(&b, p, PlanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Not expressible") {
+		t.Errorf("markdown view lacks the section")
+	}
+}

@@ -1,0 +1,49 @@
+package lint
+
+// The lossless switch ports the buffer and safety rules (BUF-*, SAFE-*) walk.
+
+import (
+	"github.com/fabctl/fabctl/spec"
+)
+
+// lossPort is a switch port on a link with a non-empty PFC enable set.
+type lossPort struct {
+	sw   *spec.Switch
+	port *spec.Port
+	link *spec.Link
+	pfc  []int
+}
+
+// peer is the far end of the port's link.
+func (lp lossPort) peer() spec.Endpoint { return lp.link.Other(lp.sw.Name) }
+
+// losslessPortsBySwitch lists, for every switch (indexed as s.Switches),
+// its ports that sit on a link and have PFC enabled on at least one
+// priority, in link order. Ports without a cable carry no traffic and need
+// no headroom. One pass over the links, no per-port allocation.
+func losslessPortsBySwitch(s *spec.Spec) [][]lossPort {
+	idx := make(map[string]int, len(s.Switches))
+	for i, sw := range s.Switches {
+		idx[sw.Name] = i
+	}
+	out := make([][]lossPort, len(s.Switches))
+	add := func(l *spec.Link, ep spec.Endpoint) {
+		if ep.Kind != spec.KindSwitch {
+			return
+		}
+		i, ok := idx[ep.Node]
+		if !ok {
+			return
+		}
+		sw := s.Switches[i]
+		p := sw.Port(ep.Port)
+		if pfc := s.PortPFC(sw, p); p != nil && len(pfc) > 0 {
+			out[i] = append(out[i], lossPort{sw: sw, port: p, link: l, pfc: pfc})
+		}
+	}
+	for _, l := range s.Links {
+		add(l, l.A)
+		add(l, l.B)
+	}
+	return out
+}
