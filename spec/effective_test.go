@@ -39,7 +39,7 @@ host "h2" {
 // Each effective value's Origin names the level that set it and the line
 // of the attribute (or the block that defaults it).
 func TestEffectiveOrigins(t *testing.T) {
-	s, diags := load(t, effectiveSrc, LoadOptions{})
+	s, diags := load(t, effectiveSrc, LoadOptions{Platforms: testPlatforms})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
