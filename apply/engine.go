@@ -115,6 +115,7 @@ const (
 	PhaseApply    = "applying"   // transaction in flight
 	PhaseVerify   = "verifying"  // read-back
 	PhaseConfirm  = "confirming" // confirming a commit-confirm
+	PhaseSave     = "saving"     // persisting the running configuration
 	PhaseRollback = "rolling back"
 	PhaseDone     = "done"
 )
@@ -140,6 +141,12 @@ type DeviceResult struct {
 	// Token identifies the transaction (checkpoint, session, commit id).
 	Token     string `json:"token,omitempty"`
 	Confirmed bool   `json:"confirmed,omitempty"` // a commit-confirm was confirmed
+	// Saved: the running configuration was persisted (platforms with a
+	// startup configuration). NotSaved: it was applied and verified, but
+	// the save failed: the device holds the new configuration until its
+	// next reload. Such a device is failed, not "not restored".
+	Saved    bool `json:"saved,omitempty"`
+	NotSaved bool `json:"not_saved,omitempty"`
 	// Restored: for a failed device, it was read back and matches its state
 	// at plan time. False with Status failed means NOT restored: inspect it.
 	Restored bool `json:"restored"`
@@ -162,7 +169,7 @@ type DeviceResult struct {
 // NotRestored reports a device left in neither its old nor its new state
 // (or one whose state could not be confirmed).
 func (d *DeviceResult) NotRestored() bool {
-	return (d.Status == StatusFailed && !d.Restored) || d.RollbackError != ""
+	return (d.Status == StatusFailed && !d.Restored && !d.NotSaved) || d.RollbackError != ""
 }
 
 // Counts totals a run.
@@ -175,6 +182,9 @@ type Counts struct {
 	// NotRestored counts failed devices not verified back at their prior
 	// state, and devices whose rollback failed.
 	NotRestored int `json:"not_restored"`
+	// NotSaved counts failed devices that hold the applied configuration
+	// but could not save it.
+	NotSaved int `json:"not_saved,omitempty"`
 }
 
 // StaleDevice is a device whose live state moved since the plan, or that
@@ -267,6 +277,8 @@ func (e *FailedError) Error() string {
 	var parts []string
 	for _, d := range r.Devices {
 		switch {
+		case d.Status == StatusFailed && d.NotSaved:
+			parts = append(parts, fmt.Sprintf("%s failed, applied but NOT saved: %s", d.Address, d.Error))
 		case d.Status == StatusFailed && d.Partial:
 			parts = append(parts, fmt.Sprintf("%s failed, NOT restored: %s", d.Address, d.Error))
 		case d.Status == StatusFailed && !d.Restored:
@@ -618,7 +630,17 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 		dr.Status, dr.Restored, dr.Error = StatusFailed, true, err.Error()
 		return nil
 	}
-	res, err := drv.Apply(r.ctx, d.Target, dp.Steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	saver, saves := drv.(drivers.Saver)
+	steps := dp.Steps
+	if saves {
+		steps = withoutSaveSteps(steps)
+		if len(steps) == 0 {
+			// Only unsaved: nothing to transact, verify or confirm.
+			r.save(saver, d, dr)
+			return drv
+		}
+	}
+	res, err := drv.Apply(r.ctx, d.Target, steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
 	if err != nil {
 		dr.Status = StatusFailed
 		dr.Error = "apply: " + err.Error()
@@ -640,7 +662,7 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	var cause string
 	if err != nil {
 		cause = "read-back after apply: " + err.Error()
-	} else if rem := intent.Diff(dp.Desired, live, drv.Fields()); len(rem) > 0 {
+	} else if rem := withoutSaved(intent.Diff(dp.Desired, live, drv.Fields())); len(rem) > 0 {
 		dr.Remaining = rem
 		cause = "verification: " + describeRemaining(rem)
 	}
@@ -654,6 +676,9 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	}
 	if cause == "" {
 		dr.Status = StatusApplied
+		if saves {
+			r.save(saver, d, dr)
+		}
 		return drv
 	}
 	// Not verified: undo it now rather than leave a device the run cannot
@@ -670,6 +695,44 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 		dr.Restored, dr.Error = r.checkRestored(drv, d, cause+"; rolled back")
 	}
 	return drv
+}
+
+// save persists a verified (and confirmed) device's configuration. A
+// failed save leaves the device applied and verified but not saved: it
+// fails the run (the next reload would lose the configuration) without a
+// rollback, and the applied record says unsaved so plan shows the save.
+func (r *run) save(s drivers.Saver, d Device, dr *DeviceResult) {
+	r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseSave}, 0, false)
+	if err := s.Save(r.ctx, d.Target); err != nil {
+		dr.Status, dr.NotSaved = StatusFailed, true
+		dr.Error = fmt.Sprintf("applied and verified, but not saved: %v; the device loses this configuration at its next reload: run apply again (it saves) or save it on the device", err)
+		return
+	}
+	dr.Status, dr.Saved = StatusApplied, true
+}
+
+// withoutSaveSteps drops the save step: the engine saves after the
+// transaction, not inside it.
+func withoutSaveSteps(steps []drivers.Change) []drivers.Change {
+	var out []drivers.Change
+	for _, c := range steps {
+		if !drivers.IsSaveStep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// withoutSaved drops PathSaved from a verification diff: a transaction is
+// verified before the save that settles it.
+func withoutSaved(rem []intent.AttrChange) []intent.AttrChange {
+	out := rem[:0:0]
+	for _, c := range rem {
+		if c.Path != drivers.PathSaved {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // checkRestored reads the device back and compares it with the state the
@@ -716,11 +779,21 @@ func (r *run) finishDevice(d Device, dr *DeviceResult, start time.Time, drv driv
 	switch dr.Status {
 	case StatusApplied:
 		r.opts.Record.Verified(d.Plan.Address, d.Plan.Desired)
-		r.j.Write(Entry{Event: EventDeviceVerified, Device: dr.Address, Token: dr.Token, Confirmed: dr.Confirmed, DurationMS: &dur})
+		r.j.Write(Entry{Event: EventDeviceVerified, Device: dr.Address, Token: dr.Token, Confirmed: dr.Confirmed, Saved: dr.Saved, DurationMS: &dur})
 	case StatusFailed:
+		if dr.NotSaved {
+			// Applied and verified: record it, as unsaved, so drift and
+			// plan compare against what the device runs.
+			unsaved := make(intent.State, len(d.Plan.Desired))
+			for k, v := range d.Plan.Desired {
+				unsaved[k] = v
+			}
+			unsaved[drivers.PathSaved] = "false"
+			r.opts.Record.Verified(d.Plan.Address, unsaved)
+		}
 		restored := dr.Restored
 		r.j.Write(Entry{Event: EventDeviceFailed, Device: dr.Address, Error: dr.Error, Restored: &restored,
-			Partial: dr.Partial, Remaining: dr.Remaining, DurationMS: &dur})
+			Partial: dr.Partial, NotSaved: dr.NotSaved, Remaining: dr.Remaining, DurationMS: &dur})
 	}
 	r.mu.Lock()
 	r.seq++
@@ -838,6 +911,9 @@ func count(devs []*DeviceResult) Counts {
 			c.NotAttempted++
 		case StatusUnchanged:
 			c.Unchanged++
+		}
+		if d.NotSaved {
+			c.NotSaved++
 		}
 		if d.NotRestored() {
 			c.NotRestored++

@@ -64,6 +64,8 @@ type Entry struct {
 	Token       string              `json:"token,omitempty"`
 	Pending     bool                `json:"pending,omitempty"`
 	Confirmed   bool                `json:"confirmed,omitempty"`
+	Saved       bool                `json:"saved,omitempty"`     // device_verified: the configuration was persisted
+	NotSaved    bool                `json:"not_saved,omitempty"` // device_failed: applied and verified, the save failed
 	Error       string              `json:"error,omitempty"`
 	Restored    *bool               `json:"restored,omitempty"`
 	Partial     bool                `json:"partial,omitempty"`
@@ -321,12 +323,14 @@ func (e *Entry) appendJSON(b []byte) []byte {
 	str("token", e.Token)
 	flag("pending", e.Pending)
 	flag("confirmed", e.Confirmed)
+	flag("saved", e.Saved)
 	str("error", e.Error)
 	if e.Restored != nil {
 		b = append(b, `,"restored":`...)
 		b = strconv.AppendBool(b, *e.Restored)
 	}
 	flag("partial", e.Partial)
+	flag("not_saved", e.NotSaved)
 	if len(e.Remaining) > 0 {
 		raw("remaining", e.Remaining)
 	}

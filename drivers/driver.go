@@ -197,6 +197,37 @@ type TrafficRunner interface {
 	Traffic(ctx context.Context, t Target, body json.RawMessage, onLine func(string)) (json.RawMessage, error)
 }
 
+// PathSaved is the state path of a device's persistence: "true" when the
+// configuration the device would come up with after a reload (its startup
+// configuration) holds what is running, "false" when a reload would lose
+// running changes. Drivers that implement Saver read it with the rest of
+// the state; the planner wants it "true" on their devices, so "applied but
+// not saved" is a change that apply repairs and drift that drift reports.
+const PathSaved = "config/saved"
+
+// Saver is implemented by drivers of platforms that keep a startup
+// configuration apart from the running one (EOS, NX-OS, SONiC, NVUE). The
+// apply engine calls Save after a device's transaction is verified and,
+// with commit-confirm, confirmed, so the device never saves a
+// configuration it might still revert; a plan whose only change is
+// PathSaved runs Save alone. Drivers leave PathSaved out of their own
+// change lists and transactions: the planner adds the save step.
+type Saver interface {
+	// SaveSteps is the save in the platform's native form, as plans show it.
+	SaveSteps() []string
+	// Save persists the running configuration so that it survives a reload.
+	Save(ctx context.Context, t Target) error
+}
+
+// SaveStep is the change list's last step on a Saver's device: what the
+// engine will run after the transaction.
+func SaveStep(s Saver) Change {
+	return Change{Paths: []string{PathSaved}, Summary: "save the running configuration (it survives a reload)", Payload: s.SaveSteps()}
+}
+
+// IsSaveStep reports a change that only saves.
+func IsSaveStep(c Change) bool { return len(c.Paths) == 1 && c.Paths[0] == PathSaved }
+
 // SwitchIntent returns the target's switch intent, or an error naming the
 // device and the driver that needs it.
 func SwitchIntent(t Target, driver string) (*intent.Switch, error) {

@@ -376,6 +376,16 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			u.State, dp.Desired = scoped, scoped
 		}
 	}
+	// A platform with a startup configuration: the plan wants it saved.
+	saver, saves := drv.(drivers.Saver)
+	if saves {
+		withSaved := make(intent.State, len(u.State)+1)
+		for k, v := range u.State {
+			withSaved[k] = v
+		}
+		withSaved[drivers.PathSaved] = "true"
+		u.State, dp.Desired = withSaved, withSaved
+	}
 	if rep, ok := drv.(drivers.Reporter); ok {
 		dp.Findings = rep.Findings(t)
 	}
@@ -395,14 +405,43 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	}
 	sortChanges(dp.Drift)
 	if len(dp.Changes) > 0 {
-		steps, err := drv.Changes(t, dp.Changes, u.State)
-		if err != nil {
-			dp.Error = fmt.Sprintf("render %s: %v", dp.Address, err)
-			return dp
+		changes, desired := dp.Changes, u.State
+		if saves {
+			changes, desired = withoutSaved(changes, desired)
 		}
-		dp.Steps = steps
+		if len(changes) > 0 {
+			steps, err := drv.Changes(t, changes, desired)
+			if err != nil {
+				dp.Error = fmt.Sprintf("render %s: %v", dp.Address, err)
+				return dp
+			}
+			dp.Steps = steps
+		}
+		if saves {
+			// Every apply on such a device ends with a save, and a device
+			// whose only change is being unsaved gets the save alone.
+			dp.Steps = append(dp.Steps, drivers.SaveStep(saver))
+		}
 	}
 	return dp
+}
+
+// withoutSaved drops PathSaved from a Saver's diff and desired state: the
+// driver renders configuration, the engine saves it.
+func withoutSaved(changes []intent.AttrChange, desired intent.State) ([]intent.AttrChange, intent.State) {
+	var cs []intent.AttrChange
+	for _, c := range changes {
+		if c.Path != drivers.PathSaved {
+			cs = append(cs, c)
+		}
+	}
+	d := make(intent.State, len(desired))
+	for k, v := range desired {
+		if k != drivers.PathSaved {
+			d[k] = v
+		}
+	}
+	return cs, d
 }
 
 // Unexpressible is a desired setting a device's platform cannot express.

@@ -33,12 +33,19 @@ type Store struct {
 	Partial map[string]bool
 	// Applied counts successful applies per device.
 	Applied map[string]int
+	// FailSave names devices whose Save fails (SavingDriver).
+	FailSave map[string]error
+
+	// startup is each device's saved configuration (SavingDriver): what
+	// Reload brings back. Set records a state as both running and saved.
+	startup map[string]intent.State
 }
 
 // NewStore returns an empty store: every device reads as empty state.
 func NewStore() *Store {
 	return &Store{devices: map[string]intent.State{}, snaps: map[string]intent.State{},
-		FailRead: map[string]error{}, FailApply: map[string]error{}, Partial: map[string]bool{}, Applied: map[string]int{}}
+		FailRead: map[string]error{}, FailApply: map[string]error{}, Partial: map[string]bool{}, Applied: map[string]int{},
+		FailSave: map[string]error{}, startup: map[string]intent.State{}}
 }
 
 // Set replaces a device's state (to record a live state, or inject drift).
@@ -46,6 +53,15 @@ func (s *Store) Set(device string, st intent.State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.devices[device] = copyState(st)
+	s.startup[device] = copyState(st)
+}
+
+// Reload replaces a device's running state with its saved one, as a
+// reboot does.
+func (s *Store) Reload(device string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.devices[device] = copyState(s.startup[device])
 }
 
 // Get returns a copy of a device's state.
@@ -210,5 +226,45 @@ func (d *Driver) Rollback(_ context.Context, t drivers.Target, r drivers.Result)
 	}
 	s.devices[t.Device.Name] = snap
 	delete(s.snaps, r.Token)
+	return nil
+}
+
+// SavingDriver is the memory driver of a platform with a startup
+// configuration (drivers.Saver): Apply changes the running state only,
+// Read reports drivers.PathSaved, Save copies running to startup (or fails
+// as Store.FailSave says) and Store.Reload brings the startup back.
+type SavingDriver struct{ Driver }
+
+var _ drivers.Saver = (*SavingDriver)(nil)
+
+// Name is "memory".
+func (d *SavingDriver) Name() string { return "memory" }
+
+// Read adds drivers.PathSaved to the stored state.
+func (d *SavingDriver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
+	st, err := d.Driver.Read(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	s := d.Store
+	s.mu.Lock()
+	saved := st.Fingerprint() == intent.State(s.startup[t.Device.Name]).Fingerprint()
+	s.mu.Unlock()
+	st[drivers.PathSaved] = strconv.FormatBool(saved)
+	return st, nil
+}
+
+// SaveSteps is the memory platform's save.
+func (d *SavingDriver) SaveSteps() []string { return []string{"save"} }
+
+// Save copies the running state to startup.
+func (d *SavingDriver) Save(_ context.Context, t drivers.Target) error {
+	s := d.Store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.FailSave[t.Device.Name]; err != nil {
+		return err
+	}
+	s.startup[t.Device.Name] = copyState(s.devices[t.Device.Name])
 	return nil
 }

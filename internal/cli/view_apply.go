@@ -197,9 +197,14 @@ func resultLine(st styles, r *apply.DeviceResult) string {
 		if r.Confirmed {
 			s += ", confirmed"
 		}
+		if r.Saved {
+			s += ", saved"
+		}
 		return fmt.Sprintf("%s: %s", r.Address, st.OK.Render(s))
 	case r.Status == apply.StatusRolledBack:
 		return fmt.Sprintf("%s: %s", r.Address, st.Warn.Render("rolled back"))
+	case r.Status == apply.StatusFailed && r.NotSaved:
+		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("FAILED, APPLIED BUT NOT SAVED"), r.Error)
 	case r.Status == apply.StatusFailed && r.Restored:
 		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("failed (restored)"), r.Error)
 	case r.Status == apply.StatusFailed:
@@ -405,12 +410,18 @@ func tableCells(st styles, d *apply.DeviceResult) (string, string) {
 	case d.RollbackError != "":
 		return st.Fail.Render("applied, rollback FAILED"), d.RollbackError
 	case d.Status == apply.StatusApplied:
+		how := "verified"
 		if d.Confirmed {
-			return st.OK.Render("applied"), "verified, confirmed"
+			how += ", confirmed"
 		}
-		return st.OK.Render("applied"), "verified"
+		if d.Saved {
+			how += ", saved"
+		}
+		return st.OK.Render("applied"), how
 	case d.Status == apply.StatusRolledBack:
 		return st.Warn.Render("rolled back"), "restored to its state before the run"
+	case d.Status == apply.StatusFailed && d.NotSaved:
+		return st.Fail.Render("FAILED, NOT SAVED"), d.Error
 	case d.Status == apply.StatusFailed && d.Restored:
 		return st.Fail.Render("failed (restored)"), d.Error
 	case d.Status == apply.StatusFailed:
@@ -480,6 +491,8 @@ type applyJSONDevice struct {
 	Restored      bool                `json:"restored"`
 	Partial       bool                `json:"partial"`
 	Confirmed     bool                `json:"confirmed"`
+	Saved         bool                `json:"saved"`
+	NotSaved      bool                `json:"not_saved"`
 	Token         string              `json:"token"`
 	Error         string              `json:"error"`
 	Reason        string              `json:"reason"`
@@ -519,7 +532,7 @@ func (v *ApplyJSON) Result(o *applyOutcome) error {
 		doc.Unreachable = append(doc.Unreachable, r.Unreachable...)
 		for _, d := range r.Devices {
 			jd := applyJSONDevice{Address: d.Address, Kind: d.Kind, Name: d.Name, Status: d.Status, Wave: d.Wave,
-				Changes: d.Changes, Restored: d.Restored, Partial: d.Partial, Confirmed: d.Confirmed, Token: d.Token,
+				Changes: d.Changes, Restored: d.Restored, Partial: d.Partial, Confirmed: d.Confirmed, Saved: d.Saved, NotSaved: d.NotSaved, Token: d.Token,
 				Error: d.Error, Reason: d.Reason, RollbackError: d.RollbackError, Remaining: d.Remaining,
 				DurationMS: d.Duration.Milliseconds()}
 			if jd.Remaining == nil {
