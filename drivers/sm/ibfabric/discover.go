@@ -1,0 +1,225 @@
+package ibfabric
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Runner runs one infiniband-diags command and returns its standard
+// output. testbed/ibsim's runner runs it locally under
+// LD_PRELOAD=libumad2sim.so; a subnet manager host's runner runs it over
+// SSH. An error should carry the command's stderr.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return f(ctx, name, args...)
+}
+
+// Options choose what Discover reads beyond the topology.
+type Options struct {
+	// PortInfo reads every cabled port's PortInfo (state, trained width
+	// and speed, operational MTU).
+	PortInfo bool
+	// PKeys reads the P_Key tables of adapter ports and of the switch
+	// ports facing adapters (where opensm programs enforcement).
+	PKeys bool
+	// QoS reads SL2VL and VL arbitration tables of every cabled port.
+	QoS bool
+	// Parallel bounds the smpquery processes in flight (default 4:
+	// ibsim serves at most 10 clients, opensm being one).
+	Parallel int
+}
+
+// All reads everything.
+var All = Options{PortInfo: true, PKeys: true, QoS: true}
+
+// Discover reads the fabric: ibnetdiscover for nodes and cables, then
+// smpquery per port as the options ask. Ports are addressed by LID, so a
+// subnet manager must have assigned them.
+func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
+	out, err := r.Run(ctx, "ibnetdiscover")
+	if err != nil {
+		return nil, fmt.Errorf("ibnetdiscover: %w", err)
+	}
+	f, err := ParseTopology(string(out))
+	if err != nil {
+		return nil, err
+	}
+	if !o.PortInfo && !o.PKeys && !o.QoS {
+		return f, nil
+	}
+	type job struct {
+		node *Node
+		port *Port
+		what string
+		args []string
+	}
+	var jobs []job
+	for _, n := range f.sortedNodes() {
+		for _, pn := range sortedKeys(n.Ports) {
+			p := n.Ports[pn]
+			if pn == 0 || p.Peer == nil {
+				continue
+			}
+			lid := p.LID
+			if lid == 0 {
+				return nil, fmt.Errorf("%s port %d has no LID: is a subnet manager running (ibnetdiscover reports lid 0)?", n.Name(), pn)
+			}
+			l, ps := strconv.Itoa(lid), strconv.Itoa(pn)
+			if o.PortInfo {
+				jobs = append(jobs, job{n, p, "portinfo", []string{"portinfo", l, ps}})
+			}
+			if o.PKeys {
+				facesCA := false
+				if peer := f.Nodes[p.Peer.Node]; peer != nil && peer.Type != Switch {
+					facesCA = true
+				}
+				if n.Type != Switch || facesCA {
+					jobs = append(jobs, job{n, p, "pkeys", []string{"pkeys", l, ps}})
+				}
+			}
+			if o.QoS {
+				jobs = append(jobs, job{n, p, "sl2vl", []string{"sl2vl", l, ps}},
+					job{n, p, "vlarb", []string{"vlarb", l, ps}})
+			}
+		}
+	}
+	par := o.Parallel
+	if par <= 0 {
+		par = 4
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, par)
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(j job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := runJob(ctx, r, j.node, j.port, j.what, j.args, &mu)
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}(j)
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return f, nil
+}
+
+// runJob runs one smpquery and stores what it read in the port (under mu).
+func runJob(ctx context.Context, r Runner, n *Node, p *Port, what string, args []string, mu *sync.Mutex) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	cmd := "smpquery " + strings.Join(args, " ")
+	out, err := r.Run(ctx, "smpquery", args...)
+	if err != nil {
+		return fmt.Errorf("%s port %d: %s: %w", n.Name(), p.Num, cmd, err)
+	}
+	name := func(err error) error {
+		if pe, ok := err.(*ParseError); ok {
+			pe.Cmd, pe.Node, pe.Port = cmd, n.Name(), p.Num
+			return pe
+		}
+		return err
+	}
+	switch what {
+	case "portinfo":
+		pi, err := ParsePortInfo(string(out))
+		if err != nil {
+			return name(err)
+		}
+		mu.Lock()
+		p.Info = pi
+		mu.Unlock()
+	case "pkeys":
+		keys, err := ParsePKeys(string(out))
+		if err != nil {
+			return name(err)
+		}
+		mu.Lock()
+		p.PKeys = keys
+		mu.Unlock()
+	case "sl2vl":
+		rows, err := ParseSL2VL(string(out))
+		if err != nil {
+			return name(err)
+		}
+		m := map[int][16]int{}
+		for _, r := range rows {
+			if n.Type == Switch && r.Out != p.Num {
+				return name(&ParseError{Msg: fmt.Sprintf("a row for output port %d in the table of port %d", r.Out, p.Num)})
+			}
+			m[r.In] = r.VL
+		}
+		mu.Lock()
+		p.SL2VL = m
+		mu.Unlock()
+	case "vlarb":
+		va, err := ParseVLArb(string(out))
+		if err != nil {
+			return name(err)
+		}
+		mu.Lock()
+		p.VLArb = va
+		mu.Unlock()
+	}
+	return nil
+}
+
+// Describe renders the fabric as text, for logs and test failures.
+func (f *Fabric) Describe() string {
+	var b strings.Builder
+	for _, n := range f.sortedNodes() {
+		fmt.Fprintf(&b, "%s %s %q lid %d\n", n.Type, GUID(n.GUID), n.Desc, n.LID)
+		ports := sortedKeys(n.Ports)
+		for _, pn := range ports {
+			p := n.Ports[pn]
+			if p.Peer == nil {
+				continue
+			}
+			peer := GUID(p.Peer.Node)
+			if pn := f.Nodes[p.Peer.Node]; pn != nil {
+				peer = pn.Name()
+			}
+			fmt.Fprintf(&b, "  [%d] -> %s[%d] %s%s", pn, peer, p.Peer.Port, p.Width, p.Speed)
+			if p.Info != nil {
+				fmt.Fprintf(&b, " %s/%s mtu %d", p.Info.State, p.Info.PhysState, p.Info.NeighborMTU)
+			}
+			if p.PKeys != nil {
+				var ks []string
+				for _, k := range p.PKeys {
+					ks = append(ks, fmt.Sprintf("0x%04x", k))
+				}
+				sort.Strings(ks)
+				fmt.Fprintf(&b, " pkeys %s", strings.Join(ks, ","))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,170 @@
+package ibfabric
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fixture returns a testdata file without its header (the lines up to
+// and including "----"): real output of the tools against ibsim.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(b), "\n----\n")
+	if !ok {
+		t.Fatalf("%s: no header end (----)", name)
+	}
+	return body
+}
+
+// The fixtures' fabric: sw1 0x0002c90000001000, sw2 ...2000; cn0N's node
+// GUID 0x0002c900000N0000, port 1 GUID +1.
+const (
+	fxSW1 = 0x0002c90000001000
+	fxSW2 = 0x0002c90000002000
+	fxCN1 = 0x0002c90000010000
+	fxCN4 = 0x0002c90000040000
+)
+
+func TestParseTopology(t *testing.T) {
+	f, err := ParseTopology(fixture(t, "ibnetdiscover.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Summary(); got != "2 switches, 4 adapters, 6 links" {
+		t.Errorf("summary %q", got)
+	}
+	if f.From != fxCN1+1 {
+		t.Errorf("from %s", GUID(f.From))
+	}
+	sw2 := f.Nodes[fxSW2]
+	if sw2 == nil || sw2.Type != Switch || sw2.Desc != "sw2" || sw2.NumPorts != 8 || sw2.LID != 3 {
+		t.Fatalf("sw2 %+v", sw2)
+	}
+	p := sw2.Ports[2]
+	if p == nil || p.Width != 1 || p.Speed != QDR || *p.Peer != (PeerRef{fxCN4, 1}) {
+		t.Errorf("sw2 port 2 %+v", p)
+	}
+	cn4 := f.Nodes[fxCN4]
+	if cn4 == nil || cn4.Type != CA || cn4.Desc != "cn04 mlx5_0" || cn4.Ports[1].GUID != fxCN4+1 || cn4.Ports[1].LID != 6 {
+		t.Errorf("cn04 %+v %+v", cn4, cn4.Ports[1])
+	}
+	if p := f.Nodes[fxSW1].Ports[3]; p.Width != 4 || *p.Peer != (PeerRef{fxSW2, 3}) {
+		t.Errorf("sw1 port 3 %+v", p)
+	}
+}
+
+func TestParsePortInfo(t *testing.T) {
+	pi, err := ParsePortInfo(fixture(t, "portinfo-ca.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := PortInfo{LID: 6, State: "Active", PhysState: "LinkUp", Width: 1, Speed: QDR, NeighborMTU: 2048, MTUCap: 2048, OperVLs: 8, VLCap: 8}
+	if *pi != want {
+		t.Errorf("got %+v\nwant %+v", *pi, want)
+	}
+	pi, err = ParsePortInfo(fixture(t, "portinfo-switch.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.State != "Active" || pi.Width != 1 || pi.NeighborMTU != 2048 {
+		t.Errorf("switch port %+v", *pi)
+	}
+}
+
+func TestParseTables(t *testing.T) {
+	keys, err := ParsePKeys(fixture(t, "pkeys.txt"))
+	if err != nil || !reflect.DeepEqual(keys, []uint16{0xffff, 0x8001}) {
+		t.Errorf("pkeys %#v %v", keys, err)
+	}
+	rows, err := ParseSL2VL(fixture(t, "sl2vl-switch.txt"))
+	want := [16]int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}
+	if err != nil || len(rows) != 9 || rows[8].In != 8 || rows[8].Out != 3 || rows[8].VL != want {
+		t.Errorf("sl2vl switch %+v %v", rows, err)
+	}
+	rows, err = ParseSL2VL(fixture(t, "sl2vl-ca.txt"))
+	if err != nil || len(rows) != 1 || rows[0].In != 0 || rows[0].VL != want {
+		t.Errorf("sl2vl CA %+v %v", rows, err)
+	}
+	va, err := ParseVLArb(fixture(t, "vlarb.txt"))
+	wantVA := &VLArb{High: []VLWeight{{0, 64}, {1, 64}}, Low: []VLWeight{{0, 32}, {1, 32}, {2, 64}, {3, 64}}, HighCap: 8, LowCap: 8}
+	if err != nil || !reflect.DeepEqual(va, wantVA) {
+		t.Errorf("vlarb %+v %v", va, err)
+	}
+}
+
+// TestParseErrors: broken output is an error naming the line, never a
+// panic or a silently wrong fabric.
+func TestParseErrors(t *testing.T) {
+	topo := fixture(t, "ibnetdiscover.txt")
+	cases := []struct {
+		name, in, want string
+		parse          func(string) error
+	}{
+		{"width", strings.Replace(topo, `lid 6 1xQDR`, `lid 6 3xQDR`, 1), `ibnetdiscover: sw2: line 12`, topoErr},
+		{"speed", strings.Replace(topo, `lid 5 1xQDR`, `lid 5 1xQQR`, 1), `link speed "QQR"`, topoErr},
+		{"port range", strings.Replace(topo, "[8]", "[9]", 1) + "\n", "", topoErr}, // no port 8 line: fine
+		{"peer missing", strings.Replace(topo, `Ca	1 "H-0002c90000040000"`, `Ca	1 "H-0002c900000f0000"`, 1), "", topoErr},
+		{"empty", "", "no nodes", topoErr},
+		{"pkeys", "   0: 0xffff 0x8001 0xzz\n", `line 1 "   0: 0xffff 0x8001 0xzz": "0xzz" is not`, func(s string) error { _, err := ParsePKeys(s); return err }},
+		{"sl2vl", "ports: in  0, out  3: | 0| 1| 2|\n", "3 VL entries, want 16", func(s string) error { _, err := ParseSL2VL(s); return err }},
+		{"vlarb", "# Low priority VL Arbitration Table:\nWEIGHT: |0x20|\n", "WEIGHT row without the VL row", func(s string) error { _, err := ParseVLArb(s); return err }},
+		{"portinfo", "Lid:....3\n", "no LinkState field", func(s string) error { _, err := ParsePortInfo(s); return err }},
+		{"portinfo mtu", strings.Replace(fixture(t, "portinfo-ca.txt"), "NeighborMTU:.....................2048", "NeighborMTU:.....................big", 1), `"NeighborMTU: big": not a number`, func(s string) error { _, err := ParsePortInfo(s); return err }},
+	}
+	for _, c := range cases {
+		err := c.parse(c.in)
+		if c.want == "" {
+			continue // only: must not panic
+		}
+		var pe *ParseError
+		if err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a ParseError containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func topoErr(s string) error { _, err := ParseTopology(s); return err }
+
+func fuzzSeeds(f *testing.F, names ...string) {
+	for _, n := range names {
+		f.Add(fixture(f, n))
+	}
+	f.Add("")
+}
+
+func FuzzParseTopology(f *testing.F) {
+	fuzzSeeds(f, "ibnetdiscover.txt")
+	f.Fuzz(func(t *testing.T, s string) {
+		fab, err := ParseTopology(s)
+		if err == nil {
+			for _, l := range fab.Links {
+				if fab.Nodes[l.A.Node] == nil || fab.Nodes[l.B.Node] == nil {
+					t.Fatalf("link to an unlisted node: %+v", l)
+				}
+			}
+			_ = fab.Describe()
+		}
+	})
+}
+
+func FuzzParsePortInfo(f *testing.F) {
+	fuzzSeeds(f, "portinfo-ca.txt", "portinfo-switch.txt")
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParsePortInfo(s) })
+}
+
+func FuzzParseTables(f *testing.F) {
+	fuzzSeeds(f, "pkeys.txt", "sl2vl-switch.txt", "sl2vl-ca.txt", "vlarb.txt")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParsePKeys(s)
+		_, _ = ParseSL2VL(s)
+		_, _ = ParseVLArb(s)
+	})
+}

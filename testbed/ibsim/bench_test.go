@@ -1,0 +1,102 @@
+package ibsim
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+)
+
+// fatTree is a 2-level fat tree: every leaf has hcas/leaves adapters and
+// one cable to every spine, 4x EDR.
+func fatTree(leaves, spines, hcas int) *ibfabric.Topology {
+	per := hcas / leaves
+	t := &ibfabric.Topology{}
+	for s := 1; s <= spines; s++ {
+		t.Switches = append(t.Switches, ibfabric.SwitchSpec{Name: fmt.Sprintf("spine%02d", s), Ports: leaves})
+	}
+	for l := 1; l <= leaves; l++ {
+		leaf := fmt.Sprintf("leaf%02d", l)
+		t.Switches = append(t.Switches, ibfabric.SwitchSpec{Name: leaf, Ports: per + spines})
+		for h := 1; h <= per; h++ {
+			name := fmt.Sprintf("cn%03d", (l-1)*per+h)
+			t.HCAs = append(t.HCAs, ibfabric.HCASpec{Name: name, Host: name, Desc: name + " mlx5_0"})
+			t.Links = append(t.Links, ibfabric.LinkSpec{A: ibfabric.PortRef{Node: name, Port: 1}, B: ibfabric.PortRef{Node: leaf, Port: h}, Width: 4, Speed: ibfabric.EDR})
+		}
+		for s := 1; s <= spines; s++ {
+			t.Links = append(t.Links, ibfabric.LinkSpec{A: ibfabric.PortRef{Node: leaf, Port: per + s}, B: ibfabric.PortRef{Node: fmt.Sprintf("spine%02d", s), Port: l}, Width: 4, Speed: ibfabric.EDR})
+		}
+	}
+	return t
+}
+
+// BenchmarkFatTree brings fat trees of three sizes to SUBNET UP (opensm
+// with two partitions of half the adapters each, and QoS) and times
+// discovery (ibnetdiscover, then smpquery portinfo/pkeys/sl2vl/vlarb per
+// cabled port, 4 in flight) and the comparison.
+//
+//	flock /tmp/fabctl-test.lock go test ./testbed/ibsim/ -run '^$' -bench FatTree -benchtime 1x
+func BenchmarkFatTree(b *testing.B) {
+	requireSim(b)
+	for _, size := range []struct{ leaves, spines, hcas int }{{4, 2, 16}, {8, 8, 64}, {16, 8, 128}} {
+		name := fmt.Sprintf("leaves=%d,spines=%d,hcas=%d", size.leaves, size.spines, size.hcas)
+		b.Run(name, func(b *testing.B) {
+			topo := fatTree(size.leaves, size.spines, size.hcas)
+			parts := []partitionPlan{
+				{name: "even", pkey: 0x0010, sl: 1, members: map[string]bool{}},
+				{name: "odd", pkey: 0x0011, sl: 2, members: map[string]bool{}},
+			}
+			for i, h := range topo.HCAs {
+				parts[i%2].members[h.Name] = true
+			}
+			files := renderFiles(b, subnetManager(topo, parts))
+			in := fabricIntent(topo, parts)
+			start := time.Now()
+			s := startSim(b, topo, files)
+			up := time.Since(start)
+			_ = s
+			b.ResetTimer()
+			var topoT, discT, cmpT time.Duration
+			var fab *ibfabric.Fabric
+			var findings []ibfabric.Finding
+			for i := 0; i < b.N; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				t0 := time.Now()
+				if _, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				f, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				fs, err := ibfabric.Compare(in, f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t3 := time.Now()
+				topoT += t1.Sub(t0)
+				discT += t2.Sub(t1)
+				cmpT += t3.Sub(t2)
+				fab, findings = f, fs
+			}
+			b.StopTimer()
+			n := time.Duration(b.N)
+			ports := 2 * len(fab.Links)
+			b.ReportMetric(up.Seconds(), "up-s")
+			b.ReportMetric((discT / n).Seconds(), "discover-s")
+			b.ReportMetric((cmpT/n).Seconds()*1000, "compare-ms")
+			b.ReportMetric(float64(ports), "ports")
+			fmt.Printf("ibsim fat tree %s: %d switches, %d adapters, %d cabled ports: SUBNET UP in %s; ibnetdiscover %s; full discovery %s (%.1f ms/port); compare %s; %d findings\n",
+				name, len(topo.Switches), len(topo.HCAs), ports, up.Round(time.Millisecond), (topoT / n).Round(time.Millisecond),
+				(discT / n).Round(time.Millisecond), float64((discT/n).Microseconds())/1000/float64(ports), (cmpT / n).Round(time.Microsecond), len(findings))
+			if len(findings) != 0 {
+				b.Errorf("a clean fat tree has findings: %v", findings)
+			}
+		})
+	}
+}
