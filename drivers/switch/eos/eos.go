@@ -225,21 +225,40 @@ func (d *Driver) SaveSteps() []string { return []string{saveCommand} }
 
 // Save copies the running configuration to the startup configuration. EOS
 // reports a failed copy with a "% " line (scrapligo's arista_eos platform
-// fails on "% Error"); any such line fails the save with the NOS's words.
+// fails on "% Error"); the corpus shows no output of a successful copy, so
+// the save is then checked the way Read reports config/saved (startup
+// compared with running), and a save that did not take fails with what the
+// NOS printed.
 func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
 	c, err := d.dial(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	fail := func(err error) error { return &stepError{Device: t.Device.Name, Step: saveCommand, Err: err} }
 	out, err := c.Send(saveCommand)
 	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: saveCommand, Err: err}
+		return fail(err)
 	}
+	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "%") {
-			return &stepError{Device: t.Device.Name, Step: saveCommand, Err: errors.New(strings.TrimSpace(out))}
+			return fail(errors.New(out))
 		}
+	}
+	run, err := running(c)
+	if err != nil {
+		return fail(err)
+	}
+	start, err := c.Send(showStartup)
+	if err != nil {
+		return fail(err)
+	}
+	if !SameConfig(start, run) {
+		if out == "" {
+			out = "no output"
+		}
+		return fail(fmt.Errorf("the startup-config still differs from the running-config after the save (the switch said: %s)", out))
 	}
 	return nil
 }
