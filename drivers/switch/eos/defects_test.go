@@ -183,4 +183,3 @@ func TestSaveAndSavedRead(t *testing.T) {
 		t.Fatalf("saved configuration lost at reload: %+v", diff)
 	}
 }
-
