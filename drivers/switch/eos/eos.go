@@ -1,13 +1,13 @@
 // Package eos is fabctl's Arista EOS switch driver. It renders a switch
-// intent into EOS CLI as Arista's AVD (eos_cli_config_gen) renders it
-// (see ../shared/reference/switches.md §2.3):
+// intent into EOS CLI in the forms the vendor corpus documents
+// (testdata/vendor/eos/shapes.txt names each form's source):
 //
-//	qos map dscp 8 9 ... to traffic-class 0        (entries differing from EOS's DSCP/8 default)
+//	qos map dscp 0 1 2 ... to traffic-class 0      (all 64 code points: no default table is sourced)
 //	qos profile FABCTL
 //	   qos trust dscp
 //	   tx-queue 3
-//	      bandwidth percent 50
 //	      no priority                               (strict TCs: priority strict)
+//	      bandwidth percent 50
 //	      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100
 //	   priority-flow-control on
 //	   priority-flow-control priority 3 no-drop
@@ -15,7 +15,9 @@
 //	interface Ethernet1
 //	   mtu 9000                                     (EOS's mtu is the IP MTU: no L2 overhead)
 //	   service-profile FABCTL
-//	priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1
+//	priority-flow-control pause watchdog default timeout 0.2
+//	priority-flow-control pause watchdog default recovery-time 0.4
+//	priority-flow-control pause watchdog default polling-interval 0.1
 //	priority-flow-control pause watchdog override action drop
 //
 // Ports whose trust, PFC priorities or watchdog differ from the switch's
@@ -34,9 +36,14 @@
 //	configure session fabctl-<id>
 //	   <lines, with explicit exits between modes>
 //	show session-config diffs
-//	commit                   (or `commit timer HH:MM:SS` when ApplyOptions.ConfirmTimeout > 0;
+//	commit                   (with ApplyOptions.ConfirmTimeout > 0: `end`, then
+//	                          `configure session fabctl-<id> commit timer HH:MM:SS`;
 //	                          Confirm sends `configure session fabctl-<id> commit`)
 //	abort                    (on any error before the commit)
+//
+// The engine then saves (drivers.Saver): `copy running-config
+// startup-config`; Read reports config/saved from `show startup-config`
+// compared with `show running-config`.
 //
 // The session prompt grows with the mode (leaf(config-s-fabctl-<id>-qos-profile-FABCTL-txq-3)#);
 // the session name is kept short so it stays within the 63 characters
@@ -49,7 +56,8 @@
 // Rollback runs a second session (fabctl-<id>-rb) that restores the
 // QoS and interface configuration of the running-config recorded before
 // the apply: top-level `qos ...` and `priority-flow-control ...` lines
-// that are new are negated with `no` and the prior ones re-entered;
+// that are new are negated (negate: the documented cleared form) and the
+// prior ones re-entered;
 // `qos profile` sections that differ are removed and re-entered from the
 // prior text; interface sections get `no` for new lines and the prior
 // lines back. Other configuration is not touched. The session is
