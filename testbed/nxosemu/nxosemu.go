@@ -77,6 +77,9 @@ type Switch struct {
 
 	mu          sync.Mutex
 	running     *Config
+	startup     *Config   // what `copy running-config startup-config` saved; a reload boots it
+	savedAt     time.Time // "!Startup config saved at:" (show-startup-config.txt)
+	failSave    string    // FailSave: the save prints this and does not save
 	checkpoints map[string]*checkpoint
 	lastChange  time.Time
 	rollbacks   int
@@ -94,6 +97,8 @@ func Start(opts Options) (*Switch, error) {
 		opts.Ports = 8
 	}
 	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), checkpoints: map[string]*checkpoint{}, lastChange: time.Now()}
+	// A factory switch boots from a startup-config that holds its running one.
+	sw.startup, sw.savedAt = sw.running.Clone(), sw.lastChange
 	srv, err := sshemu.Start(sshemu.Config{
 		Addr:   opts.Addr,
 		Users:  map[string]string{opts.User: opts.Password},
@@ -125,6 +130,39 @@ func (sw *Switch) RunningConfig() []byte {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	return []byte(sw.running.Render())
+}
+
+// StartupConfig is the body of `show startup-config` (without its header
+// lines) as bytes: the configuration a reload boots.
+func (sw *Switch) StartupConfig() []byte {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return []byte(sw.startup.Render())
+}
+
+// Reload reboots the switch: running-config := startup-config. User
+// checkpoints are dropped: Cisco's rollback guidelines say checkpoints are
+// deleted after "write erase and reload", and third-party text says a plain
+// reload clears them too (testdata/vendor/nxos/checkpoint-rollback.txt
+// (4)-(5)); no source says they survive. Sessions stay open (the
+// emulator's SSH server is not restarted); a shell in a configuration mode
+// keeps its mode stack, which the suite does not rely on.
+func (sw *Switch) Reload() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.running = sw.startup.Clone()
+	sw.checkpoints = map[string]*checkpoint{}
+	sw.lastChange = time.Now()
+}
+
+// FailSave makes `copy running-config startup-config` print output and
+// not save while output is non-empty; "" clears it. Real NX-OS failure
+// texts are in testdata/vendor/nxos/save.txt ("Configuration update
+// aborted: ...").
+func (sw *Switch) FailSave(output string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.failSave = output
 }
 
 // Edit changes the running configuration by hand (drift in tests).
@@ -218,6 +256,11 @@ func (s *shell) show(line string, toks []string) string {
 		return "!Command: show running-config\n!Running configuration last done at: " +
 			s.sw.lastChange.UTC().Format("Mon Jan  2 15:04:05 2006") + "\n!Time: " +
 			time.Now().UTC().Format("Mon Jan  2 15:04:05 2006") + "\n\n" + s.sw.running.Render()
+	case "startup-config":
+		// Layout of real NX-OS output: testdata/vendor/nxos/show-startup-config.txt
+		// (napalm nxos_ssh fixture): "!Command:", "!Time:", "!Startup config saved at:".
+		return "!Command: show startup-config\n!Time: " + time.Now().UTC().Format("Mon Jan  2 15:04:05 2006") +
+			"\n!Startup config saved at: " + s.sw.savedAt.UTC().Format("Mon Jan  2 15:04:05 2006") + "\n\n" + s.sw.startup.Render()
 	case "version":
 		return "Cisco Nexus Operating System (NX-OS) Software\nSoftware\n  NXOS: version 10.4(3) [Feature Release]\nHardware\n  cisco Nexus9000 C9364E-SG2 Chassis\n\n  Device name: " + s.sw.running.Hostname + "\n"
 	case "checkpoint summary":
@@ -274,6 +317,19 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 			return "", false
 		}
 		return s.caret(line, 1, invalidMsg), false
+	case "copy":
+		// copy running-config startup-config (save.txt). Success prints the
+		// progress bar and "Copy complete." (cisco.nxos cliconf and napalm
+		// nxos_ssh look for "Copy complete"/"complete"); FailSave's text
+		// replaces it, as "Configuration update aborted: ..." does on a switch.
+		if len(toks) != 3 || toks[1] != "running-config" || toks[2] != "startup-config" {
+			return s.caret(line, 1, invalidMsg), false
+		}
+		if s.sw.failSave != "" {
+			return "[########################################]  99%" + s.sw.failSave + "\n", false
+		}
+		s.sw.startup, s.sw.savedAt = s.sw.running.Clone(), time.Now()
+		return "[########################################] 100%\nCopy complete.\n", false
 	case "rollback":
 		if len(toks) < 4 {
 			return s.caret(line, len(toks), incompleteMsg), false

@@ -52,9 +52,23 @@ func newRig(t *testing.T) *rig {
 	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
+// plan reads the switch and plans the intent's configuration, leaving the
+// save (drivers.PathSaved) to the planner as plan.planDevice does: the
+// driver's change lists never carry it.
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	return switchtest.Plan(t, r.drv, r.target, expressible(r.sw))
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(live, drivers.PathSaved)
+	desired := expressible(r.sw)
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
 }
 
 func TestPlanApplyIdempotentDrift(t *testing.T) {
