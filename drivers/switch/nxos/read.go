@@ -365,8 +365,8 @@ func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Nod
 		switch {
 		case len(f) == 2 && f[0] == "mtu":
 			st[pre+"mtu"] = f[1]
-		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "mode":
-			mode = f[2]
+		case len(f) >= 3 && f[0] == "priority-flow-control" && f[1] == "mode":
+			mode = f[2] // "on", or "on send-tlv" (microsoft-azure-local-n9k.cfg:51)
 		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
 			wd = f[2]
 		case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
