@@ -50,14 +50,14 @@ func (p *Policy) class(name string) *Class {
 // Class is a class inside a policy-map.
 type Class struct {
 	Name      string
-	QosGroup  int    // set qos-group N (-1 unset)
-	Bandwidth int    // bandwidth remaining percent N (-1 unset)
+	QosGroup  int // set qos-group N (-1 unset)
+	Bandwidth int // bandwidth remaining percent N (-1 unset)
 	// BandwidthPct is bandwidth percent N (0 unset; microsoft-azure-local-n9k.cfg:44).
 	BandwidthPct int
-	Priority  int    // priority level N (0 unset)
-	WRED      string // random-detect arguments, normalised ("" unset)
-	MTU       int    // network-qos mtu (0 unset)
-	PauseCOS  [8]bool
+	Priority     int    // priority level N (0 unset)
+	WRED         string // random-detect arguments, normalised ("" unset)
+	MTU          int    // network-qos mtu (0 unset)
+	PauseCOS     [8]bool
 }
 
 func newClass(name string) *Class { return &Class{Name: name, QosGroup: -1, Bandwidth: -1} }
