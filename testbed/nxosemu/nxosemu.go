@@ -287,7 +287,7 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 		// scrapligo's cisco_nxos on-close (session.txt).
 		return "", true
 	case "terminal":
-		// terminal length 0 / terminal width 511 (session.txt:17-18).
+		// terminal length 0 / terminal width 511 (session.txt:14-15).
 		if len(toks) == 3 && (toks[1] == "width" || toks[1] == "length") {
 			if _, err := strconv.Atoi(toks[2]); err == nil {
 				return "", false
@@ -303,11 +303,11 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 		}
 		return s.caret(line, 1, invalidMsg), false
 	case "copy":
-		// copy running-config startup-config (save.txt:20). Success prints
+		// copy running-config startup-config (save.txt:18). Success prints
 		// the progress bar and "Copy complete." (cisco.nxos cliconf and
 		// napalm nxos_ssh look for "Copy complete"/"complete"); FailSave's
 		// text replaces it, as "Configuration update aborted: ..." does on
-		// a switch (save.txt:23-24).
+		// a switch (save.txt:21-22).
 		if len(toks) != 3 || toks[1] != "running-config" || toks[2] != "startup-config" {
 			return s.caret(line, 1, invalidMsg), false
 		}
