@@ -91,8 +91,16 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 			}
 		}
+		dis := gr.dis
+		for _, l := range payload {
+			if dis == "" && strings.HasPrefix(l, "no policy-map ") {
+				// A rebuild (clear): between the detach and the re-attach
+				// the switch uses its default policy for that type.
+				dis = "rebuilds a QoS policy (detach, remove, write anew, attach): until the transaction re-attaches it the switch applies its default policy"
+			}
+		}
 		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
-			Payload: payload, Disruptive: gr.dis})
+			Payload: payload, Disruptive: dis})
 	}
 	return out, nil
 }
