@@ -9,9 +9,7 @@ import (
 // Config is the emulator's parsed running configuration: the parts of
 // NX-OS configuration it implements. Defaults are not stored and not
 // shown, as on NX-OS: an interface without `mtu` has MTU 1500, without
-// `priority-flow-control mode` it is in mode auto, the PFC watchdog
-// interval is 100 ms, its shutdown multiplier 1 and its auto-restore
-// multiplier 10.
+// `priority-flow-control mode` it is in mode auto (cisco-pfc-guide.txt:13).
 type Config struct {
 	Hostname string
 	// ClassMaps are `class-map type qos match-any NAME` (qos type only).
@@ -20,14 +18,8 @@ type Config struct {
 	Policies map[string]map[string]*Policy
 	// System qos service policies ("" unset).
 	SysQueuingOut, SysNetworkQoS, SysQoSInput string
-	// WDInterval is `priority-flow-control watch-dog-interval on|off` ("" unset).
+	// WDInterval is `priority-flow-control watch-dog-interval on` ("" unset).
 	WDInterval string
-	// WDPoll is `priority-flow-control watch-dog interval MS` (0: default 100).
-	WDPoll int
-	// WDShutdown is `priority-flow-control watch-dog shutdown-multiplier N` (0: default 1).
-	WDShutdown int
-	// WDRestore is `priority-flow-control auto-restore multiplier N` (0: default 10).
-	WDRestore  int
 	Interfaces map[string]*Interface
 }
 
@@ -58,12 +50,14 @@ func (p *Policy) class(name string) *Class {
 // Class is a class inside a policy-map.
 type Class struct {
 	Name      string
-	QosGroup  int    // set qos-group N (-1 unset)
-	Bandwidth int    // bandwidth remaining percent N (-1 unset)
-	Priority  int    // priority level N (0 unset)
-	WRED      string // random-detect arguments, normalised ("" unset)
-	MTU       int    // network-qos mtu (0 unset)
-	PauseCOS  [8]bool
+	QosGroup  int // set qos-group N (-1 unset)
+	Bandwidth int // bandwidth remaining percent N (-1 unset)
+	// BandwidthPct is bandwidth percent N (0 unset; microsoft-azure-local-n9k.cfg:44).
+	BandwidthPct int
+	Priority     int    // priority level N (0 unset)
+	WRED         string // random-detect arguments, normalised ("" unset)
+	MTU          int    // network-qos mtu (0 unset)
+	PauseCOS     [8]bool
 }
 
 func newClass(name string) *Class { return &Class{Name: name, QosGroup: -1, Bandwidth: -1} }
@@ -239,6 +233,9 @@ func (c *Config) Render() string {
 			if cl.Bandwidth >= 0 {
 				b.WriteString("    bandwidth remaining percent " + strconv.Itoa(cl.Bandwidth) + "\n")
 			}
+			if cl.BandwidthPct > 0 {
+				b.WriteString("    bandwidth percent " + strconv.Itoa(cl.BandwidthPct) + "\n")
+			}
 			if cl.WRED != "" {
 				b.WriteString("    random-detect " + cl.WRED + "\n")
 			}
@@ -270,15 +267,6 @@ func (c *Config) Render() string {
 	}
 	if c.WDInterval != "" {
 		b.WriteString("priority-flow-control watch-dog-interval " + c.WDInterval + "\n")
-	}
-	if c.WDPoll != 0 {
-		b.WriteString("priority-flow-control watch-dog interval " + strconv.Itoa(c.WDPoll) + "\n")
-	}
-	if c.WDShutdown != 0 {
-		b.WriteString("priority-flow-control watch-dog shutdown-multiplier " + strconv.Itoa(c.WDShutdown) + "\n")
-	}
-	if c.WDRestore != 0 {
-		b.WriteString("priority-flow-control auto-restore multiplier " + strconv.Itoa(c.WDRestore) + "\n")
 	}
 	b.WriteString("vrf context management\n  ip route 0.0.0.0/0 172.20.20.1\n")
 	names := sortedKeys(c.Interfaces)

@@ -1,17 +1,18 @@
 // Package nxosemu is a stateful Cisco NX-OS (Nexus 9000) CLI emulator
-// over real SSH, written from Cisco's documentation (Cisco Nexus 9000
-// Series NX-OS Quality of Service Configuration Guide, Release 10.x:
-// "Configuring Classification" — class-map type qos, match dscp,
-// policy-map type qos, set qos-group; "Configuring Queuing and
-// Scheduling" — policy-map type queuing, the predefined c-out-8q-q*
-// classes, bandwidth remaining percent, priority level, random-detect
-// ... ecn; "Configuring Priority Flow Control" — policy-map type
-// network-qos, c-8q-nq* classes, pause pfc-cos, mtu, system qos,
-// priority-flow-control mode on, the PFC watchdog commands; and the
-// Cisco Nexus 9000 Series NX-OS System Management Configuration Guide,
-// "Configuring Rollback" — checkpoint, rollback running-config
-// checkpoint, no checkpoint, show checkpoint summary), not from
-// fabctl's renderer.
+// over real SSH. Its grammar is strict: it accepts exactly the command
+// forms the vendor corpus shows (testdata/vendor/nxos/*.txt, *.cfg; each
+// accepted form cites its corpus file and line beside the code that
+// accepts it) and refuses everything else the way NX-OS refuses a command
+// it cannot parse: a caret line under the offending token and
+// "% Invalid command at '^' marker." (real NX-OS output kept by napalm,
+// testdata/vendor/nxos/session.txt). In particular it refuses the forms
+// fabctl once sent without a source: `priority-flow-control watch-dog
+// interval|shutdown-multiplier`, `priority-flow-control auto-restore
+// multiplier`, `priority-flow-control watch-dog-interval off`, the bare
+// `no priority-flow-control mode` / `no ... watch-dog-interval`,
+// `flowcontrol`, and the undocumented negations inside policies (`no
+// class`, `no set qos-group`, `no bandwidth`, `no priority`, `no
+// random-detect`, `no pause pfc-cos`, `no mtu`).
 //
 // Modes and prompts, as on NX-OS (a network-admin lands in exec "#"):
 //
@@ -28,13 +29,17 @@
 //	leaf(config-if)#               interface Ethernet1/N
 //
 // A command not valid in a sub-mode is tried in the parent modes (the
-// implicit exit NX-OS shares with IOS); `exit` leaves one mode, `end`
-// returns to exec. Invalid input prints the caret line and "% Invalid
-// command at '^' marker."; missing arguments "% Incomplete command at
-// '^' marker."; semantic errors start with "ERROR: ". Checkpoints hold
-// a copy of the running-config; `rollback running-config checkpoint
-// NAME` restores it atomically. Faults (reject, drop before/after a
-// command, hang) and per-command latency come from testbed/sshemu.
+// implicit exit: Cisco's recipe types `interface`, `system qos` and the
+// next `policy-map` without leaving the previous mode,
+// cisco-roce-enable.cfg:20-33); `exit` leaves one mode, `end` returns to
+// exec. Semantic refusals start with "ERROR: "; their wording has no
+// vendor source and is the emulator's own (marked where produced).
+// Checkpoints hold a copy of the running-config; `rollback running-config
+// checkpoint NAME` restores it atomically. The switch keeps a
+// startup-config: `copy running-config startup-config` saves to it,
+// `show startup-config` prints it, Reload boots it. Faults (reject, drop
+// before/after a command, hang) and per-command latency come from
+// testbed/sshemu.
 package nxosemu
 
 import (
@@ -77,6 +82,9 @@ type Switch struct {
 
 	mu          sync.Mutex
 	running     *Config
+	startup     *Config   // what `copy running-config startup-config` saved; a reload boots it
+	savedAt     time.Time // "!Startup config saved at:" (show-startup-config.txt)
+	failSave    string    // FailSave: the save prints this and does not save
 	checkpoints map[string]*checkpoint
 	lastChange  time.Time
 	rollbacks   int
@@ -94,6 +102,8 @@ func Start(opts Options) (*Switch, error) {
 		opts.Ports = 8
 	}
 	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), checkpoints: map[string]*checkpoint{}, lastChange: time.Now()}
+	// A factory switch boots from a startup-config that holds its running one.
+	sw.startup, sw.savedAt = sw.running.Clone(), sw.lastChange
 	srv, err := sshemu.Start(sshemu.Config{
 		Addr:   opts.Addr,
 		Users:  map[string]string{opts.User: opts.Password},
@@ -125,6 +135,39 @@ func (sw *Switch) RunningConfig() []byte {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	return []byte(sw.running.Render())
+}
+
+// StartupConfig is the body of `show startup-config` (without its header
+// lines) as bytes: the configuration a reload boots.
+func (sw *Switch) StartupConfig() []byte {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return []byte(sw.startup.Render())
+}
+
+// Reload reboots the switch: running-config := startup-config. User
+// checkpoints are dropped: Cisco's rollback guidelines say checkpoints are
+// deleted after "write erase and reload", and third-party text says a plain
+// reload clears them too (testdata/vendor/nxos/checkpoint-rollback.txt
+// (4)-(5)); no source says they survive. Sessions stay open (the
+// emulator's SSH server is not restarted); a shell in a configuration mode
+// keeps its mode stack, which the suite does not rely on.
+func (sw *Switch) Reload() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.running = sw.startup.Clone()
+	sw.checkpoints = map[string]*checkpoint{}
+	sw.lastChange = time.Now()
+}
+
+// FailSave makes `copy running-config startup-config` print output and
+// not save while output is non-empty; "" clears it. Real NX-OS failure
+// texts are in testdata/vendor/nxos/save.txt ("Configuration update
+// aborted: ...").
+func (sw *Switch) FailSave(output string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.failSave = output
 }
 
 // Edit changes the running configuration by hand (drift in tests).
@@ -189,10 +232,10 @@ func (s *shell) caret(line string, tok int, msg string) string {
 	return strings.Repeat(" ", len(s.Prompt())+col) + "^\n" + msg + "\n"
 }
 
-const (
-	invalidMsg    = "% Invalid command at '^' marker."
-	incompleteMsg = "% Incomplete command at '^' marker."
-)
+// invalidMsg is NX-OS's parse error (session.txt: real output). The
+// corpus holds no real "Incomplete command" output, so a command missing
+// its arguments gets the same message.
+const invalidMsg = "% Invalid command at '^' marker."
 
 // Handle runs one line.
 func (s *shell) Handle(line string) (string, bool) {
@@ -214,13 +257,18 @@ func (s *shell) Handle(line string) (string, bool) {
 func (s *shell) show(line string, toks []string) string {
 	arg := strings.Join(toks[1:], " ")
 	switch arg {
-	case "running-config", "running-config all":
+	case "running-config":
+		// show-running-config-header.txt:10-12 (real 10.3(1) output).
 		return "!Command: show running-config\n!Running configuration last done at: " +
 			s.sw.lastChange.UTC().Format("Mon Jan  2 15:04:05 2006") + "\n!Time: " +
 			time.Now().UTC().Format("Mon Jan  2 15:04:05 2006") + "\n\n" + s.sw.running.Render()
-	case "version":
-		return "Cisco Nexus Operating System (NX-OS) Software\nSoftware\n  NXOS: version 10.4(3) [Feature Release]\nHardware\n  cisco Nexus9000 C9364E-SG2 Chassis\n\n  Device name: " + s.sw.running.Hostname + "\n"
+	case "startup-config":
+		// show-startup-config.txt:1-3 (real 7.3 output kept by napalm):
+		// "!Command:", "!Time:", "!Startup config saved at:".
+		return "!Command: show startup-config\n!Time: " + time.Now().UTC().Format("Mon Jan  2 15:04:05 2006") +
+			"\n!Startup config saved at: " + s.sw.savedAt.UTC().Format("Mon Jan  2 15:04:05 2006") + "\n\n" + s.sw.startup.Render()
 	case "checkpoint summary":
+		// checkpoint-rollback.txt (6): layout of third-party output (learnduty.com).
 		var b strings.Builder
 		b.WriteString("\nUser Checkpoints:\n--------------------------------------\n")
 		for i, n := range sortedKeys(s.sw.checkpoints) {
@@ -235,63 +283,78 @@ func (s *shell) show(line string, toks []string) string {
 
 func (s *shell) exec(line string, toks []string) (string, bool) {
 	switch toks[0] {
-	case "exit", "logout", "quit":
+	case "exit":
+		// scrapligo's cisco_nxos on-close (session.txt).
 		return "", true
 	case "terminal":
+		// terminal length 0 / terminal width 511 (session.txt:14-15).
 		if len(toks) == 3 && (toks[1] == "width" || toks[1] == "length") {
 			if _, err := strconv.Atoi(toks[2]); err == nil {
 				return "", false
 			}
 		}
 		return s.caret(line, 1, invalidMsg), false
-	case "configure":
-		if len(toks) == 1 || len(toks) == 2 && toks[1] == "terminal" {
+	case "configure", "conf":
+		// `conf` (cisco-roce-enable.cfg:10) and its full form `configure
+		// terminal` (scrapligo's cisco_nxos escalate; shapes.txt DERIVED).
+		if toks[0] == "conf" && len(toks) == 1 || toks[0] == "configure" && len(toks) == 2 && toks[1] == "terminal" {
 			s.stack = []frame{{kind: "config", prompt: "config"}}
 			return "Enter configuration commands, one per line. End with CNTL/Z.\n", false
 		}
 		return s.caret(line, 1, invalidMsg), false
+	case "copy":
+		// copy running-config startup-config (save.txt:18). Success prints
+		// the progress bar and "Copy complete." (cisco.nxos cliconf and
+		// napalm nxos_ssh look for "Copy complete"/"complete"); FailSave's
+		// text replaces it, as "Configuration update aborted: ..." does on
+		// a switch (save.txt:21-22).
+		if len(toks) != 3 || toks[1] != "running-config" || toks[2] != "startup-config" {
+			return s.caret(line, 1, invalidMsg), false
+		}
+		if s.sw.failSave != "" {
+			return "[########################################]  99%" + s.sw.failSave + "\n", false
+		}
+		s.sw.startup, s.sw.savedAt = s.sw.running.Clone(), time.Now()
+		return "[########################################] 100%\nCopy complete.\n", false
 	case "checkpoint":
-		if len(toks) != 2 || !validName(toks[1]) {
-			if len(toks) < 2 {
-				return s.caret(line, 1, incompleteMsg), false
-			}
-			return s.caret(line, 2, invalidMsg), false
+		// checkpoint <name> (checkpoint-rollback.txt:13): at most ten,
+		// unique names (l.14-15); name up to 32 characters (l.9, N5K help).
+		if len(toks) != 2 || !validName(toks[1]) || len(toks[1]) > 32 {
+			return s.caret(line, 1, invalidMsg), false
 		}
 		if _, ok := s.sw.checkpoints[toks[1]]; ok {
-			return "ERROR: Checkpoint name already in use\n", false
+			return "ERROR: Checkpoint name already in use\n", false // wording: emulator's own
 		}
 		if len(s.sw.checkpoints) >= MaxCheckpoints {
-			return "ERROR: Maximum number of checkpoints reached\n", false
+			return "ERROR: Maximum number of checkpoints reached\n", false // wording: emulator's own
 		}
 		s.sw.checkpoints[toks[1]] = &checkpoint{cfg: s.sw.running.Clone(), user: s.user, created: time.Now()}
 		return "...........Done\n", false
 	case "no":
+		// no checkpoint <name> (checkpoint-rollback.txt:17).
 		if len(toks) == 3 && toks[1] == "checkpoint" {
 			if _, ok := s.sw.checkpoints[toks[2]]; !ok {
-				return "ERROR: No checkpoint with name " + toks[2] + "\n", false
+				return "ERROR: No checkpoint with name " + toks[2] + "\n", false // wording: emulator's own
 			}
 			delete(s.sw.checkpoints, toks[2])
 			return "", false
 		}
 		return s.caret(line, 1, invalidMsg), false
 	case "rollback":
-		if len(toks) < 4 {
-			return s.caret(line, len(toks), incompleteMsg), false
-		}
-		if toks[1] != "running-config" || toks[2] != "checkpoint" || len(toks) > 5 ||
+		// rollback running-config checkpoint <name> [atomic]
+		// (checkpoint-rollback.txt:19; atomic, the default: learnduty.com).
+		if len(toks) < 4 || toks[1] != "running-config" || toks[2] != "checkpoint" || len(toks) > 5 ||
 			len(toks) == 5 && toks[4] != "atomic" {
 			return s.caret(line, 1, invalidMsg), false
 		}
 		cp, ok := s.sw.checkpoints[toks[3]]
 		if !ok {
-			return "ERROR: No checkpoint with name " + toks[3] + "\n", false
+			return "ERROR: No checkpoint with name " + toks[3] + "\n", false // wording: emulator's own
 		}
 		s.sw.running = cp.cfg.Clone()
 		s.sw.lastChange = time.Now()
 		s.sw.rollbacks++
-		return "Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n" +
-			"#Generating Rollback Patch\nExecuting Rollback Patch\nGenerating Running-config for verification\n" +
-			"Generating Patch for verification\nVerification is Successful.\n\nRollback completed successfully.\n", false
+		return "Rollback completed successfully.\n", false // "Rollback completed successfully." wording: emulator's own
 	}
 	return s.caret(line, 0, invalidMsg), false
 }
@@ -326,11 +389,7 @@ func (s *shell) configLine(line string, toks []string) string {
 	if strings.HasPrefix(first, "ERROR: ") {
 		return first
 	}
-	if strings.HasPrefix(first, "inc:") {
-		n, _ := strconv.Atoi(strings.TrimPrefix(first, "inc:"))
-		return s.caret(line, n, incompleteMsg)
-	}
-	n, _ := strconv.Atoi(strings.TrimPrefix(first, "tok:"))
+	n, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(first, "inc:"), "tok:"))
 	return s.caret(line, n, invalidMsg)
 }
 
@@ -344,7 +403,9 @@ func fail(msg string) (*frame, string, bool) {
 func ok() (*frame, string, bool) { return nil, "", true }
 
 // apply runs one configuration command in a mode: the mode it enters
-// (nil: none), its output, and false when not valid in this mode.
+// (nil: none), its output, and false when not valid in this mode. Only
+// the `no` forms the corpus shows are accepted; each grammar function
+// names its sources. Corpus files are in testdata/vendor/nxos/.
 func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 	no := t[0] == "no"
 	a, off := t, 0
@@ -365,16 +426,16 @@ func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 		return applyClassMap(cm, a, no, off)
 	case "pmap":
 		p := c.Policies[m.ptype][m.name]
-		if p == nil {
-			return bad(0)
+		if p == nil || no {
+			return bad(0) // no `no class ...` in the corpus
 		}
-		return applyPolicy(c, p, m, a, no, off)
+		return applyPolicy(c, p, m, a, off)
 	case "pclass":
 		p := c.Policies[m.ptype][m.name]
-		if p == nil || p.class(m.class) == nil {
-			return bad(0)
+		if p == nil || p.class(m.class) == nil || no {
+			return bad(0) // no negation inside a policy class in the corpus
 		}
-		return applyClass(p.class(m.class), m.ptype, a, no, off)
+		return applyClass(p.class(m.class), m.ptype, a, off)
 	case "sysqos":
 		return applySystemQoS(c, a, no, off)
 	case "if":
@@ -385,58 +446,51 @@ func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 
 var promptOf = map[string]string{"qos": "qos", "queuing": "que", "network-qos": "nqos"}
 
+// applyGlobal: the global configuration commands.
 func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	switch a[0] {
 	case "hostname":
-		if len(a) != 2 || !validName(a[1]) {
-			return short(off + 1)
+		// hostname NAME (show-running-config-header.txt:15, running-config line).
+		if no || len(a) != 2 || !validName(a[1]) {
+			return bad(off + 1)
 		}
 		c.Hostname = a[1]
 		return ok()
 	case "interface":
-		if len(a) < 2 {
-			return short(off + 1)
-		}
-		name := canonIf(a[1])
-		i, found := c.Interfaces[name]
-		if !found || len(a) > 2 {
-			return bad(off + 1)
-		}
+		// interface Ethernet1/1 (show-running-config-header.txt:19) or
+		// interface ethernet 1/1 (microsoft-azure-local-n9k.cfg:48).
 		if no {
-			*i = Interface{}
-			return ok()
+			return bad(off)
+		}
+		name := ""
+		switch {
+		case len(a) == 2:
+			name = canonIf(a[1])
+		case len(a) == 3 && strings.EqualFold(a[1], "ethernet"):
+			name = "Ethernet" + a[2]
+		}
+		if _, found := c.Interfaces[name]; !found {
+			return bad(off + 1)
 		}
 		return &frame{kind: "if", name: name, prompt: "config-if"}, "", true
 	case "class-map":
-		// class-map type qos [match-any|match-all] NAME
-		if len(a) < 3 {
-			return short(off + len(a))
+		// class-map type qos match-any NAME (cisco-roce-enable.cfg:20),
+		// class-map type qos match-all NAME (microsoft-azure-local-n9k.cfg:18),
+		// no class-map type qos match-any NAME (cisco-roce-enable.cfg:76).
+		if len(a) != 5 || a[1] != "type" || a[2] != "qos" || a[3] != "match-any" && (a[3] != "match-all" || no) {
+			return bad(off + min(len(a), 4))
 		}
-		if a[1] != "type" || a[2] != "qos" {
-			return bad(off + 2)
-		}
-		if len(a) < 4 {
-			return short(off + 3)
-		}
-		matchAll, name := false, a[3]
-		if a[3] == "match-any" || a[3] == "match-all" {
-			if len(a) != 5 {
-				return short(off + 4)
-			}
-			matchAll, name = a[3] == "match-all", a[4]
-		} else if len(a) != 4 {
-			return bad(off + 4)
-		}
+		matchAll, name := a[3] == "match-all", a[4]
 		if !validName(name) || strings.HasPrefix(name, "c-") || name == "class-default" {
-			return bad(off + len(a) - 1)
+			return bad(off + 4)
 		}
 		if no {
 			if c.ClassMaps[name] == nil {
-				return fail("Class-map " + name + " does not exist")
+				return fail("Class-map " + name + " does not exist") // wording: emulator's own
 			}
 			for _, pn := range sortedKeys(c.Policies["qos"]) {
 				if c.Policies["qos"][pn].class(name) != nil {
-					return fail("Class-map " + name + " is being used by policy-map " + pn)
+					return fail("Class-map " + name + " is being used by policy-map " + pn) // wording: emulator's own
 				}
 			}
 			delete(c.ClassMaps, name)
@@ -446,22 +500,14 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 		if cm == nil {
 			c.ClassMaps[name] = &ClassMap{MatchAll: matchAll}
 		} else if cm.MatchAll != matchAll {
-			return fail("Class-map " + name + " exists with a different match type")
+			return fail("Class-map " + name + " exists with a different match type") // wording: emulator's own
 		}
 		return &frame{kind: "cmap", name: name, prompt: "config-cmap-qos"}, "", true
 	case "policy-map":
-		// policy-map type qos|queuing|network-qos NAME
-		if len(a) < 3 {
-			return short(off + len(a))
-		}
-		if a[1] != "type" || promptOf[a[2]] == "" {
-			return bad(off + 2)
-		}
-		if len(a) != 4 {
-			if len(a) < 4 {
-				return short(off + 3)
-			}
-			return bad(off + 4)
+		// policy-map type qos|queuing|network-qos NAME (cisco-roce-enable.cfg:24,33,12)
+		// and their no forms (cisco-roce-enable.cfg:73-75).
+		if len(a) != 4 || a[1] != "type" || promptOf[a[2]] == "" {
+			return bad(off + min(len(a), 2))
 		}
 		name := a[3]
 		if !validName(name) || strings.HasPrefix(name, "default-") {
@@ -470,10 +516,10 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 		pm := c.Policies[a[2]]
 		if no {
 			if pm[name] == nil {
-				return fail("Policy-map " + name + " does not exist")
+				return fail("Policy-map " + name + " does not exist") // wording: emulator's own
 			}
 			if inUse(c, a[2], name) {
-				return fail("Policy-map " + name + " is in use; remove it from system qos and interfaces first")
+				return fail("Policy-map " + name + " is in use; remove it from system qos and interfaces first") // wording: emulator's own
 			}
 			delete(pm, name)
 			return ok()
@@ -483,19 +529,23 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 		}
 		return &frame{kind: "pmap", ptype: a[2], name: name, prompt: "config-pmap-" + promptOf[a[2]]}, "", true
 	case "system":
-		if len(a) != 2 || a[1] != "qos" {
-			if len(a) < 2 {
-				return short(off + 1)
-			}
+		// system qos (cisco-roce-enable.cfg:51); no `no system qos` in the corpus.
+		if no || len(a) != 2 || a[1] != "qos" {
 			return bad(off + 1)
-		}
-		if no {
-			c.SysQueuingOut, c.SysNetworkQoS, c.SysQoSInput = "", "", ""
-			return ok()
 		}
 		return &frame{kind: "sysqos", prompt: "config-sys-qos"}, "", true
 	case "priority-flow-control":
-		return pfcGlobal(c, a, no, off)
+		// priority-flow-control watch-dog-interval on (cisco-roce-enable.cfg:11)
+		// and its removal, the full line negated (cisco-roce-enable.cfg:68).
+		// No other global PFC form has a source (cisco-pfc-guide.txt, audit N12-N14).
+		if len(a) != 3 || a[1] != "watch-dog-interval" || a[2] != "on" {
+			return bad(off + min(len(a), 2))
+		}
+		c.WDInterval = "on"
+		if no {
+			c.WDInterval = ""
+		}
+		return ok()
 	}
 	return bad(off)
 }
@@ -503,9 +553,6 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 func inUse(c *Config, ptype, name string) bool {
 	switch ptype {
 	case "qos":
-		if c.SysQoSInput == name {
-			return true
-		}
 		for _, i := range c.Interfaces {
 			if i.QoSInput == name {
 				return true
@@ -519,130 +566,43 @@ func inUse(c *Config, ptype, name string) bool {
 	return false
 }
 
-// pfcGlobal: priority-flow-control watch-dog-interval on|off,
-// priority-flow-control watch-dog interval 100-1000,
-// priority-flow-control watch-dog shutdown-multiplier 1-10,
-// priority-flow-control auto-restore multiplier 0-100.
-func pfcGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool) {
-	if len(a) < 2 {
-		return short(off + 1)
+// applyClassMap: match dscp LIST (cisco-roce-enable.cfg:23, ranges
+// "24-31"), no match dscp LIST (Cisco NX-OS command reference,
+// cisco-cmdref-qos.txt), match cos N (microsoft-azure-local-n9k.cfg:19).
+func applyClassMap(cm *ClassMap, a []string, no bool, off int) (*frame, string, bool) {
+	if a[0] != "match" || len(a) != 3 {
+		return bad(off + min(len(a), 1))
 	}
-	num := func(i, lo, hi int) (int, bool) {
-		if len(a) != i+1 {
-			return 0, false
-		}
-		n, err := strconv.Atoi(a[i])
-		return n, err == nil && n >= lo && n <= hi
-	}
-	switch a[1] {
-	case "watch-dog-interval":
-		if no {
-			c.WDInterval = ""
-			return ok()
-		}
-		if len(a) != 3 || a[2] != "on" && a[2] != "off" {
-			if len(a) < 3 {
-				return short(off + 2)
-			}
-			return bad(off + 2)
-		}
-		c.WDInterval = a[2]
-		return ok()
-	case "watch-dog":
-		if len(a) < 3 {
-			return short(off + 2)
-		}
-		switch a[2] {
-		case "interval":
-			if no {
-				c.WDPoll = 0
-				return ok()
-			}
-			n, good := num(3, 100, 1000)
-			if !good {
-				return bad(off + 3)
-			}
-			c.WDPoll = n
-			if n == 100 {
-				c.WDPoll = 0
-			}
-			return ok()
-		case "shutdown-multiplier":
-			if no {
-				c.WDShutdown = 0
-				return ok()
-			}
-			n, good := num(3, 1, 10)
-			if !good {
-				return bad(off + 3)
-			}
-			c.WDShutdown = n
-			if n == 1 {
-				c.WDShutdown = 0
-			}
-			return ok()
-		}
-		return bad(off + 2)
-	case "auto-restore":
-		if len(a) < 3 || a[2] != "multiplier" {
-			return bad(off + 2)
-		}
-		if no {
-			c.WDRestore = 0
-			return ok()
-		}
-		n, good := num(3, 0, 100)
+	switch {
+	case a[1] == "dscp":
+		vals, good := parseList(a[2], 63)
 		if !good {
-			return bad(off + 3)
+			return bad(off + 2)
 		}
-		c.WDRestore = n
-		if n == 10 {
-			c.WDRestore = 0
+		for _, v := range vals {
+			if no && !cm.DSCP[v] {
+				return fail("match statement not found in class-map") // wording: emulator's own
+			}
 		}
+		for _, v := range vals {
+			cm.DSCP[v] = !no
+		}
+		return ok()
+	case a[1] == "cos" && !no:
+		n, err := strconv.Atoi(a[2])
+		if err != nil || n < 0 || n > 7 {
+			return bad(off + 2)
+		}
+		cm.COS[n] = true
 		return ok()
 	}
 	return bad(off + 1)
 }
 
-func applyClassMap(cm *ClassMap, a []string, no bool, off int) (*frame, string, bool) {
-	if a[0] != "match" {
-		return bad(off)
-	}
-	if len(a) < 3 {
-		return short(off + len(a))
-	}
-	var set []bool
-	max := 63
-	switch a[1] {
-	case "dscp":
-		set = cm.DSCP[:]
-	case "cos":
-		set, max = cm.COS[:], 7
-	default:
-		return bad(off + 1)
-	}
-	// Values: "24-31,48" or "24-31 48".
-	var vals []int
-	for i := 2; i < len(a); i++ {
-		v, good := parseList(a[i], max)
-		if !good {
-			return bad(off + i)
-		}
-		vals = append(vals, v...)
-	}
-	for _, v := range vals {
-		if no && !set[v] {
-			return fail("match statement not found in class-map")
-		}
-	}
-	for _, v := range vals {
-		set[v] = !no
-	}
-	return ok()
-}
-
-// queuingClasses and nqosClasses are the system-defined classes of the
-// 8-queue template a user policy may configure.
+// systemClass: the system-defined classes of the 8-queue template a
+// user policy may configure: c-out-8q-q-default, c-out-8q-q1..7
+// (cisco-roce-enable.cfg:34-49) and c-8q-nq-default, c-8q-nq1..7
+// (cisco-roce-enable.cfg:13,16; microsoft-azure-local-n9k.cfg:14).
 func systemClass(ptype, name string) bool {
 	var pre string
 	switch ptype {
@@ -664,47 +624,31 @@ func systemClass(ptype, name string) bool {
 	return err == nil && n >= 1 && n <= 7 && strconv.Itoa(n) == rest
 }
 
-func applyPolicy(c *Config, p *Policy, m frame, a []string, no bool, off int) (*frame, string, bool) {
+// applyPolicy: class NAME / class class-default in a qos policy
+// (cisco-roce-enable.cfg:25,29); class type queuing|network-qos
+// SYSCLASS in the others (cisco-roce-enable.cfg:34,13).
+func applyPolicy(c *Config, p *Policy, m frame, a []string, off int) (*frame, string, bool) {
 	if a[0] != "class" {
 		return bad(off)
 	}
 	var name string
 	switch m.ptype {
 	case "qos":
-		// class NAME | class type qos NAME | class class-default
-		switch {
-		case len(a) == 2:
-			name = a[1]
-		case len(a) == 4 && a[1] == "type" && a[2] == "qos":
-			name = a[3]
-		case len(a) < 2:
-			return short(off + 1)
-		default:
+		if len(a) != 2 {
 			return bad(off + 1)
 		}
+		name = a[1]
 		if name != "class-default" && c.ClassMaps[name] == nil {
-			return fail("Class-map " + name + " does not exist")
+			return fail("Class-map " + name + " does not exist") // wording: emulator's own
 		}
 	default:
-		if len(a) < 4 {
-			return short(off + len(a))
-		}
-		if a[1] != "type" || a[2] != m.ptype || len(a) != 4 {
-			return bad(off + 2)
+		if len(a) != 4 || a[1] != "type" || a[2] != m.ptype {
+			return bad(off + min(len(a), 2))
 		}
 		name = a[3]
 		if !systemClass(m.ptype, name) {
 			return bad(off + 3)
 		}
-	}
-	if no {
-		for i, cl := range p.Classes {
-			if cl.Name == name {
-				p.Classes = append(p.Classes[:i:i], p.Classes[i+1:]...)
-				return ok()
-			}
-		}
-		return fail("Class " + name + " is not configured in this policy-map")
 	}
 	if p.class(name) == nil {
 		cl := newClass(name)
@@ -719,241 +663,160 @@ func applyPolicy(c *Config, p *Policy, m frame, a []string, no bool, off int) (*
 	return &frame{kind: "pclass", ptype: m.ptype, name: m.name, class: name, prompt: prompts[m.ptype]}, "", true
 }
 
-func applyClass(cl *Class, ptype string, a []string, no bool, off int) (*frame, string, bool) {
+// applyClass: the commands inside a policy class; no negation has a source.
+func applyClass(cl *Class, ptype string, a []string, off int) (*frame, string, bool) {
+	num := func(i, lo, hi int) (int, bool) {
+		if len(a) != i+1 {
+			return 0, false
+		}
+		n, err := strconv.Atoi(a[i])
+		return n, err == nil && n >= lo && n <= hi
+	}
 	switch ptype {
 	case "qos":
-		// set qos-group 0-7
-		if a[0] != "set" {
-			return bad(off)
+		// set qos-group N (cisco-roce-enable.cfg:26,30).
+		if a[0] != "set" || len(a) < 2 || a[1] != "qos-group" {
+			return bad(off + min(len(a)-1, 1))
 		}
-		if len(a) < 2 || a[1] != "qos-group" {
-			if len(a) < 2 {
-				return short(off + 1)
-			}
-			return bad(off + 1)
-		}
-		if no {
-			cl.QosGroup = -1
-			return ok()
-		}
-		if len(a) != 3 {
-			return short(off + 2)
-		}
-		n, err := strconv.Atoi(a[2])
-		if err != nil || n < 0 || n > 7 {
+		n, good := num(2, 0, 7)
+		if !good {
 			return bad(off + 2)
 		}
 		cl.QosGroup = n
 		return ok()
 	case "queuing":
-		switch a[0] {
-		case "bandwidth":
-			if len(a) < 3 || a[1] != "remaining" || a[2] != "percent" {
-				if len(a) < 3 {
-					return short(off + len(a))
-				}
-				return bad(off + 1)
-			}
-			if no {
-				cl.Bandwidth = -1
-				return ok()
-			}
-			if len(a) != 4 {
-				return short(off + 3)
-			}
-			n, err := strconv.Atoi(a[3])
-			if err != nil || n < 0 || n > 100 {
+		switch {
+		case a[0] == "bandwidth" && len(a) >= 3 && a[1] == "remaining" && a[2] == "percent":
+			// bandwidth remaining percent N (cisco-roce-enable.cfg:35,41).
+			n, good := num(3, 0, 100)
+			if !good {
 				return bad(off + 3)
 			}
 			if cl.Priority > 0 {
-				return fail("bandwidth remaining cannot be configured in a priority class")
+				return fail("bandwidth remaining cannot be configured in a priority class") // wording: emulator's own
 			}
 			cl.Bandwidth = n
 			return ok()
-		case "priority":
-			if no {
-				cl.Priority = 0
-				return ok()
-			}
-			if len(a) != 3 || a[1] != "level" {
-				if len(a) < 3 {
-					return short(off + len(a))
-				}
-				return bad(off + 1)
-			}
-			n, err := strconv.Atoi(a[2])
-			if err != nil || n < 1 || n > 7 {
+		case a[0] == "bandwidth" && len(a) >= 2 && a[1] == "percent":
+			// bandwidth percent N (microsoft-azure-local-n9k.cfg:44).
+			n, good := num(2, 0, 100)
+			if !good {
 				return bad(off + 2)
 			}
-			if cl.Bandwidth >= 0 {
-				return fail("priority cannot be configured in a class with bandwidth remaining")
-			}
-			cl.Priority = n
+			cl.BandwidthPct = n
 			return ok()
-		case "random-detect":
-			if no {
-				cl.WRED = ""
-				return ok()
+		case a[0] == "priority":
+			// priority level 1 (cisco-roce-enable.cfg:50).
+			if len(a) != 3 || a[1] != "level" || a[2] != "1" {
+				return bad(off + min(len(a)-1, 2))
 			}
+			if cl.Bandwidth >= 0 {
+				return fail("priority cannot be configured in a class with bandwidth remaining") // wording: emulator's own
+			}
+			cl.Priority = 1
+			return ok()
+		case a[0] == "random-detect":
 			return wred(cl, a, off)
 		}
 	case "network-qos":
 		switch a[0] {
 		case "mtu":
-			if no {
-				cl.MTU = 0
-				return ok()
-			}
-			if len(a) != 2 {
-				return short(off + 1)
-			}
-			n, err := strconv.Atoi(a[1])
-			if err != nil || n < 1500 || n > 9216 {
+			// mtu N (cisco-roce-enable.cfg:14, 9216); the 1500..9216 range is
+			// the emulator's own assumption.
+			n, good := num(1, 1500, 9216)
+			if !good {
 				return bad(off + 1)
 			}
 			cl.MTU = n
 			return ok()
 		case "pause":
-			if len(a) < 2 || a[1] != "pfc-cos" {
-				if len(a) < 2 {
-					return short(off + 1)
-				}
+			// pause pfc-cos N (cisco-roce-enable.cfg:15).
+			if len(a) != 3 || a[1] != "pfc-cos" {
 				return bad(off + 1)
 			}
-			if no {
-				if len(a) == 2 {
-					cl.PauseCOS = [8]bool{}
-					return ok()
-				}
+			n, good := num(2, 0, 7)
+			if !good {
+				return bad(off + 2)
 			}
-			if len(a) < 3 {
-				return short(off + 2)
-			}
-			var vals []int
-			for i := 2; i < len(a); i++ {
-				v, good := parseList(a[i], 7)
-				if !good {
-					return bad(off + i)
-				}
-				vals = append(vals, v...)
-			}
-			for _, v := range vals {
-				cl.PauseCOS[v] = !no
-			}
+			cl.PauseCOS[n] = true
 			return ok()
 		}
 	}
 	return bad(off)
 }
 
-// wred: random-detect minimum-threshold N UNIT maximum-threshold N UNIT
-// [drop-probability P] [weight W] [ecn], units bytes|kbytes|mbytes.
+// wred: exactly the documented line (cisco-roce-enable.cfg:42,
+// microsoft-azure-local-n9k.cfg:30): random-detect minimum-threshold N
+// kbytes maximum-threshold N kbytes drop-probability P weight 0 ecn.
 func wred(cl *Class, a []string, off int) (*frame, string, bool) {
-	if len(a) < 7 {
-		return short(off + len(a))
-	}
-	units := map[string]int{"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
-	if a[1] != "minimum-threshold" {
-		return bad(off + 1)
-	}
-	mn, err := strconv.Atoi(a[2])
-	if err != nil || mn < 0 {
-		return bad(off + 2)
-	}
-	if units[a[3]] == 0 {
-		return bad(off + 3)
-	}
-	if a[4] != "maximum-threshold" {
-		return bad(off + 4)
-	}
-	mx, err := strconv.Atoi(a[5])
-	if err != nil || mx < 0 {
-		return bad(off + 5)
-	}
-	if units[a[6]] == 0 {
-		return bad(off + 6)
-	}
-	if mx*units[a[6]] < mn*units[a[3]] {
-		return fail("maximum threshold must be greater than or equal to minimum threshold")
-	}
-	i := 7
-	seen := map[string]bool{}
-	for i < len(a) {
-		kw := a[i]
-		if seen[kw] {
+	kw := []string{"random-detect", "minimum-threshold", "", "kbytes", "maximum-threshold", "", "kbytes", "drop-probability", "", "weight", "0", "ecn"}
+	for i, k := range kw {
+		if i >= len(a) || k != "" && a[i] != k {
 			return bad(off + i)
 		}
-		seen[kw] = true
-		switch kw {
-		case "ecn":
-			i++
-			continue
-		case "drop-probability", "weight":
-			if i+1 >= len(a) {
-				return short(off + i + 1)
-			}
-			n, err := strconv.Atoi(a[i+1])
-			if err != nil || kw == "drop-probability" && (n < 0 || n > 100) || kw == "weight" && (n < 0 || n > 15) {
-				return bad(off + i + 1)
-			}
-			i += 2
-			continue
-		}
-		return bad(off + i)
+	}
+	if len(a) != len(kw) {
+		return bad(off + len(kw))
+	}
+	mn, err1 := strconv.Atoi(a[2])
+	mx, err2 := strconv.Atoi(a[5])
+	p, err3 := strconv.Atoi(a[8])
+	switch {
+	case err1 != nil || mn < 0:
+		return bad(off + 2)
+	case err2 != nil || mx < 0:
+		return bad(off + 5)
+	case err3 != nil || p < 0 || p > 100:
+		return bad(off + 8)
+	case mx < mn:
+		return fail("maximum threshold must be greater than or equal to minimum threshold") // wording: emulator's own
 	}
 	cl.WRED = strings.Join(a[1:], " ")
 	return ok()
 }
 
+// applySystemQoS: service-policy type queuing output NAME and
+// service-policy type network-qos NAME (cisco-roce-enable.cfg:52-53) and
+// their no forms (cisco-roce-enable.cfg:70-71).
 func applySystemQoS(c *Config, a []string, no bool, off int) (*frame, string, bool) {
-	// service-policy type qos input NAME | type queuing output NAME | type network-qos NAME
-	if a[0] != "service-policy" {
-		return bad(off)
-	}
-	if len(a) < 4 || a[1] != "type" {
-		if len(a) < 4 {
-			return short(off + len(a))
-		}
-		return bad(off + 1)
+	if a[0] != "service-policy" || len(a) < 4 || a[1] != "type" {
+		return bad(off + min(len(a)-1, 1))
 	}
 	var field *string
 	var name string
 	switch {
-	case a[2] == "qos" && len(a) == 5 && a[3] == "input":
-		field, name = &c.SysQoSInput, a[4]
 	case a[2] == "queuing" && len(a) == 5 && a[3] == "output":
 		field, name = &c.SysQueuingOut, a[4]
 	case a[2] == "network-qos" && len(a) == 4:
 		field, name = &c.SysNetworkQoS, a[3]
 	default:
-		return bad(off + 3)
+		return bad(off + 2)
 	}
 	if no {
 		if *field != name {
-			return fail("service-policy " + name + " is not attached")
+			return fail("service-policy " + name + " is not attached") // wording: emulator's own
 		}
 		*field = ""
 		return ok()
 	}
 	if c.Policies[a[2]][name] == nil {
-		return fail("policy-map " + name + " does not exist")
+		return fail("policy-map " + name + " does not exist") // wording: emulator's own
 	}
 	*field = name
 	return ok()
 }
 
+// applyInterface: the interface commands of the corpus.
 func applyInterface(c *Config, i *Interface, a []string, no bool, off int) (*frame, string, bool) {
 	if i == nil {
 		return bad(0)
 	}
 	switch a[0] {
 	case "mtu":
-		if no {
-			i.MTU = 0
-			return ok()
-		}
-		if len(a) != 2 {
-			return short(off + 1)
+		// mtu N (cisco-roce-enable.cfg:57, microsoft-azure-local-n9k.cfg:52);
+		// the 576..9216 range is the emulator's own assumption.
+		if no || len(a) != 2 {
+			return bad(off + 1)
 		}
 		n, err := strconv.Atoi(a[1])
 		if err != nil || n < 576 || n > 9216 {
@@ -965,85 +828,60 @@ func applyInterface(c *Config, i *Interface, a []string, no bool, off int) (*fra
 		}
 		return ok()
 	case "priority-flow-control":
-		if len(a) < 2 {
-			return short(off + 1)
-		}
-		switch a[1] {
-		case "mode":
-			if no {
-				i.PFCMode = ""
-				return ok()
-			}
-			if len(a) != 3 || a[2] != "on" && a[2] != "off" && a[2] != "auto" {
-				return bad(off + 2)
-			}
+		switch {
+		case len(a) == 3 && a[1] == "mode" && (a[2] == "on" || !no && (a[2] == "auto" || a[2] == "off")):
+			// priority-flow-control mode {auto|on|off} (cisco-pfc-guide.txt:13);
+			// removal: no priority-flow-control mode on (cisco-roce-enable.cfg:64).
 			i.PFCMode = a[2]
-			if a[2] == "auto" {
+			if no || a[2] == "auto" {
 				i.PFCMode = ""
 			}
 			return ok()
-		case "watch-dog-interval":
+		case len(a) == 4 && !no && a[1] == "mode" && a[2] == "on" && a[3] == "send-tlv":
+			// priority-flow-control mode on send-tlv (microsoft-azure-local-n9k.cfg:51).
+			i.PFCMode = "on send-tlv"
+			return ok()
+		case len(a) == 3 && a[1] == "watch-dog-interval" && a[2] == "on":
+			// priority-flow-control watch-dog-interval on (cisco-roce-enable.cfg:56)
+			// and no ... on (cisco-roce-enable.cfg:65).
+			i.WD = "on"
 			if no {
 				i.WD = ""
-				return ok()
 			}
-			if len(a) != 3 || a[2] != "on" && a[2] != "off" {
-				return bad(off + 2)
-			}
-			i.WD = a[2]
 			return ok()
 		}
-		return bad(off + 1)
+		return bad(off + min(len(a)-1, 2))
 	case "service-policy":
-		if len(a) < 5 || a[1] != "type" || a[2] != "qos" || a[3] != "input" || len(a) > 5 {
-			if len(a) < 5 {
-				return short(off + len(a))
-			}
-			return bad(off + 1)
+		// service-policy type qos input NAME (cisco-roce-enable.cfg:58) and
+		// its no form (cisco-roce-enable.cfg:66).
+		if len(a) != 5 || a[1] != "type" || a[2] != "qos" || a[3] != "input" {
+			return bad(off + min(len(a)-1, 3))
 		}
 		if no {
 			if i.QoSInput != a[4] {
-				return fail("service-policy " + a[4] + " is not attached to the interface")
+				return fail("service-policy " + a[4] + " is not attached to the interface") // wording: emulator's own
 			}
 			i.QoSInput = ""
 			return ok()
 		}
 		if c.Policies["qos"][a[4]] == nil {
-			return fail("policy-map " + a[4] + " does not exist")
+			return fail("policy-map " + a[4] + " does not exist") // wording: emulator's own
 		}
 		i.QoSInput = a[4]
 		return ok()
-	case "flowcontrol":
-		if len(a) < 2 {
-			return short(off + 1)
-		}
-		var p *bool
-		switch a[1] {
-		case "send":
-			p = &i.FlowSend
-		case "receive":
-			p = &i.FlowReceive
-		default:
-			return bad(off + 1)
-		}
-		if no {
-			*p = false
-			return ok()
-		}
-		if len(a) != 3 || a[2] != "on" && a[2] != "off" {
-			return bad(off + 2)
-		}
-		*p = a[2] == "on"
-		return ok()
 	case "description":
-		if no {
-			i.Description = ""
-			return ok()
+		// description TEXT (microsoft-azure-local-n9k.cfg:49).
+		if no || len(a) < 2 {
+			return bad(off + 1)
 		}
 		i.Description = strings.Join(a[1:], " ")
 		return ok()
 	case "shutdown":
-		i.Shutdown = !no
+		// no shutdown (cisco-roce-enable.cfg:59); `shutdown` itself has no source.
+		if !no || len(a) != 1 {
+			return bad(off)
+		}
+		i.Shutdown = false
 		return ok()
 	}
 	return bad(off)

@@ -123,11 +123,11 @@ func TestErrors(t *testing.T) {
 		{"interface Ethernet9/9", "% Invalid command at '^' marker."},
 		{"interface Ethernet1/1", ""},
 		{"mtu 9300", "% Invalid command at '^' marker."},
-		{"mtu", "% Incomplete command at '^' marker."},
+		{"mtu", "% Invalid command at '^' marker."},
 		{"policy-map type queuing Q", ""},
 		{"class type queuing c-out-8q-q9", "% Invalid command at '^' marker."},
 		{"class type queuing c-out-8q-q3", ""},
-		{"random-detect minimum-threshold 150 kbytes maximum-threshold 100 kbytes ecn", "ERROR: "},
+		{"random-detect minimum-threshold 150 kbytes maximum-threshold 100 kbytes drop-probability 7 weight 0 ecn", "ERROR: "},
 		{"priority level 1", ""},
 		{"bandwidth remaining percent 50", "ERROR: "},
 		{"policy-map type qos P", ""},
@@ -162,5 +162,91 @@ func TestFaultDropAfter(t *testing.T) {
 	}
 	if cps := sw.Checkpoints(); len(cps) != 1 || cps[0] != "x" {
 		t.Fatalf("DropAfter runs the command: %v", cps)
+	}
+}
+
+// TestRefusesUnsourcedForms: the strict grammar refuses every form with no
+// vendor source (testdata/vendor/nxos/shapes.txt NO-SOURCE rows and the
+// audit's watchdog tokens) with NX-OS's parse error (session.txt).
+func TestRefusesUnsourcedForms(t *testing.T) {
+	_, c := dial(t)
+	send(t, c, "configure terminal", "class-map type qos match-any A", "match dscp 26",
+		"policy-map type qos P", "class A", "set qos-group 3",
+		"policy-map type queuing Q", "class type queuing c-out-8q-q3", "bandwidth remaining percent 50",
+		"policy-map type network-qos N", "class type network-qos c-8q-nq3", "pause pfc-cos 3", "mtu 9216")
+	for _, x := range []struct{ mode, line string }{
+		{"", "priority-flow-control watch-dog interval 100"},
+		{"", "priority-flow-control watch-dog shutdown-multiplier 2"},
+		{"", "priority-flow-control auto-restore multiplier 4"},
+		{"", "priority-flow-control fixed-restore multiplier 4"},
+		{"", "priority-flow-control watch-dog-interval off"},
+		{"", "no priority-flow-control watch-dog-interval"},
+		{"", "class-map type qos A"},
+		{"", "no system qos"},
+		{"interface Ethernet1/1", "no priority-flow-control mode"},
+		{"interface Ethernet1/1", "no priority-flow-control watch-dog-interval"},
+		{"interface Ethernet1/1", "priority-flow-control watch-dog-interval off"},
+		{"interface Ethernet1/1", "flowcontrol receive on"},
+		{"interface Ethernet1/1", "no flowcontrol send"},
+		{"class-map type qos match-any A", "no match cos 3"},
+		{"policy-map type qos P", "no class A"},
+		{"policy-map type qos P", "class type qos A"},
+		{"policy-map type qos P\nclass A", "no set qos-group"},
+		{"policy-map type queuing Q", "no class type queuing c-out-8q-q3"},
+		{"policy-map type queuing Q\nclass type queuing c-out-8q-q3", "no bandwidth remaining percent"},
+		{"policy-map type queuing Q\nclass type queuing c-out-8q-q3", "no priority"},
+		{"policy-map type queuing Q\nclass type queuing c-out-8q-q3", "no random-detect"},
+		{"policy-map type queuing Q\nclass type queuing c-out-8q-q3", "random-detect minimum-threshold 150 kbytes maximum-threshold 1500 kbytes ecn"},
+		{"policy-map type queuing Q\nclass type queuing c-out-8q-q3", "random-detect minimum-threshold 150 bytes maximum-threshold 1500 bytes drop-probability 7 weight 0 ecn"},
+		{"policy-map type network-qos N\nclass type network-qos c-8q-nq3", "no pause pfc-cos 3"},
+		{"policy-map type network-qos N\nclass type network-qos c-8q-nq3", "no mtu"},
+		{"policy-map type network-qos N", "no class type network-qos c-8q-nq3"},
+	} {
+		send(t, c, "end", "configure terminal")
+		if x.mode != "" {
+			send(t, c, strings.Split(x.mode, "\n")...)
+		}
+		out, err := c.Send(x.line)
+		if err == nil || !strings.Contains(out+err.Error(), "% Invalid command at '^' marker.") {
+			t.Errorf("%q accepted (err %v, out %q)", x.line, err, out)
+		}
+	}
+	// The documented removal forms are accepted.
+	send(t, c, "end", "configure terminal", "priority-flow-control watch-dog-interval on", "no priority-flow-control watch-dog-interval on",
+		"interface Ethernet1/1", "priority-flow-control mode on", "no priority-flow-control mode on",
+		"priority-flow-control watch-dog-interval on", "no priority-flow-control watch-dog-interval on",
+		"class-map type qos match-any A", "match dscp 24-31", "no match dscp 24-25", "end")
+}
+
+// TestStartupSaveReload: copy running-config startup-config saves (save.txt),
+// show startup-config prints it with NX-OS's header (show-startup-config.txt),
+// Reload boots it and drops checkpoints, FailSave makes the save print the
+// given text and not save.
+func TestStartupSaveReload(t *testing.T) {
+	sw, c := dial(t)
+	send(t, c, "configure terminal", "interface Ethernet1/1", "mtu 9216", "end", "checkpoint cp1")
+	if strings.Contains(string(sw.StartupConfig()), "mtu 9216") {
+		t.Fatal("startup changed before a save")
+	}
+	sw.FailSave("Configuration update aborted: timed out")
+	if out := send(t, c, "copy running-config startup-config"); !strings.Contains(out, "Configuration update aborted: timed out") || strings.Contains(out, "Copy complete") {
+		t.Fatalf("failed save output: %q", out)
+	}
+	if strings.Contains(string(sw.StartupConfig()), "mtu 9216") {
+		t.Fatal("a failed save saved")
+	}
+	sw.FailSave("")
+	if out := send(t, c, "copy running-config startup-config"); !strings.Contains(out, "Copy complete.") {
+		t.Fatalf("save output: %q", out)
+	}
+	st := strings.ReplaceAll(send(t, c, "show startup-config"), "\r", "")
+	if !strings.HasPrefix(st, "!Command: show startup-config\n!Time: ") || !strings.Contains(st, "\n!Startup config saved at: ") || !strings.Contains(st, "mtu 9216") {
+		t.Fatalf("show startup-config:\n%s", st)
+	}
+	send(t, c, "configure terminal", "interface Ethernet1/2", "mtu 9000", "end")
+	sw.Reload()
+	run := string(sw.RunningConfig())
+	if !strings.Contains(run, "mtu 9216") || strings.Contains(run, "mtu 9000") || len(sw.Checkpoints()) != 0 {
+		t.Fatalf("after reload: checkpoints %v\n%s", sw.Checkpoints(), run)
 	}
 }

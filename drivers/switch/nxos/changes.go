@@ -82,11 +82,25 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 				if attr == "trust" {
 					add("cos", func() []string { return p.CoSLines(cl) })
 				}
+				if attr == "pfcwd" && cl.wdOff[name] && !sw.Watchdog.Enabled {
+					// A switch watchdog line left on the switch covers
+					// every port and no source shows a per-port off: the
+					// intent has no switch watchdog, so remove it too.
+					add("watchdog", func() []string { return p.WatchdogLines(true) })
+				}
 				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 			}
 		}
+		dis := gr.dis
+		for _, l := range payload {
+			if dis == "" && strings.HasPrefix(l, "no policy-map ") {
+				// A rebuild (clear): between the detach and the re-attach
+				// the switch uses its default policy for that type.
+				dis = "rebuilds a QoS policy (detach, remove, write anew, attach): until the transaction re-attaches it the switch applies its default policy"
+			}
+		}
 		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
-			Payload: payload, Disruptive: gr.dis})
+			Payload: payload, Disruptive: dis})
 	}
 	return out, nil
 }
@@ -94,8 +108,8 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 // clearsFrom reads from the diff's before values what the switch has
 // that the intent no longer wants, and the live DSCP table.
 func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear {
-	cl := &clear{prioOff: map[int]bool{}, bwOff: map[int]bool{}, ecnOff: map[int]bool{}, pauseOff: map[int]bool{},
-		pfcOff: map[string]bool{}, wdOff: map[string]bool{}, flowOff: map[string]bool{}, qosOff: map[string]string{}}
+	cl := &clear{pfcOff: map[string]bool{}, wdOff: map[string]bool{}, qosOff: map[string]string{},
+		liveTrust: map[string]string{}, detached: map[string]bool{}}
 	want := map[int]bool{}
 	for _, tc := range p.sw.TCs {
 		want[tc.TC] = true
@@ -107,6 +121,32 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 		if strings.HasPrefix(k, "dscp/") {
 			live[k] = v
 		}
+	}
+	// The live trust of the switch and of each managed port: desired
+	// where the diff does not name it, else the diff's before value.
+	byPath := map[string]intent.AttrChange{}
+	for _, c := range diff {
+		byPath[c.Path] = c
+	}
+	swTrust := desired["trust"]
+	if c, ok := byPath["trust"]; ok {
+		swTrust = c.Before
+	}
+	for _, port := range p.sw.Ports {
+		k := "port/" + port.Name + "/trust"
+		lt, ok := desired[k]
+		if !ok {
+			lt = desired["trust"]
+		}
+		if c, ok := byPath[k]; ok {
+			lt = c.Before
+			if c.Action == intent.Create {
+				lt = swTrust
+			}
+		}
+		cl.liveTrust[port.Name] = lt
+		cl.portOrder = append(cl.portOrder, port.Name)
+		cl.cosLive = cl.cosLive || strings.HasPrefix(lt, "pcp")
 	}
 	stale := map[int]bool{}
 	for _, c := range diff {
@@ -125,16 +165,17 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 			}
 			attr := strings.Join(parts[2:], "/")
 			switch {
-			case !want[q]:
+			case attr == "lossless" && strings.HasPrefix(c.Before, "true") && (!want[q] || c.After == "false"):
+				// A no-drop class goes: only removing the policy clears
+				// `pause pfc-cos` (no documented `no pause`).
+				cl.rebuildNQ = true
+			case attr == "sched" && c.Before == "strict", attr == "sched" && c.Before == "ets" && c.After == "strict":
+				cl.rebuildQ = true // priority level <-> bandwidth remaining
+			case strings.HasPrefix(attr, "ecn/") && c.Action == intent.Delete:
+				cl.rebuildQ = true // random-detect goes
+			}
+			if !want[q] {
 				stale[q] = true
-			case attr == "sched" && c.Before == "strict":
-				cl.prioOff[q] = true
-			case attr == "sched" && c.Before == "ets", attr == "bandwidth":
-				cl.bwOff[q] = true
-			case strings.HasPrefix(attr, "ecn/"):
-				cl.ecnOff[q] = true
-			case attr == "lossless" && c.Before == "true":
-				cl.pauseOff[q] = true
 			}
 		case strings.HasPrefix(c.Path, "port/") && strings.HasSuffix(c.Path, "/trust"):
 			// The live port trust: none (no input policy), pcp... (the
@@ -156,8 +197,6 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 				cl.pfcOff[name] = true
 			case "pfcwd":
 				cl.wdOff[name] = c.Before == "true"
-			case "pause":
-				cl.flowOff[name] = c.Before == "true"
 			}
 		}
 	}

@@ -13,10 +13,9 @@ import (
 
 // goldenHeader names the documents whose syntax the rendered file follows.
 const goldenHeader = "! fabctl render: Cisco NX-OS CLI (managed sections only)\n" +
-	"! Syntax: Cisco Nexus 9000 Series NX-OS Quality of Service Configuration Guide, Release 10.x\n" +
-	"!   (Configuring Classification; Configuring Queuing and Scheduling; Configuring Priority Flow\n" +
-	"!   Control incl. the PFC watchdog) and Cisco's AI/ML RoCE blueprint script paregupt/nx-os\n" +
-	"!   utils/roce_enable.py (see shared/reference/switches.md section 2.4)\n" +
+	"! Syntax: every command shape is listed with its vendor source in testdata/vendor/nxos/shapes.txt\n" +
+	"!   (Cisco's AI/ML RoCE recipe paregupt/nx-os utils/roce_enable.py, Microsoft's Azure Local Nexus\n" +
+	"!   guide, the Cisco NX-OS QoS guide and command reference; docs/vendor-sources.md, NX-OS)\n" +
 	"! interface mtu is the IP MTU; network-qos mtu 9216 is the per-class frame MTU (IP MTU + 22 B of L2 fits).\n"
 
 func TestGoldenRender(t *testing.T) {

@@ -22,7 +22,7 @@
 //	system qos
 //	  service-policy type queuing output FABCTL-QUEUING
 //	  service-policy type network-qos FABCTL-NQOS
-//	priority-flow-control watch-dog-interval on        (+ interval, shutdown-multiplier, auto-restore multiplier)
+//	priority-flow-control watch-dog-interval on        (the watchdog's timers are not expressible)
 //	interface Ethernet1/1
 //	  priority-flow-control mode on
 //	  priority-flow-control watch-dog-interval on
@@ -54,6 +54,8 @@
 // After a successful apply the checkpoint is kept on the switch for the
 // rest of the run: Rollback restores it (`rollback running-config
 // checkpoint`) and deletes it; Release deletes it when the run is over.
+// Save (drivers.Saver) runs `copy running-config startup-config`; the
+// engine calls it after verification, so a rollback never follows a save.
 // NX-OS keeps at most 10 user checkpoints, so a run's caller should
 // Release what it does not roll back.
 //
@@ -70,6 +72,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -102,23 +105,38 @@ var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Renderer = (*Driver)(nil)
 	_ drivers.Limiter  = (*Driver)(nil)
+	_ drivers.Saver    = (*Driver)(nil)
 )
 
 // Name is "nxos".
 func (d *Driver) Name() string { return Name }
 
-// Unexpressible: fabctl renders no per-PG headroom and NX-OS has no
-// cable-length setting (pause buffer thresholds are optional below
-// 100 m and platform-computed otherwise), so plans list them instead of
-// planning changes that could never converge.
-func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+// Unexpressible: what fabctl cannot configure on NX-OS with a command a
+// vendor source shows (docs/vendor-sources.md, NX-OS; testdata/vendor/nxos):
+//
+//   - buffer/headroom, port cable lengths: no NX-OS cable-length setting,
+//     headroom is sized by the switch;
+//   - pfcwd/poll, pfcwd/detect, pfcwd/restore: no Cisco text reached shows
+//     the tuning commands (audit N12-N14, cisco-pfc-guide.txt), only
+//     `priority-flow-control watch-dog-interval on`;
+//   - a port without the watchdog on a switch whose watchdog is on: the
+//     global line covers every port and no source shows a per-port `off`;
+//   - port/*/pause: no NX-OS `flowcontrol` excerpt in the corpus.
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	out := map[string]string{}
-	for k := range desired {
+	wdOn := desired["pfcwd/action"] != ""
+	for k, v := range desired {
 		switch {
 		case k == "buffer/headroom":
 			out[k] = "NX-OS sizes PFC headroom itself; fabctl renders no pause buffer-size for NX-OS"
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
 			out[k] = "NX-OS has no cable-length setting (headroom is sized by the switch)"
+		case k == "pfcwd/poll" || k == "pfcwd/detect" || k == "pfcwd/restore":
+			out[k] = "no Cisco source shows the NX-OS watchdog tuning commands (watch-dog interval, shutdown-multiplier, auto-/fixed-restore multiplier); fabctl only turns the watchdog on (priority-flow-control watch-dog-interval on) and leaves NX-OS's own timers"
+		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pause"):
+			out[k] = "no vendor source for NX-OS flowcontrol commands; fabctl does not manage link-level pause on NX-OS"
+		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pfcwd") && v == "false" && wdOn:
+			out[k] = "the switch's priority-flow-control watch-dog-interval on covers every port; no vendor source shows a per-port off"
 		}
 	}
 	return out
@@ -148,7 +166,13 @@ func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn
 	return sshtransport.Dial(ctx, t, o)
 }
 
-const showRunning = "show running-config"
+const (
+	showRunning = "show running-config"
+	// showStartup and saveCmd: testdata/vendor/nxos/show-startup-config.txt
+	// and save.txt (cisco.nxos nxos_config save_when/diff_against, napalm).
+	showStartup = "show startup-config"
+	saveCmd     = "copy running-config startup-config"
+)
 
 // runningConfig reads and normalises the running-config.
 func runningConfig(c *sshtransport.Conn) (string, error) {
@@ -162,7 +186,8 @@ func runningConfig(c *sshtransport.Conn) (string, error) {
 	return Normalize(out), nil
 }
 
-// Read returns the managed settings of the running-config.
+// Read returns the managed settings of the running-config and
+// config/saved: whether the startup-config holds the running one.
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
 	sw, err := switchIntent(t)
 	if err != nil {
@@ -177,7 +202,64 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	if err != nil {
 		return nil, err
 	}
-	return ReadRunningConfig(out, sw)
+	st, err := ReadRunningConfig(out, sw)
+	if err != nil {
+		return nil, err
+	}
+	start, err := c.Send(showStartup)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(start, "!Command: "+showStartup) {
+		return nil, fmt.Errorf("%s: %s: output lacks the command header (truncated?)", c.Device(), showStartup)
+	}
+	st[drivers.PathSaved] = strconv.FormatBool(ConfigBody(start) == ConfigBody(out))
+	return st, nil
+}
+
+// ConfigBody is a show running-config / show startup-config output
+// without its "!" header and comment lines and blank lines: what NX-OS
+// would boot. The two are compared the way vendor-adjacent tools do it:
+// napalm's NX-OS get_config drops "!Command:", "!Time:" and "Startup
+// config saved at:" lines, cisco.nxos nxos_config (save_when: modified)
+// compares both outputs as configurations with comment lines ignored
+// (testdata/vendor/nxos/show-startup-config.txt).
+func ConfigBody(text string) string {
+	var out []string
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		l = strings.TrimRight(l, " \t")
+		if l == "" || strings.HasPrefix(strings.TrimSpace(l), "!") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// SaveSteps is the NX-OS save (testdata/vendor/nxos/save.txt).
+func (d *Driver) SaveSteps() []string { return []string{saveCmd} }
+
+// Save copies the running-config to the startup-config. NX-OS reports
+// success with "Copy complete" (cisco.nxos cliconf, napalm nxos_ssh
+// _copy_run_start: save.txt); anything else, such as "Configuration
+// update aborted: ...", is the switch refusing, returned as the error.
+// The apply engine saves only after the transaction is verified, so the
+// checkpoint rollback (Apply's fail, Rollback) always runs before any
+// save: a save never persists a configuration fabctl may still revert.
+func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out, err := c.Send(saveCmd)
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: saveCmd, Err: err}
+	}
+	if !strings.Contains(out, "Copy complete") {
+		return &stepError{Device: t.Device.Name, Step: saveCmd, Err: fmt.Errorf("the switch did not save: %s", strings.TrimSpace(out))}
+	}
+	return nil
 }
 
 // Changes turns a diff into steps carrying NX-OS CLI lines.

@@ -52,9 +52,23 @@ func newRig(t *testing.T) *rig {
 	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
+// plan reads the switch and plans the intent's configuration, leaving the
+// save (drivers.PathSaved) to the planner as plan.planDevice does: the
+// driver's change lists never carry it.
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	return switchtest.Plan(t, r.drv, r.target, expressible(r.sw))
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(live, drivers.PathSaved)
+	desired := expressible(r.sw)
+	diff := intent.Diff(desired, live, r.drv.Fields())
+	steps, err := r.drv.Changes(r.target, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, diff, steps
 }
 
 func TestPlanApplyIdempotentDrift(t *testing.T) {
@@ -294,8 +308,8 @@ func TestEngineDropReported(t *testing.T) {
 // TestIntentChangeConverges: after a first apply the intent moves RoCE
 // from qos-group 3 to 4 without ECN, makes CNP a weighted class and
 // drops the watchdog; the change list removes what is no longer wanted
-// (stale class-maps and classes, priority, the port watchdogs) and the
-// re-plan is empty.
+// (stale class-maps and classes, priority, ECN, the no-drop class, the
+// watchdogs) with documented forms only, and the re-plan is empty.
 func TestIntentChangeConverges(t *testing.T) {
 	r := newRig(t)
 	_, _, steps := r.plan(t)
@@ -320,8 +334,14 @@ func TestIntentChangeConverges(t *testing.T) {
 	for _, s := range steps {
 		payload = append(payload, s.Payload...)
 	}
-	for _, want := range []string{"no class-map type qos match-any FABCTL-TC3", "  no class type queuing c-out-8q-q3",
-		"  no class type network-qos c-8q-nq3", "    no priority", "  priority-flow-control watch-dog-interval off"} {
+	// What only an undocumented `no` form would clear is cleared by
+	// removing the policy with its documented form and writing it anew
+	// (cisco-roce-enable.cfg:64-77); unused queues get bandwidth 0.
+	for _, want := range []string{"  no service-policy type qos input FABCTL-QOS", "no policy-map type qos FABCTL-QOS",
+		"no class-map type qos match-any FABCTL-TC3", "  no service-policy type queuing output FABCTL-QUEUING",
+		"no policy-map type queuing FABCTL-QUEUING", "  no service-policy type network-qos FABCTL-NQOS",
+		"no policy-map type network-qos FABCTL-NQOS", "  no priority-flow-control watch-dog-interval on",
+		"no priority-flow-control watch-dog-interval on"} {
 		found := false
 		for _, l := range payload {
 			found = found || l == want
@@ -337,7 +357,10 @@ func TestIntentChangeConverges(t *testing.T) {
 		t.Fatalf("re-plan not empty: %+v\n%s", diff, r.emu.RunningConfig())
 	}
 	run := string(r.emu.RunningConfig())
-	for _, gone := range []string{"FABCTL-TC3", "c-out-8q-q3", "c-8q-nq3", "priority level"} {
+	if !strings.Contains(run, "  class type queuing c-out-8q-q3\n    bandwidth remaining percent 0\n") {
+		t.Fatalf("dropped class c-out-8q-q3 not zeroed:\n%s", run)
+	}
+	for _, gone := range []string{"FABCTL-TC3", "c-8q-nq3", "priority level", "random-detect", "watch-dog-interval"} {
 		if strings.Contains(run, gone) {
 			t.Fatalf("%s still configured:\n%s", gone, run)
 		}

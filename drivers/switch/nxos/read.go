@@ -65,15 +65,12 @@ type running struct {
 	sysQueuing string
 	sysNQoS    string
 	wd         string // global watch-dog-interval on|off
-	wdPoll     int
-	wdShut     int
-	wdRestore  int
 	interfaces map[string]*Node
 }
 
 func parseRunning(nodes []*Node) *running {
 	r := &running{classMaps: map[string][]int{}, cosMaps: map[string][]int{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
-		interfaces: map[string]*Node{}, wdPoll: DefaultWDPoll, wdShut: DefaultWDShutdown, wdRestore: DefaultWDRestore}
+		interfaces: map[string]*Node{}}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
 		switch {
@@ -104,12 +101,6 @@ func parseRunning(nodes []*Node) *running {
 			}
 		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
 			r.wd = f[2]
-		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "watch-dog" && f[2] == "interval":
-			r.wdPoll = atoi(f[3], r.wdPoll)
-		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "watch-dog" && f[2] == "shutdown-multiplier":
-			r.wdShut = atoi(f[3], r.wdShut)
-		case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "auto-restore" && f[2] == "multiplier":
-			r.wdRestore = atoi(f[3], r.wdRestore)
 		case len(f) == 2 && f[0] == "interface":
 			r.interfaces[f[1]] = n
 		}
@@ -243,7 +234,10 @@ func readQueues(st intent.State, r *running, sw *intent.Switch) map[int]bool {
 	if queuing != nil {
 		for _, c := range queuing.Children {
 			f := strings.Fields(c.Line)
-			if tc, ok := tcOfClass(f[len(f)-1], queuePrefix); ok && len(f) == 4 && len(c.Children) > 0 {
+			// A class holding only `bandwidth remaining percent 0` is an
+			// unused class as Cisco's recipe writes it
+			// (cisco-roce-enable.cfg:35): not a traffic class.
+			if tc, ok := tcOfClass(f[len(f)-1], queuePrefix); ok && len(f) == 4 && len(c.Children) > 0 && !unusedQueue(c) {
 				tcs[tc] = true
 			}
 		}
@@ -256,6 +250,11 @@ func readQueues(st intent.State, r *running, sw *intent.Switch) map[int]bool {
 		}
 	}
 	return noDrop
+}
+
+// unusedQueue: the queuing class only says `bandwidth remaining percent 0`.
+func unusedQueue(c *Node) bool {
+	return len(c.Children) == 1 && strings.Join(strings.Fields(c.Children[0].Line), " ") == "bandwidth remaining percent 0"
 }
 
 // readNetworkQoS reads the network-qos policy's classes: the no-drop
@@ -333,12 +332,11 @@ func readWRED(st intent.State, pre string, af []string) {
 	st[pre+"ecn/max"] = threshold(af[5], af[6])
 }
 
-// readWatchdog reads the PFC watchdog (global).
+// readWatchdog reads the PFC watchdog (global): on or not. Its poll,
+// detect and restore times are not expressible (Driver.Unexpressible) and
+// not read; the action of NX-OS's watchdog is drop (cisco-pfc-guide.txt:19-20).
 func readWatchdog(st intent.State, r *running) {
 	if r.wd == "on" {
-		st["pfcwd/poll"] = strconv.Itoa(r.wdPoll) + "ms"
-		st["pfcwd/detect"] = strconv.Itoa(r.wdPoll*r.wdShut) + "ms"
-		st["pfcwd/restore"] = strconv.Itoa(r.wdPoll*r.wdRestore) + "ms"
 		st["pfcwd/action"] = "drop"
 	}
 }
@@ -361,20 +359,16 @@ func readPorts(st intent.State, r *running, sw *intent.Switch, qos *Node, noDrop
 // readPort reads one interface.
 func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Node, qos *Node, lossless []int) {
 	st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
-	mode, wd, recv, send, pol := "", "", false, false, ""
+	mode, wd, pol := "", "", ""
 	for _, c := range n.Children {
 		f := strings.Fields(c.Line)
 		switch {
 		case len(f) == 2 && f[0] == "mtu":
 			st[pre+"mtu"] = f[1]
-		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "mode":
-			mode = f[2]
+		case len(f) >= 3 && f[0] == "priority-flow-control" && f[1] == "mode":
+			mode = f[2] // "on", or "on send-tlv" (microsoft-azure-local-n9k.cfg:51)
 		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
 			wd = f[2]
-		case c.Line == "flowcontrol receive on":
-			recv = true
-		case c.Line == "flowcontrol send on":
-			send = true
 		case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
 			pol = f[4]
 		}
@@ -383,8 +377,12 @@ func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Nod
 	if mode == "on" {
 		st[pre+"pfc"] = ints(lossless)
 	}
-	st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
-	st[pre+"pause"] = strconv.FormatBool(recv && send)
+	if !(portOff(sw, pre) && sw.Watchdog.Enabled) {
+		// (A port without the watchdog under the switch's is not
+		// expressible: Driver.Unexpressible.)
+		st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
+	}
+	// port/*/pause is not expressible (no NX-OS flowcontrol source): not read.
 	pt := "none"
 	switch {
 	case pol == QoSPolicy && qos != nil:
@@ -395,6 +393,16 @@ func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Nod
 	if pt != st["trust"] {
 		st[pre+"trust"] = pt
 	}
+}
+
+// portOff: the intent's port at pre ("port/NAME/") has no watchdog.
+func portOff(sw *intent.Switch, pre string) bool {
+	for _, p := range sw.Ports {
+		if "port/"+p.Name+"/" == pre {
+			return !p.Watchdog
+		}
+	}
+	return false
 }
 
 // cosDrift compares FABCTL-QOS-COS with what fabctl renders (CoS n to

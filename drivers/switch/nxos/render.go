@@ -54,16 +54,15 @@ const (
 	L2Overhead = 22
 )
 
-// Watchdog limits: `priority-flow-control watch-dog interval` (poll,
-// 100..1000 ms, default 100), `priority-flow-control watch-dog
-// shutdown-multiplier` (detect = poll x 1..10, default 1) and
-// `priority-flow-control auto-restore multiplier` (restore = poll x
-// 0..100, default 10).
-const (
-	DefaultWDPoll     = 100
-	DefaultWDShutdown = 1
-	DefaultWDRestore  = 10
-)
+// The PFC watchdog: fabctl renders only the switch
+// `priority-flow-control watch-dog-interval on` (global and per
+// interface; testdata/vendor/nxos/cisco-roce-enable.cfg:11,56). No Cisco
+// text reached shows the tuning tokens (`priority-flow-control watch-dog
+// interval`, `... watch-dog shutdown-multiplier`, `priority-flow-control
+// auto-restore multiplier`; cisco-pfc-guide.txt), so the watchdog's
+// poll, detect and restore times are not expressible (Unexpressible);
+// its action is drop (Cisco: "all outgoing packets are dropped",
+// cisco-pfc-guide.txt:19-20).
 
 func queueClass(tc int) string {
 	if tc == 0 {
@@ -86,9 +85,6 @@ type Plan struct {
 	def      int   // qos-group of unclassified traffic
 	lossless []int // no-drop CoS values
 	cos      bool  // a port trusts pcp: FABCTL-QOS-COS is rendered
-	poll     int   // watchdog interval, ms
-	shut     int   // shutdown multiplier
-	restore  int   // auto-restore multiplier
 }
 
 // Build checks that the intent can be expressed on NX-OS and returns its
@@ -124,21 +120,10 @@ func Build(sw *intent.Switch) (*Plan, error) {
 		}
 	}
 	sort.Ints(p.lossless)
-	if w := sw.Watchdog; w.Enabled {
-		if w.Action != "drop" {
-			return nil, fmt.Errorf("PFC watchdog action %q: NX-OS's watchdog shuts the queue and drops (action drop)", w.Action)
-		}
-		p.poll = int(w.Poll / time.Millisecond)
-		if w.Poll%time.Millisecond != 0 || p.poll < 100 || p.poll > 1000 {
-			return nil, fmt.Errorf("PFC watchdog poll %v: NX-OS's watch-dog interval is 100..1000 ms", w.Poll)
-		}
-		var ok bool
-		if p.shut, ok = multiple(w.Detect, w.Poll, 1, 10); !ok {
-			return nil, fmt.Errorf("PFC watchdog detect %v: NX-OS detects after poll x shutdown-multiplier 1..10 (poll %v)", w.Detect, w.Poll)
-		}
-		if p.restore, ok = multiple(w.Restore, w.Poll, 0, 100); !ok {
-			return nil, fmt.Errorf("PFC watchdog restore %v: NX-OS restores after poll x auto-restore multiplier 0..100 (poll %v)", w.Restore, w.Poll)
-		}
+	if w := sw.Watchdog; w.Enabled && w.Action != "drop" {
+		// Cisco: on a stuck no-drop queue "all outgoing packets are
+		// dropped" (cisco-pfc-guide.txt:19-20); there is no other action.
+		return nil, fmt.Errorf("PFC watchdog action %q: NX-OS's watchdog shuts the queue and drops (action drop)", w.Action)
 	}
 	for _, port := range sw.Ports {
 		if port.MTU < 576 || port.MTU > MaxMTU-L2Overhead {
@@ -187,12 +172,25 @@ func (p *Plan) cosGroups() []int {
 }
 
 // CoSLines are the CoS class-maps and FABCTL-QOS-COS (only when a port
-// trusts pcp).
+// trusts pcp). A class the intent drops is removed by rebuilding the
+// policy (rebuildQoS), never with `no class` (no vendor source).
 func (p *Plan) CoSLines(cl *clear) []string {
 	if !p.cos {
 		return nil
 	}
-	var out []string
+	var stale []int
+	if cl != nil && cl.cosLive {
+		for _, tc := range cl.staleTCs {
+			if tc != 0 {
+				stale = append(stale, tc)
+			}
+		}
+	}
+	var out, names []string
+	for _, tc := range stale {
+		names = append(names, CoSClassPrefix+strconv.Itoa(tc))
+	}
+	out, tail := cl.rebuildQoS(CoSPolicy, names, func(t string) bool { return strings.HasPrefix(t, "pcp") })
 	for _, tc := range p.cosGroups() {
 		out = append(out, "class-map type qos match-any "+CoSClassPrefix+strconv.Itoa(tc), "  match cos "+strconv.Itoa(tc))
 	}
@@ -200,19 +198,37 @@ func (p *Plan) CoSLines(cl *clear) []string {
 	for _, tc := range p.cosGroups() {
 		out = append(out, "  class "+CoSClassPrefix+strconv.Itoa(tc), "    set qos-group "+strconv.Itoa(tc))
 	}
-	if cl != nil {
-		for _, tc := range cl.staleTCs {
-			if tc != 0 {
-				out = append(out, "  no class "+CoSClassPrefix+strconv.Itoa(tc))
-			}
-		}
-		for _, tc := range cl.staleTCs {
-			if tc != 0 {
-				out = append(out, "no class-map type qos match-any "+CoSClassPrefix+strconv.Itoa(tc))
-			}
+	out = append(out, "  class "+classDefault, "    set qos-group 0")
+	return append(out, tail...)
+}
+
+// rebuildQoS removes a classification policy so it can be written anew
+// without the classes in stale, using only documented removal forms
+// (cisco-roce-enable.cfg:66,75-76): every managed port that has the policy
+// (live trust matching attached) is detached first and re-attached after
+// (tail). With no stale class it returns nothing.
+func (cl *clear) rebuildQoS(policy string, stale []string, attached func(trust string) bool) (head, tail []string) {
+	if cl == nil || len(stale) == 0 {
+		return nil, nil
+	}
+	var ports []string
+	for _, name := range cl.portOrder {
+		if attached(cl.liveTrust[name]) {
+			ports = append(ports, name)
 		}
 	}
-	return out
+	for _, name := range ports {
+		head = append(head, "interface "+name, "  no service-policy type qos input "+policy)
+	}
+	head = append(head, "no policy-map type qos "+policy)
+	for _, c := range stale {
+		head = append(head, "no class-map type qos match-any "+c)
+	}
+	for _, name := range ports {
+		tail = append(tail, "interface "+name, "  service-policy type qos input "+policy)
+		cl.detached[name] = true
+	}
+	return head, tail
 }
 
 func multiple(d, unit time.Duration, lo, hi int) (int, bool) {
@@ -259,29 +275,45 @@ func kbytes(b spec.Bytes) string {
 }
 
 // clear says what a change must explicitly undo (Changes knows it from
-// the diff's before values; Render starts empty).
+// the diff's before values; Render starts empty). NX-OS negations fabctl
+// sends are only the documented ones (testdata/vendor/nxos/shapes.txt);
+// a setting that would need an undocumented one is removed by rebuilding
+// its policy with `no policy-map ...` / `no class-map ...` (documented,
+// cisco-roce-enable.cfg:73-77) and writing it anew.
 type clear struct {
 	before    *[64]int          // the live DSCP table (nil: no classification policy)
 	beforeDef int               // its default
-	staleTCs  []int             // queuing/network-qos classes to remove
-	prioOff   map[int]bool      // `no priority level 1`
-	bwOff     map[int]bool      // `no bandwidth remaining percent`
-	ecnOff    map[int]bool      // `no random-detect`
-	pauseOff  map[int]bool      // `no pause pfc-cos N`
-	pfcOff    map[string]bool   // ports: `no priority-flow-control mode`
-	wdOff     map[string]bool   // ports: `priority-flow-control watch-dog-interval off`
-	flowOff   map[string]bool   // ports: `no flowcontrol receive|send`
+	staleTCs  []int             // traffic classes the intent dropped
+	cosLive   bool              // FABCTL-QOS-COS is on the switch (a port reads pcp)
+	rebuildQ  bool              // the queuing policy holds what only its removal clears
+	rebuildNQ bool              // the network-qos policy holds a no-drop class the intent dropped
+	pfcOff    map[string]bool   // ports: `no priority-flow-control mode on`
+	wdOff     map[string]bool   // ports: `no priority-flow-control watch-dog-interval on`
 	qosOff    map[string]string // ports: the input policy attached before, to detach when the trust changes
+	liveTrust map[string]string // managed ports: the trust the switch has now (dscp, pcp..., none)
+	portOrder []string          // managed ports in intent order
+	detached  map[string]bool   // ports a policy rebuild detached (and re-attached)
 }
 
-// ClassificationLines are the class-maps and the qos policy.
+// ClassificationLines are the class-maps and the qos policy, which
+// always ends with class-default -> set qos-group <default> as Cisco's
+// recipe writes it (cisco-roce-enable.cfg:29-30). DSCP values that move
+// to another class leave their old one with `no match dscp` (Cisco NX-OS
+// command reference, cisco-cmdref-qos.txt); a class the intent drops is
+// removed by rebuilding the policy (rebuildQoS).
 func (p *Plan) ClassificationLines(cl *clear) []string {
 	groups := groupsOf(&p.table, p.def)
 	var before map[int][]int
 	if cl != nil && cl.before != nil {
 		before = groupsOf(cl.before, cl.beforeDef)
 	}
-	var out []string
+	var stale []string
+	for _, tc := range keys(before) {
+		if _, ok := groups[tc]; !ok {
+			stale = append(stale, ClassMapPrefix+strconv.Itoa(tc))
+		}
+	}
+	out, tail := cl.rebuildQoS(QoSPolicy, stale, func(t string) bool { return t == "dscp" })
 	for _, tc := range keys(groups) {
 		out = append(out, "class-map type qos match-any "+ClassMapPrefix+strconv.Itoa(tc))
 		var gone []int
@@ -299,120 +331,97 @@ func (p *Plan) ClassificationLines(cl *clear) []string {
 	for _, tc := range keys(groups) {
 		out = append(out, "  class "+ClassMapPrefix+strconv.Itoa(tc), "    set qos-group "+strconv.Itoa(tc))
 	}
-	var stale []int
-	for _, tc := range keys(before) {
-		if _, ok := groups[tc]; !ok {
-			stale = append(stale, tc)
-			out = append(out, "  no class "+ClassMapPrefix+strconv.Itoa(tc))
-		}
-	}
-	if p.def != 0 {
-		out = append(out, "  class "+classDefault, "    set qos-group "+strconv.Itoa(p.def))
-	} else if cl != nil && cl.before != nil && cl.beforeDef != 0 {
-		out = append(out, "  class "+classDefault, "    no set qos-group")
-	}
-	for _, tc := range stale {
-		out = append(out, "no class-map type qos match-any "+ClassMapPrefix+strconv.Itoa(tc))
-	}
-	return out
+	out = append(out, "  class "+classDefault, "    set qos-group "+strconv.Itoa(p.def))
+	return append(out, tail...)
 }
 
 // QueuingLines are the queuing and network-qos policies and system qos.
+// The queuing policy lists every class of the 8-queue template; a class
+// the intent does not use gets `bandwidth remaining percent 0`, as Cisco's
+// recipe and Microsoft's guide write it (cisco-roce-enable.cfg:34-47,
+// microsoft-azure-local-n9k.cfg:33-42). What only an undocumented `no`
+// form could clear (a class's priority, bandwidth or random-detect, a
+// no-drop class) is cleared by detaching the policy from system qos and
+// removing it first (cisco-roce-enable.cfg:70-74).
 func (p *Plan) QueuingLines(cl *clear) []string {
-	out := []string{"policy-map type queuing " + QueuingPolicy}
-	has0 := false
+	var out []string
+	if cl != nil && cl.rebuildQ {
+		out = append(out, "system qos", "  no service-policy type queuing output "+QueuingPolicy, "no policy-map type queuing "+QueuingPolicy)
+	}
+	out = append(out, "policy-map type queuing "+QueuingPolicy)
+	byTC := map[int]intent.TC{}
 	for _, tc := range p.sw.TCs {
-		has0 = has0 || tc.TC == 0
-		out = append(out, "  class type queuing "+queueClass(tc.TC))
-		if tc.Strict {
-			if cl != nil && cl.bwOff[tc.TC] {
-				out = append(out, "    no bandwidth remaining percent")
-			}
+		byTC[tc.TC] = tc
+	}
+	for q := 0; q < 8; q++ {
+		out = append(out, "  class type queuing "+queueClass(q))
+		tc, ok := byTC[q]
+		switch {
+		case !ok:
+			out = append(out, "    bandwidth remaining percent 0")
+			continue
+		case tc.Strict:
 			out = append(out, "    "+strictLevel)
-		} else {
-			if cl != nil && cl.prioOff[tc.TC] {
-				out = append(out, "    no priority")
-			}
+		default:
 			out = append(out, "    bandwidth remaining percent "+strconv.Itoa(tc.Bandwidth))
 		}
 		if e := tc.ECN; e != nil {
 			out = append(out, fmt.Sprintf("    random-detect minimum-threshold %s kbytes maximum-threshold %s kbytes drop-probability %d%s",
 				kbytes(e.Min), kbytes(e.Max), int(e.Probability), wredSuffix))
-		} else if cl != nil && cl.ecnOff[tc.TC] {
-			out = append(out, "    no random-detect")
 		}
 	}
-	if cl != nil {
-		for _, tc := range cl.staleTCs {
-			out = append(out, "  no class type queuing "+queueClass(tc))
-		}
+	if cl != nil && cl.rebuildNQ {
+		out = append(out, "system qos", "  no service-policy type network-qos "+NetworkPolicy, "no policy-map type network-qos "+NetworkPolicy)
 	}
 	out = append(out, "policy-map type network-qos "+NetworkPolicy)
+	has0 := false
 	for _, tc := range p.sw.TCs {
-		out = append(out, "  class type network-qos "+nqClass(tc.TC))
-		if tc.Lossless {
-			out = append(out, "    pause pfc-cos "+strconv.Itoa(tc.TC))
-		} else if cl != nil && cl.pauseOff[tc.TC] {
-			out = append(out, "    no pause pfc-cos "+strconv.Itoa(tc.TC))
-		}
-		out = append(out, "    mtu "+strconv.Itoa(NetworkMTU))
+		has0 = has0 || tc.TC == 0
 	}
 	if !has0 {
 		out = append(out, "  class type network-qos "+nqClass(0), "    mtu "+strconv.Itoa(NetworkMTU))
 	}
-	if cl != nil {
-		for _, tc := range cl.staleTCs {
-			if tc != 0 {
-				out = append(out, "  no class type network-qos "+nqClass(tc))
-			}
+	for _, tc := range p.sw.TCs {
+		out = append(out, "  class type network-qos "+nqClass(tc.TC))
+		if tc.Lossless {
+			out = append(out, "    pause pfc-cos "+strconv.Itoa(tc.TC))
 		}
+		out = append(out, "    mtu "+strconv.Itoa(NetworkMTU))
 	}
 	return append(out, "system qos",
 		"  service-policy type queuing output "+QueuingPolicy,
 		"  service-policy type network-qos "+NetworkPolicy)
 }
 
-// WatchdogLines are the global PFC watchdog lines.
+// WatchdogLines are the global PFC watchdog lines: the switch only
+// (cisco-roce-enable.cfg:11), removed with the full positive line (l.68).
 func (p *Plan) WatchdogLines(clearAll bool) []string {
 	if !p.sw.Watchdog.Enabled {
 		if clearAll {
-			return []string{"no priority-flow-control watch-dog-interval", "no priority-flow-control watch-dog interval",
-				"no priority-flow-control watch-dog shutdown-multiplier", "no priority-flow-control auto-restore multiplier"}
+			return []string{"no priority-flow-control watch-dog-interval on"}
 		}
 		return nil
 	}
-	return []string{
-		"priority-flow-control watch-dog-interval on",
-		"priority-flow-control watch-dog interval " + strconv.Itoa(p.poll),
-		"priority-flow-control watch-dog shutdown-multiplier " + strconv.Itoa(p.shut),
-		"priority-flow-control auto-restore multiplier " + strconv.Itoa(p.restore),
-	}
+	return []string{"priority-flow-control watch-dog-interval on"}
 }
 
-// InterfaceLines is one managed port's section.
+// InterfaceLines is one managed port's section (cisco-roce-enable.cfg:54-58;
+// removal forms l.64-66).
 func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	out := []string{"interface " + port.Name}
 	switch {
 	case len(port.PFC) > 0:
 		out = append(out, "  priority-flow-control mode on")
 	case cl != nil && cl.pfcOff[port.Name]:
-		out = append(out, "  no priority-flow-control mode")
+		out = append(out, "  no priority-flow-control mode on")
 	}
 	switch {
 	case port.Watchdog:
 		out = append(out, "  priority-flow-control watch-dog-interval on")
-	case p.sw.Watchdog.Enabled, cl != nil && cl.wdOff[port.Name]:
-		// A global `watch-dog-interval on` covers every port without an
-		// interface setting (and fabctl leaves a global line it no longer
-		// renders alone): turn it off where the intent has no watchdog.
-		out = append(out, "  priority-flow-control watch-dog-interval off")
+	case cl != nil && cl.wdOff[port.Name]:
+		out = append(out, "  no priority-flow-control watch-dog-interval on")
 	}
 	out = append(out, "  mtu "+strconv.Itoa(port.MTU))
-	if port.Pause {
-		out = append(out, "  flowcontrol receive on", "  flowcontrol send on")
-	} else if cl != nil && cl.flowOff[port.Name] {
-		out = append(out, "  no flowcontrol receive", "  no flowcontrol send")
-	}
 	if cl != nil && cl.qosOff[port.Name] != "" && cl.qosOff[port.Name] != inputPolicy(port) {
 		// Detach first: one input qos policy per interface.
 		out = append(out, "  no service-policy type qos input "+cl.qosOff[port.Name])
@@ -435,6 +444,24 @@ func (p *Plan) Config() string {
 	var notes []string
 	if p.sw.Headroom > 0 {
 		notes = append(notes, fmt.Sprintf("! buffer/headroom %d B per lossless priority: not rendered, NX-OS sizes PFC headroom itself (pause buffer-size is optional below 100 m)", p.sw.Headroom))
+	}
+	if p.sw.Watchdog.Enabled {
+		notes = append(notes, fmt.Sprintf("! PFC watchdog poll %v, detect %v, restore %v: not rendered, no Cisco source shows the NX-OS watchdog timer commands (NX-OS keeps its own)", p.sw.Watchdog.Poll, p.sw.Watchdog.Detect, p.sw.Watchdog.Restore))
+		var off []string
+		for _, port := range p.sw.Ports {
+			if !port.Watchdog {
+				off = append(off, port.Name)
+			}
+		}
+		if len(off) > 0 {
+			notes = append(notes, "! PFC watchdog off on "+strings.Join(off, ", ")+": not rendered, the switch's watch-dog-interval on covers every port (no documented per-port off)")
+		}
+	}
+	for _, port := range p.sw.Ports {
+		if port.Pause {
+			notes = append(notes, "! link-level pause (flowcontrol): not rendered, no vendor source for NX-OS flowcontrol")
+			break
+		}
 	}
 	for _, port := range p.sw.Ports {
 		if port.CableLength > 0 {
