@@ -118,7 +118,7 @@ func TestShellBasics(t *testing.T) {
 	if got := tm.cmd("config checkpoint x"); !strings.Contains(got, "Root privileges are required") {
 		t.Fatalf("no sudo: %q", got)
 	}
-	if got := tm.cmd("sudo config frobnicate"); !strings.Contains(got, `Error: No such command "frobnicate".`) {
+	if got := tm.cmd("sudo config frobnicate"); !strings.Contains(got, `Error: No such command 'frobnicate'.`) {
 		t.Fatalf("bad subcommand: %q", got)
 	}
 	var db map[string]any
