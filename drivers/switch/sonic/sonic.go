@@ -331,7 +331,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	}
 	token := newToken()
 	file := "/tmp/" + token + ".json"
-	if _, err := send(c, "sudo config checkpoint " + token); err != nil {
+	if _, err := send(c, "sudo config checkpoint "+token); err != nil {
 		return drivers.Result{}, &stepError{Device: name, Step: "config checkpoint", Err: err}
 	}
 	lines := make([]string, len(patch))
@@ -356,19 +356,19 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 			}
 			c, conn = nc, nc
 			if now, _, err := running(conn); err == nil && string(now) == string(preBytes) {
-				_, _ = send(conn, "sudo config delete-checkpoint " + token)
+				_, _ = send(conn, "sudo config delete-checkpoint "+token)
 				_, _ = conn.Send("rm -f " + file)
 				return drivers.Result{}, fmt.Errorf("%v; the patch did not take effect, the switch is at its prior config", se)
 			}
 		}
-		if _, err := send(conn, "sudo config rollback " + token); err != nil {
+		if _, err := send(conn, "sudo config rollback "+token); err != nil {
 			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; config rollback %s failed: %v", se, token, err)}
 		}
 		now, _, err := running(conn)
 		if err != nil || string(now) != string(preBytes) {
 			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rolled back to %s but the running config differs from before the apply", se, token)}
 		}
-		_, _ = send(conn, "sudo config delete-checkpoint " + token)
+		_, _ = send(conn, "sudo config delete-checkpoint "+token)
 		_, _ = conn.Send("rm -f " + file)
 		return drivers.Result{}, fmt.Errorf("%v; rolled back to checkpoint %s", se, token)
 	}
@@ -376,7 +376,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	if err := c.WriteFile(file, content); err != nil {
 		return fail("write patch file "+file, err)
 	}
-	if _, err := send(c, "sudo config apply-patch " + file); err != nil {
+	if _, err := send(c, "sudo config apply-patch "+file); err != nil {
 		return fail("config apply-patch", err)
 	}
 	_, after, err := running(c)
@@ -386,7 +386,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	if p := firstMismatch(patch, after, target); p != "" {
 		return fail("verify", fmt.Errorf("the running config differs from the patched config at %s", p))
 	}
-	_, _ = send(c, "sudo config delete-checkpoint " + token)
+	_, _ = send(c, "sudo config delete-checkpoint "+token)
 	_, _ = c.Send("rm -f " + file)
 	d.mu.Lock()
 	if d.prior == nil {
@@ -468,7 +468,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	if err := c.WriteFile(file, string(body)+"\n"); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "write " + file, Err: err}
 	}
-	if _, err := send(c, "sudo config replace " + file); err != nil {
+	if _, err := send(c, "sudo config replace "+file); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "config replace", Err: err}
 	}
 	_, _ = c.Send("rm -f " + file)
