@@ -118,38 +118,44 @@ func portTrust(q map[string]string) string {
 // fabctl's DOT1P_TO_TC_MAP row as the sign when no port is managed.
 func (db DB) readTrust(st intent.State, sw *intent.Switch, ports []string) string {
 	global := db["PORT_QOS_MAP"]["global"]
-	trust := ""
-	if global["dscp_to_tc_map"] != "" {
+	trust, mapName := "", global["dscp_to_tc_map"]
+	var pt, names []string
+	for _, p := range ports {
+		q := db["PORT_QOS_MAP"][p]
+		pt = append(pt, portTrust(q))
+		names = append(names, q["dscp_to_tc_map"])
+	}
+	common, some := agree(pt)
+	switch {
+	case mapName != "":
 		trust = spec.TrustDSCP
-	} else {
-		var pt []string
-		for _, p := range ports {
-			pt = append(pt, portTrust(db["PORT_QOS_MAP"][p]))
-		}
-		if v, ok := agree(pt); ok && v == spec.TrustPCP {
+	case some && common == spec.TrustDSCP:
+		// Older images bind the DSCP map per port only (no global row).
+		trust = spec.TrustDSCP
+		mapName, _ = agree(names)
+	case some && common == spec.TrustPCP:
+		trust = spec.TrustPCP
+	case !some:
+		if _, has := db["DOT1P_TO_TC_MAP"][MapName]; has {
 			trust = spec.TrustPCP
-		} else if !ok {
-			if _, has := db["DOT1P_TO_TC_MAP"][MapName]; has {
-				trust = spec.TrustPCP
+		}
+	default:
+		// The ports disagree: take the majority's way.
+		n := 0
+		for _, v := range pt {
+			if v == spec.TrustPCP {
+				n++
 			}
-		} else {
-			// The ports disagree: take the majority's way.
-			n := 0
-			for _, v := range pt {
-				if v == spec.TrustPCP {
-					n++
-				}
-			}
-			if 2*n > len(pt) {
-				trust = spec.TrustPCP
-			}
+		}
+		if 2*n > len(pt) {
+			trust = spec.TrustPCP
 		}
 	}
 	if trust != "" {
 		st["trust"] = trust
 	}
 	if trust == spec.TrustDSCP && sw.Transport != "infiniband" {
-		name := deref("DSCP_TO_TC_MAP", global["dscp_to_tc_map"])
+		name := deref("DSCP_TO_TC_MAP", mapName)
 		var table [64]int
 		for k, v := range db["DSCP_TO_TC_MAP"][name] {
 			d, err1 := strconv.Atoi(k)
