@@ -284,15 +284,21 @@ func now(clock func() time.Time) time.Time {
 // found the device cannot express (drivers.Limiter): the plan's Desired
 // leaves them out, so a saved plan is compared on the same footing.
 func expressed(st intent.State, dp *plan.DevicePlan) intent.State {
-	if len(dp.Unexpressible) == 0 {
+	saves := dp.Desired[drivers.PathSaved] == "true"
+	if len(dp.Unexpressible) == 0 && !saves {
 		return st
 	}
-	out := make(intent.State, len(st))
+	out := make(intent.State, len(st)+1)
 	for k, v := range st {
 		out[k] = v
 	}
 	for _, u := range dp.Unexpressible {
 		delete(out, u.Path)
+	}
+	if saves {
+		// The planner wants a Saver's device saved (drivers.PathSaved); the
+		// compiled intent does not say it.
+		out[drivers.PathSaved] = "true"
 	}
 	return out
 }

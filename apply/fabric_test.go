@@ -97,3 +97,25 @@ func TestRunFabricRefusedAndStale(t *testing.T) {
 		t.Fatalf("stale: %+v %v", out, err)
 	}
 }
+
+// A saved plan for a device whose driver saves (drivers.Saver) applies:
+// the planner's config/saved is not a difference between the plan and
+// its spec.
+func TestRunFabricSavedPlanOfSaver(t *testing.T) {
+	ctx := context.Background()
+	store, o := runFixture(t)
+	reg := drivers.NewRegistry()
+	if err := reg.Register("host", func() drivers.Driver { return &memory.SavingDriver{Driver: memory.Driver{Store: store}} }); err != nil {
+		t.Fatal(err)
+	}
+	o.Registry = reg
+	p := plan.Make(ctx, o.Spec, o.Fabric, o.Registry, o.Plan)
+	if p.Devices[0].Desired[drivers.PathSaved] != "true" {
+		t.Fatalf("desired: %v", p.Devices[0].Desired)
+	}
+	o.Saved, o.PlanFile = &plan.SavedPlan{Plan: p}, "plan.fab"
+	out, err := RunFabric(ctx, o)
+	if err != nil || out.Status != RunApplied || !out.Result.Devices[0].Saved {
+		t.Fatalf("saved plan of a saving driver: %+v %v", out, err)
+	}
+}

@@ -1,28 +1,48 @@
 // Package cumulusemu is a stateful SSH emulator of an NVIDIA Cumulus
-// Linux 5.x switch's NVUE CLI, written from NVIDIA's documentation
-// (CumulusNetworks/docs cumulus-linux-5x: NVUE CLI / Configuration
-// Management Commands, Quality of Service, RDMA over Converged Ethernet
-// (RoCE); see shared/reference/switches.md §2.2), not from fabctl's
-// renderer:
+// Linux 5.14 switch's NVUE CLI (the version of the corpus
+// testdata/vendor/cumulus/, which names its CumulusNetworks/docs commits;
+// wording differs between 5.x releases), written from NVIDIA's
+// documentation, not from fabctl's renderer. What it does and where each
+// behaviour comes from (files in testdata/vendor/cumulus/):
 //
-//   - the bash login prompt "cumulus@leaf:mgmt:~$ " (scrapligo's
+//   - the bash login prompt "cumulus@leaf:mgmt:~$ " (the guide's prompt
+//     cumulus@leaf01:mgmt:~$, nvue-reference-config.txt; scrapligo's
 //     cumulus_linux pattern user@host:vrf:path$);
-//   - `nv set …` / `nv unset …` stage into the user's pending revision
-//     (unknown keyword: "Invalid Command", bad value: "Error: …");
-//   - `nv config diff` prints the pending changes as YAML (- set: / - unset:);
-//   - `nv config apply -y` validates the whole pending revision and
-//     either applies it as a new revision or prints "Error: …" and
-//     applies nothing (the pending revision stays until detached);
-//   - `nv config apply <rev> -y` re-applies an earlier revision (rollback);
-//   - `nv config history` lists applied revisions, newest first;
-//   - `nv config detach` drops the pending revision;
-//   - `nv config show -o json` prints the applied tree as JSON;
+//   - `nv set …` / `nv unset …` stage into the user's pending revision,
+//     one attribute and one value per command (schema.go);
+//   - `nv config diff` prints the pending changes as YAML (- set: / - unset:),
+//     `nv config diff applied startup` the difference between the applied
+//     and the startup configuration (NVUE-CLI.md "View Differences Between
+//     Configurations"; nvue-cli-514.txt:19);
+//   - `nv config apply [<rev>] {--assume-yes|--y}` (nvue-cli-514.txt:12,
+//     nvue-reference-config.txt:8-11) validates the whole pending revision
+//     and applies it or prints "Error: …" and applies nothing; <rev> is a
+//     revision number or applied, startup, empty;
+//   - auto-save: with `system config auto-save state` enabled (the CL 5.9+
+//     default, nvue-reference-config.txt:6) an apply also writes startup;
+//     disabled, only `nv config save` does (nvue-cli-514.txt:23-31);
+//   - `nv config save` overwrites startup with the applied configuration
+//     (nvue-cli-514.txt:23);
+//   - `nv config detach` parks the pending revision under its number
+//     (nvue-cli-514.txt:17-18): the number is used up, the next `nv set`
+//     opens a new pending revision with a new number, so applied revision
+//     numbers have gaps;
+//   - `nv config history` (table) and `nv config history --output json`
+//     (object keyed rev_<N>_apply_<M> with date/rev-id fields,
+//     nvue-config-show-json.txt:14-32);
+//   - `nv config show -o json` prints the applied configuration as the
+//     documented list [{"header": {...}}, {"set": {...}}]
+//     (nvue-config-show-json.txt:44-46; the YAML head nvue-cli-514.txt:32-38);
 //   - `nv show qos roce` prints the RoCE summary with the hardware's
-//     quantised ECN thresholds.
+//     quantised ECN thresholds (roce-514.txt:12-27).
+//
+// Not emulated: `nv config apply --confirm` (documented, but the command
+// that confirms it is not in NVIDIA's material, confirm.txt), identifier
+// lists and ranges (documented), `nv config revision`.
 //
 // Options.ECNQuantum emulates Spectrum buffer granularity: applied ECN
-// thresholds are stored rounded down to a multiple of it (the reference:
-// 150 KB is shown as 146.48 KB), so a driver must compare with tolerance.
+// thresholds are stored rounded down to a multiple of it (roce-514.txt:25:
+// 150000 B shows as 146.48 KB), so a driver must compare with tolerance.
 // Faults (reject, drop before/after, hang) come from sshemu.
 package cumulusemu
 
@@ -39,12 +59,20 @@ import (
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
+// Version is the Cumulus Linux release the emulator speaks.
+const Version = "Cumulus Linux 5.14.0"
+
 // Options configure an emulated switch.
 type Options struct {
 	Hostname string // default "leaf"
 	User     string // default "cumulus"
 	Password string
 	Ports    int // swp1..swpN exist (default 32)
+	// AutoSave is the factory `system config auto-save state`: "" is the
+	// CL 5.9+ default (enabled: every apply also saves), "disabled" as an
+	// operator sets it with `nv set system config auto-save state disabled`
+	// (nvue-cli-514.txt:27), after which only `nv config save` saves.
+	AutoSave string
 	// ECNQuantum > 0 rounds applied ECN thresholds down to a multiple of
 	// it (bytes).
 	ECNQuantum int
@@ -56,12 +84,20 @@ type Options struct {
 	Addr        string
 }
 
-// Revision is one applied revision.
+// Revision is one apply of a revision: NVUE's history lists every apply
+// (rev_<ID>_apply_<Apply>).
 type Revision struct {
-	ID   int
-	Tree map[string]any
-	Note string
-	When time.Time
+	ID    int
+	Apply int
+	Tree  map[string]any
+	Note  string
+	When  time.Time
+}
+
+// pendingRev is a user's pending (or detached) revision.
+type pendingRev struct {
+	id   int
+	tree map[string]any
 }
 
 // Switch is a running emulator.
@@ -69,13 +105,16 @@ type Switch struct {
 	srv  *sshemu.Server
 	opts Options
 
-	mu      sync.Mutex
-	applied map[string]any
-	current int // revision id of the applied config
-	history []Revision
-	pending map[string]map[string]any // user -> pending tree
-	nextRev int
-	applies int
+	mu       sync.Mutex
+	applied  map[string]any
+	startup  map[string]any
+	history  []Revision
+	pending  map[string]*pendingRev // user -> pending revision
+	detached map[int]map[string]any
+	nextRev  int
+	applies  int
+	failSave string
+	clock    time.Time // history dates: one second per apply, strictly increasing
 }
 
 // Start starts the emulator on a loopback port.
@@ -105,7 +144,8 @@ func Start(opts Options) (*Switch, error) {
 	return sw, nil
 }
 
-// newSwitch is the switch state without its SSH server.
+// newSwitch is the switch state without its SSH server: the factory
+// configuration, applied and saved, as revision 1.
 func newSwitch(opts Options) *Switch {
 	if opts.Hostname == "" {
 		opts.Hostname = "leaf"
@@ -116,13 +156,17 @@ func newSwitch(opts Options) *Switch {
 	if opts.Ports == 0 {
 		opts.Ports = 32
 	}
-	sw := &Switch{opts: opts, applied: map[string]any{}, pending: map[string]map[string]any{}}
-	// Revision 1: the factory configuration (every port present).
+	sw := &Switch{opts: opts, applied: map[string]any{}, pending: map[string]*pendingRev{}, detached: map[int]map[string]any{},
+		clock: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for i := 1; i <= opts.Ports; i++ {
 		setPath(sw.applied, "interface.swp"+strconv.Itoa(i)+".link.state", "up")
 	}
-	sw.history = []Revision{{ID: 1, Tree: clone(sw.applied), Note: "startup", When: time.Now()}}
-	sw.current, sw.nextRev = 1, 2
+	if opts.AutoSave != "" {
+		setPath(sw.applied, "system.config.auto-save.state", opts.AutoSave)
+	}
+	sw.nextRev = 1
+	sw.record(sw.newRev(), "factory configuration")
+	sw.startup = clone(sw.applied)
 	return sw
 }
 
@@ -141,14 +185,51 @@ func (sw *Switch) WriteKnownHosts(path string) error { return sw.srv.WriteKnownH
 // Inject adds a fault.
 func (sw *Switch) Inject(f sshemu.Fault) { sw.srv.Inject(f) }
 
+// ClearFaults removes every injected fault.
+func (sw *Switch) ClearFaults() { sw.srv.ClearFaults() }
+
 // Commands returns every line received.
 func (sw *Switch) Commands() []string { return sw.srv.Commands() }
 
 // AppliedJSON is `nv config show -o json`: the applied configuration.
-func (sw *Switch) AppliedJSON() []byte {
+func (sw *Switch) AppliedJSON() []byte { return sw.RunningConfig() }
+
+// RunningConfig is the applied configuration as `nv config show -o json`
+// prints it.
+func (sw *Switch) RunningConfig() []byte {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	return render(sw.applied)
+}
+
+// StartupConfig is the startup configuration (/etc/nvue.d/startup.yaml)
+// in the same form.
+func (sw *Switch) StartupConfig() []byte {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return render(sw.startup)
+}
+
+// Reload is a reboot: NVUE applies the startup configuration
+// (NVUE-CLI.md "NVUE Configuration File": "NVUE applies the configuration
+// in the /etc/nvue.d/startup.yaml file during system boot"); pending and
+// detached revisions are gone.
+func (sw *Switch) Reload() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.applied = clone(sw.startup)
+	sw.pending = map[string]*pendingRev{}
+	sw.detached = map[int]map[string]any{}
+	sw.record(sw.newRev(), "startup configuration applied at boot")
+}
+
+// FailSave makes `nv config save` print output and save nothing while
+// output is not empty; "" clears it. NVIDIA documents no save error text:
+// callers pass a plausible one.
+func (sw *Switch) FailSave(output string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.failSave = output
 }
 
 // Pending reports whether any user has a pending revision.
@@ -166,25 +247,57 @@ func (sw *Switch) Applies() int {
 }
 
 // Edit changes the applied configuration by hand (drift), as a new
-// revision, like an operator's `nv set … ; nv config apply`.
+// revision, like an operator's `nv set … ; nv config apply` (saved when
+// auto-save is enabled).
 func (sw *Switch) Edit(fn func(tree map[string]any)) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	fn(sw.applied)
-	sw.record("edit by hand")
+	sw.record(sw.newRev(), "edit by hand")
+	sw.autoSave()
 }
 
 // SetPath is a helper for Edit: sets "a.b.c" in tree.
 func SetPath(tree map[string]any, path string, v any) { setPath(tree, path, v) }
 
-func (sw *Switch) record(note string) {
-	sw.current = sw.nextRev
+func (sw *Switch) newRev() int {
+	id := sw.nextRev
 	sw.nextRev++
-	sw.history = append(sw.history, Revision{ID: sw.current, Tree: clone(sw.applied), Note: note, When: time.Now()})
+	return id
 }
 
+// record adds an apply of revision id (the applied tree) to the history.
+func (sw *Switch) record(id int, note string) {
+	n := 1
+	for _, r := range sw.history {
+		if r.ID == id {
+			n++
+		}
+	}
+	sw.clock = sw.clock.Add(time.Second)
+	sw.history = append(sw.history, Revision{ID: id, Apply: n, Tree: clone(sw.applied), Note: note, When: sw.clock})
+}
+
+// autoSaveOn: enabled unless the applied tree disables it (the CL 5.9+
+// default is enabled, nvue-reference-config.txt:6).
+func (sw *Switch) autoSaveOn() bool {
+	v, _ := getPath(sw.applied, "system.config.auto-save.state")
+	return v != "disabled"
+}
+
+func (sw *Switch) autoSave() {
+	if sw.autoSaveOn() {
+		sw.startup = clone(sw.applied)
+	}
+}
+
+// render is `nv config show -o json`: the documented two-element list.
 func render(tree map[string]any) []byte {
-	b, _ := json.MarshalIndent(tree, "", "  ")
+	doc := []any{
+		map[string]any{"header": map[string]any{"model": "VX", "nvue-api-version": "nvue_v1", "rev-id": "1.0", "version": Version}},
+		map[string]any{"set": tree},
+	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
 	return append(b, '\n')
 }
 
@@ -280,11 +393,11 @@ func (s *shell) Handle(line string) (string, bool) {
 	return "-bash: " + toks[0] + ": command not found\n", false
 }
 
-const usage = "Usage:\n  nv [options] <command> ...\n\nInvalid Command\n"
+func invalid(a []string) string { return "Error: Invalid Command: nv " + strings.Join(a, " ") + "\n" }
 
 func (s *shell) nv(a []string) string {
 	if len(a) == 0 {
-		return usage
+		return invalid(a)
 	}
 	sw := s.sw
 	sw.mu.Lock()
@@ -293,128 +406,231 @@ func (s *shell) nv(a []string) string {
 	case "set", "unset":
 		o, err := parse(a[1:], a[0] == "set")
 		if err != nil {
-			var ic errInvalidCommand
-			if e, ok := err.(errInvalidCommand); ok {
-				ic = e
-				return "Invalid Command: nv " + a[0] + " " + strings.Join(a[1:], " ") + "\n" +
-					"  near: " + ic.near + "\n"
-			}
 			return err.Error() + "\n"
 		}
-		p := sw.pendingFor(s.user)
-		if a[0] == "unset" {
+		p := sw.pendingFor(s.user).tree
+		switch {
+		case a[0] == "unset":
 			unsetPath(p, strings.Split(o.path, "."))
-			return ""
-		}
-		for _, pp := range o.presence {
-			ensurePath(p, pp)
-		}
-		for k, v := range o.sets {
-			setPath(p, k, v)
+		case o.presence == "qos.roce":
+			// `nv set qos roce` is `nv set qos roce mode lossless`; the
+			// applied tree shows enable on (roce-514.txt:8,10,15).
+			setPath(p, "qos.roce.enable", "on")
+			setPath(p, "qos.roce.mode", "lossless")
+		case o.presence != "":
+			ensurePath(p, o.presence)
+		default:
+			if o.set == "qos.roce.mode" {
+				setPath(p, "qos.roce.enable", "on")
+			}
+			setPath(p, o.set, o.value)
 		}
 		return ""
 	case "config":
 		return s.config(a[1:])
 	case "show":
-		if len(a) >= 3 && a[1] == "qos" && a[2] == "roce" {
+		if len(a) == 3 && a[1] == "qos" && a[2] == "roce" {
 			return sw.showRoCE()
 		}
-		return "Invalid Command: nv " + strings.Join(a, " ") + "\n"
 	}
-	return "Invalid Command: nv " + strings.Join(a, " ") + "\n"
+	return invalid(a)
 }
 
-func (sw *Switch) pendingFor(user string) map[string]any {
+func (sw *Switch) pendingFor(user string) *pendingRev {
 	p, ok := sw.pending[user]
 	if !ok {
-		p = clone(sw.applied)
+		p = &pendingRev{id: sw.newRev(), tree: clone(sw.applied)}
 		sw.pending[user] = p
 	}
 	return p
 }
 
-func hasFlag(a []string, f string) bool {
-	for _, x := range a {
-		if x == f {
-			return true
+// outputJSON reports `-o json` / `--output json` and returns the other
+// arguments.
+func outputJSON(a []string) (bool, []string, bool) {
+	var rest []string
+	js := false
+	for i := 0; i < len(a); i++ {
+		if a[i] == "-o" || a[i] == "--output" {
+			if i+1 >= len(a) || a[i+1] != "json" {
+				return false, nil, false
+			}
+			js = true
+			i++
+			continue
+		}
+		rest = append(rest, a[i])
+	}
+	return js, rest, true
+}
+
+// named resolves a revision name for diff/apply: applied, startup, empty
+// (nvue-reference-config.txt:10), a detached or an applied revision number.
+func (sw *Switch) named(rev string) (map[string]any, bool) {
+	switch rev {
+	case "applied":
+		return sw.applied, true
+	case "startup":
+		return sw.startup, true
+	case "empty":
+		return map[string]any{}, true
+	}
+	id, err := strconv.Atoi(rev)
+	if err != nil {
+		return nil, false
+	}
+	if t, ok := sw.detached[id]; ok {
+		return t, true
+	}
+	for i := len(sw.history) - 1; i >= 0; i-- {
+		if sw.history[i].ID == id {
+			return sw.history[i].Tree, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 func (s *shell) config(a []string) string {
 	sw := s.sw
 	if len(a) == 0 {
-		return "Invalid Command: nv config\n"
+		return invalid([]string{"config"})
 	}
 	switch a[0] {
 	case "detach":
-		delete(sw.pending, s.user)
+		if len(a) != 1 {
+			break
+		}
+		if p, ok := sw.pending[s.user]; ok {
+			sw.detached[p.id] = p.tree
+			delete(sw.pending, s.user)
+		}
 		return ""
 	case "diff":
-		p, ok := sw.pending[s.user]
-		if !ok {
-			return ""
+		switch len(a) {
+		case 1:
+			p, ok := sw.pending[s.user]
+			if !ok {
+				return ""
+			}
+			return diffYAML(sw.applied, p.tree)
+		case 3:
+			from, ok1 := sw.named(a[1])
+			to, ok2 := sw.named(a[2])
+			if !ok1 || !ok2 {
+				return "Error: revision does not exist\n" // plausible wording
+			}
+			return diffYAML(from, to)
 		}
-		return diffYAML(sw.applied, p)
 	case "show":
-		if hasFlag(a, "json") {
+		js, rest, ok := outputJSON(a[1:])
+		if !ok || len(rest) != 0 {
+			break
+		}
+		if js {
 			return string(render(sw.applied))
 		}
 		return diffYAML(map[string]any{}, sw.applied)
+	case "save":
+		if len(a) != 1 {
+			break
+		}
+		if sw.failSave != "" {
+			return strings.TrimSuffix(sw.failSave, "\n") + "\n"
+		}
+		sw.startup = clone(sw.applied)
+		return ""
 	case "history":
+		js, rest, ok := outputJSON(a[1:])
+		if !ok || len(rest) != 0 {
+			break
+		}
+		if js {
+			return sw.historyJSON()
+		}
 		var b strings.Builder
 		b.WriteString("Rev ID  Apply date           User     Message\n")
 		b.WriteString("------  -------------------  -------  -------\n")
 		for i := len(sw.history) - 1; i >= 0; i-- {
 			r := sw.history[i]
-			fmt.Fprintf(&b, "%-6d  %s  %-7s  %s\n", r.ID, r.When.UTC().Format("2006-01-02 15:04:05"), s.user, r.Note)
+			fmt.Fprintf(&b, "%-6d  %s  %-7s  %s\n", r.ID, r.When.Format("2006-01-02 15:04:05"), s.user, r.Note)
 		}
 		return b.String()
 	case "apply":
-		args := a[1:]
-		var rev string
-		for _, x := range args {
-			if !strings.HasPrefix(x, "-") {
-				rev = x
-			}
-		}
-		if !hasFlag(args, "-y") && !hasFlag(args, "--assume-yes") {
-			return "Error: apply needs confirmation; rerun with -y (no terminal to ask on)\n"
-		}
-		if rev != "" {
-			id, err := strconv.Atoi(rev)
-			if err != nil {
-				return "Error: revision '" + rev + "' does not exist\n"
-			}
-			for _, r := range sw.history {
-				if r.ID == id {
-					sw.applied = clone(r.Tree)
-					sw.record("rollback to revision " + rev)
-					sw.applies++
-					delete(sw.pending, s.user)
-					return fmt.Sprintf("applied [rev_id: %d]\n", sw.current)
-				}
-			}
-			return "Error: revision '" + rev + "' does not exist\n"
-		}
-		p, ok := sw.pending[s.user]
-		if !ok || bytes.Equal(render(p), render(sw.applied)) {
-			delete(sw.pending, s.user)
-			return "Warning: The applied revision has no changes; nothing to apply\n"
-		}
-		if err := sw.validate(p); err != nil {
-			return "Error: Config invalid at " + err.Error() + "\napply failed, the applied revision is unchanged\n"
-		}
-		next := clone(p)
-		sw.quantise(next)
-		sw.applied = next
-		sw.record("")
-		sw.applies++
-		delete(sw.pending, s.user)
-		return fmt.Sprintf("applied [rev_id: %d]\n", sw.current)
+		return s.apply(a[1:])
 	}
-	return "Invalid Command: nv config " + strings.Join(a, " ") + "\n"
+	return invalid(append([]string{"config"}, a...))
+}
+
+// historyJSON is `nv config history --output json`: an object keyed
+// rev_<ID>_apply_<N> (nvue-config-show-json.txt:14-32).
+func (sw *Switch) historyJSON() string {
+	out := map[string]any{}
+	for _, r := range sw.history {
+		out[fmt.Sprintf("rev_%d_apply_%d", r.ID, r.Apply)] = map[string]any{
+			"date": r.When.Format("2006-01-02 15:04:05"), "interface": "CLI", "message": "Config update by " + sw.opts.User,
+			"reason": "Config update", "rev-id": strconv.Itoa(r.ID), "user": sw.opts.User,
+		}
+	}
+	b, _ := json.MarshalIndent(out, "", "    ")
+	return string(b) + "\n"
+}
+
+// apply is `nv config apply [<rev>] {--assume-yes|--y}`
+// (nvue-cli-514.txt:12; nvue-reference-config.txt:8-11).
+func (s *shell) apply(args []string) string {
+	sw := s.sw
+	var rev string
+	yes := false
+	for _, x := range args {
+		switch {
+		case x == "--assume-yes" || x == "--y":
+			yes = true
+		case strings.HasPrefix(x, "-"):
+			// --confirm is documented but not emulated (confirm.txt: the
+			// confirming command is not in NVIDIA's material).
+			return invalid(append([]string{"config", "apply"}, args...))
+		case rev != "":
+			return invalid(append([]string{"config", "apply"}, args...))
+		default:
+			rev = x
+		}
+	}
+	if !yes {
+		// The emulator has no terminal to prompt on.
+		return "Error: apply needs confirmation; rerun with --assume-yes\n" // plausible wording
+	}
+	if rev != "" {
+		t, ok := sw.named(rev)
+		if !ok {
+			return "Error: revision '" + rev + "' does not exist\n" // plausible wording
+		}
+		id, err := strconv.Atoi(rev)
+		if err != nil {
+			id = sw.newRev()
+		}
+		sw.applied = clone(t)
+		sw.record(id, "apply revision "+rev)
+		sw.applies++
+		sw.autoSave()
+		delete(sw.pending, s.user)
+		return fmt.Sprintf("applied [rev_id: %d]\n", id)
+	}
+	p, ok := sw.pending[s.user]
+	if !ok || bytes.Equal(render(p.tree), render(sw.applied)) {
+		delete(sw.pending, s.user)
+		return "Warning: The applied revision has no changes; nothing to apply\n" // plausible wording
+	}
+	if err := sw.validate(p.tree); err != nil {
+		return "Error: Config invalid at " + err.Error() + "\napply failed, the applied revision is unchanged\n" // plausible wording
+	}
+	next := clone(p.tree)
+	sw.quantise(next)
+	sw.applied = next
+	sw.record(p.id, "")
+	sw.applies++
+	sw.autoSave()
+	delete(sw.pending, s.user)
+	return fmt.Sprintf("applied [rev_id: %d]\n", p.id)
 }
 
 func asInt(v any) int {

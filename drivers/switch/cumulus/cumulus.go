@@ -1,48 +1,59 @@
-// Package cumulus is fabctl's NVIDIA Cumulus Linux (NVUE) switch driver
-// (see shared/reference/switches.md §2.2). It renders a switch intent as
-// the documented `nv set qos roce` baseline plus explicit overrides:
+// Package cumulus is fabctl's NVIDIA Cumulus Linux (NVUE) switch driver,
+// pinned to Cumulus Linux 5.14 (the version of the vendor corpus
+// testdata/vendor/cumulus/, whose files name the CumulusNetworks/docs
+// commits they quote; NVUE's wording changes between 5.x releases, e.g.
+// enable/disable vs enabled/disabled). Every command it sends is listed in
+// testdata/vendor/cumulus/shapes.txt with its source; shapes_test.go
+// fails on any other. It renders a switch intent as the documented `nv set
+// qos roce` baseline plus explicit overrides, one attribute and one value
+// per `nv set` as every NVIDIA example writes it (qos-guide-514.txt):
 //
 //	nv set qos roce                                                    (lossless mode, when a TC is lossless)
 //	nv set qos mapping default-global trust l3
 //	nv set qos mapping default-global dscp <d> switch-priority <tc>     (all 64 code points)
-//	nv set qos egress-queue-mapping default-global switch-priority N traffic-class N
-//	nv set qos pfc default-global switch-priority 3 ; ... tx enable rx enable
-//	nv set qos congestion-control default-global traffic-class 3 min-threshold 150000 max-threshold 1500000 probability 100 ecn enable
-//	nv set qos egress-scheduler default-global traffic-class 3 mode dwrr bw-percent 50   (mode strict for CNP)
-//	nv set qos pfc-watchdog polling-interval 100 robustness 2           (detect = polling x robustness)
+//	nv set qos egress-queue-mapping default-global switch-priority N traffic-class T (T = N for the intent's classes, else the best-effort class)
+//	nv set qos pfc default-global switch-priority 3 ; ... tx enable ; ... rx enable ; ... cable-length <m>
+//	nv set qos congestion-control default-global traffic-class 3 min-threshold 150000 ; ... max-threshold ... ; ... probability 100 ; ... ecn enable
+//	nv set qos egress-scheduler default-global traffic-class 3 mode dwrr ; ... bw-percent 50   (mode strict for CNP)
+//	nv set qos pfc-watchdog polling-interval 100 ; nv set qos pfc-watchdog robustness 2   (detect = polling x robustness)
 //	nv set interface swp1 link mtu 9000                                 (Linux netdev MTU = IP MTU, no L2 overhead)
 //	nv set interface swp1 qos pfc-watchdog
 //
 // Ports whose PFC priorities or trust differ from the switch's use PFC
-// and mapping profiles of their own (nv set qos pfc fabctl-nopfc tx
-// disable rx disable; nv set interface swp3 qos pfc profile
-// fabctl-nopfc; fabctl-trust-l2 for a port trusting PCP); the others
-// return to default-global (nv unset interface swpN qos pfc|mapping).
-// A profile no managed port uses any more is left in the configuration.
+// and mapping profiles of their own (fabctl-nopfc with tx and rx
+// disabled; fabctl-trust-l2 for a port trusting PCP); the others return to
+// default-global (nv unset interface swpN qos pfc|mapping). Each PFC
+// profile carries the longest cable of its ports as its cable-length.
 //
-// It reads the applied revision with `nv config show -o json` (ReadConfigJSON),
-// and applies a change list as one NVUE revision over SSH (scrapligo
-// v1.4.3, a platform definition derived from its cumulus_linux one):
+// It reads the applied revision with `nv config show -o json` (a list
+// [{"header"}, {"set"}]: ReadConfigJSON) and whether it is saved with `nv
+// config diff applied startup`, and applies a change list as one NVUE
+// revision over SSH (scrapligo v1.4.3, a platform definition derived from
+// its cumulus_linux one):
 //
-//	nv config history          (records the applied revision: the rollback point and Result.Token)
-//	nv config detach           (drop a stale pending revision)
-//	nv set / nv unset ...      (stage)
-//	nv config diff             (empty: detach, nothing to do)
-//	nv config apply -y         (NVUE validates the whole revision: all or nothing)
-//	nv config show -o json     (verify the changed settings)
+//	nv config history --output json   (the applied revision: the rollback point and Result.Token)
+//	nv config detach                  (park a stale pending revision; it keeps its number)
+//	nv set / nv unset ...             (stage)
+//	nv config diff                    (empty: detach, nothing to do)
+//	nv config apply --assume-yes      (NVUE validates the whole revision: all or nothing)
+//	nv config show -o json            (verify the changed settings)
 //
-// On a failure before the apply ran the pending revision is detached and
-// the applied configuration is compared byte for byte with the one read
+// and the engine then saves with `nv config save` (drivers.Saver; with
+// NVUE's auto-save enabled the apply has saved already and the save is a
+// no-op). On a failure before the apply ran the pending revision is
+// detached and the applied configuration compared with the one read
 // before; when the apply went through (a verify mismatch, or a connection
 // dropped after `nv config apply`), the recorded revision is re-applied
-// with `nv config apply <rev> -y`. Rollback does the same for a finished
-// apply.
+// with `nv config apply <rev> --assume-yes`. Rollback does the same for a
+// finished apply. NVUE's own `nv config apply --confirm <time>` is not
+// used: NVIDIA's material does not show the command that confirms it.
 package cumulus
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -94,8 +105,9 @@ default:
 type Driver struct {
 	SSH sshtransport.Options
 
-	mu    sync.Mutex
-	prior map[string]string // token (revision) -> applied JSON before
+	mu       sync.Mutex
+	prior    map[string]string // token (revision) -> applied JSON before
+	autoSave map[string]string // device -> system config auto-save state as last read
 }
 
 // New returns a driver with default SSH settings.
@@ -105,6 +117,8 @@ var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Renderer = (*Driver)(nil)
 	_ drivers.Limiter  = (*Driver)(nil)
+	_ drivers.Saver    = (*Driver)(nil)
+	_ drivers.Reporter = (*Driver)(nil)
 )
 
 // Name is "cumulus".
@@ -130,7 +144,7 @@ func (d *Driver) Fields() []intent.Field {
 }
 
 // Unexpressible lists what NVUE (as fabctl renders it) cannot set.
-func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	out := map[string]string{}
 	for k, v := range desired {
 		switch {
@@ -141,7 +155,9 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 		case k == "pfcwd/action":
 			out[k] = "NVUE's PFC watchdog has no action setting (the switch drops on the stormed queue)"
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
-			out[k] = "NVUE has one cable-length per PFC profile (qos pfc default-global cable-length), not per port"
+			if why := cableGap(t, k, v); why != "" {
+				out[k] = why
+			}
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pause") && v == "true":
 			out[k] = "fabctl renders no NVUE link-pause profile"
 		case k == "pfcwd/detect":
@@ -151,6 +167,29 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 		}
 	}
 	return out
+}
+
+// cableGap says why a port's cable length cannot be set as desired: NVUE
+// has one cable-length per PFC profile, in whole metres
+// (qos-guide-514.txt:20); the profile gets the longest cable of its ports.
+func cableGap(t drivers.Target, path, v string) string {
+	sw, ok := t.Intent.(*intent.Switch)
+	if !ok || sw == nil {
+		return ""
+	}
+	p, err := Build(sw)
+	if err != nil {
+		return ""
+	}
+	name, _ := splitPort(path)
+	pn := p.pfcOf[name]
+	if pn == "" {
+		return ""
+	}
+	if have := strconv.Itoa(p.cable[pn]) + "m"; have != v {
+		return fmt.Sprintf("NVUE has one cable-length per PFC profile, in whole metres (nv set qos pfc %s cable-length %d, the longest cable of its ports); this port's %s gets that headroom", pn, p.cable[pn], v)
+	}
+	return ""
 }
 
 func multiple(a, b string) bool {
@@ -174,35 +213,120 @@ func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn
 
 const showJSON = "nv config show -o json"
 
-func appliedJSON(c *sshtransport.Conn) (string, error) {
+// applied reads `nv config show -o json` and returns the configuration
+// tree and its canonical JSON (the header, which carries version fields,
+// is left out of comparisons).
+func applied(c *sshtransport.Conn) (map[string]any, string, error) {
 	out, err := c.Send(showJSON)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
-	if !strings.HasPrefix(out, "{") || !strings.HasSuffix(out, "}") {
-		return "", fmt.Errorf("%s: %s: output is not a JSON object (truncated?)", c.Device(), showJSON)
+	tree, err := configTree([]byte(strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", c.Device(), err)
 	}
-	return out, nil
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return nil, "", err
+	}
+	return tree, string(b), nil
 }
 
-var revRow = regexp.MustCompile(`(?m)^\s*(\d+)\s`)
+func appliedJSON(c *sshtransport.Conn) (string, error) {
+	_, s, err := applied(c)
+	return s, err
+}
 
-// currentRevision is the newest row of `nv config history`: the applied
-// revision.
+// historyJSON is the documented JSON form of `nv config history`
+// (testdata/vendor/cumulus/nvue-config-show-json.txt:14).
+const historyJSON = "nv config history --output json"
+
+// AppliedRevision picks the applied revision from `nv config history
+// --output json`: an object keyed rev_<N>_apply_<M> whose entries carry
+// "date" ("2023-09-05 10:29:25") and "rev-id"
+// (nvue-config-show-json.txt:14-32). The applied revision is the one
+// applied last: the latest date, then the higher revision and apply
+// number. Revision numbers have gaps (a detached pending revision keeps
+// its number, nvue-cli-514.txt:17-18), so neither the first nor the
+// highest key is the answer by itself.
+func AppliedRevision(out string) (string, error) {
+	var h map[string]struct {
+		Date  string `json:"date"`
+		RevID string `json:"rev-id"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &h); err != nil {
+		return "", fmt.Errorf("%s: not the documented object of rev_<N>_apply_<M> entries: %w", historyJSON, err)
+	}
+	type cand struct {
+		date     string
+		rev, app int
+		id       string
+	}
+	var best *cand
+	for k, e := range h {
+		var rev, app int
+		if _, err := fmt.Sscanf(k, "rev_%d_apply_%d", &rev, &app); err != nil || e.RevID == "" {
+			continue
+		}
+		c := cand{e.Date, rev, app, e.RevID}
+		if best == nil || c.date > best.date || (c.date == best.date && (c.rev > best.rev || (c.rev == best.rev && c.app > best.app))) {
+			best = &c
+		}
+	}
+	if best == nil {
+		return "", fmt.Errorf("%s: no revision listed", historyJSON)
+	}
+	return best.id, nil
+}
+
+// currentRevision is the applied revision, from the history.
 func currentRevision(c *sshtransport.Conn) (string, error) {
-	out, err := c.Send("nv config history")
+	out, err := c.Send(historyJSON)
 	if err != nil {
 		return "", err
 	}
-	m := revRow.FindStringSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s: nv config history: no revision listed", c.Device())
+	rev, err := AppliedRevision(out)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.Device(), err)
 	}
-	return m[1], nil
+	return rev, nil
 }
 
-// Read returns the managed settings of the applied revision.
+// diffStartup compares the applied configuration with the startup one,
+// the way NVIDIA shows it: `nv config diff applied startup` (NVUE-CLI.md
+// "View Differences Between Configurations"; nvue-cli-514.txt:19-20).
+// Differences print as YAML (- set: / - unset:); no difference prints
+// nothing. Any other output is refused rather than guessed at.
+const diffStartup = "nv config diff applied startup"
+
+func saved(c *sshtransport.Conn) (bool, error) {
+	out, err := c.Send(diffStartup)
+	if err != nil {
+		return false, err
+	}
+	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
+	switch {
+	case out == "":
+		return true, nil
+	case strings.HasPrefix(out, "- set:") || strings.HasPrefix(out, "- unset:"):
+		return false, nil
+	}
+	return false, fmt.Errorf("%s: %s: unexpected output %q", c.Device(), diffStartup, out)
+}
+
+// autoSaveState is `system config auto-save state` in the applied tree
+// (set with `nv set system config auto-save state {enabled|disabled}`,
+// nvue-cli-514.txt:27-31); unset, it is the CL 5.9+ default, enabled
+// (nvue-reference-config.txt:6).
+func autoSaveState(tree map[string]any) string {
+	if s := str(get(tree, "system", "config", "auto-save", "state")); s != "" {
+		return s
+	}
+	return "enabled"
+}
+
+// Read returns the managed settings of the applied revision and whether
+// the startup configuration holds them (drivers.PathSaved).
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
 	sw, err := switchIntent(t)
 	if err != nil {
@@ -213,11 +337,65 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 		return nil, err
 	}
 	defer c.Close()
-	out, err := appliedJSON(c)
+	tree, _, err := applied(c)
 	if err != nil {
 		return nil, err
 	}
-	return ReadConfigJSON([]byte(out), sw)
+	st := readTree(tree, sw)
+	ok, err := saved(c)
+	if err != nil {
+		return nil, err
+	}
+	st[drivers.PathSaved] = strconv.FormatBool(ok)
+	d.mu.Lock()
+	if d.autoSave == nil {
+		d.autoSave = map[string]string{}
+	}
+	d.autoSave[t.Device.Name] = autoSaveState(tree)
+	d.mu.Unlock()
+	return st, nil
+}
+
+// SaveSteps is NVUE's save (nvue-cli-514.txt:23: "Overwrites the startup
+// configuration with the applied configuration").
+func (d *Driver) SaveSteps() []string { return []string{"nv config save"} }
+
+// Save runs `nv config save` and checks that startup now equals applied;
+// a failure carries NVUE's output.
+func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out, err := c.Send("nv config save")
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: "nv config save", Err: err}
+	}
+	ok, err := saved(c)
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: "check the save (" + diffStartup + ")", Err: err}
+	}
+	if !ok {
+		return &stepError{Device: t.Device.Name, Step: "nv config save",
+			Err: fmt.Errorf("the startup configuration still differs from the applied one; NVUE printed %q", strings.TrimSpace(out))}
+	}
+	return nil
+}
+
+// Findings reports NVUE's auto-save setting as last read.
+func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
+	d.mu.Lock()
+	s, ok := d.autoSave[t.Device.Name]
+	d.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	msg := "NVUE auto-save is " + s + ": nv config apply also writes the startup configuration; fabctl's nv config save after it changes nothing"
+	if s != "enabled" {
+		msg = "NVUE auto-save is " + s + ": applied changes persist only after nv config save, which fabctl runs after each verified apply"
+	}
+	return []drivers.Finding{{Severity: "info", Path: drivers.PathSaved, Message: msg}}
 }
 
 // Render writes the managed configuration as nv set lines.
@@ -238,6 +416,18 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 // profiles, so those profiles come first whatever setting of the port
 // changes.
 func sectionsOf(p *rendering, path string) []string {
+	if strings.HasPrefix(path, "port/") && strings.HasSuffix(path, "/cable") {
+		// A port's cable length is its PFC profile's cable-length.
+		name, _ := splitPort(path)
+		switch pn := p.pfcOf[name]; pn {
+		case "":
+			return []string{""}
+		case Profile:
+			return []string{secPFC}
+		default:
+			return []string{secPFC + " " + pn}
+		}
+	}
 	s := sectionOf(path)
 	if !strings.HasPrefix(path, "port/") || s == "" {
 		if path == "trust" || strings.HasPrefix(path, "dscp/") {
@@ -401,7 +591,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	defer func() { c.Close() }()
 	rev, err := currentRevision(c)
 	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "nv config history (record the rollback revision)", Err: err}
+		return drivers.Result{}, &stepError{Device: name, Step: historyJSON + " (record the rollback revision)", Err: err}
 	}
 	pre, err := appliedJSON(c)
 	if err != nil {
@@ -464,19 +654,16 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 		return drivers.Result{}, nil
 	}
 	applyRan = true
-	if _, err := c.Send("nv config apply -y"); err != nil {
-		return fail("nv config apply -y", err)
+	if _, err := c.Send(applyCmd); err != nil {
+		return fail(applyCmd, err)
 	}
 	// Verify the settled paths.
 	if sw, ok := t.Intent.(*intent.Switch); ok {
-		post, err := appliedJSON(c)
+		tree, _, err := applied(c)
 		if err != nil {
 			return fail("verify (nv config show -o json)", err)
 		}
-		live, err := ReadConfigJSON([]byte(post), sw)
-		if err != nil {
-			return fail("verify", err)
-		}
+		live := readTree(tree, sw)
 		desired := sw.Flatten()
 		for _, p := range paths {
 			want, wok := desired[p]
@@ -496,10 +683,15 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	return drivers.Result{Token: rev}, nil
 }
 
-// restore re-applies revision rev and checks the applied config is pre
-// byte for byte.
+// applyCmd applies the pending revision without prompting: `--assume-yes`
+// is the CL 5.14 guide's spelling (nvue-cli-514.txt:12; the reference
+// also has --y, nvue-reference-config.txt:8).
+const applyCmd = "nv config apply --assume-yes"
+
+// restore re-applies revision rev (`nv config apply <revision>`,
+// nvue-reference-config.txt:10-11) and checks the applied config is pre.
 func restore(c *sshtransport.Conn, rev, pre string) error {
-	if _, err := c.Send("nv config apply " + rev + " -y"); err != nil {
+	if _, err := c.Send("nv config apply " + rev + " --assume-yes"); err != nil {
 		return err
 	}
 	now, err := appliedJSON(c)
@@ -512,7 +704,10 @@ func restore(c *sshtransport.Conn, rev, pre string) error {
 	return nil
 }
 
-// Confirm: NVUE has no commit-confirm in this driver; nothing is pending.
+// Confirm: nothing is ever pending. NVUE documents `nv config apply
+// --confirm <time>` (nvue-cli-514.txt:13-16) but not the command that
+// confirms it (confirm.txt: only third-party material shows one), so the
+// driver does not use it and apply's rollback covers a failed verify.
 func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error { return nil }
 
 // Rollback re-applies the revision recorded before the apply.
@@ -535,7 +730,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 		return &stepError{Device: t.Device.Name, Step: "nv config detach (rollback)", Err: err}
 	}
 	if err := restore(c, r.Token, pre); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "nv config apply " + r.Token + " -y (rollback)", Err: err}
+		return &stepError{Device: t.Device.Name, Step: "nv config apply " + r.Token + " --assume-yes (rollback)", Err: err}
 	}
 	return nil
 }

@@ -95,7 +95,9 @@ func TestPlanApplyIdempotentDrift(t *testing.T) {
 	r.emu.Edit(func(tr map[string]any) {
 		cumulusemu.SetPath(tr, "interface.swp1.link.mtu", 1600)
 		cumulusemu.SetPath(tr, "qos.congestion-control.default-global.traffic-class.3.min-threshold", 1048576)
-		cumulusemu.SetPath(tr, "qos.mapping.default-global.dscp.30.switch-priority", 5)
+		// SP 5 now queues on the best-effort TC0 (what DSCP 30 wants):
+		// move DSCP 30 to the RoCE priority instead.
+		cumulusemu.SetPath(tr, "qos.mapping.default-global.dscp.30.switch-priority", 3)
 	})
 	_, diff, steps = r.plan(t)
 	got := map[string]bool{}
@@ -125,14 +127,14 @@ func TestRejectedApply(t *testing.T) {
 	_, _, steps := r.plan(t)
 	for i := range steps {
 		for j, l := range steps[i].Payload {
-			if strings.Contains(l, "min-threshold 150000 ") {
-				steps[i].Payload[j] = strings.Replace(l, "min-threshold 150000 ", "min-threshold 9000000 ", 1)
+			if strings.HasSuffix(l, " min-threshold 150000") {
+				steps[i].Payload[j] = strings.Replace(l, "min-threshold 150000", "min-threshold 9000000", 1)
 			}
 		}
 	}
 	before := r.emu.AppliedJSON()
 	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
-	if err == nil || !strings.Contains(err.Error(), "leaf2: nv config apply -y") || !strings.Contains(err.Error(), "min-threshold 9000000 is greater than max-threshold") ||
+	if err == nil || !strings.Contains(err.Error(), "leaf2: nv config apply --assume-yes") || !strings.Contains(err.Error(), "min-threshold 9000000 is greater than max-threshold") ||
 		!strings.Contains(err.Error(), "nothing applied") {
 		t.Fatalf("want rejected apply, got %v", err)
 	}
@@ -200,8 +202,8 @@ func TestDroppedConnectionMidApply(t *testing.T) {
 	}{
 		{sshemu.DropBefore, `^nv set qos pfc default-global switch-priority 3$`, "nothing applied"},
 		{sshemu.DropAfter, `^nv set interface swp2 link mtu`, "nothing applied"},
-		{sshemu.DropBefore, `^nv config apply -y$`, "nothing applied"},
-		{sshemu.DropAfter, `^nv config apply -y$`, "the apply had gone through, rolled back to revision 1"},
+		{sshemu.DropBefore, `^nv config apply --assume-yes$`, "nothing applied"},
+		{sshemu.DropAfter, `^nv config apply --assume-yes$`, "the apply had gone through, rolled back to revision 1"},
 	} {
 		r := newRig(t, cumulusemu.Options{})
 		_, _, steps := r.plan(t)
@@ -220,11 +222,11 @@ func TestDroppedConnectionMidApply(t *testing.T) {
 	// The switch goes away for good after the apply ran: partial.
 	r := newRig(t, cumulusemu.Options{})
 	_, _, steps := r.plan(t)
-	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply -y$`), Kind: sshemu.DropAfter, Times: 1})
-	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply 1 -y$`), Kind: sshemu.DropBefore})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply --assume-yes$`), Kind: sshemu.DropAfter, Times: 1})
+	r.emu.Inject(sshemu.Fault{Match: regexp.MustCompile(`^nv config apply 1 --assume-yes$`), Kind: sshemu.DropBefore})
 	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
 	var pe *drivers.PartialError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "leaf2: nv config apply -y") || !strings.Contains(err.Error(), "re-applying revision 1 failed") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "leaf2: nv config apply --assume-yes") || !strings.Contains(err.Error(), "re-applying revision 1 failed") {
 		t.Fatalf("want PartialError, got %v", err)
 	}
 	t.Log(err)

@@ -11,6 +11,35 @@ import (
 	"github.com/fabctl/fabctl/intent"
 )
 
+// configTree returns the configuration tree of `nv config show -o json`:
+// NVUE prints a LIST, [{"header": {...}}, {"set": {<tree>}}]
+// (testdata/vendor/cumulus/nvue-config-show-json.txt:44-46; the YAML form
+// has the same two parts, nvue-cli-514.txt:32-38), and the tree is the
+// "set" entry. A list without one is an empty configuration; anything
+// but a list is not NVUE's output.
+func configTree(data []byte) (map[string]any, error) {
+	var doc []map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("nv config show -o json: not the documented [{\"header\": ...}, {\"set\": ...}] list: %w", err)
+	}
+	if doc == nil {
+		return nil, errors.New("nv config show -o json: not a JSON list")
+	}
+	for _, e := range doc {
+		if v, ok := e["set"]; ok {
+			t, ok := v.(map[string]any)
+			if !ok && v != nil {
+				return nil, fmt.Errorf("nv config show -o json: \"set\" is a %T, not an object", v)
+			}
+			if t == nil {
+				t = map[string]any{}
+			}
+			return t, nil
+		}
+	}
+	return map[string]any{}, nil
+}
+
 // ReadConfigJSON turns `nv config show -o json` (the applied revision,
 // NVUE object model) into normalised state for sw's traffic classes and
 // ports. What `nv set qos roce` implies without writing it into the tree
@@ -22,13 +51,15 @@ import (
 // ports the intent does not name are not reported (fabctl leaves them
 // alone).
 func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
-	var root map[string]any
-	if err := json.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("nv config show -o json: %w", err)
+	root, err := configTree(data)
+	if err != nil {
+		return nil, err
 	}
-	if root == nil {
-		return nil, errors.New("nv config show -o json: not a JSON object")
-	}
+	return readTree(root, sw), nil
+}
+
+// readTree reads the configuration tree (the "set" entry).
+func readTree(root map[string]any, sw *intent.Switch) intent.State {
 	r := &configReader{root: root, sw: sw, st: intent.State{}}
 	mode := str(get(root, "qos", "roce", "mode"))
 	r.roce = str(get(root, "qos", "roce", "enable")) == "on"
@@ -48,7 +79,7 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 	}
 	anyWD := r.readPorts(prios)
 	r.readWatchdog(anyWD)
-	return r.st, nil
+	return r.st
 }
 
 // configReader reads one `nv config show -o json` document, section by
@@ -284,10 +315,26 @@ func (r *configReader) readPorts(prios []int) (anyWD bool) {
 				r.st[p+"trust"] = t
 			}
 		}
-		_, wd := obj(pi["qos"])["pfc-watchdog"]
+		// CL 5.14: `nv set interface <if> qos pfc-watchdog` (present) and
+		// `... qos pfc-watchdog state disable` (qos-guide-514.txt:33,37).
+		wdv, wd := obj(pi["qos"])["pfc-watchdog"]
+		if str(get(wdv, "state")) == "disable" {
+			wd = false
+		}
 		anyWD = anyWD || wd
 		r.st[p+"pfcwd"] = strconv.FormatBool(wd)
 		r.st[p+"pause"] = "false" // fabctl configures no link-pause profile
+		// The cable length of the port's PFC profile (one per profile,
+		// qos-guide-514.txt:20), reported for ports the intent gives one.
+		if port.CableLength > 0 {
+			pn := str(get(pi, "qos", "pfc", "profile"))
+			if pn == "" {
+				pn = Profile
+			}
+			if m, ok := num(get(r.root, "qos", "pfc", pn, "cable-length")); ok {
+				r.st[p+"cable"] = strconv.Itoa(m) + "m"
+			}
+		}
 	}
 	return anyWD
 }

@@ -2,6 +2,7 @@ package cumulus
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,7 @@ type rendering struct {
 	sections map[string][]string
 	pfcOf    map[string]string // port -> PFC profile
 	mapOf    map[string]string // port -> mapping profile
+	cable    map[string]int    // PFC profile -> cable-length (m), 0: not set
 	defPFC   []int
 }
 
@@ -100,19 +102,68 @@ func pfcProfileFor(prios, def []int) string {
 }
 
 // pfcLines render a PFC profile: the priorities (after clearing the
-// old ones) and tx/rx enabled, or, for no priorities, tx and rx disabled.
-func pfcLines(name string, prios []int) []string {
+// old ones) and tx/rx enabled, or, for no priorities, tx and rx disabled;
+// then the profile's cable length (metres, 0: not set). One attribute
+// and one value per command, as every NVIDIA example writes it
+// (testdata/vendor/cumulus/qos-guide-514.txt:17-20).
+func pfcLines(name string, prios []int, cable int) []string {
 	out := []string{"nv unset qos pfc " + name + " switch-priority"}
 	for _, pr := range prios {
 		out = append(out, fmt.Sprintf("nv set qos pfc %s switch-priority %d", name, pr))
 	}
 	switch {
 	case len(prios) > 0:
-		out = append(out, "nv set qos pfc "+name+" tx enable rx enable")
+		out = append(out, "nv set qos pfc "+name+" tx enable", "nv set qos pfc "+name+" rx enable")
 	case name != Profile:
-		out = append(out, "nv set qos pfc "+name+" tx disable rx disable")
+		out = append(out, "nv set qos pfc "+name+" tx disable", "nv set qos pfc "+name+" rx disable")
+	}
+	if cable > 0 {
+		out = append(out, fmt.Sprintf("nv set qos pfc %s cable-length %d", name, cable))
 	}
 	return out
+}
+
+// cableMetres is a cable length as NVUE's cable-length takes it: whole
+// metres, 1-100000 (qos-guide-514.txt:20, nvue-reference-qos.txt:10),
+// rounded up (a longer cable only reserves more headroom).
+func cableMetres(l float64) int {
+	if l <= 0 {
+		return 0
+	}
+	m := int(math.Ceil(l))
+	if m > 100000 {
+		m = 100000
+	}
+	return m
+}
+
+// scheduledTC is the traffic class switch priority sp is queued on:
+// itself when the intent has that class, else the best-effort class
+// (the first DWRR class that is not lossless, as NVUE's RoCE mode maps
+// every other priority to TC0, roce-514.txt:30-36). NVUE gives a class
+// without a DWRR weight no bandwidth ("a DWRR value of 0 (no egress
+// scheduling)", qos-guide-514.txt:52-53), so a priority that carries no
+// RDMA must not land on one.
+func scheduledTC(sw *intent.Switch, sp int) int {
+	for _, tc := range sw.TCs {
+		if tc.TC == sp {
+			return sp
+		}
+	}
+	for _, tc := range sw.TCs {
+		if !tc.Strict && !tc.Lossless && tc.Bandwidth > 0 {
+			return tc.TC
+		}
+	}
+	for _, tc := range sw.TCs {
+		if !tc.Strict && tc.Bandwidth > 0 {
+			return tc.TC
+		}
+	}
+	if len(sw.TCs) > 0 {
+		return sw.TCs[0].TC
+	}
+	return sp
 }
 
 // mappingLines render a mapping profile: its trust and, trusting DSCP,
@@ -139,22 +190,35 @@ func Build(sw *intent.Switch) (*rendering, error) {
 	if sw.Trust == "dscp" || sw.Trust == "pcp" {
 		m = mappingLines(sw, Profile, sw.Trust)
 	}
-	// Switch priority N is traffic class N: PFC priorities are the TCs.
+	// Switch priority N is traffic class N for the intent's classes (PFC
+	// priorities are the TCs); the other priorities go to the best-effort
+	// class (scheduledTC).
 	for sp := 0; sp < 8; sp++ {
-		m = append(m, fmt.Sprintf("nv set qos egress-queue-mapping %s switch-priority %d traffic-class %d", Profile, sp, sp))
+		m = append(m, fmt.Sprintf("nv set qos egress-queue-mapping %s switch-priority %d traffic-class %d", Profile, sp, scheduledTC(sw, sp)))
 	}
 	p.sections[secMapping] = m
 	p.defPFC = losslessPrios(sw)
-	p.sections[secPFC] = pfcLines(Profile, p.defPFC)
-	p.pfcOf, p.mapOf = map[string]string{}, map[string]string{}
+	p.pfcOf, p.mapOf, p.cable = map[string]string{}, map[string]string{}, map[string]int{}
+	prioOf := map[string][]int{Profile: p.defPFC}
 	for _, port := range sw.Ports {
 		prios := append([]int(nil), port.PFC...)
 		sort.Ints(prios)
 		pn := pfcProfileFor(prios, p.defPFC)
 		p.pfcOf[port.Name] = pn
-		if pn != Profile {
-			p.sections[secPFC+" "+pn] = pfcLines(pn, prios)
+		prioOf[pn] = prios
+		// One cable-length per PFC profile: the longest of its ports.
+		if c := cableMetres(float64(port.CableLength)); c > p.cable[pn] {
+			p.cable[pn] = c
 		}
+	}
+	for pn, prios := range prioOf {
+		sec := secPFC
+		if pn != Profile {
+			sec += " " + pn
+		}
+		p.sections[sec] = pfcLines(pn, prios, p.cable[pn])
+	}
+	for _, port := range sw.Ports {
 		mn := Profile
 		if port.Trust != sw.Trust {
 			if port.Trust != "dscp" && port.Trust != "pcp" {
@@ -168,8 +232,13 @@ func Build(sw *intent.Switch) (*rendering, error) {
 	var ecn, sched []string
 	for _, tc := range sw.TCs {
 		if tc.ECN != nil {
-			ecn = append(ecn, fmt.Sprintf("nv set qos congestion-control %s traffic-class %d min-threshold %d max-threshold %d probability %s ecn enable",
-				Profile, tc.TC, int64(tc.ECN.Min), int64(tc.ECN.Max), strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64)))
+			// One attribute per command (qos-guide-514.txt:43-45,47;
+			// probability: nvue-reference-qos.txt:13).
+			cc := fmt.Sprintf("nv set qos congestion-control %s traffic-class %d ", Profile, tc.TC)
+			ecn = append(ecn, cc+"min-threshold "+strconv.FormatInt(int64(tc.ECN.Min), 10),
+				cc+"max-threshold "+strconv.FormatInt(int64(tc.ECN.Max), 10),
+				cc+"probability "+strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64),
+				cc+"ecn enable")
 		} else {
 			// The RoCE baseline marks TC3; a TC without ECN says so.
 			ecn = append(ecn, fmt.Sprintf("nv unset qos congestion-control %s traffic-class %d", Profile, tc.TC),
@@ -179,14 +248,18 @@ func Build(sw *intent.Switch) (*rendering, error) {
 			sched = append(sched, fmt.Sprintf("nv unset qos egress-scheduler %s traffic-class %d bw-percent", Profile, tc.TC),
 				fmt.Sprintf("nv set qos egress-scheduler %s traffic-class %d mode strict", Profile, tc.TC))
 		} else {
-			sched = append(sched, fmt.Sprintf("nv set qos egress-scheduler %s traffic-class %d mode dwrr bw-percent %d", Profile, tc.TC, tc.Bandwidth))
+			// mode and bw-percent are two commands (qos-guide-514.txt:54-55).
+			sched = append(sched, fmt.Sprintf("nv set qos egress-scheduler %s traffic-class %d mode dwrr", Profile, tc.TC),
+				fmt.Sprintf("nv set qos egress-scheduler %s traffic-class %d bw-percent %d", Profile, tc.TC, tc.Bandwidth))
 		}
 	}
 	p.sections[secECN] = ecn
 	p.sections[secScheduler] = sched
 	if sw.Watchdog.Enabled {
 		poll, rob := watchdogParams(sw)
-		p.sections[secWatchdog] = []string{fmt.Sprintf("nv set qos pfc-watchdog polling-interval %d robustness %d", poll, rob)}
+		// Two commands (qos-guide-514.txt:38-39).
+		p.sections[secWatchdog] = []string{fmt.Sprintf("nv set qos pfc-watchdog polling-interval %d", poll),
+			fmt.Sprintf("nv set qos pfc-watchdog robustness %d", rob)}
 	}
 	for _, port := range sw.Ports {
 		p.sections[secIf+port.Name] = p.interfaceLines(port)

@@ -125,3 +125,41 @@ func TestStepOps(t *testing.T) {
 		t.Fatal("garbage payload accepted")
 	}
 }
+
+// The rendered file is in gnmic's request-file format (docs/cmd/set.md,
+// "Template Format"): the keys deletes/replaces/updates, each item a path,
+// a value and the encoding json_ietf. fabctl's earlier keys (replace,
+// update, val) made gnmic send an empty Set and exit 0; they are refused.
+func TestRequestFileIsGnmicFormat(t *testing.T) {
+	ops := []Op{
+		{Op: OpDelete, Path: "/qos/queues/queue[name=Q7]"},
+		{Op: OpReplace, Path: "/qos/queues/queue[name=Q3]", Val: json.RawMessage(`{"name":"Q3"}`)},
+		{Op: OpUpdate, Path: "/interfaces/interface[name=e1]/config/mtu", Val: json.RawMessage(`9100`)},
+	}
+	var doc map[string][]any
+	if err := json.Unmarshal(RequestFile(ops), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc) != 3 || len(doc["deletes"]) != 1 || len(doc["replaces"]) != 1 || len(doc["updates"]) != 1 {
+		t.Fatalf("keys: %v", doc)
+	}
+	for _, k := range []string{"replaces", "updates"} {
+		item := doc[k][0].(map[string]any)
+		if len(item) != 3 || item["path"] == nil || item["value"] == nil || item["encoding"] != "json_ietf" {
+			t.Fatalf("%s item: %v", k, item)
+		}
+	}
+	if _, ok := doc["deletes"][0].(string); !ok {
+		t.Fatalf("deletes are path strings: %v", doc["deletes"])
+	}
+	for _, bad := range []string{
+		`{"encoding": "JSON_IETF", "replace": [{"path": "/a", "val": 1}]}`,
+		`{"updates": [{"path": "/a", "encoding": "json", "value": 1}]}`,
+		`{"updates": [{"path": "/a", "encoding": "json_ietf"}]}`,
+		`{}`,
+	} {
+		if _, err := ParseRequestFile([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}

@@ -124,35 +124,41 @@ func Sorted(ops []Op) []Op {
 	return out
 }
 
-// requestFile is the JSON form of a SetRequest that `fabctl render`
-// writes: the request's three lists with path strings and JSON_IETF
-// values, readable and diffable (the proto form holds the values as
-// escaped bytes).
+// requestFile is the document `gnmic set --request-file` reads: the keys
+// "deletes", "replaces" and "updates", each update or replace a "path", a
+// "value" and an "encoding" (gnmic docs/cmd/set.md, "Template Format";
+// pkg/config/set.go SetRequestFile and UpdateItem at openconfig/gnmic
+// 5977503). gnmic sends the three lists as one SetRequest, which a target
+// applies deletes first, then replaces, then updates (gNMI specification
+// 3.4.3), the order fabctl's ops have anyway. gnmic renders the file as a
+// Go text template first; the rendering never contains "{{".
 type requestFile struct {
-	Encoding string   `json:"encoding"` // always JSON_IETF
-	Delete   []string `json:"delete,omitempty"`
-	Replace  []fileOp `json:"replace,omitempty"`
-	Update   []fileOp `json:"update,omitempty"`
+	Deletes  []string `json:"deletes,omitempty"`
+	Replaces []fileOp `json:"replaces,omitempty"`
+	Updates  []fileOp `json:"updates,omitempty"`
 }
 
 type fileOp struct {
-	Path string          `json:"path"`
-	Val  json.RawMessage `json:"val"`
+	Path     string          `json:"path"`
+	Encoding string          `json:"encoding"`
+	Value    json.RawMessage `json:"value"`
 }
 
-// RequestFile renders ops as a JSON SetRequest document, one operation
-// per line (a whole port's QoS binding or a policy reads as one line and
+// fileEncoding is gnmic's spelling of JSON_IETF in a request file.
+const fileEncoding = "json_ietf"
+
+// RequestFile renders ops as a gnmic request file, one operation per
+// line (a whole port's QoS binding or a policy reads as one line and
 // diffs as one line).
 func RequestFile(ops []Op) []byte {
 	var del, rep, upd []string
 	for _, o := range Sorted(ops) {
+		b, _ := json.Marshal(o.Path)
 		switch o.Op {
 		case OpDelete:
-			b, _ := json.Marshal(o.Path)
 			del = append(del, string(b))
 		case OpReplace, OpUpdate:
-			b, _ := json.Marshal(o.Path)
-			line := `{"path": ` + string(b) + `, "val": ` + string(o.Val) + `}`
+			line := `{"path": ` + string(b) + `, "encoding": "` + fileEncoding + `", "value": ` + string(o.Val) + `}`
 			if o.Op == OpReplace {
 				rep = append(rep, line)
 			} else {
@@ -161,38 +167,54 @@ func RequestFile(ops []Op) []byte {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("{\n  \"encoding\": \"JSON_IETF\"")
+	b.WriteString("{")
+	sep := "\n"
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"delete", del}, {"replace", rep}, {"update", upd}} {
+	}{{"deletes", del}, {"replaces", rep}, {"updates", upd}} {
 		if len(l.items) == 0 {
 			continue
 		}
-		b.WriteString(",\n  \"" + l.name + "\": [\n    ")
+		b.WriteString(sep + "  \"" + l.name + "\": [\n    ")
 		b.WriteString(strings.Join(l.items, ",\n    "))
 		b.WriteString("\n  ]")
+		sep = ",\n"
 	}
 	b.WriteString("\n}\n")
 	return []byte(b.String())
 }
 
-// ParseRequestFile reads a document written by RequestFile back into ops.
+// ParseRequestFile reads a request file in gnmic's format back into ops;
+// keys gnmic does not know, and encodings other than JSON_IETF, are
+// refused, so a file gnmic would half-read does not pass.
 func ParseRequestFile(b []byte) ([]Op, error) {
 	var f requestFile
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("not a SetRequest document: %w", err)
+		return nil, fmt.Errorf("not a gnmic SetRequest file: %w", err)
 	}
 	var out []Op
-	for _, p := range f.Delete {
+	for _, p := range f.Deletes {
 		out = append(out, Op{Op: OpDelete, Path: p})
 	}
-	for _, u := range f.Replace {
-		out = append(out, Op{Op: OpReplace, Path: u.Path, Val: u.Val})
+	for _, l := range []struct {
+		op  string
+		ops []fileOp
+	}{{OpReplace, f.Replaces}, {OpUpdate, f.Updates}} {
+		for _, u := range l.ops {
+			if !strings.EqualFold(u.Encoding, fileEncoding) {
+				return nil, fmt.Errorf("%s %s: encoding %q, want %q", l.op, u.Path, u.Encoding, fileEncoding)
+			}
+			if len(u.Value) == 0 {
+				return nil, fmt.Errorf("%s %s: no value", l.op, u.Path)
+			}
+			out = append(out, Op{Op: l.op, Path: u.Path, Val: u.Value})
+		}
 	}
-	for _, u := range f.Update {
-		out = append(out, Op{Op: OpUpdate, Path: u.Path, Val: u.Val})
+	if len(out) == 0 {
+		return nil, fmt.Errorf("not a gnmic SetRequest file: no deletes, replaces or updates (gnmic would send an empty Set)")
 	}
 	return out, nil
 }

@@ -1,0 +1,131 @@
+package libyang
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/internal/fabgen"
+)
+
+// podPayloads renders the 256-switch pod of internal/fabgen (fabgen.Pod:
+// 224 leaves, 32 spines, 4,096 hosts x 8 rails) with every switch on
+// platform (as generated when platform is ""), and loads the switches'
+// YANG-modelled payloads.
+func podPayloads(b *testing.B, platform string) []payload {
+	b.Helper()
+	spec := fabgen.Generate(fabgen.Pod)
+	if platform != "" {
+		var out bytes.Buffer
+		for _, line := range bytes.SplitAfter(spec, []byte("\n")) {
+			if bytes.HasPrefix(bytes.TrimSpace(line), []byte("platform")) {
+				line = []byte("  platform    = \"" + platform + "\"\n")
+			}
+			out.Write(line)
+		}
+		spec = out.Bytes()
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pod.fab.hcl"), spec, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	render(b, dir, out, "role:leaf", "role:spine")
+	var ps []payload
+	for _, pat := range []string{"*/gnmi-setrequest.json", "*/config_db.json"} {
+		files, _ := filepath.Glob(filepath.Join(out, pat))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ps = append(ps, loadPayload(b, strings.TrimPrefix(f, out+"/"), data))
+		}
+	}
+	return ps
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkValidatePod256 validates, per iteration, the payloads of the
+// 256-switch pod with libyang, each over its factory state (as
+// TestRenderedPayloads does), one context per model set loaded once
+// outside the timing. Sub-benchmarks: the pod as fabgen generates it
+// (SONiC leaves and spines carry YANG payloads; Cumulus, EOS and NX-OS
+// leaves render CLI), and every switch on sonic, openconfig and
+// srlinux. The budget is 2 s for the whole pod. Payloads are
+// validated in parallel, one worker per CPU (a Context pools one libyang
+// context per CPU), with MaxErrors 1: a refused payload costs one
+// validation (every problem of a refused payload costs one validation
+// more each, see TestRenderedPayloads). Reported: payloads, refused
+// payloads, problems and process CPU s/op.
+//
+//	flock /tmp/fabctl-test.lock go test -run '^$' -bench ValidatePod256 -benchtime 3x ./yangval/libyang/
+func BenchmarkValidatePod256(b *testing.B) {
+	need(b)
+	factory := srlFactory(b)
+	for _, variant := range []string{"native", "sonic", "openconfig", "srlinux"} {
+		b.Run(variant, func(b *testing.B) {
+			plat := variant
+			if variant == "native" {
+				plat = ""
+			}
+			ps := podPayloads(b, plat)
+			if len(ps) == 0 {
+				b.Fatal("no YANG payloads rendered")
+			}
+			ctxs := map[string]*Context{}
+			for _, p := range ps {
+				ctxs[p.profile] = profile(b, p.profile)
+			}
+			refused, problemsN := 0, 0
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				// one worker per CPU, as render validates devices; each
+				// Context holds one libyang context per CPU
+				var mu sync.Mutex
+				var wg sync.WaitGroup
+				next := make(chan payload)
+				refused, problemsN = 0, 0
+				for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for p := range next {
+							err := p.validate(b, ctxs[p.profile], factory, 1)
+							if err == nil {
+								continue
+							}
+							mu.Lock()
+							refused++
+							if es, ok := err.(Errors); ok {
+								problemsN += len(es)
+							}
+							mu.Unlock()
+						}
+					}()
+				}
+				for _, p := range ps {
+					next <- p
+				}
+				close(next)
+				wg.Wait()
+			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(len(ps)), "payloads")
+			b.ReportMetric(float64(refused), "refused")
+			b.ReportMetric(float64(problemsN), "problems")
+		})
+	}
+}
