@@ -83,11 +83,14 @@ type Options struct {
 	// YANG is an already loaded schema (takes precedence over YANGDir;
 	// lets many emulators share one).
 	YANG *yangval.Schema
-	// BufferModel is DEVICE_METADATA|localhost buffer_model: "traditional"
-	// (default: "the default model used by all other vendors",
-	// sonic-device_metadata.yang, configdb-buffer-profile-metadata.txt:26-30;
-	// the emulated hwsku is a Dell Force10-S6000) or "dynamic" ("used by
-	// Mellanox so far").
+	// BufferModel is DEVICE_METADATA|localhost buffer_model, what the
+	// image's init_cfg.json sets (testdata/vendor/sonic/
+	// buffermgrd-traditional.txt:29-33): "dynamic" (default: images built
+	// for Mellanox and Barefoot platforms, SONIC_BUFFER_MODEL=dynamic) or
+	// "traditional" (docker-sonic-vs and every other platform; buffermgrd
+	// then writes BUFFER_PG itself, buffermgr.go). The default keeps the
+	// shared testbeds, whose 1 m cables have no pg_profile_lookup.ini
+	// entry in the traditional model, on the model fabctl can converge.
 	BufferModel string
 }
 
@@ -123,7 +126,7 @@ func Start(opts Options) (*Switch, error) {
 		opts.Ports = 32
 	}
 	if opts.BufferModel == "" {
-		opts.BufferModel = "traditional"
+		opts.BufferModel = "dynamic"
 	}
 	if opts.YANG == nil && opts.YANGDir != "" {
 		schema, err := yangval.Load(opts.YANGDir)

@@ -306,7 +306,11 @@ func TestSaveReloadStrict(t *testing.T) {
 // TestBuffermgrdTraditional: in the traditional model a pfc_enable on a
 // port with a known speed and cable makes buffermgrd's PG row and profile.
 func TestBuffermgrdTraditional(t *testing.T) {
-	sw := start(t)
+	sw, err := Start(Options{Password: "pw", Ports: 4, BufferModel: "traditional"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
 	tm := login(t, sw)
 	tm.write("/tmp/p.json", `[{"op":"add","path":"/CABLE_LENGTH","value":{"AZURE":{"Ethernet0":"5m","Ethernet4":"1m"}}},
 {"op":"add","path":"/PORT_QOS_MAP","value":{"Ethernet0":{"pfc_enable":"3,4"},"Ethernet4":{"pfc_enable":"3"}}}]`)

@@ -33,7 +33,7 @@ const (
 	// ModelTraditional: buffermgrd itself writes BUFFER_PG|<port>|<pgs>
 	// = pg_lossless_<speed>_<cable>_profile for the PGs in the port's
 	// PORT_QOS_MAP pfc_enable (sonic-swss cfgmgr/buffermgr.cpp
-	// doSpeedUpdateTask; configdb-buffer-pg.txt:16-20): fabctl writes no
+	// doSpeedUpdateTask; buffermgrd-traditional.txt): fabctl writes no
 	// BUFFER_PG row.
 	ModelTraditional = "traditional"
 )

@@ -379,7 +379,7 @@ func exercise(t *testing.T) []string {
 	p.applyAll(t)
 	lines = append(lines, p.emu.Commands()...)
 	// Traditional model.
-	tr := rigWith(t, sonicemu.Options{Ports: 32})
+	tr := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "traditional"})
 	tr.applyAll(t)
 	if err := tr.drv.Save(ctx, tr.target); err != nil {
 		t.Fatal(err)
