@@ -1,25 +1,30 @@
 package eosemu
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the emulator's parsed running configuration: the parts of
 // EOS configuration it implements. Defaults are not stored (and not
 // shown), as on EOS: an interface without `mtu` has the default L3 MTU
-// 1500, a tx-queue without `no priority` is strict priority, a DSCP
-// without a `qos map dscp` entry maps to traffic class DSCP/8.
+// 1500, a tx-queue without `no priority` is strict priority (the
+// defaults `show running-config all` prints:
+// testdata/vendor/eos/pyeapi-running-config-all.txt:37,46).
 type Config struct {
 	Hostname string
-	// DSCP holds the non-default `qos map dscp D to traffic-class T`.
+	// DSCP holds every configured `qos map dscp D to traffic-class T`; no
+	// default table is assumed (none is in the corpus; audit E1).
 	DSCP     map[int]int
 	Profiles map[string]*Profile
-	// Watchdog is the global `priority-flow-control pause watchdog
-	// default timeout T recovery-time R polling-interval P` ("" unset).
+	// The global watchdog timers, one line each (`priority-flow-control
+	// pause watchdog default timeout|recovery-time|polling-interval V`,
+	// avd-qos-profile.cfg:56-58; "" unset).
 	WDTimeout, WDRecovery, WDPolling string
+	// WDAction is `priority-flow-control pause watchdog action drop|no-drop` ("" unset).
+	WDAction string
 	// WDOverrideDrop is `priority-flow-control pause watchdog override action drop`.
 	WDOverrideDrop bool
 	Interfaces     map[string]*Interface
@@ -30,6 +35,8 @@ type Profile struct {
 	Trust    string // "", "dscp", "cos"
 	TxQueues map[int]*TxQueue
 	PFCOn    bool
+	// NoDrop holds `priority-flow-control priority N no-drop` (true) and
+	// `... priority N drop` (false).
 	NoDrop   map[int]bool
 	Watchdog bool
 	// WDPortDrop is `priority-flow-control pause watchdog port action drop`.
@@ -140,11 +147,24 @@ func splitNum(s string) []string {
 }
 
 // Render writes the configuration the way `show running-config` does:
-// top-level sections separated by "!", three-space indentation per
-// level, a "!" closing nested sections, and "end".
+// a "! "-comment header, top-level sections separated by "!", three-space
+// indentation per level, a "!" closing nested sections, and "end"
+// (napalm-show-running-config.txt).
 func (c *Config) Render() string {
+	return c.render("! Command: show running-config\n! device: " + c.Hostname + " (cEOS-lab, EOS-4.32.2F)\n")
+}
+
+// RenderStartup is `show startup-config`: the same layout behind a header
+// that also says when startup was last written
+// (napalm-show-startup-config.txt:11-13).
+func (c *Config) RenderStartup(saved time.Time) string {
+	return c.render("! Command: show startup-config\n! Startup-config last modified at  " + saved.Format("Mon Jan 2 15:04:05 2006") +
+		" by admin\n! device: " + c.Hostname + " (cEOS-lab, EOS-4.32.2F)\n")
+}
+
+func (c *Config) render(header string) string {
 	var b strings.Builder
-	b.WriteString("! Command: show running-config\n! device: " + c.Hostname + " (cEOS-lab, EOS-4.32.2F)\n!\n")
+	b.WriteString(header + "!\n")
 	b.WriteString("! boot system flash:/cEOS-lab.swi\n!\nno aaa root\n!\n")
 	b.WriteString("transceiver qsfp default-mode 4x10G\n!\n")
 	b.WriteString("hostname " + c.Hostname + "\n!\n")
@@ -187,12 +207,13 @@ func (c *Config) Render() string {
 			if t.empty() {
 				continue
 			}
+			// EOS prints `no priority` before `bandwidth percent` (avd-qos-profile.cfg:15-22).
 			b.WriteString("   !\n   tx-queue " + strconv.Itoa(q) + "\n")
-			if t.Bandwidth > 0 {
-				b.WriteString("      bandwidth percent " + strconv.Itoa(t.Bandwidth) + "\n")
-			}
 			if t.RoundRobin {
 				b.WriteString("      no priority\n")
+			}
+			if t.Bandwidth > 0 {
+				b.WriteString("      bandwidth percent " + strconv.Itoa(t.Bandwidth) + "\n")
 			}
 			if t.ECN != "" {
 				b.WriteString("      random-detect ecn " + t.ECN + "\n")
@@ -205,8 +226,12 @@ func (c *Config) Render() string {
 			b.WriteString("   priority-flow-control on\n")
 		}
 		for q := 0; q < 8; q++ {
-			if p.NoDrop[q] {
-				b.WriteString("   priority-flow-control priority " + strconv.Itoa(q) + " no-drop\n")
+			if v, ok := p.NoDrop[q]; ok {
+				mode := "drop"
+				if v {
+					mode = "no-drop"
+				}
+				b.WriteString("   priority-flow-control priority " + strconv.Itoa(q) + " " + mode + "\n")
 			}
 		}
 		if p.Watchdog {
@@ -243,13 +268,20 @@ func (c *Config) Render() string {
 		b.WriteString("!\n")
 	}
 	b.WriteString("interface Management0\n   ip address 172.20.20.2/24\n!\n")
-	if c.WDTimeout != "" {
-		b.WriteString(fmt.Sprintf("priority-flow-control pause watchdog default timeout %s recovery-time %s polling-interval %s\n", c.WDTimeout, c.WDRecovery, c.WDPolling))
+	// The global watchdog lines in AVD's order (avd-pfc-schema.txt:10-14).
+	wd := false
+	for _, l := range [][2]string{{"default timeout ", c.WDTimeout}, {"default recovery-time ", c.WDRecovery},
+		{"default polling-interval ", c.WDPolling}, {"action ", c.WDAction}} {
+		if l[1] != "" {
+			b.WriteString("priority-flow-control pause watchdog " + l[0] + l[1] + "\n")
+			wd = true
+		}
 	}
 	if c.WDOverrideDrop {
 		b.WriteString("priority-flow-control pause watchdog override action drop\n")
+		wd = true
 	}
-	if c.WDTimeout != "" || c.WDOverrideDrop {
+	if wd {
 		b.WriteString("!\n")
 	}
 	b.WriteString("ip routing\n!\nend\n")

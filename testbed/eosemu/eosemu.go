@@ -1,9 +1,12 @@
-// Package eosemu is a stateful Arista EOS CLI emulator over real SSH,
-// written from Arista's documentation (EOS User Manual: "Configuration
-// Sessions", "Quality of Service" — qos map dscp, qos profile,
-// tx-queue, random-detect ecn, priority-flow-control and its watchdog;
-// "Ethernet Ports" — mtu, flowcontrol) and the configuration Arista's
-// AVD (eos_cli_config_gen) renders, not from fabctl's renderer.
+// Package eosemu is a stateful Arista EOS CLI emulator over real SSH. It
+// accepts exactly the command forms the vendor corpus in
+// testdata/vendor/eos/ documents (Arista's AVD generator output and
+// schema, Arista's pyeapi client and its real `show running-config all`
+// fixture, NAPALM's EOS driver and real vEOS output) and refuses every
+// other line with EOS's "% Invalid input detected at '^' marker." under a
+// caret (scrapligo's arista_eos failed-when-contains list names it). Each
+// accepted form carries a comment naming its corpus file; shapes.txt
+// indexes them.
 //
 // Modes and prompts, as on EOS:
 //
@@ -16,15 +19,22 @@
 //	leaf(config-s-NAME-qos-profile-ROCE-txq-3)#  tx-queue 3 inside it
 //
 // A command that is not valid in a sub-mode is tried in the parent modes
-// (EOS's implicit exit); `exit` leaves one mode, `end` returns to
-// privileged exec (a session stays pending). Sessions: `configure session
-// NAME` copies the running-config into the session; `show session-config
-// diffs`, `commit`, `commit timer HH:MM:SS` (the running-config reverts
-// when the timer expires unless `configure session NAME commit` confirms
-// it), `abort`, and from privileged exec `configure session NAME
-// commit|abort`, `no configure session NAME`, `show configuration
-// sessions`. Invalid input prints "% Invalid input detected at '^'
-// marker." under a caret; missing arguments "% Incomplete command".
+// (EOS's implicit exit: NAPALM sends session lines without exits,
+// napalm-config-session.txt:11); `exit` leaves one mode, `end` returns to
+// privileged exec with the session still pending. Sessions: `configure
+// session NAME` copies the running-config into the session; `show
+// session-config diffs`, `commit`, `abort` inside it; from privileged exec
+// `configure session NAME commit`, `configure session NAME commit timer
+// HH:MM:SS` (the running-config reverts when the timer expires unless
+// `configure session NAME commit` confirms it) and `configure session NAME
+// abort` (which also reverts a commit-timer commit, as NAPALM's rollback
+// uses it).
+//
+// The switch keeps a startup configuration: `copy running-config
+// startup-config` and `write memory` (save.txt) copy running to startup,
+// `show startup-config` prints it, Reload makes running what startup holds
+// and drops sessions and commit timers, FailSave makes the save print an
+// error and save nothing.
 //
 // Faults (reject a command, drop the connection before/after it, hang)
 // and per-command latency come from testbed/sshemu.
@@ -70,6 +80,9 @@ type Switch struct {
 
 	mu       sync.Mutex
 	running  *Config
+	startup  *Config
+	saved    time.Time // when startup was last written
+	failSave string    // FailSave's output ("" saves)
 	sessions map[string]*Config
 	// A commit timer in progress: the session it belongs to, the
 	// configuration it reverts to, and the timer.
@@ -78,9 +91,11 @@ type Switch struct {
 	timer        *time.Timer
 	commits      int
 	reverts      int
+	saves        int
 }
 
-// Start starts an emulated switch with a factory-default configuration.
+// Start starts an emulated switch with a factory-default configuration,
+// saved (startup holds what runs).
 func Start(opts Options) (*Switch, error) {
 	if opts.Hostname == "" {
 		opts.Hostname = "leaf"
@@ -91,7 +106,9 @@ func Start(opts Options) (*Switch, error) {
 	if opts.Ports == 0 {
 		opts.Ports = 8
 	}
-	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), sessions: map[string]*Config{}}
+	run := NewConfig(opts.Hostname, opts.Ports)
+	sw := &Switch{opts: opts, running: run, startup: run.Clone(), saved: time.Date(2026, 11, 21, 19, 0, 0, 0, time.UTC),
+		sessions: map[string]*Config{}}
 	srv, err := sshemu.Start(sshemu.Config{
 		Addr:           opts.Addr,
 		Users:          map[string]string{opts.User: opts.Password},
@@ -102,7 +119,7 @@ func Start(opts Options) (*Switch, error) {
 		},
 		CommandLatency: func(line string) time.Duration {
 			f := strings.Fields(line)
-			if len(f) > 0 && f[0] == "commit" || len(f) == 3 && f[0] == "configure" && f[2] == "commit" {
+			if len(f) > 0 && f[0] == "commit" || len(f) >= 4 && f[0] == "configure" && f[3] == "commit" {
 				return opts.CommitLatency
 			}
 			if len(f) > 0 && f[0] == "show" {
@@ -133,6 +150,41 @@ func (sw *Switch) RunningConfig() []byte {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	return []byte(sw.running.Render())
+}
+
+// StartupConfig is `show startup-config` as bytes.
+func (sw *Switch) StartupConfig() []byte {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return []byte(sw.startup.RenderStartup(sw.saved))
+}
+
+// Reload reboots the switch: running becomes what startup holds; pending
+// sessions and a commit timer in progress are dropped.
+func (sw *Switch) Reload() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.timer != nil {
+		sw.timer.Stop()
+	}
+	sw.timer, sw.timerPrior, sw.timerSession = nil, nil, ""
+	sw.sessions = map[string]*Config{}
+	sw.running = sw.startup.Clone()
+}
+
+// FailSave makes the save commands print output and save nothing while
+// output is not empty; "" clears it.
+func (sw *Switch) FailSave(output string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.failSave = output
+}
+
+// Saves counts successful saves.
+func (sw *Switch) Saves() int {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.saves
 }
 
 // Edit changes the running configuration by hand (drift in tests).
@@ -220,6 +272,9 @@ func shortIf(n string) string {
 	return n
 }
 
+// invalid is EOS's refusal: a caret under the offending token and
+// "% Invalid input detected at '^' marker." (the text scrapligo's
+// arista_eos platform, assets/platforms/arista_eos.yaml, fails on).
 func (s *shell) invalid(line string, tok int) string {
 	col := 0
 	f := strings.Fields(line)
@@ -237,12 +292,14 @@ func (s *shell) invalid(line string, tok int) string {
 	return strings.Repeat(" ", len(s.Prompt())+col) + "^\n% Invalid input detected at '^' marker.\n"
 }
 
+// incomplete is EOS's answer to a command missing its arguments (listed in
+// scrapligo's arista_eos failed-when-contains).
 const incomplete = "% Incomplete command\n"
 
-// Handle runs one line.
 // Echo is off while the enable password is typed.
 func (s *shell) Echo() bool { return !s.askPW }
 
+// Handle runs one line.
 func (s *shell) Handle(line string) (string, bool) {
 	if s.askPW {
 		s.askPW = false
@@ -253,6 +310,7 @@ func (s *shell) Handle(line string) (string, bool) {
 		return "", false
 	}
 	toks := strings.Fields(line)
+	// "!" lines are comments (NAPALM skips them: napalm-config-session.txt:11).
 	if len(toks) == 0 || strings.HasPrefix(toks[0], "!") {
 		return "", false
 	}
@@ -267,52 +325,77 @@ func (s *shell) Handle(line string) (string, bool) {
 	return s.configLine(line, toks), false
 }
 
+// sessionDiffs is `show session-config diffs`: a unified diff of the
+// running-config against the session whose first two lines are the
+// `--- system:/running-config` / `+++ session:/<S>-session-config` header
+// (pyeapi-session-config-diffs.txt:11-12). The corpus does not show the
+// output for a session without changes; the emulator prints the header
+// alone, the case NAPALM's header stripping (napalm-config-session.txt:12)
+// is written for.
+func (s *shell) sessionDiffs(name string) string {
+	sc := s.sw.sessions[name]
+	if sc == nil {
+		return "% Session " + name + " does not exist\n" // PLAUSIBLE: not in the corpus
+	}
+	from, to := "system:/running-config", "session:/"+name+"-session-config"
+	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(s.sw.running.Render()), B: difflib.SplitLines(sc.Render()),
+		FromFile: from, ToFile: to, Context: 3})
+	if d == "" {
+		return "--- " + from + "\n+++ " + to + "\n"
+	}
+	return d
+}
+
 func (s *shell) show(line string, toks []string) string {
 	arg := strings.Join(toks[1:], " ")
 	switch {
-	case !s.enabled && arg != "version":
+	case !s.enabled:
 		return s.invalid(line, 1)
-	case arg == "running-config" || arg == "running-config all":
+	case arg == "running-config":
+		// napalm-show-running-config.txt; pyeapi-commands.txt:25
 		return s.sw.running.Render()
-	case arg == "version":
-		return "Arista cEOSLab\nHardware version:\nSerial number:\nSystem MAC address:  001c.7300.0001\n\nSoftware image version: 4.32.2F-38195967.4322F (engineering build)\nArchitecture: x86_64\n"
-	case arg == "session-config diffs" || arg == "session-config diff":
+	case arg == "startup-config":
+		// napalm-show-startup-config.txt; pyeapi-commands.txt:24
+		return s.sw.startup.RenderStartup(s.sw.saved)
+	case arg == "session-config diffs":
+		// pyeapi-session-config-diffs.txt:11 (inside the session)
 		if s.session == "" {
-			return "% Not in a configuration session\n"
+			return s.invalid(line, 1)
 		}
-		sc := s.sw.sessions[s.session]
-		d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(s.sw.running.Render()), B: difflib.SplitLines(sc.Render()),
-			FromFile: "system:/running-config", ToFile: "session:/" + s.session + "-session-config", Context: 3})
-		return d
-	case arg == "configuration sessions":
-		var b strings.Builder
-		b.WriteString("Maximum number of completed sessions: 1\nMaximum number of pending sessions: 5\n\n   Name          State         User    Terminal\n   ------------- ------------- ------- --------\n")
-		names := make([]string, 0, len(s.sw.sessions))
-		for n := range s.sw.sessions {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			st := "pending"
-			if n == s.session {
-				st = "pending *"
-			}
-			b.WriteString(fmt.Sprintf("   %-13s %-13s\n", n, st))
-		}
-		if s.sw.timerSession != "" {
-			b.WriteString(fmt.Sprintf("   %-13s %-13s\n", s.sw.timerSession, "pendingCommitTimer"))
-		}
-		return b.String()
+		return s.sessionDiffs(s.session)
+	case len(toks) == 5 && toks[1] == "session-config" && toks[2] == "named" && toks[4] == "diffs":
+		// napalm-config-session.txt:12
+		return s.sessionDiffs(toks[3])
 	}
 	return s.invalid(line, 1)
 }
 
+// save copies running to startup (`copy running-config startup-config`,
+// `write memory`: save.txt:11-12). The corpus shows no output of a
+// successful save; the emulator prints none. With FailSave set it prints
+// that output and saves nothing.
+func (s *shell) save() string {
+	if s.sw.failSave != "" {
+		out := s.sw.failSave
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		return out
+	}
+	s.sw.startup = s.sw.running.Clone()
+	s.sw.saved = s.sw.saved.Add(time.Minute)
+	s.sw.saves++
+	return ""
+}
+
 func (s *shell) exec(line string, toks []string) (string, bool) {
 	switch toks[0] {
-	case "exit", "logout", "quit":
+	case "exit":
+		// the session end scrapligo's arista_eos sends on close (arista_eos.yaml network-on-close)
 		return "", true
 	case "enable":
+		// arista_eos.yaml privilege-exec escalate
 		if s.sw.opts.EnablePassword != "" && !s.enabled {
 			s.askPW = true
 			return "", false
@@ -320,9 +403,11 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 		s.enabled = true
 		return "", false
 	case "disable":
+		// arista_eos.yaml privilege-exec deescalate
 		s.enabled = false
 		return "", false
 	case "terminal":
+		// arista_eos.yaml network-on-open: terminal width 32767, terminal length 0
 		if len(toks) == 3 && (toks[1] == "width" || toks[1] == "length") {
 			if _, err := strconv.Atoi(toks[2]); err == nil {
 				return "", false
@@ -333,50 +418,81 @@ func (s *shell) exec(line string, toks []string) (string, bool) {
 	if !s.enabled {
 		return s.invalid(line, 0), false
 	}
+	t := strings.Join(toks, " ")
 	switch {
-	case line == "configure" || strings.Join(toks, " ") == "configure terminal":
+	case t == "configure terminal":
+		// arista_eos.yaml configuration escalate
 		s.config, s.session, s.stack = true, "", []frame{{kind: "config"}}
 		return "", false
+	case t == "copy running-config startup-config" || t == "write memory":
+		// save.txt:11-12
+		return s.save(), false
 	case len(toks) >= 3 && toks[0] == "configure" && toks[1] == "session":
 		name := toks[2]
-		if len(toks) == 4 {
-			switch toks[3] {
-			case "commit":
-				return s.confirm(name), false
-			case "abort":
-				if _, ok := s.sw.sessions[name]; !ok {
-					return "% Session " + name + " does not exist\n", false
-				}
-				delete(s.sw.sessions, name)
-				return "", false
+		switch {
+		case len(toks) == 3:
+			// configure session <S>: napalm-config-session.txt:9
+		case len(toks) == 4 && toks[3] == "commit":
+			// configure session <S> commit: napalm-config-session.txt:16, 20
+			return s.confirm(name), false
+		case len(toks) == 5 && toks[3] == "commit" && toks[4] == "timer":
+			return incomplete, false
+		case len(toks) == 6 && toks[3] == "commit" && toks[4] == "timer":
+			// configure session <S> commit timer <HH:MM:SS>: napalm-config-session.txt:19
+			d, ok := hms(toks[5])
+			if !ok {
+				return s.invalid(line, 5), false
 			}
-			return s.invalid(line, 3), false
-		}
-		if len(toks) != 3 {
+			return s.commitSession(name, d), false
+		case len(toks) == 4 && toks[3] == "abort":
+			// configure session <S> abort: napalm-config-session.txt:22, 24 (also
+			// NAPALM's rollback of a pending commit-timer session)
+			return s.abort(name), false
+		default:
 			return s.invalid(line, 3), false
 		}
 		if name == s.sw.timerSession {
-			return "% Session " + name + " is pending commit timer; confirm it with 'configure session " + name + " commit'\n", false
+			// PLAUSIBLE: the corpus does not show this refusal's text
+			return "% Cannot commit: session " + name + " is pending commit timer\n", false
 		}
 		if _, ok := s.sw.sessions[name]; !ok {
 			s.sw.sessions[name] = s.sw.running.Clone()
 		}
 		s.config, s.session, s.stack = true, name, []frame{{kind: "config"}}
 		return "", false
-	case len(toks) == 4 && toks[0] == "no" && toks[1] == "configure" && toks[2] == "session":
-		delete(s.sw.sessions, toks[3])
-		return "", false
 	}
 	return s.invalid(line, 0), false
 }
 
-// confirm makes a commit-timer commit permanent.
+// hms parses a commit timer HH:MM:SS (napalm: time.strftime("%H:%M:%S")).
+func hms(v string) (time.Duration, bool) {
+	var h, m, sec int
+	if n, err := fmt.Sscanf(v, "%d:%d:%d", &h, &m, &sec); err != nil || n != 3 || m > 59 || sec > 59 || h > 23 || h*3600+m*60+sec == 0 {
+		return 0, false
+	}
+	return time.Duration(h*3600+m*60+sec) * time.Second, true
+}
+
+// abort drops a pending session, or reverts a commit-timer commit.
+func (s *shell) abort(name string) string {
+	if name == s.sw.timerSession {
+		s.sw.timer.Stop()
+		s.sw.running = s.sw.timerPrior
+		s.sw.timer, s.sw.timerPrior, s.sw.timerSession = nil, nil, ""
+		return ""
+	}
+	if _, ok := s.sw.sessions[name]; !ok {
+		return "% Session " + name + " does not exist\n" // PLAUSIBLE: not in the corpus
+	}
+	delete(s.sw.sessions, name)
+	return ""
+}
+
+// confirm makes a commit-timer commit permanent, or commits a pending
+// session.
 func (s *shell) confirm(name string) string {
 	if s.sw.timerSession != name {
-		if _, ok := s.sw.sessions[name]; ok {
-			return s.commitSession(name, 0)
-		}
-		return "% Session " + name + " does not exist\n"
+		return s.commitSession(name, 0)
 	}
 	s.sw.timer.Stop()
 	s.sw.timer, s.sw.timerPrior, s.sw.timerSession = nil, nil, ""
@@ -388,9 +504,10 @@ func (s *shell) confirm(name string) string {
 func (s *shell) commitSession(name string, timer time.Duration) string {
 	sc, ok := s.sw.sessions[name]
 	if !ok {
-		return "% Session " + name + " does not exist\n"
+		return "% Session " + name + " does not exist\n" // PLAUSIBLE: not in the corpus
 	}
 	if timer > 0 && s.sw.timerSession != "" {
+		// "% Cannot commit" is in scrapligo's arista_eos failed-when-contains; the rest is PLAUSIBLE
 		return "% Cannot commit: session " + s.sw.timerSession + " is pending commit timer\n"
 	}
 	prior := s.sw.running
@@ -416,55 +533,56 @@ func (s *shell) commitSession(name string, timer time.Duration) string {
 	return ""
 }
 
+func (s *shell) leave() { s.config, s.session, s.stack = false, "", nil }
+
 // configLine runs one line in a configuration mode.
 func (s *shell) configLine(line string, toks []string) string {
 	switch toks[0] {
 	case "exit":
+		// exit leaves one mode: pyeapi-commands.txt:23
+		if len(toks) != 1 {
+			return s.invalid(line, 1)
+		}
 		if len(s.stack) > 1 {
 			s.stack = s.stack[:len(s.stack)-1]
 		} else {
-			s.config, s.session, s.stack = false, "", nil
+			s.leave()
 		}
 		return ""
 	case "end":
-		s.config, s.session, s.stack = false, "", nil
+		// end returns to privileged exec, the session stays pending: napalm-config-session.txt:29
+		if len(toks) != 1 {
+			return s.invalid(line, 1)
+		}
+		s.leave()
 		return ""
 	case "abort":
-		if s.session == "" {
+		// abort inside the session: pyeapi-session-config-diffs.txt:5
+		if s.session == "" || len(toks) != 1 {
 			return s.invalid(line, 0)
 		}
 		delete(s.sw.sessions, s.session)
-		s.config, s.session, s.stack = false, "", nil
+		s.leave()
 		return ""
 	case "commit":
-		if s.session == "" {
-			return s.invalid(line, 0)
+		// commit inside the session: pyeapi-session-config-diffs.txt:6. The
+		// in-session `commit timer` form has no source (NAPALM commits with a
+		// timer from exec, napalm-config-session.txt:19): refused.
+		if s.session == "" || len(toks) != 1 {
+			return s.invalid(line, len(toks)-1)
 		}
-		var d time.Duration
-		if len(toks) == 2 && toks[1] == "timer" {
-			return incomplete
-		}
-		if len(toks) == 3 && toks[1] == "timer" {
-			var h, m, sec int
-			if n, err := fmt.Sscanf(toks[2], "%d:%d:%d", &h, &m, &sec); err != nil || n != 3 || m > 59 || sec > 59 || h > 23 || h*3600+m*60+sec == 0 {
-				return s.invalid(line, 2)
-			}
-			d = time.Duration(h*3600+m*60+sec) * time.Second
-		} else if len(toks) != 1 {
-			return s.invalid(line, 1)
-		}
-		out := s.commitSession(s.session, d)
+		out := s.commitSession(s.session, 0)
 		if out == "" {
-			s.config, s.session, s.stack = false, "", nil
+			s.leave()
 		}
 		return out
 	}
 	cfg := s.sw.running
 	if s.session != "" {
 		cfg = s.sw.sessions[s.session]
-		if cfg == nil { // aborted from another connection
-			s.config, s.session, s.stack = false, "", nil
-			return "% Session does not exist\n"
+		if cfg == nil { // aborted from another connection, or reloaded
+			s.leave()
+			return "% Session does not exist\n" // PLAUSIBLE: not in the corpus
 		}
 	}
 	// Try the current mode, then its parents (EOS's implicit exit).
@@ -491,454 +609,4 @@ func (s *shell) configLine(line string, toks []string) string {
 		bad = n
 	}
 	return s.invalid(line, bad)
-}
-
-// errTok reports invalid input at token i.
-func errTok(i int) (*frame, string, bool) { return nil, "tok:" + strconv.Itoa(i), false }
-
-// apply runs one configuration command in a mode. It returns the mode
-// the command enters (nil: none), its output, and false when the command
-// is not valid in this mode (out then says where: "tok:N" or
-// incomplete).
-func apply(c *Config, m frame, t []string) (*frame, string, bool) {
-	no := t[0] == "no" || t[0] == "default"
-	a := t
-	off := 0
-	if no {
-		a, off = t[1:], 1
-		if len(a) == 0 {
-			return nil, incomplete, false
-		}
-	}
-	switch m.kind {
-	case "config":
-		return applyGlobal(c, a, no, off)
-	case "if":
-		return applyInterface(c.Interfaces[m.name], a, no, off)
-	case "qos-profile":
-		p := c.Profiles[m.name]
-		if p == nil { // removed meanwhile by `no qos profile`
-			return errTok(0)
-		}
-		return applyProfile(p, m.name, a, no, off)
-	case "txq":
-		p := c.Profiles[m.name]
-		if p == nil {
-			return errTok(0)
-		}
-		q := p.TxQueues[m.q]
-		if q == nil {
-			q = &TxQueue{}
-			p.TxQueues[m.q] = q
-		}
-		return applyTxQueue(q, a, no, off)
-	}
-	return errTok(0)
-}
-
-func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool) {
-	switch a[0] {
-	case "hostname":
-		if no {
-			c.Hostname = "localhost"
-			return nil, "", true
-		}
-		if len(a) != 2 {
-			return nil, incomplete, false
-		}
-		c.Hostname = a[1]
-		return nil, "", true
-	case "interface":
-		if len(a) < 2 {
-			return nil, incomplete, false
-		}
-		name := canonIf(a[1])
-		i, ok := c.Interfaces[name]
-		if !ok || len(a) > 2 {
-			return errTok(off + 1)
-		}
-		if no {
-			*i = Interface{}
-			return nil, "", true
-		}
-		return &frame{kind: "if", name: name}, "", true
-	case "qos":
-		if len(a) < 2 {
-			return nil, incomplete, false
-		}
-		switch a[1] {
-		case "map":
-			return qosMap(c, a, no, off)
-		case "profile":
-			if len(a) < 3 {
-				return nil, incomplete, false
-			}
-			if len(a) > 3 || !validName(a[2]) {
-				return errTok(off + 2)
-			}
-			if no {
-				delete(c.Profiles, a[2])
-				return nil, "", true
-			}
-			if c.Profiles[a[2]] == nil {
-				c.Profiles[a[2]] = &Profile{TxQueues: map[int]*TxQueue{}, NoDrop: map[int]bool{}}
-			}
-			return &frame{kind: "qos-profile", name: a[2]}, "", true
-		}
-		return errTok(off + 1)
-	case "priority-flow-control":
-		// priority-flow-control pause watchdog default timeout T recovery-time R polling-interval P
-		// priority-flow-control pause watchdog override action drop
-		if len(a) < 3 || a[1] != "pause" || a[2] != "watchdog" {
-			return errTok(off + 1)
-		}
-		if len(a) < 4 {
-			return nil, incomplete, false
-		}
-		switch a[3] {
-		case "default":
-			if no {
-				c.WDTimeout, c.WDRecovery, c.WDPolling = "", "", ""
-				return nil, "", true
-			}
-			if len(a) != 10 {
-				if len(a) < 10 {
-					return nil, incomplete, false
-				}
-				return errTok(off + 10)
-			}
-			kw := []string{"timeout", "recovery-time", "polling-interval"}
-			var v [3]float64
-			for i := range kw {
-				if a[4+2*i] != kw[i] {
-					return errTok(off + 4 + 2*i)
-				}
-				x, err := strconv.ParseFloat(a[5+2*i], 64)
-				if err != nil || x < 0.005 || x > 60 {
-					return errTok(off + 5 + 2*i)
-				}
-				v[i] = x
-			}
-			if v[0] < 0.01 || v[1] < 0.01 || v[2] > v[0]/2 {
-				return nil, "% Polling interval must be at most half of the timeout\n", false
-			}
-			c.WDTimeout, c.WDRecovery, c.WDPolling = a[5], a[7], a[9]
-			return nil, "", true
-		case "override":
-			if len(a) != 6 || a[4] != "action" || a[5] != "drop" {
-				return errTok(off + 4)
-			}
-			c.WDOverrideDrop = !no
-			return nil, "", true
-		}
-		return errTok(off + 3)
-	}
-	return errTok(off)
-}
-
-// qosMap: qos map dscp D [D...] to traffic-class T.
-func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
-	if len(a) < 3 || a[2] != "dscp" {
-		if len(a) < 3 {
-			return nil, incomplete, false
-		}
-		return errTok(off + 2)
-	}
-	var ds []int
-	i := 3
-	for ; i < len(a) && a[i] != "to"; i++ {
-		d, err := strconv.Atoi(a[i])
-		if err != nil || d < 0 || d > 63 {
-			return errTok(off + i)
-		}
-		ds = append(ds, d)
-	}
-	if len(ds) == 0 {
-		return nil, incomplete, false
-	}
-	if i == len(a) {
-		if no { // no qos map dscp D...: back to the default
-			for _, d := range ds {
-				delete(c.DSCP, d)
-			}
-			return nil, "", true
-		}
-		return nil, incomplete, false
-	}
-	if i+1 >= len(a) || a[i+1] != "traffic-class" {
-		if i+1 >= len(a) {
-			return nil, incomplete, false
-		}
-		return errTok(off + i + 1)
-	}
-	if i+2 >= len(a) {
-		return nil, incomplete, false
-	}
-	tc, err := strconv.Atoi(a[i+2])
-	if err != nil || tc < 0 || tc > 7 || len(a) > i+3 {
-		return errTok(off + i + 2)
-	}
-	for _, d := range ds {
-		if no || tc == d/8 { // `no`, or the default mapping: not stored
-			delete(c.DSCP, d)
-		} else {
-			c.DSCP[d] = tc
-		}
-	}
-	return nil, "", true
-}
-
-func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string, bool) {
-	switch a[0] {
-	case "mtu":
-		if no {
-			i.MTU = 0
-			return nil, "", true
-		}
-		if len(a) != 2 {
-			return nil, incomplete, false
-		}
-		n, err := strconv.Atoi(a[1])
-		if err != nil || n < 68 || n > 9214 {
-			return errTok(off + 1)
-		}
-		i.MTU = n
-		if n == 1500 {
-			i.MTU = 0
-		}
-		return nil, "", true
-	case "service-profile":
-		if no {
-			i.ServiceProfile = ""
-			return nil, "", true
-		}
-		if len(a) != 2 || !validName(a[1]) {
-			return nil, incomplete, false
-		}
-		i.ServiceProfile = a[1]
-		return nil, "", true
-	case "flowcontrol":
-		if len(a) < 2 {
-			return nil, incomplete, false
-		}
-		var p *bool
-		switch a[1] {
-		case "send":
-			p = &i.FlowSend
-		case "receive":
-			p = &i.FlowReceive
-		default:
-			return errTok(off + 1)
-		}
-		if no {
-			*p = false
-			return nil, "", true
-		}
-		if len(a) != 3 || (a[2] != "on" && a[2] != "off") {
-			return errTok(off + 2)
-		}
-		*p = a[2] == "on"
-		return nil, "", true
-	case "description":
-		if no {
-			i.Description = ""
-			return nil, "", true
-		}
-		i.Description = strings.Join(a[1:], " ")
-		return nil, "", true
-	}
-	return errTok(off)
-}
-
-func applyProfile(p *Profile, name string, a []string, no bool, off int) (*frame, string, bool) {
-	switch a[0] {
-	case "qos":
-		if len(a) < 2 || a[1] != "trust" {
-			return errTok(off + 1)
-		}
-		if no {
-			p.Trust = ""
-			return nil, "", true
-		}
-		if len(a) != 3 || (a[2] != "dscp" && a[2] != "cos") {
-			return errTok(off + 2)
-		}
-		p.Trust = a[2]
-		return nil, "", true
-	case "tx-queue":
-		if len(a) < 2 {
-			return nil, incomplete, false
-		}
-		q, err := strconv.Atoi(a[1])
-		if err != nil || q < 0 || q > 7 || len(a) > 2 {
-			return errTok(off + 1)
-		}
-		if no {
-			delete(p.TxQueues, q)
-			return nil, "", true
-		}
-		if p.TxQueues[q] == nil {
-			p.TxQueues[q] = &TxQueue{}
-		}
-		return &frame{kind: "txq", name: name, q: q}, "", true
-	case "priority-flow-control":
-		if len(a) < 2 {
-			return nil, incomplete, false
-		}
-		switch {
-		case a[1] == "on" && len(a) == 2:
-			p.PFCOn = !no
-		case a[1] == "priority":
-			if len(a) < 3 {
-				return nil, incomplete, false
-			}
-			q, err := strconv.Atoi(a[2])
-			if err != nil || q < 0 || q > 7 {
-				return errTok(off + 2)
-			}
-			if len(a) != 4 || a[3] != "no-drop" {
-				if len(a) == 3 {
-					return nil, incomplete, false
-				}
-				return errTok(off + 3)
-			}
-			if no {
-				delete(p.NoDrop, q)
-			} else {
-				p.NoDrop[q] = true
-			}
-		case a[1] == "pause" && len(a) >= 3 && a[2] == "watchdog":
-			switch {
-			case len(a) == 3:
-				p.Watchdog = !no
-				if no {
-					p.WDPortDrop = false
-				}
-			case len(a) == 6 && a[3] == "port" && a[4] == "action" && a[5] == "drop":
-				p.WDPortDrop = !no
-			default:
-				return errTok(off + 3)
-			}
-		default:
-			return errTok(off + 1)
-		}
-		return nil, "", true
-	}
-	return errTok(off)
-}
-
-// ecnUnits are the threshold units EOS accepts for random-detect ecn.
-var ecnUnits = map[string]bool{"bytes": true, "kbytes": true, "mbytes": true, "segments": true, "milliseconds": true}
-
-func applyTxQueue(q *TxQueue, a []string, no bool, off int) (*frame, string, bool) {
-	switch a[0] {
-	case "bandwidth":
-		if len(a) < 2 || a[1] != "percent" {
-			if len(a) < 2 {
-				return nil, incomplete, false
-			}
-			return errTok(off + 1)
-		}
-		if no {
-			q.Bandwidth = 0
-			return nil, "", true
-		}
-		if len(a) != 3 {
-			return nil, incomplete, false
-		}
-		n, err := strconv.Atoi(a[2])
-		if err != nil || n < 1 || n > 100 {
-			return errTok(off + 2)
-		}
-		q.Bandwidth = n
-		return nil, "", true
-	case "priority":
-		if no {
-			if len(a) != 1 {
-				return errTok(off + 1)
-			}
-			q.RoundRobin = true
-			return nil, "", true
-		}
-		if len(a) != 2 || a[1] != "strict" {
-			return errTok(off + 1)
-		}
-		q.RoundRobin = false
-		return nil, "", true
-	case "random-detect":
-		if len(a) < 2 || a[1] != "ecn" {
-			return errTok(off + 1)
-		}
-		if no {
-			q.ECN = ""
-			return nil, "", true
-		}
-		// random-detect ecn minimum-threshold N U maximum-threshold N U [max-mark-probability P] [weight W]
-		if len(a) < 8 {
-			return nil, incomplete, false
-		}
-		if a[2] != "minimum-threshold" {
-			return errTok(off + 2)
-		}
-		mn, err := strconv.Atoi(a[3])
-		if err != nil || mn < 1 {
-			return errTok(off + 3)
-		}
-		if !ecnUnits[a[4]] {
-			return errTok(off + 4)
-		}
-		if a[5] != "maximum-threshold" {
-			return errTok(off + 5)
-		}
-		mx, err := strconv.Atoi(a[6])
-		if err != nil || mx < 1 {
-			return errTok(off + 6)
-		}
-		if a[7] != a[4] {
-			return errTok(off + 7) // both thresholds take the same unit
-		}
-		if mx < mn {
-			return nil, "% Maximum threshold must be greater than or equal to minimum threshold\n", false
-		}
-		i := 8
-		for i < len(a) {
-			if i+1 >= len(a) {
-				return nil, incomplete, false
-			}
-			n, err := strconv.Atoi(a[i+1])
-			switch {
-			case a[i] == "max-mark-probability" && err == nil && n >= 1 && n <= 100:
-			case a[i] == "weight" && err == nil && n >= 0 && n <= 15:
-			default:
-				return errTok(off + i)
-			}
-			i += 2
-		}
-		q.ECN = strings.Join(a[2:], " ")
-		return nil, "", true
-	}
-	return errTok(off)
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 100 {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
-// canonIf expands EOS's accepted abbreviations: et1, Eth1/1 → Ethernet1/1.
-func canonIf(n string) string {
-	l := strings.ToLower(n)
-	for _, p := range []string{"ethernet", "eth", "et"} {
-		if strings.HasPrefix(l, p) && len(l) > len(p) && l[len(p)] >= '0' && l[len(p)] <= '9' {
-			return "Ethernet" + n[len(p):]
-		}
-	}
-	return n
 }

@@ -62,21 +62,23 @@ func TestSessionCommitAndShow(t *testing.T) {
 		// implicit exit from tx-queue to the profile, then to config
 		"priority-flow-control on", "priority-flow-control priority 3 no-drop", "priority-flow-control pause watchdog",
 		"interface Ethernet1", "mtu 9214", "service-profile ROCE", "exit",
-		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1")
+		"priority-flow-control pause watchdog default timeout 0.2",
+		"priority-flow-control pause watchdog default recovery-time 0.4",
+		"priority-flow-control pause watchdog default polling-interval 0.1")
 	if string(sw.RunningConfig()) != before {
 		t.Fatal("session changed the running-config before commit")
 	}
 	diffs := send(t, c, "show session-config diffs")
-	if !strings.Contains(diffs, "+qos map dscp 10 to traffic-class 3") || !strings.Contains(diffs, "+   mtu 9214") {
+	if !strings.Contains(diffs, "+qos map dscp 10 26 to traffic-class 3") || !strings.Contains(diffs, "+   mtu 9214") {
 		t.Fatalf("diffs:\n%s", diffs)
 	}
 	send(t, c, "commit")
 	run := send(t, c, "show running-config")
 	for _, want := range []string{
-		"qos map dscp 8 9 to traffic-class 0\nqos map dscp 10 to traffic-class 3\n",
-		"qos profile ROCE\n   qos trust dscp\n   !\n   tx-queue 3\n      bandwidth percent 50\n      no priority\n      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100\n   !\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   priority-flow-control pause watchdog\n!\n",
+		"qos map dscp 8 9 to traffic-class 0\nqos map dscp 10 26 to traffic-class 3\n",
+		"qos profile ROCE\n   qos trust dscp\n   !\n   tx-queue 3\n      no priority\n      bandwidth percent 50\n      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100\n   !\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   priority-flow-control pause watchdog\n!\n",
 		"interface Ethernet1\n   mtu 9214\n   service-profile ROCE\n!\n",
-		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1\n",
+		"priority-flow-control pause watchdog default timeout 0.2\npriority-flow-control pause watchdog default recovery-time 0.4\npriority-flow-control pause watchdog default polling-interval 0.1\n",
 	} {
 		if !strings.Contains(strings.ReplaceAll(run, "\r", ""), want) {
 			t.Fatalf("running-config lacks\n%s\ngot:\n%s", want, run)
@@ -125,7 +127,7 @@ func TestLongPrompt(t *testing.T) {
 func TestCommitTimerRevertsAndConfirms(t *testing.T) {
 	sw, c := dial(t)
 	before := string(sw.RunningConfig())
-	send(t, c, "configure session t1", "interface Ethernet3", "mtu 9000", "commit timer 00:00:01")
+	send(t, c, "configure session t1", "interface Ethernet3", "mtu 9000", "end", "configure session t1 commit timer 00:00:01")
 	if !strings.Contains(string(sw.RunningConfig()), "   mtu 9000") {
 		t.Fatal("commit timer did not apply")
 	}
@@ -133,9 +135,18 @@ func TestCommitTimerRevertsAndConfirms(t *testing.T) {
 	if string(sw.RunningConfig()) != before || sw.Reverts() != 1 {
 		t.Fatal("commit timer did not revert")
 	}
-	send(t, c, "configure session t2", "interface Ethernet3", "mtu 9000", "commit timer 00:00:01", "configure session t2 commit")
+	send(t, c, "configure session t2", "interface Ethernet3", "mtu 9000", "end", "configure session t2 commit timer 00:00:01", "configure session t2 commit")
 	time.Sleep(1500 * time.Millisecond)
 	if !strings.Contains(string(sw.RunningConfig()), "   mtu 9000") {
+		t.Fatal("confirmed commit reverted")
+	}
+	// NAPALM's rollback of a pending commit-timer session: abort reverts it.
+	send(t, c, "configure session t3", "interface Ethernet3", "mtu 9100", "end", "configure session t3 commit timer 00:01:00")
+	if !strings.Contains(string(sw.RunningConfig()), "   mtu 9100") {
+		t.Fatal("commit timer did not apply")
+	}
+	send(t, c, "configure session t3 abort")
+	if r := string(sw.RunningConfig()); !strings.Contains(r, "   mtu 9000") || strings.Contains(r, "mtu 9100") {
 		t.Fatal("confirmed commit reverted")
 	}
 }
@@ -150,7 +161,7 @@ func TestExecModeNeedsEnable(t *testing.T) {
 		t.Fatal(out)
 	}
 	sh.Handle("enable")
-	sh.Handle("configure")
+	sh.Handle("configure terminal")
 	if sh.Prompt() != "leaf(config)#" {
 		t.Fatal(sh.Prompt())
 	}
@@ -162,5 +173,77 @@ func TestExecModeNeedsEnable(t *testing.T) {
 	sh.Handle("end")
 	if !strings.Contains(sh.sw.running.Render(), "interface Ethernet1\n   mtu 9100\n") {
 		t.Fatal("configure terminal did not edit the running-config")
+	}
+}
+
+// TestRefusesUndocumentedForms: forms with no vendor source, or against
+// one, are refused with EOS's invalid-input error (shapes.txt rows
+// CONTRADICTED / NO-SOURCE).
+func TestRefusesUndocumentedForms(t *testing.T) {
+	sw, c := dial(t)
+	send(t, c, "configure session s1")
+	for _, l := range []string{
+		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1",
+		"priority-flow-control pause watchdog default timeout 0.123",
+		"hostname other", "no interface Ethernet1",
+		"qos profile P", "no priority-flow-control on", "no priority-flow-control priority 3 no-drop", "no tx-queue 3",
+		"tx-queue 3", "no random-detect ecn", "commit timer 00:00:10",
+	} {
+		if l == "qos profile P" || l == "tx-queue 3" {
+			send(t, c, l)
+			continue
+		}
+		_, err := c.Send(l)
+		if err == nil || !strings.Contains(err.Error(), "% Invalid input detected at '^' marker.") {
+			t.Errorf("%q: want invalid input, got %v", l, err)
+		}
+	}
+	send(t, c, "abort")
+	for _, l := range []string{"configure", "no configure session s1", "show configuration sessions", "show running-config all", "copy running-config flash:x"} {
+		if _, err := c.Send(l); err == nil || !strings.Contains(err.Error(), "% Invalid input detected") {
+			t.Errorf("%q: want invalid input, got %v", l, err)
+		}
+	}
+	if len(sw.Sessions()) != 0 {
+		t.Fatal(sw.Sessions())
+	}
+}
+
+// TestSaveStartupReload: the save commands copy running to startup,
+// `show startup-config` prints it, Reload brings it back, FailSave fails.
+func TestSaveStartupReload(t *testing.T) {
+	sw, c := dial(t)
+	factory := string(sw.RunningConfig())
+	if !strings.HasPrefix(string(sw.StartupConfig()), "! Command: show startup-config\n! Startup-config last modified at ") {
+		t.Fatal(string(sw.StartupConfig()))
+	}
+	send(t, c, "configure session a", "interface Ethernet1", "mtu 9000", "commit")
+	sw.Reload()
+	if string(sw.RunningConfig()) != factory {
+		t.Fatal("reload kept an unsaved change")
+	}
+	send(t, c, "configure session b", "interface Ethernet1", "mtu 9000", "commit", "copy running-config startup-config")
+	start := send(t, c, "show startup-config")
+	if !strings.Contains(start, "   mtu 9000") {
+		t.Fatal(start)
+	}
+	send(t, c, "configure session b2", "interface Ethernet2", "mtu 9000", "end", "configure session b2 commit timer 00:01:00")
+	sw.Reload()
+	if r := string(sw.RunningConfig()); !strings.Contains(r, "interface Ethernet1\n   mtu 9000") || strings.Contains(r, "interface Ethernet2\n   mtu") || len(sw.Sessions()) != 0 {
+		t.Fatal("reload did not restore startup:\n" + r)
+	}
+	const why = "% Error copying system:/running-config to flash:/startup-config (No space left on device)"
+	sw.FailSave(why)
+	send(t, c, "configure session d", "interface Ethernet3", "mtu 9000", "commit")
+	if _, err := c.Send("write memory"); err == nil || !strings.Contains(err.Error(), "No space left on device") {
+		t.Fatalf("failed save: %v", err)
+	}
+	if strings.Contains(string(sw.StartupConfig()), "interface Ethernet3\n   mtu") {
+		t.Fatal("a failed save changed startup")
+	}
+	sw.FailSave("")
+	send(t, c, "write memory")
+	if !strings.Contains(string(sw.StartupConfig()), "interface Ethernet3\n   mtu 9000") {
+		t.Fatal("write memory did not save")
 	}
 }

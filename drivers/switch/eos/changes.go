@@ -31,6 +31,9 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	var order []string
 	groups := map[string]*group{}
 	for _, c := range diff {
+		if c.Path == drivers.PathSaved {
+			continue // the planner adds the save step; the engine saves
+		}
 		g := groupOf(p, c.Path)
 		if groups[g] == nil {
 			groups[g] = &group{key: g}
@@ -63,7 +66,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 		for _, path := range gr.paths {
 			switch {
 			case strings.HasPrefix(path, "dscp/"):
-				add("dscp", func() []string { return p.DSCPLines(true) })
+				add("dscp", func() []string { return p.DSCPLines() })
 			case path == "trust" || strings.HasPrefix(path, "tc/"):
 				// tx-queues are the same in every profile; the switch
 				// trust and lossless classes are FABCTL's.

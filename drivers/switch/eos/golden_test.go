@@ -13,11 +13,9 @@ import (
 
 // goldenHeader names the documents whose syntax the rendered file follows.
 const goldenHeader = "! fabctl render: Arista EOS CLI (managed sections only)\n" +
-	"! Syntax: aristanetworks/avd eos_cli_config_gen (molecule documentation/devices/qos.md,\n" +
-	"!   qos-profiles templates; PR #2796 PFC in qos profiles, PR #2770 ECN) and the Arista\n" +
-	"!   EOS User Manual, Quality of Service / Configuration Sessions chapters\n" +
-	"!   (see shared/reference/switches.md section 2.3)\n" +
-	"! mtu is EOS's L3 (IP) MTU; qos map dscp lists only entries that differ from EOS's DSCP/8 default.\n"
+	"! Syntax: the vendor corpus testdata/vendor/eos (Arista AVD eos_cli_config_gen output and\n" +
+	"!   schema, Arista pyeapi, NAPALM); every line's form and source: testdata/vendor/eos/shapes.txt\n" +
+	"! mtu is EOS's L3 (IP) MTU; qos map dscp lists all 64 code points (no EOS default table is sourced).\n"
 
 func TestGoldenRender(t *testing.T) {
 	for _, c := range []struct{ dir, sw, golden string }{

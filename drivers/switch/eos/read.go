@@ -87,7 +87,15 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		st["trust"] = stateTrust(prof.trust)
 	}
 	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
-		intent.PutDSCP(st, "", &r.table) // the map is global: read it whatever the profile says
+		// The map is global: read it whatever the profile says. A code
+		// point the running-config does not list is "not set": no EOS
+		// default table is sourced (audit E1).
+		intent.PutDSCP(st, "", &r.table)
+		for k, v := range st {
+			if strings.HasPrefix(k, "dscp/") && v == "-1" {
+				st[k] = notSet
+			}
+		}
 	}
 	readTCs(st, r, sw, prof)
 	readWatchdog(st, r)
@@ -99,15 +107,20 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 type runningConfig struct {
 	profiles   map[string]*profile
 	interfaces map[string]*Node
-	table      [64]int  // the global DSCP -> traffic class map
-	wdLine     []string // the PFC watchdog's default timeout line, split
-	wdDrop     bool     // the PFC watchdog's action is drop
+	table      [64]int // the global DSCP -> traffic class map (-1: not listed)
+	// The PFC watchdog's `default timeout|recovery-time|polling-interval`
+	// values (avd-qos-profile.cfg:56-58), "" when not configured.
+	wdTimeout, wdRecovery, wdPolling string
+	wdAction                         string // `action drop|no-drop` (avd-qos-profile.cfg:59)
+	wdDrop                           bool   // `override action drop` (avd-pfc-schema.txt:14)
 }
+
+const notSet = "not set"
 
 func parseRunning(nodes []*Node) *runningConfig {
 	r := &runningConfig{profiles: map[string]*profile{}, interfaces: map[string]*Node{}}
 	for d := range r.table {
-		r.table[d] = HWDefaultTC(d)
+		r.table[d] = -1
 	}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
@@ -118,8 +131,17 @@ func parseRunning(nodes []*Node) *runningConfig {
 			r.interfaces[f[1]] = n
 		case len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to":
 			r.parseDSCPMap(f)
-		case len(f) == 10 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog default timeout "):
-			r.wdLine = f
+		case len(f) == 6 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog default "):
+			switch f[4] {
+			case "timeout":
+				r.wdTimeout = f[5]
+			case "recovery-time":
+				r.wdRecovery = f[5]
+			case "polling-interval":
+				r.wdPolling = f[5]
+			}
+		case len(f) == 5 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog action "):
+			r.wdAction = f[4]
 		case n.Line == "priority-flow-control pause watchdog override action drop":
 			r.wdDrop = true
 		}
@@ -209,15 +231,23 @@ func readTC(st intent.State, r *runningConfig, prof *profile, others []string, t
 
 // readWatchdog reads the PFC watchdog (global).
 func readWatchdog(st intent.State, r *runningConfig) {
-	if r.wdLine != nil {
-		st["pfcwd/detect"] = ms(r.wdLine[5])
-		st["pfcwd/restore"] = ms(r.wdLine[7])
-		st["pfcwd/poll"] = ms(r.wdLine[9])
+	set := false
+	for _, v := range []struct{ path, val string }{{"pfcwd/detect", r.wdTimeout}, {"pfcwd/restore", r.wdRecovery}, {"pfcwd/poll", r.wdPolling}} {
+		if v.val != "" {
+			st[v.path] = ms(v.val)
+			set = true
+		}
 	}
-	if r.wdDrop {
+	switch {
+	case r.wdDrop:
 		st["pfcwd/action"] = "drop"
-	} else if r.wdLine != nil {
-		st["pfcwd/action"] = "errdisable" // EOS's default watchdog action
+	case r.wdAction != "":
+		st["pfcwd/action"] = r.wdAction
+	case set:
+		// Without an action the port is errdisabled: AVD's schema says the
+		// timeout is when the "port should be errdisabled or should start
+		// dropping" (avd-pfc-schema.txt:17).
+		st["pfcwd/action"] = "errdisable"
 	}
 }
 

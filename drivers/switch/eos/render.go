@@ -36,10 +36,10 @@ const (
 	DefaultMTU = 1500
 )
 
-// HWDefaultTC is EOS's default DSCP → traffic-class mapping (DSCP/8:
-// "By default EOS will map CS3 to TC3"). The running-config only lists
-// `qos map dscp` entries that differ from it.
-func HWDefaultTC(dscp int) int { return dscp / 8 }
+// No EOS default DSCP → traffic-class table is in any vendor source
+// (audit E1; docs/vendor-sources.md): fabctl writes the whole map, all 64
+// code points, and reads a code point the running-config does not list as
+// "not set".
 
 // shape is the port QoS a qos profile carries.
 type shape struct {
@@ -145,6 +145,19 @@ func Build(sw *intent.Switch) (*Plan, error) {
 	if sw.Watchdog.Enabled && sw.Watchdog.Action != "drop" {
 		return nil, fmt.Errorf("PFC watchdog action %q: this driver renders EOS's `override action drop` only", sw.Watchdog.Action)
 	}
+	if w := sw.Watchdog; w.Enabled {
+		// AVD's schema patterns (testdata/vendor/eos/avd-pfc-schema.txt:17-20):
+		// timeout and recovery-time in 10 ms steps, polling-interval in 1 ms.
+		for _, v := range []struct {
+			name string
+			d    time.Duration
+			step time.Duration
+		}{{"timeout", w.Detect, 10 * time.Millisecond}, {"recovery-time", w.Restore, 10 * time.Millisecond}, {"polling-interval", w.Poll, time.Millisecond}} {
+			if v.d <= 0 || v.d%v.step != 0 {
+				return nil, fmt.Errorf("PFC watchdog %s %v: EOS takes seconds in steps of %v", v.name, v.d, v.step)
+			}
+		}
+	}
 	def := shape{trust: sw.Trust, pfc: sorted(p.lossless), watchdog: sw.Watchdog.Enabled && len(p.lossless) > 0}
 	p.profiles = []*profileRef{{name: ProfileName, shape: def}}
 	p.byPort = map[string]*profileRef{}
@@ -191,18 +204,16 @@ func kbytes(b spec.Bytes) string {
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
-// DSCPLines are the `qos map dscp` lines, grouped by traffic class.
-// full also re-asserts the code points that keep EOS's default mapping,
-// which clears an override a previous configuration left on them.
-func (p *Plan) DSCPLines(full bool) []string {
+// DSCPLines are the `qos map dscp <ints> to traffic-class <n>` lines
+// (avd-qos-profile.cfg:51), grouped by traffic class: all 64 code points,
+// since no default table is sourced.
+func (p *Plan) DSCPLines() []string {
 	if !p.dscp {
 		return nil
 	}
 	byTC := map[int][]int{}
 	for d, tc := range p.table {
-		if tc != HWDefaultTC(d) || full {
-			byTC[tc] = append(byTC[tc], d)
-		}
+		byTC[tc] = append(byTC[tc], d)
 	}
 	tcs := make([]int, 0, len(byTC))
 	for tc := range byTC {
@@ -243,40 +254,46 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 	if cl != nil {
 		pc = cl.prof[name]
 	}
+	// Forms and their sources: testdata/vendor/eos/shapes.txt. EOS prints
+	// `no priority` / `priority strict` before `bandwidth percent`
+	// (avd-qos-profile.cfg:15-22); cleared settings use the forms `show
+	// running-config all` prints (pyeapi-running-config-all.txt).
 	out := []string{"qos profile " + name, "   qos trust " + eosTrust(ref.trust)}
 	for _, tc := range p.sw.TCs {
 		out = append(out, "   tx-queue "+strconv.Itoa(tc.TC))
 		if tc.Strict {
+			out = append(out, "      priority strict")
 			if cl != nil && cl.bwOff[tc.TC] {
 				out = append(out, "      no bandwidth percent")
 			}
-			out = append(out, "      priority strict")
 		} else {
-			out = append(out, "      bandwidth percent "+strconv.Itoa(tc.Bandwidth), "      no priority")
+			out = append(out, "      no priority", "      bandwidth percent "+strconv.Itoa(tc.Bandwidth))
 		}
 		if e := tc.ECN; e != nil {
 			out = append(out, fmt.Sprintf("      random-detect ecn minimum-threshold %s kbytes maximum-threshold %s kbytes max-mark-probability %d",
 				kbytes(e.Min), kbytes(e.Max), int(e.Probability)))
 		} else if cl != nil && cl.ecnOff[tc.TC] {
-			out = append(out, "      no random-detect ecn")
+			out = append(out, "      no random-detect ecn minimum-threshold")
 		}
 	}
 	if cl != nil {
+		// A tx-queue the intent no longer has goes back to EOS's defaults
+		// (`no tx-queue` has no source).
 		for _, q := range cl.txqs {
-			out = append(out, "   no tx-queue "+strconv.Itoa(q))
+			out = append(out, "   tx-queue "+strconv.Itoa(q), "      priority strict", "      no bandwidth percent", "      no random-detect ecn minimum-threshold")
 		}
 	}
 	if len(ref.pfc) > 0 {
 		out = append(out, "   priority-flow-control on")
 	} else if pc != nil && pc.pfcOff {
-		out = append(out, "   no priority-flow-control on")
+		out = append(out, "   no priority-flow-control")
 	}
 	for _, q := range ref.pfc {
 		out = append(out, "   priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
 	}
 	if pc != nil {
 		for _, q := range pc.noDrop {
-			out = append(out, "   no priority-flow-control priority "+strconv.Itoa(q)+" no-drop")
+			out = append(out, "   no priority-flow-control priority "+strconv.Itoa(q))
 		}
 	}
 	if ref.watchdog && len(ref.pfc) > 0 {
@@ -290,6 +307,8 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 // InterfaceLines is one managed port's section.
 func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	out := []string{"interface " + port.Name, "   mtu " + strconv.Itoa(port.MTU)}
+	// flowcontrol {receive|send} on: avd-interfaces.cfg:36, pyeapi-commands.txt:19-21;
+	// no flowcontrol {receive|send}: pyeapi-running-config-all.txt:17-18.
 	if port.Pause {
 		out = append(out, "   flowcontrol receive on", "   flowcontrol send on")
 	} else if cl != nil && cl.pauseOf[port.Name] {
@@ -302,18 +321,27 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	return append(out, "   service-profile "+name)
 }
 
-// WatchdogLines are the global PFC watchdog lines.
+// WatchdogLines are the global PFC watchdog lines: one line per timer
+// (avd-qos-profile.cfg:56-58) and the action override
+// (avd-pfc-schema.txt:14); clearing negates each without its value
+// (pyeapi-commands.txt:17).
 func (p *Plan) WatchdogLines(clearAll bool) []string {
 	w := p.sw.Watchdog
 	if !w.Enabled {
 		if clearAll {
-			return []string{"no priority-flow-control pause watchdog default timeout", "no priority-flow-control pause watchdog override action drop"}
+			return []string{
+				"no priority-flow-control pause watchdog default timeout",
+				"no priority-flow-control pause watchdog default recovery-time",
+				"no priority-flow-control pause watchdog default polling-interval",
+				"no priority-flow-control pause watchdog override action drop",
+			}
 		}
 		return nil
 	}
 	return []string{
-		fmt.Sprintf("priority-flow-control pause watchdog default timeout %s recovery-time %s polling-interval %s",
-			seconds(w.Detect), seconds(w.Restore), seconds(w.Poll)),
+		"priority-flow-control pause watchdog default timeout " + seconds(w.Detect),
+		"priority-flow-control pause watchdog default recovery-time " + seconds(w.Restore),
+		"priority-flow-control pause watchdog default polling-interval " + seconds(w.Poll),
 		"priority-flow-control pause watchdog override action drop",
 	}
 }
@@ -328,7 +356,7 @@ func (p *Plan) Config() string {
 		}
 		b.WriteString(strings.Join(lines, "\n") + "\n!\n")
 	}
-	block(p.DSCPLines(false))
+	block(p.DSCPLines())
 	for _, r := range p.profiles {
 		block(p.ProfileLines(r.name, nil))
 	}
@@ -338,7 +366,7 @@ func (p *Plan) Config() string {
 	block(p.WatchdogLines(false))
 	var notes []string
 	if p.sw.Headroom > 0 {
-		notes = append(notes, fmt.Sprintf("! buffer/headroom %d B per lossless priority: not rendered, EOS sizes PFC headroom itself", p.sw.Headroom))
+		notes = append(notes, fmt.Sprintf("! buffer/headroom %d B per lossless priority: not rendered (%s)", p.sw.Headroom, headroomReason))
 	}
 	for _, port := range p.sw.Ports {
 		if port.CableLength > 0 {
