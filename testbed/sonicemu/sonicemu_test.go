@@ -118,7 +118,7 @@ func TestShellBasics(t *testing.T) {
 	if got := tm.cmd("config checkpoint x"); !strings.Contains(got, "Root privileges are required") {
 		t.Fatalf("no sudo: %q", got)
 	}
-	if got := tm.cmd("sudo config frobnicate"); !strings.Contains(got, `Error: No such command "frobnicate".`) {
+	if got := tm.cmd("sudo config frobnicate"); !strings.Contains(got, `Error: No such command 'frobnicate'.`) {
 		t.Fatalf("bad subcommand: %q", got)
 	}
 	var db map[string]any
@@ -248,5 +248,83 @@ func TestJSONPatchRFC6902(t *testing.T) {
 	}
 	if b, _ := json.Marshal(doc); string(b) != `{"a":{"b":"1"},"l":["x","y"]}` {
 		t.Fatal("input changed: ", string(b))
+	}
+}
+
+// TestSaveReloadStrict: config save writes the startup configuration,
+// Reload brings it back, FailSave prints and saves nothing, and undocumented
+// commands are refused with click's and bash's words.
+func TestSaveReloadStrict(t *testing.T) {
+	sw := start(t)
+	tm := login(t, sw)
+	start0 := sw.StartupConfig()
+	sw.Edit(func(db map[string]any) {
+		db["PORT"].(map[string]any)["Ethernet0"].(map[string]any)["mtu"] = "1500"
+	})
+	if got := tm.cmd("sudo config save"); !strings.Contains(got, "Aborted!") {
+		t.Fatalf("save without -y: %q", got)
+	}
+	sw.FailSave("/bin/sh: 1: cannot create /etc/sonic/config_db.json: Read-only file system")
+	if got := tm.cmd("sudo config save -y"); !strings.Contains(got, "Read-only file system") || string(sw.StartupConfig()) != string(start0) {
+		t.Fatalf("failed save: %q", got)
+	}
+	sw.FailSave("")
+	if got := tm.cmd("sudo config save -y"); got != "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n" {
+		t.Fatalf("save: %q", got)
+	}
+	if !strings.Contains(tm.cmd("sonic-cfggen -j /etc/sonic/config_db.json --print-data"), `"mtu": "1500"`) {
+		t.Fatal("saved config lacks the change")
+	}
+	sw.Edit(func(db map[string]any) {
+		db["PORT"].(map[string]any)["Ethernet0"].(map[string]any)["mtu"] = "9100"
+	})
+	tm.cmd("sudo config checkpoint keep")
+	sw.Reload()
+	if !strings.Contains(string(sw.RunningConfig()), `"mtu": "1500"`) || len(sw.Checkpoints()) != 1 {
+		t.Fatal("reload did not restore the saved config or lost the checkpoint")
+	}
+	if !strings.Contains(string(sw.RunningConfig()), `"bgpraw"`) || strings.Contains(tm.cmd("sonic-cfggen -d --print-data"), "bgpraw") {
+		t.Fatal("bgpraw: only show runningconfiguration all carries it")
+	}
+	for cmd, want := range map[string]string{
+		"sudo config reload -y":             "Error: No such command 'reload'.",
+		"sudo config apply-patch --bogus x": "Error: No such option: --bogus",
+		"show running-config":               "Error: No such command 'running-config'.",
+		"show runningconfiguration bgp":     "Error: No such command 'bgp'.",
+		"sonic-cfggen -d --var-json PORT":   "sonic-cfggen: error: unrecognized arguments",
+		"redis-cli -n 4 keys *":             "-bash: redis-cli: command not found",
+		"sudo config apply-patch":           "Error: Missing argument 'PATCH_FILE_PATH'.",
+		"sudo config save -y a b":           "Got unexpected extra argument (b)",
+		"sudo config checkpoint":            "Try 'config checkpoint -h' for help.",
+	} {
+		if got := tm.cmd(cmd); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestBuffermgrdTraditional: in the traditional model a pfc_enable on a
+// port with a known speed and cable makes buffermgrd's PG row and profile.
+func TestBuffermgrdTraditional(t *testing.T) {
+	sw, err := Start(Options{Password: "pw", Ports: 4, BufferModel: "traditional"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	tm := login(t, sw)
+	tm.write("/tmp/p.json", `[{"op":"add","path":"/CABLE_LENGTH","value":{"AZURE":{"Ethernet0":"5m","Ethernet4":"1m"}}},
+{"op":"add","path":"/PORT_QOS_MAP","value":{"Ethernet0":{"pfc_enable":"3,4"},"Ethernet4":{"pfc_enable":"3"}}}]`)
+	if got := tm.cmd("sudo config apply-patch /tmp/p.json"); !strings.Contains(got, "Patch applied successfully.") {
+		t.Fatal(got)
+	}
+	run := string(sw.RunningConfig())
+	if !strings.Contains(run, `"Ethernet0|3-4": {`) || !strings.Contains(run, `"pg_lossless_100000_5m_profile": {`) {
+		t.Fatalf("buffermgrd rows missing:\n%s", run)
+	}
+	if strings.Contains(run, `"Ethernet4|3"`) {
+		t.Fatal("a cable without a pg_profile_lookup.ini entry got a PG")
+	}
+	if sw.SAIPortMTU("Ethernet0") != 9122 {
+		t.Fatalf("SAI MTU %d", sw.SAIPortMTU("Ethernet0"))
 	}
 }

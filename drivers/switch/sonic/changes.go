@@ -42,6 +42,19 @@ var sharedFields = map[string][]string{
 	"CABLE_LENGTH": nil, // fields are port names
 }
 
+// fieldsOf are the fields fabctl settles in a shared row. Under
+// PORT_QOS_MAP|global only dscp_to_tc_map takes effect
+// (testdata/vendor/sonic/configdb-global-map-pfcwd.txt:20).
+func fieldsOf(table, key string) []string {
+	switch {
+	case table == "PORT_QOS_MAP" && key == "global":
+		return []string{"dscp_to_tc_map"}
+	case table == "PFC_WD":
+		return []string{"POLL_INTERVAL"}
+	}
+	return sharedFields[table]
+}
+
 func shared(table, key string) bool {
 	_, ok := sharedFields[table]
 	return ok || (table == "PFC_WD" && key == "GLOBAL")
@@ -50,7 +63,7 @@ func shared(table, key string) bool {
 type rowRef struct{ table, key string }
 
 // rowsFor lists the CONFIG_DB rows that implement a state path.
-func rowsFor(path string, sw *intent.Switch) []rowRef {
+func rowsFor(path string, sw *intent.Switch, model string) []rowRef {
 	var out []rowRef
 	allPorts := func(table string, suffix string) {
 		for _, p := range sw.Ports {
@@ -70,16 +83,24 @@ func rowsFor(path string, sw *intent.Switch) []rowRef {
 		out = append(out, maps...)
 		allPorts("PORT_QOS_MAP", "")
 		allPorts("QUEUE", "|"+parts[1])
-		allPorts("BUFFER_PG", "|"+parts[1])
+		if model != ModelTraditional {
+			// The port's lossless PG rows as keys or ranges ("3-4"), and
+			// this class's own key when it is not lossless: Apply's
+			// effectivePatch replaces the live keys they overlap.
+			ranges := pgRanges(losslessTCs(sw))
+			for _, p := range sw.Ports {
+				for _, r := range ranges {
+					out = append(out, rowRef{"BUFFER_PG", p.Name + "|" + r})
+				}
+				if tc != 0 && !covered(ranges, tc) {
+					out = append(out, rowRef{"BUFFER_PG", p.Name + "|" + parts[1]})
+				}
+			}
+		}
 	case strings.HasPrefix(path, "pfcwd/"):
 		out = append(out, rowRef{"PFC_WD", "GLOBAL"})
 		allPorts("PFC_WD", "")
 		allPorts("PORT_QOS_MAP", "")
-	case path == "buffer/headroom":
-		out = append(out, rowRef{"BUFFER_PROFILE", HeadroomName})
-		for _, tc := range sw.TCs {
-			allPorts("BUFFER_PG", "|"+strconv.Itoa(tc.TC))
-		}
 	case strings.HasPrefix(path, "port/"):
 		rest := path[len("port/"):]
 		i := strings.LastIndexByte(rest, '/')
@@ -111,10 +132,8 @@ func rowOps(want DB, r rowRef) []Op {
 		}
 		return []Op{{Op: "add", Path: ptr(r.table, r.key), Value: copyRow(row)}}
 	}
-	fields := sharedFields[r.table]
+	fields := fieldsOf(r.table, r.key)
 	switch {
-	case r.table == "PFC_WD":
-		fields = []string{"POLL_INTERVAL"}
 	case r.table == "CABLE_LENGTH":
 		for f := range row {
 			fields = append(fields, f)
@@ -145,8 +164,8 @@ func copyRow(r map[string]string) map[string]string {
 // appears once, in the first step that needs it. Operations are written
 // without knowing the live CONFIG_DB: Apply adds the parent tables and
 // rows a patch needs and drops removals of what is already absent.
-func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field) ([]drivers.Change, error) {
-	want, err := Desired(sw)
+func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field, model string) ([]drivers.Change, error) {
+	want, err := DesiredFor(sw, model)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +200,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 		gr := groups[g]
 		var payload []string
 		for _, p := range gr.paths {
-			for _, r := range rowsFor(p, sw) {
+			for _, r := range rowsFor(p, sw, model) {
 				if seenRow[r] {
 					continue
 				}
@@ -209,8 +228,6 @@ func groupOf(path string) string {
 		return "traffic class " + strings.Split(path, "/")[1] + " (SCHEDULER, WRED_PROFILE, QUEUE, BUFFER_PG)"
 	case strings.HasPrefix(path, "pfcwd/"):
 		return "PFC watchdog (PFC_WD)"
-	case path == "buffer/headroom":
-		return "headroom (BUFFER_PROFILE, BUFFER_PG)"
 	case strings.HasPrefix(path, "port/"):
 		rest := path[len("port/"):]
 		return "port " + rest[:max(strings.LastIndexByte(rest, '/'), 0)]
@@ -224,8 +241,6 @@ func groupRank(g string) int {
 		return 0
 	case strings.HasPrefix(g, "traffic class"):
 		return 1
-	case strings.HasPrefix(g, "headroom"):
-		return 2
 	case strings.HasPrefix(g, "PFC watchdog"):
 		return 3
 	}
@@ -250,6 +265,21 @@ func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[strin
 			if err != nil || len(parts) == 0 {
 				return nil, nil, fmt.Errorf("bad patch path %q", op.Path)
 			}
+			if parts[0] == "BUFFER_PG" && len(parts) >= 2 {
+				// A BUFFER_PG row fabctl writes replaces the live keys of the
+				// port it overlaps; a lossy class's key removes the live key
+				// that covers its PG. Only in the dynamic model: in the
+				// traditional one buffermgrd owns BUFFER_PG.
+				if model(doc) == ModelTraditional {
+					return nil, nil, fmt.Errorf("%s %s: the switch runs the traditional buffer model (DEVICE_METADATA|localhost buffer_model), where buffermgrd writes BUFFER_PG; plan again", op.Op, op.Path)
+				}
+				port, pgs, _ := strings.Cut(parts[1], "|")
+				for _, k := range overlapping(doc, port, pgs) {
+					if o, ok := removeOp(doc, []string{"BUFFER_PG", k}); ok {
+						out = append(out, o)
+					}
+				}
+			}
 			switch op.Op {
 			case "add":
 				node := doc
@@ -265,29 +295,9 @@ func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[strin
 				node[parts[len(parts)-1]] = toAny(op.Value)
 				out = append(out, op)
 			case "remove":
-				chain := []map[string]any{doc}
-				node := doc
-				ok := true
-				for _, p := range parts[:len(parts)-1] {
-					next, isMap := node[p].(map[string]any)
-					if !isMap {
-						ok = false
-						break
-					}
-					node = next
-					chain = append(chain, node)
+				if o, ok := removeOp(doc, parts); ok {
+					out = append(out, o)
 				}
-				if _, present := node[parts[len(parts)-1]]; !ok || !present {
-					continue
-				}
-				delete(node, parts[len(parts)-1])
-				// Remove the highest ancestor the removal empties instead.
-				cut := len(parts)
-				for i := len(chain) - 1; i >= 1 && len(chain[i]) == 0; i-- {
-					cut = i
-					delete(chain[i-1], parts[i-1])
-				}
-				out = append(out, Op{Op: "remove", Path: "/" + strings.Join(escAll(parts[:cut]), "/")})
 			default:
 				return nil, nil, fmt.Errorf("unsupported op %q in payload", op.Op)
 			}
@@ -296,12 +306,83 @@ func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[strin
 	return out, doc, nil
 }
 
+// covered reports whether a PG key list ("3-4", "6") covers pg.
+func covered(keys []string, pg int) bool {
+	for _, k := range keys {
+		if lo, hi, ok := parsePG(k); ok && pg >= lo && pg <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapping lists the live BUFFER_PG keys of a port that share a PG
+// with pgs ("3", "3-4") other than pgs itself: the template's
+// "<port>|3-4" row next to fabctl's "<port>|3", say. The CLI refuses
+// overlapping PGs ("Buffer ... overlaps with existing ...",
+// configdb-buffer-pg.txt:7-9); fabctl owns and replaces them.
+func overlapping(doc map[string]any, port, pgs string) []string {
+	lo, hi, ok := parsePG(pgs)
+	if !ok {
+		return nil
+	}
+	tab, _ := doc["BUFFER_PG"].(map[string]any)
+	var out []string
+	for k := range tab {
+		p, s, _ := strings.Cut(k, "|")
+		if p != port || s == pgs {
+			continue
+		}
+		if l2, h2, ok := parsePG(s); ok && l2 <= hi && lo <= h2 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// removeOp removes /parts from doc, and the row or table it leaves empty
+// (GCU refuses empty tables); it returns the operation, false when the
+// path is absent.
+func removeOp(doc map[string]any, parts []string) (Op, bool) {
+	chain := []map[string]any{doc}
+	node := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, isMap := node[p].(map[string]any)
+		if !isMap {
+			return Op{}, false
+		}
+		node = next
+		chain = append(chain, node)
+	}
+	if _, present := node[parts[len(parts)-1]]; !present {
+		return Op{}, false
+	}
+	delete(node, parts[len(parts)-1])
+	cut := len(parts)
+	for i := len(chain) - 1; i >= 1 && len(chain[i]) == 0; i-- {
+		cut = i
+		delete(chain[i-1], parts[i-1])
+	}
+	return Op{Op: "remove", Path: "/" + strings.Join(escAll(parts[:cut]), "/")}, true
+}
+
 func escAll(parts []string) []string {
 	out := make([]string, len(parts))
 	for i, p := range parts {
 		out[i] = esc(p)
 	}
 	return out
+}
+
+// model is the buffer model of a CONFIG_DB document.
+func model(doc map[string]any) string {
+	dm, _ := doc["DEVICE_METADATA"].(map[string]any)
+	lh, _ := dm["localhost"].(map[string]any)
+	if v, _ := lh["buffer_model"].(string); v == ModelDynamic {
+		return ModelDynamic
+	}
+	return ModelTraditional
 }
 
 func split(p string) ([]string, error) {

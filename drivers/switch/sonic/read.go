@@ -80,8 +80,8 @@ func ReadConfigDB(b []byte, sw *intent.Switch) (intent.State, error) {
 // State is the normalised state of the rows fabctl manages.
 func (db DB) State(sw *intent.Switch) intent.State {
 	st := intent.State{}
-	trust := db.readTrust(st, sw)
 	ports := db.managedPorts(sw)
+	trust := db.readTrust(st, sw, ports)
 	for tc := range db.tcs(ports) {
 		db.readTC(st, ports, tc)
 	}
@@ -90,22 +90,72 @@ func (db DB) State(sw *intent.Switch) intent.State {
 	return st
 }
 
-// readTrust reads the global trust and DSCP map; it returns the trust
-// ("" when no map is set).
-func (db DB) readTrust(st intent.State, sw *intent.Switch) string {
-	global := db["PORT_QOS_MAP"]["global"]
-	trust := ""
+// BufferModel is DEVICE_METADATA|localhost buffer_model; a switch without
+// it runs the traditional model ("the default model used by all other
+// vendors", sonic-device_metadata.yang: configdb-buffer-profile-metadata.txt:26-30).
+func (db DB) BufferModel() string {
+	if db["DEVICE_METADATA"]["localhost"]["buffer_model"] == ModelDynamic {
+		return ModelDynamic
+	}
+	return ModelTraditional
+}
+
+// portTrust is what a PORT_QOS_MAP row classifies on.
+func portTrust(q map[string]string) string {
 	switch {
-	case global["dscp_to_tc_map"] != "":
+	case q["dscp_to_tc_map"] != "":
+		return spec.TrustDSCP
+	case q["dot1p_to_tc_map"] != "":
+		return spec.TrustPCP
+	}
+	return "none"
+}
+
+// readTrust reads the switch's trust and DSCP map; it returns the trust
+// ("" when nothing classifies). DSCP trust is the global dscp_to_tc_map,
+// the only global map orchagent applies (configdb-global-map-pfcwd.txt:20);
+// PCP trust is per port (dot1p_to_tc_map on the managed ports), with
+// fabctl's DOT1P_TO_TC_MAP row as the sign when no port is managed.
+func (db DB) readTrust(st intent.State, sw *intent.Switch, ports []string) string {
+	global := db["PORT_QOS_MAP"]["global"]
+	trust, mapName := "", global["dscp_to_tc_map"]
+	var pt, names []string
+	for _, p := range ports {
+		q := db["PORT_QOS_MAP"][p]
+		pt = append(pt, portTrust(q))
+		names = append(names, q["dscp_to_tc_map"])
+	}
+	common, some := agree(pt)
+	switch {
+	case mapName != "":
 		trust = spec.TrustDSCP
-	case global["dot1p_to_tc_map"] != "":
+	case some && common == spec.TrustDSCP:
+		// Older images bind the DSCP map per port only (no global row).
+		trust = spec.TrustDSCP
+		mapName, _ = agree(names)
+	case some && common == spec.TrustPCP:
 		trust = spec.TrustPCP
+	case !some:
+		if _, has := db["DOT1P_TO_TC_MAP"][MapName]; has {
+			trust = spec.TrustPCP
+		}
+	default:
+		// The ports disagree: take the majority's way.
+		n := 0
+		for _, v := range pt {
+			if v == spec.TrustPCP {
+				n++
+			}
+		}
+		if 2*n > len(pt) {
+			trust = spec.TrustPCP
+		}
 	}
 	if trust != "" {
 		st["trust"] = trust
 	}
 	if trust == spec.TrustDSCP && sw.Transport != "infiniband" {
-		name := deref("DSCP_TO_TC_MAP", global["dscp_to_tc_map"])
+		name := deref("DSCP_TO_TC_MAP", mapName)
 		var table [64]int
 		for k, v := range db["DSCP_TO_TC_MAP"][name] {
 			d, err1 := strconv.Atoi(k)
@@ -175,11 +225,7 @@ func (db DB) readTC(st intent.State, ports []string, tc int) {
 		qrow := db["QUEUE"][p+"|"+strconv.Itoa(tc)]
 		sched = append(sched, deref("SCHEDULER", qrow["scheduler"]))
 		wred = append(wred, deref("WRED_PROFILE", qrow["wred_profile"]))
-		if r, ok := db["BUFFER_PG"][p+"|"+strconv.Itoa(tc)]; ok {
-			pg = append(pg, "true|"+deref("BUFFER_PROFILE", r["profile"]))
-		} else {
-			pg = append(pg, "false|")
-		}
+		pg = append(pg, strconv.FormatBool(db.losslessPG(p, tc)))
 	}
 	if len(ports) == 0 {
 		sched = []string{schedName(tc)}
@@ -219,21 +265,45 @@ func (db DB) readWRED(st intent.State, pre string, wred []string) {
 	}
 }
 
-// readPG reads lossless and the headroom from the priority groups
-// ("lossless|profile" per port).
+// readPG reads lossless from the priority groups ("true"/"false" per port).
 func (db DB) readPG(st intent.State, pre string, pg []string) {
 	st[pre+"lossless"] = "false"
 	if v, ok := agree(pg); ok {
-		lossless, profile, _ := strings.Cut(v, "|")
-		st[pre+"lossless"] = lossless
-		if v == Inconsistent {
-			st[pre+"lossless"] = Inconsistent
-		} else if lossless == "true" && profile != "NULL" && profile != "" {
-			if r, ok := db["BUFFER_PROFILE"][profile]; ok {
-				st["buffer/headroom"] = r["size"]
-			}
+		st[pre+"lossless"] = v
+	}
+}
+
+// losslessPG reports whether traffic class tc lands in a lossless priority
+// group on port p: its PG (the port's tc_to_pg_map, identity when unset)
+// is covered by a BUFFER_PG key ("3" or a range "3-4", as the templates
+// and buffermgrd write them: configdb-buffer-pg.txt) whose profile
+// reserves headroom: "NULL" (dynamic model, computed by buffermgrd), a
+// profile with xoff (pg_lossless_*), or headroom_type dynamic
+// (Configuration.md BUFFER_PG / Buffer profile). The lossy PG 0 profile
+// (ingress_lossy_profile: dynamic_th, pool, size only) is not lossless.
+func (db DB) losslessPG(p string, tc int) bool {
+	pg := tc
+	if m := deref("TC_TO_PRIORITY_GROUP_MAP", db["PORT_QOS_MAP"][p]["tc_to_pg_map"]); m != "" {
+		if v, err := strconv.Atoi(db["TC_TO_PRIORITY_GROUP_MAP"][m][strconv.Itoa(tc)]); err == nil {
+			pg = v
 		}
 	}
+	for k, r := range db["BUFFER_PG"] {
+		port, pgs, _ := strings.Cut(k, "|")
+		lo, hi, ok := parsePG(pgs)
+		if port != p || !ok || pg < lo || pg > hi {
+			continue
+		}
+		prof := deref("BUFFER_PROFILE", r["profile"])
+		if prof == "NULL" {
+			return true
+		}
+		pr := db["BUFFER_PROFILE"][prof]
+		if pr["xoff"] != "" || pr["headroom_type"] == "dynamic" {
+			return true
+		}
+	}
+	return false
 }
 
 // readWatchdog reads the PFC watchdog: the global poll interval and the
@@ -268,22 +338,15 @@ func (db DB) readPorts(st intent.State, sw *intent.Switch, ports []string, trust
 	for _, name := range ports {
 		pre := "port/" + name + "/"
 		if mtu, err := strconv.Atoi(db["PORT"][name]["mtu"]); err == nil {
-			st[pre+"mtu"] = strconv.Itoa(mtu - L2Overhead)
+			st[pre+"mtu"] = strconv.Itoa(mtu) // the IP MTU (orchagent-port-mtu.txt)
 		}
 		q := db["PORT_QOS_MAP"][name]
 		st[pre+"pfc"] = normInts(q["pfc_enable"])
 		_, wd := db["PFC_WD"][name]
 		st[pre+"pfcwd"] = strconv.FormatBool(wd)
 		st[pre+"pause"] = "false" // SONiC has no 802.3x setting in CONFIG_DB
-		pt := "none"
-		switch {
-		case q["dscp_to_tc_map"] != "":
-			pt = spec.TrustDSCP
-		case q["dot1p_to_tc_map"] != "":
-			pt = spec.TrustPCP
-		}
-		if pt != trust {
-			st[pre+"trust"] = pt
+		if pt := portTrust(q); pt != trust {
+			st[pre+"trust"] = portTrust(q)
 		}
 		for _, row := range db["CABLE_LENGTH"] {
 			if v, ok := row[name]; ok {

@@ -13,8 +13,12 @@
 //	show runningconfiguration all            (verify)
 //	sudo config rollback fabctl-<id>         (on any failure)
 //	sudo config delete-checkpoint fabctl-<id>
+//	sudo config save -y                      (drivers.Saver, after verify)
 //
-// over SSH (drivers/transport/ssh, scrapligo v1.4 with a SONiC platform
+// and reads whether the running CONFIG_DB is saved by comparing it with
+// `sonic-cfggen -j /etc/sonic/config_db.json --print-data`. Every command
+// form is listed with its vendor source in testdata/vendor/sonic/shapes.txt
+// (shapes_test.go checks what the driver sends against it), over SSH (drivers/transport/ssh, scrapligo v1.4 with a SONiC platform
 // definition).
 package sonic
 
@@ -26,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +53,10 @@ type Driver struct {
 
 	mu    sync.Mutex
 	prior map[string][]byte // token -> CONFIG_DB before the apply
+	// model is each device's buffer model as Read last saw it
+	// (DEVICE_METADATA|localhost buffer_model); Changes and Unexpressible
+	// render for it.
+	model map[string]string
 }
 
 // New returns a driver with default SSH settings.
@@ -56,6 +65,8 @@ func New() drivers.Driver { return &Driver{} }
 var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Renderer = (*Driver)(nil)
+	_ drivers.Saver    = (*Driver)(nil)
+	_ drivers.Limiter  = (*Driver)(nil)
 )
 
 // Name is "sonic".
@@ -87,10 +98,38 @@ func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn
 	return sshtransport.Dial(ctx, t, o)
 }
 
-const showRunning = "show runningconfiguration all"
+const (
+	showRunning = "show runningconfiguration all"
+	// saveCmd writes the running CONFIG_DB to /etc/sonic/config_db.json,
+	// what the switch loads at boot and at `config reload`
+	// (sonic-utilities config/main.py save: gcu-and-save.txt:19-22).
+	saveCmd = "sudo config save -y"
+	// StartupFile and showSaved: sonic-cfggen -j FILE --print-data prints
+	// a CONFIG_DB JSON file as JSON (sonic-buildimage sonic-cfggen -j,
+	// --print-data: gcu-and-save.txt, "saved configuration").
+	StartupFile = "/etc/sonic/config_db.json"
+	showSaved   = "sonic-cfggen -j " + StartupFile + " --print-data"
+)
+
+// send runs a command and fails on sonic-utilities' click errors as well
+// as the transport's failure texts: click 8 (sonic-utilities pins
+// click>=8.0,<8.2) prints "Usage: ...", "Try 'config -h' for help." and
+// "Error: ..." (sonic-utilities tests/bgp_commands_test.py, config_test.py).
+func send(c *sshtransport.Conn, cmd string) (string, error) {
+	out, err := c.Send(cmd)
+	if err != nil {
+		return out, err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "Error: ") {
+			return out, &sshtransport.Error{Device: c.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: strings.TrimSpace(l)}
+		}
+	}
+	return out, nil
+}
 
 func running(c *sshtransport.Conn) ([]byte, map[string]any, error) {
-	out, err := c.Send(showRunning)
+	out, err := send(c, showRunning)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +140,57 @@ func running(c *sshtransport.Conn) ([]byte, map[string]any, error) {
 	return []byte(out), doc, nil
 }
 
-// Read returns the managed settings of the running CONFIG_DB.
+// configDB drops what `show runningconfiguration all` adds to CONFIG_DB:
+// the "bgpraw" string (FRR's running config; sonic-utilities show/main.py,
+// gcu-and-save.txt:5-6). GCU refuses tables without a YANG model, so a
+// CONFIG_DB written back with `config replace` must not carry it.
+func configDB(doc map[string]any) map[string]any {
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		if _, ok := v.(map[string]any); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// SavedTables are the CONFIG_DB tables whose saved copy Read compares
+// with the running one for drivers.PathSaved: the tables fabctl writes
+// (and DEVICE_METADATA, whose buffer_model decides what it writes). Other
+// writers' unsaved changes to other tables (counters, features, BGP) are
+// theirs: comparing the whole DB would report every device as unsaved
+// forever on switches where daemons write CONFIG_DB at run time. `config
+// save` still saves the whole CONFIG_DB.
+var SavedTables = []string{"BUFFER_PG", "BUFFER_PROFILE", "CABLE_LENGTH", "DEVICE_METADATA", "DOT1P_TO_TC_MAP",
+	"DSCP_TO_TC_MAP", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_WD", "PORT", "PORT_QOS_MAP", "QUEUE", "SCHEDULER",
+	"TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE"}
+
+// savedMatches reports whether the saved CONFIG_DB holds the running one
+// on SavedTables.
+func savedMatches(run, saved DB) bool {
+	for _, t := range SavedTables {
+		a, b := run[t], saved[t]
+		if len(a) == 0 && len(b) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// readSaved reads /etc/sonic/config_db.json.
+func readSaved(c *sshtransport.Conn) (DB, error) {
+	out, err := send(c, showSaved)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfigDB([]byte(out))
+}
+
+// Read returns the managed settings of the running CONFIG_DB and whether
+// they are saved (drivers.PathSaved).
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
 	sw, err := switchIntent(t)
 	if err != nil {
@@ -116,7 +205,76 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	if err != nil {
 		return nil, err
 	}
-	return ReadConfigDB(out, sw)
+	db, err := ParseConfigDB(out)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := readSaved(c)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.model == nil {
+		d.model = map[string]string{}
+	}
+	d.model[t.Device.Name] = db.BufferModel()
+	d.mu.Unlock()
+	st := db.State(sw)
+	st[drivers.PathSaved] = strconv.FormatBool(savedMatches(db, saved))
+	return st, nil
+}
+
+// modelOf is the device's buffer model as Read last saw it (dynamic
+// before any Read: Apply refuses BUFFER_PG rows on a traditional switch).
+func (d *Driver) modelOf(t drivers.Target) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.model[t.Device.Name]; ok {
+		return m
+	}
+	return ModelDynamic
+}
+
+// Unexpressible lists desired settings SONiC cannot hold (drivers.Limiter).
+func (d *Driver) Unexpressible(t drivers.Target, _ intent.State) map[string]string {
+	sw, err := switchIntent(t)
+	if err != nil {
+		return nil
+	}
+	return Unexpressible(sw, d.modelOf(t))
+}
+
+// SaveSteps is the save as plans show it.
+func (d *Driver) SaveSteps() []string { return []string{saveCmd} }
+
+// Save runs `sudo config save -y` and checks that the saved CONFIG_DB
+// now holds the running one; a failure carries the command's output.
+func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
+	c, err := d.dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out, err := send(c, saveCmd)
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: "config save", Err: err}
+	}
+	run, _, err := running(c)
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: "read running config after config save", Err: err}
+	}
+	rdb, err := ParseConfigDB(run)
+	if err != nil {
+		return err
+	}
+	saved, err := readSaved(c)
+	if err != nil {
+		return &stepError{Device: t.Device.Name, Step: "read " + StartupFile + " after config save", Err: err}
+	}
+	if !savedMatches(rdb, saved) {
+		return &stepError{Device: t.Device.Name, Step: "config save", Err: fmt.Errorf("%s does not hold the running configuration: %s", StartupFile, strings.TrimSpace(out))}
+	}
+	return nil
 }
 
 // Changes turns a diff into steps carrying JSON patch operations.
@@ -125,7 +283,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	if err != nil {
 		return nil, err
 	}
-	return changes(sw, diff, d.Fields())
+	return changes(sw, diff, d.Fields(), d.modelOf(t))
 }
 
 // Render writes the managed CONFIG_DB rows as a config_db.json fragment.
@@ -134,6 +292,8 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Settings Unexpressible lists (a fixed headroom, pause) are left
+	// out, as plans leave them out.
 	db, err := Desired(sw)
 	if err != nil {
 		return nil, err
@@ -171,7 +331,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	}
 	token := newToken()
 	file := "/tmp/" + token + ".json"
-	if _, err := c.Send("sudo config checkpoint " + token); err != nil {
+	if _, err := send(c, "sudo config checkpoint "+token); err != nil {
 		return drivers.Result{}, &stepError{Device: name, Step: "config checkpoint", Err: err}
 	}
 	lines := make([]string, len(patch))
@@ -196,19 +356,19 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 			}
 			c, conn = nc, nc
 			if now, _, err := running(conn); err == nil && string(now) == string(preBytes) {
-				_, _ = conn.Send("sudo config delete-checkpoint " + token)
+				_, _ = send(conn, "sudo config delete-checkpoint "+token)
 				_, _ = conn.Send("rm -f " + file)
 				return drivers.Result{}, fmt.Errorf("%v; the patch did not take effect, the switch is at its prior config", se)
 			}
 		}
-		if _, err := conn.Send("sudo config rollback " + token); err != nil {
+		if _, err := send(conn, "sudo config rollback "+token); err != nil {
 			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; config rollback %s failed: %v", se, token, err)}
 		}
 		now, _, err := running(conn)
 		if err != nil || string(now) != string(preBytes) {
 			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rolled back to %s but the running config differs from before the apply", se, token)}
 		}
-		_, _ = conn.Send("sudo config delete-checkpoint " + token)
+		_, _ = send(conn, "sudo config delete-checkpoint "+token)
 		_, _ = conn.Send("rm -f " + file)
 		return drivers.Result{}, fmt.Errorf("%v; rolled back to checkpoint %s", se, token)
 	}
@@ -216,17 +376,17 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	if err := c.WriteFile(file, content); err != nil {
 		return fail("write patch file "+file, err)
 	}
-	if _, err := c.Send("sudo config apply-patch " + file); err != nil {
+	if _, err := send(c, "sudo config apply-patch "+file); err != nil {
 		return fail("config apply-patch", err)
 	}
 	_, after, err := running(c)
 	if err != nil {
 		return fail("read-back after apply-patch", err)
 	}
-	if !reflect.DeepEqual(after, target) {
-		return fail("verify", errors.New("the running config differs from the patched config"))
+	if p := firstMismatch(patch, after, target); p != "" {
+		return fail("verify", fmt.Errorf("the running config differs from the patched config at %s", p))
 	}
-	_, _ = c.Send("sudo config delete-checkpoint " + token)
+	_, _ = send(c, "sudo config delete-checkpoint "+token)
 	_, _ = c.Send("rm -f " + file)
 	d.mu.Lock()
 	if d.prior == nil {
@@ -235,6 +395,42 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Ch
 	d.prior[token] = preBytes
 	d.mu.Unlock()
 	return drivers.Result{Token: token}, nil
+}
+
+// firstMismatch is the first path the patch set whose running value is
+// not the patched one ("" when all match). Only the patched paths are
+// compared: other CONFIG_DB writers (buffermgrd writing BUFFER_PG in the
+// traditional model, cfgmgrs, operators) may change other rows meanwhile.
+func firstMismatch(patch []Op, after, target map[string]any) string {
+	for _, op := range patch {
+		if m, ok := op.Value.(map[string]any); ok && len(m) == 0 {
+			continue // a parent created for the next operations
+		}
+		parts, err := split(op.Path)
+		if err != nil {
+			return op.Path
+		}
+		a, aok := lookup(after, parts)
+		b, bok := lookup(target, parts)
+		if aok != bok || (aok && !reflect.DeepEqual(a, b)) {
+			return op.Path
+		}
+	}
+	return ""
+}
+
+func lookup(doc map[string]any, parts []string) (any, bool) {
+	var node any = doc
+	for _, p := range parts {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if node, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return node, true
 }
 
 func isConnLoss(err error) bool {
@@ -263,11 +459,16 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 		return err
 	}
 	defer c.Close()
+	var preDoc map[string]any
+	if err := json.Unmarshal(pre, &preDoc); err != nil {
+		return err
+	}
+	body, _ := json.MarshalIndent(configDB(preDoc), "", "    ")
 	file := "/tmp/" + r.Token + "-prior.json"
-	if err := c.WriteFile(file, string(pre)); err != nil {
+	if err := c.WriteFile(file, string(body)+"\n"); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "write " + file, Err: err}
 	}
-	if _, err := c.Send("sudo config replace " + file); err != nil {
+	if _, err := send(c, "sudo config replace "+file); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "config replace", Err: err}
 	}
 	_, _ = c.Send("rm -f " + file)

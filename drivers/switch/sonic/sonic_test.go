@@ -44,7 +44,7 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	s, f := load(t, "testbed")
 	sw := sonicSwitch(t, f, "leaf1")
-	emu, err := sonicemu.Start(sonicemu.Options{Password: switchtest.Password, Ports: 32})
+	emu, err := sonicemu.Start(sonicemu.Options{Password: switchtest.Password, Ports: 32, BufferModel: "dynamic"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +126,44 @@ func TestRejectedPatchRollsBack(t *testing.T) {
 	t.Log(err)
 }
 
+// withMTU rewrites the steps' PORT mtu operations to mtu (a value the
+// driver would refuse to render), to test the switch's own refusal.
+func withMTU(t *testing.T, steps []drivers.Change, mtu string) []drivers.Change {
+	t.Helper()
+	n := 0
+	for i := range steps {
+		for j, l := range steps[i].Payload {
+			if strings.Contains(l, `/mtu"`) {
+				steps[i].Payload[j] = regexp.MustCompile(`"value":"\d+"`).ReplaceAllString(l, `"value":"`+mtu+`"`)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no PORT mtu operation in the steps")
+	}
+	return steps
+}
+
+// TestMTURange: PORT mtu is the IP MTU, 68..9216 (sonic-port.yang:
+// testdata/vendor/sonic/orchagent-port-mtu.txt:14-15): the driver refuses
+// to render 9300 instead of sending it.
+func TestMTURange(t *testing.T) {
+	r := newRig(t)
+	r.sw.Ports[0].MTU = 9300
+	if _, err := Desired(r.sw); err == nil || !strings.Contains(err.Error(), "68..9216") {
+		t.Fatalf("want range error, got %v", err)
+	}
+	r.sw.Ports[0].MTU = 9216
+	if _, err := Desired(r.sw); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestYANGInvalidPatchRefused(t *testing.T) {
 	r := newRig(t)
-	r.sw.Ports[0].MTU = 9300 // PORT mtu 9322 > 9216
 	_, _, steps := r.plan(t)
+	steps = withMTU(t, steps, "9322") // > 9216
 	before := r.emu.RunningConfig()
 	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "Given patch will produce invalid config") {

@@ -22,7 +22,7 @@ func newYANGRig(t *testing.T) *rig {
 	dir := testutil.Shared(t, "yang", "sonic")
 	s, f := load(t, "testbed")
 	sw := sonicSwitch(t, f, "leaf1")
-	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir})
+	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir, BufferModel: "dynamic"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,12 @@ func TestApplyPassesSONiCYANG(t *testing.T) {
 
 // TestYANGOutOfRangeRefused: a patch producing PORT mtu 9322 (> 9216 in
 // sonic-port.yang) is refused by the YANG-validating emulator, the driver
-// reports GCU's refusal, and CONFIG_DB is unchanged.
+// reports GCU's refusal, and CONFIG_DB is unchanged. The driver itself
+// refuses such an MTU (TestMTURange), so the step is edited here.
 func TestYANGOutOfRangeRefused(t *testing.T) {
 	r := newYANGRig(t)
-	r.sw.Ports[0].MTU = 9300 // PORT mtu 9322 > 9216
 	_, _, steps := r.plan(t)
+	steps = withMTU(t, steps, "9322")
 	before := r.emu.RunningConfig()
 	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "Given patch will produce invalid config") ||
