@@ -114,3 +114,20 @@ func TestMiswiredAndUncabled(t *testing.T) {
 		})
 	}
 }
+
+// TestFromSpecInfiniBandExample: examples/infiniband's cabling maps to a
+// valid topology (25 adapter ports on 4 Quantum-2 switches, 57 cables).
+func TestFromSpecInfiniBandExample(t *testing.T) {
+	s := testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples", "infiniband"), spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
+	f, err := ibspec.FromSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Topology.Switches) != 4 || len(f.Topology.HCAs) != 25 || len(f.Topology.Links) != 57 || f.SMNode != "sm01-mlx5_0" {
+		t.Errorf("topology: %d switches, %d adapters, %d links, SM %q", len(f.Topology.Switches), len(f.Topology.HCAs), len(f.Topology.Links), f.SMNode)
+	}
+	in := f.Intent(s, nil)
+	if in.MTU != 4096 {
+		t.Errorf("MTU %d", in.MTU)
+	}
+}
