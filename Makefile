@@ -4,6 +4,7 @@
 #   make test    go test ./... (the per-package ok/FAIL lines)
 #   make lint    go vet + gofmt check
 #   make demo    build, run the main job against the local testbed (root), tear it down
+#   make demo-ib the job against a simulated InfiniBand subnet: ibsim + opensm (root; examples/ib-testbed)
 #   make demo-vm the same job in the VM testbed with real RDMA traffic (root; testbed/vm)
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
@@ -39,7 +40,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo demo-vm e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo demo-ib demo-vm e2e-vm clean
 
 all: lint test build
 
@@ -98,6 +99,12 @@ DEMO_YANG ?= ../shared/yang
 
 demo: build
 	@BIN=$(BIN) YANG=$(DEMO_YANG) VALIDATE_FLAGS=--skip-traffic testbed/demo.sh $(DEMO_SPEC) $(filter-out $(DEMO_SPEC),$(EXAMPLES))
+
+# The InfiniBand demo (testbed/demo-ib.sh, root): examples/ib-testbed as a simulated subnet (ibsim,
+# the real opensm and infiniband-diags under libumad2sim): up, validate --static, plan, apply,
+# validate (the fabric read back over MADs), re-plan clean, a cable fault caught by port, down.
+demo-ib: build
+	@BIN=$(BIN) testbed/demo-ib.sh examples/ib-testbed
 
 # The demo with real RDMA traffic: boots the VM testbed (below) and runs testbed/demo.sh on
 # examples/vm-testbed inside it (section demo): emulated switches, two soft-RoCE hosts on a veth

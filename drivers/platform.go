@@ -50,11 +50,14 @@ type Platform struct {
 	// nil when the kind is defined by another platform's (OpenConfig is
 	// played by SR Linux).
 	Clab *ClabKind
+	// InfiniBand marks an InfiniBand switch platform: New is nil (the
+	// subnet manager programs the switch; see drivers/switch/ibswitch).
+	InfiniBand bool
 }
 
 // Spec is the part of the platform the spec loader needs.
 func (p Platform) Spec() spec.PlatformInfo {
-	return spec.PlatformInfo{Name: p.Name, DefaultDriver: p.Transport}
+	return spec.PlatformInfo{Name: p.Name, DefaultDriver: p.Transport, InfiniBand: p.InfiniBand}
 }
 
 // YANGModels names a model set under a --yang-dir.

@@ -153,6 +153,11 @@ func Compile(s *spec.Spec) *Fabric {
 		cable[b] = l.CableLength
 	}
 	for _, sw := range s.Switches {
+		if sw.InfiniBand {
+			// The subnet manager programs InfiniBand switches; fabctl reads
+			// them back through it (validate's InfiniBand stage).
+			continue
+		}
 		out := &Switch{
 			Device: Device{Kind: KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
 				Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
@@ -192,6 +197,9 @@ func Compile(s *spec.Spec) *Fabric {
 		f.SubnetManagers = append(f.SubnetManagers, sm)
 	}
 	for _, h := range s.Hosts {
+		if h.Connect.Kind == spec.ConnectNone {
+			continue // fabctl never logs in: cabling, GUIDs and partitions only
+		}
 		tos, _ := s.HostTos(h)
 		out := &Host{
 			Device: Device{Kind: KindHost, Name: h.Name, Platform: "linux", Driver: h.Connect.Kind,

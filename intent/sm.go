@@ -28,6 +28,9 @@ type SubnetManager struct {
 	Device
 	Fabric string // fabric name, for the files' headers
 	Sudo   bool   // run the file and signal commands with sudo -n
+	// ConfFile and PIDFile are opensm.conf's and the pid file's places
+	// on the SM host ("": the driver's defaults).
+	ConfFile, PIDFile string
 	// Partitions, by P_Key. The default partition (0x7fff) is always
 	// there: the spec's, or every port a full member with an IPoIB group
 	// at the fabric's RDMA MTU (see Compile).
@@ -147,10 +150,16 @@ func compileSM(s *spec.Spec) *SubnetManager {
 	if h == nil {
 		return nil
 	}
+	driver := h.Connect.Kind
+	if ib.SMConnect != "" {
+		driver = ib.SMConnect
+	}
 	sm := &SubnetManager{
-		Device: Device{Kind: KindSM, Name: h.Name, Platform: PlatformOpenSM, Driver: h.Connect.Kind,
+		Device: Device{Kind: KindSM, Name: h.Name, Platform: PlatformOpenSM, Driver: driver,
 			Address: h.Address, Role: "subnet-manager", Credentials: h.Credentials},
 		Fabric:    s.Fabric.Name,
+		ConfFile:  ib.OpenSMConf,
+		PIDFile:   ib.OpenSMPIDFile,
 		Sudo:      h.Sudo,
 		SL2VL:     ib.SL2VL,
 		VLArbHigh: ib.VLArbHigh,

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -174,7 +175,7 @@ func (l *loader) credentials(in instance) *Credentials {
 
 var switchSchema = &hcl.BodySchema{
 	Attributes: attrs("platform", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
-		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lint_ignore"),
+		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lint_ignore", "ports", "vls"),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "buffer"}, {Type: "port", LabelNames: []string{"name"}}, {Type: "acl", LabelNames: []string{"name"}}},
 }
 
@@ -201,8 +202,26 @@ func (l *loader) switchBlock(in instance) *Switch {
 	if !d.src.Has("platform") && !d.schemaErrs {
 		l.errf(in.block.DefRange.Ptr(), "Missing platform", "switch %q needs platform = one of %s.", name, strings.Join(quoteAll(names), ", "))
 	}
+	sw.InfiniBand = platformIB(platforms, sw.Platform)
 	sw.Address = d.str("address", "")
 	sw.Driver = d.enum("driver", defaultDriver(platforms, sw.Platform), "ssh", "gnmi")
+	sw.PortCount = d.integer("ports", 0, 1, 254)
+	sw.VLs = d.integer("vls", 0, 1, 15)
+	if sw.InfiniBand {
+		if !d.src.Has("ports") && !d.schemaErrs {
+			l.errf(in.block.DefRange.Ptr(), "Missing ports", "switch %q is an InfiniBand switch: set ports = N, its port count (a Quantum QM8700 has 40, a QM9700 64).", name)
+		}
+		if sw.VLs == 0 {
+			sw.VLs = 8 // IBA switches: VL0-7 data VLs (VLCap 4), Quantum and ibsim alike
+		}
+	} else {
+		for _, a := range []string{"ports", "vls"} {
+			if d.src.Has(a) {
+				rng := d.src.Attr(a)
+				l.errf(&rng, "InfiniBand-only attribute", "switch %q: %s is for InfiniBand switches (platform %q); an Ethernet switch's ports come from its port blocks and links.", name, a, PlatformInfiniBand)
+			}
+		}
+	}
 	sw.Credentials = d.str("credentials", "")
 	sw.Role = d.str("role", "leaf")
 	if t, ok := d.optInt("tier", 1, 9); ok {
@@ -331,7 +350,7 @@ func (l *loader) host(in instance) *Host {
 		h.Connect = c
 	} else {
 		rng := d.src.Attr("connect")
-		l.errf(&rng, "Invalid value for connect", "host %q: connect = %q; use \"ssh\", \"local\", \"netns:<namespace>\" or \"ssh+netns:<namespace>\".", name, conn)
+		l.errf(&rng, "Invalid value for connect", "host %q: connect = %q; use \"ssh\", \"local\", \"netns:<namespace>\", \"ssh+netns:<namespace>\" or \"none\" (not managed).", name, conn)
 	}
 	h.Credentials = d.str("credentials", "")
 	h.Role = d.str("role", "")
@@ -518,7 +537,7 @@ func ModelLimits(model string) DeviceLimits {
 	return DeviceLimits{}
 }
 
-var linkSchema = &hcl.BodySchema{Attributes: attrs("endpoints", "speed", "cable_length", "vlan_tags", "lint_ignore")}
+var linkSchema = &hcl.BodySchema{Attributes: attrs("endpoints", "speed", "width", "cable_length", "vlan_tags", "lint_ignore")}
 
 func (l *loader) link(in instance) *Link {
 	d, _ := l.content(in, linkSchema)
@@ -557,7 +576,27 @@ func (l *loader) link(in instance) *Link {
 			lk.B = ep
 		}
 	}
-	lk.Speed, _ = d.rate("speed")
+	if sp := d.str("speed", ""); ibSpeedLane[strings.ToUpper(sp)] > 0 {
+		lk.IBSpeed = strings.ToUpper(sp)
+	} else {
+		lk.Speed, _ = d.rate("speed")
+	}
+	if w := d.str("width", ""); w != "" {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.ToLower(w), "x"))
+		if err != nil || (n != 1 && n != 2 && n != 4 && n != 8 && n != 12) {
+			rng := d.src.Attr("width")
+			l.errf(&rng, "Invalid width", "link width %q: an InfiniBand link is 1x, 2x, 4x, 8x or 12x.", w)
+		} else {
+			lk.Width = n
+		}
+	}
+	if lk.IBSpeed != "" {
+		w := lk.Width
+		if w == 0 {
+			w = 4
+		}
+		lk.Speed = BitRate(float64(w) * ibSpeedLane[lk.IBSpeed])
+	}
 	lk.CableLength, _ = d.length("cable_length")
 	lk.VLANTags = d.integer("vlan_tags", 0, 0, 2)
 	lk.Ignore = d.ignores()
@@ -612,7 +651,7 @@ func (l *loader) validation(in instance) *Validation {
 }
 
 var ibSchema = &hcl.BodySchema{
-	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit"),
+	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "sm_connect", "opensm_conf", "opensm_pid_file"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "partition", LabelNames: []string{"name"}}},
 }
 
@@ -626,6 +665,22 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 	}
 	ib := &InfiniBandConfig{}
 	ib.SubnetManager = d.str("subnet_manager", "")
+	if c := d.str("sm_connect", ""); c != "" {
+		if c != "ssh" && c != "local" {
+			rng := d.src.Attr("sm_connect")
+			l.errf(&rng, "Invalid sm_connect", "infiniband: sm_connect = %q; use \"ssh\" or \"local\" (opensm runs on this machine).", c)
+		} else {
+			ib.SMConnect = c
+		}
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || d.src.Block.Filename == "" {
+			return p
+		}
+		return filepath.Join(filepath.Dir(d.src.Block.Filename), p)
+	}
+	ib.OpenSMConf = rel(d.str("opensm_conf", ""))
+	ib.OpenSMPIDFile = rel(d.str("opensm_pid_file", ""))
 	if v, _, ok := d.value("sl2vl", cty.List(cty.Number)); ok {
 		rng := d.src.Attr("sl2vl")
 		for it := v.ElementIterator(); it.Next(); {

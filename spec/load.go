@@ -46,6 +46,36 @@ type PlatformInfo struct {
 	// DefaultDriver is the switch's driver ("ssh" or "gnmi") unless the
 	// spec sets one.
 	DefaultDriver string
+	// InfiniBand marks an InfiniBand switch platform: no driver logs in
+	// (the subnet manager programs the switch); the spec gives its port
+	// count, cabling and rates.
+	InfiniBand bool
+}
+
+// PlatformInfiniBand is the InfiniBand switch platform's name.
+const PlatformInfiniBand = "infiniband"
+
+// ConnectNone is a host fabctl never logs into: it is in the spec for
+// its cabling, GUIDs and partition membership (an appliance, or an
+// adapter of a simulated fabric).
+const ConnectNone = "none"
+
+func platformIB(ps []PlatformInfo, platform string) bool {
+	for _, p := range ps {
+		if p.Name == platform {
+			return p.InfiniBand
+		}
+	}
+	return false
+}
+
+// ibSpeedLane is the nominal per-lane signalling rate of each InfiniBand
+// generation, in b/s (4x QDR is "40G", 4x HDR "200G").
+var ibSpeedLane = map[string]float64{"SDR": 2.5e9, "DDR": 5e9, "QDR": 10e9, "FDR10": 10e9, "FDR": 14e9, "EDR": 25e9, "HDR": 50e9, "NDR": 100e9}
+
+// IBSpeedNames are the InfiniBand generations a link's speed may name.
+func IBSpeedNames() []string {
+	return []string{"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"}
 }
 
 func platformNames(ps []PlatformInfo) []string {

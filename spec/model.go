@@ -295,6 +295,13 @@ type Switch struct {
 	Ignore         LintIgnores
 	Src            Source
 
+	// InfiniBand switches (platform "infiniband"): the subnet manager
+	// programs them, fabctl does not log in. PortCount is the port
+	// count (ports 1..PortCount), VLs the data VLs its ports run.
+	InfiniBand bool
+	PortCount  int
+	VLs        int
+
 	ports         map[string]*Port
 	declaredPorts int // ports declared in the spec come first in Ports
 }
@@ -451,8 +458,13 @@ type Link struct {
 	Speed       BitRate
 	CableLength Length
 	VLANTags    int // 802.1Q tags carried on the link (MTU-1 adds 4 bytes each)
-	Ignore      LintIgnores
-	Src         Source
+	// InfiniBand: Width is the lane count (1, 2, 4, 8, 12; 0 not set)
+	// and IBSpeed the per-lane generation ("SDR".."NDR", "" not set);
+	// Speed is then Width (default 4) times the lane rate.
+	Width   int
+	IBSpeed string
+	Ignore  LintIgnores
+	Src     Source
 }
 
 // Address is the link's stable name, e.g. link.leaf1:Ethernet0--gpu01:ens1f0.
@@ -538,6 +550,14 @@ type Threshold struct {
 // InfiniBandConfig holds subnet-manager facts for InfiniBand fabrics.
 type InfiniBandConfig struct {
 	SubnetManager string // host name running opensm
+	// SMConnect is how fabctl reaches the subnet manager ("ssh",
+	// "local"; "" the SM host's connect).
+	SMConnect string
+	// OpenSMConf and OpenSMPIDFile are where opensm keeps its
+	// configuration and pid file on the SM host ("": the defaults);
+	// relative paths are resolved against the spec file's directory.
+	OpenSMConf    string
+	OpenSMPIDFile string
 	Partitions    []*Partition
 	SL2VL         []int // 16 entries: VL of each SL
 	VLArbHigh     []VLWeight

@@ -175,7 +175,7 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 // that host: testbed hosts).
 func ParseConnect(conn string) (Connect, bool) {
 	switch {
-	case conn == "ssh" || conn == "local":
+	case conn == "ssh" || conn == "local" || conn == ConnectNone:
 		return Connect{Kind: conn}, true
 	case strings.HasPrefix(conn, "netns:") && len(conn) > len("netns:"):
 		return Connect{Kind: "netns", Netns: strings.TrimPrefix(conn, "netns:")}, true

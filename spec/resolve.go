@@ -82,7 +82,7 @@ func (l *loader) resolve() {
 		devices[sw.Name] = sw.Src.Block
 		s.switches[sw.Name] = sw
 		l.credRef(sw.Credentials, sw.Src, fmt.Sprintf("switch %q", sw.Name))
-		if sw.Address == "" && sw.Src.Block.Filename != "" {
+		if sw.Address == "" && !sw.InfiniBand && sw.Src.Block.Filename != "" {
 			l.errf(sw.Src.Block.Ptr(), "Missing address", "switch %q needs a management address (address = \"10.0.0.11\" or \"host:port\").", sw.Name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/sm/opensm"
 	"github.com/fabctl/fabctl/drivers/switch/cumulus"
 	"github.com/fabctl/fabctl/drivers/switch/eos"
+	"github.com/fabctl/fabctl/drivers/switch/ibswitch"
 	"github.com/fabctl/fabctl/drivers/switch/nxos"
 	"github.com/fabctl/fabctl/drivers/switch/openconfig"
 	"github.com/fabctl/fabctl/drivers/switch/sonic"
@@ -28,6 +29,9 @@ func Registry() *drivers.Registry {
 	r := drivers.NewRegistry()
 	must(r.Register("host", host.New))
 	for _, p := range Platforms() {
+		if p.New == nil {
+			continue // InfiniBand switches: the subnet manager programs them
+		}
 		must(r.Register(p.Name, p.New)) // the switch drivers
 	}
 	must(r.Register(opensm.Name, opensm.New)) // InfiniBand subnet managers (platform "opensm")
@@ -45,6 +49,7 @@ func Platforms() []drivers.Platform {
 		nxos.Descriptor,
 		srlinux.Descriptor,
 		openconfig.Descriptor,
+		ibswitch.Descriptor,
 	}
 }
 

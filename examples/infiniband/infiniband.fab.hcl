@@ -7,12 +7,18 @@
 # all of which the subnet manager (OpenSM) programs into every switch and HCA; isolation is
 # partitions (P_Keys). The spec says it in the infiniband block at the bottom.
 #
-# What this spec does not contain: the InfiniBand switches and the cables. fabctl's switch
-# platforms are Ethernet NOSes (sonic, cumulus, eos, nxos, srlinux, openconfig) and a link
-# needs a declared switch or host at each end, so the IB switches (Quantum-2 QM9700, managed
-# by the SM, not by CLI) cannot be modelled yet. The spec therefore covers what fabctl manages
-# on an IB fabric today: hosts, HCAs, SM settings, partitions and traffic tests. Topology lint
-# (paths, deadlock, cable lengths) has nothing to check here.
+# The fabric is two leaves and two spines, NVIDIA Quantum-2 QM9700 (64 NDR ports each), platform
+# "infiniband": the subnet manager programs them, so fabctl has no driver for them and never logs
+# in; the spec gives their port counts and every cable at its width and speed. Lint checks the
+# cabling (IB-5) and that it carries the partitions and QoS (IB-6); `fabctl validate` discovers the
+# fabric over MADs on the SM host (ibnetdiscover, smpquery) and reports every missing, extra or
+# miswired cable, link trained narrower or slower, P_Key, SL2VL, VL arbitration and MTU that
+# differs, by switch and port. examples/ib-testbed is the same shape, small enough to simulate.
+#
+#     spine1   spine2        leaf ports 49-56 go to spine1, 57-64 to spine2 (8 cables each)
+#       |   \ /   |
+#       |   / \   |
+#     leaf1     leaf2        leaf1: sm01, cn01-cn12; leaf2: cn13-cn16 and both HCAs of st01-st04
 #
 # The subnet manager is a device of its own, sm.sm01 (driver opensm): fabctl writes its
 # partitions.conf and qos-policy.conf and the QoS lines of opensm.conf over SSH and signals
@@ -98,10 +104,37 @@ host "node" {
       device    = "mlx5_${nic.key}"
       model     = "connectx-7"
       speed     = "400G"
-      addresses = ["10.${20 + nic.key}.0.${each.value.n}/16"] # ib0 in 10.20/16, ib1 in 10.21/16
-      guid      = format("0x0c42a1030000%02x%02x", each.value.n, nic.key + 1)
+      addresses = ["10.${20 + nic.key}.0.${each.value.n}/16"]           # ib0 in 10.20/16, ib1 in 10.21/16
+      guid      = format("0x0c42a103%04x%02x01", each.value.n, nic.key) # port 1 of the HCA
     }
   }
+}
+
+switch "fabric" {
+  for_each = { leaf1 = "leaf", leaf2 = "leaf", spine1 = "spine", spine2 = "spine" }
+  name     = each.key
+  platform = "infiniband"
+  role     = each.value
+  ports    = 64 # QM9700: 32 OSFP cages, 64 NDR ports
+}
+
+locals {
+  # Every HCA port in cabling order: the first 13 on leaf1 ports 1-13, the rest on leaf2 ports 1-12.
+  hca_ports = concat(["sm01:ib0"], [for h in local.compute : "${h}:ib0"], flatten([for h in local.storage : ["${h}:ib0", "${h}:ib1"]]))
+}
+
+link {
+  for_each  = { for i, ep in local.hca_ports : ep => i }
+  endpoints = [each.value < 13 ? "leaf1:${each.value + 1}" : "leaf2:${each.value - 12}", each.key]
+  speed     = "NDR"
+  width     = "4x"
+}
+
+link {
+  for_each  = { for p in setproduct(["leaf1", "leaf2"], ["spine1", "spine2"], range(8)) : "${p[0]}-${p[1]}-${p[2]}" => p }
+  endpoints = ["${each.value[0]}:${(each.value[1] == "spine1" ? 49 : 57) + each.value[2]}", "${each.value[1]}:${(each.value[0] == "leaf1" ? 1 : 9) + each.value[2]}"]
+  speed     = "NDR"
+  width     = "4x"
 }
 
 infiniband {

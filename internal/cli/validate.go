@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/lint"
 	"github.com/fabctl/fabctl/validate/readback"
 	"github.com/fabctl/fabctl/validate/traffic"
@@ -157,6 +158,7 @@ type validateResult struct {
 
 	// Live stages: nil when they did not run.
 	Readback       *readback.Result
+	IB             *ibreadback.Result // the InfiniBand stage (validate_ib.go)
 	Traffic        *traffic.Report
 	TrafficSkipped string // why the traffic stage did not run
 	// Code is the exit status the run ends with.
@@ -257,6 +259,10 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 		res.Stages = append(res.Stages, StageReadback)
 		res.Readback = readback.Run(ctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version})
 	}
+	if !opts.SkipReadback && ibreadback.Applies(s) {
+		res.Stages = append(res.Stages, StageInfiniBand)
+		res.IB = runIBStage(ctx, s, opts)
+	}
 	if opts.SkipTraffic {
 		res.TrafficSkipped = "--skip-traffic"
 	} else {
@@ -266,7 +272,7 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	_, fail, notRun := trafficCounts(res.Traffic)
 	switch {
 	case res.Code != ExitOK:
-	case res.Readback.Failed() || fail > 0:
+	case res.Readback.Failed() || res.IB.Failed() || fail > 0:
 		res.Code = ExitError
 	case notRun > 0:
 		res.Code = ExitNothingTested

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/readback"
 )
 
@@ -34,6 +35,9 @@ func (v *ValidateHuman) Result(r *validateResult) error {
 	if r.Readback != nil {
 		writeReadback(out, st, r.Readback)
 	}
+	if r.IB != nil {
+		writeIB(out, st, r.IB)
+	}
 	if r.Traffic != nil || r.TrafficSkipped != "" {
 		writeTraffic(out, st, r.Traffic, r.TrafficSkipped)
 	}
@@ -46,12 +50,19 @@ func (v *ValidateHuman) Result(r *validateResult) error {
 // liveVerdict is the last line when live stages ran: the stages' outcome
 // and what the exit status means.
 func liveVerdict(out io.Writer, st styles, r *validateResult) error {
-	if r.Readback == nil && r.Traffic == nil {
+	if r.Readback == nil && r.Traffic == nil && r.IB == nil {
 		return nil
 	}
 	var parts []string
 	if rb := r.Readback; rb != nil && rb.Skipped == "" {
 		parts = append(parts, fmt.Sprintf("read-back %d/%d devices match", rb.Match, len(rb.Devices)))
+	}
+	if ib := r.IB; ib != nil && ib.Skipped == "" {
+		if ib.Error != "" {
+			parts = append(parts, "InfiniBand fabric not read")
+		} else {
+			parts = append(parts, fmt.Sprintf("InfiniBand %s", plural(len(ib.Findings), "finding", "findings")))
+		}
 	}
 	pass, fail, notRun := trafficCounts(r.Traffic)
 	if r.Traffic != nil {
@@ -125,8 +136,9 @@ type validateJSONDoc struct {
 	Summary         *specSummary          `json:"summary"`
 	Diagnostics     []spec.JSONDiagnostic `json:"diagnostics"`
 	// Live stages (absent with --static or a spec with errors).
-	Readback *readback.Result `json:"readback,omitempty"`
-	Traffic  *trafficJSON     `json:"traffic,omitempty"`
+	Readback   *readback.Result   `json:"readback,omitempty"`
+	InfiniBand *ibreadback.Result `json:"infiniband,omitempty"`
+	Traffic    *trafficJSON       `json:"traffic,omitempty"`
 	// ExitCode is the exit status (0 pass, 1 fail, 5 not everything tested).
 	ExitCode int `json:"exit_code"`
 }
@@ -143,6 +155,7 @@ func (v *ValidateJSON) Result(r *validateResult) error {
 		Summary:         r.Summary,
 		Diagnostics:     spec.ToJSON(r.Diagnostics, r.Files),
 		Readback:        r.Readback,
+		InfiniBand:      r.IB,
 		Traffic:         trafficDoc(r),
 		ExitCode:        int(r.Code),
 	})

@@ -120,6 +120,8 @@ var rules = []struct {
 	{"validate/verbs", []string{"spec", "internal"}},
 	{"validate/readback", []string{"plan", "=drivers", "intent", "spec", "internal"}},
 	{"validate/traffic", []string{"validate/verbs", "plan", "=drivers", "intent", "spec", "internal"}},
+	// The InfiniBand read-back: the fabric model and its spec mapping.
+	{"validate/ibreadback", []string{"drivers/sm/ibfabric", "intent", "spec", "internal"}},
 	// The agent is the engine on a host: it plans and applies through the
 	// host driver it serves and runs traffic steps.
 	{"agent", []string{"apply", "plan", "validate/traffic", "=drivers", "drivers/host", "intent", "spec", "internal"}},

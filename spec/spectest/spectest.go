@@ -19,4 +19,5 @@ var Platforms = []spec.PlatformInfo{
 	{Name: "nxos", DefaultDriver: "ssh"},
 	{Name: "srlinux", DefaultDriver: "gnmi"},
 	{Name: "openconfig", DefaultDriver: "gnmi"},
+	{Name: "infiniband", InfiniBand: true},
 }

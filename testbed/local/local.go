@@ -134,6 +134,9 @@ type Record struct {
 	// YANGDir is the SONiC YANG model directory the SONiC emulators
 	// validate patches against ("" : the emulator's built-in checks).
 	YANGDir string `json:"yang_dir,omitempty"`
+	// IBSim is the simulated InfiniBand subnet's directory (ibsim and
+	// opensm, testbed/ibsim; "" none): Down stops it (ib.go).
+	IBSim string `json:"ibsim,omitempty"`
 }
 
 // Status is a testbed's record with what is live now.
@@ -142,12 +145,16 @@ type Status struct {
 	Running   bool            `json:"running"`    // the serve process is alive
 	Reachable map[string]bool `json:"reachable"`  // emulator name -> its port accepts TCP
 	NetnsLive map[string]bool `json:"netns_live"` // namespace -> exists
+	IBSimLive bool            `json:"ibsim_live,omitempty"`
 }
 
 // Healthy is true when the serve process runs, every emulator answers and
 // every namespace exists.
 func (s *Status) Healthy() bool {
-	if !s.Running {
+	if !s.Running && (s.PID > 0 || len(s.Emulators) > 0) {
+		return false
+	}
+	if s.IBSim != "" && !s.IBSimLive {
 		return false
 	}
 	for _, ok := range s.Reachable {
@@ -181,6 +188,9 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 	}
 	ports := portsNeeded(s)
 	for _, sw := range s.Switches {
+		if sw.InfiniBand {
+			continue // simulated with the whole subnet by ibsim (ib.go)
+		}
 		if emulatorFor(sw.Platform) == "" {
 			r.Skipped = append(r.Skipped, Skipped{Name: sw.Name, Platform: sw.Platform,
 				Reason: fmt.Sprintf("%s: no %s emulator in this build", sw.Name, sw.Platform)})
@@ -346,12 +356,18 @@ func Up(specPath, dir string, opts Options) (*Status, error) {
 			return nil, fmt.Errorf("%s: veth %s (netns %s) <-> %s (netns %s): %w", l.Host, l.NIC, l.Netns, l.Peer, r.FabricNetns, err)
 		}
 	}
+	if err := upIB(s, r, opts); err != nil {
+		return nil, err
+	}
 	if len(r.Emulators) > 0 {
 		if err := startServe(r, env, opts); err != nil {
 			return nil, err
 		}
-	} else if err := writeRecord(r); err != nil {
-		return nil, err
+	} else {
+		r.Files = append(r.Files, filepath.Join(r.Dir, RecordFile)) // Down removes it too
+		if err := writeRecord(r); err != nil {
+			return nil, err
+		}
 	}
 	for _, sk := range r.Skipped {
 		logf(opts.Log, "skipped %s", sk.Reason)
@@ -681,6 +697,7 @@ func Stat(dir string) (*Status, error) {
 	for _, ns := range r.Namespaces {
 		st.NetnsLive[ns] = netnsExists(ns)
 	}
+	st.IBSimLive = ibLive(r)
 	return st, nil
 }
 
@@ -741,6 +758,9 @@ func teardown(r *Record, log io.Writer) error {
 			time.Sleep(100 * time.Millisecond)
 		}
 		logf(log, "stopped the emulators (pid %d)", r.PID)
+	}
+	if err := downIB(r, func(f string, a ...any) { logf(log, f, a...) }); err != nil {
+		errs = append(errs, err)
 	}
 	for _, ns := range r.Namespaces {
 		if !netnsExists(ns) {

@@ -7,6 +7,7 @@ func Rules() []Rule {
 	r = append(r, mtuRules()...)
 	r = append(r, transportRules()...)
 	r = append(r, ibRules()...)
+	r = append(r, ibFabricRules()...)
 	r = append(r, qosRules()...)
 	r = append(r, bufferRules()...)
 	r = append(r, ecnRules()...)

@@ -61,6 +61,20 @@ type Options struct {
 	SSH     sshtransport.ExecOptions
 }
 
+// opts are the driver's options with the spec's file places for this
+// subnet manager (infiniband opensm_conf, opensm_pid_file), then the
+// defaults.
+func (d *Driver) opts(sm *intent.SubnetManager) Options {
+	o := d.Opts
+	if sm != nil && sm.ConfFile != "" {
+		o.ConfFile = sm.ConfFile
+	}
+	if sm != nil && sm.PIDFile != "" {
+		o.PIDFile = sm.PIDFile
+	}
+	return o.withDefaults()
+}
+
 func (o Options) withDefaults() Options {
 	if o.ConfFile == "" {
 		o.ConfFile = DefaultConfFile
@@ -136,13 +150,13 @@ func (d *Driver) open(ctx context.Context, t drivers.Target) (*intent.SubnetMana
 	if err != nil {
 		return nil, nil, err
 	}
-	return sm, &session{r: r, name: sm.Name, sudo: sm.Sudo}, nil
+	return sm, &session{r: r, name: sm.Name, sudo: sm.Sudo, sm: sm}, nil
 }
 
 // readFiles reads opensm.conf, then the partitions and QoS policy files
 // it points at (or the defaults).
 func (d *Driver) readFiles(ctx context.Context, s *session, withQoS bool) (*liveFiles, error) {
-	o := d.Opts.withDefaults()
+	o := d.opts(s.sm)
 	lf := &liveFiles{}
 	var err error
 	if lf.conf, err = s.read(ctx, o.ConfFile); err != nil {
@@ -257,8 +271,8 @@ func (lf *liveFiles) file(name string) remoteFile {
 
 // defaultLive is what Changes assumes without a Read (a saved plan shown
 // later): the default paths, content unknown.
-func (d *Driver) defaultLive() *liveFiles {
-	o := d.Opts.withDefaults()
+func (d *Driver) defaultLive(sm *intent.SubnetManager) *liveFiles {
+	o := d.opts(sm)
 	return &liveFiles{conf: remoteFile{Path: o.ConfFile}, parts: remoteFile{Path: o.PartitionsFile}, qos: remoteFile{Path: o.QoSPolicyFile}}
 }
 
@@ -274,7 +288,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	d.mu.Unlock()
 	known := lf != nil
 	if !known {
-		lf = d.defaultLive()
+		lf = d.defaultLive(sm)
 	}
 	byFile := map[string][]intent.AttrChange{}
 	for _, c := range diff {
@@ -464,7 +478,7 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: rollback: %s", t.Device.Name, strings.Join(errs, "; "))
 	}
-	pids, err := s.pids(ctx, d.Opts.withDefaults().PIDFile)
+	pids, err := s.pids(ctx, d.opts(s.sm).PIDFile)
 	if err != nil {
 		return err
 	}
@@ -510,7 +524,7 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 	if lf == nil {
 		return nil
 	}
-	o := d.Opts.withDefaults()
+	o := d.opts(sm)
 	var fs []drivers.Finding
 	if len(lf.pids) == 0 {
 		fs = append(fs, drivers.Finding{Severity: "warning", Message: fmt.Sprintf("opensm is not running on %s: no port leaves INIT without a subnet manager; the files take effect when it starts", sm.Name)})

@@ -137,6 +137,7 @@ type session struct {
 	r    runner
 	name string // device name, for errors
 	sudo bool
+	sm   *intent.SubnetManager
 }
 
 func (s *session) fail(op string, stderr []byte, code int) error {

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/testbed/ibsim"
+	"github.com/fabctl/fabctl/testbed/local"
+)
+
+// TestTestbedIBEndToEnd runs the InfiniBand job against a simulated
+// subnet: testbed up on examples/ib-testbed, plan (changes), apply,
+// validate clean (the fabric read back over MADs), re-plan clean, then
+// each fault caught and named by port: a cable down, a link trained at a
+// lower width, a host missing from a partition (opensm programmed an
+// older spec: validate and plan both see it); testbed down.
+func TestTestbedIBEndToEnd(t *testing.T) {
+	testutil.RequireRoot(t, "ibsim, opensm and the diagnostics run as root, as on an SM host")
+	if err := ibsim.Available(); err != nil {
+		testutil.SkipOrFail(t, "ibsim testbed unavailable: "+err.Error())
+	}
+	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "ib-testbed", "ib-testbed.fab.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "ib.fab.hcl")
+	writeFile(t, specPath, string(src))
+	tbDir := local.DefaultDir(dir)
+
+	cli := func(args ...string) (ExitCode, string) {
+		f, _, out, errOut := testFactory()
+		code := runCLI(f, args...)
+		return code, out.String() + errOut.String()
+	}
+	must := func(want ExitCode, args ...string) string {
+		t.Helper()
+		code, out := cli(args...)
+		if code != want {
+			t.Fatalf("fabctl %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out)
+		}
+		return out
+	}
+	// validateUntil runs validate until its exit status is want (opensm
+	// applies a change at its next heavy sweep, a second or so later).
+	validateUntil := func(want ExitCode, spec string) string {
+		t.Helper()
+		var out string
+		var code ExitCode
+		for i := 0; i < 20; i++ {
+			code, out = cli("validate", "--skip-traffic", spec)
+			if code == want {
+				return out
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		t.Fatalf("validate: exit %d, want %d\n%s", code, want, out)
+		return ""
+	}
+
+	start := time.Now()
+	must(ExitOK, "testbed", "up", dir)
+	t.Cleanup(func() {
+		if code, out := cli("testbed", "down", dir); code != ExitOK {
+			t.Errorf("testbed down: exit %d\n%s", code, out)
+		}
+		if _, err := os.Stat(filepath.Join(local.IBSimDir(tbDir), ibsim.StateFile)); err == nil {
+			t.Errorf("testbed down left the simulated subnet running")
+		}
+	})
+	t.Logf("testbed up in %s", time.Since(start).Round(time.Millisecond))
+	must(ExitChanges, "plan", "--detailed-exitcode", dir)
+	must(ExitOK, "apply", "-auto-approve", dir)
+	t0 := time.Now()
+	out := validateUntil(ExitOK, dir)
+	t.Logf("validate clean in %s:\n%s", time.Since(t0).Round(time.Millisecond), out)
+	must(ExitOK, "plan", "--detailed-exitcode", dir)
+
+	sim, err := ibsim.Attach(local.IBSimDir(tbDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	expect := func(out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("validate output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+
+	// A cable down: named at the switch port.
+	if err := sim.LinkDown(ctx, ibfabric.PortRef{Node: "leaf1", Port: 2}); err != nil {
+		t.Fatal(err)
+	}
+	expect(validateUntil(ExitError, dir), "leaf1 port 2: no link to cn01-mlx5_0 port 1", "[link-down]")
+	if err := sim.LinkUp(ctx, ibfabric.PortRef{Node: "leaf1", Port: 2}); err != nil {
+		t.Fatal(err)
+	}
+	validateUntil(ExitOK, dir)
+
+	// A link trained at 1x instead of 4x.
+	guid := ibfabric.DeriveGUID(ibfabric.Switch, "leaf2")
+	if err := sim.SetWidth(ctx, ibfabric.PortRef{Node: "leaf2", Port: 1}, guid, 1); err != nil {
+		t.Fatal(err)
+	}
+	expect(validateUntil(ExitError, dir), "leaf2 port 1: link to cn03", "trained at 1x, lower than the spec's 4x", "[width]")
+	if err := sim.SetWidth(ctx, ibfabric.PortRef{Node: "leaf2", Port: 1}, guid, 4); err != nil {
+		t.Fatal(err)
+	}
+	validateUntil(ExitOK, dir)
+
+	// A host missing from a partition: opensm runs an older spec without
+	// cn04 in storage. validate names cn04's port, plan shows the drift.
+	old := filepath.Join(t.TempDir(), "ib.fab.hcl")
+	writeFile(t, old, strings.Replace(string(src), `members         = ["cn03:ib0", "cn04:ib0"]`, `members         = ["cn03:ib0"]`, 1))
+	if err := os.Symlink(filepath.Join(dir, ".fabctl"), filepath.Join(filepath.Dir(old), ".fabctl")); err != nil {
+		t.Fatal(err)
+	}
+	must(ExitOK, "apply", "-auto-approve", old)
+	expect(validateUntil(ExitError, dir), "cn04:ib0 (cn04-mlx5_0 port 1): P_Key 0x0002 of partition storage is not in the port's P_Key table", "[pkey-missing]")
+	expect(must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01")
+	must(ExitOK, "apply", "-auto-approve", dir)
+	validateUntil(ExitOK, dir)
+}

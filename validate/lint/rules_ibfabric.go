@@ -1,0 +1,132 @@
+package lint
+
+import (
+	"strconv"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// InfiniBand cabling rules: the switches (platform "infiniband") and the
+// links to them. Two ends that disagree on the rate and a port cabled
+// twice do not load (spec: "Speed mismatch", "Endpoint used twice").
+func ibFabricRules() []Rule {
+	return []Rule{
+		{
+			ID:    "IB-5",
+			Title: "InfiniBand cables fit the switches: numbered ports within the port count, a width and a speed on every link",
+			Rationale: `An InfiniBand switch numbers its ports 1..N (ibnetdiscover, opensm and ibsim all do), so a cable on
+port 0, on a port past the switch's port count or on a named port cannot exist. Every cable to an
+InfiniBand switch states its width (4x) and speed (HDR): validate compares the trained link with
+them and reports a link that came up narrower or slower (a bad cable or optic), which it can only do
+when the spec says what the link should be. Two adapters cabled back to back need a subnet manager
+on one of them and are not a fabric fabctl reads back.`,
+			Reference: "IBA 14.2.5.6 (PortInfo LinkWidthActive, LinkSpeedActive); ibnetdiscover(8)",
+			Check:     checkIB5,
+		},
+		{
+			ID:    "IB-6",
+			Title: "The InfiniBand fabric carries the partitions and QoS: members cabled, SL2VL within the switches' VLs, partition MTUs within rdma_mtu",
+			Rationale: `When the spec cables an InfiniBand fabric, a partition member whose NIC has no cable to it is a port
+opensm never sees: the partition is silently smaller than the spec. The SL2VL table may only use VLs
+every switch port runs (a switch's vls, 8 by default; max_vls when set): a packet on an SL mapped to a
+VL the port does not run is dropped. A partition MTU above the fabric's rdma_mtu (the MTU the links run)
+is an IPoIB group no port can join at that size.`,
+			Reference: "opensm(8) PARTITION CONFIGURATION, QOS CONFIGURATION; IBA 7.6.6 (SL to VL mapping), 7.9 (MTU)",
+			Check:     checkIB6,
+		},
+	}
+}
+
+func ibSwitchOf(s *spec.Spec, e spec.Endpoint) *spec.Switch {
+	if sw := s.Switch(e.Node); sw != nil && sw.InfiniBand {
+		return sw
+	}
+	return nil
+}
+
+func checkIB5(c *Context) {
+	s := c.Spec
+	for _, l := range s.Links {
+		a, b := ibSwitchOf(s, l.A), ibSwitchOf(s, l.B)
+		if a == nil && b == nil {
+			continue
+		}
+		scopes := linkScopes(s, l)
+		for _, x := range []struct {
+			sw *spec.Switch
+			e  spec.Endpoint
+		}{{a, l.A}, {b, l.B}} {
+			if x.sw == nil {
+				continue
+			}
+			n, err := strconv.Atoi(x.e.Port)
+			switch {
+			case err != nil || n < 1:
+				c.Reportf(Error, x.e.Src, l.Address(), scopes, "InfiniBand switch port not a number",
+					"%s: switch %s is an InfiniBand switch, whose ports are numbered 1..%d; %q is not one.", l.Address(), x.sw.Name, x.sw.PortCount, x.e.Port)
+			case x.sw.PortCount > 0 && n > x.sw.PortCount:
+				c.Reportf(Error, x.e.Src, l.Address(), scopes, "Port beyond the switch's port count",
+					"%s: switch %s has ports = %d; port %d does not exist.", l.Address(), x.sw.Name, x.sw.PortCount, n)
+			}
+		}
+		if l.Width == 0 || l.IBSpeed == "" {
+			c.Reportf(Warning, l.Src.Attr("endpoints"), l.Address(), scopes, "InfiniBand link without width and speed",
+				"%s: set width = \"4x\" and speed = one of SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, so validate can tell a link that trained narrower or slower.", l.Address())
+		}
+	}
+}
+
+func checkIB6(c *Context) {
+	s := c.Spec
+	ib := ibFabric(s)
+	if ib == nil {
+		return
+	}
+	vls, hasIB := 0, false
+	for _, sw := range s.Switches {
+		if sw.InfiniBand {
+			if !hasIB || sw.VLs < vls {
+				vls = sw.VLs
+			}
+			hasIB = true
+		}
+	}
+	if !hasIB {
+		return
+	}
+	cabled := map[string]bool{}
+	for _, l := range s.Links {
+		if ibSwitchOf(s, l.A) != nil || ibSwitchOf(s, l.B) != nil {
+			cabled[l.A.String()], cabled[l.B.String()] = true, true
+		}
+	}
+	for _, p := range ib.Partitions {
+		for _, m := range p.Members {
+			if isPartitionKeyword(m.Endpoint) {
+				continue
+			}
+			h, nics := memberNICs(s, m.Endpoint)
+			for _, n := range nics {
+				if !cabled[h.Name+":"+n.Name] {
+					c.Reportf(Error, p.Src.Attr(memberAttr(m.Full)), partitionAddress(p), nil, "Partition member not cabled",
+						"partition %q: member %s:%s has no cable to an InfiniBand switch in the spec, so opensm never sees the port.", p.Name, h.Name, n.Name)
+				}
+			}
+		}
+		if p.MTU > s.Fabric.RDMAMTU && s.Fabric.RDMAMTU > 0 {
+			c.Reportf(Error, p.Src.Attr("mtu"), partitionAddress(p), nil, "Partition MTU above the fabric's",
+				"partition %q: mtu %d is above the fabric's rdma_mtu %d, the MTU its links run.", p.Name, p.MTU, s.Fabric.RDMAMTU)
+		}
+	}
+	limit, why := vls, "the InfiniBand switches run VL0-"+strconv.Itoa(vls-1)
+	if ib.MaxVLs > 0 && ib.MaxVLs < limit {
+		limit, why = ib.MaxVLs, "max_vls = "+strconv.Itoa(ib.MaxVLs)
+	}
+	for sl, vl := range ib.SL2VL {
+		if vl != 15 && vl >= limit {
+			c.Reportf(Error, ib.Src.Attr("sl2vl"), "infiniband", nil, "SL2VL beyond the fabric's VLs",
+				"sl2vl maps SL %d to VL %d, but %s: packets on SL %d are dropped.", sl, vl, why, sl)
+			break
+		}
+	}
+}
