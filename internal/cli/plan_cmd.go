@@ -210,7 +210,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	var saveErr error
 	saved := false
 	if opts.Out != "" && !p.Errored() {
-		if saveErr = lf.savedPlan(p).Write(opts.Out); saveErr == nil {
+		if saveErr = lf.writeSavedPlan(p, opts.Out, f.Getenv(plan.KeyEnv)); saveErr == nil {
 			saved = true
 		}
 	}
