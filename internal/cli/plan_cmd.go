@@ -214,7 +214,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 			saved = true
 		}
 	}
-	if err := writePlan(opts.IO, p, opts.Format, planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)); err != nil {
+	vo := planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)
+	if opts.driftCheck {
+		vo.Command = "drift"
+	}
+	if err := writePlan(opts.IO, p, opts.Format, vo); err != nil {
 		return err
 	}
 	if saved {
