@@ -91,6 +91,11 @@ type Options struct {
 	// CheckStale re-reads every device first and refuses the whole run
 	// (*StaleError) if any fingerprint moved since the plan.
 	CheckStale bool
+	// Rederive, when set (a saved plan), replans a device from the
+	// plan's own spec and its live state; the staleness check then also
+	// refuses the run (*MismatchPlanError) when the steps or changes
+	// derived differ from the plan's.
+	Rederive func(ctx context.Context, address string) *plan.DevicePlan
 	// Journal receives the run's events (nil: none).
 	Journal *Journal
 	// Record is updated with every verified device (nil: none).
@@ -381,7 +386,13 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 		Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
 		OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
 
-	err := r.execute(wp)
+	// The journal must be writable before any device is touched.
+	var err error
+	if jerr := r.j.Sync(); jerr != nil {
+		err = &JournalError{Path: r.j.Path(), Err: jerr}
+	} else {
+		err = r.execute(wp)
+	}
 	r.release()
 	r.res.Finished = r.now()
 	r.res.Counts = count(r.res.Devices)
@@ -394,6 +405,9 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 				dr.Reason = refusal(err)
 			}
 		}
+	case r.j.Err() != nil:
+		status = "failed"
+		err = &JournalError{Path: r.j.Path(), Err: r.j.Err()}
 	case !r.res.OK():
 		status = "failed"
 		err = &FailedError{Result: r.res}
@@ -410,6 +424,10 @@ func refusal(err error) string {
 		return "nothing applied: stale plan"
 	case *UnreachableError:
 		return "nothing applied: devices could not be re-read"
+	case *MismatchPlanError:
+		return "nothing applied: the plan's steps do not follow from its spec"
+	case *JournalError:
+		return "nothing applied: the journal cannot be written"
 	default:
 		return "nothing applied: incomplete plan"
 	}
@@ -450,7 +468,9 @@ func (r *run) execute(wp WavePlan) error {
 	for w, wave := range wp.Waves {
 		r.runWave(w+1, wave)
 	}
-	r.res.Interrupted = r.interrupt.Load()
+	// An interrupt ends the run "interrupted" even when every device was
+	// already in flight (none was left to skip).
+	r.res.Interrupted = r.interrupt.Load() || r.stop.Err() != nil
 	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() {
 		r.rollbackAll()
 	}
@@ -506,12 +526,27 @@ func (r *run) progress(ev ProgressEvent, delta int, finished bool) {
 // checkStale re-reads every device and compares fingerprints.
 func (r *run) checkStale() error {
 	type out struct {
-		live string
-		err  error
+		live     string
+		err      error
+		mismatch bool
 	}
 	outs := make([]out, len(r.devs))
 	r.parallel(len(r.devs), func(i int) {
 		d := r.devs[i]
+		if r.opts.Rederive != nil {
+			r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseCheck}, 0, false)
+			fresh := r.opts.Rederive(r.ctx, d.Plan.Address)
+			switch {
+			case fresh == nil:
+				outs[i].err = errors.New("the plan's spec does not declare this device")
+			case fresh.Error != "":
+				outs[i].err = errors.New(fresh.Error)
+			default:
+				outs[i].live = fresh.Fingerprint
+				outs[i].mismatch = fresh.Fingerprint == d.Plan.Fingerprint && !plan.SameWork(d.Plan, fresh)
+			}
+			return
+		}
 		drv, err := r.reg.New(d.Plan.Driver)
 		if err != nil {
 			outs[i].err = err
@@ -525,9 +560,14 @@ func (r *run) checkStale() error {
 		}
 		outs[i].live = live.Fingerprint()
 	})
+	var forged []string
 	for i, o := range outs {
 		dp := r.devs[i].Plan
 		switch {
+		case o.mismatch:
+			forged = append(forged, dp.Address)
+			r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: o.live,
+				Reason: "the plan's steps do not follow from its spec and the live state"})
 		case o.err != nil:
 			sd := StaleDevice{Address: dp.Address, Error: r.j.Redact(o.err.Error())}
 			r.res.Unreachable = append(r.res.Unreachable, sd)
@@ -538,6 +578,9 @@ func (r *run) checkStale() error {
 			r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: o.live,
 				Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(o.live) + ")"})
 		}
+	}
+	if len(forged) > 0 {
+		return &MismatchPlanError{Devices: forged}
 	}
 	if len(r.res.Unreachable) > 0 {
 		return &UnreachableError{Devices: r.res.Unreachable}
@@ -588,6 +631,10 @@ func (r *run) runWave(wave int, idx []int) {
 		if r.stopping.Load() {
 			return
 		}
+		if r.j.Err() != nil {
+			r.halt("stopped: the journal cannot be written")
+			return
+		}
 		if wave > 1 && r.opts.OnFailure == Continue {
 			for _, peer := range r.links[dr.Address] {
 				if w, failed := r.failed.Load(peer); failed && w.(int) < wave {
@@ -616,8 +663,13 @@ func (r *run) applyDevice(i, wave int) {
 	d := r.devs[i]
 	dp, dr := d.Plan, r.res.Devices[i]
 	start := r.now()
+	// The device is touched only once its device_start is in the journal.
+	if err := r.j.WriteSync(Entry{Event: EventDeviceStart, Device: dp.Address, Wave: wave, Changes: len(dp.Changes)}); err != nil {
+		dr.Reason = "not started: the journal cannot be written"
+		r.halt("stopped: the journal cannot be written")
+		return
+	}
 	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseApply}, +1, false)
-	r.j.Write(Entry{Event: EventDeviceStart, Device: dp.Address, Wave: wave, Changes: len(dp.Changes)})
 	r.finishDevice(d, dr, start, r.transact(d, dr))
 }
 
@@ -921,3 +973,32 @@ func count(devs []*DeviceResult) Counts {
 	}
 	return c
 }
+
+// MismatchPlanError refuses a saved plan whose native steps (or changes)
+// are not what its own spec and the devices' live state give: the file
+// was edited and re-sealed, or made by a fabctl that renders otherwise.
+// Apply never runs steps that do not follow from the spec.
+type MismatchPlanError struct{ Devices []string }
+
+func (e *MismatchPlanError) Error() string {
+	return fmt.Sprintf("the saved plan's native steps for %s do not follow from the plan's spec and the live state (the plan file was edited, or made by another fabctl version): nothing was applied; run fabctl plan -out again",
+		strings.Join(e.Devices, ", "))
+}
+
+// JournalError fails a run whose journal could not be written: the run
+// starts no device after it (docs/apply.md promises a journal of every
+// run).
+type JournalError struct {
+	Path string
+	Err  error
+}
+
+func (e *JournalError) Error() string {
+	where := "the journal"
+	if e.Path != "" {
+		where = "the journal " + e.Path
+	}
+	return fmt.Sprintf("%s cannot be written (%v): no further device was started", where, e.Err)
+}
+
+func (e *JournalError) Unwrap() error { return e.Err }

@@ -189,16 +189,33 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 		Parallelism:    o.Parallelism,
 		OnFailure:      o.OnFailure,
 		ConfirmTimeout: o.ConfirmTimeout,
-		CheckStale:     changed, // with no changes the plan's reads just confirmed every device
-		Progress:       h.Progress,
-		Now:            o.Now,
-		Fabric:         name,
-		FabctlVersion:  o.Version,
-		SpecHash:       p.SpecHash,
-		PlanFile:       o.PlanFile,
+		// With no changes the plan's reads just confirmed every device; a
+		// saved plan is always checked (its steps are re-derived).
+		CheckStale:    changed || o.Saved != nil,
+		Progress:      h.Progress,
+		Now:           o.Now,
+		Fabric:        name,
+		FabctlVersion: o.Version,
+		SpecHash:      p.SpecHash,
+		PlanFile:      o.PlanFile,
 	}
 	if o.Saved != nil {
 		aopts.PlanHash = o.Saved.ContentHash
+		// Never run steps that do not follow from the spec: each device
+		// is planned again from the plan's own spec and its live state,
+		// and the run is refused when the steps differ.
+		units := map[string]plan.Unit{}
+		for _, u := range plan.Units(o.Fabric) {
+			units[u.Device.Addr()] = u
+		}
+		aopts.Rederive = func(ctx context.Context, addr string) *plan.DevicePlan {
+			u, ok := units[addr]
+			if !ok {
+				return nil
+			}
+			u.State = nil // flattened again by the planner, as plan did
+			return plan.Derive(ctx, u, reg, o.Plan)
+		}
 	}
 	rec, err := OpenRecorder(o.StateDir, name)
 	if err != nil {
@@ -258,10 +275,11 @@ func runStatus(res *Result, err error, changed bool) RunStatus {
 	var se *StaleError
 	var ue *UnreachableError
 	var pe *PlanError
+	var me *MismatchPlanError
 	switch {
 	case errors.As(err, &se):
 		return RunStale
-	case errors.As(err, &ue), errors.As(err, &pe):
+	case errors.As(err, &ue), errors.As(err, &pe), errors.As(err, &me):
 		return RunRefused
 	case res.Interrupted:
 		return RunInterrupted

@@ -2,17 +2,20 @@ package apply
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -87,14 +90,14 @@ type Entry struct {
 // call. A crash leaves every line written so far. A nil *Journal discards
 // everything.
 type Journal struct {
-	w      io.Writer
-	closer io.Closer
-	path   string
-	runID  string
-	now    func() time.Time
-	redact *strings.Replacer
+	w       io.Writer
+	closer  io.Closer
+	path    string
+	runID   string
+	now     func() time.Time
+	secrets []string
 
-	lines   chan []byte
+	lines   chan line
 	pending sync.WaitGroup // lines handed over but not yet written
 	done    chan struct{}
 	closed  atomic.Bool
@@ -105,31 +108,39 @@ type Journal struct {
 
 // NewJournal returns a journal writing to w. secrets are values that must
 // never appear in it (resolved credentials): any occurrence in an error
-// text is replaced by "***".
+// text is replaced by "***" where it stands as a whole token
+// (drivers.RedactSecrets).
 func NewJournal(w io.Writer, runID string, now func() time.Time, secrets []string) *Journal {
 	if now == nil {
 		now = time.Now
 	}
-	j := &Journal{w: w, runID: runID, now: now, lines: make(chan []byte, 4096), done: make(chan struct{})}
-	var pairs []string
+	j := &Journal{w: w, runID: runID, now: now, lines: make(chan line, 4096), done: make(chan struct{})}
 	for _, s := range secrets {
-		if len(s) >= 4 { // shorter values would mask ordinary words
-			pairs = append(pairs, s, "***")
+		if s != "" {
+			j.secrets = append(j.secrets, s)
 		}
 	}
-	if len(pairs) > 0 {
-		j.redact = strings.NewReplacer(pairs...)
-	}
+	// Longest first: a secret that contains another is masked whole.
+	sort.Slice(j.secrets, func(a, b int) bool { return len(j.secrets[a]) > len(j.secrets[b]) })
 	go j.writer()
 	return j
+}
+
+// line is one encoded entry; ack, when set, is closed once the line was
+// written (or failed to be).
+type line struct {
+	b   []byte
+	ack chan struct{}
 }
 
 // writer writes lines as they come, batching those already queued.
 func (j *Journal) writer() {
 	defer close(j.done)
 	var buf []byte
-	for line := range j.lines {
-		buf = append(buf[:0], line...)
+	var acks []chan struct{}
+	for l := range j.lines {
+		buf = append(buf[:0], l.b...)
+		acks = append(acks[:0], l.ack)
 		n := 1
 	drain:
 		for len(buf) < 256<<10 {
@@ -138,7 +149,8 @@ func (j *Journal) writer() {
 				if !ok {
 					break drain
 				}
-				buf = append(buf, more...)
+				buf = append(buf, more.b...)
+				acks = append(acks, more.ack)
 				n++
 			default:
 				break drain
@@ -149,6 +161,11 @@ func (j *Journal) writer() {
 				j.mu.Lock()
 				j.err = fmt.Errorf("write journal: %w", err)
 				j.mu.Unlock()
+			}
+		}
+		for _, a := range acks {
+			if a != nil {
+				close(a)
 			}
 		}
 		j.pending.Add(-n)
@@ -195,10 +212,10 @@ func (j *Journal) RunID() string {
 
 // Redact masks secrets in s.
 func (j *Journal) Redact(s string) string {
-	if j == nil || j.redact == nil {
+	if j == nil || len(j.secrets) == 0 {
 		return s
 	}
-	return j.redact.Replace(s)
+	return drivers.RedactSecrets(s, j.secrets, "***")
 }
 
 // Write appends one entry, filling in time and run id. The first write
@@ -208,14 +225,35 @@ func (j *Journal) Write(e Entry) {
 	if j == nil || j.closed.Load() {
 		return
 	}
+	j.send(e, nil)
+}
+
+func (j *Journal) send(e Entry, ack chan struct{}) {
 	e.RunID = j.runID
 	e.Time = j.now().UTC()
 	e.Error = j.Redact(e.Error)
 	e.Reason = j.Redact(e.Reason)
 	e.Token = j.Redact(e.Token)
-	line := append(e.appendJSON(make([]byte, 0, 256)), '\n')
+	b := append(e.appendJSON(make([]byte, 0, 256)), '\n')
 	j.pending.Add(1)
-	j.lines <- line
+	j.lines <- line{b: b, ack: ack}
+}
+
+// WriteSync appends one entry as Write does and waits until it has been
+// written; the error is the journal's first write error. The engine
+// writes device_start this way: a device is touched only once the
+// journal holds its start. Safe for concurrent use.
+func (j *Journal) WriteSync(e Entry) error {
+	if j == nil {
+		return nil
+	}
+	if j.closed.Load() {
+		return errors.New("journal closed")
+	}
+	ack := make(chan struct{})
+	j.send(e, ack)
+	<-ack
+	return j.Err()
 }
 
 // Flush waits until every entry written so far has reached the writer.
@@ -225,6 +263,26 @@ func (j *Journal) Flush() error {
 	}
 	j.pending.Wait()
 	return j.Err()
+}
+
+// Sync writes what is pending and, for a journal file, syncs it to disk:
+// the check that the journal can be written at all (a full disk, or
+// /dev/full, accepts the open and fails the write or the sync).
+func (j *Journal) Sync() error {
+	if err := j.Flush(); err != nil || j == nil {
+		return err
+	}
+	if f, ok := j.closer.(*os.File); ok {
+		if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
+			j.mu.Lock()
+			if j.err == nil {
+				j.err = fmt.Errorf("sync journal: %w", err)
+			}
+			j.mu.Unlock()
+			return j.Err()
+		}
+	}
+	return nil
 }
 
 // Err is the first write error, if any.

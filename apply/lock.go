@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -48,7 +49,11 @@ func (e *LockedError) Error() string {
 	if e.Unreadable != nil {
 		return fmt.Sprintf("the fabric is locked: %s exists but cannot be read (%v); if no fabctl run is active, remove the file by hand", e.Path, e.Unreadable)
 	}
-	return fmt.Sprintf("the fabric is locked by another fabctl run: %s (lock file %s)", e.Info, e.Path)
+	msg := fmt.Sprintf("the fabric is locked by another fabctl run: %s (lock file %s)", e.Info, e.Path)
+	if host, err := os.Hostname(); err == nil && strings.HasSuffix(e.Info.Who, "@"+host) && !HolderAlive(e.Info) {
+		msg += fmt.Sprintf("; pid %d is no longer running on this machine: that run ended without releasing the lock (a crash or a second Ctrl-C). Check the devices its journal lists as started but not finished, then run fabctl force-unlock %s", e.Info.PID, e.Info.ID)
+	}
+	return msg
 }
 
 // ErrNoLock is returned by ForceUnlock when no lock is held.
@@ -237,8 +242,36 @@ type MismatchError struct {
 	Held  LockInfo
 }
 
+// Error never repeats the held lock's ID: force-unlock removes only a lock
+// whose ID the user has seen (in a locked run's message), so a wrong
+// guess must not hand them the right one.
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("lock ID %q does not match the held lock (%s); nothing removed", e.Given, e.Held)
+	h := e.Held
+	return fmt.Sprintf("lock ID %q does not match the held lock (held by %s, pid %d, for %s since %s); nothing removed: use the ID a locked run printed",
+		e.Given, h.Who, h.PID, h.Operation, h.Created.UTC().Format(time.RFC3339))
+}
+
+// LiveHolderError refuses to remove the lock of a run that is still
+// running on this machine.
+type LiveHolderError struct{ Held LockInfo }
+
+func (e *LiveHolderError) Error() string {
+	return fmt.Sprintf("the run holding this lock (pid %d, %s, for %s) is still running on this machine: stop it (Ctrl-C) and let it release the lock; to remove the lock of a live run all the same, add --force",
+		e.Held.PID, e.Held.Who, e.Held.Operation)
+}
+
+// HolderAlive reports whether the lock's holder is a process running on
+// this machine (same host in Who, and its pid exists).
+func HolderAlive(info LockInfo) bool {
+	host, err := os.Hostname()
+	if err != nil || info.PID <= 0 {
+		return false
+	}
+	if _, h, ok := strings.Cut(info.Who, "@"); !ok || h != host {
+		return false
+	}
+	err = syscall.Kill(info.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // ForceUnlock removes the lock on a fabric when its ID is id, and returns
@@ -283,12 +316,17 @@ func Locks(stateDir string) ([]LockInfo, error) {
 
 // ForceUnlockID removes the lock with this ID from a state directory,
 // whichever fabric holds it: force-unlock must work without loading the
-// spec (it may be the spec that is broken).
-func ForceUnlockID(stateDir, id string) (LockInfo, error) {
+// spec (it may be the spec that is broken). The lock of a run still
+// alive on this machine is removed only with evenIfRunning
+// (*LiveHolderError).
+func ForceUnlockID(stateDir, id string, evenIfRunning bool) (LockInfo, error) {
 	id = strings.TrimSpace(id)
 	locks, err := Locks(stateDir)
 	for _, l := range locks {
 		if l.ID == id {
+			if !evenIfRunning && HolderAlive(l) {
+				return l, &LiveHolderError{Held: l}
+			}
 			if err := os.Remove(l.Path); err != nil {
 				return l, err
 			}
@@ -304,10 +342,6 @@ func ForceUnlockID(stateDir, id string) (LockInfo, error) {
 	case 1:
 		return LockInfo{}, &MismatchError{Given: id, Held: locks[0]}
 	default:
-		held := make([]string, len(locks))
-		for i, l := range locks {
-			held[i] = l.ID
-		}
-		return LockInfo{}, fmt.Errorf("no lock with ID %q in %s (held: %s); nothing removed", id, stateDir, strings.Join(held, ", "))
+		return LockInfo{}, fmt.Errorf("lock ID %q does not match any of the %d locks held in %s; nothing removed: use the ID a locked run printed", id, len(locks), stateDir)
 	}
 }

@@ -25,11 +25,11 @@ func SecretValues(creds []*spec.Credentials, getenv func(string) string) []strin
 				v = getenv(ref.Name)
 			}
 		case "file":
-			st, err := os.Stat(ref.Name)
+			st, err := os.Stat(ref.Path())
 			if err != nil || !st.Mode().IsRegular() || st.Size() > 1<<20 {
 				return
 			}
-			b, err := os.ReadFile(ref.Name)
+			b, err := os.ReadFile(ref.Path())
 			if err != nil {
 				return
 			}

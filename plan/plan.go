@@ -7,7 +7,9 @@
 package plan
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
@@ -340,6 +342,30 @@ func flatten(u Unit) Unit {
 		u.State = in.Flatten()
 	}
 	return u
+}
+
+// Derive plans one device as Make does (without drift): apply uses it
+// to re-derive a saved plan's steps from the plan's spec and the live
+// state (SameWork).
+func Derive(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {
+	opts.Applied = nil
+	return planDevice(ctx, u, reg, opts)
+}
+
+// SameWork reports whether two plans of a device would do the same: the
+// same desired state, changes and native steps.
+func SameWork(a, b *DevicePlan) bool {
+	return a.Desired.Fingerprint() == b.Desired.Fingerprint() &&
+		sameJSON(a.Changes, b.Changes) && sameJSON(a.Steps, b.Steps)
+}
+
+func sameJSON[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	x, errx := json.Marshal(a)
+	y, erry := json.Marshal(b)
+	return errx == nil && erry == nil && bytes.Equal(x, y)
 }
 
 func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {

@@ -2,11 +2,13 @@ package plan
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,9 +31,16 @@ type SavedPlan struct {
 	Vars     []string    `json:"vars,omitempty"`
 	VarFiles []spec.File `json:"var_files,omitempty"`
 	// Env holds the FAB_VAR_* environment entries that set variables.
-	Env         []string `json:"env,omitempty"`
-	Plan        *Plan    `json:"plan"`
-	ContentHash string   `json:"content_hash"`
+	Env []string `json:"env,omitempty"`
+	// StateDir is the absolute state directory of the fabric the plan
+	// was made for (lock, applied record, journals): apply uses it
+	// wherever it runs from.
+	StateDir string `json:"state_dir,omitempty"`
+	Plan     *Plan  `json:"plan"`
+	// Signature is an HMAC-SHA256 over the content under the key in
+	// FABCTL_PLAN_KEY, when it was set (DecodeKey checks it).
+	Signature   string `json:"signature,omitempty"`
+	ContentHash string `json:"content_hash"`
 }
 
 func (s *SavedPlan) hash() (string, error) {
@@ -68,6 +77,10 @@ func (s *SavedPlan) Write(path string) error {
 	if err != nil {
 		return err
 	}
+	return writeFile(path, b)
+}
+
+func writeFile(path string, b []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
@@ -97,13 +110,13 @@ func Decode(b []byte, name string) (*SavedPlan, error) {
 	return &s, nil
 }
 
-// Read loads and checks a saved plan file.
-func Read(path string) (*SavedPlan, error) {
+// Read loads and checks a saved plan file (and its signature: DecodeKey).
+func Read(path, key string) (*SavedPlan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Decode(b, path)
+	return DecodeKey(b, path, key)
 }
 
 func major(v string) string {
@@ -142,8 +155,11 @@ func (s *SavedPlan) Staleness() []string {
 		out = append(out, "the plan file does not record its spec path, so the spec on disk cannot be compared")
 	} else if files, diags := spec.ReadFiles(s.SpecPath); diags.HasErrors() {
 		out = append(out, fmt.Sprintf("the spec at %s cannot be read (%s), so it cannot be compared", s.SpecPath, diagSummary(diags)))
-	} else if SourceHash(files) != s.Plan.SpecHash {
-		out = append(out, fmt.Sprintf("the spec at %s changed since the plan was made (%s)", s.SpecPath, changedFiles(s.Sources, files)))
+	} else if src := rebase(s.Sources, s.SpecPath); SourceHash(files) != s.Plan.SpecHash && SourceHash(files) != SourceHash(src) {
+		// Compared by file name within the spec directory: the plan may
+		// record the files under the path given to plan (relative), the
+		// disk is read at the absolute spec path.
+		out = append(out, fmt.Sprintf("the spec at %s changed since the plan was made (%s)", s.SpecPath, changedFiles(src, files)))
 	}
 	for _, vf := range s.VarFiles {
 		b, err := os.ReadFile(vf.Name)
@@ -200,6 +216,21 @@ func changedFiles(before, after []spec.File) string {
 	return strings.Join(parts, ", ")
 }
 
+// rebase names the plan's spec files as spec.ReadFiles(specPath) names
+// them: a spec directory is not recursive, so each file is its base name
+// in the spec directory (or the spec file itself).
+func rebase(files []spec.File, specPath string) []spec.File {
+	dir := specPath
+	if st, err := os.Stat(specPath); err != nil || !st.IsDir() {
+		dir = filepath.Dir(specPath)
+	}
+	out := make([]spec.File, len(files))
+	for i, f := range files {
+		out[i] = spec.File{Name: filepath.Join(dir, filepath.Base(f.Name)), Data: f.Data}
+	}
+	return out
+}
+
 func minor(v string) int {
 	_, m, ok := strings.Cut(v, ".")
 	if !ok {
@@ -207,4 +238,72 @@ func minor(v string) int {
 	}
 	n, _ := strconv.Atoi(m)
 	return n
+}
+
+// KeyEnv is the environment variable holding the key that signs saved
+// plans (HMAC-SHA256). With it set, plan -out signs and apply and show
+// refuse a plan without a valid signature.
+const KeyEnv = "FABCTL_PLAN_KEY"
+
+func (s *SavedPlan) sign(key string) (string, error) {
+	c := *s
+	c.Signature = ""
+	c.ContentHash = ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write(b)
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// EncodeSigned seals the plan and, when key is not empty, signs it with
+// an HMAC-SHA256 under key.
+func (s *SavedPlan) EncodeSigned(key string) ([]byte, error) {
+	s.Signature = ""
+	if key != "" {
+		s.FormatVersion = FormatVersion
+		sig, err := s.sign(key)
+		if err != nil {
+			return nil, err
+		}
+		s.Signature = sig
+	}
+	return s.Encode()
+}
+
+// WriteSigned saves the plan as Write does, signed with key when it is
+// not empty.
+func (s *SavedPlan) WriteSigned(path, key string) error {
+	b, err := s.EncodeSigned(key)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, b)
+}
+
+// DecodeKey parses and checks a saved plan as Decode, and its signature:
+// with a key, the plan must be signed with it; without one, a signed plan
+// is refused (it cannot be checked).
+func DecodeKey(b []byte, name, key string) (*SavedPlan, error) {
+	s, err := Decode(b, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case key == "" && s.Signature != "":
+		return nil, fmt.Errorf("%s is signed: set %s to the key it was signed with to check it", name, KeyEnv)
+	case key != "" && s.Signature == "":
+		return nil, fmt.Errorf("%s has no signature, and %s is set: only plans signed with that key are applied; re-run fabctl plan -out with the key", name, KeyEnv)
+	case key != "":
+		want, err := s.sign(key)
+		if err != nil {
+			return nil, err
+		}
+		if !hmac.Equal([]byte(want), []byte(s.Signature)) {
+			return nil, fmt.Errorf("%s: the signature does not match %s (edited, or signed with another key): re-run fabctl plan -out", name, KeyEnv)
+		}
+	}
+	return s, nil
 }

@@ -2,9 +2,11 @@ package spec
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -85,9 +87,125 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, w
 				c.Detail += "\nSilence with lint_ignore = { \"" + info.Rule + "\" = \"<reason>\" } on the block."
 			}
 		}
+		c.Summary, c.Detail = EscapeControl(c.Summary), EscapeControl(c.Detail)
 		out = append(out, &c)
 	}
+	files, out = escapeSnippets(files, out)
 	return hcl.NewDiagnosticTextWriter(w, files, width, color).WriteDiagnostics(out)
+}
+
+// EscapeControl makes s safe to print on a terminal: control characters
+// (C0 but newline and tab, DEL, C1) are written as \xNN / \u00NN, so a
+// spec or a device's answer cannot move the cursor, retitle the window
+// or clear the screen.
+func EscapeControl(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(escapeRune(r))
+	}
+	return b.String()
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if isControl(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
+}
+
+func escapeRune(r rune) string {
+	switch {
+	case !isControl(r):
+		return string(r)
+	case r < 0x80:
+		return fmt.Sprintf("\\x%02x", r)
+	}
+	return fmt.Sprintf("\\u%04x", r)
+}
+
+// escapeSnippets returns the files with control characters escaped (as
+// EscapeControl) and the diagnostics' ranges moved to match, so the
+// snippets hcl prints show the escapes and still underline the subject.
+func escapeSnippets(files map[string]*hcl.File, diags hcl.Diagnostics) (map[string]*hcl.File, hcl.Diagnostics) {
+	type shift struct{ byte, line, col, delta int } // at byte (old), on line: delta more bytes/columns after it
+	shifts := map[string][]shift{}
+	var out map[string]*hcl.File
+	for name, f := range files {
+		if f == nil || !hasControl(string(f.Bytes)) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]*hcl.File, len(files))
+			for k, v := range files {
+				out[k] = v
+			}
+		}
+		var b []byte
+		line, col := 1, 1
+		src := f.Bytes
+		for i := 0; i < len(src); {
+			r, n := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && n <= 1 {
+				b = append(b, src[i])
+				i, col = i+1, col+1
+				continue
+			}
+			if isControl(r) && !(r == '\r' && i+1 < len(src) && src[i+1] == '\n') {
+				e := escapeRune(r)
+				shifts[name] = append(shifts[name], shift{byte: i, line: line, col: col, delta: len(e) - n})
+				b = append(b, e...)
+			} else {
+				b = append(b, src[i:i+n]...)
+			}
+			if r == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+			i += n
+		}
+		c := *f
+		c.Bytes = b
+		out[name] = &c
+	}
+	if out == nil {
+		return files, diags
+	}
+	move := func(p hcl.Pos, name string) hcl.Pos {
+		for _, s := range shifts[name] {
+			if s.byte < p.Byte {
+				p.Byte += s.delta
+				if s.line == p.Line {
+					p.Column += s.delta
+				}
+			}
+		}
+		return p
+	}
+	moveRange := func(r *hcl.Range) *hcl.Range {
+		if r == nil || shifts[r.Filename] == nil {
+			return r
+		}
+		c := *r
+		c.Start, c.End = move(r.Start, r.Filename), move(r.End, r.Filename)
+		return &c
+	}
+	moved := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		c.Subject, c.Context = moveRange(d.Subject), moveRange(d.Context)
+		moved[i] = &c
+	}
+	return out, moved
 }
 
 // JSONDiagnostic is one diagnostic in fabctl's JSON output (the shape of

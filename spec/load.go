@@ -146,6 +146,12 @@ func ReadFiles(path string) ([]File, hcl.Diagnostics) {
 	sort.Strings(names)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
+		// A FIFO, device or socket would block or never end: refuse it
+		// before opening it (a symlink to a regular file is fine).
+		if st, err := os.Stat(n); err == nil && !st.Mode().IsRegular() {
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec file",
+				Detail: fmt.Sprintf("%s is not a regular file (%s): give a spec file or a directory of *.fab.hcl files.", n, fileKind(st.Mode()))}}
+		}
 		b, err := os.ReadFile(n)
 		if err != nil {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec file", Detail: err.Error()}}
@@ -153,6 +159,21 @@ func ReadFiles(path string) ([]File, hcl.Diagnostics) {
 		files = append(files, File{Name: n, Data: b})
 	}
 	return files, nil
+}
+
+// fileKind names a non-regular file's type.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
 }
 
 // Load reads and decodes the spec at path (file or directory).

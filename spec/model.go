@@ -7,6 +7,8 @@ package spec
 import (
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -651,4 +653,34 @@ func uniqueSorted(v []int) []int {
 		}
 	}
 	return out
+}
+
+// Path is the file a file("...") reference reads (ResolvePath against the
+// spec file that declares it); for env("...") it is the variable's name.
+func (s SecretRef) Path() string {
+	if s.Kind != "file" {
+		return s.Name
+	}
+	return ResolvePath(s.Name, s.Src.Filename)
+}
+
+// ResolvePath is the one rule for every file a spec names (secrets given
+// as file("..."), known_hosts, ca_file, cert_file, key_file): an absolute
+// path as is, "~/" under the home directory, and a relative path against
+// the directory of the spec file declaredIn, so the spec means the same
+// files wherever fabctl runs.
+func ResolvePath(p, declaredIn string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[2:])
+		}
+		return p
+	}
+	if declaredIn != "" {
+		return filepath.Join(filepath.Dir(declaredIn), p)
+	}
+	return p
 }

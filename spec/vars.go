@@ -110,7 +110,10 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 			}
 			val, d = expr.Value(nil)
 			if d.HasErrors() {
-				l.diags = append(l.diags, d...)
+				// A bare word parses as a variable reference ("Variables not
+				// allowed"): say what is wrong with the value instead.
+				l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid variable value",
+					Detail: fmt.Sprintf("%s: variable %q has type %s, and %q is not %s.", from, name, v.ty.FriendlyName(), raw, aTypeName(v.ty))})
 				return
 			}
 		}
@@ -326,4 +329,16 @@ func (l *loader) locals(blocks []*hcl.Block) cty.Value {
 		}
 	}
 	return cty.ObjectVal(done)
+}
+
+// aTypeName is "a number", "a bool", "a valid list of string ..." for
+// messages about a variable value.
+func aTypeName(t cty.Type) string {
+	switch {
+	case t == cty.Number:
+		return "a number"
+	case t == cty.Bool:
+		return "a bool (true or false)"
+	}
+	return "a valid " + t.FriendlyName() + " expression (quote strings inside it)"
 }

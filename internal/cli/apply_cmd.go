@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -175,10 +176,10 @@ func stdinIsTTY(ios *IOStreams) bool {
 
 // readSavedPlan tells a saved plan from a spec by content: a JSON object
 // with "plan" and "content_hash". It returns nil for a spec.
-func readSavedPlan(path string) (*plan.SavedPlan, error) {
+func readSavedPlan(path, key string) (*plan.SavedPlan, error) {
 	st, err := os.Stat(path)
-	if err != nil || st.IsDir() {
-		return nil, nil // a directory is a spec; a missing path is reported by the loader
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, nil // a directory is a spec; a missing or non-regular path is reported by the loader
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -196,7 +197,7 @@ func readSavedPlan(path string) (*plan.SavedPlan, error) {
 	if !hasPlan && !hasHash {
 		return nil, nil // a JSON spec (*.fab.hcl.json)
 	}
-	return plan.Decode(b, path)
+	return plan.DecodeKey(b, path, key)
 }
 
 func applyRun(f *Factory, opts *ApplyOptions) error {
@@ -234,7 +235,7 @@ func applyLoad(f *Factory, opts *ApplyOptions, out *applyOutcome) (*plan.SavedPl
 		out.Status, out.Err = status, err
 		return nil, nil, code
 	}
-	sp, err := readSavedPlan(opts.Path)
+	sp, err := readSavedPlan(opts.Path, f.Getenv(plan.KeyEnv))
 	if err != nil {
 		return fail(applyStatusError, err, ExitError)
 	}
@@ -305,17 +306,15 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		view.Warn("--insecure: SSH host keys and TLS certificates are not verified.")
 	}
 
-	// The state directory: beside the spec the plan was made from.
-	specPath := opts.Path
-	if sp != nil {
-		specPath = sp.SpecPath
-		if opts.StateDir == "" {
-			if _, err := os.Stat(specPath); specPath == "" || err != nil {
-				return fail(applyStatusError, fmt.Errorf("the saved plan was made from the spec at %q, which is not here, so its state directory (lock, applied record) is unknown: pass --state-dir", specPath))
-			}
+	// The state directory: beside the spec; for a saved plan, the one of
+	// the fabric it was made for, wherever apply runs from.
+	dir := stateDir(opts.Path, opts.StateDir)
+	if sp != nil && opts.StateDir == "" {
+		var err error
+		if dir, err = savedStateDir(sp); err != nil {
+			return fail(applyStatusError, err)
 		}
 	}
-	dir := stateDir(specPath, opts.StateDir)
 	popts, err := lf.planOptions(dir)
 	if err != nil {
 		return fail(applyStatusError, err)
@@ -349,6 +348,25 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	return applyExitCode(o.Status, opts.DetailedExitcode)
 }
 
+// savedStateDir is the state directory (lock, applied record, journals)
+// of the fabric a saved plan was made for: the one it records, or, for an
+// older plan, .fabctl beside its absolute spec path. It is never resolved
+// against the current directory, and it must exist: a missing one would
+// mean a new lock beside a run that may hold the real one.
+func savedStateDir(sp *plan.SavedPlan) (string, error) {
+	dir := sp.StateDir
+	if dir == "" {
+		if sp.SpecPath == "" || !filepath.IsAbs(sp.SpecPath) {
+			return "", fmt.Errorf("the saved plan does not record where its fabric's state directory is (spec path %q), so its lock and applied record cannot be found: pass --state-dir", sp.SpecPath)
+		}
+		dir = stateDir(sp.SpecPath, "")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("the state directory of the fabric this plan was made for, %s, is not here, so its lock and applied record cannot be found: nothing was applied; pass --state-dir if it moved", dir)
+	}
+	return dir, nil
+}
+
 // applyExitCode is the exit status of a run that ended with status.
 func applyExitCode(status apply.RunStatus, detailed bool) ExitCode {
 	switch status {
@@ -368,22 +386,31 @@ func applyExitCode(status apply.RunStatus, detailed bool) ExitCode {
 }
 
 // interruptContext returns a context cancelled by the first Ctrl-C or
-// SIGTERM: apply then starts no new device and lets the devices in flight
-// finish their transaction (onInterrupt says so). A second signal gets the
-// default behaviour: the process ends. The returned func releases it.
+// SIGTERM: apply then starts no new device, lets the devices in flight
+// finish their transaction (onInterrupt says so) and ends "interrupted".
+// A second signal ends the process at once (exit 130): the lock stays in
+// place and the journal has no run_end, so the next run reports the lock
+// of a run that is gone and force-unlock removes it. The returned func
+// releases it.
 func interruptContext(onInterrupt func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ch:
-			signal.Stop(ch) // a second signal ends the process
 			if onInterrupt != nil {
 				onInterrupt()
 			}
 			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			fmt.Fprintln(os.Stderr, "Second interrupt: exiting now. Devices in flight may be mid-transaction; the lock stays in place and the journal has no run_end: the next run says so, and fabctl force-unlock removes the lock once you have checked those devices.")
+			exitProcess(130)
 		case <-done:
 		}
 	}()
@@ -393,6 +420,9 @@ func interruptContext(onInterrupt func()) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// exitProcess ends the process (a second interrupt).
+var exitProcess = os.Exit
 
 // readAnswer reads one line from r; an interrupt while waiting gives "".
 func readAnswer(ctx context.Context, r io.Reader) (string, error) {

@@ -358,8 +358,11 @@ func (e *applyEnv) savePlan(f *Factory, path string) *plan.SavedPlan {
 		e.t.Fatal(err)
 	}
 	p := plan.Make(context.Background(), lf.Spec, lf.Fabric, e.registry(), popts)
-	sp := lf.savedPlan(p)
-	if err := sp.Write(path); err != nil {
+	if err := lf.writeSavedPlan(p, path, ""); err != nil {
+		e.t.Fatal(err)
+	}
+	sp, err := plan.Read(path, "")
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	return sp
@@ -478,15 +481,16 @@ func TestApplyLocked(t *testing.T) {
 
 	// force-unlock with another ID removes nothing.
 	f, _, _, stderr = e.factory()
-	if code := runCLI(f, "force-unlock", "0000", e.spec); code != ExitError || !strings.Contains(stderr.String(), `lock ID "0000" does not match the held lock (ID `+held.Info.ID) {
+	if code := runCLI(f, "force-unlock", "0000", e.spec); code != ExitError || !strings.Contains(stderr.String(), `lock ID "0000" does not match the held lock (held by `) || strings.Contains(stderr.String(), held.Info.ID) {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 	if _, err := apply.ReadLock(e.stateDir(), "t"); err != nil {
 		t.Fatalf("lock removed by a wrong ID: %v", err)
 	}
-	// With the ID it is removed, and apply goes through.
+	// With the ID (and --force: the holder, this test, is alive) it is
+	// removed, and apply goes through.
 	f, _, stdout, _ = e.factory()
-	if code := runCLI(f, "force-unlock", held.Info.ID, e.spec); code != ExitOK || !strings.Contains(stdout.String(), "lock "+held.Info.ID+" removed") {
+	if code := runCLI(f, "force-unlock", "--force", held.Info.ID, e.spec); code != ExitOK || !strings.Contains(stdout.String(), "lock "+held.Info.ID+" removed") {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 	f, _, stdout, stderr = e.factory()
@@ -684,7 +688,7 @@ func TestForceUnlockNoSpecNeeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _, stdout, stderr := e.factory()
-	if code := runCLI(f, "force-unlock", "--json", held.Info.ID, e.spec); code != ExitOK {
+	if code := runCLI(f, "force-unlock", "--json", "--force", held.Info.ID, e.spec); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	var doc forceUnlockJSONDoc

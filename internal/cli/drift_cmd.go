@@ -23,7 +23,8 @@ fabctl since its last apply. It changes nothing.
 
 Exit status: 0 every device matches the spec; 2 a device differs (or
 drifted since the last apply); 1 an error (spec errors, a device that
-could not be read); 64 a usage error.`,
+could not be read); 64 a usage error. --detailed-exitcode is accepted
+(this is always drift's exit status).`,
 		Example: `  fabctl drift fabric/
   fabctl drift --format markdown fabric/ > drift.md || notify-oncall`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
@@ -66,6 +67,8 @@ could not be read); 64 a usage error.`,
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
+	// drift's exit status is always detailed; Terraform users type the flag.
+	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", true, "Accepted for Terraform habits: drift always exits 2 on differences")
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
 	return cmd
 }

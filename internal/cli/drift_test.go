@@ -29,3 +29,21 @@ func TestDrift(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21: drift accepts --detailed-exitcode (Terraform users type it;
+// drift's exit status is already detailed), and its markdown is titled
+// drift, not plan.
+func TestDriftDetailedExitcodeAndMarkdownTitle(t *testing.T) {
+	fx := loadPlanFixture(t, "testbed-drift")
+	f, out, errOut := fx.factory()
+	if code := runCLI(f, "drift", "--detailed-exitcode", "--state-dir", fx.stateDir, fx.spec); code != ExitChanges {
+		t.Errorf("--detailed-exitcode: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	f, out, errOut = fx.factory()
+	if code := runCLI(f, "drift", "--format", "markdown", "--state-dir", fx.stateDir, fx.spec); code != ExitChanges {
+		t.Fatalf("markdown: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.HasPrefix(out.String(), "### fabctl drift: ") {
+		t.Errorf("markdown title:\n%s", out)
+	}
+}

@@ -215,11 +215,32 @@ func (lf *loadedFabric) planOptions(dir string) (plan.Options, error) {
 	}, nil
 }
 
-// savedPlan wraps a plan with what it was computed from, for -out.
+// writeSavedPlan saves p to path as plan -out does: it creates the
+// state directory the plan records (apply refuses a plan whose state
+// directory, and so its lock, cannot be found), and signs the plan with
+// key when it is not empty.
+func (lf *loadedFabric) writeSavedPlan(p *plan.Plan, path, key string) error {
+	if err := os.MkdirAll(lf.StateDir, 0o700); err != nil {
+		return err
+	}
+	return lf.savedPlan(p).WriteSigned(path, key)
+}
+
+// savedPlan wraps a plan with what it was computed from, for -out: the
+// spec path and state directory are recorded absolute, so apply finds
+// the fabric's lock and applied record wherever it runs from.
 func (lf *loadedFabric) savedPlan(p *plan.Plan) *plan.SavedPlan {
+	specPath, stateDir := lf.Path, lf.StateDir
+	if a, err := filepath.Abs(specPath); err == nil {
+		specPath = a
+	}
+	if a, err := filepath.Abs(stateDir); err == nil && stateDir != "" {
+		stateDir = a
+	}
 	return &plan.SavedPlan{
 		FabctlVersion: p.FabctlVersion,
-		SpecPath:      lf.Path,
+		SpecPath:      specPath,
+		StateDir:      stateDir,
 		Sources:       lf.Sources,
 		Vars:          lf.Vars,
 		VarFiles:      lf.VarFiles,

@@ -210,11 +210,15 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	var saveErr error
 	saved := false
 	if opts.Out != "" && !p.Errored() {
-		if saveErr = lf.savedPlan(p).Write(opts.Out); saveErr == nil {
+		if saveErr = lf.writeSavedPlan(p, opts.Out, f.Getenv(plan.KeyEnv)); saveErr == nil {
 			saved = true
 		}
 	}
-	if err := writePlan(opts.IO, p, opts.Format, planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)); err != nil {
+	vo := planViewOptions(opts.IO, opts.Verbose, opts.ShowPayload)
+	if opts.driftCheck {
+		vo.Command = "drift"
+	}
+	if err := writePlan(opts.IO, p, opts.Format, vo); err != nil {
 		return err
 	}
 	if saved {

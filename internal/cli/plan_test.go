@@ -388,11 +388,15 @@ func TestPlanSavedRoundTrip(t *testing.T) {
 	if bytes.Contains(raw, []byte(planTestSecret)) {
 		t.Error("the saved plan contains the credentials' secret")
 	}
-	sp, err := plan.Read(file)
+	sp, err := plan.Read(file, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sp.Sources) != 1 || sp.SpecPath != fx.spec || sp.Plan.Device("switch.leaf1").Fingerprint == "" {
+	// The plan records its spec path and state directory absolute (issue
+	// 21: apply finds the fabric's lock wherever it runs from).
+	absSpec, _ := filepath.Abs(fx.spec)
+	absState, _ := filepath.Abs(fx.stateDir)
+	if len(sp.Sources) != 1 || sp.SpecPath != absSpec || sp.StateDir != absState || sp.Plan.Device("switch.leaf1").Fingerprint == "" {
 		t.Errorf("saved plan: %d sources, spec path %q", len(sp.Sources), sp.SpecPath)
 	}
 	if len(sp.Env) != 0 {
@@ -412,7 +416,7 @@ func TestPlanSavedRoundTrip(t *testing.T) {
 	if strings.Contains(shown, "stale") {
 		t.Errorf("fresh plan shown as stale:\n%s", shown)
 	}
-	testutil.Golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.ReplaceAll(shown, file, "PLANFILE")))
+	testutil.Golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.ReplaceAll(strings.ReplaceAll(shown, file, "PLANFILE"), absSpec, fx.spec)))
 
 	// show --json is plan --json plus the saved_plan object.
 	planJSON, _, _ := fx.plan(t, "--json")

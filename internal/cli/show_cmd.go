@@ -17,6 +17,7 @@ type ShowOptions struct {
 	Verbose     bool
 	ShowPayload bool
 	Format      string // human | json | markdown
+	Key         string // FABCTL_PLAN_KEY: checks a signed plan
 }
 
 // NewCmdShow returns `fabctl show`.
@@ -56,6 +57,7 @@ cannot be read, is not a plan, or was modified, 64 on a usage error.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			opts.Key = f.Getenv(plan.KeyEnv)
 			return showRun(opts)
 		},
 	}
@@ -68,7 +70,7 @@ cannot be read, is not a plan, or was modified, 64 on a usage error.`,
 }
 
 func showRun(opts *ShowOptions) error {
-	sp, err := plan.Read(opts.Path)
+	sp, err := plan.Read(opts.Path, opts.Key)
 	if err != nil {
 		return err
 	}

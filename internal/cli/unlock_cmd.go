@@ -17,6 +17,8 @@ type ForceUnlockOptions struct {
 	ID       string
 	Path     string // spec file or directory: locates the state directory
 	StateDir string
+	// Force removes the lock even when its holder is alive on this machine.
+	Force bool
 }
 
 // NewCmdForceUnlock returns `fabctl force-unlock`.
@@ -31,11 +33,14 @@ with another ID is left alone, so you can only remove a lock you have seen.
 
 fabctl never breaks a lock by itself. Remove one only when the run that
 holds it is gone (the holder and pid are shown), and check the devices it
-was applying first: its journal says which ones it reached.
+was applying first: its journal says which ones it reached. A lock whose
+holder is still running on this machine is refused unless --force is
+given too. A wrong ID is refused without showing the right one.
 
 The spec is not loaded (force-unlock works on a broken spec).
 
-Exit status: 0 removed, 1 no lock or another ID, 64 usage error.`,
+Exit status: 0 removed, 1 no lock, another ID or a live holder, 64 usage
+error.`,
 		Example: `  fabctl force-unlock 4f3c9a2e-8d1b-4c6e-9f0a-1b2c3d4e5f60 fabric/
   fabctl force-unlock 4f3c9a2e-8d1b-4c6e-9f0a-1b2c3d4e5f60 --state-dir /var/lib/fabctl`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
@@ -53,6 +58,7 @@ Exit status: 0 removed, 1 no lock or another ID, 64 usage error.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.StateDir, "state-dir", "", "Directory holding the lock (default: .fabctl beside the spec)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "Remove the lock even when the run holding it is still alive on this machine")
 	return cmd
 }
 
@@ -66,14 +72,15 @@ type forceUnlockJSONDoc struct {
 
 func forceUnlockRun(opts *ForceUnlockOptions) error {
 	dir := stateDir(opts.Path, opts.StateDir)
-	info, err := apply.ForceUnlockID(dir, opts.ID)
+	info, err := apply.ForceUnlockID(dir, opts.ID, opts.Force)
 	var me *apply.MismatchError
 	if errors.As(err, &me) {
 		info = me.Held
+		info.ID = "" // never shown for a wrong ID
 	}
 	if opts.JSON {
 		doc := forceUnlockJSONDoc{FormatVersion: jsonFormatVersion, Unlocked: err == nil}
-		if info.ID != "" {
+		if info.Who != "" {
 			doc.Lock = &applyJSONLock{ID: info.ID, Operation: info.Operation, Who: info.Who, PID: info.PID,
 				Version: info.Version, Created: info.Created.UTC(), Path: info.Path}
 		}

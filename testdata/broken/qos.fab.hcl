@@ -76,7 +76,7 @@ host "gpu01" {
 
 host "gpu02" {
   address  = "192.0.2.12"
-  rdma_tos = 0 # expect: QOS-8
+  rdma_tos = 0 # expect: QOS-8, ECN-4
   nic "ens1f0" {
     device    = "mlx5_0"
     model     = "connectx-7"

@@ -50,6 +50,7 @@ classes mark packets no NIC reacts to. The NIC side (roce_np/roce_rp per NIC) is
 				"(summary: https://sysdesign-wiki.pages.dev/sources/2024-08-05-meta-a-roce-network-for-distributed-ai-training-at-scale/); " + dcqcnReference,
 			Check: checkCongestionControl,
 		},
+		ruleECN4,
 	}
 }
 

@@ -48,6 +48,7 @@ setting is reported once.`,
 			Reference: "Host-side lossless configuration (https://losslessnetwork.com/learn/host-networking/host-side-lossless); NVIDIA DCQCN parameters (https://networking-docs.nvidia.com/doca/archive/3-4-0/dcqcn-cc-parameters)",
 			Check:     checkHOST3,
 		},
+		ruleHOST4,
 	}
 }
 

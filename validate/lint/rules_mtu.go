@@ -47,6 +47,7 @@ InfiniBand (no IP MTU).`,
 			Reference: "IBTA Annex A17 RoCEv2 (header table: https://losslessnetwork.com/learn/roce-v2/understanding-rocev2); torvalds/linux include/rdma/ib_addr.h iboe_get_mtu(); drivers/infiniband/sw/rxe/rxe_param.h eth_mtu_int_to_enum()",
 			Check:     checkMTU3,
 		},
+		ruleMTU4,
 	}
 }
 

@@ -225,12 +225,7 @@ func (c *Client) Device() string { return c.device }
 func (c *Client) Close() error { return c.conn.Close() }
 
 func (c *Client) redact(s string) string {
-	for _, sec := range c.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
+	return drivers.RedactSecrets(s, c.secrets, "[redacted]")
 }
 
 // wrap turns a gRPC error into an *Error with a cause a user can act on.

@@ -73,9 +73,7 @@ var secretWords = regexp.MustCompile(`(?i)(\b(?:secret|password|passphrase|passw
 
 // redact masks every secret in s.
 func (s *sessionLog) redact(text string) string {
-	for _, x := range s.secrets {
-		text = strings.ReplaceAll(text, x, "<redacted>")
-	}
+	text = redact(text, s.secrets)
 	return secretWords.ReplaceAllStringFunc(text, func(m string) string {
 		sub := secretWords.FindStringSubmatch(m)
 		if sub[3] != "" {

@@ -135,7 +135,7 @@ func ResolveSecret(ref *spec.SecretRef, getenv func(string) string) (string, err
 		}
 		return v, nil
 	case "file":
-		b, err := os.ReadFile(ref.Name)
+		b, err := os.ReadFile(ref.Path())
 		if err != nil {
 			return "", fmt.Errorf("secret %s: cannot read the file", ref)
 		}
@@ -149,20 +149,7 @@ func ResolveSecret(ref *spec.SecretRef, getenv func(string) string) (string, err
 // credentials (so `known_hosts = ".fabctl/testbed/known_hosts"` means the
 // same file wherever fabctl runs); "" when the credentials name none.
 func KnownHostsPath(c *spec.Credentials) string {
-	kh := c.KnownHosts
-	if kh == "" || filepath.IsAbs(kh) {
-		return kh
-	}
-	if strings.HasPrefix(kh, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, kh[2:])
-		}
-		return kh
-	}
-	if f := c.Src.Block.Filename; f != "" {
-		return filepath.Join(filepath.Dir(f), kh)
-	}
-	return kh
+	return spec.ResolvePath(c.KnownHosts, c.Src.Block.Filename)
 }
 
 // KnownHostsFile is the known_hosts file that verifies a device's host
@@ -308,13 +295,9 @@ func classify(err error) (Kind, string) {
 	return KindUnreachable, msg
 }
 
+// redact masks secrets as whole tokens (drivers.RedactSecrets).
 func redact(s string, secrets []string) string {
-	for _, x := range secrets {
-		if x != "" {
-			s = strings.ReplaceAll(s, x, "<redacted>")
-		}
-	}
-	return s
+	return drivers.RedactSecrets(s, secrets, "<redacted>")
 }
 
 func (c *Conn) cmdErr(op string, err error) error {

@@ -32,6 +32,9 @@ func apply(f func(string) string, s string) string {
 
 // PlanOptions tune the human and markdown views.
 type PlanOptions struct {
+	// Command names the report in titles ("plan", the default, or
+	// "drift").
+	Command string
 	// Verbose lists every changed setting, the settings accepted within
 	// a tolerance, and the devices without changes; the default view is
 	// compact: per device the counts and a few grouped lines.

@@ -24,7 +24,11 @@ func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	case c.Changed > 0:
 		status = countsPhrase(c.Add, c.Change, c.Remove)
 	}
-	h.line("### fabctl plan: `%s` (%s)", mdCode(p.Fabric), status)
+	cmd := o.Command
+	if cmd == "" {
+		cmd = "plan"
+	}
+	h.line("### fabctl %s: `%s` (%s)", cmd, mdCode(p.Fabric), status)
 	h.line("")
 	h.line("| Devices planned | Changed | To add | To change | To remove | Disruptive | Drifted | Not read |")
 	h.line("|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -3,7 +3,7 @@
 # h3's 104 is DSCP 26 without ECT bits: still the RoCE class.
 fabric "t" {
   transport = "rocev2"
-  rdma_tos  = 0 # expect: QOS-8
+  rdma_tos  = 0 # expect: QOS-8, ECN-4
 }
 
 switch "leaf1" {
@@ -38,7 +38,7 @@ host "h2" {
 
 host "h3" {
   address  = "192.0.2.12"
-  rdma_tos = 104
+  rdma_tos = 105
   nic "eth1" {
     device    = "mlx5_0"
     model     = "connectx-7"
@@ -48,7 +48,7 @@ host "h3" {
 
 host "h4" {
   address  = "192.0.2.13"
-  rdma_tos = 96 # expect: QOS-8
+  rdma_tos = 96 # expect: QOS-8, ECN-4
   nic "eth1" {
     device    = "mlx5_0"
     model     = "connectx-7"

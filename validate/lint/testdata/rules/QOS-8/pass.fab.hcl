@@ -1,5 +1,5 @@
 # QOS-8 pass: ToS 106 = DSCP 26 << 2 | ECT(0) fabric-wide, and a host
-# override of 104 (DSCP 26, Not-ECT) that still lands in the RoCE class.
+# override of 105 (DSCP 26, ECT(1)) that still lands in the RoCE class.
 fabric "t" {
   transport = "rocev2"
   rdma_tos  = 106
@@ -28,7 +28,7 @@ host "h1" {
 
 host "h2" {
   address  = "192.0.2.11"
-  rdma_tos = 104
+  rdma_tos = 105
   nic "eth1" {
     device    = "mlx5_0"
     model     = "connectx-7"
