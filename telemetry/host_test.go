@@ -310,4 +310,3 @@ func TestHostScrapeCost(t *testing.T) {
 		t.Errorf("a scrape of 8 NICs costs %v of CPU; the budget is 5ms", per)
 	}
 }
-
