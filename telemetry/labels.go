@@ -178,3 +178,5 @@ func LosslessPriorities(s *spec.Spec) []int {
 	sort.Ints(out)
 	return out
 }
+
+func sortStrings(s []string) { sort.Strings(s) }
