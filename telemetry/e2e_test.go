@@ -16,8 +16,8 @@ import (
 
 	"github.com/fabctl/fabctl/agent"
 	"github.com/fabctl/fabctl/drivers/host"
-	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/telemetry"
 )
 
