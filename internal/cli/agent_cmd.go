@@ -13,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // AgentOptions are the inputs of fabctl agent.
@@ -26,6 +27,12 @@ type AgentOptions struct {
 	Reapply string
 	// Watch is the same for --watch: report DCB drift of their NICs.
 	Watch string
+	// Metrics serves Prometheus metrics of the NICs of MetricsHosts in
+	// the spec at MetricsSpec (telemetry_cmd.go).
+	Metrics      string
+	MetricsSpec  string
+	MetricsHosts []string
+	loadSpec     func(path string) (*spec.Spec, error)
 
 	// Build returns the build information (tests replace it).
 	Build func() BuildInfo
@@ -64,6 +71,9 @@ ran dcb or mlnx_qos, lldpad or a willing NIC took the switch's DCBX
 settings), against their state when the watch began, until stopped: a
 line per change, or JSON lines with --json. With --reapply as well, it
 re-applies first and then watches.
+--metrics ADDR --metrics-spec SPEC serves Prometheus metrics of this host's
+NICs (PFC, ECN, CNP, retransmit and error counters, link, DCB drift; labelled
+from the spec) at http://ADDR/metrics until stopped: docs/telemetry.md.
 
 Exit status: 0 success, 1 failure (the JSON response says which kind),
 64 usage error.`,
@@ -73,6 +83,10 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
   fabctl agent --reapply /var/lib/fabctl/agent --watch /var/lib/fabctl/agent --json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if (opts.Metrics == "") != (opts.MetricsSpec == "") {
+				return FlagErrorf("--metrics and --metrics-spec go together")
+			}
+			opts.loadSpec = func(p string) (*spec.Spec, error) { return loadSpecFor(f, opts.IO, p, f.Global.JSON) }
 			if opts.VersionCheck && (opts.Reapply != "" || opts.Watch != "") {
 				return FlagErrorf("--version-check cannot be combined with --reapply or --watch")
 			}
@@ -99,6 +113,9 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 	fl.BoolVar(&opts.VersionCheck, "version-check", false, "Print the agent handshake (protocol, build identity, version, platform) as JSON and exit")
 	fl.StringVar(&opts.Reapply, "reapply", "", "Re-apply the saved desired state in this `path` (a file, or a directory of <host>.json files) and verify it")
 	fl.StringVar(&opts.Watch, "watch", "", "Report DCB drift of the NICs of the saved desired state in this `path` until stopped (after --reapply when both are given)")
+	fl.StringVar(&opts.Metrics, "metrics", "", "Serve Prometheus metrics of the host's NICs at this `address` (/metrics) until stopped")
+	fl.StringVar(&opts.MetricsSpec, "metrics-spec", "", "The spec (`path`) whose hosts, cabling and fabric label the metrics")
+	fl.StringSliceVar(&opts.MetricsHosts, "metrics-host", nil, "The spec `host`(s) this agent serves (default: the one named like this machine)")
 	_ = cmd.MarkFlagFilename("reapply", "json")
 	_ = cmd.MarkFlagFilename("watch", "json")
 	return cmd
@@ -114,6 +131,14 @@ func agentRun(opts *AgentOptions) error {
 	ctx, release := interruptContext(nil)
 	defer release()
 	srv := &agent.Server{NewDriver: opts.NewDriver, Handshake: hs, Progress: opts.IO.ErrOut}
+	if opts.Metrics != "" {
+		if opts.Reapply != "" {
+			if err := agentReapply(ctx, opts, srv); err != nil {
+				fmt.Fprintln(opts.IO.ErrOut, "agent: re-apply failed; serving metrics anyway")
+			}
+		}
+		return agentMetrics(ctx, opts) // telemetry_cmd.go
+	}
 	if opts.Reapply != "" || opts.Watch != "" {
 		if opts.Reapply != "" {
 			if err := agentReapply(ctx, opts, srv); err != nil && opts.Watch == "" {

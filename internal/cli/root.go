@@ -26,6 +26,8 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupFabric, NewCmdForceUnlock(f, nil)),
 		inGroup(groupTool, NewCmdTestbed(f)),
 		inGroup(groupTool, NewCmdAgent(f, nil)),
+		inGroup(groupFabric, NewCmdTelemetry(f)), // telemetry_cmd.go
+		inGroup(groupFabric, NewCmdTopology(f)),
 		inGroup(groupTool, NewCmdVerbs(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),

@@ -124,7 +124,12 @@ var rules = []struct {
 	{"validate/ibreadback", []string{"drivers/sm/ibfabric", "intent", "spec", "internal"}},
 	// The agent is the engine on a host: it plans and applies through the
 	// host driver it serves and runs traffic steps.
-	{"agent", []string{"apply", "plan", "validate/traffic", "=drivers", "drivers/host", "intent", "spec", "internal"}},
+	{"agent", []string{"apply", "plan", "validate/traffic", "telemetry", "=drivers", "drivers/host", "intent", "spec", "internal"}},
+	// Telemetry reads NIC counters with validate's reader and switches
+	// through the gNMI transport; the agent serves its host collector.
+	{"telemetry", []string{"validate/traffic", "drivers/transport", "=drivers", "intent", "spec", "internal"}},
+	// Scheduler topology is a function of the spec alone.
+	{"topology", []string{"spec", "internal"}},
 	{"testbed", []string{"testbed", "drivers", "intent", "spec", "yangval", "internal"}},
 	{"internal", []string{"internal", "spec", "intent"}},
 	{"internal/fabgen/cmd/podbench", []string{"internal/fabgen", "drivers/builtin", "spec", "validate/lint"}},

@@ -30,7 +30,9 @@
 //     path and reason; unknown origin/encoding InvalidArgument or
 //     Unimplemented; with Config.SetLatency each Set takes that long
 //     before it answers.
-//   - Subscribe: modes ONCE and POLL (STREAM is Unimplemented) over the
+//   - Subscribe: modes ONCE, POLL and STREAM (subscribe.go: SAMPLE at
+//     sample_interval, ON_CHANGE and TARGET_DEFINED sending a leaf when it
+//     changes, heartbeat_interval, suppress_redundant, updates_only) over the
 //     same data as Get with type ALL, state included: every interface has
 //     oper-status and counters that grow on every read, so two polls
 //     differ; Target.SetState overrides a state leaf (e.g. take a link

@@ -568,7 +568,7 @@ func joinErrors(errs []yangval.Error) string {
 	return strings.Join(parts, "; ")
 }
 
-// Subscribe serves ONCE and POLL subscriptions.
+// Subscribe serves ONCE and POLL subscriptions, and STREAM ones (subscribe.go).
 func (t *Target) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	t.count(func(s *Stats) { s.Subscribe++ })
 	ctx := stream.Context()
@@ -582,9 +582,6 @@ func (t *Target) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	sl := req.GetSubscribe()
 	if sl == nil {
 		return status.Error(codes.InvalidArgument, "the first SubscribeRequest must carry a SubscriptionList")
-	}
-	if sl.GetMode() == gpb.SubscriptionList_STREAM {
-		return status.Error(codes.Unimplemented, "STREAM subscriptions are not supported by this target (ONCE, POLL)")
 	}
 	if err := wantEncoding(sl.GetEncoding()); err != nil {
 		return err
@@ -602,6 +599,9 @@ func (t *Target) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	}
 	if len(paths) == 0 {
 		return status.Error(codes.InvalidArgument, "no subscriptions")
+	}
+	if sl.GetMode() == gpb.SubscriptionList_STREAM {
+		return t.stream(stream, sl, paths) // subscribe.go
 	}
 	send := func(data bool) error {
 		if data {

@@ -40,6 +40,13 @@ func Diff(before, after Counters) (Counters, []string) {
 // ReadRDMA reads an RDMA port's counters from sysfs: hw_counters (driver
 // statistics: rxe, mlx5, irdma ...) and counters (the IB PMA port counters).
 func ReadRDMA(sysRoot, dev string, port int) (Counters, error) {
+	return ReadRDMAOnly(sysRoot, dev, port, nil)
+}
+
+// ReadRDMAOnly is ReadRDMA reading only the counters keep accepts (by
+// their "rdma:" name; nil keeps all): on mlx5 every hw_counters file read
+// is a firmware query, so a periodic reader reads only what it reports.
+func ReadRDMAOnly(sysRoot, dev string, port int, keep func(name string) bool) (Counters, error) {
 	c := Counters{}
 	base := filepath.Join(sysRoot, "class/infiniband", dev, "ports", strconv.Itoa(port))
 	if _, err := os.Stat(base); err != nil {
@@ -51,6 +58,9 @@ func ReadRDMA(sysRoot, dev string, port int) (Counters, error) {
 			continue
 		}
 		for _, e := range ents {
+			if keep != nil && !keep("rdma:"+e.Name()) {
+				continue
+			}
 			s, err := sysattr.Read(filepath.Join(base, dir, e.Name()))
 			if err != nil {
 				continue // write-only or unsupported counters fail to read

@@ -264,9 +264,23 @@ func localSide(ep Endpoint) verbs.Local {
 // snapshot reads an endpoint's counters: RDMA hw_counters and port
 // counters (sysfs), ethtool statistics and DCB PFC statistics (in the
 // host's namespace). Sources a NIC lacks are left out.
-func snapshot(ep Endpoint) Counters {
+func snapshot(ep Endpoint) Counters { return Snapshot(verbs.SysRoot, ep) }
+
+// Snapshot is snapshot with sysfs read at sysRoot: what fabctl validate
+// reads around a test pair, and what the telemetry exporter reads at
+// every scrape (tests point sysRoot at a fixture).
+func Snapshot(sysRoot string, ep Endpoint) Counters { return SnapshotOnly(sysRoot, ep, nil) }
+
+// SnapshotOnly is Snapshot reading only the sysfs RDMA counters keep
+// accepts (ReadRDMAOnly; nil: all). ethtool and DCB statistics come in one
+// call each and are kept whole.
+func SnapshotOnly(sysRoot string, ep Endpoint, keep func(name string) bool) Counters {
 	c := Counters{}
-	if rd, err := ReadRDMA(verbs.SysRoot, device(ep), 1); err == nil {
+	dev := ep.NIC.Device
+	if dev == "" {
+		dev, _ = verbs.Sysfs{Root: sysRoot}.DeviceForNetdev(ep.NIC.Name)
+	}
+	if rd, err := ReadRDMAOnly(sysRoot, dev, 1, keep); err == nil {
 		c.Merge(rd, "")
 	}
 	_ = inNetns(ep, func() error {

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/internal/testutil"
+)
+
+func TestTopologyCommand(t *testing.T) {
+	tb := filepath.Join(testutil.RepoRoot(t), "examples/testbed")
+	f, _, stdout, stderr := testFactory()
+	if code := runCLI(f, "topology", tb, "--format", "slurm"); code != ExitOK || !strings.Contains(stdout.String(), "SwitchName=leaf1 Nodes=h1,h2\n") {
+		t.Errorf("topology slurm: exit %d\n%s%s", code, stdout, stderr)
+	}
+	f, _, stdout, _ = testFactory()
+	if code := runCLI(f, "--json", "topology", tb, "--format", "k8s-labels"); code != ExitOK {
+		t.Fatalf("topology --json: exit %d", code)
+	}
+	var doc struct {
+		FormatVersion string                       `json:"format_version"`
+		Labels        map[string]map[string]string `json:"labels"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.FormatVersion == "" || doc.Labels["h1"]["topology.fabctl.io/leaf"] != "leaf1" {
+		t.Errorf("topology --json: %v\n%s", err, stdout)
+	}
+	f, _, _, _ = testFactory()
+	if code := runCLI(f, "topology", tb, "--format", "block"); code != ExitUsage {
+		t.Errorf("--format block: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestTelemetryRulesCommand(t *testing.T) {
+	tb := filepath.Join(testutil.RepoRoot(t), "examples/testbed")
+	f, _, stdout, stderr := testFactory()
+	if code := runCLI(f, "telemetry", "rules", tb); code != ExitOK || !strings.Contains(stdout.String(), "alert: FabricPFCPauseStorm") ||
+		!strings.Contains(stdout.String(), `priority=~"3"`) {
+		t.Errorf("telemetry rules: exit %d\n%s%s", code, stdout, stderr)
+	}
+	f, _, stdout, _ = testFactory()
+	if code := runCLI(f, "--json", "telemetry", "rules", tb); code != ExitOK || !strings.Contains(stdout.String(), `"alert": "FabricDCBDrift"`) {
+		t.Errorf("telemetry rules --json: exit %d\n%s", code, stdout)
+	}
+	f, _, _, _ = testFactory()
+	if code := runCLI(f, "agent", "--metrics", "127.0.0.1:0"); code != ExitUsage {
+		t.Errorf("agent --metrics without --metrics-spec: exit %d, want %d", code, ExitUsage)
+	}
+}

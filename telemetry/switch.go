@@ -1,0 +1,471 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fabctl/fabctl/drivers"
+	gnmitransport "github.com/fabctl/fabctl/drivers/transport/gnmi"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Subscription is one gNMI subscription of a platform.
+type Subscription struct {
+	Path     string
+	OnChange bool // ON_CHANGE, else SAMPLE
+}
+
+// leafRule turns the leaves under a schema path suffix into a metric.
+type leafRule struct {
+	suffix string // schema path suffix, no keys and no module prefixes
+	metric string // fabctl_switch_<metric>
+	dir    string // direction label ("" none)
+	prio   string // the list whose key is the priority ("pfc-priority", "queue")
+	value  func(string) (float64, bool)
+}
+
+// GNMIPlatform is what telemetry subscribes to on a gNMI platform, from
+// the paths its models define, and what those models lack.
+type GNMIPlatform struct {
+	Subscriptions []Subscription
+	rules         []leafRule
+	// Lacks are the metrics the platform's models do not carry.
+	Lacks []string
+}
+
+// GNMIPlatforms are the gNMI platforms' telemetry paths: SR Linux's
+// native models (srl_nokia-interfaces, srl_nokia-qos: PFC per priority
+// with pause frames and deadlock recovery, i.e. the PFC watchdog) and
+// OpenConfig (openconfig-interfaces, -if-ethernet, -qos: per-queue ECN
+// marks and drops, MAC pause frames; no PFC).
+var GNMIPlatforms = map[string]GNMIPlatform{
+	"srlinux": {
+		Subscriptions: []Subscription{
+			{Path: "/interface[name=*]/oper-state", OnChange: true},
+			{Path: "/interface[name=*]/ethernet/port-speed", OnChange: true},
+			{Path: "/interface[name=*]/statistics"},
+			{Path: "/interface[name=*]/ethernet/statistics"},
+			{Path: "/qos/interfaces/interface[interface-id=*]/pfc/statistics"},
+		},
+		rules: []leafRule{
+			{suffix: "interface/oper-state", metric: "port_up", value: upValue},
+			{suffix: "interface/ethernet/port-speed", metric: "port_speed_bits", value: speedValue},
+			{suffix: "interface/statistics/in-discarded-packets", metric: "in_discards_total", value: counterValue},
+			{suffix: "interface/ethernet/statistics/in-mac-pause-frames", metric: "mac_pause_frames_total", dir: "rx", value: counterValue},
+			{suffix: "interface/ethernet/statistics/out-mac-pause-frames", metric: "mac_pause_frames_total", dir: "tx", value: counterValue},
+			{suffix: "pfc-priority/pfc-pause-frames-received", metric: "pfc_pause_frames_total", dir: "rx", prio: "pfc-priority", value: counterValue},
+			{suffix: "pfc-priority/pfc-pause-frames-generated", metric: "pfc_pause_frames_total", dir: "tx", prio: "pfc-priority", value: counterValue},
+			{suffix: "pfc-priority/deadlock-recovery-occurrences", metric: "pfc_watchdog_events_total", prio: "pfc-priority", value: counterValue},
+		},
+		Lacks: []string{"ecn_marked_packets", "queue_dropped_packets"},
+	},
+	"openconfig": {
+		Subscriptions: []Subscription{
+			{Path: "/interfaces/interface[name=*]/state/oper-status", OnChange: true},
+			{Path: "/interfaces/interface[name=*]/ethernet/state/negotiated-port-speed", OnChange: true},
+			{Path: "/interfaces/interface[name=*]/state/counters"},
+			{Path: "/interfaces/interface[name=*]/ethernet/state/counters"},
+			{Path: "/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state"},
+		},
+		rules: []leafRule{
+			{suffix: "interface/state/oper-status", metric: "port_up", value: upValue},
+			{suffix: "ethernet/state/negotiated-port-speed", metric: "port_speed_bits", value: speedValue},
+			{suffix: "interface/state/counters/in-discards", metric: "in_discards_total", value: counterValue},
+			{suffix: "ethernet/state/counters/in-mac-pause-frames", metric: "mac_pause_frames_total", dir: "rx", value: counterValue},
+			{suffix: "ethernet/state/counters/out-mac-pause-frames", metric: "mac_pause_frames_total", dir: "tx", value: counterValue},
+			{suffix: "queue/state/ecn-marked-pkts", metric: "ecn_marked_packets_total", prio: "queue", value: counterValue},
+			{suffix: "queue/state/dropped-pkts", metric: "queue_dropped_packets_total", prio: "queue", value: counterValue},
+		},
+		Lacks: []string{"pfc_pause_frames", "pfc_watchdog_events"},
+	},
+}
+
+var switchMetrics = map[string]struct {
+	help  string
+	typ   prometheus.ValueType
+	extra []string
+}{
+	"port_up":                     {"1 when the switch port is operationally up (on change).", prometheus.GaugeValue, nil},
+	"port_speed_bits":             {"The switch port's speed in bits per second (on change).", prometheus.GaugeValue, nil},
+	"in_discards_total":           {"Packets the switch port discarded on receive.", prometheus.CounterValue, nil},
+	"mac_pause_frames_total":      {"IEEE 802.3x (global) pause frames, rx and tx.", prometheus.CounterValue, []string{"direction"}},
+	"pfc_pause_frames_total":      {"PFC pause frames per priority: rx (received from the peer) and tx (generated).", prometheus.CounterValue, []string{"direction", "priority"}},
+	"pfc_watchdog_events_total":   {"PFC watchdog (deadlock recovery) occurrences per priority.", prometheus.CounterValue, []string{"priority"}},
+	"ecn_marked_packets_total":    {"Packets ECN-marked (ECT to CE) per egress queue; priority is the queue's traffic class.", prometheus.CounterValue, []string{"priority"}},
+	"queue_dropped_packets_total": {"Packets dropped per egress queue; priority is the queue's traffic class.", prometheus.CounterValue, []string{"priority"}},
+}
+
+func counterValue(s string) (float64, bool) {
+	v, err := strconv.ParseUint(strings.Trim(s, `"`), 10, 64)
+	return float64(v), err == nil
+}
+
+func upValue(s string) (float64, bool) {
+	switch strings.ToLower(strings.Trim(s, `"`)) {
+	case "up":
+		return 1, true
+	case "down", "lower_layer_down", "dormant", "not_present", "testing", "unknown", "empty":
+		return 0, true
+	}
+	return 0, false
+}
+
+// speedValue parses SR Linux "100G"/"25G" and OpenConfig
+// "openconfig-if-ethernet:SPEED_100GB" port speeds.
+func speedValue(s string) (float64, bool) {
+	s = strings.Trim(s, `"`)
+	if i := strings.LastIndex(s, ":"); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimPrefix(s, "SPEED_")
+	s = strings.TrimSuffix(s, "B")
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1e9, strings.TrimSuffix(s, "G")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "T"):
+		mult, s = 1e12, strings.TrimSuffix(s, "T")
+	default:
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v * mult, err == nil
+}
+
+// priorityOf is a list entry's priority: SR Linux pfc-priority index, or
+// an OpenConfig queue named as fabctl's openconfig driver names them
+// ("Q3": traffic class 3 = priority 3) or by number.
+func priorityOf(key string) string {
+	k := strings.TrimPrefix(key, "Q")
+	if _, err := strconv.Atoi(k); err == nil {
+		return k
+	}
+	return key
+}
+
+type seriesKey struct {
+	metric, sw, port, dir, prio string
+}
+
+// SwitchCollector holds the latest values the switches streamed.
+type SwitchCollector struct {
+	Fabric string
+	ports  map[[2]string]Labels // switch, port -> labels
+	plats  map[string]string    // switch -> platform
+
+	mu   sync.Mutex
+	vals map[seriesKey]float64
+	up   map[string]bool
+	errs map[string]string
+	spec map[[2]string]float64
+
+	descs map[string]*prometheus.Desc
+}
+
+// NewSwitchCollector is the collector of the gNMI switches of s.
+func NewSwitchCollector(s *spec.Spec) *SwitchCollector {
+	c := &SwitchCollector{Fabric: s.Fabric.Name, ports: map[[2]string]Labels{}, plats: map[string]string{},
+		vals: map[seriesKey]float64{}, up: map[string]bool{}, errs: map[string]string{}, spec: map[[2]string]float64{},
+		descs: map[string]*prometheus.Desc{}}
+	for _, sw := range s.Switches {
+		if _, ok := GNMIPlatforms[sw.Platform]; !ok || sw.Driver != "gnmi" {
+			continue
+		}
+		c.plats[sw.Name] = sw.Platform
+		for _, p := range SwitchPorts(s, sw) {
+			c.ports[[2]string{sw.Name, p.Labels.Port}] = p.Labels
+			if p.SpeedBits > 0 {
+				c.spec[[2]string{sw.Name, p.Labels.Port}] = p.SpeedBits
+			}
+		}
+	}
+	for name, m := range switchMetrics {
+		c.descs[name] = prometheus.NewDesc("fabctl_switch_"+name, m.help, append(append([]string{}, LabelNames...), m.extra...), nil)
+	}
+	c.descs["spec_speed_bits"] = prometheus.NewDesc("fabctl_switch_spec_speed_bits", "The switch port's speed in the spec, bits per second.", LabelNames, nil)
+	c.descs["up"] = prometheus.NewDesc("fabctl_switch_up", "1 while the switch's gNMI telemetry stream is established.", []string{"fabric", "leaf", "platform"}, nil)
+	c.descs["counter_supported"] = prometheus.NewDesc("fabctl_switch_counter_supported", "0 for a counter the platform's models lack.", []string{"fabric", "leaf", "platform", "counter"}, nil)
+	return c
+}
+
+// Switches are the gNMI switches the collector streams from, sorted.
+func (c *SwitchCollector) Switches() []string {
+	var out []string
+	for n := range c.plats {
+		out = append(out, n)
+	}
+	sortStrings(out)
+	return out
+}
+
+// Describe sends every descriptor.
+func (c *SwitchCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c *SwitchCollector) labels(sw, port string) []string {
+	if l, ok := c.ports[[2]string{sw, port}]; ok {
+		return l.Values()
+	}
+	return Labels{Fabric: c.Fabric, Leaf: sw, Port: port}.Values()
+}
+
+// Collect sends the latest values.
+func (c *SwitchCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.vals {
+		m := switchMetrics[k.metric]
+		lv := c.labels(k.sw, k.port)
+		if k.dir != "" {
+			lv = append(lv, k.dir)
+		}
+		if k.prio != "" || len(m.extra) > 0 && m.extra[len(m.extra)-1] == "priority" {
+			lv = append(lv, k.prio)
+		}
+		ch <- prometheus.MustNewConstMetric(c.descs[k.metric], m.typ, v, lv...)
+	}
+	for k, v := range c.spec {
+		ch <- prometheus.MustNewConstMetric(c.descs["spec_speed_bits"], prometheus.GaugeValue, v, c.labels(k[0], k[1])...)
+	}
+	for sw, plat := range c.plats {
+		ch <- prometheus.MustNewConstMetric(c.descs["up"], prometheus.GaugeValue, b2f(c.up[sw]), c.Fabric, sw, plat)
+		for _, l := range GNMIPlatforms[plat].Lacks {
+			ch <- prometheus.MustNewConstMetric(c.descs["counter_supported"], prometheus.GaugeValue, 0, c.Fabric, sw, plat, l)
+		}
+	}
+}
+
+// Apply takes one notification of switch sw.
+func (c *SwitchCollector) Apply(sw string, n *gpb.Notification) {
+	plat := GNMIPlatforms[c.plats[sw]]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range n.GetUpdate() {
+		elems := append(append([]*gpb.PathElem{}, n.GetPrefix().GetElem()...), u.GetPath().GetElem()...)
+		raw := u.GetVal().GetJsonIetfVal()
+		if raw == nil {
+			raw = u.GetVal().GetJsonVal()
+		}
+		var v any
+		if raw != nil {
+			if err := json.Unmarshal(raw, &v); err != nil {
+				continue
+			}
+		} else {
+			v = scalarOf(u.GetVal())
+		}
+		flatten(elems, v, func(p []*gpb.PathElem, leaf any) {
+			c.applyLeaf(sw, plat, p, leaf)
+		})
+	}
+}
+
+func scalarOf(tv *gpb.TypedValue) any {
+	switch x := tv.GetValue().(type) {
+	case *gpb.TypedValue_UintVal:
+		return strconv.FormatUint(x.UintVal, 10)
+	case *gpb.TypedValue_IntVal:
+		return strconv.FormatInt(x.IntVal, 10)
+	case *gpb.TypedValue_StringVal:
+		return x.StringVal
+	}
+	return nil
+}
+
+// flatten walks a JSON value at path p down to its leaves.
+func flatten(p []*gpb.PathElem, v any, fn func([]*gpb.PathElem, any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, cv := range x {
+			if arr, ok := cv.([]any); ok {
+				for _, e := range arr {
+					m, ok := e.(map[string]any)
+					if !ok {
+						continue
+					}
+					keys := map[string]string{}
+					for _, kn := range []string{"name", "index", "interface-id"} {
+						if kv, ok := m[kn]; ok {
+							keys[kn] = fmt.Sprint(kv)
+							break
+						}
+					}
+					flatten(append(append([]*gpb.PathElem{}, p...), &gpb.PathElem{Name: k, Key: keys}), m, fn)
+				}
+				continue
+			}
+			flatten(append(append([]*gpb.PathElem{}, p...), &gpb.PathElem{Name: k}), cv, fn)
+		}
+	default:
+		fn(p, v)
+	}
+}
+
+func bare(name string) string {
+	if i := strings.LastIndex(name, ":"); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+func (c *SwitchCollector) applyLeaf(sw string, plat GNMIPlatform, p []*gpb.PathElem, leaf any) {
+	names := make([]string, len(p))
+	for i, e := range p {
+		names[i] = bare(e.GetName())
+	}
+	schema := strings.Join(names, "/")
+	for _, r := range plat.rules {
+		if !strings.HasSuffix(schema, r.suffix) {
+			continue
+		}
+		var port, prio string
+		for _, e := range p {
+			n := bare(e.GetName())
+			if k, ok := e.GetKey()["interface-id"]; ok && n == "interface" {
+				port = k
+			} else if k, ok := e.GetKey()["name"]; ok && n == "interface" && port == "" {
+				port = k
+			}
+			if r.prio != "" && n == r.prio {
+				for _, kv := range e.GetKey() {
+					prio = priorityOf(kv)
+				}
+			}
+		}
+		if port == "" {
+			return
+		}
+		s := fmt.Sprint(leaf)
+		v, ok := r.value(s)
+		if !ok {
+			return
+		}
+		c.vals[seriesKey{metric: r.metric, sw: sw, port: port, dir: r.dir, prio: prio}] = v
+		return
+	}
+}
+
+// SetUp records whether switch sw's stream is established (err: why not).
+func (c *SwitchCollector) SetUp(sw string, up bool, err error) {
+	c.mu.Lock()
+	c.up[sw] = up
+	if err != nil {
+		c.errs[sw] = err.Error()
+	} else {
+		delete(c.errs, sw)
+	}
+	c.mu.Unlock()
+}
+
+// Status is each switch's stream state: "" when up, else why not.
+func (c *SwitchCollector) Status() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]string{}
+	for sw := range c.plats {
+		switch {
+		case c.up[sw]:
+			out[sw] = ""
+		case c.errs[sw] != "":
+			out[sw] = c.errs[sw]
+		default:
+			out[sw] = "not connected yet"
+		}
+	}
+	return out
+}
+
+// StreamOptions tune Stream.
+type StreamOptions struct {
+	Sample   time.Duration // SAMPLE interval (default 10s)
+	Retry    time.Duration // wait before reconnecting (default 5s)
+	Insecure bool
+	Getenv   func(string) string
+}
+
+// Stream subscribes (STREAM) to every gNMI switch of s and feeds c until
+// ctx ends, reconnecting after a failure.
+func Stream(ctx context.Context, s *spec.Spec, c *SwitchCollector, o StreamOptions) {
+	if o.Sample <= 0 {
+		o.Sample = 10 * time.Second
+	}
+	if o.Retry <= 0 {
+		o.Retry = 5 * time.Second
+	}
+	var wg sync.WaitGroup
+	for _, name := range c.Switches() {
+		sw := s.Switch(name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				err := streamOne(ctx, s, sw, c, o)
+				c.SetUp(sw.Name, false, err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(o.Retry):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func streamOne(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchCollector, o StreamOptions) error {
+	t := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
+		Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
+		Credentials: s.CredentialsByName(sw.Credentials), Insecure: o.Insecure}
+	cl, _, err := gnmitransport.Dial(ctx, t, gnmitransport.Options{Getenv: o.Getenv})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	plat := GNMIPlatforms[sw.Platform]
+	sl := &gpb.SubscriptionList{Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_JSON_IETF}
+	for _, sub := range plat.Subscriptions {
+		p, err := gnmitransport.Path(sub.Path)
+		if err != nil {
+			return err
+		}
+		gs := &gpb.Subscription{Path: p, Mode: gpb.SubscriptionMode_SAMPLE, SampleInterval: uint64(o.Sample)}
+		if sub.OnChange {
+			gs.Mode, gs.SampleInterval = gpb.SubscriptionMode_ON_CHANGE, 0
+		}
+		sl.Subscription = append(sl.Subscription, gs)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := cl.Subscribe(sctx, sl)
+	if err != nil {
+		return err
+	}
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return cl.SubscribeError(plat.Subscriptions[0].Path, err)
+		}
+		if r.GetSyncResponse() {
+			c.SetUp(sw.Name, true, nil)
+		}
+		if n := r.GetUpdate(); n != nil {
+			c.Apply(sw.Name, n)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+// Package topology turns the spec's cabling into what job schedulers
+// place jobs by: a Slurm topology.conf for the tree plugin and
+// Kubernetes node labels (topology.fabctl.io/leaf, /spine-group, /rail).
+// docs/telemetry.md describes both.
+package topology
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/spec"
+)
+
+// Host is one host's place in the fabric.
+type Host struct {
+	Name string `json:"name"`
+	// Leaf is the leaf the host's first cabled NIC (rail 0) reaches; the
+	// Slurm tree places the host there.
+	Leaf string `json:"leaf"`
+	// SpineGroup names the switches above Leaf (sorted, joined by "."):
+	// hosts with the same group are one hop apart above their leaves.
+	SpineGroup string `json:"spine_group"`
+	// Rails maps rail (NIC position on the host) to its leaf.
+	Rails map[int]string `json:"rails"`
+}
+
+// Switch is one switch and what hangs below it.
+type Switch struct {
+	Name     string   `json:"name"`
+	Tier     int      `json:"tier"`
+	Nodes    []string `json:"nodes,omitempty"`
+	Switches []string `json:"switches,omitempty"`
+}
+
+// Topology is the fabric as a scheduler sees it.
+type Topology struct {
+	Fabric   string   `json:"fabric"`
+	Hosts    []Host   `json:"hosts"`
+	Switches []Switch `json:"switches"`
+}
+
+// tier is a switch's Clos level: the spec's tier, else 1 for a switch
+// with hosts and one more than the switches it connects below.
+func tiers(s *spec.Spec) map[string]int {
+	t := map[string]int{}
+	for _, sw := range s.Switches {
+		if sw.Tier > 0 {
+			t[sw.Name] = sw.Tier
+			continue
+		}
+		switch sw.Role {
+		case "leaf", "border":
+			t[sw.Name] = 1
+		case "spine":
+			t[sw.Name] = 2
+		case "superspine":
+			t[sw.Name] = 3
+		}
+	}
+	for _, l := range s.Links {
+		for _, e := range []spec.Endpoint{l.A, l.B} {
+			if e.Kind == spec.KindHost || s.Host(e.Node) != nil {
+				if o := l.Other(e.Node); s.Switch(o.Node) != nil && t[o.Node] == 0 {
+					t[o.Node] = 1
+				}
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, l := range s.Links {
+			a, b := l.A.Node, l.B.Node
+			if s.Switch(a) == nil || s.Switch(b) == nil {
+				continue
+			}
+			for _, p := range [][2]string{{a, b}, {b, a}} {
+				if t[p[0]] > 0 && t[p[1]] == 0 {
+					t[p[1]] = t[p[0]] + 1
+					changed = true
+				}
+			}
+		}
+	}
+	return t
+}
+
+// FromSpec builds the topology of s.
+func FromSpec(s *spec.Spec) *Topology {
+	t := tiers(s)
+	tp := &Topology{Fabric: s.Fabric.Name}
+	sws := map[string]*Switch{}
+	for _, sw := range s.Switches {
+		sws[sw.Name] = &Switch{Name: sw.Name, Tier: t[sw.Name]}
+	}
+	above := map[string]map[string]bool{}
+	for _, l := range s.Links {
+		a, b := sws[l.A.Node], sws[l.B.Node]
+		if a == nil || b == nil || a.Tier == b.Tier {
+			continue
+		}
+		if a.Tier > b.Tier {
+			a, b = b, a
+		}
+		b.Switches = appendOnce(b.Switches, a.Name)
+		if above[a.Name] == nil {
+			above[a.Name] = map[string]bool{}
+		}
+		above[a.Name][b.Name] = true
+	}
+	for _, h := range s.Hosts {
+		ht := Host{Name: h.Name, Rails: map[int]string{}}
+		for i, n := range h.NICs {
+			for _, l := range s.Links {
+				var far spec.Endpoint
+				switch {
+				case l.A.Node == h.Name && l.A.Port == n.Name:
+					far = l.B
+				case l.B.Node == h.Name && l.B.Port == n.Name:
+					far = l.A
+				default:
+					continue
+				}
+				if sws[far.Node] == nil {
+					continue
+				}
+				ht.Rails[i] = far.Node
+				if ht.Leaf == "" {
+					ht.Leaf = far.Node
+				}
+			}
+		}
+		if ht.Leaf != "" {
+			sws[ht.Leaf].Nodes = appendOnce(sws[ht.Leaf].Nodes, h.Name)
+			var sp []string
+			for n := range above[ht.Leaf] {
+				sp = append(sp, n)
+			}
+			sort.Strings(sp)
+			ht.SpineGroup = strings.Join(sp, ".")
+		}
+		tp.Hosts = append(tp.Hosts, ht)
+	}
+	// A switch with nothing below it is not in the tree, and neither is
+	// it a child (Slurm rejects a child it has no line for): prune to a
+	// fixed point, leaves up.
+	for changed := true; changed; {
+		changed = false
+		for _, x := range sws {
+			kept := x.Switches[:0]
+			for _, c := range x.Switches {
+				if y := sws[c]; len(y.Nodes) > 0 || len(y.Switches) > 0 {
+					kept = append(kept, c)
+				} else {
+					changed = true
+				}
+			}
+			x.Switches = kept
+		}
+	}
+	for _, sw := range s.Switches {
+		x := sws[sw.Name]
+		if len(x.Nodes) == 0 && len(x.Switches) == 0 {
+			continue // nothing below it: not part of the tree
+		}
+		sort.Strings(x.Switches)
+		tp.Switches = append(tp.Switches, *x)
+	}
+	return tp
+}
+
+func appendOnce(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// Slurm is the topology.conf of the tree plugin (TopologyPlugin=
+// topology/tree): one SwitchName line per switch with the hosts
+// (Nodes=) or switches (Switches=) below it. A host is placed under the
+// leaf of its rail-0 NIC: Slurm's tree has one leaf per node.
+func (t *Topology) Slurm() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# topology.conf for fabric %q, generated by fabctl topology --format slurm from the spec's cabling.\n", t.Fabric)
+	b.WriteString("# TopologyPlugin=topology/tree. A host sits under the leaf of its first NIC (rail 0).\n")
+	for _, sw := range t.Switches {
+		fmt.Fprintf(&b, "SwitchName=%s", sw.Name)
+		if len(sw.Nodes) > 0 {
+			fmt.Fprintf(&b, " Nodes=%s", strings.Join(sw.Nodes, ","))
+		}
+		if len(sw.Switches) > 0 {
+			fmt.Fprintf(&b, " Switches=%s", strings.Join(sw.Switches, ","))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// LabelPrefix is the prefix of fabctl's Kubernetes node labels.
+const LabelPrefix = "topology.fabctl.io/"
+
+// Labels are each host's Kubernetes node labels: leaf, spine-group and
+// rail (the rail of the NIC the leaf label names: 0), and per rail
+// rail<N>-leaf when the host has more than one.
+func (t *Topology) Labels() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, h := range t.Hosts {
+		if h.Leaf == "" {
+			continue
+		}
+		l := map[string]string{LabelPrefix + "leaf": h.Leaf, LabelPrefix + "rail": "0"}
+		if h.SpineGroup != "" {
+			l[LabelPrefix+"spine-group"] = h.SpineGroup
+		}
+		for r := range h.Rails {
+			if r == 0 {
+				continue
+			}
+			l[LabelPrefix+"rail"+strconv.Itoa(r)+"-leaf"] = h.Rails[r]
+		}
+		if len(h.Rails) > 1 {
+			l[LabelPrefix+"rail0-leaf"] = h.Rails[0]
+		}
+		out[h.Name] = l
+	}
+	return out
+}
+
+// Kubectl is the kubectl commands that set the labels.
+func (t *Topology) Kubectl() string {
+	ls := t.Labels()
+	var hosts []string
+	for h := range ls {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	var b strings.Builder
+	for _, h := range hosts {
+		var kv []string
+		for k, v := range ls[h] {
+			kv = append(kv, k+"="+v)
+		}
+		sort.Strings(kv)
+		fmt.Fprintf(&b, "kubectl label node %s --overwrite %s\n", h, strings.Join(kv, " "))
+	}
+	return b.String()
+}

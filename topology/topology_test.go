@@ -1,0 +1,210 @@
+package topology
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/spec/spectest"
+)
+
+func testbed(t testing.TB) *spec.Spec {
+	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/testbed"), spec.LoadOptions{Platforms: spectest.Platforms})
+}
+
+func TestTestbedTopology(t *testing.T) {
+	tp := FromSpec(testbed(t))
+	got := tp.Slurm()
+	for _, want := range []string{
+		"SwitchName=leaf1 Nodes=h1,h2\n",
+		"SwitchName=leaf2 Nodes=h3,h4\n",
+		"SwitchName=spine1 Switches=leaf1,leaf2\n", // leaf3..6 carry no host: not in the tree
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("topology.conf lacks %q:\n%s", want, got)
+		}
+	}
+	l := tp.Labels()["h3"]
+	if l[LabelPrefix+"leaf"] != "leaf2" || l[LabelPrefix+"spine-group"] != "spine1" || l[LabelPrefix+"rail"] != "0" {
+		t.Errorf("h3 labels: %v", l)
+	}
+	if k := tp.Kubectl(); !strings.Contains(k, "kubectl label node h1 --overwrite topology.fabctl.io/leaf=leaf1 topology.fabctl.io/rail=0 topology.fabctl.io/spine-group=spine1\n") {
+		t.Errorf("kubectl:\n%s", k)
+	}
+}
+
+// TestRailOptimized: a host with two NICs on two leaves sits under its
+// rail-0 leaf in Slurm and carries a leaf label per rail.
+func TestRailOptimized(t *testing.T) {
+	s := testutil.LoadSrc(t, `
+fabric "r" { transport = "rocev2" }
+switch "l0" {
+  platform = "sonic"
+  address  = "127.0.0.1"
+  role     = "leaf"
+}
+switch "l1" {
+  platform = "sonic"
+  address  = "127.0.0.2"
+  role     = "leaf"
+}
+switch "s0" {
+  platform = "sonic"
+  address  = "127.0.0.3"
+  role     = "spine"
+}
+host "g1" {
+  connect = "local"
+  nic "e0" { addresses = ["10.0.0.1/31"] }
+  nic "e1" { addresses = ["10.0.1.1/31"] }
+}
+link {
+  endpoints = ["l0:Ethernet0", "g1:e0"]
+  speed     = "400G"
+}
+link {
+  endpoints = ["l1:Ethernet0", "g1:e1"]
+  speed     = "400G"
+}
+link {
+  endpoints = ["l0:Ethernet8", "s0:Ethernet0"]
+  speed     = "400G"
+}
+link {
+  endpoints = ["l1:Ethernet8", "s0:Ethernet4"]
+  speed     = "400G"
+}
+`)
+	tp := FromSpec(s)
+	if got := tp.Slurm(); !strings.Contains(got, "SwitchName=l0 Nodes=g1\nSwitchName=s0 Switches=l0\n" /* l1 serves rail 1 only: no node sits under it */) {
+		t.Errorf("slurm:\n%s", got)
+	}
+	l := tp.Labels()["g1"]
+	if l[LabelPrefix+"rail0-leaf"] != "l0" || l[LabelPrefix+"rail1-leaf"] != "l1" {
+		t.Errorf("labels %v", l)
+	}
+}
+
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// slurmConf writes a minimal slurm.conf (tree plugin, the hosts as nodes
+// on loopback, no auth) beside topology.conf in dir.
+func slurmConf(t testing.TB, dir string, hosts []string, topo string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var nodes strings.Builder
+	for _, h := range hosts {
+		fmt.Fprintf(&nodes, "NodeName=%s NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n", h)
+	}
+	conf := fmt.Sprintf(`ClusterName=fabctltest
+SlurmctldHost=localhost
+SlurmctldPort=%d
+SlurmdPort=%d
+SlurmUser=root
+StateSaveLocation=%s/state
+SlurmctldPidFile=%s/slurmctld.pid
+SlurmctldLogFile=%s/slurmctld.log
+AuthType=auth/none
+CredType=cred/none
+TopologyPlugin=topology/tree
+%sPartitionName=all Nodes=ALL Default=YES
+`, freePort(t), freePort(t), dir, dir, dir, nodes.String())
+	p := filepath.Join(dir, "slurm.conf")
+	if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "topology.conf"), []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSlurmAcceptsTopology runs Debian's slurmctld (22.05) in the
+// foreground on loopback with a minimal slurm.conf that points the tree
+// plugin at the generated topology.conf, and asks it back with
+// scontrol show topology: Slurm's own parser read every switch. A
+// topology.conf with a dangling child is rejected by the same parser
+// (slurmctld exits: "invalid child"), so the check can fail.
+func TestSlurmAcceptsTopology(t *testing.T) {
+	if _, err := exec.LookPath("slurmctld"); err != nil {
+		if _, err := os.Stat("/usr/sbin/slurmctld"); err != nil {
+			testutil.SkipOrFail(t, "slurmctld not installed (apt-get install slurmctld)")
+		}
+	}
+	testutil.RequireRoot(t, "slurmctld runs as SlurmUser=root")
+	s := testbed(t)
+	tp := FromSpec(s)
+	var hosts []string
+	for _, h := range s.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	dir := t.TempDir()
+	conf := slurmConf(t, dir, hosts, tp.Slurm())
+	cmd := exec.Command("/usr/sbin/slurmctld", "-D", "-i", "-f", conf)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	var shown string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("slurmctld exited (%v): it rejected the configuration:\n%s\n%s", err, out, tp.Slurm())
+		default:
+		}
+		sc := exec.Command("scontrol", "show", "topology")
+		sc.Env = append(os.Environ(), "SLURM_CONF="+conf)
+		b, err := sc.CombinedOutput()
+		if err == nil && strings.Contains(string(b), "SwitchName=") {
+			shown = string(b)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scontrol show topology: %v\n%s\nslurmctld:\n%s", err, b, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("scontrol show topology:\n%s", shown)
+	for _, sw := range tp.Switches {
+		if !strings.Contains(shown, "SwitchName="+sw.Name+" ") {
+			t.Errorf("slurm does not know switch %s", sw.Name)
+		}
+	}
+	if !strings.Contains(shown, "SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=h1,h2") || !strings.Contains(shown, "SwitchName=spine1 Level=1 LinkSpeed=1 Nodes=h[1-4] Switches=leaf1,leaf2") {
+		t.Errorf("slurm's tree differs from the spec's:\n%s", shown)
+	}
+
+	// The same parser rejects a broken file.
+	bad := t.TempDir()
+	badConf := slurmConf(t, bad, hosts, tp.Slurm()+"SwitchName=top Switches=spine1,nosuchswitch\n")
+	b, err := exec.Command("timeout", "20", "/usr/sbin/slurmctld", "-D", "-i", "-f", badConf).CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "invalid child (nosuchswitch)") {
+		t.Errorf("slurmctld did not reject a dangling switch (%v):\n%s", err, b)
+	}
+}
