@@ -100,6 +100,43 @@ var lossCounters = map[string]bool{
 	"eth:rx_out_of_buffer":     true,
 }
 
+// softSeqCounters are a software RDMA device's sequence-error counts
+// (rxe's responder and requester). rxe counts them for any PSN gap it
+// sees (drivers/infiniband/sw/rxe: rxe_resp.c check_psn,
+// RXE_CNT_OUT_OF_SEQ_REQ; rxe_comp.c, RXE_CNT_RCV_SEQ_ERR on a sequence
+// NAK), and a gap also opens when the device's own queues and kernel
+// threads lose or delay a packet that the wire delivered (a VM run of
+// fabctl's demo saw out_of_seq_request=1 with every packet counted on the
+// wire). Between two software devices they are the device's own
+// retransmissions; the NICs' drop counters say whether the fabric lost
+// anything.
+var softSeqCounters = map[string]bool{
+	"rdma:out_of_seq_request": true,
+	"rdma:rcvd_seq_err":       true,
+}
+
+// netDropCounters are the netdev's own drops and errors (rtnetlink link
+// statistics): packets the NIC or the kernel below the RDMA device
+// dropped. Between software RDMA devices they are the fabric-loss signal.
+var netDropCounters = map[string]bool{
+	"net:rx_dropped":       true,
+	"net:tx_dropped":       true,
+	"net:rx_errors":        true,
+	"net:tx_errors":        true,
+	"net:rx_missed_errors": true,
+	"net:rx_fifo_errors":   true,
+}
+
+// hasAny reports whether the counters include any of set.
+func (c Counters) hasAny(set map[string]bool) bool {
+	for k := range c {
+		if set[k] {
+			return true
+		}
+	}
+	return false
+}
+
 // Retransmission counters: the sender retried (a timeout or a NAK). On a
 // lossless fabric they mean loss or a too-short ACK timeout; software
 // RDMA under heavy load also retries when ACKs are merely late.

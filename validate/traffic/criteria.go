@@ -47,6 +47,12 @@ type Evidence struct {
 	Deltas map[string]Counters
 	Before map[string]Counters
 	Wire   Wire
+	// Software: both ends are software RDMA devices (rxe, siw). Their
+	// sequence errors and retransmissions can come from the device's own
+	// kernel threads being descheduled, not from the fabric: loss is then
+	// judged from what the NICs dropped (netdev drops and errors,
+	// discards), and the device's own counts are reported as such.
+	Software bool
 }
 
 // LineRate is the slower of the two NICs' speeds (0: unknown).
@@ -101,12 +107,21 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 	}
 	// Loss on a lossless class.
 	if c.Lossless {
-		loss, retries, cong := Counters{}, Counters{}, Counters{}
+		loss, retries, cong, own := Counters{}, Counters{}, Counters{}, Counters{}
 		observable := false
 		for _, ep := range sortedKeys(ev.Deltas) {
 			d := ev.Deltas[ep]
 			for k, v := range d.Loss() {
+				if ev.Software && softSeqCounters[k] {
+					own[k] += v
+					continue
+				}
 				loss[k] += v
+			}
+			if ev.Software {
+				for k, v := range d.pick(netDropCounters) {
+					loss[k] += v
+				}
 			}
 			for k, v := range d.Retries() {
 				retries[k] += v
@@ -114,12 +129,17 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 			for k, v := range d.Congestion() {
 				cong[k] += v
 			}
-			if ev.Before[ep].Observable() {
+			if ev.Before[ep].Observable() || ev.Software && ev.Before[ep].hasAny(netDropCounters) {
 				observable = true
 			}
 		}
 		retry := ""
-		if len(retries) > 0 {
+		if ev.Software && len(own)+len(retries) > 0 {
+			for k, v := range own {
+				retries[k] += v
+			}
+			retry = "; the software RDMA devices' own sequence errors and retransmissions (not fabric loss): " + retries.String()
+		} else if len(retries) > 0 {
 			retry = "; retransmissions: " + retries.String()
 		}
 		if len(cong) > 0 {
@@ -130,6 +150,8 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 			add("no loss (lossless class)", Fail, "packets were lost on a lossless class: %s%s (check PFC on every hop for priority %d)", loss, retry, c.Priority)
 		case !observable:
 			add("no loss (lossless class)", Skipped, "these NICs expose no loss counters%s", retry)
+		case ev.Software:
+			add("no loss (lossless class)", Pass, "no drops or errors on the NICs%s", retry)
 		default:
 			add("no loss (lossless class)", Pass, "no sequence errors or discards%s", retry)
 		}

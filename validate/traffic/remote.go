@@ -279,6 +279,7 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 		ev.Before[eps[i].String()] = c.res.Counters
 		software = software && c.res.Software
 	}
+	ev.Software = software
 	tv := t.Verbs
 	note := ""
 	if software && tv.Timeout < softwareAckTimeout {

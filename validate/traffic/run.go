@@ -290,6 +290,15 @@ func SnapshotOnly(sysRoot string, ep Endpoint, keep func(name string) bool) Coun
 			}
 			e.Close()
 		}
+		// The netdev's own drop and error counts (rtnetlink link stats):
+		// what the NIC and the kernel dropped, whatever the RDMA device
+		// reports about its sequence numbers.
+		if l, err := netlink.LinkByName(ep.NIC.Name); err == nil && l.Attrs().Statistics != nil {
+			st := l.Attrs().Statistics
+			c["net:rx_dropped"], c["net:tx_dropped"] = st.RxDropped, st.TxDropped
+			c["net:rx_errors"], c["net:tx_errors"] = st.RxErrors, st.TxErrors
+			c["net:rx_missed_errors"], c["net:rx_fifo_errors"] = st.RxMissedErrors, st.RxFifoErrors
+		}
 		if d, err := dcbnl.Dial(0); err == nil {
 			if ieee, err := d.IEEE(ep.NIC.Name); err == nil && ieee.PFC != nil {
 				for p := 0; p < 8; p++ {
@@ -388,7 +397,8 @@ func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Resu
 		}
 	}
 	setup := r.setup()
-	ev := Evidence{Before: map[string]Counters{}, Deltas: map[string]Counters{}}
+	ev := Evidence{Before: map[string]Counters{}, Deltas: map[string]Counters{},
+		Software: softwareDevice(device(p.Client)) && softwareDevice(device(p.Server))}
 	for _, ep := range []Endpoint{p.Client, p.Server} {
 		ev.Before[ep.String()] = snapshot(ep)
 	}
