@@ -250,6 +250,13 @@ func (s *Schema) compile(parent *node, e *yang.Entry, defModule string) *node {
 		if _, hasWhen := c.GetWhenXPath(); hasWhen {
 			continue // conditional: "when" is not evaluated
 		}
+		if l, ok := c.Node.(*yang.Leaf); ok && len(l.IfFeature) > 0 {
+			// conditional on a platform feature, which goyang does not
+			// evaluate (an SR Linux forwarding class's output/queue is
+			// mandatory only with qos-multi-traffic-queue): libyang, with
+			// the platform's features, decides (yangval/libyang)
+			continue
+		}
 		if c.IsLeaf() && c.Mandatory == yang.TSTrue && !c.ReadOnly() {
 			n.mandatory = append(n.mandatory, c.Name)
 		}
