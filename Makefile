@@ -35,7 +35,7 @@ FUZZTIME     ?= 30s
 FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
-                ./validate/traffic:FuzzDecodeSideRequest
+                ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))

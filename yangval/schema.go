@@ -61,11 +61,16 @@ type Schema struct {
 	byName  map[string][]*node // "name" -> top-level nodes of that name
 	tables  map[string][]*node // SONiC CONFIG_DB table name -> table containers
 	types   map[*yang.YangType]*ytype
+	dir     string
 	// Unsupported lists model constructs the validator does not check (for
 	// example XSD patterns that cannot be translated to Go regular expressions
 	// and leafref paths that could not be resolved). For reporting only.
 	Unsupported []string
 }
+
+// Dir is the directory the models were loaded from (so that another
+// validator, yangval/libyang, can load the same model set).
+func (s *Schema) Dir() string { return s.dir }
 
 // Load parses YANG modules from dir. With no module names every .yang file
 // in dir is read; otherwise only the named modules (file names with or
@@ -108,6 +113,7 @@ func Load(dir string, modules ...string) (*Schema, error) {
 		return nil, fmt.Errorf("yangval: processing modules from %s: %w", dir, errors.Join(perrs...))
 	}
 	s := &Schema{
+		dir:     dir,
 		modules: ms,
 		roots:   map[string]*node{},
 		byName:  map[string][]*node{},
@@ -249,6 +255,13 @@ func (s *Schema) compile(parent *node, e *yang.Entry, defModule string) *node {
 		c := e.Dir[k]
 		if _, hasWhen := c.GetWhenXPath(); hasWhen {
 			continue // conditional: "when" is not evaluated
+		}
+		if l, ok := c.Node.(*yang.Leaf); ok && len(l.IfFeature) > 0 {
+			// conditional on a platform feature, which goyang does not
+			// evaluate (an SR Linux forwarding class's output/queue is
+			// mandatory only with qos-multi-traffic-queue): libyang, with
+			// the platform's features, decides (yangval/libyang)
+			continue
 		}
 		if c.IsLeaf() && c.Mandatory == yang.TSTrue && !c.ReadOnly() {
 			n.mandatory = append(n.mandatory, c.Name)

@@ -108,7 +108,9 @@ var rules = []struct {
 	{"internal/cli/view", []string{"plan", "=drivers", "intent", "spec", "internal"}},
 	{"spec", []string{"spec", "internal"}},
 	{"intent", []string{"spec", "internal"}},
-	{"yangval", []string{"yangval", "internal"}},
+	{"yangval", []string{"internal"}},
+	// libyang validation reuses yangval's gNMI path parser.
+	{"yangval/libyang", []string{"=yangval", "internal"}},
 	// Drivers: the contract, other drivers' shared cores, transports, the
 	// intent model and YANG checks; never the engine (plan, apply,
 	// validate, agent) and never a testbed.

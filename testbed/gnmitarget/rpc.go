@@ -552,6 +552,9 @@ func (t *Target) applyOps(ops []yangval.SetOp) (map[string]any, error) {
 			return nil, status.Errorf(codes.InvalidArgument, "schema violation in the resulting configuration: %s", joinErrors(errs))
 		}
 	}
+	if err := t.validateLibYANG(tree); err != nil {
+		return nil, err
+	}
 	return tree, nil
 }
 

@@ -1,6 +1,8 @@
 package gnmitarget
 
 import (
+	"google.golang.org/grpc/status"
+
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -79,6 +81,9 @@ func (t *Target) initialTreeFor(ifs []string) (map[string]any, error) {
 		if errs := t.schema.ValidateTree(tree); len(errs) > 0 {
 			return nil, fmt.Errorf("not valid against the models: %s", joinErrors(errs))
 		}
+	}
+	if err := t.validateLibYANG(tree); err != nil {
+		return nil, fmt.Errorf("not valid against the models: %s", status.Convert(err).Message())
 	}
 	return tree, nil
 }

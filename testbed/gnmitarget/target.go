@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabctl/fabctl/yangval"
+	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
 // Flavors: the model family the target impersonates.
@@ -45,6 +46,14 @@ type Config struct {
 	// guessing their keys (see keyCandidates).
 	YANGDir string
 	Schema  *yangval.Schema
+	// LibYANG validates the whole resulting configuration of every Set
+	// (and Initial) with libyang: must, when, if-feature, leafref,
+	// mandatory, range and pattern, with the platform's features. nil
+	// loads the flavor's profile (yangval/libyang Profiles) from the
+	// models of YANGDir or Schema when this build has libyang, unless
+	// NoLibYANG; without libyang, goyang alone validates (see libyang.go).
+	LibYANG   *libyang.Context
+	NoLibYANG bool
 
 	// TLS is the server certificate (required unless Insecure) and,
 	// with ClientCAFile, mandatory client certificates (mTLS).
@@ -130,6 +139,7 @@ type Target struct {
 	cfg    Config
 	name   string
 	schema *yangval.Schema
+	ly     *libyang.Context
 	srv    *grpc.Server
 	lis    *trackingListener
 	done   chan struct{}
@@ -168,6 +178,15 @@ func Start(ctx context.Context, cfg Config) (*Target, error) {
 		}
 		t.schema = s
 	}
+	dir := cfg.YANGDir
+	if dir == "" && t.schema != nil {
+		dir = t.schema.Dir()
+	}
+	ly, err := libyangFor(t.cfg, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	t.ly = ly
 	tree, err := t.initialTree()
 	if err != nil {
 		return nil, fmt.Errorf("%s: initial configuration: %w", t.name, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/yangval"
+	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
 // YANG reports whether the emulator validates against SONiC YANG models.
@@ -19,7 +20,12 @@ func (sw *Switch) YANG() bool { return sw.opts.YANG != nil }
 // constraints below.
 func (sw *Switch) validate(db map[string]any) error {
 	if sw.opts.YANG != nil {
-		return validateYANG(sw.opts.YANG, db)
+		if err := validateYANG(sw.opts.YANG, db); err != nil {
+			return err
+		}
+		// the whole patched CONFIG_DB with its must/when/mandatory, as
+		// GCU's sonic-yang validation does (libyang; nil without it)
+		return libyang.ValidateConfigDBDir(sw.opts.YANG.Dir(), db)
 	}
 	return validate(db)
 }

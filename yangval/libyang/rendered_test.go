@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fabctl/fabctl/drivers/switch/srlinux"
 )
 
 var repoRoot = filepath.Join("..", "..")
@@ -94,7 +97,10 @@ func loadPayload(t testing.TB, name string, b []byte) payload {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if _, ok := probe["encoding"]; ok {
+	_, del := probe["deletes"]
+	_, rep := probe["replaces"]
+	_, upd := probe["updates"]
+	if del || rep || upd {
 		var req SetRequest
 		if err := json.Unmarshal(b, &req); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -198,9 +204,9 @@ func problems(err error) []string {
 
 // TestRenderedPayloads renders every example spec with the fabctl of
 // this tree, takes the driver goldens too, and validates every gNMI and
-// CONFIG_DB payload with libyang, over the device's factory state. It
-// reports the refusals (defects in the drivers, fixed elsewhere); with
-// FABCTL_LIBYANG_STRICT=1 a refusal fails the test.
+// CONFIG_DB payload with libyang, over the device's factory state. Any
+// refusal fails the test (with the report: every problem, grouped);
+// FABCTL_LIBYANG_REPORT=file writes the report to a file.
 func TestRenderedPayloads(t *testing.T) {
 	need(t)
 	if testing.Short() {
@@ -266,7 +272,28 @@ func TestRenderedPayloads(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if refused > 0 && os.Getenv("FABCTL_LIBYANG_STRICT") == "1" {
+	if refused > 0 {
 		t.Errorf("%d rendered payloads refused by libyang", refused)
+	}
+}
+
+// TestSRLinuxSystemDefaults: the factory configuration fabctl's SR Linux
+// driver assumes and the testbed's SR Linux targets start with
+// (srlinux.SystemDefaults) is valid on a 7220 IXR-D5, and is the one
+// this package validates the rendered payloads over.
+func TestSRLinuxSystemDefaults(t *testing.T) {
+	c := profile(t, "srlinux")
+	if err := c.ValidateJSON(srlinux.SystemDefaults(), Options{}); err != nil {
+		t.Fatalf("srlinux.SystemDefaults refused:\n%v", err)
+	}
+	var a, b any
+	if err := json.Unmarshal(srlinux.SystemDefaults(), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(srlFactory(t), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("testdata/srlinux-7220-d5-factory.json differs from srlinux.SystemDefaults()")
 	}
 }

@@ -100,18 +100,20 @@ func (o Options) max() int {
 }
 
 // SetRequest is a gNMI SetRequest in the form `fabctl render` writes
-// (gnmi-setrequest.json): JSON_IETF values at gNMI path strings.
+// (gnmi-setrequest.json, gnmic's request-file format: "deletes",
+// "replaces" and "updates", each update a "path", an "encoding" and a
+// "value"): JSON_IETF values at gNMI path strings.
 type SetRequest struct {
-	Encoding string   `json:"encoding,omitempty"`
-	Delete   []string `json:"delete,omitempty"`
-	Replace  []Update `json:"replace,omitempty"`
-	Update   []Update `json:"update,omitempty"`
+	Delete  []string `json:"deletes,omitempty"`
+	Replace []Update `json:"replaces,omitempty"`
+	Update  []Update `json:"updates,omitempty"`
 }
 
 // Update is one replace or update of a SetRequest.
 type Update struct {
-	Path string          `json:"path"`
-	Val  json.RawMessage `json:"val"`
+	Path     string          `json:"path"`
+	Encoding string          `json:"encoding,omitempty"` // json_ietf (the only one fabctl writes)
+	Val      json.RawMessage `json:"value"`
 }
 
 // ConfigDB is a SONiC CONFIG_DB document as config_db.json holds it:

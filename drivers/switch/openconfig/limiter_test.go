@@ -31,3 +31,14 @@ func TestUnexpressible(t *testing.T) {
 		t.Errorf("reasons: %v", got)
 	}
 }
+
+// TestFindings: the plan says what the payload assumes exists (the
+// interfaces) and that persistence is the operator's.
+func TestFindings(t *testing.T) {
+	sw := &intent.Switch{Ports: []intent.Port{{Name: "Ethernet0"}, {Name: "Ethernet4"}}}
+	fs := New().(drivers.Reporter).Findings(drivers.Target{Intent: sw})
+	if len(fs) != 2 || !strings.Contains(fs[0].Message, "Ethernet0, Ethernet4") || fs[1].Path != drivers.PathSaved ||
+		!strings.Contains(fs[1].Message, "persistence is the operator's") {
+		t.Errorf("findings: %+v", fs)
+	}
+}

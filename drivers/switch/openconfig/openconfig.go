@@ -78,3 +78,36 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 	}
 	return out
 }
+
+var _ drivers.Reporter = (*Driver)(nil)
+
+// Findings says what the payload assumes and what fabctl leaves to the
+// operator on an OpenConfig target:
+//
+//   - the interfaces it configures exist: the payload updates their
+//     config (MTU, flow control) and refers to them from the QoS
+//     interface entries (interface-ref/config/interface is a leafref to
+//     /interfaces/interface/name), but does not create them, nor give them
+//     the mandatory config/type: a target validates the resulting tree,
+//     so a missing interface makes the whole Set fail;
+//   - persistence: OpenConfig defines no operation that saves the running
+//     configuration (gNMI Set changes the running configuration; whether
+//     it survives a reload is the platform's setting, e.g. SR Linux's
+//     gNMI server commit-save or system configuration auto-save), so the
+//     plan does not want config/saved on this platform and says so.
+func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
+	var out []drivers.Finding
+	if sw, ok := t.Intent.(*intent.Switch); ok && sw != nil && len(sw.Ports) > 0 {
+		names := make([]string, len(sw.Ports))
+		for i, p := range sw.Ports {
+			names[i] = p.Name
+		}
+		out = append(out, drivers.Finding{Severity: "info", Path: "port",
+			Message: "the payload assumes these interfaces exist on the device with their type (it updates their config and " +
+				"its QoS interface entries refer to them; it does not create them): " + strings.Join(names, ", ")})
+	}
+	out = append(out, drivers.Finding{Severity: "info", Path: drivers.PathSaved,
+		Message: "persistence is the operator's: OpenConfig has no save operation, so whether the applied configuration " +
+			"survives a reload depends on the platform (enable its save-on-commit, e.g. SR Linux gNMI commit-save)"})
+	return out
+}

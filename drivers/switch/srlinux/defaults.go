@@ -11,16 +11,18 @@ import (
 // fabctl refers to without creating it: forwarding classes fc0..fc7 on
 // queues queue-0..queue-7, and PFC queues pfc0..pfc7 (the system-reserved
 // defaults srl_nokia-qos describes for them). Tests and the local testbed
-// start SR Linux gNMI targets with it (gnmitarget.Config.Initial). Both
-// output/queue and output/unicast-queue are set: the models guard them
-// with features a schema validator does not evaluate, so it wants both.
+// start SR Linux gNMI targets with it (gnmitarget.Config.Initial). It is
+// a 7220 IXR-D5's: a forwarding class names its output/unicast-queue
+// (feature qos-unicast-queue); output/queue (qos-multi-traffic-queue) and
+// forwarding-class-index (qos-forwarding-class-index) are features the
+// D5 does not have, so the device refuses them (libyang with the D5's
+// features agrees: yangval/libyang TestRenderedPayloads).
 func SystemDefaults() []byte {
 	var queues, pfcQueues, fcs []any
 	for i := 0; i < 8; i++ {
 		queues = append(queues, obj{"name": queue(i), "queue-index": i})
 		pfcQueues = append(pfcQueues, obj{"pfc-queue-name": pfcQueue(i), "queue-index": i})
-		fcs = append(fcs, obj{"name": fc(i), "forwarding-class-index": i,
-			"output": obj{"queue": queue(i), "unicast-queue": queue(i)}})
+		fcs = append(fcs, obj{"name": fc(i), "output": obj{"unicast-queue": queue(i)}})
 	}
 	b, err := json.Marshal(obj{"srl_nokia-qos:qos": obj{
 		"queues":             obj{"queue": queues, "pfc-queue": pfcQueues},

@@ -81,7 +81,10 @@ func readProfile(qos gc.Node, name string) (profile, bool) {
 	}
 	var out profile
 	for _, q := range p.At("received-traffic", "unicast-mapping").List("pfc-queue") {
-		if on, _ := q.Get("enable-pfc").Bool(); !on {
+		// An entry maps the priority to its PFC queue (the 7220 IXR-D5
+		// has no enable-pfc here: srl_nokia-features future-0-0); one
+		// written with enable-pfc false (another platform) does not count.
+		if on, set := q.Get("enable-pfc").Bool(); set && !on {
 			continue
 		}
 		prio, ok := q.Get("pfc-pause-frame-priority").Int()
@@ -142,6 +145,8 @@ type decoder struct {
 	// qos interface entries.
 	ports []string
 	qosIf map[string]gc.Node
+	// qosSub are the ports' subinterface entries (the classifiers).
+	qosSub map[string]gc.Node
 	// portProfile is the PFC mapping profile of each port with PFC on.
 	portProfile map[string]profile
 }
@@ -180,11 +185,12 @@ func (d *decoder) readClassifiers() {
 }
 
 func (d *decoder) findPorts() {
-	d.qosIf = map[string]gc.Node{}
+	d.qosIf, d.qosSub = map[string]gc.Node{}, map[string]gc.Node{}
 	for _, p := range d.sw.Ports {
 		if d.ifs.Entry("interface", "name", p.Name).Exists() {
 			d.ports = append(d.ports, p.Name)
 			d.qosIf[p.Name] = d.qos.Get("interfaces").Entry("interface", "interface-id", p.Name)
+			d.qosSub[p.Name] = d.qos.Get("interfaces").Entry("interface", "interface-id", subIfID(p.Name))
 		}
 	}
 }
@@ -259,6 +265,8 @@ func (d *decoder) readTCs(schedules map[string]map[int]string, tcs map[int]bool,
 			pf, _ := d.qosIf[p].At("output", "queues").Entry("queue", "queue-name", queue(tc)).Get("queue-management-profile").String()
 			if pf == "" {
 				pf = "-"
+			} else if !d.burstBound(p, tc) {
+				pf = Inconsistent // a profile without the MBS SR Linux requires for it
 			}
 			prof = append(prof, pf)
 		}
@@ -266,6 +274,15 @@ func (d *decoder) readTCs(schedules map[string]map[int]string, tcs map[int]bool,
 		d.readQueueECN(pre, prof, want[tc])
 		d.st[pre+"lossless"] = strconv.FormatBool(losslessTC[tc])
 	}
+}
+
+// burstBound: the port's output buffer-allocation-profile gives queue
+// tc a non-zero maximum burst size, as a queue-management-profile needs.
+func (d *decoder) burstBound(port string, tc int) bool {
+	name, _ := d.qosIf[port].At("output", "buffer-allocation-profile").String()
+	q := d.qos.Get("buffer-management").Entry("buffer-allocation-profile", "name", name).Get("queues").Entry("queue", "queue-name", queue(tc))
+	v, ok := q.Get("maximum-burst-size").Int()
+	return name != "" && ok && v > 0
 }
 
 // readScheduler reads a traffic class's schedule across the ports.
@@ -344,7 +361,7 @@ func (d *decoder) readHeadroom() {
 		}
 	}
 	sort.Strings(share)
-	if v, ok := agree(share); ok && buf.Exists() {
+	if v, ok := agree(share); ok && len(buf.Get("queues").List("pfc-queue")) > 0 {
 		d.st["buffer/headroom"] = v
 	}
 }
@@ -356,13 +373,17 @@ func (d *decoder) readPort(name string) {
 	if mtu, ok := entry.Get("mtu").Int(); ok {
 		d.st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
 	}
+	// The 7220 IXR-D5 has receive only (no tx-flow-control feature); a
+	// platform with transmit too must agree with receive.
 	fcRx, _ := entry.At("ethernet", "flow-control", "receive").Bool()
-	fcTx, _ := entry.At("ethernet", "flow-control", "transmit").Bool()
+	fcTx, txSet := entry.At("ethernet", "flow-control", "transmit").Bool()
 	switch {
-	case fcRx == fcTx:
+	case d.pauseWanted(name):
+		// not expressible on the D5 (Driver.Unexpressible): not read
+	case !txSet || fcRx == fcTx:
 		d.st[pre+"pause"] = strconv.FormatBool(fcRx)
 	default:
-		d.st[pre+"pause"] = Inconsistent // one direction only: fabctl sets both
+		d.st[pre+"pause"] = Inconsistent // one direction only
 	}
 	pr, on := d.portProfile[name]
 	d.st[pre+"pfc"] = ""
@@ -371,7 +392,13 @@ func (d *decoder) readPort(name string) {
 		d.st[pre+"pfc"] = setKey(pr.prios)
 		d.st[pre+"pfcwd"] = strconv.FormatBool(pr.wd)
 	}
-	cls := d.qosIf[name].At("input", "classifiers")
+	// classifiers are on the port's subinterface entry, which must
+	// refer to that subinterface of the port
+	sub := d.qosSub[name]
+	cls := sub.At("input", "classifiers")
+	if ref, _ := sub.At("interface-ref", "interface").String(); sub.Exists() && ref != name {
+		cls = gc.N(nil)
+	}
 	pt := "none"
 	dp, _ := cls.Get("dscp-policy").String()
 	p1, _ := cls.Get("dot1p-policy").String()
@@ -388,6 +415,17 @@ func (d *decoder) readPort(name string) {
 	if pt != d.trust && (d.trust != "" || pt != "none") {
 		d.st[pre+"trust"] = pt
 	}
+}
+
+// pauseWanted: the intent wants 802.3x pause on the port, which the
+// plan lists as not expressible; the port's flow-control is not fabctl's.
+func (d *decoder) pauseWanted(port string) bool {
+	for _, p := range d.sw.Ports {
+		if p.Name == port {
+			return p.Pause
+		}
+	}
+	return false
 }
 
 // readECN reads an ECN (mark-only WRED) queue-management profile.

@@ -23,10 +23,45 @@ const L2Overhead = 14
 
 // Object names fabctl owns on SR Linux.
 const (
-	Policy        = "fabctl"     // dscp-policy, dot1p-policy, scheduler-policy
-	PFCProfile    = "fabctl-pfc" // the switch's pfc-mapping-profile (its lossless classes, the watchdog)
-	BufferProfile = "fabctl-pfc" // buffer-allocation-profile holding the PFC headroom
+	Policy     = "fabctl"     // dscp-policy, dot1p-policy, scheduler-policy
+	PFCProfile = "fabctl-pfc" // the switch's pfc-mapping-profile (its lossless classes, the watchdog)
+	// BufferProfile is the buffer-allocation-profile holding the ECN
+	// queues' maximum burst size (queues/queue, bound as the interface's
+	// output/buffer-allocation-profile) and the PFC headroom (queues/
+	// pfc-queue, bound as input/pfc-buffer-allocation-profile).
+	BufferProfile = "fabctl"
+	// Subinterface is the subinterface a port's classifier is attached
+	// to: SR Linux classifies on subinterfaces only (srl_nokia-qos
+	// input/classifiers: must string(../../interface-ref/subinterface) !=
+	// "", "Attachment of classifiers, not permitted for interfaces";
+	// Nokia SR Linux QoS Guide, "DSCP classifier policy configuration
+	// for input traffic": "When a DSCP classifier policy is applied to a
+	// subinterface ..."). A routed RoCE port's traffic is on its
+	// subinterface 0.
+	Subinterface = 0
 )
+
+// ECNBurstFactor sizes the maximum burst size (MBS) of an ECN queue: the
+// queue-management-profile of a queue is refused without a
+// buffer-allocation-profile giving that queue a non-zero MBS (srl_nokia-
+// qos queue-management-profile must, "cannot be configured without
+// setting maximum burst size"; maximum-burst-size: "Must be non-zero/
+// non-default in order to add the active-queue-management"). On the
+// 7220 IXR-D5 a non-zero MBS replaces the chip's dynamic (alpha) limit
+// with a static one (same description), and the queue tail-drops at the
+// MBS (Nokia SR Linux QoS Guide, "Buffer allocation profile"), so fabctl
+// sets it above the WRED max-threshold, where marking is already at its
+// maximum: ECNBurstFactor times max-threshold.
+const ECNBurstFactor = 2
+
+// mbs is the maximum burst size of an ECN queue.
+func mbs(e *intent.ECN) int64 {
+	v := int64(e.Max) * ECNBurstFactor
+	if v < 1 {
+		v = 1
+	}
+	return min(v, math.MaxUint32)
+}
 
 // Deadlock timer ranges of srl_nokia-qos (pfc-mapping-profile
 // received-pfc-pause-frames/deadlock).
@@ -59,6 +94,13 @@ func ifPath(port string) string { return keyed("interface", "name", port) }
 func qosIfPath(port string) string {
 	return "/qos/interfaces" + keyed("interface", "interface-id", port)
 }
+
+// subIfID is the QoS interface-id of a port's subinterface: SR Linux's
+// own default name for it (ethernet-1/1.0; Nokia SR Linux QoS Guide, "QoS
+// interface and subinterface IDs").
+func subIfID(port string) string { return port + "." + strconv.Itoa(Subinterface) }
+
+func qosSubIfPath(port string) string { return qosIfPath(subIfID(port)) }
 
 // Platform is the SR Linux model knowledge gnmicore.Core drives.
 type Platform struct{}
@@ -137,8 +179,12 @@ func probability(p float64) int {
 func pfcProfile(sw *intent.Switch, name string, prios []int, wd bool) (obj, error) {
 	var mapping, pause []any
 	for _, p := range prios {
+		// unicast-mapping pfc-queue has no enable-pfc on a 7220 IXR-D5 (it
+		// needs srl_nokia-features future-0-0, which no platform reports):
+		// the mapping entry itself makes the priority lossless (PFC
+		// generation), with pfc-enable on the interface.
 		mapping = append(mapping, obj{"pfc-queue-name": pfcQueue(p), "dot1p": []any{p}, "forwarding-class": []any{fc(p)},
-			"pfc-pause-frame-priority": p, "enable-pfc": true})
+			"pfc-pause-frame-priority": p})
 		pause = append(pause, obj{"queue-name": queue(p), "pfc-pause-frame-priority": p, "enable-pfc": true})
 	}
 	dl := obj{"enable": wd}
@@ -256,6 +302,8 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 		}
 	}
 	headroom := sw.Headroom > 0 && len(base) > 0
+	ecnQueues := false
+	bufQueues := obj{}
 	if headroom {
 		if sw.Headroom > maxReservedShare {
 			return nil, fmt.Errorf("headroom %d bytes: SR Linux's maximum-pfc-reserved-share-bytes is at most %d", int64(sw.Headroom), maxReservedShare)
@@ -264,19 +312,52 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 		for _, p := range base {
 			qs = append(qs, obj{"pfc-queue-name": pfcQueue(p), "maximum-pfc-reserved-share-bytes": int64(sw.Headroom)})
 		}
-		add(bufferPath(), true, obj{"name": BufferProfile, "queues": obj{"pfc-queue": qs}})
+		bufQueues["pfc-queue"] = qs
+	}
+	var mbsQueues []any
+	for _, tc := range sw.TCs {
+		if tc.ECN != nil {
+			mbsQueues = append(mbsQueues, obj{"queue-name": queue(tc.TC), "maximum-burst-size": mbs(tc.ECN)})
+		}
+	}
+	if len(mbsQueues) > 0 {
+		ecnQueues = true
+		bufQueues["queue"] = mbsQueues
+	}
+	if len(bufQueues) > 0 {
+		add(bufferPath(), true, obj{"name": BufferProfile, "queues": bufQueues})
 	}
 	for _, p := range sw.Ports {
-		add(ifPath(p.Name), false, obj{"name": p.Name, "mtu": p.MTU + L2Overhead,
-			"ethernet": obj{"flow-control": obj{"receive": p.Pause, "transmit": p.Pause}}})
+		// The 7220 IXR-D5 has no transmit flow-control (flow-control/
+		// transmit needs srl_nokia-features tx-flow-control, which the D5
+		// does not report): 802.3x pause on is not expressible (see
+		// Unexpressible) and flow-control is left as it is; pause off is
+		// receive false, which PFC requires as well (pfc-enable must:
+		// "pfc and ethernet flow-control are mutually exclusive").
+		iface := obj{"name": p.Name, "mtu": p.MTU + L2Overhead}
+		if !p.Pause {
+			iface["ethernet"] = obj{"flow-control": obj{"receive": false}}
+		}
 		qi := obj{"interface-id": p.Name, "interface-ref": obj{"interface": p.Name}}
-		input := obj{}
+		var classifier obj
 		switch {
 		case p.Trust == spec.TrustDSCP && classifies(sw):
-			input["classifiers"] = obj{"dscp-policy": Policy}
+			classifier = obj{"dscp-policy": Policy}
 		case p.Trust == spec.TrustPCP:
-			input["classifiers"] = obj{"dot1p-policy": Policy}
+			classifier = obj{"dot1p-policy": Policy}
 		}
+		if classifier != nil {
+			// the subinterface the classifier is attached to: an update
+			// that leaves an existing subinterface 0 as it is
+			iface["subinterface"] = []any{obj{"index": Subinterface}}
+		}
+		add(ifPath(p.Name), false, iface)
+		if classifier != nil {
+			add(qosSubIfPath(p.Name), true, obj{"interface-id": subIfID(p.Name),
+				"interface-ref": obj{"interface": p.Name, "subinterface": Subinterface},
+				"input":         obj{"classifiers": classifier}})
+		}
+		input := obj{}
 		if headroom && len(p.PFC) > 0 {
 			input["pfc-buffer-allocation-profile"] = BufferProfile
 		}
@@ -292,6 +373,9 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 		}
 		if len(queues) > 0 {
 			output["queues"] = obj{"queue": queues}
+		}
+		if ecnQueues {
+			output["buffer-allocation-profile"] = BufferProfile
 		}
 		if len(sw.TCs) > 0 {
 			output["scheduler"] = obj{"scheduler-policy": Policy}
@@ -359,6 +443,11 @@ func (Platform) Affected(ch intent.AttrChange, sw *intent.Switch) []string {
 			out = append(out, qosIfPath(p.Name))
 		}
 	}
+	allSubs := func() {
+		for _, p := range sw.Ports {
+			out = append(out, ifPath(p.Name), qosSubIfPath(p.Name))
+		}
+	}
 	// explicit is the profile name a port set gets when it is not the
 	// switch's own set: after a change of the lossless classes, a port
 	// may have used it before.
@@ -385,6 +474,7 @@ func (Platform) Affected(ch intent.AttrChange, sw *intent.Switch) []string {
 	case p == "trust":
 		out = append(out, dscpPolicyPath(), dot1pPolicyPath())
 		allPorts()
+		allSubs()
 	case strings.HasPrefix(p, "dscp/"):
 		out = append(out, dscpPolicyPath())
 	case strings.HasPrefix(p, "tc/"):
@@ -398,7 +488,7 @@ func (Platform) Affected(ch intent.AttrChange, sw *intent.Switch) []string {
 			out = append(out, schedPath())
 			allPorts()
 		case parts[2] == "ecn":
-			out = append(out, ecnPath(tc))
+			out = append(out, ecnPath(tc), bufferPath())
 			allPorts()
 		case parts[2] == "lossless":
 			profiles(true)
@@ -419,7 +509,7 @@ func (Platform) Affected(ch intent.AttrChange, sw *intent.Switch) []string {
 		case "mtu", "pause":
 			out = append(out, ifPath(port))
 		case "trust":
-			out = append(out, dscpPolicyPath(), dot1pPolicyPath(), qosIfPath(port))
+			out = append(out, dscpPolicyPath(), dot1pPolicyPath(), ifPath(port), qosIfPath(port), qosSubIfPath(port))
 		case "pfc", "pfcwd":
 			out = append(out, qosIfPath(port))
 			var cur intent.Port

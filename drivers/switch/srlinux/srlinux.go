@@ -58,7 +58,9 @@ func (d *Driver) Fields() []intent.Field {
 
 // Unexpressible: SR Linux's PFC deadlock detection has no polling
 // interval and no action choice (it ignores pause frames on the queue
-// for the recovery time), and SR Linux has no cable-length setting.
+// for the recovery time), SR Linux has no cable-length setting, and the
+// 7220 IXR-D5 (the platform fabctl's SR Linux driver targets, see
+// Descriptor.Clab) cannot transmit 802.3x pause frames.
 func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
 	out := map[string]string{}
 	anyLossless := false
@@ -67,8 +69,12 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 			anyLossless = true
 		}
 	}
-	for k := range desired {
+	for k, v := range desired {
 		switch {
+		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pause") && v == "true":
+			out[k] = "the 7220 IXR-D5 has no transmit flow-control (srl_nokia-interfaces ethernet/flow-control/transmit " +
+				"needs feature tx-flow-control, which the D5 does not report); fabctl's pause is both directions, " +
+				"so flow-control is left as it is (receive alone is not 802.3x pause)"
 		case k == "buffer/headroom" && !anyLossless:
 			out[k] = "no lossless class: SR Linux reserves PFC headroom per PFC queue, and no queue has PFC"
 		case k == "pfcwd/poll":
