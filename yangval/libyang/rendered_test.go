@@ -240,6 +240,9 @@ func TestRenderedPayloads(t *testing.T) {
 		if drv != "sonic" && drv != "srlinux" && drv != "openconfig" {
 			continue
 		}
+		if strings.HasSuffix(g, ".state.golden") {
+			continue // a reader's golden (state read from real output), not a rendering
+		}
 		b, err := os.ReadFile(g)
 		if err != nil {
 			t.Fatal(err)
