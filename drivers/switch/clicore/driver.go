@@ -270,13 +270,13 @@ func (k *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Chan
 			return drivers.Result{}, err
 		}
 		se := &StepError{Device: t.Device.Name, Step: f.step, Err: f.cause}
-		lost := IsConnLoss(f.cause)
+		lost, dctx := IsConnLoss(f.cause), ctx
 		if p.Facts().RedialOnCancel {
 			lost = lost || ctx.Err() != nil
-			ctx = context.WithoutCancel(ctx)
+			dctx = context.WithoutCancel(ctx)
 		}
 		if lost {
-			if err := s.redial(ctx); err != nil {
+			if err := s.redial(dctx); err != nil {
 				return drivers.Result{}, &drivers.PartialError{Device: t.Device.Name, Err: tx.Stranded(se, err)}
 			}
 		}
