@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
+	"github.com/fabctl/fabctl/intent"
 )
 
 func TestScript(t *testing.T) {
@@ -30,5 +31,30 @@ func TestStepError(t *testing.T) {
 	other := &StepError{Device: "leaf1", Step: "line 3 of 9", Err: errors.New("boom")}
 	if other.Error() != "leaf1: line 3 of 9: boom" || IsConnLoss(other) {
 		t.Fatalf("%v", other)
+	}
+}
+
+func TestGroupDiff(t *testing.T) {
+	diff := []intent.AttrChange{{Path: "port/Ethernet1/1/mtu"}, {Path: "dscp/26"}, {Path: "config/saved"}, {Path: "port/Ethernet1/1/pfc"}}
+	fields := []intent.Field{{Pattern: "port/*/pfc", Disruptive: "flap"}}
+	key := func(p string) string {
+		if p == "config/saved" {
+			return ""
+		}
+		if strings.HasPrefix(p, "port/") {
+			name, _ := SplitPort(p)
+			return "interface " + name
+		}
+		return "classification"
+	}
+	rank := func(k string) int {
+		if k == "classification" {
+			return 0
+		}
+		return 1
+	}
+	g := GroupDiff(diff, fields, key, rank)
+	if len(g) != 2 || g[0].Key != "classification" || g[1].Key != "interface Ethernet1/1" || len(g[1].Paths) != 2 || g[1].Disruptive != "flap" {
+		t.Fatalf("%+v %+v", g[0], g[1])
 	}
 }

@@ -3,8 +3,11 @@ package clicore
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
+	"github.com/fabctl/fabctl/intent"
 )
 
 // StepError names the step of a device transaction that failed
@@ -39,4 +42,48 @@ func (e *StepError) Unwrap() error { return e.Err }
 func IsConnLoss(err error) bool {
 	var e *sshtransport.Error
 	return errors.As(err, &e) && (e.Kind == sshtransport.KindClosed || e.Kind == sshtransport.KindTimeout)
+}
+
+// Group is one native step's share of a diff: the paths whose step key
+// is Key, and the first disruptive note among their fields.
+type Group struct {
+	Key        string
+	Paths      []string
+	Disruptive string
+}
+
+// GroupDiff groups a diff's paths by key (a path whose key is "" is left
+// out), the groups in the order the diff first names them, then stably
+// by rank.
+func GroupDiff(diff []intent.AttrChange, fields []intent.Field, key func(path string) string, rank func(key string) int) []*Group {
+	var out []*Group
+	groups := map[string]*Group{}
+	for _, c := range diff {
+		k := key(c.Path)
+		if k == "" {
+			continue
+		}
+		g := groups[k]
+		if g == nil {
+			g = &Group{Key: k}
+			groups[k] = g
+			out = append(out, g)
+		}
+		g.Paths = append(g.Paths, c.Path)
+		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && g.Disruptive == "" {
+			g.Disruptive = f.Disruptive
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Key) < rank(out[j].Key) })
+	return out
+}
+
+// SplitPort splits "port/Ethernet1/1/mtu" into "Ethernet1/1" and "mtu".
+func SplitPort(path string) (string, string) {
+	rest := strings.TrimPrefix(path, "port/")
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return rest, ""
+	}
+	return rest[:i], rest[i+1:]
 }

@@ -105,8 +105,8 @@ default:
 type Driver struct {
 	SSH sshtransport.Options
 
+	core     clicore.Core // token (revision) -> applied JSON before
 	mu       sync.Mutex
-	prior    map[string]string // token (revision) -> applied JSON before
 	autoSave map[string]string // device -> system config auto-save state as last read
 }
 
@@ -204,12 +204,6 @@ func multiple(a, b string) bool {
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
-
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
-	o := d.SSH
-	o.Platform = Platform
-	return sshtransport.Dial(ctx, t, o)
-}
 
 const showJSON = "nv config show -o json"
 
@@ -328,59 +322,17 @@ func autoSaveState(tree map[string]any) string {
 // Read returns the managed settings of the applied revision and whether
 // the startup configuration holds them (drivers.PathSaved).
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	tree, _, err := applied(c)
-	if err != nil {
-		return nil, err
-	}
-	st := readTree(tree, sw)
-	ok, err := saved(c)
-	if err != nil {
-		return nil, err
-	}
-	st[drivers.PathSaved] = strconv.FormatBool(ok)
-	d.mu.Lock()
-	if d.autoSave == nil {
-		d.autoSave = map[string]string{}
-	}
-	d.autoSave[t.Device.Name] = autoSaveState(tree)
-	d.mu.Unlock()
-	return st, nil
+	return d.core.Read(ctx, t, hooks{d})
 }
 
 // SaveSteps is NVUE's save (nvue-cli-514.txt:23: "Overwrites the startup
 // configuration with the applied configuration").
-func (d *Driver) SaveSteps() []string { return []string{"nv config save"} }
+func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
 
 // Save runs `nv config save` and checks that startup now equals applied;
 // a failure carries NVUE's output.
 func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	out, err := c.Send("nv config save")
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "nv config save", Err: err}
-	}
-	ok, err := saved(c)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "check the save (" + diffStartup + ")", Err: err}
-	}
-	if !ok {
-		return &stepError{Device: t.Device.Name, Step: "nv config save",
-			Err: fmt.Errorf("the startup configuration still differs from the applied one; NVUE printed %q", strings.TrimSpace(out))}
-	}
-	return nil
+	return d.core.Save(ctx, t, hooks{d})
 }
 
 // Findings reports NVUE's auto-save setting as last read.
@@ -453,14 +405,7 @@ func sectionsOf(p *rendering, path string) []string {
 	return append(out, s)
 }
 
-func splitPort(path string) (string, string) {
-	rest := strings.TrimPrefix(path, "port/")
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return rest, ""
-	}
-	return rest[:i], rest[i+1:]
-}
+var splitPort = clicore.SplitPort
 
 // sectionOf is the rendered section that settles a state path.
 func sectionOf(path string) string {
@@ -494,15 +439,14 @@ func sectionOf(path string) string {
 // there; the RoCE baseline line leads the first step of a lossless
 // switch (a no-op when it is already set).
 func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
+	return d.core.Changes(t, diff, desired, hooks{d})
+}
+
+func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field) ([]drivers.Change, error) {
 	p, err := Build(sw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sw.Name, err)
 	}
-	fields := d.Fields()
 	type group struct {
 		paths []string
 		extra []string // sections the group's paths also need, before its own
@@ -572,115 +516,9 @@ func sortSections(s []string) {
 
 type stepError = clicore.StepError
 
-// Apply applies the steps as one NVUE revision.
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
-	name := t.Device.Name
-	var lines []string
-	var paths []string
-	for _, s := range steps {
-		lines = append(lines, s.Payload...)
-		paths = append(paths, s.Paths...)
-	}
-	if len(lines) == 0 {
-		return drivers.Result{}, nil
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	defer func() { c.Close() }()
-	rev, err := currentRevision(c)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: historyJSON + " (record the rollback revision)", Err: err}
-	}
-	pre, err := appliedJSON(c)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "read the applied config before apply", Err: err}
-	}
-	applyRan := false
-
-	// fail drops the pending revision (or re-applies the recorded one
-	// when the apply went through) and says which state the switch is in.
-	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{Device: name, Step: step, Err: cause}
-		if clicore.IsConnLoss(cause) || ctx.Err() != nil {
-			c.Close()
-			nc, err := d.dial(context.WithoutCancel(ctx), t)
-			if err != nil {
-				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reconnecting failed: %v; a pending revision may be left, or applied on top of revision %s", se, err, rev)}
-			}
-			c = nc
-		}
-		if _, err := c.Send("nv config detach"); err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; nv config detach failed: %v", se, err)}
-		}
-		now, err := appliedJSON(c)
-		if err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the applied config after the failure: %v", se, err)}
-		}
-		if now == pre {
-			return drivers.Result{}, fmt.Errorf("%v; pending revision detached, nothing applied (the applied config is still revision %s)", se, rev)
-		}
-		if err := restore(c, rev, pre); err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; the apply had gone through and re-applying revision %s failed: %v", se, rev, err)}
-		}
-		what := "the apply had gone through"
-		if !applyRan {
-			what = "the applied config had changed"
-		}
-		return drivers.Result{}, fmt.Errorf("%v; %s, rolled back to revision %s", se, what, rev)
-	}
-
-	if _, err := c.Send("nv config detach"); err != nil {
-		return fail("nv config detach", err)
-	}
-	for i, l := range lines {
-		where := fmt.Sprintf("%s (line %d of %d)", l, i+1, len(lines))
-		if err := ctx.Err(); err != nil {
-			return fail(where, err)
-		}
-		if _, err := c.Send(l); err != nil {
-			return fail(where, err)
-		}
-	}
-	diff, err := c.Send("nv config diff")
-	if err != nil {
-		return fail("nv config diff", err)
-	}
-	if strings.TrimSpace(diff) == "" {
-		if _, err := c.Send("nv config detach"); err != nil {
-			return fail("nv config detach (nothing to apply)", err)
-		}
-		return drivers.Result{}, nil
-	}
-	applyRan = true
-	if _, err := c.Send(applyCmd); err != nil {
-		return fail(applyCmd, err)
-	}
-	// Verify the settled paths.
-	if sw, ok := t.Intent.(*intent.Switch); ok {
-		tree, _, err := applied(c)
-		if err != nil {
-			return fail("verify (nv config show -o json)", err)
-		}
-		live := readTree(tree, sw)
-		desired := sw.Flatten()
-		for _, p := range paths {
-			want, wok := desired[p]
-			have, hok := live[p]
-			f, _ := intent.FieldFor(d.Fields(), p)
-			if wok != hok || (wok && !f.Equal(want, have)) {
-				return fail("verify", fmt.Errorf("after nv config apply %s reads %q, want %q", p, have, want))
-			}
-		}
-	}
-	d.mu.Lock()
-	if d.prior == nil {
-		d.prior = map[string]string{}
-	}
-	d.prior[rev] = pre
-	d.mu.Unlock()
-	return drivers.Result{Token: rev}, nil
+// Apply applies the steps as one NVUE revision (revision in hooks.go).
+func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
+	return d.core.Apply(ctx, t, steps, opts, hooks{d})
 }
 
 // applyCmd applies the pending revision without prompting: `--assume-yes`
@@ -712,25 +550,5 @@ func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error 
 
 // Rollback re-applies the revision recorded before the apply.
 func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	if r.Token == "" {
-		return nil
-	}
-	d.mu.Lock()
-	pre, ok := d.prior[r.Token]
-	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%s: no prior revision recorded for transaction %s in this run", t.Device.Name, r.Token)
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.Send("nv config detach"); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "nv config detach (rollback)", Err: err}
-	}
-	if err := restore(c, r.Token, pre); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "nv config apply " + r.Token + " --assume-yes (rollback)", Err: err}
-	}
-	return nil
+	return d.core.Rollback(ctx, t, r, hooks{d})
 }

@@ -23,37 +23,19 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 		return nil, err
 	}
 	cl := clearsFrom(p, diff)
-	type group struct {
-		key   string
-		paths []string
-		dis   string
-	}
-	var order []string
-	groups := map[string]*group{}
-	for _, c := range diff {
-		if c.Path == drivers.PathSaved {
-			continue // the planner adds the save step; the engine saves
-		}
-		g := groupOf(p, c.Path)
-		if groups[g] == nil {
-			groups[g] = &group{key: g}
-			order = append(order, g)
-		}
-		gr := groups[g]
-		gr.paths = append(gr.paths, c.Path)
-		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && gr.dis == "" {
-			gr.dis = f.Disruptive
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
 	done := map[string]bool{}
 	var out []drivers.Change
-	for _, g := range order {
-		gr := groups[g]
+	for _, gr := range clicore.GroupDiff(diff, fields, func(path string) string {
+		if path == drivers.PathSaved {
+			return "" // the planner adds the save step; the engine saves
+		}
+		return groupOf(p, path)
+	}, groupRank) {
+		g := gr.Key
 		var payload []string
 		// add renders a section only the first time: a diff names the
 		// same section for many paths (64 dscp/* paths on a new switch).
@@ -63,7 +45,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 				payload = append(payload, lines()...)
 			}
 		}
-		for _, path := range gr.paths {
+		for _, path := range gr.Paths {
 			switch {
 			case strings.HasPrefix(path, "dscp/"):
 				add("dscp", func() []string { return p.DSCPLines() })
@@ -98,8 +80,8 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 				}
 			}
 		}
-		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
-			Payload: payload, Disruptive: gr.dis})
+		out = append(out, drivers.Change{Paths: gr.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.Paths)),
+			Payload: payload, Disruptive: gr.Disruptive})
 	}
 	return out, nil
 }
@@ -190,15 +172,7 @@ func clearsFrom(p *Plan, diff []intent.AttrChange) *clear {
 	return cl
 }
 
-// splitPort splits "port/Ethernet1/1/mtu" into "Ethernet1/1" and "mtu".
-func splitPort(path string) (string, string) {
-	rest := strings.TrimPrefix(path, "port/")
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return rest, ""
-	}
-	return rest[:i], rest[i+1:]
-}
+var splitPort = clicore.SplitPort
 
 func groupOf(p *Plan, path string) string {
 	switch {

@@ -71,9 +71,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -95,8 +93,7 @@ type Driver struct {
 	// Platform is always arista_eos.
 	SSH sshtransport.Options
 
-	mu    sync.Mutex
-	prior map[string]string // token -> running-config before the apply
+	core clicore.Core
 }
 
 // New returns a driver with default SSH settings.
@@ -153,12 +150,6 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
-	o := d.SSH
-	o.Platform = Platform
-	return sshtransport.Dial(ctx, t, o)
-}
-
 // The read and save commands (testdata/vendor/eos/shapes.txt):
 // `show running-config` (napalm-show-running-config.txt, pyeapi
 // get_config), `show startup-config` (napalm get_config,
@@ -182,31 +173,10 @@ func running(c *sshtransport.Conn) (string, error) {
 	return out, nil
 }
 
-// Read returns the managed settings of the running-config.
+// Read returns the managed settings of the running-config and
+// config/saved (`show startup-config` compared with it).
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	out, err := running(c)
-	if err != nil {
-		return nil, err
-	}
-	st, err := ReadRunningConfig(out, sw)
-	if err != nil {
-		return nil, err
-	}
-	start, err := c.Send(showStartup)
-	if err != nil {
-		return nil, err
-	}
-	st[drivers.PathSaved] = strconv.FormatBool(SameConfig(start, out))
-	return st, nil
+	return d.core.Read(ctx, t, hooks{d})
 }
 
 // SameConfig compares a startup-config with a running-config as EOS
@@ -229,46 +199,12 @@ func SameConfig(startup, running string) bool {
 }
 
 // SaveSteps is the save as plans show it.
-func (d *Driver) SaveSteps() []string { return []string{saveCommand} }
+func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
 
-// Save copies the running configuration to the startup configuration. EOS
-// reports a failed copy with a "% " line (scrapligo's arista_eos platform
-// fails on "% Error"); the corpus shows no output of a successful copy, so
-// the save is then checked the way Read reports config/saved (startup
-// compared with running), and a save that did not take fails with what the
-// NOS printed.
+// Save copies the running configuration to the startup configuration
+// (hooks.CheckSave checks it took).
 func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	fail := func(err error) error { return &stepError{Device: t.Device.Name, Step: saveCommand, Err: err} }
-	out, err := c.Send(saveCommand)
-	if err != nil {
-		return fail(err)
-	}
-	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "%") {
-			return fail(errors.New(out))
-		}
-	}
-	run, err := running(c)
-	if err != nil {
-		return fail(err)
-	}
-	start, err := c.Send(showStartup)
-	if err != nil {
-		return fail(err)
-	}
-	if !SameConfig(start, run) {
-		if out == "" {
-			out = "no output"
-		}
-		return fail(fmt.Errorf("the startup-config still differs from the running-config after the save (the switch said: %s)", out))
-	}
-	return nil
+	return d.core.Save(ctx, t, hooks{d})
 }
 
 // noDiffs says whether `show session-config diffs` output shows no change:
@@ -288,11 +224,7 @@ func noDiffs(out string) bool {
 
 // Changes turns a diff into steps carrying EOS CLI lines.
 func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	return changes(sw, diff, d.Fields())
+	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
 // Render writes the managed configuration as EOS CLI.
@@ -331,168 +263,20 @@ func timer(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
-// Apply applies the steps in one configuration session.
+// Apply applies the steps in one configuration session (session below).
 func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	name := t.Device.Name
-	var lines []string
-	for _, s := range steps {
-		lines = append(lines, s.Payload...)
-	}
-	script := Script(lines)
-	if len(script) == 0 {
-		return drivers.Result{}, nil
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	defer func() { c.Close() }()
-	pre, err := running(c)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "read running-config before apply", Err: err}
-	}
-	token := newToken()
-	committed := false
-
-	// fail aborts the session (or, when the commit went through before
-	// the connection dropped, restores the prior configuration) and says
-	// which state the switch is in.
-	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{Device: name, Step: step, Err: cause}
-		conn := c
-		if isConnLoss(cause) {
-			c.Close()
-			nc, err := d.dial(ctx, t)
-			if err != nil {
-				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reconnecting failed: %v; session %s may be pending or committed on the switch", se, err, token)}
-			}
-			c, conn = nc, nc
-			// A session left pending by the dropped connection: abort it.
-			_, _ = conn.Send("configure session " + token + " abort")
-		} else if !committed {
-			if _, err := conn.Send("abort"); err != nil {
-				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; abort of session %s failed: %v", se, token, err)}
-			}
-		}
-		now, err := running(conn)
-		if err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the running-config after the failure: %v", se, err)}
-		}
-		if now == pre {
-			return drivers.Result{}, fmt.Errorf("%v; session %s aborted, the running-config is unchanged", se, token)
-		}
-		// The session was committed (the drop came after `commit` ran).
-		if err := restore(conn, pre, token+"-rb"); err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; session %s was committed and restoring the prior config failed: %v", se, token, err)}
-		}
-		return drivers.Result{}, fmt.Errorf("%v; session %s had been committed, the prior config was restored with session %s-rb", se, token, token)
-	}
-
-	if _, err := c.Send("configure session " + token); err != nil {
-		return fail("configure session "+token, err)
-	}
-	for i, l := range script {
-		where := fmt.Sprintf("%s (line %d of %d in session %s)", l, i+1, len(script), token)
-		if err := ctx.Err(); err != nil {
-			return fail(where, err)
-		}
-		if _, err := c.Send(l); err != nil {
-			return fail(where, err)
-		}
-	}
-	diffs, err := c.Send("show session-config diffs")
-	if err != nil {
-		return fail("show session-config diffs", err)
-	}
-	if noDiffs(diffs) {
-		// Nothing differs (the plan was stale in our favour): leave no session.
-		if _, err := c.Send("abort"); err != nil {
-			return fail("abort (empty session)", err)
-		}
-		return drivers.Result{}, nil
-	}
-	// commit inside the session (pyeapi-session-config-diffs.txt:6); with a
-	// confirm timeout, NAPALM's form: leave the session pending with `end`
-	// (napalm-config-session.txt:29) and commit it from exec with a timer
-	// (napalm-config-session.txt:19).
-	commit := "commit"
-	pending := opts.ConfirmTimeout > 0
-	if pending {
-		if _, err := c.Send("end"); err != nil {
-			return fail("end (session "+token+")", err)
-		}
-		commit = "configure session " + token + " commit timer " + timer(opts.ConfirmTimeout)
-	}
-	if _, err := c.Send(commit); err != nil {
-		if pending && !isConnLoss(err) {
-			// Outside the session now: discard it from exec (napalm-config-session.txt:22).
-			_, _ = c.Send("configure session " + token + " abort")
-			committed = true // nothing left for fail's in-session abort
-		}
-		return fail(commit+" (session "+token+")", err)
-	}
-	committed = true
-	d.mu.Lock()
-	if d.prior == nil {
-		d.prior = map[string]string{}
-	}
-	d.prior[token] = pre
-	d.mu.Unlock()
-	return drivers.Result{Token: token, Pending: pending}, nil
+	return d.core.Apply(ctx, t, steps, opts, hooks{d})
 }
 
 // Confirm makes a commit-timer commit permanent.
 func (d *Driver) Confirm(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	if !r.Pending || r.Token == "" {
-		return nil
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.Send("configure session " + r.Token + " commit"); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "confirm session " + r.Token, Err: err}
-	}
-	return nil
+	return d.core.Confirm(ctx, t, r, hooks{d})
 }
 
 // Rollback restores the QoS and interface configuration from before the
 // apply in a second session (see the package documentation).
 func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	if r.Token == "" {
-		return nil
-	}
-	d.mu.Lock()
-	pre, ok := d.prior[r.Token]
-	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%s: no prior config recorded for transaction %s in this run", t.Device.Name, r.Token)
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if r.Pending {
-		// A commit-timer session still pending is rolled back as NAPALM
-		// does: `configure session <S> abort` (napalm-config-session.txt:23-24).
-		if _, err := c.Send("configure session " + r.Token + " abort"); err != nil {
-			return &stepError{Device: t.Device.Name, Step: "abort session " + r.Token, Err: err}
-		}
-		now, err := running(c)
-		if err != nil {
-			return err
-		}
-		if now == pre {
-			return nil
-		}
-		// The timer had already been confirmed or expired: restore below.
-	}
-	if err := restore(c, pre, r.Token+"-rb"); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "rollback session " + r.Token + "-rb", Err: err}
-	}
-	return nil
+	return d.core.Rollback(ctx, t, r, hooks{d})
 }
 
 // restore brings the managed sections of the running-config back to

@@ -24,33 +24,14 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 		return nil, err
 	}
 	cl := clearsFrom(p, diff, desired)
-	type group struct {
-		paths []string
-		dis   string
-	}
-	var order []string
-	groups := map[string]*group{}
-	for _, c := range diff {
-		g := groupOf(c.Path)
-		if groups[g] == nil {
-			groups[g] = &group{}
-			order = append(order, g)
-		}
-		gr := groups[g]
-		gr.paths = append(gr.paths, c.Path)
-		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && gr.dis == "" {
-			gr.dis = f.Disruptive
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
 	done := map[string]bool{}
 	var out []drivers.Change
-	for _, g := range order {
-		gr := groups[g]
+	for _, gr := range clicore.GroupDiff(diff, fields, groupOf, groupRank) {
+		g := gr.Key
 		var payload []string
 		// add renders a section only the first time: a diff names the
 		// same section for many paths (64 dscp/* paths on a new switch).
@@ -60,7 +41,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 				payload = append(payload, lines()...)
 			}
 		}
-		for _, path := range gr.paths {
+		for _, path := range gr.Paths {
 			switch {
 			case path == "trust" || strings.HasPrefix(path, "dscp/"):
 				add("classification", func() []string { return p.ClassificationLines(cl) })
@@ -91,7 +72,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 			}
 		}
-		dis := gr.dis
+		dis := gr.Disruptive
 		for _, l := range payload {
 			if dis == "" && strings.HasPrefix(l, "no policy-map ") {
 				// A rebuild (clear): between the detach and the re-attach
@@ -99,7 +80,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 				dis = "rebuilds a QoS policy (detach, remove, write anew, attach): until the transaction re-attaches it the switch applies its default policy"
 			}
 		}
-		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
+		out = append(out, drivers.Change{Paths: gr.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.Paths)),
 			Payload: payload, Disruptive: dis})
 	}
 	return out, nil
@@ -222,15 +203,7 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 	return cl
 }
 
-// splitPort splits "port/Ethernet1/1/mtu" into "Ethernet1/1" and "mtu".
-func splitPort(path string) (string, string) {
-	rest := strings.TrimPrefix(path, "port/")
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return rest, ""
-	}
-	return rest[:i], rest[i+1:]
-}
+var splitPort = clicore.SplitPort
 
 func groupOf(path string) string {
 	switch {

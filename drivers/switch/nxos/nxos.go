@@ -72,9 +72,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
@@ -94,8 +92,7 @@ type Driver struct {
 	// Platform is always cisco_nxos.
 	SSH sshtransport.Options
 
-	mu    sync.Mutex
-	prior map[string]string // token -> normalised running-config before the apply
+	core clicore.Core // token -> normalised running-config before the apply
 }
 
 // New returns a driver with default SSH settings.
@@ -160,12 +157,6 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
-	o := d.SSH
-	o.Platform = Platform
-	return sshtransport.Dial(ctx, t, o)
-}
-
 const (
 	showRunning = "show running-config"
 	// showStartup and saveCmd: testdata/vendor/nxos/show-startup-config.txt
@@ -189,32 +180,7 @@ func runningConfig(c *sshtransport.Conn) (string, error) {
 // Read returns the managed settings of the running-config and
 // config/saved: whether the startup-config holds the running one.
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	out, err := runningConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	st, err := ReadRunningConfig(out, sw)
-	if err != nil {
-		return nil, err
-	}
-	start, err := c.Send(showStartup)
-	if err != nil {
-		return nil, err
-	}
-	if !strings.Contains(start, "!Command: "+showStartup) {
-		return nil, fmt.Errorf("%s: %s: output lacks the command header (truncated?)", c.Device(), showStartup)
-	}
-	st[drivers.PathSaved] = strconv.FormatBool(ConfigBody(start) == ConfigBody(out))
-	return st, nil
+	return d.core.Read(ctx, t, hooks{d})
 }
 
 // ConfigBody is a show running-config / show startup-config output
@@ -237,38 +203,19 @@ func ConfigBody(text string) string {
 }
 
 // SaveSteps is the NX-OS save (testdata/vendor/nxos/save.txt).
-func (d *Driver) SaveSteps() []string { return []string{saveCmd} }
+func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
 
-// Save copies the running-config to the startup-config. NX-OS reports
-// success with "Copy complete" (cisco.nxos cliconf, napalm nxos_ssh
-// _copy_run_start: save.txt); anything else, such as "Configuration
-// update aborted: ...", is the switch refusing, returned as the error.
+// Save copies the running-config to the startup-config (hooks.CheckSave).
 // The apply engine saves only after the transaction is verified, so the
-// checkpoint rollback (Apply's fail, Rollback) always runs before any
+// checkpoint rollback (Apply's recovery, Rollback) always runs before any
 // save: a save never persists a configuration fabctl may still revert.
 func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	out, err := c.Send(saveCmd)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: saveCmd, Err: err}
-	}
-	if !strings.Contains(out, "Copy complete") {
-		return &stepError{Device: t.Device.Name, Step: saveCmd, Err: fmt.Errorf("the switch did not save: %s", strings.TrimSpace(out))}
-	}
-	return nil
+	return d.core.Save(ctx, t, hooks{d})
 }
 
 // Changes turns a diff into steps carrying NX-OS CLI lines.
 func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	return changes(sw, diff, desired, d.Fields())
+	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
 // Render writes the managed configuration as NX-OS CLI.
@@ -306,129 +253,7 @@ func (d *Driver) expressible(t drivers.Target, sw *intent.Switch) intent.State {
 
 // Apply applies the steps inside a checkpoint (see the package documentation).
 func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	name := t.Device.Name
-	sw, err := switchIntent(t)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	var lines []string
-	var paths []string
-	for _, s := range steps {
-		lines = append(lines, s.Payload...)
-		paths = append(paths, s.Paths...)
-	}
-	script := Script(lines)
-	if len(script) == 0 {
-		return drivers.Result{}, nil
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	defer func() { c.Close() }()
-	pre, err := runningConfig(c)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "read running-config before apply", Err: err}
-	}
-	token := newToken()
-	inConfig := false
-
-	// fail rolls the switch back to the checkpoint and says which state
-	// it is in.
-	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{Device: name, Step: step, Err: cause}
-		if isConnLoss(cause) {
-			c.Close()
-			nc, err := d.dial(ctx, t)
-			if err != nil {
-				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reconnecting failed: %v; checkpoint %s is on the switch: restore it with `rollback running-config checkpoint %s`", se, err, token, token)}
-			}
-			c = nc
-		} else if inConfig {
-			_, _ = c.Send("end")
-		}
-		if _, err := c.Send("rollback running-config checkpoint " + token); err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rollback to checkpoint %s failed: %v", se, token, err)}
-		}
-		now, err := runningConfig(c)
-		if err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rolled back to checkpoint %s but reading the running-config failed: %v", se, token, err)}
-		}
-		if now != pre {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; after the rollback to checkpoint %s the running-config still differs from before the apply", se, token)}
-		}
-		note := ""
-		if _, err := c.Send("no checkpoint " + token); err != nil {
-			note = fmt.Sprintf(" (deleting checkpoint %s failed: %v)", token, err)
-		}
-		return drivers.Result{}, fmt.Errorf("%v; rolled back to checkpoint %s, the running-config is as before%s", se, token, note)
-	}
-
-	if _, err := c.Send("checkpoint " + token); err != nil {
-		se := &stepError{Device: name, Step: "checkpoint " + token, Err: err}
-		if isConnLoss(err) {
-			// The checkpoint may exist; nothing else was sent.
-			if nc, derr := d.dial(ctx, t); derr == nil {
-				_, _ = nc.Send("no checkpoint " + token)
-				nc.Close()
-			}
-		}
-		return drivers.Result{}, fmt.Errorf("%v; no configuration was sent, the running-config is unchanged", se)
-	}
-	if _, err := c.Send("configure terminal"); err != nil {
-		return fail("configure terminal (checkpoint "+token+")", err)
-	}
-	inConfig = true
-	for i, l := range script {
-		where := fmt.Sprintf("%s (line %d of %d, checkpoint %s)", l, i+1, len(script), token)
-		if err := ctx.Err(); err != nil {
-			return fail(where, err)
-		}
-		if _, err := c.Send(l); err != nil {
-			return fail(where, err)
-		}
-	}
-	if _, err := c.Send("end"); err != nil {
-		return fail("end", err)
-	}
-	inConfig = false
-	post, err := runningConfig(c)
-	if err != nil {
-		return fail("read running-config after apply", err)
-	}
-	live, err := ReadRunningConfig(post, sw)
-	if err != nil {
-		return fail("verify", err)
-	}
-	desired := d.expressible(t, sw)
-	want, have := intent.State{}, intent.State{}
-	for _, p := range paths {
-		if v, ok := desired[p]; ok {
-			want[p] = v
-		}
-		if v, ok := live[p]; ok {
-			have[p] = v
-		}
-	}
-	var b []string
-	for _, c := range intent.Diff(want, have, d.Fields()) {
-		b = append(b, fmt.Sprintf("%s is %q, want %q", c.Path, c.Before, c.After))
-	}
-	for p, v := range have {
-		if _, ok := want[p]; !ok {
-			b = append(b, fmt.Sprintf("%s is still %q, want it gone", p, v))
-		}
-	}
-	if len(b) > 0 {
-		return fail("verify", fmt.Errorf("the switch accepted the lines but reads back differently: %s", strings.Join(b, "; ")))
-	}
-	d.mu.Lock()
-	if d.prior == nil {
-		d.prior = map[string]string{}
-	}
-	d.prior[token] = pre
-	d.mu.Unlock()
-	return drivers.Result{Token: token}, nil
+	return d.core.Apply(ctx, t, steps, opts, hooks{d})
 }
 
 // Confirm: NX-OS has no commit-confirm; there is never a pending commit.
@@ -436,36 +261,7 @@ func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error 
 
 // Rollback restores the checkpoint taken before the apply and deletes it.
 func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	if r.Token == "" {
-		return nil
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.Send("rollback running-config checkpoint " + r.Token); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "rollback running-config checkpoint " + r.Token, Err: err}
-	}
-	d.mu.Lock()
-	pre, ok := d.prior[r.Token]
-	d.mu.Unlock()
-	if ok {
-		now, err := runningConfig(c)
-		if err != nil {
-			return &stepError{Device: t.Device.Name, Step: "read running-config after rollback", Err: err}
-		}
-		if now != pre {
-			return fmt.Errorf("%s: after rollback to checkpoint %s the running-config differs from before the apply", t.Device.Name, r.Token)
-		}
-	}
-	if _, err := c.Send("no checkpoint " + r.Token); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "no checkpoint " + r.Token, Err: err}
-	}
-	d.mu.Lock()
-	delete(d.prior, r.Token)
-	d.mu.Unlock()
-	return nil
+	return d.core.Rollback(ctx, t, r, hooks{d})
 }
 
 // Release deletes the checkpoint a successful apply kept, once the run
@@ -474,16 +270,14 @@ func (d *Driver) Release(ctx context.Context, t drivers.Target, r drivers.Result
 	if r.Token == "" {
 		return nil
 	}
-	c, err := d.dial(ctx, t)
+	s, err := d.core.Dial(ctx, t, hooks{d})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if _, err := c.Send("no checkpoint " + r.Token); err != nil {
+	defer s.Close()
+	if _, err := s.Send("no checkpoint " + r.Token); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "no checkpoint " + r.Token, Err: err}
 	}
-	d.mu.Lock()
-	delete(d.prior, r.Token)
-	d.mu.Unlock()
+	d.core.Forget(r.Token)
 	return nil
 }

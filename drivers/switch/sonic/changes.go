@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/clicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/jsontree"
 )
@@ -169,26 +170,6 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field,
 	if err != nil {
 		return nil, err
 	}
-	type group struct {
-		key   string
-		paths []string
-		dis   string
-	}
-	var order []string
-	groups := map[string]*group{}
-	for _, c := range diff {
-		g := groupOf(c.Path)
-		if groups[g] == nil {
-			groups[g] = &group{key: g}
-			order = append(order, g)
-		}
-		gr := groups[g]
-		gr.paths = append(gr.paths, c.Path)
-		if f, ok := intent.FieldFor(fields, c.Path); ok && f.Disruptive != "" && gr.dis == "" {
-			gr.dis = f.Disruptive
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool { return groupRank(order[i]) < groupRank(order[j]) })
 	// A row's operations are the same whichever path asks for it, and
 	// two rows never share an operation path: settle each row once (a
 	// factory-default switch has ~100 changed paths naming the same maps
@@ -196,10 +177,10 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field,
 	seenRow := map[rowRef]bool{}
 	seen := map[string]bool{}
 	var out []drivers.Change
-	for _, g := range order {
-		gr := groups[g]
+	for _, gr := range clicore.GroupDiff(diff, fields, groupOf, groupRank) {
+		g := gr.Key
 		var payload []string
-		for _, p := range gr.paths {
+		for _, p := range gr.Paths {
 			for _, r := range rowsFor(p, sw, model) {
 				if seenRow[r] {
 					continue
@@ -214,8 +195,8 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field,
 				}
 			}
 		}
-		out = append(out, drivers.Change{Paths: gr.paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.paths)),
-			Payload: payload, Disruptive: gr.dis})
+		out = append(out, drivers.Change{Paths: gr.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.Paths)),
+			Payload: payload, Disruptive: gr.Disruptive})
 	}
 	return out, nil
 }

@@ -27,10 +27,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +49,8 @@ type Driver struct {
 	// Platform is always the SONiC definition.
 	SSH sshtransport.Options
 
-	mu    sync.Mutex
-	prior map[string][]byte // token -> CONFIG_DB before the apply
+	core clicore.Core // token -> CONFIG_DB before the apply
+	mu   sync.Mutex
 	// model is each device's buffer model as Read last saw it
 	// (DEVICE_METADATA|localhost buffer_model); Changes and Unexpressible
 	// render for it.
@@ -92,12 +90,6 @@ func (d *Driver) Fields() []intent.Field {
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
 
-func (d *Driver) dial(ctx context.Context, t drivers.Target) (*sshtransport.Conn, error) {
-	o := d.SSH
-	o.Platform = sshtransport.SONiC
-	return sshtransport.Dial(ctx, t, o)
-}
-
 const (
 	showRunning = "show runningconfiguration all"
 	// saveCmd writes the running CONFIG_DB to /etc/sonic/config_db.json,
@@ -112,20 +104,20 @@ const (
 )
 
 // send runs a command and fails on sonic-utilities' click errors as well
-// as the transport's failure texts: click 8 (sonic-utilities pins
-// click>=8.0,<8.2) prints "Usage: ...", "Try 'config -h' for help." and
-// "Error: ..." (sonic-utilities tests/bgp_commands_test.py, config_test.py).
-func send(c *sshtransport.Conn, cmd string) (string, error) {
-	out, err := c.Send(cmd)
-	if err != nil {
-		return out, err
-	}
+// as the transport's failure texts (refused).
+func send(c *sshtransport.Conn, cmd string) (string, error) { return clicore.Send(c, refused, cmd) }
+
+// refused finds sonic-utilities' click errors: click 8 (sonic-utilities
+// pins click>=8.0,<8.2) prints "Usage: ...", "Try 'config -h' for help."
+// and "Error: ..." (sonic-utilities tests/bgp_commands_test.py,
+// config_test.py).
+func refused(out string) string {
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "Error: ") {
-			return out, &sshtransport.Error{Device: c.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: strings.TrimSpace(l)}
+			return strings.TrimSpace(l)
 		}
 	}
-	return out, nil
+	return ""
 }
 
 func running(c *sshtransport.Conn) ([]byte, map[string]any, error) {
@@ -192,36 +184,7 @@ func readSaved(c *sshtransport.Conn) (DB, error) {
 // Read returns the managed settings of the running CONFIG_DB and whether
 // they are saved (drivers.PathSaved).
 func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	out, _, err := running(c)
-	if err != nil {
-		return nil, err
-	}
-	db, err := ParseConfigDB(out)
-	if err != nil {
-		return nil, err
-	}
-	saved, err := readSaved(c)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	if d.model == nil {
-		d.model = map[string]string{}
-	}
-	d.model[t.Device.Name] = db.BufferModel()
-	d.mu.Unlock()
-	st := db.State(sw)
-	st[drivers.PathSaved] = strconv.FormatBool(savedMatches(db, saved))
-	return st, nil
+	return d.core.Read(ctx, t, hooks{d})
 }
 
 // modelOf is the device's buffer model as Read last saw it (dynamic
@@ -245,45 +208,17 @@ func (d *Driver) Unexpressible(t drivers.Target, _ intent.State) map[string]stri
 }
 
 // SaveSteps is the save as plans show it.
-func (d *Driver) SaveSteps() []string { return []string{saveCmd} }
+func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
 
 // Save runs `sudo config save -y` and checks that the saved CONFIG_DB
 // now holds the running one; a failure carries the command's output.
 func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	out, err := send(c, saveCmd)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "config save", Err: err}
-	}
-	run, _, err := running(c)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "read running config after config save", Err: err}
-	}
-	rdb, err := ParseConfigDB(run)
-	if err != nil {
-		return err
-	}
-	saved, err := readSaved(c)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "read " + StartupFile + " after config save", Err: err}
-	}
-	if !savedMatches(rdb, saved) {
-		return &stepError{Device: t.Device.Name, Step: "config save", Err: fmt.Errorf("%s does not hold the running configuration: %s", StartupFile, strings.TrimSpace(out))}
-	}
-	return nil
+	return d.core.Save(ctx, t, hooks{d})
 }
 
 // Changes turns a diff into steps carrying JSON patch operations.
 func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	sw, err := switchIntent(t)
-	if err != nil {
-		return nil, err
-	}
-	return changes(sw, diff, d.Fields(), d.modelOf(t))
+	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
 // Render writes the managed CONFIG_DB rows as a config_db.json fragment.
@@ -310,91 +245,10 @@ func newToken() string {
 // stepError names the step of the transaction that failed.
 type stepError = clicore.StepError
 
-// Apply applies the steps as one GCU patch inside a checkpoint.
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (drivers.Result, error) {
-	name := t.Device.Name
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	defer func() { c.Close() }()
-	preBytes, pre, err := running(c)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "read running config before apply", Err: err}
-	}
-	patch, target, err := effectivePatch(pre, steps)
-	if err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "build patch", Err: err}
-	}
-	if len(patch) == 0 {
-		return drivers.Result{}, nil
-	}
-	token := newToken()
-	file := "/tmp/" + token + ".json"
-	if _, err := send(c, "sudo config checkpoint "+token); err != nil {
-		return drivers.Result{}, &stepError{Device: name, Step: "config checkpoint", Err: err}
-	}
-	lines := make([]string, len(patch))
-	for i, op := range patch {
-		lines[i] = op.line()
-		if i < len(patch)-1 {
-			lines[i] += ","
-		}
-	}
-	content := "[\n" + strings.Join(lines, "\n") + "\n]\n"
-
-	// fail restores the prior config and says so, or reports a partial
-	// apply when it cannot.
-	fail := func(step string, cause error) (drivers.Result, error) {
-		se := &stepError{Device: name, Step: step, Err: cause}
-		conn := c
-		if isConnLoss(cause) {
-			c.Close()
-			nc, err := d.dial(ctx, t)
-			if err != nil {
-				return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reconnecting to roll back failed: %v; checkpoint %s on the switch holds the prior config", se, err, token)}
-			}
-			c, conn = nc, nc
-			if now, _, err := running(conn); err == nil && string(now) == string(preBytes) {
-				_, _ = send(conn, "sudo config delete-checkpoint "+token)
-				_, _ = conn.Send("rm -f " + file)
-				return drivers.Result{}, fmt.Errorf("%v; the patch did not take effect, the switch is at its prior config", se)
-			}
-		}
-		if _, err := send(conn, "sudo config rollback "+token); err != nil {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; config rollback %s failed: %v", se, token, err)}
-		}
-		now, _, err := running(conn)
-		if err != nil || string(now) != string(preBytes) {
-			return drivers.Result{}, &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rolled back to %s but the running config differs from before the apply", se, token)}
-		}
-		_, _ = send(conn, "sudo config delete-checkpoint "+token)
-		_, _ = conn.Send("rm -f " + file)
-		return drivers.Result{}, fmt.Errorf("%v; rolled back to checkpoint %s", se, token)
-	}
-
-	if err := c.WriteFile(file, content); err != nil {
-		return fail("write patch file "+file, err)
-	}
-	if _, err := send(c, "sudo config apply-patch "+file); err != nil {
-		return fail("config apply-patch", err)
-	}
-	_, after, err := running(c)
-	if err != nil {
-		return fail("read-back after apply-patch", err)
-	}
-	if p := firstMismatch(patch, after, target); p != "" {
-		return fail("verify", fmt.Errorf("the running config differs from the patched config at %s", p))
-	}
-	_, _ = send(c, "sudo config delete-checkpoint "+token)
-	_, _ = c.Send("rm -f " + file)
-	d.mu.Lock()
-	if d.prior == nil {
-		d.prior = map[string][]byte{}
-	}
-	d.prior[token] = preBytes
-	d.mu.Unlock()
-	return drivers.Result{Token: token}, nil
+// Apply applies the steps as one GCU patch inside a checkpoint (patch in
+// hooks.go).
+func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
+	return d.core.Apply(ctx, t, steps, opts, hooks{d})
 }
 
 // firstMismatch is the first path the patch set whose running value is
@@ -433,10 +287,7 @@ func lookup(doc map[string]any, parts []string) (any, bool) {
 	return node, true
 }
 
-func isConnLoss(err error) bool {
-	var e *sshtransport.Error
-	return errors.As(err, &e) && (e.Kind == sshtransport.KindClosed || e.Kind == sshtransport.KindTimeout)
-}
+var isConnLoss = clicore.IsConnLoss
 
 // Confirm: SONiC has no commit-confirm; nothing is ever pending.
 func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error { return nil }
@@ -445,39 +296,5 @@ func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error 
 // `config replace` (the apply's checkpoint is deleted once it succeeds;
 // the driver keeps the prior config for the run).
 func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	if r.Token == "" {
-		return nil // nothing was applied
-	}
-	d.mu.Lock()
-	pre, ok := d.prior[r.Token]
-	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%s: no prior config recorded for transaction %s in this run", t.Device.Name, r.Token)
-	}
-	c, err := d.dial(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var preDoc map[string]any
-	if err := json.Unmarshal(pre, &preDoc); err != nil {
-		return err
-	}
-	body, _ := json.MarshalIndent(configDB(preDoc), "", "    ")
-	file := "/tmp/" + r.Token + "-prior.json"
-	if err := c.WriteFile(file, string(body)+"\n"); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "write " + file, Err: err}
-	}
-	if _, err := send(c, "sudo config replace "+file); err != nil {
-		return &stepError{Device: t.Device.Name, Step: "config replace", Err: err}
-	}
-	_, _ = c.Send("rm -f " + file)
-	now, _, err := running(c)
-	if err != nil {
-		return &stepError{Device: t.Device.Name, Step: "read-back after rollback", Err: err}
-	}
-	if string(now) != string(pre) {
-		return fmt.Errorf("%s: after config replace the running config differs from before the apply", t.Device.Name)
-	}
-	return nil
+	return d.core.Rollback(ctx, t, r, hooks{d})
 }
