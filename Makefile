@@ -35,7 +35,10 @@ FUZZTIME     ?= 30s
 FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
-                ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON
+                ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
+                ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
+                ./drivers/sm/ibfabric:FuzzParseTables ./internal/dcbnl:FuzzDecodeIEEE \
+                ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
