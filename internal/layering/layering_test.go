@@ -269,3 +269,23 @@ func TestAllowed(t *testing.T) {
 		}
 	}
 }
+
+// fabctl ships itself to every host as the agent: the binary built
+// without extra tags (and the traffic-test build, -tags verbs) must not
+// link libyang, which RDMA hosts do not carry; only -tags libyang does.
+func TestDefaultBinaryNeedsNoLibyang(t *testing.T) {
+	for _, tags := range []string{"", "verbs", "libyang"} {
+		args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .CgoPkgConfig \" \"}}"}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		out, err := exec.Command("go", append(args, module+"/cmd/fabctl")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		links := strings.Contains(string(out), " libyang")
+		if want := tags == "libyang"; links != want {
+			t.Errorf("tags %q: fabctl links libyang = %v, want %v", tags, links, want)
+		}
+	}
+}

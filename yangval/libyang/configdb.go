@@ -1,4 +1,4 @@
-//go:build cgo && !nolibyang
+//go:build cgo && libyang
 
 package libyang
 

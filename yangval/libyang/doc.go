@@ -97,7 +97,12 @@
 // switched, process-wide and once, to storing errors without printing
 // them (ly_log_options(LY_LOSTORE)).
 //
-// Without cgo, or with the build tag nolibyang, the package builds with
-// stubs that return ErrUnavailable (Available is false), so the rest of
-// fabctl builds on a machine without libyang2-dev.
+// The binding is built only with the build tag libyang (and cgo): `make
+// test` adds the tag when pkg-config finds libyang, and `make build
+// LIBYANG=1` builds a fabctl whose render --yang-dir, gNMI target and
+// SONiC emulator give libyang's verdict. Without the tag the package
+// builds with stubs that return ErrUnavailable (Available is false) and
+// those verdicts are goyang's: a default fabctl must not need
+// libyang.so.2 at run time, because it ships itself to every host as the
+// agent, and RDMA hosts have no reason to carry libyang.
 package libyang

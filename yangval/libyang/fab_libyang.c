@@ -1,4 +1,4 @@
-//go:build cgo && !nolibyang
+//go:build cgo && libyang
 
 // C helpers of the libyang binding (see binding.go).
 #include <stdlib.h>

@@ -145,8 +145,8 @@ func MergeConfigDB(base, patch ConfigDB) ConfigDB {
 }
 
 // ErrUnavailable is returned by every function of a build without
-// libyang (CGO_ENABLED=0 or the nolibyang build tag).
-var ErrUnavailable = errors.New("libyang: this build has no libyang (built without cgo or with the nolibyang tag; install libyang2-dev and pkg-config)")
+// libyang (built without the libyang tag, or without cgo).
+var ErrUnavailable = errors.New("libyang: this build has no libyang (build with -tags libyang, as make test does when libyang2-dev and pkg-config are installed)")
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
