@@ -127,7 +127,10 @@ func (r *smRig) startOpenSM() {
 	if err := os.MkdirAll(filepath.Dir(r.opts.PIDFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", `trap 'echo hup >> "$COUNT"' HUP
+	// env --default-signal=HUP (coreutils 8.31+): a shell cannot trap a
+	// signal it was started with ignored (POSIX), and a test run under
+	// nohup ignores SIGHUP in every child.
+	cmd := exec.Command("env", "--default-signal=HUP", "/bin/sh", "-c", `trap 'echo hup >> "$COUNT"' HUP
 echo $$ > "$PIDFILE"
 while :; do sleep 1 & wait $!; done`)
 	cmd.Env = append(os.Environ(), "COUNT="+r.hupCount, "PIDFILE="+r.opts.PIDFile)
