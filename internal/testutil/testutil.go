@@ -267,3 +267,27 @@ func JoinErrs[E error](errs []E) string {
 	}
 	return b.String()
 }
+
+// NetnsHostSpec is a one-host RoCEv2 spec whose host is reached as
+// `ssh+netns:fabctl-agent-t` with sudo: the fixture of the agent's and its
+// protocol's tests (intent.Compile(LoadSrc(t, NetnsHostSpec)).Hosts[0]).
+const NetnsHostSpec = `
+fabric "t" {
+  transport = "rocev2"
+  mtu       = 9000
+}
+credentials "h" {
+  username    = "root"
+  private_key = file("/nonexistent/key")
+}
+host "h1" {
+  address     = "127.0.0.1:2222"
+  connect     = "ssh+netns:fabctl-agent-t"
+  credentials = "h"
+  sudo        = true
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = ["198.18.0.1/31"]
+  }
+}
+`

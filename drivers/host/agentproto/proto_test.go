@@ -13,27 +13,7 @@ import (
 
 func testHost(t *testing.T) *intent.Host {
 	t.Helper()
-	src := `
-fabric "t" {
-  transport = "rocev2"
-  mtu       = 9000
-}
-credentials "h" {
-  username    = "root"
-  private_key = file("/nonexistent/key")
-}
-host "h1" {
-  address     = "127.0.0.1:2222"
-  connect     = "ssh+netns:fabctl-agent-t"
-  credentials = "h"
-  sudo        = true
-  nic "eth1" {
-    device    = "mlx5_0"
-    addresses = ["198.18.0.1/31"]
-  }
-}
-`
-	s := testutil.LoadSrc(t, src)
+	s := testutil.LoadSrc(t, testutil.NetnsHostSpec)
 	f := intent.Compile(s)
 	if len(f.Hosts) != 1 {
 		t.Fatalf("hosts: %d", len(f.Hosts))
