@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/internal/testutil"
 )
 
@@ -44,7 +45,7 @@ func TestReadersGolden(t *testing.T) {
 	fmt.Fprintf(&out, "# auto-save: %s\n", autoSaveState(tree))
 
 	// nv config history --output json: the corpus excerpt (ngts docstring).
-	corpus, err := os.ReadFile(filepath.Join(corpusDir, "nvue-config-show-json.txt"))
+	corpus, err := os.ReadFile(filepath.Join(switchtest.CorpusDir(t, platform), "nvue-config-show-json.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,8 @@
 package cumulus
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,126 +12,26 @@ import (
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
-const corpusDir = "../../../testdata/vendor/cumulus"
+const platform = "cumulus"
 
-// shapeRow is one row of shapes.txt.
-type shapeRow struct {
-	shape, kind, status, evidence string
-	line                          int
-}
+// cumulusPlaceholders narrow the notation for NVUE: an interface is an swp
+// port (breakouts swpNsM).
+var cumulusPlaceholders = map[string]string{"if": `swp[0-9]+(?:s[0-9]+)?`}
 
-func loadShapes(t *testing.T) []shapeRow {
+func loadShapes(t *testing.T) []switchtest.CompiledRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "shapes.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []shapeRow
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		p := strings.Split(l, "\t")
-		if len(p) != 4 {
-			t.Fatalf("shapes.txt:%d: %d fields, want 4", n, len(p))
-		}
-		rows = append(rows, shapeRow{p[0], p[1], p[2], p[3], n})
-	}
-	return rows
-}
-
-// matchShape reports whether cmd has the form of shape (notation:
-// docs/vendor-sources.md "Shape index format"): token by token, <lo-hi>
-// an integer in range, <int> a non-negative integer, <word>/<rev> one
-// token, <if> an swp name, {a|b} one of the words.
-func matchShape(shape, cmd string) bool {
-	st, ct := strings.Fields(shape), strings.Fields(cmd)
-	if len(st) != len(ct) {
-		return false
-	}
-	for i, s := range st {
-		c := ct[i]
-		switch {
-		case s == "<int>":
-			if _, err := strconv.ParseUint(c, 10, 64); err != nil {
-				return false
-			}
-		case s == "<word>" || s == "<rev>" || s == "<time>":
-			if c == "" {
-				return false
-			}
-		case s == "<if>":
-			if !regexp.MustCompile(`^swp[0-9]+(s[0-9]+)?$`).MatchString(c) {
-				return false
-			}
-		case rangeRe.MatchString(s):
-			m := rangeRe.FindStringSubmatch(s)
-			lo, _ := strconv.Atoi(m[1])
-			hi, _ := strconv.Atoi(m[2])
-			v, err := strconv.Atoi(c)
-			if err != nil || v < lo || v > hi || strconv.Itoa(v) != c {
-				return false
-			}
-		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
-			ok := false
-			for _, alt := range strings.Split(s[1:len(s)-1], "|") {
-				ok = ok || alt == c
-			}
-			if !ok {
-				return false
-			}
-		case strings.HasPrefix(s, "<"):
-			return false // a placeholder this matcher does not know: no match
-		default:
-			if s != c {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-var rangeRe = regexp.MustCompile(`^<(\d+)-(\d+)>$`)
-
-// documented returns the SOURCED/DERIVED row cmd matches, or nil.
-func documented(rows []shapeRow, cmd string) *shapeRow {
-	for i, r := range rows {
-		if (r.status == "SOURCED" || r.status == "DERIVED") && matchShape(r.shape, cmd) {
-			return &rows[i]
-		}
-	}
-	return nil
+	return switchtest.CompileRows(t, platform, cumulusPlaceholders)
 }
 
 // TestShapesIndex: every row is well formed and its evidence points at a
-// line inside a corpus file; no row the driver sends is CONTRADICTED or
-// NO-SOURCE.
+// line inside a corpus file (switchtest.LoadShapes); no row the driver
+// sends is CONTRADICTED or NO-SOURCE.
 func TestShapesIndex(t *testing.T) {
+	var rows []switchtest.ShapeRow
 	for _, r := range loadShapes(t) {
-		switch r.status {
-		case "SOURCED", "DERIVED", "VENDOR-ONLY":
-		default:
-			t.Errorf("shapes.txt:%d: status %s: the driver must not send %q", r.line, r.status, r.shape)
-		}
-		ref, _, _ := strings.Cut(r.evidence, " -- ")
-		file, ln, ok := strings.Cut(ref, ":")
-		n, err := strconv.Atoi(ln)
-		if !ok || err != nil {
-			t.Errorf("shapes.txt:%d: evidence %q is not <file>:<line>", r.line, r.evidence)
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(corpusDir, file))
-		if err != nil {
-			t.Errorf("shapes.txt:%d: %v", r.line, err)
-			continue
-		}
-		if lines := strings.Count(string(b), "\n"); n < 1 || n > lines {
-			t.Errorf("shapes.txt:%d: %s has %d lines, evidence points at %d", r.line, file, lines, n)
-		}
+		rows = append(rows, r.ShapeRow)
 	}
+	switchtest.CheckRows(t, platform, rows)
 }
 
 // TestShapesMatcherRefusesUndocumented: the matcher is not vacuous: the
@@ -154,11 +49,11 @@ func TestShapesMatcherRefusesUndocumented(t *testing.T) {
 		"nv set interface swp1 link mtu 9300",
 		"nv set qos egress-scheduler default-global traffic-class 8 mode dwrr",
 	} {
-		if r := documented(rows, bad); r != nil {
-			t.Errorf("%q matches shapes.txt:%d %q", bad, r.line, r.shape)
+		if r, ok := switchtest.Documented(rows, bad); ok {
+			t.Errorf("%q matches shapes.txt:%d %q", bad, r.Line, r.Text)
 		}
 	}
-	if documented(rows, "nv set qos pfc default-global tx enable") == nil {
+	if _, ok := switchtest.Documented(rows, "nv set qos pfc default-global tx enable"); !ok {
 		t.Fatal("the matcher refuses a documented form")
 	}
 }
@@ -241,23 +136,9 @@ func TestShapesConformance(t *testing.T) {
 		sent[c] = true
 	}
 
-	var bad []string
-	used := map[int]bool{}
+	cmds := make([]string, 0, len(sent))
 	for c := range sent {
-		if r := documented(rows, c); r != nil {
-			used[r.line] = true
-		} else {
-			bad = append(bad, c)
-		}
+		cmds = append(cmds, c)
 	}
-	sort.Strings(bad)
-	for _, c := range bad {
-		t.Errorf("sent without a SOURCED/DERIVED shape in testdata/vendor/cumulus/shapes.txt: %s", c)
-	}
-	for _, r := range rows {
-		if r.status != "VENDOR-ONLY" && !used[r.line] {
-			t.Errorf("shapes.txt:%d lists %q as sent, but no run sent it", r.line, r.shape)
-		}
-	}
-	t.Logf("%d distinct commands, %d shapes", len(sent), len(used))
+	switchtest.CheckConformance(t, platform, rows, cmds)
 }

@@ -1,14 +1,9 @@
 package eos
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,125 +15,16 @@ import (
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
+const platform = "eos"
+
 // corpusDir is the EOS vendor corpus.
-var corpusDir = filepath.Join("..", "..", "..", "testdata", "vendor", "eos")
+var corpusDir = filepath.Join("..", "..", "..", "testdata", "vendor", platform)
 
-// shapeRow is one row of shapes.txt, compiled.
-type shapeRow struct {
-	shape, kind, status, evidence string
-	re                            *regexp.Regexp
-	ranges                        [][2]int // the <lo-hi> placeholders, in order
-}
-
-var placeholder = regexp.MustCompile(`<[^>]+>|\{[^}]+\}|\[[^\]]+\]`)
-
-// compileShape turns the shape notation (docs/vendor-sources.md) into a
-// regular expression over a normalised command.
-func compileShape(s string) (*regexp.Regexp, [][2]int) {
-	var ranges [][2]int
-	var conv func(string) string
-	conv = func(s string) string {
-		var b strings.Builder
-		last := 0
-		for _, m := range placeholder.FindAllStringIndex(s, -1) {
-			b.WriteString(regexp.QuoteMeta(s[last:m[0]]))
-			p := s[m[0]:m[1]]
-			switch {
-			case p[0] == '{':
-				alts := strings.Split(p[1:len(p)-1], "|")
-				for i := range alts {
-					alts[i] = conv(alts[i])
-				}
-				b.WriteString("(?:" + strings.Join(alts, "|") + ")")
-			case p[0] == '[':
-				b.WriteString("(?:" + conv(p[1:len(p)-1]) + ")?")
-			default:
-				switch name := p[1 : len(p)-1]; name {
-				case "int":
-					b.WriteString(`\d+`)
-				case "dec":
-					b.WriteString(`\d+(?:\.\d+)?`)
-				case "word", "if":
-					b.WriteString(`[^\s>]+`)
-				case "ints":
-					b.WriteString(`\d+(?: \d+)*`)
-				case "hh:mm:ss":
-					b.WriteString(`\d\d:\d\d:\d\d`)
-				default:
-					var lo, hi int
-					if n, _ := fmt.Sscanf(name, "%d-%d", &lo, &hi); n != 2 {
-						panic("unknown placeholder " + p)
-					}
-					ranges = append(ranges, [2]int{lo, hi})
-					b.WriteString(`(\d+)`)
-				}
-			}
-			last = m[1]
-		}
-		b.WriteString(regexp.QuoteMeta(s[last:]))
-		return b.String()
-	}
-	return regexp.MustCompile("^" + conv(s) + "$"), ranges
-}
-
-// loadShapes reads shapes.txt and checks each row's evidence points into
-// an existing corpus file.
-func loadShapes(t *testing.T) []shapeRow {
+// loadShapes reads and compiles shapes.txt (switchtest: the notation of
+// docs/vendor-sources.md, evidence checked to point into the corpus).
+func loadShapes(t *testing.T) []switchtest.CompiledRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "shapes.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []shapeRow
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "#") || strings.TrimSpace(l) == "" {
-			continue
-		}
-		p := strings.Split(l, "\t")
-		if len(p) != 4 {
-			t.Fatalf("shapes.txt: %d fields: %q", len(p), l)
-		}
-		r := shapeRow{shape: p[0], kind: p[1], status: p[2], evidence: p[3]}
-		r.re, r.ranges = compileShape(r.shape)
-		ref := strings.Fields(r.evidence)[0]
-		if ref != "-" {
-			file, line, _ := strings.Cut(ref, ":")
-			n, err := strconv.Atoi(line)
-			data, rerr := os.ReadFile(filepath.Join(corpusDir, file))
-			if err != nil || rerr != nil || n < 1 || n > strings.Count(string(data), "\n")+1 {
-				t.Errorf("shapes.txt %q: evidence %s does not point into the corpus", r.shape, ref)
-			}
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-// documented finds the SOURCED/DERIVED row a normalised command matches.
-func documented(rows []shapeRow, cmd string) (shapeRow, bool) {
-	for _, r := range rows {
-		if r.status != "SOURCED" && r.status != "DERIVED" {
-			continue
-		}
-		m := r.re.FindStringSubmatch(cmd)
-		if m == nil {
-			continue
-		}
-		okRange := true
-		for i, rg := range r.ranges {
-			n, err := strconv.Atoi(m[i+1])
-			if err != nil || n < rg[0] || n > rg[1] {
-				okRange = false
-			}
-		}
-		if okRange {
-			return r, true
-		}
-	}
-	return shapeRow{}, false
+	return switchtest.CompileRows(t, platform, nil)
 }
 
 // normalise rebuilds the configuration mode of each typed command from the
@@ -327,33 +213,7 @@ func TestShapesDocumented(t *testing.T) {
 		}
 		cmds = append(cmds, normalise(append([]string{"configure session render"}, Script(lines)...))[1:]...)
 	}
-	t.Log(len(cmds), "commands checked")
-	bad := map[string]bool{}
-	used := map[string]bool{}
-	for _, c := range cmds {
-		if r, ok := documented(rows, c); ok {
-			used[r.shape] = true
-		} else {
-			bad[c] = true
-		}
-	}
-	var list []string
-	for c := range bad {
-		list = append(list, c)
-	}
-	sort.Strings(list)
-	for _, c := range list {
-		t.Errorf("command without a SOURCED/DERIVED shape in testdata/vendor/eos/shapes.txt: %q", c)
-	}
-	// Every non-VENDOR-ONLY row must be something the driver really sends.
-	for _, r := range rows {
-		if r.status != "VENDOR-ONLY" && !used[r.shape] {
-			t.Errorf("shapes.txt row %q is not VENDOR-ONLY but the driver never sent it", r.shape)
-		}
-		if r.status == "CONTRADICTED" || r.status == "NO-SOURCE" {
-			t.Errorf("shapes.txt row %q is %s", r.shape, r.status)
-		}
-	}
+	switchtest.CheckConformance(t, platform, rows, cmds)
 }
 
 // TestShapeCheckFails: the check rejects an undocumented form (the one-line
@@ -365,10 +225,10 @@ func TestShapeCheckFails(t *testing.T) {
 		"qos profile FABCTL", "no priority-flow-control on", "exit",
 		"interface Ethernet1", "mtu 9300", "exit", "abort"}) {
 		if strings.HasPrefix(c, "priority-flow-control") || strings.HasSuffix(c, "no priority-flow-control on") || strings.HasSuffix(c, "mtu 9300") {
-			if r, ok := documented(rows, c); ok {
-				t.Errorf("%q accepted as %q", c, r.shape)
+			if r, ok := switchtest.Documented(rows, c); ok {
+				t.Errorf("%q accepted as %q", c, r.Text)
 			}
-		} else if _, ok := documented(rows, c); !ok {
+		} else if _, ok := switchtest.Documented(rows, c); !ok {
 			t.Errorf("%q refused", c)
 		}
 	}

@@ -1,14 +1,9 @@
 package nxos
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,119 +22,16 @@ import (
 // testdata/vendor/nxos/shapes.txt lists as SOURCED or DERIVED, with
 // evidence pointing into the corpus.
 
-const corpusDir = "../../../testdata/vendor/nxos"
+const platform = "nxos"
 
-// shapeRow is one row of shapes.txt.
-type shapeRow struct {
-	shape, kind, status, evidence string
-	re                            *regexp.Regexp
-	ranges                        [][2]int // <lo-hi> placeholders, in capture order
-}
+// corpusDir is the NX-OS vendor corpus.
+var corpusDir = filepath.Join("..", "..", "..", "testdata", "vendor", platform)
 
-func loadShapes(t testing.TB) []*shapeRow {
+// loadShapes reads and compiles shapes.txt (switchtest: the notation of
+// docs/vendor-sources.md, evidence checked to point into the corpus).
+func loadShapes(t testing.TB) []switchtest.CompiledRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "shapes.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []*shapeRow
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		p := strings.Split(l, "\t")
-		if len(p) != 4 {
-			t.Fatalf("shapes.txt:%d: %d fields, want 4", n, len(p))
-		}
-		r := &shapeRow{shape: p[0], kind: p[1], status: p[2], evidence: p[3]}
-		expr, ranges := shapeExpr(r.shape)
-		r.re, r.ranges = regexp.MustCompile("^"+expr+"$"), ranges
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-// shapeExpr turns the shape notation of docs/vendor-sources.md into a
-// regular expression; <lo-hi> become captures checked against ranges.
-func shapeExpr(s string) (string, [][2]int) {
-	var b strings.Builder
-	var ranges [][2]int
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '<':
-			j := strings.IndexByte(s[i:], '>') + i
-			ph := s[i+1 : j]
-			switch ph {
-			case "word", "if", "path", "rev", "time", "json":
-				b.WriteString(`\S+`)
-			case "int":
-				b.WriteString(`\d+`)
-			case "dec":
-				b.WriteString(`\d+(?:\.\d+)?`)
-			case "ints":
-				b.WriteString(`\d+(?: \d+)*`)
-			case "list":
-				b.WriteString(`\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*`)
-			default:
-				lo, hi, _ := strings.Cut(ph, "-")
-				a, _ := strconv.Atoi(lo)
-				z, _ := strconv.Atoi(hi)
-				ranges = append(ranges, [2]int{a, z})
-				b.WriteString(`(\d+)`)
-			}
-			i = j
-		case '{':
-			depth, j := 0, i
-			for ; j < len(s); j++ {
-				if s[j] == '{' {
-					depth++
-				} else if s[j] == '}' {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
-			var alts []string
-			for _, a := range strings.Split(s[i+1:j], "|") {
-				e, r := shapeExpr(a)
-				alts = append(alts, e)
-				ranges = append(ranges, r...)
-			}
-			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
-			i = j
-		case '[':
-			j := strings.IndexByte(s[i:], ']') + i
-			e, r := shapeExpr(s[i+1 : j])
-			b.WriteString("(?:" + e + ")?")
-			ranges = append(ranges, r...)
-			i = j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(s[i])))
-		}
-	}
-	return b.String(), ranges
-}
-
-// matches reports whether the normalised command fits the row.
-func (r *shapeRow) matches(cmd string) bool {
-	m := r.re.FindStringSubmatch(cmd)
-	if m == nil {
-		return false
-	}
-	for i, rg := range r.ranges {
-		if i+1 >= len(m) || m[i+1] == "" {
-			continue
-		}
-		n, err := strconv.Atoi(m[i+1])
-		if err != nil || n < rg[0] || n > rg[1] {
-			return false
-		}
-	}
-	return true
+	return switchtest.CompileRows(t, platform, nil)
 }
 
 // contextual turns the lines the switch received into shapes.txt's
@@ -200,22 +92,13 @@ func contextual(cmds []string) []string {
 	return out
 }
 
-// undocumented returns the commands no SOURCED/DERIVED row matches, and
-// counts the rows used.
-func undocumented(rows []*shapeRow, cmds []string, used map[string]int) []string {
+// undocumented returns the commands (in shapes.txt's notation) no
+// SOURCED/DERIVED row matches, each once.
+func undocumented(rows []switchtest.CompiledRow, cmds []string) []string {
 	var bad []string
 	seen := map[string]bool{}
 	for _, c := range contextual(cmds) {
-		ok := false
-		for _, r := range rows {
-			if (r.status == "SOURCED" || r.status == "DERIVED") && r.matches(c) {
-				ok = true
-				if used != nil {
-					used[r.shape]++
-				}
-			}
-		}
-		if !ok && !seen[c] {
+		if _, ok := switchtest.Documented(rows, c); !ok && !seen[c] {
 			seen[c] = true
 			bad = append(bad, c)
 		}
@@ -333,20 +216,7 @@ func TestShapesConformance(t *testing.T) {
 	}
 	all := append(append([]string{"configure terminal"}, rendered...), "end")
 	all = append(all, cmds...)
-	used := map[string]int{}
-	if bad := undocumented(rows, all, used); len(bad) > 0 {
-		t.Fatalf("the driver sends %d command shape(s) with no SOURCED/DERIVED row in testdata/vendor/nxos/shapes.txt:\n  %s", len(bad), strings.Join(bad, "\n  "))
-	}
-	var unused []string
-	for _, r := range rows {
-		if r.status != "VENDOR-ONLY" && used[r.shape] == 0 {
-			unused = append(unused, r.shape)
-		}
-	}
-	sort.Strings(unused)
-	if len(unused) > 0 {
-		t.Errorf("shapes.txt lists shapes the driver no longer sends (make them VENDOR-ONLY or drop them):\n  %s", strings.Join(unused, "\n  "))
-	}
+	switchtest.CheckConformance(t, platform, rows, contextual(all))
 }
 
 // TestShapesCheckerCatchesUndocumented: the checker fails on forms with no
@@ -362,46 +232,19 @@ func TestShapesCheckerCatchesUndocumented(t *testing.T) {
 		{"configure terminal", "policy-map type network-qos N", "class type network-qos c-8q-nq3", "mtu 9300", "exit", "exit", "end"},
 		{"write memory"},
 	} {
-		if got := undocumented(rows, bad, nil); len(got) != 1 {
+		if got := undocumented(rows, bad); len(got) != 1 {
 			t.Errorf("%q: checker reports %q, want the one undocumented line", bad, got)
 		}
 	}
 	if got := undocumented(rows, []string{"configure terminal", "policy-map type queuing Q", "class type queuing c-out-8q-q3",
-		"bandwidth remaining percent 0", "exit", "exit", "end", "copy running-config startup-config"}, nil); len(got) != 0 {
+		"bandwidth remaining percent 0", "exit", "exit", "end", "copy running-config startup-config"}); len(got) != 0 {
 		t.Errorf("documented lines reported: %q", got)
 	}
 }
 
 // TestShapesEvidence: every row's evidence names a corpus file and a line
-// inside it (NO-SOURCE rows: "- -- reason"), and no driver row is
-// CONTRADICTED or NO-SOURCE.
+// inside it (NO-SOURCE rows: "- -- reason"; switchtest.LoadShapes), and no
+// driver row is CONTRADICTED or NO-SOURCE.
 func TestShapesEvidence(t *testing.T) {
-	lines := map[string]int{}
-	for _, r := range loadShapes(t) {
-		switch r.status {
-		case "SOURCED", "DERIVED", "VENDOR-ONLY":
-		default:
-			t.Errorf("%s: status %s: the driver must not send it", r.shape, r.status)
-			continue
-		}
-		ref, _, _ := strings.Cut(r.evidence, " -- ")
-		file, ln, ok := strings.Cut(ref, ":")
-		n, err := strconv.Atoi(ln)
-		if !ok || err != nil || n < 1 {
-			t.Errorf("%s: evidence %q is not <file>:<line>", r.shape, r.evidence)
-			continue
-		}
-		if _, ok := lines[file]; !ok {
-			b, err := os.ReadFile(filepath.Join(corpusDir, file))
-			if err != nil {
-				t.Errorf("%s: %v", r.shape, err)
-				continue
-			}
-			lines[file] = strings.Count(string(b), "\n")
-		}
-		if n > lines[file] {
-			t.Errorf("%s: %s has %d lines, evidence names line %d", r.shape, file, lines[file], n)
-		}
-	}
-	_ = fmt.Sprint
+	switchtest.CheckRows(t, platform, switchtest.LoadShapes(t, platform))
 }

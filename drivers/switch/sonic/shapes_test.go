@@ -1,166 +1,71 @@
 package sonic
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
-// corpusDir is the SONiC vendor corpus.
-var corpusDir = filepath.Join("..", "..", "..", "testdata", "vendor", "sonic")
+const platform = "sonic"
 
-// shape is one row of shapes.txt compiled to a matcher.
+// corpusDir is the SONiC vendor corpus.
+var corpusDir = filepath.Join("..", "..", "..", "testdata", "vendor", platform)
+
+// shape is one row of shapes.txt compiled to a matcher (switchtest: the
+// notation of docs/vendor-sources.md); CONFIG_DB rows also get table, key
+// and field matchers.
 type shape struct {
+	*switchtest.Shape
 	text, kind, status, evidence string
-	re                           *regexp.Regexp
-	ranges                       [][2]int // per capture group of <lo-hi>, in order
-	// CONFIG_DB rows: table, key matcher and field matchers.
-	table  string
-	key    *shape
-	fields []fieldShape
+	table                        string
+	key                          *shape
+	fields                       []fieldShape
 }
 
 type fieldShape struct{ name, value *shape }
 
-// placeholders are the notation of docs/vendor-sources.md ("Shape index
-// format") as regular expressions.
-var placeholders = map[string]string{
-	"word": `[A-Za-z0-9_.:\-]+`,
-	"if":   `Ethernet[0-9]+`,
-	"int":  `[0-9]+`,
-	"dec":  `[0-9]+(?:\.[0-9]+)?`,
-	"list": `(?:[0-7](?:,[0-7])*)?`,
-	"path": `/[^\s]+`,
-	"json": `.+`,
-	// PATCH notation: the path parts.
+// sonicPlaceholders narrow the notation for SONiC: CONFIG_DB names and
+// keys, Ethernet ports, PFC priority lists, and the PATCH path parts.
+var sonicPlaceholders = map[string]string{
+	"word":  `[A-Za-z0-9_.:\-]+`,
+	"if":    `Ethernet[0-9]+`,
+	"list":  `(?:[0-7](?:,[0-7])*)?`,
+	"path":  `/[^\s]+`,
 	"TABLE": `[A-Z][A-Z0-9_]*`, "key": `[^/]+`, "field": `[^/]+`,
 }
 
-var rangeRe = regexp.MustCompile(`^(-?[0-9]+)-([0-9]+)$`)
-
-// compile turns shape notation into an anchored regular expression:
-// <...> placeholders, {a|b} alternatives, [x] optional parts; a "|"
-// outside braces is a literal (CONFIG_DB key separator).
 func compile(pat string) (*shape, error) {
-	s := &shape{text: pat}
-	var b strings.Builder
-	b.WriteString("^")
-	depth := 0
-	for i := 0; i < len(pat); i++ {
-		c := pat[i]
-		switch {
-		case c == '<' && i+1 < len(pat) && pat[i+1] == '<':
-			b.WriteString("<<") // the here-document operator
-			i++
-		case c == '<':
-			j := strings.IndexByte(pat[i:], '>')
-			if j < 0 {
-				return nil, fmt.Errorf("unclosed < in %q", pat)
-			}
-			name := pat[i+1 : i+j]
-			i += j
-			if m := rangeRe.FindStringSubmatch(name); m != nil {
-				lo, _ := strconv.Atoi(m[1])
-				hi, _ := strconv.Atoi(m[2])
-				s.ranges = append(s.ranges, [2]int{lo, hi})
-				b.WriteString(`(-?[0-9]+)`)
-				continue
-			}
-			re, ok := placeholders[name]
-			if !ok {
-				return nil, fmt.Errorf("unknown placeholder <%s> in %q", name, pat)
-			}
-			b.WriteString(re)
-		case c == '{':
-			depth++
-			b.WriteString("(?:")
-		case c == '}':
-			depth--
-			b.WriteString(")")
-		case c == '[':
-			b.WriteString("(?:")
-		case c == ']':
-			b.WriteString(")?")
-		case c == '|' && depth > 0:
-			b.WriteString("|")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	c, err := switchtest.CompileShape(pat, sonicPlaceholders)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", pat, err)
+		return nil, err
 	}
-	s.re = re
-	return s, nil
+	return &shape{Shape: c, text: pat}, nil
 }
 
-// match reports whether v has the shape (with <lo-hi> ranges checked).
-func (s *shape) match(v string) bool {
-	m := s.re.FindStringSubmatch(v)
-	if m == nil {
-		return false
-	}
-	for i, r := range s.ranges {
-		if i+1 >= len(m) || m[i+1] == "" {
-			continue
-		}
-		n, err := strconv.Atoi(m[i+1])
-		if err != nil || n < r[0] || n > r[1] {
-			return false
-		}
-	}
-	return true
-}
+func (s *shape) match(v string) bool { return s.Match(v) }
 
-// loadShapes reads shapes.txt; it fails on malformed rows and on evidence
-// pointing outside the corpus.
+// loadShapes reads shapes.txt (switchtest.LoadShapes: malformed rows and
+// evidence pointing outside the corpus fail) and compiles every row.
 func loadShapes(t *testing.T) []*shape {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "shapes.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []*shape
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		cols := strings.Split(line, "\t")
-		if len(cols) != 4 {
-			t.Fatalf("shapes.txt:%d: %d fields, want 4", n, len(cols))
-		}
-		ev := cols[3]
-		if ref, _, _ := strings.Cut(ev, " -- "); ref != "-" {
-			file, ln, _ := strings.Cut(ref, ":")
-			b, err := os.ReadFile(filepath.Join(corpusDir, file))
-			want, _ := strconv.Atoi(ln)
-			if err != nil || want < 1 || want > strings.Count(string(b), "\n")+1 {
-				t.Fatalf("shapes.txt:%d: evidence %q is not a line of the corpus", n, ref)
-			}
-		}
-		s, err := compileRow(cols[0])
+	for _, r := range switchtest.LoadShapes(t, platform) {
+		s, err := compileRow(r.Text)
 		if err != nil {
-			t.Fatalf("shapes.txt:%d: %v", n, err)
+			t.Fatalf("shapes.txt:%d: %v", r.Line, err)
 		}
-		s.kind, s.status, s.evidence = cols[1], cols[2], ev
+		s.kind, s.status, s.evidence = r.Kind, r.Status, r.Evidence
 		out = append(out, s)
 	}
 	return out
