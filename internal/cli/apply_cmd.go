@@ -302,6 +302,9 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
 			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
 	}
+	if err := checkSecrets(lf.Spec, lf.Fabric, opts.Targets, opts.Excludes, f.Getenv); err != nil {
+		return fail(applyStatusError, err)
+	}
 	if opts.Insecure {
 		view.Warn("--insecure: SSH host keys and TLS certificates are not verified.")
 	}

@@ -195,6 +195,9 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if err := checkSelection(lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
+	if err := checkSecrets(lf.Spec, lf.Fabric, opts.Targets, opts.Excludes, f.Getenv); err != nil {
+		return err
+	}
 	selected := countSelected(lf.Fabric, opts.Targets, opts.Excludes)
 	if opts.Insecure {
 		fmt.Fprintln(opts.IO.ErrOut, "Warning: --insecure: SSH host keys and TLS certificates are not verified.")
