@@ -302,7 +302,7 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
 			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
 	}
-	if err := checkSecrets(lf.Spec, lf.Fabric, opts.Targets, opts.Excludes, f.Getenv); err != nil {
+	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return fail(applyStatusError, err)
 	}
 	if opts.Insecure {

@@ -195,7 +195,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if err := checkSelection(lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
-	if err := checkSecrets(lf.Spec, lf.Fabric, opts.Targets, opts.Excludes, f.Getenv); err != nil {
+	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
 	selected := countSelected(lf.Fabric, opts.Targets, opts.Excludes)
