@@ -14,20 +14,20 @@ import (
 
 // ContainerlabOptions are the inputs of fabctl testbed containerlab.
 type ContainerlabOptions struct {
-	IO       *IOStreams
-	Factory  *Factory
-	JSON     bool
-	Path     string
-	Out      string
-	Name     string
-	Subnet   string
-	Kinds    []string // PLATFORM=KIND
-	Images   []string // KIND=IMAGE
-	Strict   bool
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+	Path    string
+	Out     string
+	Name    string
+	Subnet  string
+	Kinds   []string // PLATFORM=KIND
+	Images  []string // KIND=IMAGE
+	Strict  bool
 	// AllowIncomplete writes a lab that lacks links or ports of the spec.
 	AllowIncomplete bool
-	Vars     []string
-	VarFiles []string
+	Vars            []string
+	VarFiles        []string
 }
 
 func newCmdTestbedContainerlab(f *Factory) *cobra.Command {
