@@ -126,6 +126,8 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 2 when changes were applied successfully, 0 when there was nothing to do")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("on-failure", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"stop", "continue", "rollback"}, cobra.ShellCompDirectiveNoFileComp
 	})

@@ -130,6 +130,8 @@ With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("out", "fab")
 	_ = cmd.MarkFlagDirname("state-dir")
+	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
 	return cmd
 }

@@ -173,7 +173,7 @@ func testbedUpRun(o *TestbedOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, st)
+		return writeJSON(o.IO.Out, testbedJSON{jsonFormatVersion, st})
 	}
 	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
 	fmt.Fprintf(o.IO.Out, "%s testbed up in %s\n", s.OK.Render("✔"), st.Dir)
@@ -197,7 +197,7 @@ func testbedStatusRun(o *TestbedOptions) error {
 		return err
 	}
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, st); err != nil {
+		if err := writeJSON(o.IO.Out, testbedJSON{jsonFormatVersion, st}); err != nil {
 			return err
 		}
 	} else {
@@ -251,4 +251,11 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 	if len(st.Emulators) > 0 {
 		fmt.Fprintf(w, "known_hosts %s/%s\n", st.Dir, local.KnownHostsFile)
 	}
+}
+
+// testbedJSON is testbed up's and status's --json document: the record
+// and its liveness (local.Status) under format_version.
+type testbedJSON struct {
+	FormatVersion string `json:"format_version"`
+	*local.Status
 }
