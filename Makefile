@@ -1,6 +1,6 @@
 # fabctl developer targets. `make help` lists them.
 #
-#   make build   bin/fabctl with version and commit stamped in
+#   make build   bin/fabctl with version and commit stamped in (with the traffic test when rdma-core is found)
 #   make test    go test ./... (the per-package ok/FAIL lines)
 #   make lint    go vet + gofmt check
 #   make demo    build, run the main job against the local testbed (root), tear it down
@@ -28,7 +28,12 @@ LDFLAGS := -X $(PKG)/internal/cli.version=$(VERSION) -X $(PKG)/internal/cli.comm
 # libyang.so.2 at run time, because it ships itself to every host as the agent.
 HAVE_LIBYANG := $(shell pkg-config --exists libyang 2>/dev/null && echo libyang)
 TEST_TAGS    ?= $(HAVE_LIBYANG)
-BUILD_TAGS   ?= $(if $(LIBYANG),libyang)
+# The verbs traffic test (validate/verbs, cgo) is the verbs build tag: make build adds it when
+# pkg-config finds rdma-core's libibverbs and librdmacm (Debian libibverbs-dev, librdmacm-dev);
+# VERBS=0 builds without it, VERBS=1 insists on it.
+HAVE_VERBS   := $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && echo 1)
+VERBS        ?= $(if $(HAVE_VERBS),1,0)
+BUILD_TAGS   ?= $(strip $(if $(LIBYANG),libyang) $(if $(filter 1,$(VERBS)),verbs))
 
 # go test's -timeout per test binary; the whole suite runs in well under a minute today.
 TEST_TIMEOUT ?= 10m
@@ -62,6 +67,12 @@ build:
 	@mkdir -p $(dir $(BIN))
 	$(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/fabctl
 	@$(BIN) version
+	@if [[ " $(BUILD_TAGS) " == *" verbs "* ]]; then \
+		echo "built $(BIN) with the verbs traffic test (-tags verbs, rdma-core found by pkg-config)"; \
+	else \
+		echo "built $(BIN) WITHOUT the verbs traffic test: validate's traffic stage will exit 5;"; \
+		echo "  install rdma-core's headers (Debian: apt install pkg-config libibverbs-dev librdmacm-dev) and run make build again"; \
+	fi
 
 test:
 	$(GO) test -tags '$(TEST_TAGS)' -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...

@@ -307,6 +307,28 @@ type Field struct {
 	Tolerance float64
 	// Disruptive marks changes that interrupt traffic, with the reason.
 	Disruptive string
+	// DisruptiveOnRemoval limits Disruptive to changes that remove an
+	// element of a comma-separated list (addresses): adding to the list
+	// interrupts nothing.
+	DisruptiveOnRemoval bool
+}
+
+// disruptive is the field's Disruptive reason for a change from before
+// to after (a setting absent on one side is ""), or "".
+func (f Field) disruptive(before, after string) string {
+	if f.Disruptive == "" || !f.DisruptiveOnRemoval {
+		return f.Disruptive
+	}
+	kept := map[string]bool{}
+	for _, e := range strings.Split(after, ",") {
+		kept[strings.TrimSpace(e)] = true
+	}
+	for _, e := range strings.Split(before, ",") {
+		if e = strings.TrimSpace(e); e != "" && !kept[e] {
+			return f.Disruptive
+		}
+	}
+	return ""
 }
 
 // FieldFor returns the first field whose pattern matches the path. A port
@@ -502,9 +524,9 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 		f := m.lookup(k)
 		switch {
 		case !ok:
-			out = append(out, AttrChange{Path: k, Action: Create, After: want, Disruptive: f.Disruptive})
+			out = append(out, AttrChange{Path: k, Action: Create, After: want, Disruptive: f.disruptive("", want)})
 		case !f.Equal(want, have):
-			out = append(out, AttrChange{Path: k, Action: Update, Before: have, After: want, Disruptive: f.Disruptive})
+			out = append(out, AttrChange{Path: k, Action: Update, Before: have, After: want, Disruptive: f.disruptive(have, want)})
 		case withTolerated:
 			tolerated = append(tolerated, AttrChange{Path: k, Action: Update, Before: have, After: want})
 		}
@@ -514,7 +536,7 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 			continue
 		}
 		f := m.lookup(k)
-		out = append(out, AttrChange{Path: k, Action: Delete, Before: have, Disruptive: f.Disruptive})
+		out = append(out, AttrChange{Path: k, Action: Delete, Before: have, Disruptive: f.disruptive(have, "")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	sort.Slice(tolerated, func(i, j int) bool { return tolerated[i].Path < tolerated[j].Path })

@@ -75,8 +75,8 @@ func (d *Driver) Fields() []intent.Field {
 	return []intent.Field{
 		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5"},
 		{Pattern: "nic/*/mtu", Disruptive: "an MTU change restarts the NIC's queues (brief traffic loss, RDMA QPs re-negotiate path MTU)"},
-		{Pattern: "nic/*/addresses", Disruptive: "removing an address drops the connections that use it"},
-		{Pattern: "nic/*/vlan/addresses", Disruptive: "removing an address drops the connections that use it"},
+		{Pattern: "nic/*/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},
+		{Pattern: "nic/*/vlan/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},
 		{Pattern: "nic/*/vlan/mtu", Disruptive: "an MTU change restarts the VLAN interface's queues (RDMA QPs re-negotiate path MTU)"},
 		{Pattern: "nic/*/vlan/id", Disruptive: "the id of a VLAN interface is fixed: changing it re-creates the interface, whose addresses and RDMA GIDs vanish meanwhile"},
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/xml"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -349,15 +350,48 @@ func newRun(t *testing.T, repo string) *run {
 	// known_hosts goes where the spec's credentials point (.fabctl/testbed beside the spec),
 	// so nothing lands in the checkout and a `make demo` there is not disturbed.
 	copySpecs(t, filepath.Join(repo, "examples"), filepath.Join(r.ws, "examples"))
+	// The copy gets namespaces and loopback addresses of its own, so the test runs beside a
+	// `fabctl testbed up examples/testbed` the user has up (whose names are fixed by the spec).
+	fabricNS := isolateTestbed(t, filepath.Join(r.ws, testSpec), hex.EncodeToString(buf[:2]))
 	r.mustRun(repo, 0, "make build")
 	tbDir := filepath.Join(r.ws, testSpec, ".fabctl", "testbed")
-	r.mustRun(r.ws, 0, "fabctl testbed up --no-color --dir "+tbDir+" "+testSpec)
+	r.mustRun(r.ws, 0, "fabctl testbed up --no-color --fabric-netns "+fabricNS+" --dir "+tbDir+" "+testSpec)
 	t.Cleanup(func() {
 		if out, err := r.cmd(r.ws, "fabctl testbed down --no-color --dir "+tbDir+" "+testSpec).CombinedOutput(); err != nil {
 			t.Errorf("testbed down: %v\n%s", err, out)
 		}
 	})
 	return r
+}
+
+// isolateTestbed rewrites the testbed spec files in dir so that nothing the testbed makes
+// shares a name with the example's: namespaces fab-NAME become fci<tag>-NAME and switch
+// addresses 127.0.0.N become 127.<a>.<b>.N (all of 127.0.0.0/8 is loopback). It returns the
+// fabric namespace to pass to testbed up (--fabric-netns).
+func isolateTestbed(t *testing.T, dir, tag string) string {
+	t.Helper()
+	b, err := hex.DecodeString(tag)
+	if err != nil || len(b) != 2 {
+		t.Fatalf("tag %q: want 4 hex digits", tag)
+	}
+	// 127.0.x.x stays the example's; the second octet is 100..227, never 0.
+	addr := fmt.Sprintf(`"127.%d.%d.`, 100+int(b[0]&0x7f), b[1])
+	files, err := filepath.Glob(filepath.Join(dir, "*.fab.hcl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no spec files in %s (%v)", dir, err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := strings.ReplaceAll(string(src), `"netns:fab-`, `"netns:fci`+tag+`-`)
+		out = strings.ReplaceAll(out, `"127.0.0.`, addr)
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "fci" + tag + "-fabric"
 }
 
 func copySpecs(t *testing.T, from, to string) {

@@ -1,7 +1,8 @@
 # Local testbed: the smallest fabric that still has two leaf NOSes, a spine and a routed
-# leaf-spine-leaf path. It matches the testbed a later fabctl build starts on one machine:
-# switch NOSes emulated behind loopback addresses, hosts as network namespaces with soft-RoCE
-# (rxe) devices on veth pairs. `fabctl testbed up examples/testbed` starts it (`make demo`
+# leaf-spine-leaf path, as `fabctl testbed up` starts it on one machine: switch NOSes
+# emulated behind loopback addresses, hosts as network namespaces on veth pairs (the NICs
+# name rxe devices, which testbed up does not create: soft-RoCE moves no RDMA between
+# namespaces, so the RDMA settings plan as not expressible). `fabctl testbed up examples/testbed` starts it (`make demo`
 # runs the whole job against it). It has one switch of each platform: the SSH CLI NOSes
 # (sonic, eos, nxos, cumulus) behind SSH emulators, and the gNMI ones (srlinux, openconfig)
 # behind YANG-validating gNMI targets (testbed/gnmitarget).
@@ -11,7 +12,7 @@
 #  leaf1 (sonic)  leaf2 (eos)  leaf3, leaf4   leaf5        leaf6
 #   /      \       /     \    (nxos,        (srlinux,    (openconfig,
 #  h1      h2     h3     h4    cumulus)      gNMI)        gNMI)
-#                                 netns hosts, one rxe NIC each
+#                                 netns hosts, one veth NIC each
 #
 #   fabctl testbed up examples/testbed     (as root; see docs/cli.md)
 #   fabctl plan examples/testbed
@@ -110,8 +111,8 @@ switch "spine1" {
 
 # Hosts are network namespaces on the machine running fabctl: connect = "netns:<name>" runs
 # every host command with `ip netns exec <name>`, so no address or credentials are needed.
-# Each has one veth end with an rxe device on top (model "rxe" selects soft-RoCE's device
-# limits for the QP checks). The /31s are shared with the leaf ports, leaf side even.
+# Each has one veth end; its RDMA device is named rxe_<host> (model "rxe" selects soft-RoCE's
+# device limits for the QP checks); testbed up does not create it. The /31s are shared with the leaf ports, leaf side even.
 
 locals {
   testbed_hosts = {

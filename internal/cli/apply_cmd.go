@@ -126,6 +126,8 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 2 when changes were applied successfully, 0 when there was nothing to do")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("on-failure", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"stop", "continue", "rollback"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -301,6 +303,9 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	if selected == 0 {
 		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
 			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
+	}
+	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
+		return fail(applyStatusError, err)
 	}
 	if opts.Insecure {
 		view.Warn("--insecure: SSH host keys and TLS certificates are not verified.")

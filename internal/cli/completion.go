@@ -1,6 +1,14 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/spec"
+)
 
 // completionShells are the shells `fabctl completion` writes scripts for.
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
@@ -35,5 +43,52 @@ func NewCmdCompletion(f *Factory) *cobra.Command {
 			}
 			return FlagErrorf("unknown shell %q", args[0])
 		},
+	}
+}
+
+// deviceCompletion completes --target and --exclude with the devices of
+// the spec named by the command's first argument (default "."): names,
+// addresses (switch.leaf1, host.gpu01) and role:NAME, never file names.
+// A spec that does not load completes nothing.
+func deviceCompletion(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		path := "."
+		if len(args) > 0 {
+			path = args[0]
+		}
+		var vars, varFiles []string
+		if fl := cmd.Flags().Lookup("var"); fl != nil {
+			vars, _ = cmd.Flags().GetStringArray("var")
+		}
+		if fl := cmd.Flags().Lookup("var-file"); fl != nil {
+			varFiles, _ = cmd.Flags().GetStringArray("var-file")
+		}
+		s, diags := spec.Load(path, spec.LoadOptions{Vars: vars, VarFiles: varFiles, Env: f.Env, Platforms: builtin.SpecPlatforms()})
+		if s == nil || diags.HasErrors() {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []string
+		roles := map[string]bool{}
+		add := func(kind, name, role string) {
+			out = append(out, name, kind+"."+name)
+			if role != "" && !roles[role] {
+				roles[role] = true
+				out = append(out, "role:"+role)
+			}
+		}
+		for _, sw := range s.Switches {
+			add("switch", sw.Name, sw.Role)
+		}
+		for _, h := range s.Hosts {
+			add("host", h.Name, h.Role)
+		}
+		var match []string
+		for _, c := range out {
+			if strings.HasPrefix(c, toComplete) {
+				match = append(match, c)
+			}
+		}
+		sort.Strings(match)
+		return match, cobra.ShellCompDirectiveNoFileComp
 	}
 }

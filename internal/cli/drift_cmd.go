@@ -69,6 +69,8 @@ could not be read); 64 a usage error. --detailed-exitcode is accepted
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
 	// drift's exit status is always detailed; Terraform users type the flag.
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", true, "Accepted for Terraform habits: drift always exits 2 on differences")
+	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
 	return cmd
 }

@@ -24,6 +24,10 @@ type Factory struct {
 	Drivers func() *drivers.Registry
 	// Now is the clock (journals and locks record times); tests fix it.
 	Now func() time.Time
+	// SkipSecretCheck turns off plan's and apply's up-front resolution of
+	// the credentials' secrets (checkSecrets): only for tests whose
+	// in-memory drivers log in nowhere.
+	SkipSecretCheck bool
 }
 
 // GlobalOptions are the flags every command accepts.

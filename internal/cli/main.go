@@ -38,7 +38,38 @@ func run(f *Factory, newRoot func() *cobra.Command, args []string) (code ExitCod
 	root := newRoot()
 	root.SetArgs(normalizeArgs(root, args))
 	cmd, err := root.ExecuteC()
+	if !f.Global.JSON && wantsJSON(args) {
+		f.Global.JSON = true // a usage error stops parsing before --json is read
+	}
 	return handleError(f, cmd, err)
+}
+
+// wantsJSON reports whether a command line asks for JSON (--json, or
+// --format json) before any "--".
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--json", a == "--json=true", a == "--format=json":
+			return true
+		case a == "--format" && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// usageErrorJSON is the document a usage error writes on stdout under
+// --json (docs/json-output.md#usage-errors): scripts parsing stdout get
+// JSON whatever went wrong with the command line.
+type usageErrorJSON struct {
+	FormatVersion string `json:"format_version"`
+	OK            bool   `json:"ok"`
+	ExitCode      int    `json:"exit_code"`
+	ErrorKind     string `json:"error_kind"`
+	Command       string `json:"command"`
+	Error         string `json:"error"`
 }
 
 func reportPanic(f *Factory, r any, stack []byte) ExitCode {
@@ -74,6 +105,10 @@ func handleError(f *Factory, cmd *cobra.Command, err error) ExitCode {
 			path = cmd.CommandPath()
 		}
 		fmt.Fprintf(w, "Run '%s --help' for usage.\n", path)
+		if f.Global.JSON {
+			_ = writeJSON(f.IOStreams.Out, usageErrorJSON{FormatVersion: jsonFormatVersion, ExitCode: int(ExitUsage),
+				ErrorKind: "usage", Command: path, Error: strings.TrimRight(err.Error(), "\n")})
+		}
 		return ExitUsage
 	}
 	fmt.Fprintf(w, "Error: %s\n", strings.TrimRight(err.Error(), "\n"))

@@ -130,6 +130,8 @@ With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("out", "fab")
 	_ = cmd.MarkFlagDirname("state-dir")
+	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
 	return cmd
 }
@@ -193,6 +195,9 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	popts.Excludes = opts.Excludes
 	popts.Insecure = opts.Insecure
 	if err := checkSelection(lf.Fabric, opts.Targets, opts.Excludes); err != nil {
+		return err
+	}
+	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
 	selected := countSelected(lf.Fabric, opts.Targets, opts.Excludes)

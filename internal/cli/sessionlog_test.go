@@ -62,7 +62,7 @@ link {
 }
 `, addrs[0], addrs[1]))
 	logFile := filepath.Join(dir, "ssh.log")
-	f, _, out, errOut := testFactory()
+	f, _, out, errOut := testFactory("FABCTL_TEST_SWITCH_PW=" + pw) // the command's environment; the drivers read the process's
 	if code := runCLI(f, "plan", "--debug-file", logFile, "--state-dir", filepath.Join(dir, "state"), dir); code != ExitOK {
 		t.Fatalf("plan exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -86,7 +86,7 @@ link {
 		t.Errorf("log file mode: %v %v", st.Mode(), err)
 	}
 
-	f, _, out, errOut = testFactory()
+	f, _, out, errOut = testFactory("FABCTL_TEST_SWITCH_PW=" + pw)
 	if code := runCLI(f, "plan", "--debug", "--state-dir", filepath.Join(dir, "state"), dir); code != ExitOK {
 		t.Fatalf("plan --debug exit %d\nstderr: %s", code, errOut)
 	}

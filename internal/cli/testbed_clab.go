@@ -14,18 +14,20 @@ import (
 
 // ContainerlabOptions are the inputs of fabctl testbed containerlab.
 type ContainerlabOptions struct {
-	IO       *IOStreams
-	Factory  *Factory
-	JSON     bool
-	Path     string
-	Out      string
-	Name     string
-	Subnet   string
-	Kinds    []string // PLATFORM=KIND
-	Images   []string // KIND=IMAGE
-	Strict   bool
-	Vars     []string
-	VarFiles []string
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+	Path    string
+	Out     string
+	Name    string
+	Subnet  string
+	Kinds   []string // PLATFORM=KIND
+	Images  []string // KIND=IMAGE
+	Strict  bool
+	// AllowIncomplete writes a lab that lacks links or ports of the spec.
+	AllowIncomplete bool
+	Vars            []string
+	VarFiles        []string
 }
 
 func newCmdTestbedContainerlab(f *Factory) *cobra.Command {
@@ -46,11 +48,14 @@ the vendor images (nothing is deployed):
   DIR/keyscan.sh            records the nodes' SSH host keys after the deploy
 
 A lab proves configuration, idempotence and RDMA connectivity (Soft-RoCE), not lossless
-behaviour: docs/testbed.md. A link whose port the node's kind cannot name is left out with
-a warning (--strict: an error). InfiniBand fabrics have no containerlab equivalent.
+behaviour: docs/testbed.md. A link whose port the node's kind cannot name, or a port
+beyond the image's data ports, makes the lab incomplete: that is an error (nothing is
+written) unless --allow-incomplete, which writes it with warnings on stderr and the counts
+in the success line. --strict fails at the first link that cannot be wired, naming it.
+InfiniBand fabrics have no containerlab equivalent.
 
-Exit status: 0 written (warnings on stderr), 1 error.`,
-		Example: `  fabctl testbed containerlab examples/testbed -o lab
+Exit status: 0 written, 1 error (including an incomplete lab without --allow-incomplete).`,
+		Example: `  fabctl testbed containerlab examples/testbed -o lab --allow-incomplete
   sudo containerlab deploy -t lab/testbed.clab.yml
   sh lab/keyscan.sh && fabctl plan lab/spec`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -69,7 +74,8 @@ Exit status: 0 written (warnings on stderr), 1 error.`,
 	fl.StringVar(&opts.Subnet, "mgmt-subnet", clab.DefaultMgmtSubnet, "IPv4 management network of the lab; nodes get .11 upwards")
 	fl.StringArrayVar(&opts.Kinds, "kind", nil, "Use another kind for a platform, `PLATFORM=KIND` (e.g. openconfig=arista_ceos; repeatable)")
 	fl.StringArrayVar(&opts.Images, "image", nil, "Use another image for a kind, `KIND=IMAGE` (e.g. arista_ceos=ceos:4.33.1F; repeatable)")
-	fl.BoolVar(&opts.Strict, "strict", false, "Fail when a link cannot be wired instead of leaving it out")
+	fl.BoolVar(&opts.Strict, "strict", false, "Fail at the first link that cannot be wired, naming it")
+	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "Write the lab even when links are left out or ports are beyond an image's data ports")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable)")
 	return cmd
@@ -112,11 +118,14 @@ func containerlabRun(o *ContainerlabOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := lab.Write(o.Out); err != nil {
-		return fmt.Errorf("writing the lab: %w", err)
-	}
 	for _, w := range lab.Warnings {
 		fmt.Fprintf(o.IO.ErrOut, "Warning: %s\n", w)
+	}
+	if lab.Incomplete() && !o.AllowIncomplete {
+		return fmt.Errorf("the lab of %s would be incomplete (%s): nothing written; choose other kinds (--kind PLATFORM=KIND) or ports, or pass --allow-incomplete to write it anyway", o.Path, lab.Counts())
+	}
+	if err := lab.Write(o.Out); err != nil {
+		return fmt.Errorf("writing the lab: %w", err)
 	}
 	if o.JSON {
 		var files []string
@@ -124,16 +133,26 @@ func containerlabRun(o *ContainerlabOptions) error {
 			files = append(files, f.Name)
 		}
 		return writeJSON(o.IO.Out, struct {
-			Lab      string            `json:"lab"`
-			Dir      string            `json:"dir"`
-			Topology string            `json:"topology"`
-			Files    []string          `json:"files"`
-			Nodes    map[string]string `json:"nodes"`
-			Warnings []string          `json:"warnings"`
-		}{lab.Name, o.Out, filepath.Join(o.Out, lab.TopologyFile()), files, lab.Nodes, append([]string{}, lab.Warnings...)})
+			Lab          string            `json:"lab"`
+			Dir          string            `json:"dir"`
+			Topology     string            `json:"topology"`
+			Files        []string          `json:"files"`
+			Nodes        map[string]string `json:"nodes"`
+			Complete     bool              `json:"complete"`
+			Links        int               `json:"links"`
+			LinksWritten int               `json:"links_written"`
+			LinksLeftOut int               `json:"links_left_out"`
+			PortsBeyond  int               `json:"ports_beyond_image"`
+			Warnings     []string          `json:"warnings"`
+		}{lab.Name, o.Out, filepath.Join(o.Out, lab.TopologyFile()), files, lab.Nodes, !lab.Incomplete(),
+			lab.Links, lab.LinksWritten, lab.LinksLeftOut, lab.PortsBeyond, append([]string{}, lab.Warnings...)})
 	}
 	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
-	fmt.Fprintf(o.IO.Out, "%s lab %s written to %s (%d nodes, %d files)\n", s.OK.Render("✔"), lab.Name, o.Out, len(lab.Nodes), len(lab.Files))
+	if lab.Incomplete() {
+		fmt.Fprintf(o.IO.Out, "%s incomplete lab %s written to %s (%d nodes, %d files; %s)\n", s.Warn.Render("!"), lab.Name, o.Out, len(lab.Nodes), len(lab.Files), lab.Counts())
+	} else {
+		fmt.Fprintf(o.IO.Out, "%s lab %s written to %s (%d nodes, %d files; %s)\n", s.OK.Render("✔"), lab.Name, o.Out, len(lab.Nodes), len(lab.Files), lab.Counts())
+	}
 	fmt.Fprintf(o.IO.Out, "  sudo containerlab deploy -t %s\n", filepath.Join(o.Out, lab.TopologyFile()))
 	fmt.Fprintf(o.IO.Out, "  sh %s\n", filepath.Join(o.Out, "keyscan.sh"))
 	fmt.Fprintf(o.IO.Out, "  fabctl plan %s\n", filepath.Join(o.Out, "spec"))

@@ -24,6 +24,8 @@ type TestbedOptions struct {
 	Dir  string // testbed directory ("" : <spec dir>/.fabctl/testbed)
 	// YANGDir (up): SONiC YANG models the SONiC emulators validate against.
 	YANGDir string
+	// FabricNetns (up): the namespace of the fabric ends ("": fab-fabric).
+	FabricNetns string
 	// Getenv resolves the spec's env() secrets.
 	Getenv func(string) string
 }
@@ -78,7 +80,7 @@ func testbedOpts(f *Factory, args []string) *TestbedOptions {
 }
 
 func newCmdTestbedUp(f *Factory) *cobra.Command {
-	var dir, yangDir string
+	var dir, yangDir, fabricNetns string
 	cmd := &cobra.Command{
 		Use:   "up SPEC",
 		Short: "Start the emulated switches and create the host namespaces",
@@ -95,11 +97,13 @@ Exit status: 0 up, 1 error (nothing is left behind).`,
 			o := testbedOpts(f, args)
 			o.Dir = dir
 			o.YANGDir = yangDir
+			o.FabricNetns = fabricNetns
 			return testbedUpRun(o)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	cmd.Flags().StringVar(&yangDir, "yang-dir", "", "Directory of SONiC YANG models: the SONiC emulators validate every patch against them, like GCU")
+	cmd.Flags().StringVar(&fabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
 	return cmd
 }
 
@@ -164,12 +168,12 @@ func newCmdTestbedServe(f *Factory) *cobra.Command {
 }
 
 func testbedUpRun(o *TestbedOptions) error {
-	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut, YANGDir: o.YANGDir})
+	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut, YANGDir: o.YANGDir, FabricNetns: o.FabricNetns})
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, st)
+		return writeJSON(o.IO.Out, testbedJSON{jsonFormatVersion, st})
 	}
 	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
 	fmt.Fprintf(o.IO.Out, "%s testbed up in %s\n", s.OK.Render("✔"), st.Dir)
@@ -193,7 +197,7 @@ func testbedStatusRun(o *TestbedOptions) error {
 		return err
 	}
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, st); err != nil {
+		if err := writeJSON(o.IO.Out, testbedJSON{jsonFormatVersion, st}); err != nil {
 			return err
 		}
 	} else {
@@ -247,4 +251,11 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 	if len(st.Emulators) > 0 {
 		fmt.Fprintf(w, "known_hosts %s/%s\n", st.Dir, local.KnownHostsFile)
 	}
+}
+
+// testbedJSON is testbed up's and status's --json document: the record
+// and its liveness (local.Status) under format_version.
+type testbedJSON struct {
+	FormatVersion string `json:"format_version"`
+	*local.Status
 }

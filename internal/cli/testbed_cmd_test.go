@@ -68,6 +68,10 @@ func TestTestbedStatusJSON(t *testing.T) {
 	if code := runCLI(f, "testbed", "status", "--dir", dir, "--json"); code != ExitError {
 		t.Fatalf("exit %d", code)
 	}
+	// Issue 21: the document has a format_version, first, as every --json document.
+	if !strings.HasPrefix(out.String(), "{\n  \"format_version\": \"1.0\",") {
+		t.Errorf("status --json has no leading format_version:\n%s", out)
+	}
 	for _, want := range []string{`"running": false`, `"leaf1": false`, `"fabctl-cli-test-none": false`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status --json lacks %s:\n%s", want, out)

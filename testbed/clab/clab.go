@@ -85,6 +85,30 @@ type Lab struct {
 	// Nodes maps a spec device address (switch.leaf1) to its node's
 	// management address.
 	Nodes map[string]string
+	// Links is the number of the spec's links; LinksWritten of them are in
+	// the topology, LinksLeftOut are not (a port the kind cannot name).
+	Links, LinksWritten, LinksLeftOut int
+	// PortsBeyond counts the interfaces wired beyond their image's data
+	// ports (containerlab creates the veths; the NOS has no port there).
+	PortsBeyond int
+}
+
+// Incomplete reports whether the lab lacks part of the spec: links left
+// out, or ports the images do not have.
+func (l *Lab) Incomplete() bool { return l.LinksLeftOut > 0 || l.PortsBeyond > 0 }
+
+// Counts is the lab's completeness in words: "512 of 512 links written"
+// or "256 of 512 links written, 256 left out, 96 ports beyond their
+// images' data ports".
+func (l *Lab) Counts() string {
+	out := fmt.Sprintf("%d of %d links written", l.LinksWritten, l.Links)
+	if l.LinksLeftOut > 0 {
+		out += fmt.Sprintf(", %d left out", l.LinksLeftOut)
+	}
+	if l.PortsBeyond > 0 {
+		out += fmt.Sprintf(", %d port(s) beyond their images' data ports", l.PortsBeyond)
+	}
+	return out
 }
 
 // File returns the named file's content, or nil.
@@ -257,8 +281,6 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 			files = append(files, fs...)
 		case m.host != nil:
 			n.Exec = hostExec(m.host, s.Fabric.Transport)
-			// modprobe in the container needs the host's modules.
-			n.Binds = []string{"/lib/modules:/lib/modules:ro"}
 		}
 	}
 
@@ -284,6 +306,7 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 	}
 	var left []*leftOut
 	leftBy := map[string]*leftOut{}
+	lab.Links = len(s.Links)
 	for _, l := range s.Links {
 		var eps []string
 		var why []string
@@ -331,6 +354,7 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 				left = append(left, lo)
 			}
 			lo.links = append(lo.links, l.A.String()+"--"+l.B.String())
+			lab.LinksLeftOut++
 			continue
 		}
 		// The link carries the larger IP MTU of its two ends: veth's MTU
@@ -340,6 +364,7 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 			mtu = s.Fabric.MTU
 		}
 		topo.Topology.Links = append(topo.Topology.Links, link{Endpoints: eps, MTU: mtu})
+		lab.LinksWritten++
 	}
 	for _, lo := range left {
 		ex := lo.links
@@ -361,6 +386,7 @@ func Generate(s *spec.Spec, f *intent.Fabric, specFiles []spec.File, o Options) 
 			}
 		}
 		if len(over) > 0 {
+			lab.PortsBeyond += len(over)
 			sort.Slice(over, func(i, j int) bool { return m.kind.Index(over[i]) < m.kind.Index(over[j]) })
 			span := over[0]
 			if len(over) > 1 {
@@ -449,6 +475,12 @@ func switchConfigs(m *member, reg *drivers.Registry) ([]File, error) {
 			// configuration it generates (management, users).
 			name = path.Join(dir, strings.TrimSuffix(rf.Name, ".cfg")+".partial.cfg")
 			m.node.StartupConfig = name
+		case "cisco_n9kv":
+			// containerlab copies a cisco_n9kv node's startup-config into
+			// the vrnetlab container's /config/startup-config.cfg, which
+			// vrnetlab applies once NX-OS has booted (containerlab
+			// nodes/vr_n9kv/vr-n9kv.go: PreDeploy, LoadStartupConfigFileVr).
+			m.node.StartupConfig = name
 		case "sonic-vs":
 			// fabctl's CONFIG_DB holds only what it manages; a sonic-vs
 			// startup config replaces config_db.json. It is merged into
@@ -470,18 +502,20 @@ func switchConfigs(m *member, reg *drivers.Registry) ([]File, error) {
 }
 
 // hostExec sets a host's NICs up as the spec says (MTU, addresses) and
-// puts a software RDMA device on each: Soft-RoCE (rdma_rxe) for RoCE,
+// puts a software RDMA device on each: Soft-RoCE (rxe) for RoCE,
 // Soft-iWARP (siw) for iWARP, named as the spec's RDMA device so the host
-// driver finds it.
+// driver finds it. No modprobe in the container (and no bind of the
+// machine's /lib/modules, which not every machine has): `rdma link add
+// ... type rxe|siw` makes the kernel load the module itself (Linux
+// drivers/infiniband/core/nldev.c nldev_newlink: request_module
+// "rdma-link-<type>"; rdma_rxe and siw declare MODULE_ALIAS_RDMA_LINK
+// "rxe" and "siw" in sw/rxe/rxe.c and sw/siw/siw_main.c).
 func hostExec(h *intent.Host, tr spec.Transport) []string {
-	mod, typ := "rdma_rxe", "rxe"
+	typ := "rxe"
 	if tr == spec.IWARP {
-		mod, typ = "siw", "siw"
+		typ = "siw"
 	}
 	var out []string
-	if len(h.NICs) > 0 {
-		out = append(out, "modprobe "+mod)
-	}
 	for _, n := range h.NICs {
 		out = append(out, fmt.Sprintf("ip link set dev %s mtu %d", n.Name, n.MTU))
 		for _, a := range n.Addresses {

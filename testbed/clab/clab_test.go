@@ -108,6 +108,51 @@ var expectedWarnings = map[string][]string{
 	},
 }
 
+// expectedCounts are the examples' completeness lines (Lab.Counts).
+var expectedCounts = map[string]string{
+	"testbed": "9 of 10 links written, 1 left out",
+	"ai-pod":  "256 of 512 links written, 256 left out, 96 port(s) beyond their images' data ports",
+}
+
+// checkNodes (issue 21): no node binds a path of the machine that may
+// not exist there (Linux hosts used to bind /lib/modules for a modprobe;
+// rdma link add loads the module), and every cisco_n9kv and arista_ceos
+// node boots from its rendered configuration, a file of the lab.
+func checkNodes(t *testing.T, lab *clab.Lab) {
+	t.Helper()
+	var topo struct {
+		Topology struct {
+			Nodes map[string]struct {
+				Kind          string   `yaml:"kind"`
+				StartupConfig string   `yaml:"startup-config"`
+				Binds         []string `yaml:"binds"`
+				Exec          []string `yaml:"exec"`
+			} `yaml:"nodes"`
+		} `yaml:"topology"`
+	}
+	if err := yaml.Unmarshal(lab.File(lab.TopologyFile()), &topo); err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range topo.Topology.Nodes {
+		for _, b := range n.Binds {
+			if src, _, _ := strings.Cut(b, ":"); filepath.IsAbs(src) {
+				t.Errorf("node %s binds %s, a path of the deploying machine", name, b)
+			}
+		}
+		for _, e := range n.Exec {
+			if strings.HasPrefix(e, "modprobe") {
+				t.Errorf("node %s runs %q (needs the machine's /lib/modules in the container)", name, e)
+			}
+		}
+		switch n.Kind {
+		case "cisco_n9kv", "arista_ceos":
+			if n.StartupConfig == "" || lab.File(n.StartupConfig) == nil {
+				t.Errorf("node %s (%s): startup-config %q is not a file of the lab", name, n.Kind, n.StartupConfig)
+			}
+		}
+	}
+}
+
 // TestExamplesValidate generates the lab of every example and validates
 // its topology against containerlab's schema; an InfiniBand example has
 // no lab and says why. The generated spec directory loads, with every
@@ -144,6 +189,14 @@ func TestExamplesValidate(t *testing.T) {
 			if got, want := len(lab.Nodes), len(f.Switches)+len(f.Hosts); got != want {
 				t.Errorf("%d nodes, want %d (no device may be dropped)", got, want)
 			}
+			// Issue 21: the lab says how complete it is.
+			if c, ok := expectedCounts[ex]; ok && lab.Counts() != c {
+				t.Errorf("counts %q, want %q", lab.Counts(), c)
+			}
+			if lab.Incomplete() != (len(expectedWarnings[ex]) > 0) || lab.LinksWritten+lab.LinksLeftOut != len(s.Links) {
+				t.Errorf("incomplete %v with warnings %q; %d+%d links of %d", lab.Incomplete(), lab.Warnings, lab.LinksWritten, lab.LinksLeftOut, len(s.Links))
+			}
+			checkNodes(t, lab)
 			checkLabSpec(t, lab, f)
 		})
 	}

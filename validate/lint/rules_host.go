@@ -49,6 +49,7 @@ setting is reported once.`,
 			Check:     checkHOST3,
 		},
 		ruleHOST4,
+		ruleHOST5,
 	}
 }
 

@@ -92,6 +92,9 @@ type Client struct {
 	opts    Options
 	secrets []string
 	caFile  string
+	// credName names the credentials block; clientCert is its cert_file
+	// ("" when the client presents no certificate), for errors.
+	credName, clientCert string
 }
 
 // auth sends username/password (or a bearer token) with every RPC. It
@@ -144,7 +147,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 	if c == nil {
 		return nil, nil, fail(codes.InvalidArgument, "no credentials block for this switch (gNMI needs at least a username and password or a client certificate)")
 	}
-	cl := &Client{device: name, opts: o}
+	cl := &Client{device: name, opts: o, credName: c.Name}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
 	if t.Insecure {
 		tc.InsecureSkipVerify = true // explicit --insecure only
@@ -171,6 +174,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 				CredentialPath(c, c.CertFile), CredentialPath(c, c.KeyFile), tlsCause(err))
 		}
 		tc.Certificates = []tls.Certificate{cert}
+		cl.clientCert = CredentialPath(c, c.CertFile)
 	}
 	md := map[string]string{}
 	if c.Username != "" {
@@ -236,6 +240,20 @@ func (c *Client) wrap(rpc, path string, err error) *Error {
 	switch {
 	case st.Code() == codes.Unauthenticated:
 		e.Detail = "authentication failed: check the credentials' username and password (" + e.Detail + ")"
+	// The server's TLS alerts about the client (RFC 8446 6.2:
+	// certificate_required, bad_certificate, unknown_ca, ...) arrive as
+	// "remote error: tls: ...": they are about fabctl's certificate, not
+	// the server's.
+	case c.clientCert == "" && strings.Contains(msg, "tls: certificate required"):
+		e.Detail = fmt.Sprintf("the server requires a client certificate (mTLS): set cert_file and key_file in credentials %q (%s)", c.credName, tlsCause(errors.New(e.Detail)))
+	case strings.Contains(msg, "remote error: tls:") && c.clientCert != "":
+		e.Detail = fmt.Sprintf("the server rejected the client certificate cert_file %s of credentials %q: %s", c.clientCert, c.credName, tlsCause(errors.New(e.Detail)))
+	case rpc == "Capabilities" && st.Code() == codes.Unavailable && c.clientCert == "" &&
+		(strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset")):
+		// TLS 1.3: the client finishes its handshake before the server
+		// checks the client's certificate, so a server that requires one
+		// may close the connection under the client's first write.
+		e.Detail = fmt.Sprintf("the server closed the connection right after the TLS handshake (%s): it may require a client certificate (mTLS): set cert_file and key_file in credentials %q", lastCause(msg), c.credName)
 	case strings.Contains(msg, "x509:") || strings.Contains(msg, "tls:") || strings.Contains(msg, "certificate"):
 		where := "the system's CA pool (set ca_file in the credentials)"
 		if c.caFile != "" {
@@ -248,9 +266,19 @@ func (c *Client) wrap(rpc, path string, err error) *Error {
 	return e
 }
 
+// lastCause is the last ": "-separated part of an error message
+// ("broken pipe").
+func lastCause(s string) string {
+	s = strings.TrimRight(s, `"`)
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
 // tlsCause shortens a TLS error to its last, most specific part.
 func tlsCause(err error) string {
-	s := err.Error()
+	s := strings.TrimRight(err.Error(), `"`) // gRPC quotes the transport's cause
 	if i := strings.LastIndex(s, "tls: "); i >= 0 {
 		return s[i:]
 	}

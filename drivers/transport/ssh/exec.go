@@ -81,7 +81,7 @@ func DialExec(ctx context.Context, t drivers.Target, o ExecOptions) (*ExecConn, 
 	d := net.Dialer{Timeout: o.ConnectTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fail(classifyDial(err, addr))
+		return nil, fail(classifyDial(err, addr, o.ConnectTimeout))
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(o.ConnectTimeout))
@@ -90,9 +90,9 @@ func DialExec(ctx context.Context, t drivers.Target, o ExecOptions) (*ExecConn, 
 	if err != nil {
 		conn.Close()
 		if ctx.Err() != nil {
-			return nil, fail(KindTimeout, "cancelled or timed out during the SSH handshake")
+			return nil, fail(KindTimeout, "cancelled or timed out during the SSH handshake with "+addr)
 		}
-		k, detail := classifyHandshake(err, addr, khFile, cr.Username, tried)
+		k, detail := classifyHandshake(err, addr, o.ConnectTimeout, khFile, cr.Username, tried)
 		return nil, fail(k, detail)
 	}
 	_ = conn.SetDeadline(time.Time{})
@@ -100,18 +100,18 @@ func DialExec(ctx context.Context, t drivers.Target, o ExecOptions) (*ExecConn, 
 	return c, nil
 }
 
-func classifyDial(err error, addr string) (Kind, string) {
+func classifyDial(err error, addr string, timeout time.Duration) (Kind, string) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout, "no TCP connection to " + addr + " within the connect timeout"
+		return KindTimeout, fmt.Sprintf("no TCP connection to %s within the connect timeout (%s)", addr, timeout.Round(time.Millisecond))
 	case errors.Is(err, context.Canceled):
-		return KindTimeout, "cancelled while connecting"
+		return KindTimeout, "cancelled while connecting to " + addr
 	}
 	return KindUnreachable, err.Error()
 }
 
-func classifyHandshake(err error, addr, khFile, user string, tried []string) (Kind, string) {
+func classifyHandshake(err error, addr string, timeout time.Duration, khFile, user string, tried []string) (Kind, string) {
 	msg := err.Error()
 	var ne net.Error
 	switch {
@@ -123,7 +123,7 @@ func classifyHandshake(err error, addr, khFile, user string, tried []string) (Ki
 	case strings.Contains(msg, "unable to authenticate"):
 		return KindAuth, fmt.Sprintf("%s rejected user %q (tried %s)", addr, user, strings.Join(tried, ", "))
 	case errors.As(err, &ne) && ne.Timeout():
-		return KindTimeout, "no SSH handshake with " + addr + " within the connect timeout"
+		return KindTimeout, fmt.Sprintf("no SSH handshake with %s within the connect timeout (%s)", addr, timeout.Round(time.Millisecond))
 	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
 		return KindClosed, addr + " closed the connection during the SSH handshake (MaxStartups, or not an SSH server?)"
 	}

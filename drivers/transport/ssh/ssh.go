@@ -258,13 +258,13 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 				_ = d.Close()
 			}
 		}()
-		return nil, fail(KindTimeout, ctx.Err().Error())
+		return nil, fail(KindTimeout, fmt.Sprintf("connecting to %s: %v", addr, ctx.Err()))
 	}
 	if err != nil {
 		if slog != nil {
 			slog.flush()
 		}
-		k, detail := classify(err)
+		k, detail := classify(err, addr, o.ConnectTimeout)
 		if k == KindAuth && len(auth.tried) > 0 {
 			detail += " (tried " + strings.Join(auth.tried, ", ") + ")"
 		}
@@ -273,8 +273,9 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 	return &Conn{d: d, device: name, timeout: o.CommandTimeout, secrets: secrets, log: slog}, nil
 }
 
-// classify maps a connect error to a kind and a short cause.
-func classify(err error) (Kind, string) {
+// classify maps a connect error to a kind and a short cause; a timeout
+// names the address and the connect timeout.
+func classify(err error, addr string, timeout time.Duration) (Kind, string) {
 	msg := err.Error()
 	var ke *knownhosts.KeyError
 	switch {
@@ -285,7 +286,7 @@ func classify(err error) (Kind, string) {
 	case strings.Contains(msg, "unable to authenticate"), errors.Is(err, util.ErrAuthError):
 		return KindAuth, "the switch rejected the credentials"
 	case strings.Contains(msg, "i/o timeout"), errors.Is(err, util.ErrTimeoutError), errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout, "no answer within the connect timeout"
+		return KindTimeout, fmt.Sprintf("no answer from %s within the connect timeout (%s)", addr, timeout.Round(time.Millisecond))
 	case strings.Contains(msg, "connection refused"), strings.Contains(msg, "no route to host"),
 		strings.Contains(msg, "no such host"), strings.Contains(msg, "network is unreachable"):
 		return KindUnreachable, msg

@@ -320,6 +320,18 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	if p.Targeted() {
 		writeTargetWarning(h, p, st)
 	}
+	// Errors first: a device that could not be read (a wrong password, an
+	// unreachable switch) is what the reader must see before any change.
+	if c.Errored > 0 {
+		h.line("%s", apply(st.Error, "Not planned: these devices could not be read"))
+		h.line("")
+		for _, d := range p.Devices {
+			if d.Error != "" {
+				h.line("  %s %s: %s", apply(st.Error, "✘"), deviceTitle(d), d.Error)
+			}
+		}
+		h.line("")
+	}
 	if c.Drifted > 0 {
 		writeDrift(h, p, o)
 	}
@@ -362,16 +374,6 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 			h.line("")
 		}
 	}
-	if c.Errored > 0 {
-		h.line("%s", apply(st.Error, "Not planned: these devices could not be read"))
-		h.line("")
-		for _, d := range p.Devices {
-			if d.Error != "" {
-				h.line("  %s %s: %s", apply(st.Error, "✘"), deviceTitle(d), d.Error)
-			}
-		}
-		h.line("")
-	}
 	writeUnexpressible(h, p, o)
 	writeFindings(h, p, o)
 	writeFooter(h, p, st)
@@ -379,18 +381,32 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	return h.err
 }
 
-// writeUnexpressible lists, per device, the settings of the spec its
-// platform cannot express: always shown, since they are not applied.
+// writeUnexpressible reports the settings of the spec that their devices'
+// platforms cannot express (not applied, so always mentioned): one summary
+// line by default, every setting per device and reason under Verbose
+// (the JSON view always lists them).
 func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 	st := o.Style
-	any := false
+	settings, devices := 0, 0
+	for _, d := range p.Devices {
+		if d.Error == "" && len(d.Unexpressible) > 0 {
+			settings += len(d.Unexpressible)
+			devices++
+		}
+	}
+	if settings == 0 {
+		return
+	}
+	if !o.Verbose {
+		h.line("%s", apply(st.Warn, fmt.Sprintf("Not expressible: %s on %s (the spec asks for them; their platforms cannot apply them). %s lists them, --json has them.",
+			plural(settings, "setting", "settings"), plural(devices, "device", "devices"), verboseHint(o.Command))))
+		h.line("")
+		return
+	}
+	h.line("%s", apply(st.Warn, "Not expressible on these platforms (the spec asks for them; fabctl cannot apply them there):"))
 	for _, d := range p.Devices {
 		if d.Error != "" || len(d.Unexpressible) == 0 {
 			continue
-		}
-		if !any {
-			h.line("%s", apply(st.Warn, "Not expressible on these platforms (the spec asks for them; fabctl cannot apply them there):"))
-			any = true
 		}
 		h.line("")
 		h.line("  %s: %s", apply(st.Bold, deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
@@ -405,21 +421,19 @@ func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 		}
 		sort.Strings(reasons)
 		for _, r := range reasons {
-			paths := byReason[r]
-			shown := paths
-			if !o.Verbose && len(shown) > 3 {
-				shown = shown[:3]
-			}
-			text := strings.Join(shown, ", ")
-			if len(shown) < len(paths) {
-				text += fmt.Sprintf(" and %d more", len(paths)-len(shown))
-			}
-			h.line("      %s: %s", text, r)
+			h.line("      %s: %s", strings.Join(byReason[r], ", "), r)
 		}
 	}
-	if any {
-		h.line("")
+	h.line("")
+}
+
+// verboseHint names the command line that lists the unexpressible
+// settings: drift's own -v, plan's for plan and apply.
+func verboseHint(command string) string {
+	if command == "drift" {
+		return "fabctl drift -v"
 	}
+	return "fabctl plan -v"
 }
 
 // writeFindings lists the drivers' read-only findings per device (a

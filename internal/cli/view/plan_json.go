@@ -64,6 +64,9 @@ type PlanJSONDevice struct {
 	Steps       []drivers.Change    `json:"steps"`
 	// Findings are the driver's read-only observations (omitted when none).
 	Findings []drivers.Finding `json:"findings,omitempty"`
+	// Unexpressible are the spec's settings the platform cannot express
+	// (not applied): path, value, reason. Always present, [] when none.
+	Unexpressible []plan.Unexpressible `json:"unexpressible"`
 }
 
 // PlanJSONChange is one setting change: action "add" (before null), "change"
@@ -143,7 +146,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
 			Error: d.Error, Fingerprint: d.Fingerprint,
 			Changes: []PlanJSONChange{}, Tolerated: []PlanJSONTolerated{}, Drift: []PlanJSONDrift{}, Steps: nonNil(d.Steps),
-			Findings: d.Findings,
+			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible),
 		}
 		switch {
 		case d.Error != "":

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -121,22 +122,56 @@ func TestTolerated(t *testing.T) {
 	}
 }
 
-// Settings a platform cannot express are always shown, in the human and
-// the markdown view.
+// Issue 21: settings a platform cannot express are one summary line in
+// the default human view (they were ~50 lines on every plan, drift and
+// apply), every one under Verbose and in JSON; markdown keeps its
+// collapsed section.
 func TestUnexpressible(t *testing.T) {
-	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 1, Devices: []*plan.DevicePlan{{
-		Address: "switch.leaf1", Kind: "switch", Name: "leaf1", Platform: "sonic",
-		Unexpressible: []plan.Unexpressible{
-			{Path: "port/Ethernet0/cable", Reason: "no cable-length setting on this platform"},
-			{Path: "port/Ethernet1/cable", Reason: "no cable-length setting on this platform"},
-		},
-	}}}
+	var un []plan.Unexpressible
+	for i := 0; i < 5; i++ {
+		un = append(un, plan.Unexpressible{Path: fmt.Sprintf("port/Ethernet%d/cable", i), Value: "5m", Reason: "no cable-length setting on this platform"})
+	}
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 2, Devices: []*plan.DevicePlan{
+		{Address: "switch.leaf1", Kind: "switch", Name: "leaf1", Platform: "sonic", Unexpressible: un},
+		{Address: "switch.leaf2", Kind: "switch", Name: "leaf2", Platform: "sonic", Unexpressible: un[:1]},
+	}}
 	var b bytes.Buffer
 	if err := WritePlanHuman(&b, p, PlanOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "Not expressible on these platforms") || !strings.Contains(b.String(), "port/Ethernet0/cable") {
-		t.Errorf("human view:\n%s", b.String())
+	want := "Not expressible: 6 settings on 2 devices (the spec asks for them; their platforms cannot apply them). fabctl plan -v lists them, --json has them."
+	if !strings.Contains(b.String(), want+"\n") || strings.Contains(b.String(), "port/Ethernet0/cable") {
+		t.Errorf("default human view, want the one line %q and no list:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := WritePlanHuman(&b, p, PlanOptions{Command: "drift"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "fabctl drift -v lists them") {
+		t.Errorf("drift view names plan's -v:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WritePlanHuman(&b, p, PlanOptions{Verbose: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range un {
+		if !strings.Contains(b.String(), u.Path) {
+			t.Errorf("verbose view lacks %s:\n%s", u.Path, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "Not expressible on these platforms") || strings.Contains(b.String(), "more") {
+		t.Errorf("verbose view, want the whole list:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteJSON(&b, PlanJSON(p)); err != nil {
+		t.Fatal(err)
+	}
+	var doc PlanJSONDoc
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Devices) != 2 || len(doc.Devices[0].Unexpressible) != 5 || doc.Devices[0].Unexpressible[4] != un[4] {
+		t.Errorf("JSON unexpressible: %+v", doc.Devices)
 	}
 	b.Reset()
 	if err := WritePlanMarkdown(&b, p, PlanOptions{}); err != nil {
@@ -144,5 +179,24 @@ func TestUnexpressible(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "Not expressible") {
 		t.Errorf("markdown view lacks the section")
+	}
+}
+
+// Issue 21: a device that could not be read (a wrong password) is
+// reported before any change, at the top of the human view.
+func TestPlanErrorsFirst(t *testing.T) {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 2, Devices: []*plan.DevicePlan{
+		{Address: "host.h1", Kind: "host", Name: "h1", Platform: "linux",
+			Changes:       []intent.AttrChange{{Path: "nic/eth1/mtu", Action: intent.Update, Before: "1500", After: "9000"}},
+			Unexpressible: []plan.Unexpressible{{Path: "nic/eth1/pause", Reason: "no pause"}}},
+		{Address: "switch.leaf1", Kind: "switch", Name: "leaf1", Platform: "sonic", Error: "authentication failed"},
+	}}
+	var b bytes.Buffer
+	if err := WritePlanHuman(&b, p, PlanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 3 || lines[0] != "Not planned: these devices could not be read" || !strings.Contains(lines[2], "authentication failed") {
+		t.Errorf("the error is not at the top:\n%s", b.String())
 	}
 }
