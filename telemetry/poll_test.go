@@ -154,4 +154,3 @@ func TestPollDown(t *testing.T) {
 	}
 	t.Logf("down: %s", c.Status()["leaf6"])
 }
-
