@@ -1,0 +1,115 @@
+package telemetry
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV) values from the
+// kernel's include/uapi/rdma/rdma_netlink.h (enum rdma_nldev_command,
+// enum rdma_nldev_attr) and include/rdma/ib_verbs.h (enum ib_qp_state).
+const (
+	nldevClient       = 5  // RDMA_NL_NLDEV
+	nldevCmdResQPGet  = 10 // RDMA_NLDEV_CMD_RES_QP_GET (can dump)
+	nldevAttrDevName  = 2  // RDMA_NLDEV_ATTR_DEV_NAME (string)
+	nldevAttrPort     = 3  // RDMA_NLDEV_ATTR_PORT_INDEX (u32)
+	nldevAttrResQP    = 19 // RDMA_NLDEV_ATTR_RES_QP (nested table)
+	nldevAttrResQPEnt = 20 // RDMA_NLDEV_ATTR_RES_QP_ENTRY (nested)
+	nldevAttrResLQPN  = 21 // RDMA_NLDEV_ATTR_RES_LQPN (u32)
+	nldevAttrResState = 27 // RDMA_NLDEV_ATTR_RES_STATE (u8)
+	ibQPSErr          = 6  // IB_QPS_ERR: RESET, INIT, RTR, RTS, SQD, SQE, ERR
+)
+
+// QPCount is one RDMA device's queue pairs: all of them and those in the
+// error state.
+type QPCount struct {
+	Total, Error int
+}
+
+// QPReader reads every RDMA device's QP counts by device name.
+type QPReader func() (map[string]QPCount, error)
+
+// ReadQPs dumps the QPs of every RDMA device with RDMA netlink, as
+// `rdma resource show qp` does: RDMA_NLDEV_CMD_RES_QP_GET with
+// NLM_F_DUMP. The kernel (drivers/infiniband/core/nldev.c,
+// res_get_common_dumpit and fill_res_qp_entry /
+// fill_res_qp_entry_query) answers per device with DEV_INDEX and
+// DEV_NAME and a RES_QP table of RES_QP_ENTRY nests, each with
+// PORT_INDEX (once the QP has a port), LQPN, ... and RES_STATE, the
+// ib_qp_state from ib_query_qp.
+func ReadQPs() (map[string]QPCount, error) {
+	req := nl.NewNetlinkRequest(nldevClient<<nl.RDMA_NL_GET_CLIENT_SHIFT|nldevCmdResQPGet, unix.NLM_F_ACK|unix.NLM_F_DUMP)
+	msgs, err := req.Execute(unix.NETLINK_RDMA, 0)
+	if err != nil {
+		return nil, fmt.Errorf("RDMA netlink QP dump: %w", err)
+	}
+	return ParseQPDump(msgs)
+}
+
+// ParseQPDump decodes the messages of a RES_QP_GET dump (each without
+// its netlink header) into QP counts per device.
+func ParseQPDump(msgs [][]byte) (map[string]QPCount, error) {
+	out := map[string]QPCount{}
+	for _, m := range msgs {
+		attrs, err := nl.ParseRouteAttr(m)
+		if err != nil {
+			return nil, fmt.Errorf("RDMA netlink QP dump: %w", err)
+		}
+		dev := ""
+		var table []byte
+		for _, a := range attrs {
+			switch a.Attr.Type &^ unix.NLA_F_NESTED {
+			case nldevAttrDevName:
+				dev = nulTrim(a.Value)
+			case nldevAttrResQP:
+				table = a.Value
+			}
+		}
+		if dev == "" {
+			return nil, fmt.Errorf("RDMA netlink QP dump: a message without RDMA_NLDEV_ATTR_DEV_NAME")
+		}
+		c := out[dev]
+		if table != nil {
+			ents, err := nl.ParseRouteAttr(table)
+			if err != nil {
+				return nil, fmt.Errorf("RDMA netlink QP dump of %s: %w", dev, err)
+			}
+			for _, e := range ents {
+				if e.Attr.Type&^unix.NLA_F_NESTED != nldevAttrResQPEnt {
+					continue
+				}
+				fields, err := nl.ParseRouteAttr(e.Value)
+				if err != nil {
+					return nil, fmt.Errorf("RDMA netlink QP entry of %s: %w", dev, err)
+				}
+				c.Total++
+				for _, f := range fields {
+					if f.Attr.Type == nldevAttrResState && len(f.Value) >= 1 && f.Value[0] == ibQPSErr {
+						c.Error++
+					}
+				}
+			}
+		}
+		out[dev] = c
+	}
+	return out, nil
+}
+
+func nulTrim(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// u32 attribute helper for tests and callers that build dumps.
+func nlU32(v uint32) []byte {
+	b := make([]byte, 4)
+	binary.NativeEndian.PutUint32(b, v)
+	return b
+}
