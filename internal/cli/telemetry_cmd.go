@@ -158,10 +158,16 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		}
 	} else {
 		for _, n := range names {
+			how := "streaming"
+			for _, p := range polled {
+				if p == n {
+					how = "polled"
+				}
+			}
 			if st[n] == "" {
-				fmt.Fprintf(opts.IO.Out, "%s: streaming\n", n)
+				fmt.Fprintf(opts.IO.Out, "%s: %s\n", n, how)
 			} else {
-				fmt.Fprintf(opts.IO.Out, "%s: not streaming: %s\n", n, st[n])
+				fmt.Fprintf(opts.IO.Out, "%s: not %s: %s\n", n, how, st[n])
 			}
 		}
 	}
