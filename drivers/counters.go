@@ -10,6 +10,7 @@ const (
 	CounterECNMarked    = "ecn_marked_packets_total"    // Priority: the egress queue's traffic class
 	CounterQueueDropped = "queue_dropped_packets_total" // Priority: the egress queue's traffic class
 	CounterInDiscards   = "in_discards_total"
+	CounterMACPause     = "mac_pause_frames_total" // Direction rx|tx: IEEE 802.3x (global) pause
 )
 
 // Counter is one counter of one switch port as the device printed it.

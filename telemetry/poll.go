@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +64,13 @@ func (c *SwitchCollector) Take(sw string, cs *drivers.Counters) {
 		}
 		c.vals[seriesKey{metric: x.Metric, sw: sw, port: x.Port, dir: x.Direction, prio: x.Priority}] = x.Value
 	}
-	c.lacks[sw] = cs.Lacks
+	// counter_supported names a counter without _total, as the gNMI
+	// platforms' Lacks do.
+	lacks := make([]string, len(cs.Lacks))
+	for i, l := range cs.Lacks {
+		lacks[i] = strings.TrimSuffix(l, "_total")
+	}
+	c.lacks[sw] = lacks
 }
 
 // PollOptions tune Poll.
@@ -87,9 +94,15 @@ func Poll(ctx context.Context, s *spec.Spec, c *SwitchCollector, o PollOptions) 
 	var wg sync.WaitGroup
 	for _, name := range c.Polled() {
 		sw, cr := s.Switch(name), c.polled[name]
-		t := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
-			Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
-			Credentials: s.CredentialsByName(sw.Credentials), Insecure: o.Insecure}
+		dev := intent.Device{Kind: intent.KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
+			Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials}
+		// The intent carries the ports to read, for platforms whose
+		// counter commands take one port (Cumulus NVUE).
+		in := &intent.Switch{Device: dev}
+		for _, p := range SwitchPorts(s, sw) {
+			in.Ports = append(in.Ports, intent.Port{Name: p.Labels.Port})
+		}
+		t := drivers.Target{Device: dev, Intent: in, Credentials: s.CredentialsByName(sw.Credentials), Insecure: o.Insecure}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -132,6 +133,49 @@ func TestPollSONiC(t *testing.T) {
 	// The other ports of the switch are exported with leaf/port labels only.
 	if _, ok := value(t, reg, "fabctl_switch_pfc_pause_frames_total", map[string]string{"port": "Ethernet0", "host": "", "priority": "3", "direction": "rx"}); !ok {
 		t.Error("no series for the uncabled Ethernet0")
+	}
+}
+
+// TestPollCumulus polls the Cumulus emulator over SSH through the
+// cumulus driver (`nv show interface <port> counters qos` per spec port):
+// PFC pause frames per switch-priority, the port's ECN marks (no
+// priority: NVUE counts them per port) and 802.3x pauses; what NVUE's
+// output lacks (watchdog, per-queue drops in packets) is declared.
+func TestPollCumulus(t *testing.T) {
+	sw, err := cumulusemu.Start(cumulusemu.Options{Password: "pw", Ports: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	sw.SetCounters("swp2", func(pc *cumulusemu.PortCounters) { pc.PFCRx[3], pc.PFCTx[3], pc.ECNMarked, pc.PauseRx = 120, 45, 9, 2 })
+	s := sshFabric(t, "cumulus", "cumulus", sw, "swp2")
+	c, reg := pollFabric(t, s, "pw")
+	waitFor(t, "the first poll", func() bool { return c.Status()["leaf6"] == "" })
+	lbl := map[string]string{"leaf": "leaf6", "port": "swp2", "host": "h5", "nic": "eth1"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range lbl {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"fabctl_switch_pfc_pause_frames_total", with("direction", "rx", "priority", "3"), 120},
+		{"fabctl_switch_pfc_pause_frames_total", with("direction", "tx", "priority", "3"), 45},
+		{"fabctl_switch_ecn_marked_packets_total", with("priority", ""), 9},
+		{"fabctl_switch_mac_pause_frames_total", with("direction", "rx"), 2},
+		{"fabctl_switch_counter_supported", map[string]string{"leaf": "leaf6", "counter": "pfc_watchdog_events"}, 0},
+	} {
+		if got, ok := value(t, reg, tc.metric, tc.labels); !ok || got != tc.want {
+			t.Errorf("%s%v = %v (found %v), want %v", tc.metric, tc.labels, got, ok, tc.want)
+		}
 	}
 }
 
