@@ -54,18 +54,18 @@ func ReadQPs() (map[string]QPCount, error) {
 func ParseQPDump(msgs [][]byte) (map[string]QPCount, error) {
 	out := map[string]QPCount{}
 	for _, m := range msgs {
-		attrs, err := nl.ParseRouteAttr(m)
+		attrs, err := parseAttrs(m)
 		if err != nil {
 			return nil, fmt.Errorf("RDMA netlink QP dump: %w", err)
 		}
 		dev := ""
 		var table []byte
 		for _, a := range attrs {
-			switch a.Attr.Type &^ unix.NLA_F_NESTED {
+			switch a.typ {
 			case nldevAttrDevName:
-				dev = nulTrim(a.Value)
+				dev = nulTrim(a.val)
 			case nldevAttrResQP:
-				table = a.Value
+				table = a.val
 			}
 		}
 		if dev == "" {
@@ -73,27 +73,55 @@ func ParseQPDump(msgs [][]byte) (map[string]QPCount, error) {
 		}
 		c := out[dev]
 		if table != nil {
-			ents, err := nl.ParseRouteAttr(table)
+			ents, err := parseAttrs(table)
 			if err != nil {
 				return nil, fmt.Errorf("RDMA netlink QP dump of %s: %w", dev, err)
 			}
 			for _, e := range ents {
-				if e.Attr.Type&^unix.NLA_F_NESTED != nldevAttrResQPEnt {
+				if e.typ != nldevAttrResQPEnt {
 					continue
 				}
-				fields, err := nl.ParseRouteAttr(e.Value)
+				fields, err := parseAttrs(e.val)
 				if err != nil {
 					return nil, fmt.Errorf("RDMA netlink QP entry of %s: %w", dev, err)
 				}
 				c.Total++
 				for _, f := range fields {
-					if f.Attr.Type == nldevAttrResState && len(f.Value) >= 1 && f.Value[0] == ibQPSErr {
+					if f.typ == nldevAttrResState && len(f.val) >= 1 && f.val[0] == ibQPSErr {
 						c.Error++
 					}
 				}
 			}
 		}
 		out[dev] = c
+	}
+	return out, nil
+}
+
+type attr struct {
+	typ uint16 // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
+	val []byte
+}
+
+// parseAttrs splits netlink attributes (struct nlattr: u16 length, u16
+// type, the value, padded to 4 bytes), failing on a length that does not
+// fit instead of reading past the buffer.
+func parseAttrs(b []byte) ([]attr, error) {
+	var out []attr
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return nil, fmt.Errorf("truncated attribute (%d bytes)", len(b))
+		}
+		l := int(binary.NativeEndian.Uint16(b[0:2]))
+		if l < 4 || l > len(b) {
+			return nil, fmt.Errorf("attribute length %d with %d bytes left", l, len(b))
+		}
+		out = append(out, attr{typ: binary.NativeEndian.Uint16(b[2:4]) &^ (unix.NLA_F_NESTED | unix.NLA_F_NET_BYTEORDER), val: b[4:l]})
+		adv := (l + 3) &^ 3
+		if adv > len(b) {
+			adv = len(b)
+		}
+		b = b[adv:]
 	}
 	return out, nil
 }

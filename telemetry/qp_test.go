@@ -87,3 +87,12 @@ func TestHostCollectorQPs(t *testing.T) {
 		t.Errorf("counter_supported{qps_error_state} = %v, %v", v, ok)
 	}
 }
+
+func FuzzParseQPDump(f *testing.F) {
+	f.Add(qpDumpMsg("mlx5_0", 3, 6))
+	f.Add(qpDumpMsg("rxe0"))
+	f.Add([]byte{4, 0, 2, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseQPDump([][]byte{b}) // an error, never a panic
+	})
+}

@@ -36,3 +36,11 @@ func TestParseCountersQoSVendor(t *testing.T) {
 		t.Error("an NVUE error was read as counters")
 	}
 }
+
+func FuzzParseCountersQoS(f *testing.F) {
+	f.Add(switchtest.VendorSections(f, "cumulus", "show-counters-qos.txt")["nv show interface swp1 counters qos"])
+	f.Add("    Counter  Receive  Transmit\n    -------  -------  --------\n    pause-frames\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		_, _ = ParseCountersQoS("swp1", out) // an error, never a panic
+	})
+}

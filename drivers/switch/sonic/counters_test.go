@@ -62,3 +62,12 @@ func TestParseCountersRefusesOtherOutput(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseCounters(f *testing.F) {
+	sec := switchtest.VendorSections(f, "sonic", "show-counters.txt")
+	f.Add(sec["show pfc counters"], sec["show queue counters"], sec["show queue wredcounters"], sec["show pfcwd stats"])
+	f.Add("  Port Rx  a\n--  --\nx  y\n", "", "", "QUEUE  STORM DETECTED/RESTORED\n--  --\nEthernet0  1\n")
+	f.Fuzz(func(t *testing.T, pfc, q, wred, wd string) {
+		_, _ = ParseCounters(pfc, q, wred, wd) // an error, never a panic
+	})
+}
