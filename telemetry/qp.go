@@ -13,6 +13,8 @@ import (
 // enum rdma_nldev_attr) and include/rdma/ib_verbs.h (enum ib_qp_state).
 const (
 	nldevClient       = 5  // RDMA_NL_NLDEV
+	nldevCmdGet       = 1  // RDMA_NLDEV_CMD_GET (can dump)
+	nldevAttrDevIndex = 1  // RDMA_NLDEV_ATTR_DEV_INDEX (u32)
 	nldevCmdResQPGet  = 10 // RDMA_NLDEV_CMD_RES_QP_GET (can dump)
 	nldevAttrDevName  = 2  // RDMA_NLDEV_ATTR_DEV_NAME (string)
 	nldevAttrPort     = 3  // RDMA_NLDEV_ATTR_PORT_INDEX (u32)
@@ -33,20 +35,51 @@ type QPCount struct {
 type QPReader func() (map[string]QPCount, error)
 
 // ReadQPs dumps the QPs of every RDMA device with RDMA netlink, as
-// `rdma resource show qp` does: RDMA_NLDEV_CMD_RES_QP_GET with
-// NLM_F_DUMP. The kernel (drivers/infiniband/core/nldev.c,
-// res_get_common_dumpit and fill_res_qp_entry /
-// fill_res_qp_entry_query) answers per device with DEV_INDEX and
-// DEV_NAME and a RES_QP table of RES_QP_ENTRY nests, each with
-// PORT_INDEX (once the QP has a port), LQPN, ... and RES_STATE, the
-// ib_qp_state from ib_query_qp.
+// `rdma resource show qp` does: the devices first (RDMA_NLDEV_CMD_GET
+// with NLM_F_DUMP: DEV_INDEX and DEV_NAME each), then per device
+// RDMA_NLDEV_CMD_RES_QP_GET with NLM_F_DUMP and its DEV_INDEX (the
+// kernel's drivers/infiniband/core/nldev.c res_get_common_dumpit refuses a
+// dump without one: "we are expecting the device index to get res
+// information", EINVAL). It answers with DEV_INDEX and DEV_NAME and a
+// RES_QP table of RES_QP_ENTRY nests, each with PORT_INDEX (once the QP
+// has a port), LQPN, ... and RES_STATE, the ib_qp_state of ib_query_qp
+// (fill_res_qp_entry, fill_res_qp_entry_query).
 func ReadQPs() (map[string]QPCount, error) {
-	req := nl.NewNetlinkRequest(nldevClient<<nl.RDMA_NL_GET_CLIENT_SHIFT|nldevCmdResQPGet, unix.NLM_F_ACK|unix.NLM_F_DUMP)
-	msgs, err := req.Execute(unix.NETLINK_RDMA, 0)
+	req := nl.NewNetlinkRequest(nldevClient<<nl.RDMA_NL_GET_CLIENT_SHIFT|nldevCmdGet, unix.NLM_F_ACK|unix.NLM_F_DUMP)
+	devs, err := req.Execute(unix.NETLINK_RDMA, 0)
 	if err != nil {
-		return nil, fmt.Errorf("RDMA netlink QP dump: %w", err)
+		return nil, fmt.Errorf("RDMA netlink device dump: %w", err)
 	}
-	return ParseQPDump(msgs)
+	out := map[string]QPCount{}
+	for _, d := range devs {
+		attrs, err := parseAttrs(d)
+		if err != nil {
+			return nil, fmt.Errorf("RDMA netlink device dump: %w", err)
+		}
+		var index []byte
+		for _, a := range attrs {
+			if a.typ == nldevAttrDevIndex && len(a.val) == 4 {
+				index = a.val
+			}
+		}
+		if index == nil {
+			return nil, fmt.Errorf("RDMA netlink device dump: a device without RDMA_NLDEV_ATTR_DEV_INDEX")
+		}
+		q := nl.NewNetlinkRequest(nldevClient<<nl.RDMA_NL_GET_CLIENT_SHIFT|nldevCmdResQPGet, unix.NLM_F_ACK|unix.NLM_F_DUMP)
+		q.AddData(nl.NewRtAttr(nldevAttrDevIndex, index))
+		msgs, err := q.Execute(unix.NETLINK_RDMA, 0)
+		if err != nil {
+			return nil, fmt.Errorf("RDMA netlink QP dump: %w", err)
+		}
+		got, err := ParseQPDump(msgs)
+		if err != nil {
+			return nil, err
+		}
+		for dev, c := range got {
+			out[dev] = c
+		}
+	}
+	return out, nil
 }
 
 // ParseQPDump decodes the messages of a RES_QP_GET dump (each without

@@ -19,7 +19,7 @@ import (
 // fill_res_qp_entry_query (..., RES_TYPE, RES_STATE).
 func qpDumpMsg(dev string, states ...uint8) []byte {
 	var b []byte
-	b = append(b, nl.NewRtAttr(1, nlU32(3)).Serialize()...) // DEV_INDEX
+	b = append(b, nl.NewRtAttr(nldevAttrDevIndex, nlU32(3)).Serialize()...)
 	b = append(b, nl.NewRtAttr(nldevAttrDevName, nl.ZeroTerminated(dev)).Serialize()...)
 	table := nl.NewRtAttr(nldevAttrResQP|unix.NLA_F_NESTED, nil)
 	for i, st := range states {
