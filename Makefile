@@ -51,7 +51,9 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
                 ./drivers/sm/ibfabric:FuzzParseTables ./internal/dcbnl:FuzzDecodeIEEE \
-                ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification
+                ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
+                ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
+                ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))

@@ -9,3 +9,9 @@ var (
 	WaitFor    = waitFor
 	Promtool   = promtool
 )
+
+// SSH CLI poll helpers (poll_test.go).
+var (
+	SSHFabric  = sshFabric
+	PollFabric = pollFabric
+)

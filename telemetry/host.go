@@ -87,6 +87,9 @@ type HostCollector struct {
 	SysRoot string
 	// Read reads a NIC's counters (nil: traffic.Snapshot).
 	Read Reader
+	// QPs reads the QP counts of every RDMA device once per scrape (nil:
+	// ReadQPs, the RDMA netlink dump).
+	QPs QPReader
 
 	mu       sync.Mutex
 	watching bool
@@ -111,6 +114,8 @@ func NewHostCollector(nics []NIC, sysRoot string) *HostCollector {
 	d("spec_speed_bits", "The NIC's speed in the spec, bits per second.")
 	d("dcb_drift", "1 when the NIC's DCB settings changed since the agent's watch began (fabctl agent --watch).")
 	d("dcb_drift_changes", "DCB settings that differ from the watch's baseline.")
+	d("qps", "Queue pairs on the NIC's RDMA device (RDMA netlink resource dump).")
+	d("qps_error_state", "Queue pairs on the NIC's RDMA device in the error state (IB_QPS_ERR).")
 	d("counter_supported", "1 when the NIC family has the counter behind fabctl_nic_<counter>, 0 when it lacks it.", "counter")
 	d("up", "1 when the NIC's counters could be read at this scrape.")
 	return c
@@ -155,6 +160,11 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		drift[k] = v
 	}
 	c.mu.Unlock()
+	readQPs := c.QPs
+	if readQPs == nil {
+		readQPs = ReadQPs
+	}
+	qps, qpErr := readQPs() // one dump for every NIC
 	for _, n := range c.NICs {
 		lv := n.Labels.Values()
 		emit := func(name string, t prometheus.ValueType, v float64, extra ...string) {
@@ -196,6 +206,12 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		if upv, speed, ok := c.port(n); ok {
 			emit("link_up", prometheus.GaugeValue, upv)
 			emit("link_speed_bits", prometheus.GaugeValue, speed)
+		}
+		emit("counter_supported", prometheus.GaugeValue, b2f(qpErr == nil), "qps_error_state")
+		if qpErr == nil && n.Endpoint.NIC != nil && n.Endpoint.NIC.Device != "" {
+			q := qps[n.Endpoint.NIC.Device] // absent: the device has no QPs
+			emit("qps", prometheus.GaugeValue, float64(q.Total))
+			emit("qps_error_state", prometheus.GaugeValue, float64(q.Error))
 		}
 		if n.SpeedBits > 0 {
 			emit("spec_speed_bits", prometheus.GaugeValue, n.SpeedBits)

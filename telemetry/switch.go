@@ -169,6 +169,10 @@ type SwitchCollector struct {
 	up   map[string]bool
 	errs map[string]string
 	spec map[[2]string]float64
+	// lacks are each switch's metrics its models or show commands lack.
+	lacks map[string][]string
+	// polled are the SSH CLI switches (poll.go), each its driver.
+	polled map[string]drivers.CounterReader
 
 	descs map[string]*prometheus.Desc
 }
@@ -177,29 +181,37 @@ type SwitchCollector struct {
 func NewSwitchCollector(s *spec.Spec) *SwitchCollector {
 	c := &SwitchCollector{Fabric: s.Fabric.Name, ports: map[[2]string]Labels{}, plats: map[string]string{},
 		vals: map[seriesKey]float64{}, up: map[string]bool{}, errs: map[string]string{}, spec: map[[2]string]float64{},
+		lacks: map[string][]string{}, polled: map[string]drivers.CounterReader{},
 		descs: map[string]*prometheus.Desc{}}
 	for _, sw := range s.Switches {
-		if _, ok := GNMIPlatforms[sw.Platform]; !ok || sw.Driver != "gnmi" {
+		gp, ok := GNMIPlatforms[sw.Platform]
+		if !ok || sw.Driver != "gnmi" {
 			continue
 		}
-		c.plats[sw.Name] = sw.Platform
-		for _, p := range SwitchPorts(s, sw) {
-			c.ports[[2]string{sw.Name, p.Labels.Port}] = p.Labels
-			if p.SpeedBits > 0 {
-				c.spec[[2]string{sw.Name, p.Labels.Port}] = p.SpeedBits
-			}
-		}
+		c.add(s, sw, gp.Lacks)
 	}
 	for name, m := range switchMetrics {
 		c.descs[name] = prometheus.NewDesc("fabctl_switch_"+name, m.help, append(append([]string{}, LabelNames...), m.extra...), nil)
 	}
 	c.descs["spec_speed_bits"] = prometheus.NewDesc("fabctl_switch_spec_speed_bits", "The switch port's speed in the spec, bits per second.", LabelNames, nil)
-	c.descs["up"] = prometheus.NewDesc("fabctl_switch_up", "1 while the switch's gNMI telemetry stream is established.", []string{"fabric", "leaf", "platform"}, nil)
+	c.descs["up"] = prometheus.NewDesc("fabctl_switch_up", "1 while the switch's gNMI telemetry stream is established (SSH CLI: while its last poll succeeded).", []string{"fabric", "leaf", "platform"}, nil)
 	c.descs["counter_supported"] = prometheus.NewDesc("fabctl_switch_counter_supported", "0 for a counter the platform's models lack.", []string{"fabric", "leaf", "platform", "counter"}, nil)
 	return c
 }
 
-// Switches are the gNMI switches the collector streams from, sorted.
+func (c *SwitchCollector) add(s *spec.Spec, sw *spec.Switch, lacks []string) {
+	c.plats[sw.Name] = sw.Platform
+	c.lacks[sw.Name] = lacks
+	for _, p := range SwitchPorts(s, sw) {
+		c.ports[[2]string{sw.Name, p.Labels.Port}] = p.Labels
+		if p.SpeedBits > 0 {
+			c.spec[[2]string{sw.Name, p.Labels.Port}] = p.SpeedBits
+		}
+	}
+}
+
+// Switches are the switches the collector streams from (gNMI) or polls
+// (SSH CLI), sorted.
 func (c *SwitchCollector) Switches() []string {
 	var out []string
 	for n := range c.plats {
@@ -243,7 +255,7 @@ func (c *SwitchCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for sw, plat := range c.plats {
 		ch <- prometheus.MustNewConstMetric(c.descs["up"], prometheus.GaugeValue, b2f(c.up[sw]), c.Fabric, sw, plat)
-		for _, l := range GNMIPlatforms[plat].Lacks {
+		for _, l := range c.lacks[sw] {
 			ch <- prometheus.MustNewConstMetric(c.descs["counter_supported"], prometheus.GaugeValue, 0, c.Fabric, sw, plat, l)
 		}
 	}
@@ -408,6 +420,9 @@ func Stream(ctx context.Context, s *spec.Spec, c *SwitchCollector, o StreamOptio
 	}
 	var wg sync.WaitGroup
 	for _, name := range c.Switches() {
+		if c.polled[name] != nil {
+			continue // an SSH CLI switch: Poll
+		}
 		sw := s.Switch(name)
 		wg.Add(1)
 		go func() {

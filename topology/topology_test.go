@@ -19,6 +19,32 @@ func testbed(t testing.TB) *spec.Spec {
 	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/testbed"), spec.LoadOptions{Platforms: spectest.Platforms})
 }
 
+func ibTestbed(t testing.TB) *spec.Spec {
+	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/ib-testbed"), spec.LoadOptions{Platforms: spectest.Platforms})
+}
+
+// TestIBTopology: the InfiniBand cabling (platform "infiniband"
+// switches, numbered ports) gives the same tree and labels: hosts under
+// their leaf, both spines above both leaves.
+func TestIBTopology(t *testing.T) {
+	tp := FromSpec(ibTestbed(t))
+	got := tp.Slurm()
+	for _, want := range []string{
+		"SwitchName=spine1 Switches=leaf1,leaf2\n",
+		"SwitchName=spine2 Switches=leaf1,leaf2\n",
+		"SwitchName=leaf1 Nodes=cn01,cn02,sm01\n",
+		"SwitchName=leaf2 Nodes=cn03,cn04\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("topology.conf lacks %q:\n%s", want, got)
+		}
+	}
+	l := tp.Labels()["cn03"]
+	if l[LabelPrefix+"leaf"] != "leaf2" || l[LabelPrefix+"spine-group"] != "spine1.spine2" || l[LabelPrefix+"rail"] != "0" {
+		t.Errorf("cn03 labels: %v", l)
+	}
+}
+
 func TestTestbedTopology(t *testing.T) {
 	tp := FromSpec(testbed(t))
 	got := tp.Slurm()
@@ -150,6 +176,55 @@ func TestSlurmAcceptsTopology(t *testing.T) {
 	testutil.RequireRoot(t, "slurmctld runs as SlurmUser=root")
 	s := testbed(t)
 	tp := FromSpec(s)
+	shown := slurmShow(t, s, tp)
+	if !strings.Contains(shown, "SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=h1,h2") || !strings.Contains(shown, "SwitchName=spine1 Level=1 LinkSpeed=1 Nodes=h[1-4] Switches=leaf1,leaf2") {
+		t.Errorf("slurm's tree differs from the spec's:\n%s", shown)
+	}
+	var hosts []string
+	for _, h := range s.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+
+	// The same parser rejects a broken file.
+	bad := t.TempDir()
+	badConf := slurmConf(t, bad, hosts, tp.Slurm()+"SwitchName=top Switches=spine1,nosuchswitch\n")
+	b, err := exec.Command("timeout", "20", "/usr/sbin/slurmctld", "-D", "-i", "-f", badConf).CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "invalid child (nosuchswitch)") {
+		t.Errorf("slurmctld did not reject a dangling switch (%v):\n%s", err, b)
+	}
+}
+
+// TestSlurmAcceptsIBTopology: the InfiniBand fat tree of
+// examples/ib-testbed (platform "infiniband" switches, HDR cabling, two
+// spines above two leaves) becomes a topology.conf Slurm's own parser
+// reads back whole: each leaf with its hosts, each spine with both
+// leaves and so every host.
+func TestSlurmAcceptsIBTopology(t *testing.T) {
+	if _, err := exec.LookPath("slurmctld"); err != nil {
+		if _, err := os.Stat("/usr/sbin/slurmctld"); err != nil {
+			testutil.SkipOrFail(t, "slurmctld not installed (apt-get install slurmctld)")
+		}
+	}
+	testutil.RequireRoot(t, "slurmctld runs as SlurmUser=root")
+	s := ibTestbed(t)
+	shown := slurmShow(t, s, FromSpec(s))
+	for _, want := range []string{
+		"SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=cn01,cn02,sm01",
+		"SwitchName=leaf2 Level=0 LinkSpeed=1 Nodes=cn03,cn04",
+		"SwitchName=spine1 Level=1 LinkSpeed=1 Nodes=cn[01-04],sm01 Switches=leaf1,leaf2",
+		"SwitchName=spine2 Level=1 LinkSpeed=1 Nodes=cn[01-04],sm01 Switches=leaf1,leaf2",
+	} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("slurm's tree lacks %q:\n%s", want, shown)
+		}
+	}
+}
+
+// slurmShow starts slurmctld with the topology.conf of tp beside a
+// minimal slurm.conf naming s's hosts, and returns scontrol show
+// topology (the test fails when slurmctld rejects the file).
+func slurmShow(t *testing.T, s *spec.Spec, tp *Topology) string {
+	t.Helper()
 	var hosts []string
 	for _, h := range s.Hosts {
 		hosts = append(hosts, h.Name)
@@ -196,15 +271,5 @@ func TestSlurmAcceptsTopology(t *testing.T) {
 			t.Errorf("slurm does not know switch %s", sw.Name)
 		}
 	}
-	if !strings.Contains(shown, "SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=h1,h2") || !strings.Contains(shown, "SwitchName=spine1 Level=1 LinkSpeed=1 Nodes=h[1-4] Switches=leaf1,leaf2") {
-		t.Errorf("slurm's tree differs from the spec's:\n%s", shown)
-	}
-
-	// The same parser rejects a broken file.
-	bad := t.TempDir()
-	badConf := slurmConf(t, bad, hosts, tp.Slurm()+"SwitchName=top Switches=spine1,nosuchswitch\n")
-	b, err := exec.Command("timeout", "20", "/usr/sbin/slurmctld", "-D", "-i", "-f", badConf).CombinedOutput()
-	if err == nil || !strings.Contains(string(b), "invalid child (nosuchswitch)") {
-		t.Errorf("slurmctld did not reject a dangling switch (%v):\n%s", err, b)
-	}
+	return shown
 }

@@ -53,9 +53,11 @@ type TelemetryOptions struct {
 func NewCmdTelemetry(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "telemetry",
-		Short: "Switch telemetry as Prometheus metrics (gNMI STREAM) and the alerting rules the spec implies",
+		Short: "Switch telemetry as Prometheus metrics (gNMI STREAM, SSH CLI show polls) and the alerting rules the spec implies",
 		Long: `fabctl telemetry serve subscribes (gNMI Subscribe STREAM: counters sampled,
-port state on change) to every gNMI switch of the spec and serves the values as
+port state on change) to every gNMI switch of the spec, polls every SSH CLI
+switch's counter show commands (SONiC, EOS, NX-OS, Cumulus) at the same
+interval, and serves the values as
 Prometheus metrics at /metrics, labelled fabric, host, nic, rail, leaf, port
 from the spec's cabling. fabctl telemetry rules prints the Prometheus alerting
 rules the spec implies. Host NIC metrics are served by fabctl agent --metrics.
@@ -83,7 +85,7 @@ func newCmdTelemetryServe(f *Factory) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9465", "Serve /metrics at this `address`")
-	fl.DurationVar(&opts.Sample, "sample", 10*time.Second, "gNMI SAMPLE interval of the counters")
+	fl.DurationVar(&opts.Sample, "sample", 10*time.Second, "gNMI SAMPLE interval of the counters, and the SSH CLI poll interval")
 	fl.DurationVar(&opts.Once, "once", 0, "Stream for this `duration`, print each switch's stream state and exit (1 if one never synced)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip TLS verification of the switches (tests only)")
 	return cmd
@@ -103,8 +105,19 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		return err
 	}
 	c := telemetry.NewSwitchCollector(s)
+	polled, skipped := c.AddPolled(s, f.Drivers()) // SSH CLI switches: show-command poll
+	skippedNames := make([]string, 0, len(skipped))
+	for n := range skipped {
+		skippedNames = append(skippedNames, n)
+	}
+	sort.Strings(skippedNames)
+	for _, n := range skippedNames {
+		if !opts.JSON {
+			fmt.Fprintf(opts.IO.ErrOut, "telemetry: %s: not polled: %s\n", n, skipped[n])
+		}
+	}
 	if len(c.Switches()) == 0 {
-		return fmt.Errorf("%s: no gNMI switch to stream from (SSH CLI switches are not polled yet: docs/telemetry.md)", opts.Path)
+		return fmt.Errorf("%s: no switch to stream from (gNMI) or poll (SSH CLI)", opts.Path)
 	}
 	h, err := agent.MetricsHandler(c)
 	if err != nil {
@@ -122,8 +135,9 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		defer cancel()
 	}
 	go telemetry.Stream(ctx, s, c, telemetry.StreamOptions{Sample: opts.Sample, Insecure: opts.Insecure, Getenv: f.Getenv})
+	go telemetry.Poll(ctx, s, c, telemetry.PollOptions{Interval: opts.Sample, Insecure: opts.Insecure})
 	if !opts.JSON {
-		fmt.Fprintf(opts.IO.ErrOut, "telemetry: serving %d gNMI switch(es) at http://%s/metrics\n", len(c.Switches()), ln.Addr())
+		fmt.Fprintf(opts.IO.ErrOut, "telemetry: serving %d gNMI and %d SSH CLI switch(es) at http://%s/metrics\n", len(c.Switches())-len(polled), len(polled), ln.Addr())
 	}
 	if err := agent.ServeMetrics(ctx, ln, h); err != nil {
 		return err
@@ -144,10 +158,16 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		}
 	} else {
 		for _, n := range names {
+			how := "streaming"
+			for _, p := range polled {
+				if p == n {
+					how = "polled"
+				}
+			}
 			if st[n] == "" {
-				fmt.Fprintf(opts.IO.Out, "%s: streaming\n", n)
+				fmt.Fprintf(opts.IO.Out, "%s: %s\n", n, how)
 			} else {
-				fmt.Fprintf(opts.IO.Out, "%s: not streaming: %s\n", n, st[n])
+				fmt.Fprintf(opts.IO.Out, "%s: not %s: %s\n", n, how, st[n])
 			}
 		}
 	}

@@ -34,7 +34,10 @@
 //     documented list [{"header": {...}}, {"set": {...}}]
 //     (nvue-config-show-json.txt:44-46; the YAML head nvue-cli-514.txt:32-38);
 //   - `nv show qos roce` prints the RoCE summary with the hardware's
-//     quantised ECN thresholds (roce-514.txt:12-27).
+//     quantised ECN thresholds (roce-514.txt:12-27);
+//   - `nv show interface <swpN> counters qos` prints the counters a test
+//     sets with SetCounters in the guide's layout (counters.go,
+//     show-counters-qos.txt).
 //
 // Not emulated: `nv config apply --confirm` (documented, but the command
 // that confirms it is not in NVIDIA's material, confirm.txt), identifier
@@ -114,7 +117,8 @@ type Switch struct {
 	nextRev  int
 	applies  int
 	failSave string
-	clock    time.Time // history dates: one second per apply, strictly increasing
+	clock    time.Time                // history dates: one second per apply, strictly increasing
+	counters map[string]*PortCounters // counters.go
 }
 
 // Start starts the emulator on a loopback port.
@@ -431,6 +435,9 @@ func (s *shell) nv(a []string) string {
 	case "show":
 		if len(a) == 3 && a[1] == "qos" && a[2] == "roce" {
 			return sw.showRoCE()
+		}
+		if out, ok := sw.showCountersQoS(a); ok { // counters.go
+			return out
 		}
 	}
 	return invalid(a)

@@ -28,6 +28,9 @@
 //     (gcu-and-save.txt:19-22); Reload brings it back
 //   - cat > FILE <<'EOF' ... EOF (an in-memory file system), cat FILE,
 //     rm [-f] FILE (POSIX shell: shell-file-transport.txt)
+//   - show pfc counters, show queue counters, show queue wredcounters,
+//     show pfcwd stats: the counters a test sets with SetCounters, in
+//     sonic-utilities' format (counters.go, testdata/vendor/sonic/show-counters.txt)
 //   - echo $?, hostname, exit/logout
 //
 // Anything else is refused with the real tool's words: bash's
@@ -112,6 +115,7 @@ type Switch struct {
 	// error text (as from a GCU validator) after parsing the patch.
 	rejectPatch string
 	patches     int
+	counters    map[string]*PortCounters // counters.go
 }
 
 // Start starts an emulated switch with a factory-default CONFIG_DB.
@@ -484,6 +488,9 @@ func (s *shell) show(args []string) (string, int, bool) {
 			return clickError("show runningconfiguration", "[OPTIONS] COMMAND [ARGS]...", fmt.Sprintf("No such command '%s'.", args[1])), 2, false
 		}
 		return clickError("show runningconfiguration", "[OPTIONS] COMMAND [ARGS]...", "Missing command."), 2, false
+	}
+	if out, code, ok := s.showCounters(args); ok { // counters.go
+		return out, code, false
 	}
 	name := ""
 	if len(args) > 0 {

@@ -128,6 +128,10 @@ func TestShapesConformance(t *testing.T) {
 	if err := drv.Save(ctx, target); err != nil {
 		t.Fatal(err)
 	}
+	// A telemetry poll (counters.go).
+	if _, err := drv.ReadCounters(ctx, target); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range emu.Commands() {
 		c = strings.TrimSpace(c)
 		if c == "" || c == "exit" { // scrapligo's on-close (Platform)

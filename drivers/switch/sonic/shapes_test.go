@@ -289,6 +289,9 @@ func exercise(t *testing.T) []string {
 	if err := tr.drv.Save(ctx, tr.target); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := tr.drv.ReadCounters(ctx, tr.target); err != nil { // a telemetry poll (counters.go)
+		t.Fatal(err)
+	}
 	lines = append(lines, tr.emu.Commands()...)
 	return lines
 }

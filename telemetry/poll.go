@@ -1,0 +1,134 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// AddPolled adds the SSH CLI switches of s whose driver in reg reads
+// counters (drivers.CounterReader: SONiC, EOS, NX-OS, Cumulus) to the
+// collector, and returns their names; a switch whose driver does not is
+// returned second with the reason.
+func (c *SwitchCollector) AddPolled(s *spec.Spec, reg *drivers.Registry) (added []string, skipped map[string]string) {
+	skipped = map[string]string{}
+	for _, sw := range s.Switches {
+		if _, ok := c.plats[sw.Name]; ok || sw.Driver == "gnmi" || sw.Platform == "infiniband" {
+			continue
+		}
+		d, err := reg.New(sw.Platform)
+		if err != nil {
+			skipped[sw.Name] = err.Error()
+			continue
+		}
+		cr, ok := d.(drivers.CounterReader)
+		if !ok {
+			skipped[sw.Name] = fmt.Sprintf("the %s driver reads no counters", sw.Platform)
+			continue
+		}
+		c.add(s, sw, nil)
+		c.polled[sw.Name] = cr
+		added = append(added, sw.Name)
+	}
+	return added, skipped
+}
+
+// Polled are the SSH CLI switches the collector polls, sorted.
+func (c *SwitchCollector) Polled() []string {
+	var out []string
+	for n := range c.polled {
+		out = append(out, n)
+	}
+	sortStrings(out)
+	return out
+}
+
+// Take replaces switch sw's polled values with one poll's counters.
+func (c *SwitchCollector) Take(sw string, cs *drivers.Counters) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.vals {
+		if k.sw == sw {
+			delete(c.vals, k)
+		}
+	}
+	for _, x := range cs.Samples {
+		if _, ok := switchMetrics[x.Metric]; !ok {
+			continue
+		}
+		c.vals[seriesKey{metric: x.Metric, sw: sw, port: x.Port, dir: x.Direction, prio: x.Priority}] = x.Value
+	}
+	// counter_supported names a counter without _total, as the gNMI
+	// platforms' Lacks do.
+	lacks := make([]string, len(cs.Lacks))
+	for i, l := range cs.Lacks {
+		lacks[i] = strings.TrimSuffix(l, "_total")
+	}
+	c.lacks[sw] = lacks
+}
+
+// PollOptions tune Poll.
+type PollOptions struct {
+	Interval time.Duration // between polls (default 10s)
+	Timeout  time.Duration // one poll's bound (default Interval)
+	Insecure bool
+}
+
+// Poll reads every polled SSH CLI switch's counters through its driver
+// (one connection, the platform's show commands) every Interval until
+// ctx ends; a failed poll marks the switch down (fabctl_switch_up 0)
+// and keeps its last values out of the scrape.
+func Poll(ctx context.Context, s *spec.Spec, c *SwitchCollector, o PollOptions) {
+	if o.Interval <= 0 {
+		o.Interval = 10 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = o.Interval
+	}
+	var wg sync.WaitGroup
+	for _, name := range c.Polled() {
+		sw, cr := s.Switch(name), c.polled[name]
+		dev := intent.Device{Kind: intent.KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
+			Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials}
+		// The intent carries the ports to read, for platforms whose
+		// counter commands take one port (Cumulus NVUE).
+		in := &intent.Switch{Device: dev}
+		for _, p := range SwitchPorts(s, sw) {
+			in.Ports = append(in.Ports, intent.Port{Name: p.Labels.Port})
+		}
+		t := drivers.Target{Device: dev, Intent: in, Credentials: s.CredentialsByName(sw.Credentials), Insecure: o.Insecure}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(o.Interval)
+			defer tick.Stop()
+			for {
+				pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				cs, err := cr.ReadCounters(pctx, t)
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					c.Take(name, &drivers.Counters{})
+					c.SetUp(name, false, err)
+				} else {
+					c.Take(name, cs)
+					c.SetUp(name, true, nil)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
