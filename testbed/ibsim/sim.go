@@ -755,3 +755,41 @@ func (s *Sim) tail(names ...string) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// DiagsDirName is the directory, under a Sim's, of the wrappers
+// WriteDiagWrappers writes.
+const DiagsDirName = "bin"
+
+// diagWrapped are the programs WriteDiagWrappers wraps: the
+// infiniband-diags fabctl's read-back runs, and ibportstate.
+var diagWrapped = []string{"ibnetdiscover", "smpquery", "saquery", "ibportstate"}
+
+// WriteDiagWrappers writes, in <dir>/bin, one sh script per diagnostic
+// program that runs the real program on this simulated subnet: it sets
+// the environment Run sets (LD_PRELOAD=libumad2sim.so as Debian's
+// ibsim-run does, IBSIM_SOCKNAME, SIM_HOST) and works in the clients
+// directory, where umad2sim keeps each process's fake sysfs. A subnet
+// manager host whose spec sets infiniband diags_dir to that directory
+// has its fabric read back by the opensm driver on the simulation, over
+// "local" or SSH alike. It returns the directory.
+func (s *Sim) WriteDiagWrappers() (string, error) {
+	dir := s.path(DiagsDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// The clients directory is written by whoever runs a wrapper (the
+	// login of an SSH test may not be root).
+	if err := os.Chmod(s.path(ClientsDir), 0o1777); err != nil {
+		return "", err
+	}
+	for _, t := range diagWrapped {
+		body := fmt.Sprintf("#!/bin/sh\n# Written by fabctl (testbed/ibsim): %s on the simulated subnet %s.\ncd %s || exit 1\nLD_PRELOAD=%s IBSIM_SOCKNAME=%s SIM_HOST=%s\nexport LD_PRELOAD IBSIM_SOCKNAME SIM_HOST\nexec %s \"$@\"\n",
+			t, s.Dir, shellQuote(s.path(ClientsDir)), shellQuote(s.Preload), shellQuote(s.Socket), shellQuote(s.SMNode), shellQuote(lookTool(t)))
+		if err := os.WriteFile(filepath.Join(dir, t), []byte(body), 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
