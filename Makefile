@@ -8,6 +8,7 @@
 #   make demo-vm the same job in the VM testbed with real RDMA traffic (root; testbed/vm)
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
+#   make bench-ib   InfiniBand discovery of simulated fat trees up to 24 switches, 128 HCAs (ibsim; root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 
@@ -51,7 +52,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo demo-ib demo-vm e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib fuzz demo demo-ib demo-vm e2e-vm clean
 
 all: lint test build
 
@@ -89,6 +90,9 @@ bench:
 # (drivers/host/ssh_bench_test.go; needs root and openssh-server). Prints s/apply, ms/host, p50/max.
 bench-ssh:
 	$(GO) test -run '^$$' -bench 'SSHApply' -benchtime $${BENCHTIME:-3x} -timeout 30m ./drivers/host/
+
+bench-ib:
+	$(GO) test -run '^$$' -bench 'FatTree' -benchtime 1x -timeout 40m ./testbed/ibsim/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

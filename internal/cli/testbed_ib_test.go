@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/ibsim"
 	"github.com/fabctl/fabctl/testbed/local"
@@ -86,12 +84,6 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 	t.Logf("validate clean in %s:\n%s", time.Since(t0).Round(time.Millisecond), out)
 	must(ExitOK, "plan", "--detailed-exitcode", dir)
 
-	sim, err := ibsim.Attach(local.IBSimDir(tbDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	expect := func(out string, want ...string) {
 		t.Helper()
 		for _, w := range want {
@@ -102,9 +94,7 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 	}
 
 	// A cable down: named at the switch port.
-	if err := sim.LinkDown(ctx, ibfabric.PortRef{Node: "leaf1", Port: 2}); err != nil {
-		t.Fatal(err)
-	}
+	must(ExitOK, "testbed", "fault", dir, "link-down", "leaf1:2")
 	expect(validateUntil(ExitError, dir), "leaf1 port 2: no link to cn01-mlx5_0 port 1", "[link-down]")
 	// plan reads the fabric back too: the cable is a finding of the
 	// subnet manager (no file changes it).
@@ -117,21 +107,29 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 		}
 	}
 	expectPlan(must(ExitOK, "plan", "--detailed-exitcode", dir), "leaf1 port 2: no link to cn01-mlx5_0 port 1", "[link-down]")
-	if err := sim.LinkUp(ctx, ibfabric.PortRef{Node: "leaf1", Port: 2}); err != nil {
-		t.Fatal(err)
-	}
+	must(ExitOK, "testbed", "fault", dir, "link-up", "cn01:ib0") // the same cable, named at its other end
 	validateUntil(ExitOK, dir)
 
 	// A link trained at 1x instead of 4x.
-	guid := ibfabric.DeriveGUID(ibfabric.Switch, "leaf2")
-	if err := sim.SetWidth(ctx, ibfabric.PortRef{Node: "leaf2", Port: 1}, guid, 1); err != nil {
-		t.Fatal(err)
-	}
+	must(ExitOK, "testbed", "fault", dir, "width", "leaf2:1", "1x")
 	expect(validateUntil(ExitError, dir), "leaf2 port 1: link to cn03", "trained at 1x, lower than the spec's 4x", "[width]")
-	if err := sim.SetWidth(ctx, ibfabric.PortRef{Node: "leaf2", Port: 1}, guid, 4); err != nil {
-		t.Fatal(err)
-	}
+	must(ExitOK, "testbed", "fault", dir, "width", "leaf2:1", "4x")
 	validateUntil(ExitOK, dir)
+
+	// Two cables swapped: cn01 on leaf2 port 1, cn03 on leaf1 port 2.
+	must(ExitOK, "testbed", "fault", dir, "miswire", "cn01:ib0", "cn03:ib0")
+	expect(validateUntil(ExitError, dir), "leaf1 port 2: cabled to cn03-mlx5_0 port 1; the spec cables it to cn01-mlx5_0 port 1", "leaf2 port 1: cabled to cn01-mlx5_0 port 1", "[miswired]")
+	expectPlan(must(ExitOK, "plan", "--detailed-exitcode", dir), "leaf1 port 2: cabled to cn03-mlx5_0 port 1", "[miswired]")
+	must(ExitOK, "testbed", "fault", dir, "miswire", "cn01:ib0", "cn03:ib0") // back
+	validateUntil(ExitOK, dir)
+
+	// A host dropped from a partition in opensm's file: validate names
+	// the port, plan shows the file's drift, apply puts it back.
+	must(ExitOK, "testbed", "fault", dir, "partition-drop", "storage", "cn04:ib0")
+	expect(must(ExitError, "validate", "--skip-traffic", dir), "cn04:ib0 (cn04-mlx5_0 port 1): P_Key 0x0002 of partition storage is not in the port's P_Key table", "[pkey-missing]")
+	expectPlan(must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01")
+	must(ExitOK, "apply", "-auto-approve", dir)
+	must(ExitOK, "validate", "--skip-traffic", dir)
 
 	// A host missing from a partition: opensm runs an older spec without
 	// cn04 in storage. validate names cn04's port, plan shows the drift.

@@ -35,10 +35,18 @@ type Options struct {
 	PKeys bool
 	// QoS reads SL2VL and VL arbitration tables of every cabled port.
 	QoS bool
-	// Parallel bounds the smpquery processes in flight (default 4:
+	// Parallel bounds the smpquery processes in flight (default 8:
 	// ibsim serves at most 10 clients, opensm being one).
 	Parallel int
 }
+
+// DefaultParallel is Discover's default bound on smpquery processes in
+// flight. An smpquery spends its time waiting on the fabric (on ibsim
+// about 0.2 s of wall time and a few ms of CPU each), so discovery time
+// falls with the bound; ibsim serves at most 10 clients at once
+// (ibsim/ibsim.c IBSIM_MAX_CLIENTS), opensm being one, so 8 leaves a
+// client for a test's own tool.
+const DefaultParallel = 8
 
 // All reads everything.
 var All = Options{PortInfo: true, PKeys: true, QoS: true}
@@ -96,7 +104,7 @@ func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
 	}
 	par := o.Parallel
 	if par <= 0 {
-		par = 4
+		par = DefaultParallel
 	}
 	var (
 		mu    sync.Mutex
