@@ -16,7 +16,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
-	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
+	"github.com/fabctl/fabctl/internal/sshdtest"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
