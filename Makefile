@@ -46,7 +46,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
-                ./drivers/sm/ibfabric:FuzzParseTables ./internal/dcbnl:FuzzDecodeIEEE \
+                ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification
 
 # Example specs `make demo` validates (every directory under examples/).

@@ -1,8 +1,12 @@
 package ibsim
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	osexec "os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,12 +36,36 @@ func fatTree(leaves, spines, hcas int) *ibfabric.Topology {
 	return t
 }
 
+// batchRunner runs Discover's smpquery calls as one batch through the
+// Sim's diag wrappers (ibfabric.ShellBatch, as the opensm driver does on
+// an SM host): one shell, xargs -P inside.
+type batchRunner struct {
+	ibfabric.Runner
+	dir string
+}
+
+func (b batchRunner) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
+	exec := func(ctx context.Context, cmdline string, stdin []byte) ([]byte, []byte, int, error) {
+		c := osexec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
+		var so, se bytes.Buffer
+		c.Stdout, c.Stderr, c.Stdin = &so, &se, bytes.NewReader(stdin)
+		err := c.Run()
+		var ee *osexec.ExitError
+		if errors.As(err, &ee) {
+			return so.Bytes(), se.Bytes(), ee.ExitCode(), nil
+		}
+		return so.Bytes(), se.Bytes(), 0, err
+	}
+	return ibfabric.ShellBatch(ctx, exec, "", filepath.Join(b.dir, name), argsList, parallel)
+}
+
 // BenchmarkFatTree brings 2-level fat trees of three sizes to SUBNET UP
 // (opensm with two partitions of half the adapters each, and QoS) and
 // times ibnetdiscover alone, then the full discovery (ibnetdiscover, then
 // smpquery portinfo/pkeys/sl2vl/vlarb per cabled port) with 4 and with 8
-// smpquery processes in flight, and the comparison. It prints one line
-// per size and bound:
+// smpquery processes in flight, and with 8 in one batch (one shell
+// running them with xargs -P, as the opensm driver does on an SM host),
+// and the comparison. It prints one line per size and mode:
 //
 //	make bench-ib
 //	flock /tmp/fabctl-test.lock go test ./testbed/ibsim/ -run '^$' -bench FatTree -benchtime 1x
@@ -56,8 +84,15 @@ func BenchmarkFatTree(b *testing.B) {
 		in := fabricIntent(topo, parts)
 		var s *Sim
 		var up time.Duration
-		for _, par := range []int{4, 8} {
+		for _, mode := range []struct {
+			par   int
+			batch bool
+		}{{4, false}, {8, false}, {8, true}} {
+			par := mode.par
 			name := fmt.Sprintf("switches=%d,hcas=%d,parallel=%d", size.leaves+size.spines, size.hcas, par)
+			if mode.batch {
+				name += ",batch"
+			}
 			b.Run(name, func(b *testing.B) {
 				if s == nil {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -68,6 +103,14 @@ func BenchmarkFatTree(b *testing.B) {
 						b.Fatal(err)
 					}
 					s, up = sim, time.Since(start)
+				}
+				var r ibfabric.Runner = s.Runner()
+				if mode.batch {
+					dir, err := s.WriteDiagWrappers()
+					if err != nil {
+						b.Fatal(err)
+					}
+					r = batchRunner{Runner: s.Runner(), dir: dir}
 				}
 				b.ResetTimer()
 				var topoT, discT, cmpT time.Duration
@@ -83,7 +126,7 @@ func BenchmarkFatTree(b *testing.B) {
 					t1 := time.Now()
 					o := ibfabric.All
 					o.Parallel = par
-					f, err := ibfabric.Discover(ctx, s.Runner(), o)
+					f, err := ibfabric.Discover(ctx, r, o)
 					cancel()
 					if err != nil {
 						b.Fatal(err)

@@ -109,8 +109,27 @@ func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
 	if par <= 0 {
 		par = DefaultParallel
 	}
+	var mu sync.Mutex
+	if br, ok := r.(BatchRunner); ok && len(jobs) > 0 {
+		argsList := make([][]string, len(jobs))
+		for i, j := range jobs {
+			argsList[i] = j.args
+		}
+		res, err := br.RunBatch(ctx, "smpquery", argsList, par)
+		if err != nil {
+			return nil, fmt.Errorf("smpquery (%d calls in one batch): %w", len(jobs), err)
+		}
+		for i, j := range jobs {
+			if res[i].Err != nil {
+				return nil, fmt.Errorf("%s port %d: %w", j.node.Name(), j.port.Num, res[i].Err)
+			}
+			if err := storeJob(j.node, j.port, j.what, j.args, res[i].Out, &mu); err != nil {
+				return nil, err
+			}
+		}
+		return f, nil
+	}
 	var (
-		mu    sync.Mutex
 		first error
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, par)
@@ -146,11 +165,16 @@ func runJob(ctx context.Context, r Runner, n *Node, p *Port, what string, args [
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	cmd := "smpquery " + strings.Join(args, " ")
 	out, err := r.Run(ctx, "smpquery", args...)
 	if err != nil {
-		return fmt.Errorf("%s port %d: %s: %w", n.Name(), p.Num, cmd, err)
+		return fmt.Errorf("%s port %d: smpquery %s: %w", n.Name(), p.Num, strings.Join(args, " "), err)
 	}
+	return storeJob(n, p, what, args, out, mu)
+}
+
+// storeJob parses one smpquery's output into the port (under mu).
+func storeJob(n *Node, p *Port, what string, args []string, out []byte, mu *sync.Mutex) error {
+	cmd := "smpquery " + strings.Join(args, " ")
 	name := func(err error) error {
 		if pe, ok := err.(*ParseError); ok {
 			pe.Cmd, pe.Node, pe.Port = cmd, n.Name(), p.Num

@@ -51,34 +51,48 @@ type fabricView struct {
 }
 
 // diagRunner runs infiniband-diags over the session: from the spec's
-// diags_dir when set, through sudo -n when the host says sudo.
-func (s *session) diagRunner() ibfabric.Runner {
-	dir := ""
-	if s.sm != nil {
-		dir = s.sm.DiagsDir
+// diags_dir when set, through sudo -n when the host says sudo. It is an
+// ibfabric.BatchRunner: Discover's smpquery calls go to the SM host as
+// one command (one SSH session), which runs them there in parallel.
+func (s *session) diagRunner() ibfabric.Runner { return sessionDiags{s} }
+
+type sessionDiags struct{ s *session }
+
+func (d sessionDiags) prog(name string) string {
+	if d.s.sm != nil && d.s.sm.DiagsDir != "" {
+		return path.Join(d.s.sm.DiagsDir, name)
 	}
-	return ibfabric.RunnerFunc(func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		var b strings.Builder
-		if s.sudo {
-			b.WriteString("sudo -n -- ")
-		}
-		prog := name
-		if dir != "" {
-			prog = path.Join(dir, name)
-		}
-		b.WriteString(shq(prog))
-		for _, a := range args {
-			b.WriteString(" " + shq(a))
-		}
-		out, errb, code, err := s.r.run(ctx, b.String(), nil)
-		switch {
-		case err != nil:
-			return out, s.runErr(name, err)
-		case code != 0:
-			return out, fmt.Errorf("%s: exit %d: %s", name, code, lastLine(errb))
-		}
-		return out, nil
-	})
+	return name
+}
+
+func (d sessionDiags) prefix() string {
+	if d.s.sudo {
+		return "sudo -n --"
+	}
+	return ""
+}
+
+func (d sessionDiags) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	var b strings.Builder
+	if p := d.prefix(); p != "" {
+		b.WriteString(p + " ")
+	}
+	b.WriteString(shq(d.prog(name)))
+	for _, a := range args {
+		b.WriteString(" " + shq(a))
+	}
+	out, errb, code, err := d.s.r.run(ctx, b.String(), nil)
+	switch {
+	case err != nil:
+		return out, d.s.runErr(name, err)
+	case code != 0:
+		return out, fmt.Errorf("%s: exit %d: %s", name, code, lastLine(errb))
+	}
+	return out, nil
+}
+
+func (d sessionDiags) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
+	return ibfabric.ShellBatch(ctx, d.s.r.run, d.prefix(), d.prog(name), argsList, parallel)
 }
 
 // hasFabric reports whether the subnet manager's spec cables an
