@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric/ibspec"
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/ibsim"
 	"github.com/fabctl/fabctl/testbed/local"
 )
@@ -161,4 +165,58 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 	must(ExitOK, "apply", "-auto-approve", dir)
 	must(ExitOK, "validate", "--skip-traffic", dir)
 	must(ExitOK, "plan", "--detailed-exitcode", dir)
+}
+
+// TestTestbedFaultArgs: testbed fault refuses what it cannot do before it
+// touches anything: an unknown fault, a wrong argument count (usage), a
+// spec without an InfiniBand fabric, a port the fabric does not have, no
+// simulated subnet running.
+func TestTestbedFaultArgs(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "ib-testbed", "ib-testbed.fab.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ib.fab.hcl"), string(src))
+	eth := t.TempDir()
+	writeFile(t, filepath.Join(eth, "e.fab.hcl"), "fabric \"e\" {\n  transport = \"rocev2\"\n}\n")
+	for _, c := range []struct {
+		args []string
+		code ExitCode
+		want string
+	}{
+		{[]string{dir, "unplug", "leaf1:2"}, ExitUsage, `unknown fault "unplug"`},
+		{[]string{dir, "width", "leaf1:2"}, ExitUsage, "fault width takes 2 argument(s), got 1"},
+		{[]string{eth, "link-down", "leaf1:2"}, ExitError, "no InfiniBand switches and cabling"},
+		{[]string{dir, "link-down", "leaf1:2"}, ExitError, "no simulated InfiniBand subnet"},
+	} {
+		f, _, out, errOut := testFactory()
+		code := runCLI(f, append([]string{"testbed", "fault"}, c.args...)...)
+		all := out.String() + errOut.String()
+		if code != c.code || !strings.Contains(all, c.want) {
+			t.Errorf("testbed fault %s: exit %d, want %d with %q:\n%s", strings.Join(c.args[1:], " "), code, c.code, c.want, all)
+		}
+	}
+	fab, err := ibspecFromFile(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ep, want string }{
+		{"leaf1:9", "switch leaf1 has ports 1..8"},
+		{"cn01:ib9", "not a port of the InfiniBand fabric"},
+		{"nosuch:1", "not a port of the InfiniBand fabric"},
+	} {
+		if _, err := faultPort(fab, c.ep); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("faultPort(%s): %v, want %q", c.ep, err, c.want)
+		}
+	}
+	if p, err := faultPort(fab, "cn03:ib0"); err != nil || p != (ibfabric.PortRef{Node: "cn03-mlx5_0", Port: 1}) {
+		t.Errorf("faultPort(cn03:ib0) = %v, %v", p, err)
+	}
+}
+
+func ibspecFromFile(t *testing.T, dir string) (*ibspec.Fabric, error) {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{Env: []string{}, Platforms: builtin.SpecPlatforms()})
+	return ibspec.FromSpec(s)
 }

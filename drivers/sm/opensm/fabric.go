@@ -103,7 +103,7 @@ func hasFabric(sm *intent.SubnetManager) bool {
 
 // readFabric discovers the fabric and compares it with the spec; nil
 // when the spec has no InfiniBand cabling.
-func readFabric(ctx context.Context, s *session) *fabricView {
+func readFabric(ctx context.Context, s *session, o ibfabric.Options) *fabricView {
 	sm := s.sm
 	if !hasFabric(sm) {
 		return nil
@@ -115,7 +115,7 @@ func readFabric(ctx context.Context, s *session) *fabricView {
 		return v
 	}
 	v.fab = f
-	fab, err := ibfabric.Discover(ctx, s.diagRunner(), ibfabric.All)
+	fab, err := ibfabric.Discover(ctx, s.diagRunner(), o)
 	if err != nil {
 		v.err = fmt.Errorf("discover the fabric: %w", err)
 		return v
@@ -242,7 +242,8 @@ func waitProgrammed(ctx context.Context, s *session, timeout time.Duration) (tim
 	var last []string
 	var lastErr error
 	for {
-		v := readFabric(ctx, s)
+		// What opensm programs only: P_Key and QoS tables, no PortInfo.
+		v := readFabric(ctx, s, ibfabric.Options{PKeys: true, QoS: true})
 		if v == nil {
 			return 0, nil
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
@@ -229,7 +230,7 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	}
 	desired := sm.Flatten()
 	live := liveState(lf, desired, sm.QoS)
-	lf.fabric = readFabric(ctx, s)
+	lf.fabric = readFabric(ctx, s, ibfabric.All)
 	lf.fabric.annotate(live, desired)
 	d.mu.Lock()
 	if d.live == nil {
@@ -468,7 +469,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 	// then wait for the sweep to program the fabric.
 	hup := len(tok.Files) > 0
 	if !hup && len(lf.pids) > 0 && hasFabric(sm) {
-		v := readFabric(ctx, s)
+		v := readFabric(ctx, s, ibfabric.Options{PKeys: true, QoS: true})
 		hup = v.err == nil && len(v.pending()) > 0
 	}
 	if hup && len(lf.pids) > 0 {
