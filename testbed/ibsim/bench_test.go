@@ -1,12 +1,8 @@
 package ibsim
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	osexec "os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -34,29 +30,6 @@ func fatTree(leaves, spines, hcas int) *ibfabric.Topology {
 		}
 	}
 	return t
-}
-
-// batchRunner runs Discover's smpquery calls as one batch through the
-// Sim's diag wrappers (ibfabric.ShellBatch, as the opensm driver does on
-// an SM host): one shell, xargs -P inside.
-type batchRunner struct {
-	ibfabric.Runner
-	dir string
-}
-
-func (b batchRunner) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
-	exec := func(ctx context.Context, cmdline string, stdin []byte) ([]byte, []byte, int, error) {
-		c := osexec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
-		var so, se bytes.Buffer
-		c.Stdout, c.Stderr, c.Stdin = &so, &se, bytes.NewReader(stdin)
-		err := c.Run()
-		var ee *osexec.ExitError
-		if errors.As(err, &ee) {
-			return so.Bytes(), se.Bytes(), ee.ExitCode(), nil
-		}
-		return so.Bytes(), se.Bytes(), 0, err
-	}
-	return ibfabric.ShellBatch(ctx, exec, "", filepath.Join(b.dir, name), argsList, parallel)
 }
 
 // BenchmarkFatTree brings 2-level fat trees of three sizes to SUBNET UP
@@ -106,11 +79,11 @@ func BenchmarkFatTree(b *testing.B) {
 				}
 				var r ibfabric.Runner = s.Runner()
 				if mode.batch {
-					dir, err := s.WriteDiagWrappers()
+					br, err := s.BatchRunner()
 					if err != nil {
 						b.Fatal(err)
 					}
-					r = batchRunner{Runner: s.Runner(), dir: dir}
+					r = br
 				}
 				b.ResetTimer()
 				var topoT, discT, cmpT time.Duration

@@ -793,3 +793,46 @@ func (s *Sim) WriteDiagWrappers() (string, error) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// BatchRunner returns the Sim as an ibfabric.BatchRunner: single calls as
+// Run makes them, Discover's smpquery calls as one batch (ibfabric.
+// ShellBatch: one shell running them with xargs -P) through the wrappers
+// of WriteDiagWrappers, which it writes when they are missing.
+func (s *Sim) BatchRunner() (ibfabric.Runner, error) {
+	dir := s.path(DiagsDirName)
+	if _, err := os.Stat(filepath.Join(dir, "smpquery")); err != nil {
+		if dir, err = s.WriteDiagWrappers(); err != nil {
+			return nil, err
+		}
+	}
+	return simBatch{s: s, dir: dir}, nil
+}
+
+type simBatch struct {
+	s   *Sim
+	dir string
+}
+
+func (b simBatch) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return b.s.Run(ctx, name, args...)
+}
+
+func (b simBatch) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
+	return ibfabric.ShellBatch(ctx, shellExec, "", filepath.Join(b.dir, name), argsList, parallel)
+}
+
+// shellExec runs a command line with /bin/sh on this machine.
+func shellExec(ctx context.Context, cmdline string, stdin []byte) ([]byte, []byte, int, error) {
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
+	var so, se bytes.Buffer
+	c.Stdout, c.Stderr, c.Stdin = &so, &se, bytes.NewReader(stdin)
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		return so.Bytes(), se.Bytes(), ee.ExitCode(), nil
+	}
+	if err != nil {
+		return so.Bytes(), se.Bytes(), -1, err
+	}
+	return so.Bytes(), se.Bytes(), 0, nil
+}
