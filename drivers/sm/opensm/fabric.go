@@ -101,6 +101,17 @@ func hasFabric(sm *intent.SubnetManager) bool {
 	return sm != nil && sm.Source != nil && ibspec.HasFabric(sm.Source)
 }
 
+type withoutFabricKey struct{}
+
+// WithoutFabric returns a context in which Read compares the files only
+// and leaves the fabric alone: for a caller that reads the fabric itself
+// (validate's InfiniBand stage), so it is not discovered twice.
+func WithoutFabric(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withoutFabricKey{}, true)
+}
+
+func fabricSkipped(ctx context.Context) bool { v, _ := ctx.Value(withoutFabricKey{}).(bool); return v }
+
 // readFabric discovers the fabric and compares it with the spec; nil
 // when the spec has no InfiniBand cabling.
 func readFabric(ctx context.Context, s *session, o ibfabric.Options) *fabricView {

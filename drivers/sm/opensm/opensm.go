@@ -230,8 +230,10 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	}
 	desired := sm.Flatten()
 	live := liveState(lf, desired, sm.QoS)
-	lf.fabric = readFabric(ctx, s, ibfabric.All)
-	lf.fabric.annotate(live, desired)
+	if !fabricSkipped(ctx) {
+		lf.fabric = readFabric(ctx, s, ibfabric.All)
+		lf.fabric.annotate(live, desired)
+	}
 	d.mu.Lock()
 	if d.live == nil {
 		d.live = map[string]*liveFiles{}
