@@ -45,11 +45,7 @@ func ibRunner(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (ibfabri
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("the testbed's simulated subnet: %w", err)
 		}
-		r, err := sim.BatchRunner()
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("the testbed's simulated subnet: %w", err)
-		}
-		return r, func() {}, "in the testbed's simulated subnet (" + dir + ")", nil
+		return sim.Runner(), func() {}, "in the testbed's simulated subnet (" + dir + ")", nil
 	}
 	fab := intent.Compile(s)
 	if len(fab.SubnetManagers) == 0 {

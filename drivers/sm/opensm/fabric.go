@@ -51,12 +51,22 @@ type fabricView struct {
 }
 
 // diagRunner runs infiniband-diags over the session: from the spec's
-// diags_dir when set, through sudo -n when the host says sudo. It is an
-// ibfabric.BatchRunner: Discover's smpquery calls go to the SM host as
-// one command (one SSH session), which runs them there in parallel.
-func (s *session) diagRunner() ibfabric.Runner { return sessionDiags{s} }
+// diags_dir when set, through sudo -n when the host says sudo. Over SSH it
+// is an ibfabric.BatchRunner: Discover's smpquery calls go to the SM host
+// as one command (one SSH session), which runs them there in parallel.
+// A local runner is not batched: there the batch shell only adds
+// processes (make bench-ib).
+func (s *session) diagRunner() ibfabric.Runner {
+	if _, ssh := s.r.(sshRunner); ssh {
+		return batchDiags{sessionDiags{s}}
+	}
+	return sessionDiags{s}
+}
 
 type sessionDiags struct{ s *session }
+
+// batchDiags is sessionDiags with RunBatch.
+type batchDiags struct{ sessionDiags }
 
 func (d sessionDiags) prog(name string) string {
 	if d.s.sm != nil && d.s.sm.DiagsDir != "" {
@@ -91,7 +101,7 @@ func (d sessionDiags) Run(ctx context.Context, name string, args ...string) ([]b
 	return out, nil
 }
 
-func (d sessionDiags) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
+func (d batchDiags) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
 	return ibfabric.ShellBatch(ctx, d.s.r.run, d.prefix(), d.prog(name), argsList, parallel)
 }
 

@@ -169,9 +169,21 @@ credentials "sm" {
 		}
 		return fs
 	}
+	if _, ok := r.(ibfabric.BatchRunner); !ok {
+		t.Fatal("the diag runner over SSH does not batch")
+	}
+	t1 := time.Now()
 	if fs := read(); len(fs) != 0 {
 		t.Fatalf("findings over SSH on the applied fabric: %v", fs)
 	}
+	batched := time.Since(t1)
+	// The same read with one SSH session per call (RunBatch hidden).
+	t1 = time.Now()
+	if _, err := ibfabric.Discover(ctx, struct{ ibfabric.Runner }{r}, ibfabric.All); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("discovery over SSH of %d switches, %d adapters, %d links: %s in one batch, %s with one session per smpquery",
+		len(fab.Topology.Switches), len(fab.Topology.HCAs), len(fab.Topology.Links), batched.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 
 	// 4. A cable down: a plan finding named by port, and validate's
 	// runner names it too.
