@@ -45,10 +45,10 @@ type Options struct {
 // 0.2 s of wall time and a few ms of CPU each), but ibsim answers every
 // client from one thread and serves at most 10 at once (ibsim/ibsim.c
 // IBSIM_MAX_CLIENTS, opensm being one). Measured with make bench-ib on
-// a shared 2-core machine: a 6-switch, 16-adapter fat tree read in 6.5 s
-// with 4 in flight and 2.4 s with 8; 16 switches and 64 adapters in 38 s
-// with 4 and 53 s with 8; 24 and 128 in 84 s and 128 s. So 4 stays the
-// default and Options.Parallel raises it.
+// a shared 2-core machine (load 4 to 12): a 6-switch, 16-adapter fat
+// tree read in 4.7 s with 4 in flight and 6.5 s with 8; 16 switches and
+// 64 adapters in 21 s and 27 s; 24 and 128 in 51 s and 69 s. So 4 is the
+// default and Options.Parallel changes it.
 const DefaultParallel = 4
 
 // All reads everything.
