@@ -43,8 +43,8 @@ type Options struct {
 // DefaultParallel is Discover's default bound on smpquery processes in
 // flight. An smpquery spends most of its time waiting (on ibsim about
 // 0.2 s of wall time and a few ms of CPU each), but ibsim answers every
-// client from one thread and serves at most 10 at once (ibsim/ibsim.c
-// IBSIM_MAX_CLIENTS, opensm being one). Measured with make bench-ib on
+// client from one select loop and serves at most 10 at once
+// (ibsim/ibsim.c: sim_run, IBSIM_MAX_CLIENTS; opensm is one). Measured with make bench-ib on
 // a shared 2-core machine (load 4 to 12): a 6-switch, 16-adapter fat
 // tree read in 4.7 s with 4 in flight and 6.5 s with 8; 16 switches and
 // 64 adapters in 21 s and 27 s; 24 and 128 in 51 s and 69 s. So 4 is the
