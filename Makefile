@@ -8,6 +8,7 @@
 #   make demo-vm the same job in the VM testbed with real RDMA traffic (root; testbed/vm)
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
+#   make bench-ib   InfiniBand discovery of simulated fat trees up to 24 switches, 128 HCAs (ibsim; root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 
@@ -50,15 +51,15 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
-                ./drivers/sm/ibfabric:FuzzParseTables ./internal/dcbnl:FuzzDecodeIEEE \
-                ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
-                ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
-                ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
+                 ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
+                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
+                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
+                 ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh fuzz demo demo-ib demo-vm e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib fuzz demo demo-ib demo-vm e2e-vm clean
 
 all: lint test build
 
@@ -102,6 +103,9 @@ bench:
 # (drivers/host/ssh_bench_test.go; needs root and openssh-server). Prints s/apply, ms/host, p50/max.
 bench-ssh:
 	$(GO) test -run '^$$' -bench 'SSHApply' -benchtime $${BENCHTIME:-3x} -timeout 30m ./drivers/host/
+
+bench-ib:
+	$(GO) test -run '^$$' -bench 'FatTree' -benchtime 1x -timeout 40m ./testbed/ibsim/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

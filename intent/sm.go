@@ -31,6 +31,13 @@ type SubnetManager struct {
 	// ConfFile and PIDFile are opensm.conf's and the pid file's places
 	// on the SM host ("": the driver's defaults).
 	ConfFile, PIDFile string
+	// DiagsDir is the directory of infiniband-diags on the SM host (""
+	// its PATH): the driver reads the fabric back with them.
+	DiagsDir string
+	// Source is the spec the intent was compiled from: the opensm driver
+	// maps its InfiniBand switches and cabling (drivers/sm/ibfabric/ibspec)
+	// to read the fabric back in plan and apply. Not serialised.
+	Source *spec.Spec `json:"-"`
 	// Partitions, by P_Key. The default partition (0x7fff) is always
 	// there: the spec's, or every port a full member with an IPoIB group
 	// at the fabric's RDMA MTU (see Compile).
@@ -160,6 +167,8 @@ func compileSM(s *spec.Spec) *SubnetManager {
 		Fabric:    s.Fabric.Name,
 		ConfFile:  ib.OpenSMConf,
 		PIDFile:   ib.OpenSMPIDFile,
+		DiagsDir:  ib.DiagsDir,
+		Source:    s,
 		Sudo:      h.Sudo,
 		SL2VL:     ib.SL2VL,
 		VLArbHigh: ib.VLArbHigh,

@@ -651,7 +651,7 @@ func (l *loader) validation(in instance) *Validation {
 }
 
 var ibSchema = &hcl.BodySchema{
-	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "sm_connect", "opensm_conf", "opensm_pid_file"),
+	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "sm_connect", "opensm_conf", "opensm_pid_file", "diags_dir"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "partition", LabelNames: []string{"name"}}},
 }
 
@@ -681,6 +681,7 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 	}
 	ib.OpenSMConf = rel(d.str("opensm_conf", ""))
 	ib.OpenSMPIDFile = rel(d.str("opensm_pid_file", ""))
+	ib.DiagsDir = rel(d.str("diags_dir", ""))
 	if v, _, ok := d.value("sl2vl", cty.List(cty.Number)); ok {
 		rng := d.src.Attr("sl2vl")
 		for it := v.ElementIterator(); it.Next(); {

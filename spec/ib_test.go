@@ -50,3 +50,95 @@ host "h1" {
 		t.Errorf("guid %q", g)
 	}
 }
+
+// TestIBLinks: the InfiniBand cabling the loader refuses, each error
+// pinned to the spec: ends that disagree on the rate (the NIC's speed against width
+// x lane rate), a width or speed InfiniBand has not, an adapter port
+// cabled twice.
+func TestIBLinks(t *testing.T) {
+	const head = `
+fabric "t" {
+  transport = "infiniband"
+}
+switch "leaf1" {
+  platform = "infiniband"
+  ports    = 8
+}
+host "h1" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    speed  = "200G"
+    guid   = "0x0c42a10300000b01"
+  }
+}
+`
+	for _, c := range []struct {
+		name, links, want string
+	}{
+		{name: "clean", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "HDR"
+  width     = "4x"
+}`},
+		{name: "rate mismatch", want: "Speed mismatch", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "NDR"
+  width     = "4x"
+}`},
+		{name: "width mismatch", want: "Speed mismatch", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "HDR"
+  width     = "2x"
+}`},
+		{name: "no such width", want: "width", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "HDR"
+  width     = "3x"
+}`},
+		{name: "no such speed", want: "speed", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "XDR2"
+  width     = "4x"
+}`},
+		{name: "adapter port cabled twice", want: "Endpoint used twice", links: `
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "HDR"
+  width     = "4x"
+}
+link {
+  endpoints = ["leaf1:2", "h1:ib0"]
+  speed     = "HDR"
+  width     = "4x"
+}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			platforms := append(append([]PlatformInfo(nil), testPlatforms...), PlatformInfo{Name: "infiniband", InfiniBand: true})
+			_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(head + c.links)}}, LoadOptions{Platforms: platforms})
+			if c.want == "" {
+				if diags.HasErrors() {
+					t.Fatalf("diags: %v", diags)
+				}
+				return
+			}
+			if !diags.HasErrors() {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			found := false
+			for _, d := range diags {
+				if strings.Contains(d.Summary+" "+d.Detail, c.want) && d.Subject != nil {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("diags %v, want one about %q pinned to the spec", diags, c.want)
+			}
+		})
+	}
+}

@@ -560,10 +560,15 @@ type InfiniBandConfig struct {
 	// relative paths are resolved against the spec file's directory.
 	OpenSMConf    string
 	OpenSMPIDFile string
-	Partitions    []*Partition
-	SL2VL         []int // 16 entries: VL of each SL
-	VLArbHigh     []VLWeight
-	VLArbLow      []VLWeight
+	// DiagsDir is the directory of the infiniband-diags programs
+	// (ibnetdiscover, smpquery) on the SM host ("": its PATH); the
+	// testbed points it at wrappers that run them on the simulated
+	// subnet. Relative paths are resolved like OpenSMConf.
+	DiagsDir   string
+	Partitions []*Partition
+	SL2VL      []int // 16 entries: VL of each SL
+	VLArbHigh  []VLWeight
+	VLArbLow   []VLWeight
 	// MaxVLs is opensm's qos_max_vls, the data VLs the ports run (1, 2,
 	// 4, 8 or 15); 0: not managed.
 	MaxVLs int

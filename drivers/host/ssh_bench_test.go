@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
+	"github.com/fabctl/fabctl/internal/sshdtest"
 )
 
 // BenchmarkSSHApply: `fabctl apply --parallelism 64` (the real binary as

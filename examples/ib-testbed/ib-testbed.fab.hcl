@@ -114,6 +114,9 @@ infiniband {
   sm_connect      = "local"
   opensm_conf     = ".fabctl/testbed/ibsim/opensm/opensm.conf"
   opensm_pid_file = ".fabctl/testbed/ibsim/opensm.pid"
+  # infiniband-diags on the simulated subnet (wrappers testbed up writes): plan, apply and validate
+  # read the fabric back with them.
+  diags_dir = ".fabctl/testbed/ibsim/bin"
 
   sl2vl       = [0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
   max_vls     = 4

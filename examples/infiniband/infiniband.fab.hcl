@@ -10,10 +10,13 @@
 # The fabric is two leaves and two spines, NVIDIA Quantum-2 QM9700 (64 NDR ports each), platform
 # "infiniband": the subnet manager programs them, so fabctl has no driver for them and never logs
 # in; the spec gives their port counts and every cable at its width and speed. Lint checks the
-# cabling (IB-5) and that it carries the partitions and QoS (IB-6); `fabctl validate` discovers the
-# fabric over MADs on the SM host (ibnetdiscover, smpquery) and reports every missing, extra or
-# miswired cable, link trained narrower or slower, P_Key, SL2VL, VL arbitration and MTU that
-# differs, by switch and port. examples/ib-testbed is the same shape, small enough to simulate.
+# cabling (IB-5), that it carries the partitions and QoS (IB-6) and that it is a fat tree without
+# credit loops (IB-7); `fabctl validate` discovers the fabric over MADs on the SM host (ibnetdiscover,
+# smpquery, in one SSH session) and reports every missing, extra or miswired cable, link trained
+# narrower or slower, P_Key, SL2VL, VL arbitration and MTU that differs, by switch and port; `fabctl
+# plan` reads it back too (what opensm did not program is a change to apply). examples/ib-testbed is
+# the same shape, small enough to simulate: ibsim 0.10 has no NDR and runs 2048-byte MTUs, so this
+# NDR fabric at rdma_mtu 4096 is checked statically here and read back on real hardware.
 #
 #     spine1   spine2        leaf ports 49-56 go to spine1, 57-64 to spine2 (8 cables each)
 #       |   \ /   |

@@ -67,7 +67,7 @@ printed. DIR defaults to .fabctl/testbed beside the spec.`,
   fabctl testbed down examples/testbed`,
 	}
 	cmd.AddCommand(newCmdTestbedUp(f), newCmdTestbedDown(f), newCmdTestbedStatus(f), newCmdTestbedServe(f),
-		newCmdTestbedContainerlab(f))
+		newCmdTestbedContainerlab(f), newCmdTestbedFault(f))
 	return cmd
 }
 

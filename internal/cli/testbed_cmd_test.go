@@ -22,7 +22,7 @@ func TestTestbedSubcommands(t *testing.T) {
 			tb = append(tb, name)
 		}
 	}
-	if got := strings.Join(tb, " "); got != "containerlab down serve(hidden) status up" {
+	if got := strings.Join(tb, " "); got != "containerlab down fault serve(hidden) status up" {
 		t.Fatalf("testbed subcommands: %s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/drivers/sm/opensm"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -257,7 +258,13 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	}
 	if !opts.SkipReadback && opts.Drivers != nil {
 		res.Stages = append(res.Stages, StageReadback)
-		res.Readback = readback.Run(ctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version})
+		rctx := ctx
+		if ibreadback.Applies(s) {
+			// The InfiniBand stage below reads the fabric: the subnet
+			// manager's read-back compares its files only.
+			rctx = opensm.WithoutFabric(ctx)
+		}
+		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version})
 	}
 	if !opts.SkipReadback && ibreadback.Applies(s) {
 		res.Stages = append(res.Stages, StageInfiniBand)

@@ -32,71 +32,108 @@ func fatTree(leaves, spines, hcas int) *ibfabric.Topology {
 	return t
 }
 
-// BenchmarkFatTree brings fat trees of three sizes to SUBNET UP (opensm
-// with two partitions of half the adapters each, and QoS) and times
-// discovery (ibnetdiscover, then smpquery portinfo/pkeys/sl2vl/vlarb per
-// cabled port, 4 in flight) and the comparison.
+// BenchmarkFatTree brings 2-level fat trees of three sizes to SUBNET UP
+// (opensm with two partitions of half the adapters each, and QoS) and
+// times ibnetdiscover alone, then the full discovery (ibnetdiscover, then
+// smpquery portinfo/pkeys/sl2vl/vlarb per cabled port) with 4 and with 8
+// smpquery processes in flight, and with 4 in one batch (one shell
+// running them with xargs -P, as the opensm driver does over SSH),
+// and the comparison. It prints one line per size and mode:
 //
+//	make bench-ib
 //	flock /tmp/fabctl-test.lock go test ./testbed/ibsim/ -run '^$' -bench FatTree -benchtime 1x
 func BenchmarkFatTree(b *testing.B) {
 	requireSim(b)
 	for _, size := range []struct{ leaves, spines, hcas int }{{4, 2, 16}, {8, 8, 64}, {16, 8, 128}} {
-		name := fmt.Sprintf("leaves=%d,spines=%d,hcas=%d", size.leaves, size.spines, size.hcas)
-		b.Run(name, func(b *testing.B) {
-			topo := fatTree(size.leaves, size.spines, size.hcas)
-			parts := []partitionPlan{
-				{name: "even", pkey: 0x0010, sl: 1, members: map[string]bool{}},
-				{name: "odd", pkey: 0x0011, sl: 2, members: map[string]bool{}},
+		topo := fatTree(size.leaves, size.spines, size.hcas)
+		parts := []partitionPlan{
+			{name: "even", pkey: 0x0010, sl: 1, members: map[string]bool{}},
+			{name: "odd", pkey: 0x0011, sl: 2, members: map[string]bool{}},
+		}
+		for i, h := range topo.HCAs {
+			parts[i%2].members[h.Name] = true
+		}
+		files := renderFiles(b, subnetManager(topo, parts))
+		in := fabricIntent(topo, parts)
+		var s *Sim
+		var up time.Duration
+		for _, mode := range []struct {
+			par   int
+			batch bool
+		}{{4, false}, {8, false}, {4, true}} {
+			par := mode.par
+			name := fmt.Sprintf("switches=%d,hcas=%d,parallel=%d", size.leaves+size.spines, size.hcas, par)
+			if mode.batch {
+				name += ",batch"
 			}
-			for i, h := range topo.HCAs {
-				parts[i%2].members[h.Name] = true
-			}
-			files := renderFiles(b, subnetManager(topo, parts))
-			in := fabricIntent(topo, parts)
-			start := time.Now()
-			s := startSim(b, topo, files)
-			up := time.Since(start)
-			_ = s
-			b.ResetTimer()
-			var topoT, discT, cmpT time.Duration
-			var fab *ibfabric.Fabric
-			var findings []ibfabric.Finding
-			for i := 0; i < b.N; i++ {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				t0 := time.Now()
-				if _, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.Options{}); err != nil {
-					b.Fatal(err)
+			b.Run(name, func(b *testing.B) {
+				if s == nil {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					start := time.Now()
+					sim, err := Start(ctx, Config{Topology: topo, SMNode: topo.HCAs[0].Name, Files: files})
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, up = sim, time.Since(start)
 				}
-				t1 := time.Now()
-				f, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
-				cancel()
-				if err != nil {
-					b.Fatal(err)
+				var r ibfabric.Runner = s.Runner()
+				if mode.batch {
+					br, err := s.BatchRunner()
+					if err != nil {
+						b.Fatal(err)
+					}
+					r = br
 				}
-				t2 := time.Now()
-				fs, err := ibfabric.Compare(in, f)
-				if err != nil {
-					b.Fatal(err)
+				b.ResetTimer()
+				var topoT, discT, cmpT time.Duration
+				var fab *ibfabric.Fabric
+				var findings []ibfabric.Finding
+				for i := 0; i < b.N; i++ {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+					t0 := time.Now()
+					if _, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.Options{}); err != nil {
+						cancel()
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					o := ibfabric.All
+					o.Parallel = par
+					f, err := ibfabric.Discover(ctx, r, o)
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					t2 := time.Now()
+					fs, err := ibfabric.Compare(in, f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					t3 := time.Now()
+					topoT += t1.Sub(t0)
+					discT += t2.Sub(t1)
+					cmpT += t3.Sub(t2)
+					fab, findings = f, fs
 				}
-				t3 := time.Now()
-				topoT += t1.Sub(t0)
-				discT += t2.Sub(t1)
-				cmpT += t3.Sub(t2)
-				fab, findings = f, fs
+				b.StopTimer()
+				n := time.Duration(b.N)
+				ports := 2 * len(fab.Links)
+				b.ReportMetric(up.Seconds(), "up-s")
+				b.ReportMetric((discT / n).Seconds(), "discover-s")
+				b.ReportMetric((cmpT/n).Seconds()*1000, "compare-ms")
+				b.ReportMetric(float64(ports), "ports")
+				fmt.Printf("ibsim fat tree %s: %d switches, %d adapters, %d cabled ports: SUBNET UP in %s; ibnetdiscover %s; full discovery %s (%.1f ms/port); compare %s; %d findings\n",
+					name, len(topo.Switches), len(topo.HCAs), ports, up.Round(time.Millisecond), (topoT / n).Round(time.Millisecond),
+					(discT / n).Round(time.Millisecond), float64((discT/n).Microseconds())/1000/float64(ports), (cmpT / n).Round(time.Microsecond), len(findings))
+				if len(findings) != 0 {
+					b.Errorf("a clean fat tree has findings: %v", findings)
+				}
+			})
+		}
+		if s != nil {
+			if err := s.Stop(); err != nil {
+				b.Error(err)
 			}
-			b.StopTimer()
-			n := time.Duration(b.N)
-			ports := 2 * len(fab.Links)
-			b.ReportMetric(up.Seconds(), "up-s")
-			b.ReportMetric((discT / n).Seconds(), "discover-s")
-			b.ReportMetric((cmpT/n).Seconds()*1000, "compare-ms")
-			b.ReportMetric(float64(ports), "ports")
-			fmt.Printf("ibsim fat tree %s: %d switches, %d adapters, %d cabled ports: SUBNET UP in %s; ibnetdiscover %s; full discovery %s (%.1f ms/port); compare %s; %d findings\n",
-				name, len(topo.Switches), len(topo.HCAs), ports, up.Round(time.Millisecond), (topoT / n).Round(time.Millisecond),
-				(discT / n).Round(time.Millisecond), float64((discT/n).Microseconds())/1000/float64(ports), (cmpT / n).Round(time.Microsecond), len(findings))
-			if len(findings) != 0 {
-				b.Errorf("a clean fat tree has findings: %v", findings)
-			}
-		})
+		}
 	}
 }

@@ -229,6 +229,34 @@ func TestFabric(t *testing.T) {
 
 	t.Run("clean", func(t *testing.T) { check(t, s, in) })
 
+	t.Run("batch", func(t *testing.T) {
+		// The same read through one batch (ibfabric.ShellBatch over the
+		// diag wrappers) as through one process per call.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		br, err := s.BatchRunner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := br.(ibfabric.BatchRunner); !ok {
+			t.Fatal("Sim.BatchRunner is not an ibfabric.BatchRunner")
+		}
+		fb, err := ibfabric.Discover(ctx, br, ibfabric.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fo, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db, do := fb.Describe(), fo.Describe(); db != do {
+			t.Errorf("batched read differs:\n%s\nper call:\n%s", db, do)
+		}
+		if fs, err := ibfabric.Compare(in, fb); err != nil || len(fs) != 0 {
+			t.Errorf("batched read: %v %v", fs, err)
+		}
+	})
+
 	t.Run("lower-width", func(t *testing.T) {
 		sw1 := topo.Switches[0].SwitchGUID()
 		isl := ibfabric.PortRef{Node: "sw1", Port: 7}

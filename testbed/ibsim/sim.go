@@ -755,3 +755,84 @@ func (s *Sim) tail(names ...string) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// DiagsDirName is the directory, under a Sim's, of the wrappers
+// WriteDiagWrappers writes.
+const DiagsDirName = "bin"
+
+// diagWrapped are the programs WriteDiagWrappers wraps: the
+// infiniband-diags fabctl's read-back runs, and ibportstate.
+var diagWrapped = []string{"ibnetdiscover", "smpquery", "saquery", "ibportstate"}
+
+// WriteDiagWrappers writes, in <dir>/bin, one sh script per diagnostic
+// program that runs the real program on this simulated subnet: it sets
+// the environment Run sets (LD_PRELOAD=libumad2sim.so as Debian's
+// ibsim-run does, IBSIM_SOCKNAME, SIM_HOST) and works in the clients
+// directory, where umad2sim keeps each process's fake sysfs. A subnet
+// manager host whose spec sets infiniband diags_dir to that directory
+// has its fabric read back by the opensm driver on the simulation, over
+// "local" or SSH alike. It returns the directory.
+func (s *Sim) WriteDiagWrappers() (string, error) {
+	dir := s.path(DiagsDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// The clients directory is written by whoever runs a wrapper (the
+	// login of an SSH test may not be root).
+	if err := os.Chmod(s.path(ClientsDir), 0o1777); err != nil {
+		return "", err
+	}
+	for _, t := range diagWrapped {
+		body := fmt.Sprintf("#!/bin/sh\n# Written by fabctl (testbed/ibsim): %s on the simulated subnet %s.\ncd %s || exit 1\nLD_PRELOAD=%s IBSIM_SOCKNAME=%s SIM_HOST=%s\nexport LD_PRELOAD IBSIM_SOCKNAME SIM_HOST\nexec %s \"$@\"\n",
+			t, s.Dir, shellQuote(s.path(ClientsDir)), shellQuote(s.Preload), shellQuote(s.Socket), shellQuote(s.SMNode), shellQuote(lookTool(t)))
+		if err := os.WriteFile(filepath.Join(dir, t), []byte(body), 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// BatchRunner returns the Sim as an ibfabric.BatchRunner: single calls as
+// Run makes them, Discover's smpquery calls as one batch (ibfabric.
+// ShellBatch: one shell running them with xargs -P) through the wrappers
+// of WriteDiagWrappers, which it writes when they are missing.
+func (s *Sim) BatchRunner() (ibfabric.Runner, error) {
+	dir := s.path(DiagsDirName)
+	if _, err := os.Stat(filepath.Join(dir, "smpquery")); err != nil {
+		if dir, err = s.WriteDiagWrappers(); err != nil {
+			return nil, err
+		}
+	}
+	return simBatch{s: s, dir: dir}, nil
+}
+
+type simBatch struct {
+	s   *Sim
+	dir string
+}
+
+func (b simBatch) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return b.s.Run(ctx, name, args...)
+}
+
+func (b simBatch) RunBatch(ctx context.Context, name string, argsList [][]string, parallel int) ([]ibfabric.BatchResult, error) {
+	return ibfabric.ShellBatch(ctx, shellExec, "", filepath.Join(b.dir, name), argsList, parallel)
+}
+
+// shellExec runs a command line with /bin/sh on this machine.
+func shellExec(ctx context.Context, cmdline string, stdin []byte) ([]byte, []byte, int, error) {
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmdline)
+	var so, se bytes.Buffer
+	c.Stdout, c.Stderr, c.Stdin = &so, &se, bytes.NewReader(stdin)
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		return so.Bytes(), se.Bytes(), ee.ExitCode(), nil
+	}
+	if err != nil {
+		return so.Bytes(), se.Bytes(), -1, err
+	}
+	return so.Bytes(), se.Bytes(), 0, nil
+}

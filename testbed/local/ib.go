@@ -25,7 +25,10 @@ import (
 // (`fabctl apply` writes them and signals it, as on a real one: the spec
 // points the opensm driver at DIR/ibsim/opensm/opensm.conf and
 // DIR/ibsim/opensm.pid with infiniband { sm_connect = "local",
-// opensm_conf, opensm_pid_file }).
+// opensm_conf, opensm_pid_file }). DIR/ibsim/bin holds wrappers that run
+// infiniband-diags on the simulated subnet (ibsim.Sim.WriteDiagWrappers):
+// with infiniband diags_dir pointing there, plan, apply and validate read
+// the simulated fabric back as they read a real one on its SM host.
 
 // IBSimDirName is the simulated subnet's directory under the testbed's.
 const IBSimDirName = "ibsim"
@@ -65,6 +68,9 @@ func upIB(s *spec.Spec, r *Record, opts Options) error {
 	r.IBSim = dir
 	if err := os.WriteFile(filepath.Join(dir, OpenSMPIDFile), []byte(strconv.Itoa(sim.OpenSMPID)+"\n"), 0o644); err != nil {
 		return err
+	}
+	if _, err := sim.WriteDiagWrappers(); err != nil {
+		return fmt.Errorf("simulated InfiniBand subnet: %w", err)
 	}
 	logf(opts.Log, "InfiniBand: ibsim (pid %d) and opensm (pid %d, on %s) up in %s: %d switches, %d adapters, %d links; SUBNET UP",
 		sim.IBSimPID, sim.OpenSMPID, f.SMNode, time.Since(start).Round(time.Millisecond), len(f.Topology.Switches), len(f.Topology.HCAs), len(f.Topology.Links))

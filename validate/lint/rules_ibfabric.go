@@ -1,7 +1,9 @@
 package lint
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/fabctl/fabctl/spec"
 )
@@ -33,6 +35,22 @@ VL the port does not run is dropped. A partition MTU above the fabric's rdma_mtu
 is an IPoIB group no port can join at that size.`,
 			Reference: "opensm(8) PARTITION CONFIGURATION, QOS CONFIGURATION; IBA 7.6.6 (SL to VL mapping), 7.9 (MTU)",
 			Check:     checkIB6,
+		},
+		{
+			ID:    "IB-7",
+			Title: "The InfiniBand fat tree keeps its up/down structure: no credit loops, adapters on the lowest tier",
+			Rationale: `InfiniBand is lossless on every VL: a packet holds its input buffer's credits until the next link has
+room, so buffers that wait on each other in a cycle (a credit loop) can deadlock the fabric exactly like
+a PFC cycle on Ethernet. opensm routes with Min Hop unless told otherwise, and ftree expects a pure fat
+tree; both take routes over a loop when the cabling has one. fabctl applies SAFE-2's buffer dependency
+analysis to the InfiniBand cabling (every cable to an InfiniBand switch, switches forwarding up/down by
+tier, hosts terminating): a cable between two switches of one tier (leaf-leaf, spine-spine) or a switch
+without a tier lets a packet that came down climb again, which closes a cycle; each cycle is an error
+naming its cables. An adapter cabled to a switch above the leaf tier breaks the fat tree's ranks (ftree
+needs every adapter on the lowest tier): a warning.`,
+			Reference: "opensm(8) ROUTING (Min Hop is the default; UPDN \"should be chosen if the subnet is not a pure Fat Tree, and deadlock may occur due to a loop in the subnet\"); " +
+				"Hu et al., HotNets 2016 (cyclic buffer dependency)",
+			Check: checkIB7,
 		},
 	}
 }
@@ -128,5 +146,75 @@ func checkIB6(c *Context) {
 				"sl2vl maps SL %d to VL %d, but %s: packets on SL %d are dropped.", sl, vl, why, sl)
 			break
 		}
+	}
+}
+
+// maxIBLoopReports bounds the credit loops IB-7 reports in one run.
+const maxIBLoopReports = 20
+
+func checkIB7(c *Context) {
+	s := c.Spec
+	if ibFabric(s) == nil && (s.Fabric == nil || s.Fabric.Transport != spec.InfiniBand) {
+		return
+	}
+	nodes := newDLNodes(s)
+	var links []*spec.Link
+	var ends [][2]int32
+	for _, l := range s.Links {
+		a, b := ibSwitchOf(s, l.A), ibSwitchOf(s, l.B)
+		if a == nil && b == nil {
+			continue
+		}
+		links = append(links, l)
+		ends = append(ends, [2]int32{nodes.id[l.A.Node], nodes.id[l.B.Node]})
+		// An adapter on a switch above the leaf tier.
+		for _, x := range []struct {
+			sw   *spec.Switch
+			host spec.Endpoint
+		}{{a, l.B}, {b, l.A}} {
+			if x.sw != nil && x.host.Kind == spec.KindHost && x.sw.Tier > 1 {
+				c.Reportf(Warning, l.Src.Attr("endpoints"), l.Address(), linkScopes(s, l), "Adapter above the leaf tier",
+					"%s: %s is cabled to %s, a tier-%d switch (role %q): a fat tree has every adapter on its leaves; opensm's ftree routing refuses the fabric and Min Hop may route over loops.",
+					l.Address(), x.host, x.sw.Name, x.sw.Tier, x.sw.Role)
+			}
+		}
+	}
+	if len(links) == 0 {
+		return
+	}
+	// InfiniBand switches forward up/down by tier whatever their
+	// Ethernet forwarding says; hosts terminate traffic.
+	for i, sw := range nodes.switches {
+		if sw != nil && sw.InfiniBand {
+			nodes.mode[i] = fwdUpDown
+		} else if h := nodes.hosts[i]; h != nil {
+			nodes.mode[i] = fwdNone
+		}
+	}
+	var res deadlockResult
+	g := buildDLGraph(nodes, links, ends)
+	g.analyse(nil, maxIBLoopReports, &res)
+	for _, dc := range res.Cycles {
+		l := dc.Culprit
+		hops := make([]string, 0, len(dc.Hops))
+		for i, h := range dc.Hops {
+			if i == maxCycleHops {
+				hops = append(hops, fmt.Sprintf("... %d more", len(dc.Hops)-maxCycleHops))
+				break
+			}
+			hops = append(hops, h.String())
+		}
+		why := "a cable between two switches of the same tier"
+		if dc.Kind != kindLateral {
+			why = "the cabling"
+		}
+		c.Reportf(Error, l.Src.Attr("endpoints"), l.Address(), linkScopes(s, l), "InfiniBand credit loop",
+			"%s closes a cycle of buffer dependencies (%s): %s. Credits can deadlock the loop under load; opensm's default Min Hop routing uses it. Recable it as a fat tree (leaves up to spines only), or give every switch its tier (role or tier).",
+			l.Address(), why, strings.Join(hops, ", "))
+	}
+	for _, r := range res.Unreported {
+		l := r.Next
+		c.Reportf(Error, l.Src.Attr("endpoints"), l.Address(), linkScopes(s, l), "More InfiniBand credit loops",
+			"IB-7 stopped after reporting %d credit loops; %s are still in loops, among them the one through %s.", maxIBLoopReports, plural(r.Channels, "link direction"), l.Address())
 	}
 }

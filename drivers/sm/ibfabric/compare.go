@@ -71,6 +71,10 @@ type Finding struct {
 	Node    string
 	Port    int
 	Message string
+	// Subject is what the finding is about beyond its port: the
+	// partition's name (pkey-* and switch-pkey kinds), "high" or "low"
+	// (vlarb); "" otherwise.
+	Subject string
 }
 
 func (f Finding) String() string {
@@ -119,6 +123,9 @@ type comparer struct {
 func (c *comparer) add(k Kind, node string, port int, format string, args ...any) {
 	c.out = append(c.out, Finding{Kind: k, Node: node, Port: port, Message: fmt.Sprintf(format, args...)})
 }
+
+// about sets the Subject of the finding add just made.
+func (c *comparer) about(subject string) { c.out[len(c.out)-1].Subject = subject }
 
 // name is the topology's name of a discovered node, else its description
 // and GUID.
@@ -288,8 +295,10 @@ func (c *comparer) partitions() {
 			case !found:
 				c.add(KindPKeyMissing, m.Port.Node, m.Port.Port, "P_Key 0x%04x of partition %s is not in the port's P_Key table %s: the port is not in the partition (check partitions.conf and the port GUID %s)",
 					base, p.Name, pkeyList(d.PKeys), GUID(d.GUID))
+				c.about(p.Name)
 			case full != m.Full:
 				c.add(KindPKeyMember, m.Port.Node, m.Port.Port, "partition %s (0x%04x): the port is a %s member, the spec says %s", p.Name, base, membership(full), membership(m.Full))
+				c.about(p.Name)
 			}
 			if c.in.Enforce && found && d.Peer != nil {
 				sn := c.f.Nodes[d.Peer.Node]
@@ -304,6 +313,7 @@ func (c *comparer) partitions() {
 				if ok, _ := hasBase(sp.PKeys, base); !ok {
 					c.add(KindSwitchPKey, c.name(sn.GUID), d.Peer.Port, "faces partition %s member %s but lacks P_Key 0x%04x %s: with enforcement on, the switch drops the partition's packets",
 						p.Name, m.Port, base, pkeyList(sp.PKeys))
+					c.about(p.Name)
 				}
 			}
 		}
@@ -371,6 +381,7 @@ func (c *comparer) qos() {
 					want := nonZero(t.want)
 					if !equalVLW(want, t.got) {
 						c.add(KindVLArb, name, pn, "%s-priority VL arbitration is %s, the spec says %s", t.label, vlwString(t.got), vlwString(want))
+						c.about(t.label)
 					}
 				}
 			}

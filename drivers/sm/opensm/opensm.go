@@ -29,10 +29,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
@@ -59,6 +61,9 @@ type Options struct {
 	// missing or stale every process named opensm gets the signal.
 	PIDFile string
 	SSH     sshtransport.ExecOptions
+	// SweepTimeout bounds apply's wait, after SIGHUP, for opensm to
+	// program the fabric (default DefaultSweepTimeout).
+	SweepTimeout time.Duration
 }
 
 // opts are the driver's options with the spec's file places for this
@@ -104,6 +109,9 @@ type Driver struct {
 type liveFiles struct {
 	conf, parts, qos remoteFile
 	pids             []int
+	// fabric is the fabric read back with the files (nil: the spec
+	// cables no InfiniBand fabric).
+	fabric *fabricView
 }
 
 // New returns a driver with the default file locations.
@@ -220,13 +228,19 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	if err != nil {
 		return nil, err
 	}
+	desired := sm.Flatten()
+	live := liveState(lf, desired, sm.QoS)
+	if !fabricSkipped(ctx) {
+		lf.fabric = readFabric(ctx, s, ibfabric.All)
+		lf.fabric.annotate(live, desired)
+	}
 	d.mu.Lock()
 	if d.live == nil {
 		d.live = map[string]*liveFiles{}
 	}
 	d.live[sm.Name] = lf
 	d.mu.Unlock()
-	return liveState(lf, sm.Flatten(), sm.QoS), nil
+	return live, nil
 }
 
 // desiredFiles computes the new content of the files a change touches,
@@ -316,6 +330,13 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 				ch.Disruptive = c.Disruptive
 			}
 		}
+		if known && old.Present && old.Data == nf.Data {
+			// The file says it already; the fabric does not (annotate).
+			ch.Summary = fmt.Sprintf("%s already says it: opensm has not programmed it into the fabric", nf.Path)
+			ch.Payload = append(ch.Payload, "no write: the file is as the spec says")
+			out = append(out, ch)
+			continue
+		}
 		ch.Payload = append(ch.Payload, fmt.Sprintf("write %s atomically (temp file + rename), previous file kept as %s.fabctl.bak", nf.Path, nf.Path))
 		if known {
 			ch.Payload = append(ch.Payload, lineDiff(old, nf)...)
@@ -333,6 +354,9 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 		reload.Summary = "opensm is not running on " + sm.Name + ": it reads the new files when it starts (no signal sent)"
 	default:
 		reload.Payload = []string{"kill -HUP " + joinInts(lf.pids)}
+	}
+	if hasFabric(sm) && len(reload.Payload) > 0 {
+		reload.Summary += fmt.Sprintf("; fabctl re-reads the fabric until it is programmed (at most %s)", d.sweepTimeout())
 	}
 	return append(out, reload), nil
 }
@@ -442,9 +466,37 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		}
 		tok.Files = append(tok.Files, old)
 	}
-	if len(tok.Files) > 0 && len(lf.pids) > 0 {
+	// Signal opensm when a file changed, or when none did but the fabric
+	// lacks what the files say (the plan's "not programmed" changes);
+	// then wait for the sweep to program the fabric.
+	hup := len(tok.Files) > 0
+	if !hup && len(lf.pids) > 0 && hasFabric(sm) {
+		v := readFabric(ctx, s, ibfabric.Options{PKeys: true, QoS: true})
+		hup = v.err == nil && len(v.pending()) > 0
+	}
+	if hup && len(lf.pids) > 0 {
 		if err := s.hup(ctx, lf.pids); err != nil {
 			return fail(err)
+		}
+		if _, err := waitProgrammed(ctx, s, d.sweepTimeout()); err != nil {
+			if len(tok.Files) == 0 {
+				return drivers.Result{}, fmt.Errorf("%s: %w", sm.Name, err)
+			}
+			// Put the previous files back and have opensm sweep them in.
+			bg := context.WithoutCancel(ctx)
+			var rerrs []string
+			for i := len(tok.Files) - 1; i >= 0; i-- {
+				if rerr := s.restore(bg, tok.Files[i]); rerr != nil {
+					rerrs = append(rerrs, rerr.Error())
+				}
+			}
+			if herr := s.hup(bg, lf.pids); herr != nil {
+				rerrs = append(rerrs, "signal opensm: "+herr.Error())
+			}
+			if len(rerrs) > 0 {
+				return drivers.Result{}, &drivers.PartialError{Device: t.Device.Addr(), Err: fmt.Errorf("%s: %v; restoring the previous files failed: %s", sm.Name, err, strings.Join(rerrs, "; "))}
+			}
+			return drivers.Result{}, fmt.Errorf("%s: %w (the previous files are restored and opensm signalled to sweep them in)", sm.Name, err)
 		}
 	}
 	raw, _ := json.Marshal(tok)
@@ -534,6 +586,7 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 			fs = append(fs, drivers.Finding{Severity: "info", Message: fmt.Sprintf("%s sets %s %s: fabctl reads and writes that file", lf.conf.Path, x.opt, x.path)})
 		}
 	}
+	fs = append(fs, lf.fabric.planFindings(sm.Name)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity == "warning" && fs[j].Severity != "warning" })
 	return fs
 }

@@ -1,6 +1,6 @@
 // Package sshdtest runs a real OpenSSH server (Debian's openssh-server,
-// /usr/sbin/sshd) for the host driver's SSH transport tests and
-// benchmark: a generated ed25519 host key, a loopback port, keys
+// /usr/sbin/sshd) for the SSH tests and benchmarks of the host driver
+// and of the opensm driver's fabric read-back: a generated ed25519 host key, a loopback port, keys
 // authorised per user, internal-sftp, and test users with or without
 // sudo rules. It needs root; without root or sshd it skips, except under
 // CI=true, where it fails.

@@ -1,0 +1,88 @@
+# IB-7 fail: a cable between the two leaves closes a credit loop (leaf1 ->
+# leaf2 -> spine -> leaf1), and an adapter hangs off a spine.
+fabric "t" {
+  transport = "infiniband"
+}
+
+switch "spine1" {
+  platform = "infiniband"
+  role     = "spine"
+  ports    = 8
+}
+
+switch "spine2" {
+  platform = "infiniband"
+  role     = "spine"
+  ports    = 8
+}
+
+switch "leaf1" {
+  platform = "infiniband"
+  role     = "leaf"
+  ports    = 8
+}
+
+switch "leaf2" {
+  platform = "infiniband"
+  role     = "leaf"
+  ports    = 8
+}
+
+host "h1" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    guid   = "0x0002c90300000001"
+  }
+}
+
+host "h3" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    guid   = "0x0002c90300000021"
+  }
+}
+
+host "h2" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    guid   = "0x0002c90300000011"
+  }
+}
+
+infiniband {
+  subnet_manager = "h1"
+}
+
+link {
+  endpoints = ["leaf1:1", "h1:ib0"]
+  speed     = "HDR"
+  width     = "4x"
+}
+
+link {
+  endpoints = ["leaf2:1", "h2:ib0"]
+  speed     = "HDR"
+  width     = "4x"
+}
+
+link {
+  endpoints = ["leaf1:5", "leaf2:5"] # expect: IB-7
+  speed     = "HDR"
+  width     = "4x"
+}
+
+link {
+  endpoints = ["spine1:5", "h3:ib0"] # expect: IB-7
+  speed     = "HDR"
+  width     = "4x"
+}
+
+link {
+  for_each  = { for p in setproduct(["leaf1", "leaf2"], ["spine1", "spine2"]) : "${p[0]}-${p[1]}" => p }
+  endpoints = ["${each.value[0]}:${each.value[1] == "spine1" ? 7 : 8}", "${each.value[1]}:${each.value[0] == "leaf1" ? 1 : 2}"]
+  speed     = "HDR"
+  width     = "4x"
+}
