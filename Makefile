@@ -51,10 +51,10 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
-                 ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
-                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
-                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
-                 ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
+                ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
+                ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
+                ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
+                ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
