@@ -128,8 +128,8 @@ var reIfName = regexp.MustCompile(`interface\[name=([^\]]+)\]|"interface":"([^"]
 // PFC queues and forwarding classes for a 7220 IXR-D5
 // (testdata/srlinux-7220-d5-factory.json, fabctl's own assumption in
 // drivers/switch/srlinux/defaults.go without the feature-disabled
-// output/queue); OpenConfig ports with their type; SONiC ports with
-// lanes and speed, the buffer model and the lossless pool.
+// output/queue); OpenConfig ports with their type; SONiC: FragmentBase
+// (ports with lanes and speed, the buffer model and the lossless pool).
 func (p payload) validate(t testing.TB, c *Context, factory []byte, maxErrors int) error {
 	switch {
 	case p.set != nil && p.profile == "srlinux":
@@ -148,22 +148,7 @@ func (p payload) validate(t testing.TB, c *Context, factory []byte, maxErrors in
 		base, _ := json.Marshal(map[string]any{"openconfig-interfaces:interfaces": map[string]any{"interface": ifs}})
 		return c.ValidateSet(base, *p.set, Options{MaxErrors: maxErrors})
 	default:
-		ports := map[string]bool{}
-		for table, rows := range p.db {
-			for key, fields := range rows {
-				switch table {
-				case "CABLE_LENGTH":
-					for f := range fields {
-						ports[f] = true
-					}
-				case "PORT", "PORT_QOS_MAP", "PFC_WD", "BUFFER_PG", "QUEUE":
-					if k := strings.Split(key, "|")[0]; k != "global" && k != "GLOBAL" {
-						ports[k] = true
-					}
-				}
-			}
-		}
-		return c.ValidateConfigDB(MergeConfigDB(sonicBase(sortedKeys(ports)...), p.db), Options{MaxErrors: maxErrors})
+		return c.ValidateConfigDB(MergeConfigDB(FragmentBase(p.db), p.db), Options{MaxErrors: maxErrors})
 	}
 }
 
