@@ -123,7 +123,6 @@ func classifies(sw *intent.Switch) bool {
 	return sw.Trust == spec.TrustDSCP && sw.Transport != spec.InfiniBand
 }
 
-
 func lossless(sw *intent.Switch) []int {
 	var out []int
 	for _, tc := range sw.TCs {
