@@ -63,12 +63,16 @@ func cpuTime() time.Duration {
 // outside the timing. Sub-benchmarks: the pod as fabgen generates it
 // (SONiC leaves and spines carry YANG payloads; Cumulus, EOS and NX-OS
 // leaves render CLI), and every switch on sonic, openconfig and
-// srlinux. The budget is 2 s for the whole pod. Payloads are
+// srlinux. The budget is 2 s for the whole pod (ns/op, and
+// cpu-s/op, the process CPU time per pod). Payloads are
 // validated in parallel, one worker per CPU (a Context pools one libyang
 // context per CPU), with MaxErrors 1: a refused payload costs one
 // validation (every problem of a refused payload costs one validation
-// more each, see TestRenderedPayloads). Reported: payloads, refused
-// payloads, problems and process CPU s/op.
+// more each, see TestRenderedPayloads). Reported per pod: payloads
+// validated, refused payloads, problems, data nodes, constraints
+// evaluated (must expressions and when conditions, one per instance of a
+// schema node carrying one, and leafref values: libyang.Stats) and
+// process CPU s/op.
 //
 //	flock /tmp/fabctl-test.lock go test -run '^$' -bench ValidatePod256 -benchtime 3x ./yangval/libyang/
 func BenchmarkValidatePod256(b *testing.B) {
@@ -89,6 +93,7 @@ func BenchmarkValidatePod256(b *testing.B) {
 				ctxs[p.profile] = profile(b, p.profile)
 			}
 			refused, problemsN := 0, 0
+			var total Stats
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
@@ -98,12 +103,23 @@ func BenchmarkValidatePod256(b *testing.B) {
 				var wg sync.WaitGroup
 				next := make(chan payload)
 				refused, problemsN = 0, 0
+				total = Stats{}
 				for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
+						var st Stats // one per worker: Stats is not safe for concurrent use
+						defer func() {
+							mu.Lock()
+							total.Validations += st.Validations
+							total.Nodes += st.Nodes
+							total.Musts += st.Musts
+							total.Whens += st.Whens
+							total.Leafrefs += st.Leafrefs
+							mu.Unlock()
+						}()
 						for p := range next {
-							err := p.validate(b, ctxs[p.profile], factory, 1)
+							err := p.validate(b, ctxs[p.profile], factory, 1, &st)
 							if err == nil {
 								continue
 							}
@@ -126,6 +142,11 @@ func BenchmarkValidatePod256(b *testing.B) {
 			b.ReportMetric(float64(len(ps)), "payloads")
 			b.ReportMetric(float64(refused), "refused")
 			b.ReportMetric(float64(problemsN), "problems")
+			b.ReportMetric(float64(total.Nodes), "nodes")
+			b.ReportMetric(float64(total.Constraints()), "constraints")
+			b.ReportMetric(float64(total.Musts), "musts")
+			b.ReportMetric(float64(total.Whens), "whens")
+			b.ReportMetric(float64(total.Leafrefs), "leafrefs")
 		})
 	}
 }

@@ -50,6 +50,13 @@ func TestSaveReload(t *testing.T) {
 	if !drivers.IsSaveStep(last) || len(last.Payload) != 1 || !strings.Contains(last.Payload[0], SavePath) {
 		t.Fatalf("the change list does not end with the save: %+v", last)
 	}
+	found := false
+	for _, f := range dp.Findings {
+		found = found || (f.Path == drivers.PathSaved && strings.Contains(f.Message, "not checked"))
+	}
+	if !found {
+		t.Errorf("the plan does not say config/saved is not checked on SR Linux: %+v", dp.Findings)
+	}
 	factory, _ := tg.Startup()
 	d := applyPlan(t, e, dp)
 	if d.Status != apply.StatusApplied || !d.Confirmed || !d.Saved {
