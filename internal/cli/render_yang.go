@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -292,11 +294,17 @@ func decodeNumbers(b []byte, v any) error {
 // Devices are validated in parallel (one worker per CPU): a Schema is
 // safe for concurrent use.
 func validateRendered(models *yangModels, devs []renderedDevice) error {
+	// A verdict is a function of the models and the payload: devices
+	// whose payloads are byte-identical (the leaves of a pod have the
+	// same ports and policies) share one validation, and each gets the
+	// verdict.
 	type job struct {
-		d  *renderedDevice
-		ms modelSet
+		ms   modelSet
+		p    drivers.YANGPayload
+		devs []*renderedDevice
 	}
-	var jobs []job
+	var jobs []*job
+	byKey := map[[sha256.Size]byte]*job{}
 	for i := range devs {
 		d := &devs[i]
 		if d.yang == nil {
@@ -306,21 +314,31 @@ func validateRendered(models *yangModels, devs []renderedDevice) error {
 		if err != nil {
 			return fmt.Errorf("render %s: %w", d.Address, err)
 		}
-		jobs = append(jobs, job{d, ms})
+		k := payloadKey(ms.dir, *d.yang)
+		if j := byKey[k]; j != nil {
+			j.devs = append(j.devs, d)
+			continue
+		}
+		j := &job{ms: ms, p: *d.yang, devs: []*renderedDevice{d}}
+		byKey[k] = j
+		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
-	next := make(chan job)
+	next := make(chan *job)
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				res := &yangResult{Models: j.d.yang.Models, Dir: j.ms.dir, Validator: validatorGoYANG, Note: j.ms.note}
-				if j.ms.ly != nil {
-					res.Validator = validatorLibYANG
+				issues := checkYANG(j.ms, j.p)
+				for _, d := range j.devs {
+					res := &yangResult{Models: j.p.Models, Dir: j.ms.dir, Validator: validatorGoYANG, Note: j.ms.note}
+					if j.ms.ly != nil {
+						res.Validator = validatorLibYANG
+					}
+					res.Errors = append([]yangIssue{}, issues...)
+					d.YANG = res
 				}
-				res.Errors = append([]yangIssue{}, checkYANG(j.ms, *j.d.yang)...)
-				j.d.YANG = res
 			}
 		}()
 	}
@@ -330,6 +348,29 @@ func validateRendered(models *yangModels, devs []renderedDevice) error {
 	close(next)
 	wg.Wait()
 	return nil
+}
+
+// payloadKey identifies a payload and the models it is validated with.
+func payloadKey(dir string, p drivers.YANGPayload) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte(dir))
+	field([]byte(p.Models))
+	for _, o := range p.Ops {
+		field([]byte(o.Op))
+		field([]byte(o.Path))
+		field(o.Val)
+	}
+	field(p.Tree)
+	field(p.ConfigDB)
+	var k [sha256.Size]byte
+	copy(k[:], h.Sum(nil))
+	return k
 }
 
 // reportYANG prints the validation per device to w and returns the exit

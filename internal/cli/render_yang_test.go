@@ -324,3 +324,31 @@ func TestRenderYANGGoYANGOnly(t *testing.T) {
 		t.Errorf("libyang: exit %d\n%s", code, w.String())
 	}
 }
+
+// TestRenderYANGSharedVerdicts: byte-identical payloads are validated
+// once and every device gets the verdict; a payload that differs is
+// validated on its own.
+func TestRenderYANGSharedVerdicts(t *testing.T) {
+	root := filepath.Dir(testutil.Shared(t, "yang", "srlinux"))
+	c, err := gnmitarget.LoadCorpus(filepath.Join("..", "..", "testbed", "gnmitarget", "testdata", "violations", "srlinux.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := corpusPayload(t, "srlinux", c.Interfaces, c.Base)
+	bad := corpusPayload(t, "srlinux", c.Interfaces, c.Base, c.Violations[1].Ops)
+	bad2 := corpusPayload(t, "srlinux", c.Interfaces, c.Base, c.Violations[1].Ops)
+	devs := []renderedDevice{{Address: "a", yang: &bad}, {Address: "b", yang: &good}, {Address: "c", yang: &bad2}}
+	if payloadKey("d", bad) != payloadKey("d", bad2) || payloadKey("d", bad) == payloadKey("d", good) || payloadKey("d", bad) == payloadKey("e", bad) {
+		t.Fatal("payload keys")
+	}
+	if err := validateRendered(&yangModels{root: root}, devs); err != nil {
+		t.Fatal(err)
+	}
+	if len(devs[0].YANG.Errors) == 0 || len(devs[2].YANG.Errors) != len(devs[0].YANG.Errors) || len(devs[1].YANG.Errors) != 0 {
+		t.Fatalf("verdicts: a %d, b %d, c %d errors", len(devs[0].YANG.Errors), len(devs[1].YANG.Errors), len(devs[2].YANG.Errors))
+	}
+	devs[0].YANG.Errors[0].Path = "changed"
+	if devs[2].YANG.Errors[0].Path == "changed" {
+		t.Error("devices share one errors slice")
+	}
+}
