@@ -2,9 +2,12 @@ package libyang
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +33,9 @@ func podPayloads(b *testing.B, platform string) []payload {
 			out.Write(line)
 		}
 		spec = out.Bytes()
+	}
+	if platform == "srlinux" {
+		spec = srlPortNames(spec)
 	}
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "pod.fab.hcl"), spec, 0o644); err != nil {
@@ -150,3 +156,21 @@ func BenchmarkValidatePod256(b *testing.B) {
 		})
 	}
 }
+
+// srlPortNames renames fabgen's ports for SR Linux, whose interface names
+// are ethernet-<slot>/<connector>/<port> (srl_nokia-interfaces
+// interface-all pattern; ports 1..128): EthernetN -> ethernet-1/(N/4+1)/
+// (N%4+1), UplinkN -> ethernet-2/(N/4+1)/(N%4+1).
+func srlPortNames(spec []byte) []byte {
+	return rePodPort.ReplaceAllFunc(spec, func(m []byte) []byte {
+		sub := rePodPort.FindSubmatch(m)
+		n, _ := strconv.Atoi(string(sub[2]))
+		slot := 1
+		if string(sub[1]) == "Uplink" {
+			slot = 2
+		}
+		return []byte(fmt.Sprintf("ethernet-%d/%d/%d", slot, n/4+1, n%4+1))
+	})
+}
+
+var rePodPort = regexp.MustCompile(`\b(Ethernet|Uplink)([0-9]+)\b`)
