@@ -63,7 +63,11 @@ openconfig and srlinux drivers, SONiC CONFIG_DB rows) is validated
 offline against the vendor models in DIR/<set> (DIR/openconfig,
 DIR/srlinux, DIR/sonic), or DIR itself when it holds .yang files: paths,
 config vs state, types, ranges, patterns, enums, identities, list keys,
-and references to objects the payload does not create. The result, per
+and references to objects the payload does not create. A fabctl built
+with libyang (make build LIBYANG=1) gives libyang's verdict on the
+configuration the payload leaves on the device: every must, when,
+if-feature (the platform's features), leafref and mandatory node; a
+default build validates with goyang alone and says so. The result, per
 device and path, goes to stderr (or the JSON document's "yang" members).
 
 Exit status: 0 when rendered (and valid), 1 on spec errors, a write

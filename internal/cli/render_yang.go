@@ -2,23 +2,35 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/yangval"
+	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
 // yangResult is one device's offline YANG validation (render --yang-dir).
 type yangResult struct {
-	Models string      `json:"models"` // model set: openconfig, srlinux, sonic
-	Dir    string      `json:"dir"`    // the directory the models were loaded from
+	Models string `json:"models"` // model set: openconfig, srlinux, sonic
+	Dir    string `json:"dir"`    // the directory the models were loaded from
+	// Validator says whose verdict this is: "libyang" (the resulting
+	// configuration with must, when, if-feature, leafref, mandatory, and
+	// goyang for what only the operations show: paths, config false, key
+	// agreement) or "goyang" (no must, when or if-feature evaluated).
+	Validator string `json:"validator"`
+	// Note says why the validator is goyang alone (absent with libyang).
+	Note   string      `json:"note,omitempty"`
 	Errors []yangIssue `json:"errors"` // empty when valid
 }
 
@@ -26,7 +38,21 @@ type yangIssue struct {
 	Path    string `json:"path"`
 	Message string `json:"message"`
 	Value   string `json:"value,omitempty"`
+	// Kind is libyang's class of the violated constraint (must, when,
+	// if-feature, leafref, mandatory, type, ...); absent for goyang's.
+	Kind string `json:"kind,omitempty"`
+	// Constraint is the failed expression (a must or when XPath, a
+	// leafref path) when libyang names it.
+	Constraint string `json:"constraint,omitempty"`
+	// Validator is "libyang" or "goyang".
+	Validator string `json:"validator"`
 }
+
+// Validator names.
+const (
+	validatorLibYANG = "libyang"
+	validatorGoYANG  = "goyang"
+)
 
 // modulePrefix picks among same-named top-level nodes of a model set
 // (ietf-interfaces and openconfig-interfaces both define "interfaces"),
@@ -46,6 +72,45 @@ type yangModels struct {
 	mu   sync.Mutex
 	sets map[string]*yangval.Schema
 	errs map[string]error
+	// noLibYANG forces goyang alone (tests of the fallback).
+	noLibYANG bool
+}
+
+// modelSet is a loaded model set: goyang's schema and, when this build
+// has libyang and a platform profile for the set, libyang's context
+// (else nil, with the reason in note).
+type modelSet struct {
+	s    *yangval.Schema
+	ly   *libyang.Context
+	note string
+	dir  string
+}
+
+// noLibYANGNote is why a build without the libyang tag validates with
+// goyang alone.
+const noLibYANGNote = "this fabctl was built without libyang (make build LIBYANG=1, or go build -tags libyang " +
+	"with libyang2-dev): goyang only, must, when and if-feature NOT evaluated"
+
+// libyangFor returns the libyang context of the models in dir (one per
+// process, yangval/libyang.ForDir) or nil with the reason.
+func (m *yangModels) libyangFor(set, dir string) (*libyang.Context, string, error) {
+	switch {
+	case m.noLibYANG:
+		return nil, "libyang disabled: goyang only, must, when and if-feature NOT evaluated", nil
+	case !libyang.Available:
+		return nil, noLibYANGNote, nil
+	}
+	if _, ok := libyang.Profiles[set]; !ok || filepath.Base(dir) != set {
+		return nil, fmt.Sprintf("libyang needs the %s models in their own directory (--yang-dir DIR with DIR/%s): goyang only, must, when and if-feature NOT evaluated", set, set), nil
+	}
+	c, err := libyang.ForDir(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if c == nil {
+		return nil, "no libyang profile for " + set + ": goyang only, must, when and if-feature NOT evaluated", nil
+	}
+	return c, "", nil
 }
 
 // dir is where set's modules are: root itself when it holds .yang files
@@ -57,7 +122,19 @@ func (m *yangModels) dir(set string) string {
 	return filepath.Join(m.root, set)
 }
 
-func (m *yangModels) load(set string) (*yangval.Schema, string, error) {
+func (m *yangModels) load(set string) (modelSet, error) {
+	s, dir, err := m.loadSchema(set)
+	if err != nil {
+		return modelSet{dir: dir}, err
+	}
+	ly, note, err := m.libyangFor(set, dir)
+	if err != nil {
+		return modelSet{dir: dir}, err
+	}
+	return modelSet{s: s, ly: ly, note: note, dir: dir}, nil
+}
+
+func (m *yangModels) loadSchema(set string) (*yangval.Schema, string, error) {
 	dir := m.dir(set)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -85,22 +162,41 @@ func (m *yangModels) load(set string) (*yangval.Schema, string, error) {
 	return s, dir, nil
 }
 
-// checkYANG validates a rendered payload against s: the SetRequest's
-// operations (path, config, keys, types, mandatory leaves of replaced
-// subtrees), leafrefs among the objects the payload creates (or, with a
-// Tree, in the configuration it leaves), and CONFIG_DB rows as a
-// fragment merged into the device's. Errors are sorted by path.
-func checkYANG(s *yangval.Schema, p drivers.YANGPayload) []yangval.Error {
+// checkYANG validates a rendered payload with the model set ms and
+// returns its problems sorted by path.
+//
+// With libyang (ms.ly), the verdict is libyang's on the configuration the
+// payload leaves on the device, as the device validates it: the
+// driver's Tree (the request applied to the platform's factory
+// configuration) or, without one, the request applied to an empty
+// device; a CONFIG_DB fragment merged over the rows a running switch has
+// (libyang.FragmentBase), as `config apply-patch` validates the patched
+// whole. goyang still checks what only the operations show (a path that
+// is not in the models or not configuration, key agreement between path
+// and value), and the CONFIG_DB fragment's own rows.
+//
+// Without libyang, goyang alone: the SetRequest's operations (path,
+// config, keys, types, mandatory leaves of replaced subtrees), leafrefs
+// among the objects the payload creates (or, with a Tree, in the
+// configuration it leaves), and CONFIG_DB rows as a fragment.
+func checkYANG(ms modelSet, p drivers.YANGPayload) []yangIssue {
+	s := ms.s
 	prefer := modulePrefix(p.Models)
 	var errs []yangval.Error
+	var lyErrs []yangIssue
 	if len(p.ConfigDB) > 0 {
 		var db map[string]map[string]map[string]any
 		if err := decodeNumbers(p.ConfigDB, &db); err != nil {
-			return []yangval.Error{{Path: "/", Msg: "CONFIG_DB is not table -> key -> field JSON: " + err.Error()}}
+			return []yangIssue{{Path: "/", Message: "CONFIG_DB is not table -> key -> field JSON: " + err.Error(), Validator: validatorGoYANG}}
 		}
 		errs = append(errs, s.ValidateConfigDBFragment(db)...)
+		if ms.ly != nil {
+			frag := libyang.ConfigDB(db)
+			lyErrs = append(lyErrs, libyangIssues(ms.ly.ValidateConfigDB(libyang.MergeConfigDB(libyang.FragmentBase(frag), frag), libyang.Options{}))...)
+		}
 	}
 	ops := make([]yangval.SetOp, 0, len(p.Ops))
+	var req libyang.SetRequest
 	for _, o := range p.Ops {
 		elems, err := yangval.ParsePath(o.Path)
 		if err != nil {
@@ -111,10 +207,13 @@ func checkYANG(s *yangval.Schema, p drivers.YANGPayload) []yangval.Error {
 		switch o.Op {
 		case "delete":
 			op.Op = yangval.OpDelete
+			req.Delete = append(req.Delete, o.Path)
 		case "replace":
 			op.Op = yangval.OpReplace
+			req.Replace = append(req.Replace, libyang.Update{Path: o.Path, Encoding: "json_ietf", Val: o.Val})
 		case "update":
 			op.Op = yangval.OpUpdate
+			req.Update = append(req.Update, libyang.Update{Path: o.Path, Encoding: "json_ietf", Val: o.Val})
 		default:
 			errs = append(errs, yangval.Error{Path: o.Path, Msg: fmt.Sprintf("unknown SetRequest operation %q", o.Op)})
 			continue
@@ -127,9 +226,28 @@ func checkYANG(s *yangval.Schema, p drivers.YANGPayload) []yangval.Error {
 		}
 		ops = append(ops, op)
 	}
-	if len(p.Tree) == 0 {
+	switch {
+	case len(p.Ops) == 0:
+	case ms.ly != nil:
+		// goyang for the operations, libyang for the resulting configuration
+		errs = append(errs, s.ValidateSet(s.QualifySet(ops, prefer))...)
+		if len(p.Tree) > 0 {
+			// top-level members qualified as a device serving the origin
+			// reads them (RFC 7951 wants them qualified)
+			var tree any
+			if err := decodeNumbers(p.Tree, &tree); err != nil {
+				errs = append(errs, yangval.Error{Path: "/", Msg: "rendered tree is not JSON: " + err.Error()})
+			} else if b, err := json.Marshal(s.QualifyTree(tree, prefer)); err != nil {
+				errs = append(errs, yangval.Error{Path: "/", Msg: "rendered tree: " + err.Error()})
+			} else {
+				lyErrs = append(lyErrs, libyangIssues(ms.ly.ValidateJSON(b, libyang.Options{}))...)
+			}
+		} else {
+			lyErrs = append(lyErrs, libyangIssues(ms.ly.ValidateSet(nil, req, libyang.Options{}))...)
+		}
+	case len(p.Tree) == 0:
 		errs = append(errs, s.ValidatePayload(s.QualifySet(ops, prefer))...)
-	} else {
+	default:
 		errs = append(errs, s.ValidateSet(s.QualifySet(ops, prefer))...)
 		var tree any
 		if err := decodeNumbers(p.Tree, &tree); err != nil {
@@ -140,8 +258,29 @@ func checkYANG(s *yangval.Schema, p drivers.YANGPayload) []yangval.Error {
 			errs = append(errs, s.Validate("/", s.QualifyTree(tree, prefer), yangval.Options{RefsOnly: true})...)
 		}
 	}
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Path < errs[j].Path })
-	return errs
+	out := make([]yangIssue, 0, len(errs)+len(lyErrs))
+	for _, e := range errs {
+		out = append(out, yangIssue{Path: e.Path, Message: e.Msg, Value: e.Value, Validator: validatorGoYANG})
+	}
+	out = append(out, lyErrs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// libyangIssues turns a libyang verdict into issues.
+func libyangIssues(err error) []yangIssue {
+	if err == nil {
+		return nil
+	}
+	var es libyang.Errors
+	if !errors.As(err, &es) {
+		return []yangIssue{{Path: "/", Message: "libyang: " + err.Error(), Validator: validatorLibYANG}}
+	}
+	out := make([]yangIssue, 0, len(es))
+	for _, e := range es {
+		out = append(out, yangIssue{Path: e.Path, Message: e.Message, Kind: e.Kind.String(), Constraint: strings.Join(strings.Fields(e.Constraint), " "), Validator: validatorLibYANG})
+	}
+	return out
 }
 
 func decodeNumbers(b []byte, v any) error {
@@ -155,35 +294,51 @@ func decodeNumbers(b []byte, v any) error {
 // Devices are validated in parallel (one worker per CPU): a Schema is
 // safe for concurrent use.
 func validateRendered(models *yangModels, devs []renderedDevice) error {
+	// A verdict is a function of the models and the payload: devices
+	// whose payloads are byte-identical (the leaves of a pod have the
+	// same ports and policies) share one validation, and each gets the
+	// verdict.
 	type job struct {
-		d   *renderedDevice
-		s   *yangval.Schema
-		dir string
+		ms   modelSet
+		p    drivers.YANGPayload
+		devs []*renderedDevice
 	}
-	var jobs []job
+	var jobs []*job
+	byKey := map[[sha256.Size]byte]*job{}
 	for i := range devs {
 		d := &devs[i]
 		if d.yang == nil {
 			continue
 		}
-		s, dir, err := models.load(d.yang.Models)
+		ms, err := models.load(d.yang.Models)
 		if err != nil {
 			return fmt.Errorf("render %s: %w", d.Address, err)
 		}
-		jobs = append(jobs, job{d, s, dir})
+		k := payloadKey(ms.dir, *d.yang)
+		if j := byKey[k]; j != nil {
+			j.devs = append(j.devs, d)
+			continue
+		}
+		j := &job{ms: ms, p: *d.yang, devs: []*renderedDevice{d}}
+		byKey[k] = j
+		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
-	next := make(chan job)
+	next := make(chan *job)
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				res := &yangResult{Models: j.d.yang.Models, Dir: j.dir, Errors: []yangIssue{}}
-				for _, e := range checkYANG(j.s, *j.d.yang) {
-					res.Errors = append(res.Errors, yangIssue{Path: e.Path, Message: e.Msg, Value: e.Value})
+				issues := checkYANG(j.ms, j.p)
+				for _, d := range j.devs {
+					res := &yangResult{Models: j.p.Models, Dir: j.ms.dir, Validator: validatorGoYANG, Note: j.ms.note}
+					if j.ms.ly != nil {
+						res.Validator = validatorLibYANG
+					}
+					res.Errors = append([]yangIssue{}, issues...)
+					d.YANG = res
 				}
-				j.d.YANG = res
 			}
 		}()
 	}
@@ -195,35 +350,79 @@ func validateRendered(models *yangModels, devs []renderedDevice) error {
 	return nil
 }
 
+// payloadKey identifies a payload and the models it is validated with.
+func payloadKey(dir string, p drivers.YANGPayload) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte(dir))
+	field([]byte(p.Models))
+	for _, o := range p.Ops {
+		field([]byte(o.Op))
+		field([]byte(o.Path))
+		field(o.Val)
+	}
+	field(p.Tree)
+	field(p.ConfigDB)
+	var k [sha256.Size]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
 // reportYANG prints the validation per device to w and returns the exit
 // code: ExitError when any device's payload violates its models.
 func reportYANG(w io.Writer, devs []renderedDevice, human bool) ExitCode {
 	valid, invalid, skipped := 0, 0, 0
+	validators := map[string]string{} // validator -> note
 	for _, d := range devs {
+		if d.YANG != nil {
+			validators[d.YANG.Validator] = d.YANG.Note
+		}
 		switch {
 		case d.YANG == nil:
 			skipped++
 		case len(d.YANG.Errors) == 0:
 			valid++
 			if human {
-				fmt.Fprintf(w, "YANG: %s: valid against the %s models in %s\n", d.Address, d.YANG.Models, d.YANG.Dir)
+				fmt.Fprintf(w, "YANG: %s: valid against the %s models in %s (%s)\n", d.Address, d.YANG.Models, d.YANG.Dir, d.YANG.Validator)
 			}
 		default:
 			invalid++
 			if human {
-				fmt.Fprintf(w, "YANG: %s: %s against the %s models in %s:\n", d.Address,
-					plural(len(d.YANG.Errors), "violation", "violations"), d.YANG.Models, d.YANG.Dir)
+				fmt.Fprintf(w, "YANG: %s: %s against the %s models in %s (%s):\n", d.Address,
+					plural(len(d.YANG.Errors), "violation", "violations"), d.YANG.Models, d.YANG.Dir, d.YANG.Validator)
 				for _, e := range d.YANG.Errors {
 					line := "  " + e.Path + ": " + e.Message
 					if e.Value != "" {
 						line += fmt.Sprintf(" (value %q)", e.Value)
 					}
-					fmt.Fprintln(w, line)
+					switch {
+					case e.Kind != "" && e.Constraint != "" && !strings.Contains(e.Message, e.Constraint):
+						line += " [" + e.Kind + " " + e.Constraint + "]"
+					case e.Kind != "":
+						line += " [" + e.Kind + "]"
+					}
+					fmt.Fprintln(w, line+" ("+e.Validator+")")
 				}
 			}
 		}
 	}
 	if human {
+		for _, v := range []string{validatorLibYANG, validatorGoYANG} {
+			note, ok := validators[v]
+			switch {
+			case !ok:
+			case v == validatorLibYANG:
+				fmt.Fprintln(w, "YANG: validated by libyang (the resulting configuration: must, when, if-feature, leafref, mandatory, "+
+					"types, with the platform's feature set) and goyang (the operations: paths, config, keys)")
+			default:
+				fmt.Fprintln(w, "YANG: validated by goyang alone: "+note)
+			}
+		}
 		fmt.Fprintf(w, "YANG: %d valid, %d invalid, %d without a YANG-modelled payload (CLI, host or no offline renderer)\n", valid, invalid, skipped)
 	}
 	if invalid > 0 {

@@ -34,6 +34,16 @@ type Violation struct {
 	Ops    []Op   `json:"ops"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Class is the constraint class (must, when, leafref, ...) of the
+	// constraint corpus (testdata/constraints), whose violations only
+	// libyang sees.
+	Class string `json:"class,omitempty"`
+	// LibYANG is what libyang's message says when libyang gives the
+	// verdict (render --yang-dir of a libyang build) and it words the
+	// problem differently from Reason; empty when Reason is libyang's.
+	LibYANG string `json:"libyang,omitempty"`
+	// Source is the model statement the violation breaks (file:line).
+	Source string `json:"source,omitempty"`
 }
 
 // LoadCorpus reads a corpus file.

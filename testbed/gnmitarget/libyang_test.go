@@ -2,11 +2,16 @@ package gnmitarget
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/fabctl/fabctl/drivers/switch/srlinux"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
@@ -97,4 +102,69 @@ func TestLibYANGFactory(t *testing.T) {
 		t.Fatal("initial configuration with forwarding-class-index (qos-forwarding-class-index, not on a 7220 IXR-D5) accepted")
 	}
 	_ = gpb.Encoding_JSON_IETF
+}
+
+// reQualified is a module prefix of a path element: libyang names data
+// nodes by their schema path (/srl_nokia-qos:qos/...[k='v']), the
+// corpus by gNMI path strings (/qos/...[k=v]).
+var reQualified = regexp.MustCompile(`/[A-Za-z_][A-Za-z0-9_.-]*:([A-Za-z_])`)
+
+// gnmiPaths rewrites the libyang data paths in msg as gNMI path strings
+// (module prefixes and key quotes dropped).
+func gnmiPaths(msg string) string {
+	return strings.ReplaceAll(reQualified.ReplaceAllString(msg, "/$1"), "'", "")
+}
+
+// TestLibYANGConstraintCorpus: every probe of testdata/constraints (the
+// must, when and leafref classes only libyang evaluates: SR Linux
+// classifier on the interface entry, ECN slope without its
+// buffer-allocation profile, scheduler and PFC rules; an OpenConfig
+// when and a leafref outside the payload) is refused by the target
+// after the valid base, naming the node, the model's message and the
+// class, and leaves the configuration byte-identical. The SR Linux
+// target starts from the factory configuration fabctl's driver assumes
+// (srlinux.SystemDefaults). `fabctl render --yang-dir` refuses the same
+// probes (internal/cli TestRenderYANGConstraints).
+func TestLibYANGConstraintCorpus(t *testing.T) {
+	needLibYANG(t)
+	for _, fl := range []struct{ flavor, set string }{{FlavorSRLinux, "srlinux"}, {FlavorOpenConfig, "openconfig"}} {
+		t.Run(fl.flavor, func(t *testing.T) {
+			c, err := LoadCorpus(filepath.Join("testdata", "constraints", fl.set+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Flavor: fl.flavor, Schema: schema(t, fl.set), Interfaces: c.Interfaces}
+			if fl.flavor == FlavorSRLinux {
+				cfg.Initial = srlinux.SystemDefaults()
+			}
+			tg, cl := start(t, cfg)
+			if _, err := cl.Set(ctxT(t), request(t, c.Base)); err != nil {
+				t.Fatalf("valid base refused: %v", err)
+			}
+			before := config(t, tg)
+			classes := map[string]bool{}
+			for _, v := range c.Violations {
+				classes[v.Class] = true
+				t.Run(v.Name, func(t *testing.T) {
+					_, err := cl.Set(ctxT(t), request(t, v.Ops))
+					wantCode(t, err, codes.InvalidArgument, v.Reason)
+					msg := gnmiPaths(status.Convert(err).Message())
+					if !strings.Contains(msg, v.Path) {
+						t.Errorf("error does not name %s: %s", v.Path, msg)
+					}
+					// libyang tags its errors with the kind; a dangling
+					// leafref is found by goyang's tree check first
+					if !strings.Contains(msg, "["+v.Class) && !(v.Class == "leafref" && strings.Contains(msg, "leafref: ")) {
+						t.Errorf("error does not say %s: %s", v.Class, msg)
+					}
+					if config(t, tg) != before {
+						t.Errorf("refused Set changed the configuration")
+					}
+				})
+			}
+			if len(classes) == 0 || (fl.set == "openconfig" && (!classes["when"] || !classes["leafref"])) || (fl.set == "srlinux" && !classes["must"]) {
+				t.Errorf("constraint classes covered: %v", classes)
+			}
+		})
+	}
 }

@@ -370,6 +370,11 @@ func (t *Target) Set(ctx context.Context, req *gpb.SetRequest) (resp *gpb.SetRes
 	if err != nil {
 		return nil, err
 	}
+	for _, op := range ops {
+		if toolsOp(op) {
+			return t.tools(ctx, req, ops, results)
+		}
+	}
 	cx := commitExt(req)
 	if cx != nil && !t.cfg.CommitConfirm {
 		return nil, status.Error(codes.Unimplemented, "the commit-confirmed extension is not supported by this target")

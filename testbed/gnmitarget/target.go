@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/fabctl/fabctl/internal/jsontree"
 	"github.com/fabctl/fabctl/yangval"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
@@ -115,7 +116,7 @@ const (
 
 // Fault is a failure injected into the next RPCs of one kind.
 type Fault struct {
-	RPC     string // "Set" ("" too), "Get", "Capabilities" or "Subscribe"
+	RPC     string // "Set" ("" too), "Get", "Capabilities", "Subscribe", or "Save" (SR Linux's tools save, a Set)
 	Kind    FaultKind
 	Code    codes.Code // FaultReject; 0 (OK) means Unavailable
 	Message string     // FaultReject; "" means "injected fault"
@@ -130,6 +131,9 @@ type Stats struct {
 	// precondition); RolledBack counts confirmed commits reverted by
 	// timeout or cancel.
 	SetRejected, RolledBack int
+	// Saves counts saves of the running configuration as startup (SR
+	// Linux's tools save), Reloads the reloads (startup.go).
+	Saves, Reloads int
 }
 
 // Target is a running gNMI target.
@@ -147,6 +151,7 @@ type Target struct {
 
 	mu        sync.Mutex
 	tree      map[string]any  // configuration, RFC 7951
+	startup   map[string]any  // startup configuration: Start's, then each save's (startup.go)
 	overrides []stateOverride // SetState, applied in order over the generated state
 	reads     uint64          // state reads: counters grow with it
 	faults    []Fault
@@ -192,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Target, error) {
 		return nil, fmt.Errorf("%s: initial configuration: %w", t.name, err)
 	}
 	t.tree = tree
+	t.startup = jsontree.DeepCopy(tree).(map[string]any)
 
 	var opts []grpc.ServerOption
 	switch {

@@ -2,10 +2,15 @@ package sonicemu
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
 func TestYANGValidation(t *testing.T) {
@@ -65,5 +70,106 @@ func TestYANGValidation(t *testing.T) {
 	}
 	if sw.Patches() != 1 {
 		t.Fatalf("patches = %d", sw.Patches())
+	}
+}
+
+// probe is one CONFIG_DB probe of testdata/constraints.json.
+type probe struct {
+	Name   string                               `json:"name"`
+	Class  string                               `json:"class"`
+	Bad    map[string]map[string]map[string]any `json:"bad"`
+	Fixed  map[string]map[string]map[string]any `json:"fixed"`
+	Reason string                               `json:"reason"`
+}
+
+// patchFor is the JSON patch (RFC 6902) that adds fragment's rows to
+// the running CONFIG_DB db: a whole table where db has none, else each
+// row.
+func patchFor(t *testing.T, db map[string]any, fragment map[string]map[string]map[string]any) string {
+	t.Helper()
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	var ops []map[string]any
+	tables := make([]string, 0, len(fragment))
+	for tb := range fragment {
+		tables = append(tables, tb)
+	}
+	sort.Strings(tables)
+	for _, tb := range tables {
+		if _, ok := db[tb]; !ok {
+			ops = append(ops, map[string]any{"op": "add", "path": "/" + esc.Replace(tb), "value": fragment[tb]})
+			continue
+		}
+		keys := make([]string, 0, len(fragment[tb]))
+		for k := range fragment[tb] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ops = append(ops, map[string]any{"op": "add", "path": "/" + esc.Replace(tb) + "/" + esc.Replace(k), "value": fragment[tb][k]})
+		}
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestYANGConstraintProbes: each probe of testdata/constraints.json
+// (must: PFC watchdog detection and restoration times against the poll
+// interval, WRED max >= min; a leafref), written as `config apply-patch`
+// input over the running CONFIG_DB, is refused with the model's own
+// message and leaves CONFIG_DB unchanged; the fixed fragment applies.
+// The must classes are libyang's alone (goyang evaluates no must), so
+// the emulator proves them only in a libyang build. `fabctl render
+// --yang-dir` refuses the same fragments (internal/cli
+// TestRenderYANGConstraints).
+func TestYANGConstraintProbes(t *testing.T) {
+	if !libyang.Available {
+		testutil.SkipOrFail(t, "this build has no libyang (go test -tags libyang, as make test does with libyang2-dev)")
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "constraints.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Probes []probe `json:"probes"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Probes) == 0 {
+		t.Fatal("no probes")
+	}
+	dir := testutil.Shared(t, "yang", "sonic")
+	for _, p := range doc.Probes {
+		t.Run(p.Name, func(t *testing.T) {
+			sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sw.Close() })
+			tm := login(t, sw)
+			before := sw.RunningConfig()
+			var running map[string]any
+			if err := json.Unmarshal(before, &running); err != nil {
+				t.Fatal(err)
+			}
+			tm.write("/tmp/bad.json", patchFor(t, running, p.Bad))
+			out := tm.cmd("sudo config apply-patch /tmp/bad.json")
+			if !strings.Contains(out, "Given patch will produce invalid config. Error: ") || !strings.Contains(out, p.Reason) {
+				t.Errorf("%s probe not refused with %q: %q", p.Class, p.Reason, out)
+			}
+			if tm.cmd("echo $?") != "2\n" {
+				t.Error("exit status of the refused patch")
+			}
+			if !bytes.Equal(before, sw.RunningConfig()) {
+				t.Error("refused patch changed CONFIG_DB")
+			}
+			tm.write("/tmp/fixed.json", patchFor(t, running, p.Fixed))
+			if out := tm.cmd("sudo config apply-patch /tmp/fixed.json"); !strings.HasSuffix(out, "Patch applied successfully.\n") {
+				t.Errorf("fixed fragment refused: %q", out)
+			}
+		})
 	}
 }

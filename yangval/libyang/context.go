@@ -404,6 +404,7 @@ func (s *session) opaqueError(n *C.struct_lyd_node) *Error {
 // the node of each problem found so that the next one shows (libyang
 // 2.1 stops at the first problem).
 func (s *session) validate() {
+	defer s.count()
 	s.sweepOpaque()
 	opts := C.uint32_t(C.LYD_VALIDATE_NO_STATE)
 	if !s.opt.All {
@@ -434,6 +435,25 @@ func (s *session) validate() {
 			return
 		}
 	}
+}
+
+// count adds what the validated tree holds to opt.Stats.
+func (s *session) count() {
+	st := s.opt.Stats
+	if st == nil {
+		return
+	}
+	st.Validations++
+	if s.tree == nil {
+		return
+	}
+	s.first()
+	var out [4]C.uint64_t
+	C.fab_count(s.tree, &out[0])
+	st.Nodes += int64(out[0])
+	st.Musts += int64(out[1])
+	st.Whens += int64(out[2])
+	st.Leafrefs += int64(out[3])
 }
 
 // culprit is the node to remove so that validation gets past e.

@@ -30,7 +30,13 @@
 //   - ValidateConfigDB: a whole SONiC CONFIG_DB (MergeConfigDB puts a
 //     rendered fragment over the running rows, as GCU validates the patched
 //     configuration), translated to the sonic-* models' tree by
-//     TranslateConfigDB.
+//     TranslateConfigDB; FragmentBase is what a running switch has under
+//     a rendered fragment (ports with their mandatory lanes, the buffer
+//     model, the lossless pool), for offline checks.
+//
+// Options.Stats counts what a validation covered: data nodes, and the
+// must, when and leafref evaluations on them (the figures of
+// BenchmarkValidatePod256 and TestRenderedPayloads).
 //
 // Each returns nil or Errors: every problem (not only libyang's first),
 // each an *Error with the data path, libyang's message, the kind of the

@@ -108,3 +108,25 @@ int fab_json_kind(const struct lysc_node *n) {
 }
 
 struct lyd_node *fab_set_dnode(const struct ly_set *s, uint32_t i) { return s->dnodes[i]; }
+
+/* fab_count counts, over every data node of the tree whose first sibling
+ * is first: the nodes, the must expressions and when conditions their
+ * schema nodes carry (libyang evaluates each once per instance), and the
+ * leafref values (a leaf or leaf-list instance of type leafref). */
+void fab_count(struct lyd_node *first, uint64_t out[4]) {
+	struct lyd_node *top, *n;
+	out[0] = out[1] = out[2] = out[3] = 0;
+	for (top = first; top; top = top->next) {
+		for (n = top; n; n = fab_dfs_next(top, n)) {
+			const struct lysc_node *s = n->schema;
+			out[0]++;
+			if (!s) continue;
+			out[1] += LY_ARRAY_COUNT(lysc_node_musts(s));
+			out[2] += LY_ARRAY_COUNT(lysc_node_when(s));
+			if (s->nodetype & (LYS_LEAF | LYS_LEAFLIST)) {
+				const struct lysc_type *t = fab_leaf_type(s);
+				if (t && t->basetype == LY_TYPE_LEAFREF) out[3]++;
+			}
+		}
+	}
+}

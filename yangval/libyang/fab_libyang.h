@@ -24,5 +24,6 @@ const char *fab_iff_at(const struct lysc_node *n, uint64_t i);
 int fab_json_kind(const struct lysc_node *n);
 
 struct lyd_node *fab_set_dnode(const struct ly_set *s, uint32_t i);
+void fab_count(struct lyd_node *first, uint64_t out[4]);
 
 #endif

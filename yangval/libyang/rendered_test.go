@@ -128,12 +128,12 @@ var reIfName = regexp.MustCompile(`interface\[name=([^\]]+)\]|"interface":"([^"]
 // PFC queues and forwarding classes for a 7220 IXR-D5
 // (testdata/srlinux-7220-d5-factory.json, fabctl's own assumption in
 // drivers/switch/srlinux/defaults.go without the feature-disabled
-// output/queue); OpenConfig ports with their type; SONiC ports with
-// lanes and speed, the buffer model and the lossless pool.
-func (p payload) validate(t testing.TB, c *Context, factory []byte, maxErrors int) error {
+// output/queue); OpenConfig ports with their type; SONiC: FragmentBase
+// (ports with lanes and speed, the buffer model and the lossless pool).
+func (p payload) validate(t testing.TB, c *Context, factory []byte, maxErrors int, st *Stats) error {
 	switch {
 	case p.set != nil && p.profile == "srlinux":
-		return c.ValidateSet(factory, *p.set, Options{MaxErrors: maxErrors})
+		return c.ValidateSet(factory, *p.set, Options{MaxErrors: maxErrors, Stats: st})
 	case p.set != nil:
 		names := map[string]bool{}
 		for _, u := range append(append([]Update{}, p.set.Replace...), p.set.Update...) {
@@ -146,24 +146,9 @@ func (p payload) validate(t testing.TB, c *Context, factory []byte, maxErrors in
 			ifs = append(ifs, map[string]any{"name": n, "config": map[string]any{"name": n, "type": "iana-if-type:ethernetCsmacd"}})
 		}
 		base, _ := json.Marshal(map[string]any{"openconfig-interfaces:interfaces": map[string]any{"interface": ifs}})
-		return c.ValidateSet(base, *p.set, Options{MaxErrors: maxErrors})
+		return c.ValidateSet(base, *p.set, Options{MaxErrors: maxErrors, Stats: st})
 	default:
-		ports := map[string]bool{}
-		for table, rows := range p.db {
-			for key, fields := range rows {
-				switch table {
-				case "CABLE_LENGTH":
-					for f := range fields {
-						ports[f] = true
-					}
-				case "PORT", "PORT_QOS_MAP", "PFC_WD", "BUFFER_PG", "QUEUE":
-					if k := strings.Split(key, "|")[0]; k != "global" && k != "GLOBAL" {
-						ports[k] = true
-					}
-				}
-			}
-		}
-		return c.ValidateConfigDB(MergeConfigDB(sonicBase(sortedKeys(ports)...), p.db), Options{MaxErrors: maxErrors})
+		return c.ValidateConfigDB(MergeConfigDB(FragmentBase(p.db), p.db), Options{MaxErrors: maxErrors, Stats: st})
 	}
 }
 
@@ -255,9 +240,10 @@ func TestRenderedPayloads(t *testing.T) {
 	}
 	factory := srlFactory(t)
 	var report strings.Builder
+	var stats Stats
 	refused := 0
 	for _, p := range payloads {
-		err := p.validate(t, profile(t, p.profile), factory, 100000)
+		err := p.validate(t, profile(t, p.profile), factory, 100000, &stats)
 		if err == nil {
 			fmt.Fprintf(&report, "ACCEPT %s (%s)\n", p.name, p.profile)
 			continue
@@ -268,7 +254,11 @@ func TestRenderedPayloads(t *testing.T) {
 			fmt.Fprintf(&report, "    %s\n", line)
 		}
 	}
-	fmt.Fprintf(&report, "libyang: %d payloads, %d refused\n", len(payloads), refused)
+	fmt.Fprintf(&report, "libyang: %d payloads, %d refused; %d data nodes, %d constraints evaluated (%d must, %d when, %d leafref)\n",
+		len(payloads), refused, stats.Nodes, stats.Constraints(), stats.Musts, stats.Whens, stats.Leafrefs)
+	if stats.Validations != int64(len(payloads)) || stats.Musts == 0 || stats.Whens == 0 || stats.Leafrefs == 0 {
+		t.Errorf("constraint counts: %+v (every payload validated once; the SR Linux and SONiC models have musts, whens and leafrefs)", stats)
+	}
 	t.Log("\n" + report.String())
 	if f := os.Getenv("FABCTL_LIBYANG_REPORT"); f != "" {
 		if err := os.WriteFile(f, []byte(report.String()), 0o644); err != nil {

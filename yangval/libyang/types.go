@@ -90,7 +90,24 @@ type Options struct {
 	All bool
 	// MaxErrors bounds the problems reported (default 100).
 	MaxErrors int
+	// Stats, when set, receives what the validation covered (added to
+	// its counts, so one Stats can sum many validations).
+	Stats *Stats
 }
+
+// Stats counts what validations covered: the data nodes of the validated
+// trees (after any invalid node was reported and removed), the must
+// expressions and when conditions libyang evaluated on them (one per
+// instance of a schema node that carries one), and the leafref values it
+// resolved. Counted after validation; a build without libyang counts
+// nothing. A Stats is not safe for concurrent use: give each goroutine
+// its own and add them up.
+type Stats struct {
+	Validations, Nodes, Musts, Whens, Leafrefs int64
+}
+
+// Constraints is the number of must, when and leafref evaluations.
+func (s *Stats) Constraints() int64 { return s.Musts + s.Whens + s.Leafrefs }
 
 func (o Options) max() int {
 	if o.MaxErrors <= 0 {

@@ -618,3 +618,21 @@ func (c *Core) Rollback(ctx context.Context, t drivers.Target, r drivers.Result)
 	c.mu.Unlock()
 	return nil
 }
+
+// Operate sends one update outside any transaction: an operational
+// command a platform models as a data node of its tools datastore (SR
+// Linux's /tools/system/configuration/save). val is the JSON_IETF value.
+// It is not a configuration change: nothing is read before it, and
+// there is nothing to roll back.
+func (c *Core) Operate(ctx context.Context, t drivers.Target, path string, val []byte) error {
+	cl, _, release, err := c.acquire(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer release()
+	req, err := Request([]Op{{Op: OpUpdate, Path: path, Val: val}})
+	if err != nil {
+		return fmt.Errorf("%s: %w", cl.Device(), err)
+	}
+	return cl.Set(ctx, req)
+}

@@ -41,22 +41,23 @@ const (
 	Subinterface = 0
 )
 
-// ECNBurstFactor sizes the maximum burst size (MBS) of an ECN queue: the
-// queue-management-profile of a queue is refused without a
+// The maximum burst size (MBS) of an ECN queue is its WRED max-threshold.
+// A queue-management-profile on a queue is refused without a
 // buffer-allocation-profile giving that queue a non-zero MBS (srl_nokia-
 // qos queue-management-profile must, "cannot be configured without
 // setting maximum burst size"; maximum-burst-size: "Must be non-zero/
-// non-default in order to add the active-queue-management"). On the
-// 7220 IXR-D5 a non-zero MBS replaces the chip's dynamic (alpha) limit
-// with a static one (same description), and the queue tail-drops at the
-// MBS (Nokia SR Linux QoS Guide, "Buffer allocation profile"), so fabctl
-// sets it above the WRED max-threshold, where marking is already at its
-// maximum: ECNBurstFactor times max-threshold.
-const ECNBurstFactor = 2
-
+// non-default in order to add the active-queue-management"; on the 7220
+// IXR-D5 a non-zero MBS replaces the chip's dynamic alpha limit with a
+// static one). The models relate the two: a WRED slope's thresholds can
+// be given as max-threshold-percent, "the percentage of the MBS that
+// corresponds to the WRED maximum threshold", a percentage (0..100,
+// srl_nokia-common), so a max-threshold lies within the MBS. The smallest
+// MBS the models allow for fabctl's max-threshold is that threshold (100
+// %); no Nokia source gives a larger ratio, so fabctl sets none (an
+// earlier factor of 2 had no source and is gone).
 // mbs is the maximum burst size of an ECN queue.
 func mbs(e *intent.ECN) int64 {
-	v := int64(e.Max) * ECNBurstFactor
+	v := int64(e.Max)
 	if v < 1 {
 		v = 1
 	}
@@ -120,18 +121,6 @@ type obj = map[string]any
 
 func classifies(sw *intent.Switch) bool {
 	return sw.Trust == spec.TrustDSCP && sw.Transport != spec.InfiniBand
-}
-
-func needsDot1p(sw *intent.Switch) bool {
-	if sw.Trust == spec.TrustPCP {
-		return true
-	}
-	for _, p := range sw.Ports {
-		if p.Trust == spec.TrustPCP {
-			return true
-		}
-	}
-	return false
 }
 
 func lossless(sw *intent.Switch) []int {
@@ -228,13 +217,6 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 			entries = append(entries, obj{"value": d, "forwarding-class": fc(tc)})
 		}
 		add(dscpPolicyPath(), true, obj{"name": Policy, "dscp": entries})
-	}
-	if needsDot1p(sw) {
-		var entries []any
-		for p := 0; p < 8; p++ {
-			entries = append(entries, obj{"value": p, "forwarding-class": fc(p)})
-		}
-		add(dot1pPolicyPath(), true, obj{"name": Policy, "dot1p": entries})
 	}
 	var strict, weighted []any
 	for _, tc := range sw.TCs {
@@ -343,8 +325,7 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 		switch {
 		case p.Trust == spec.TrustDSCP && classifies(sw):
 			classifier = obj{"dscp-policy": Policy}
-		case p.Trust == spec.TrustPCP:
-			classifier = obj{"dot1p-policy": Policy}
+			// 802.1p trust is not rendered: see Driver.Unexpressible
 		}
 		if classifier != nil {
 			// the subinterface the classifier is attached to: an update

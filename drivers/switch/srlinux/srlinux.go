@@ -23,6 +23,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // Name is the platform name.
@@ -56,6 +57,17 @@ func (d *Driver) Fields() []intent.Field {
 	}
 }
 
+// pcpTrustReason: srl_nokia-qos qos/interfaces/interface/input/
+// classifiers/dot1p-policy carries must "/interface[..]/subinterface[..]/
+// type = 'srl_nokia-if:bridged'" ("dot1p classifiers allowed with type
+// bridged only", on every platform but fpcx; the 7220 IXR-D5 is not
+// one), and classifiers attach to subinterfaces only: fabctl's RoCE ports
+// are routed (their subinterface 0 has no type), and making them bridged
+// would change how they forward, so 802.1p trust cannot be rendered.
+const pcpTrustReason = "SR Linux classifies by 802.1p only on bridged subinterfaces (srl_nokia-qos input/classifiers/" +
+	"dot1p-policy must: \"dot1p classifiers allowed with type bridged only\"); fabctl's ports are routed (subinterface 0 " +
+	"without a type), so the port keeps SR Linux's default classification: use trust = \"dscp\" on SR Linux"
+
 // Unexpressible: SR Linux's PFC deadlock detection has no polling
 // interval and no action choice (it ignores pause frames on the queue
 // for the recovery time), SR Linux has no cable-length setting, and the
@@ -81,6 +93,8 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 			out[k] = "SR Linux's PFC deadlock detection has no polling interval (only detection and recovery timers)"
 		case k == "pfcwd/action":
 			out[k] = "SR Linux's PFC deadlock recovery ignores pause frames on the queue for the recovery timer: no drop/forward action to set"
+		case (k == "trust" || strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/trust")) && v == spec.TrustPCP:
+			out[k] = pcpTrustReason
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
 			out[k] = "SR Linux has no cable-length setting (size the PFC-reserved share with buffer headroom)"
 		}

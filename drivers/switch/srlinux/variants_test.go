@@ -1,6 +1,7 @@
 package srlinux
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -71,5 +72,38 @@ func TestVariants(t *testing.T) {
 				t.Fatalf("rendering reads back with differences: %+v", d)
 			}
 		})
+	}
+}
+
+// TestPCPTrustUnexpressible: 802.1p trust is listed as not expressible
+// (SR Linux's dot1p classifier needs a bridged subinterface; fabctl's
+// ports are routed), and the rendering attaches no dot1p classifier, which
+// the models refuse on a routed subinterface (libyang: must "dot1p
+// classifiers allowed with type bridged only").
+func TestPCPTrustUnexpressible(t *testing.T) {
+	_, f := load(t, "testbed")
+	sw := switchtest.Switch(t, f, "leaf5", Name)
+	sw.Trust = spec.TrustPCP
+	for i := range sw.Ports {
+		sw.Ports[i].Trust = spec.TrustPCP
+	}
+	st := sw.Flatten()
+	un := (&Driver{}).Unexpressible(drivers.Target{}, st)
+	if !strings.Contains(un["trust"], "bridged only") {
+		t.Fatalf("802.1p trust not listed as unexpressible: %v", un)
+	}
+	for k, v := range st {
+		if strings.HasSuffix(k, "/trust") && v == spec.TrustPCP && !strings.Contains(un[k], "bridged only") {
+			t.Errorf("%s = pcp not listed as unexpressible", k)
+		}
+	}
+	ops, err := gnmicore.DesiredOps(Platform{}, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ops {
+		if strings.Contains(o.Path, "dot1p-policy") || strings.Contains(string(o.Val), "dot1p-policy") {
+			t.Errorf("dot1p classifier rendered: %s %s", o.Path, o.Val)
+		}
 	}
 }
