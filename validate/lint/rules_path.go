@@ -56,6 +56,7 @@ func checkMTU4(c *Context) {
 		hosts    []string
 		switches map[string]bool
 		hostMTU  int
+		who      string // "first and last" host by name, made once per part
 	}
 	parts := map[string]*part{}
 	for _, h := range s.Hosts {
@@ -98,8 +99,13 @@ func checkMTU4(c *Context) {
 		}
 		o := endMTUOrigin(s, low, l)
 		need := s.Fabric.RDMAMTU + roceWireOverhead(t, false)
-		hosts := uniqueSorted(p.hosts)
-		who := fmt.Sprintf("%s and %s", hosts[0], hosts[len(hosts)-1])
+		if p.who == "" {
+			// Once per part, not per link: sorting every host for each
+			// leaf-spine link made the rule quadratic (hosts x uplinks).
+			hosts := uniqueSorted(p.hosts)
+			p.who = fmt.Sprintf("%s and %s", hosts[0], hosts[len(hosts)-1])
+		}
+		who := p.who
 		switch {
 		case lowM < need:
 			g.add(c, "rdma", Error, "RDMA path MTU hole", o, "links", groupItem{label: l.A.String() + "--" + l.B.String(), address: low.Address(), scopes: low.Scopes(l),
