@@ -31,6 +31,36 @@ func (p Params) Scale(div int) Params {
 	return q
 }
 
+// Grow returns p with hosts, leaves and spines multiplied by mul: the pod
+// at 8,192 (x2: 448 leaves, 64 spines) and 16,384 hosts (x4: 896 leaves,
+// 128 spines), the size of the largest GPU clusters. Spine counts grow with
+// the leaves, as in a Clos whose bisection bandwidth is kept; WithSpines
+// sets them for a fabric that keeps its spine layer and oversubscribes.
+func (p Params) Grow(mul int) Params {
+	q := p
+	q.Hosts = p.Hosts * max(1, mul)
+	q.Leaves = p.Leaves * max(1, mul)
+	q.Spines = p.Spines * max(1, mul)
+	return q
+}
+
+// WithSpines returns p with n spines (p unchanged when n <= 0).
+func (p Params) WithSpines(n int) Params {
+	if n > 0 {
+		p.Spines = n
+	}
+	return p
+}
+
+// Sized is the pod at a scale given as a ratio to Pod: num/den with one of
+// them 1 (1/8 ... 1/1 ... 4/1).
+func Sized(num, den int) Params {
+	if num > 1 {
+		return Pod.Grow(num)
+	}
+	return Pod.Scale(den)
+}
+
 // Links is the number of links the fabric has.
 func (p Params) Links() int { return p.Hosts*p.Rails + p.Leaves*p.Spines*p.Uplinks }
 
