@@ -467,6 +467,23 @@ type Link struct {
 	IBSpeed string
 	Ignore  LintIgnores
 	Src     Source
+
+	// ends are A and B resolved by the loader, so that lint, intent and
+	// the planner do not look every endpoint up again by name (two map
+	// lookups per end, hundreds of thousands at 16,384 hosts).
+	ends [2]end
+}
+
+// EndA and EndB are the link's ends resolved to the model: the switch and
+// its port, or the host and its NIC (the other pair nil). Both pairs are
+// nil for a link the loader did not resolve (one built by hand).
+func (l *Link) EndA() (*Switch, *Port, *Host, *NIC) {
+	return l.ends[0].sw, l.ends[0].port, l.ends[0].host, l.ends[0].nic
+}
+
+// EndB: see EndA.
+func (l *Link) EndB() (*Switch, *Port, *Host, *NIC) {
+	return l.ends[1].sw, l.ends[1].port, l.ends[1].host, l.ends[1].nic
 }
 
 // Address is the link's stable name, e.g. link.leaf1:Ethernet0--gpu01:ens1f0.

@@ -201,7 +201,13 @@ func (e End) Scopes(l *spec.Link) []spec.LintIgnores {
 
 // Ends resolves both ends of a link.
 func Ends(s *spec.Spec, l *spec.Link) (End, End) {
-	return resolveEnd(s, l.A), resolveEnd(s, l.B)
+	a, b := End{EP: l.A}, End{EP: l.B}
+	a.Switch, a.Port, a.Host, a.NIC = l.EndA()
+	b.Switch, b.Port, b.Host, b.NIC = l.EndB()
+	if (a.Port == nil && a.NIC == nil) || (b.Port == nil && b.NIC == nil) {
+		return resolveEnd(s, l.A), resolveEnd(s, l.B) // a link the loader did not resolve
+	}
+	return a, b
 }
 
 func resolveEnd(s *spec.Spec, ep spec.Endpoint) End {

@@ -27,7 +27,7 @@ func losslessPortsBySwitch(s *spec.Spec) [][]lossPort {
 		idx[sw.Name] = i
 	}
 	out := make([][]lossPort, len(s.Switches))
-	add := func(l *spec.Link, ep spec.Endpoint) {
+	add := func(l *spec.Link, ep spec.Endpoint, sw *spec.Switch, p *spec.Port) {
 		if ep.Kind != spec.KindSwitch {
 			return
 		}
@@ -35,15 +35,19 @@ func losslessPortsBySwitch(s *spec.Spec) [][]lossPort {
 		if !ok {
 			return
 		}
-		sw := s.Switches[i]
-		p := sw.Port(ep.Port)
+		if sw != s.Switches[i] || p == nil {
+			sw = s.Switches[i]
+			p = sw.Port(ep.Port)
+		}
 		if pfc := s.PortPFC(sw, p); p != nil && len(pfc) > 0 {
 			out[i] = append(out[i], lossPort{sw: sw, port: p, link: l, pfc: pfc})
 		}
 	}
 	for _, l := range s.Links {
-		add(l, l.A)
-		add(l, l.B)
+		swA, pA, _, _ := l.EndA()
+		swB, pB, _, _ := l.EndB()
+		add(l, l.A, swA, pA)
+		add(l, l.B, swB, pB)
 	}
 	return out
 }

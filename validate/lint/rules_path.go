@@ -35,10 +35,9 @@ func checkMTU4(c *Context) {
 	if !t.IsRoCE() || !ibMTUValid(s.Fabric.RDMAMTU) {
 		return
 	}
-	topo := NewTopology(s)
 	// Connected parts of the fabric over all links; the RoCE hosts in each,
 	// with the switch each hangs off.
-	parent := map[string]string{}
+	parent := make(map[string]string, len(s.Switches)+len(s.Hosts))
 	var find func(string) string
 	find = func(x string) string {
 		if p, ok := parent[x]; ok && p != x {
@@ -59,27 +58,23 @@ func checkMTU4(c *Context) {
 		who      string // "first and last" host by name, made once per part
 	}
 	parts := map[string]*part{}
-	for _, h := range s.Hosts {
-		for _, n := range h.NICs {
-			l := topo.PortLink[spec.Endpoint{Kind: spec.KindHost, Node: h.Name, Port: n.Name}.String()]
-			if l == nil {
+	// Each NIC has at most one link (the loader rejects a second), so
+	// walking the links visits every linked NIC once, without an index.
+	for _, l := range s.Links {
+		a, b := Ends(s, l)
+		for _, pair := range [2][2]End{{a, b}, {b, a}} {
+			h, peer := pair[0], pair[1]
+			if h.Host == nil || peer.EP.Kind != spec.KindSwitch {
 				continue
 			}
-			peer := l.A
-			if peer.Node == h.Name {
-				peer = l.B
-			}
-			if peer.Kind != spec.KindSwitch {
-				continue
-			}
-			p := parts[find(h.Name)]
+			p := parts[find(h.Host.Name)]
 			if p == nil {
 				p = &part{switches: map[string]bool{}}
-				parts[find(h.Name)] = p
+				parts[find(h.Host.Name)] = p
 			}
-			p.hosts = append(p.hosts, h.Name)
-			p.switches[peer.Node] = true
-			p.hostMTU = max(p.hostMTU, s.NICMTU(n))
+			p.hosts = append(p.hosts, h.Host.Name)
+			p.switches[peer.EP.Node] = true
+			p.hostMTU = max(p.hostMTU, s.NICMTU(h.NIC))
 		}
 	}
 	var g findingGroups

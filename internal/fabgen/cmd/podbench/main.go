@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +39,26 @@ func main() {
 	spines := flag.Int("spines", 0, "spine count (default: the pod's 32, scaled with the leaves)")
 	all := flag.Bool("all", false, "run 1/8, 1/4, 1/2, 1, x2 and x4 of the pod, each in a fresh process, and print the growth per doubling")
 	runs := flag.Int("runs", 1, "fresh-process runs per scale with -all (the fastest is kept)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of load+lint to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of load+lint to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "podbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "podbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		memProfile = *memprofile
+	}
 	if *all {
 		runAll(*runs, *spines)
 		return
@@ -46,7 +66,7 @@ func main() {
 	r, err := measure(*div, *mul, *spines)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "podbench:", err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // profiles are not needed on failure
 	}
 	fmt.Println(r)
 }
@@ -63,6 +83,9 @@ func (r result) String() string {
 	return fmt.Sprintf("hosts=%d links=%d spec=%.1fMB load=%.0fms (cpu %.0fms) lint=%.0fms (cpu %.0fms) load+lint=%.0fms peak-RSS: load %.0fMB, load+lint %.0fMB",
 		r.hosts, r.links, r.specMB, ms(r.load), ms(r.loadCPU), ms(r.lint), ms(r.lintCPU), ms(r.load+r.lint), r.peakLoadMB, r.peakTotalMB)
 }
+
+// memProfile is where -memprofile writes, after lint with the model alive.
+var memProfile string
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
@@ -91,6 +114,14 @@ func measure(div, mul, spines int) (result, error) {
 		return r, fmt.Errorf("lint errors: %v", res.Diagnostics[0])
 	}
 	r.peakTotalMB = peakRSS()
+	if memProfile != "" {
+		// Written while the model is alive: inuse_space is what it holds.
+		runtime.GC()
+		if f, err := os.Create(memProfile); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(src)
 	return r, nil
