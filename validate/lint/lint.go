@@ -43,6 +43,9 @@ type Context struct {
 	rule       *Rule
 	diags      hcl.Diagnostics
 	suppressed int
+
+	losslessPorts [][]lossPort // see lossless()
+	losslessFor   *spec.Spec
 }
 
 // Finding is one problem a rule reports.
