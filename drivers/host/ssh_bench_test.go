@@ -32,6 +32,9 @@ import (
 //	make bench-ssh    (or: go test -run '^$' -bench SSHApply -benchtime 3x ./drivers/host/)
 //
 // Metrics: s/apply (wall of one fabctl apply), ms/host (wall / hosts),
+// ssh-logins/host and agent-runs/host (SSH connections and command
+// sessions per host, from sshd's verbose log: every command session is
+// one agent start, version checks included, or a uname before a copy),
 // ctl-cpu-ms/host (CPU time of the controller process per host: its share
 // when the hosts are real machines), host-cpu-ms/host (CPU time of sshd
 // and everything it ran, per host: what each real host would spend; from
@@ -43,7 +46,7 @@ import (
 func BenchmarkSSHApply(b *testing.B) {
 	sshdtest.Require(b)
 	const hosts, par = 256, 64
-	fx := &sshFixture{srv: sshdtest.Start(b, sshdtest.Options{MaxStartups: 2 * par}), bin: sshdtest.Fabctl(b)}
+	fx := &sshFixture{srv: sshdtest.Start(b, sshdtest.Options{MaxStartups: 2 * par, Verbose: true}), bin: sshdtest.Fabctl(b)}
 	const user = "fabctl-bench"
 	u := sshdtest.AddUser(b, user, user+" ALL=(root) NOPASSWD: %h/.cache/fabctl/fabctl-*")
 	key := sshdtest.NewKey(b)
@@ -72,6 +75,7 @@ func BenchmarkSSHApply(b *testing.B) {
 			}
 			var ctlCPU time.Duration  // the controller's own CPU time (user + system)
 			var hostCPU time.Duration // sshd and all it ran: the hosts' side
+			var logins, commands int  // SSH logins and command sessions (agent runs)
 			hostOK := true
 			applyOnce := func() (time.Duration, []int64) {
 				mtu = 13200 - mtu // 4200 <-> 9000
@@ -84,6 +88,7 @@ func BenchmarkSSHApply(b *testing.B) {
 				cmd := exec.Command(fx.bin, "apply", "--auto-approve", "--json", "--parallelism", fmt.Sprint(par), "--journal", journal, specDir)
 				cmd.Env = append(os.Environ(), "FABCTL_AGENT_DIR=~/.cache/fabctl", "FABCTL_AGENT_SAVE_DIR="+fx.save)
 				h0, ok0 := fx.srv.CPU()
+				l0, c0 := fx.srv.Sessions()
 				start := time.Now()
 				out, err := cmd.Output()
 				wall := time.Since(start)
@@ -92,6 +97,8 @@ func BenchmarkSSHApply(b *testing.B) {
 				}
 				h1, ok1 := fx.srv.CPU()
 				hostCPU += h1 - h0
+				l1, c1 := fx.srv.Sessions()
+				logins, commands = logins+l1-l0, commands+c1-c0
 				hostOK = hostOK && ok0 && ok1
 				var doc struct {
 					Status string `json:"status"`
@@ -105,7 +112,7 @@ func BenchmarkSSHApply(b *testing.B) {
 				applyOnce() // the agent in place and the addresses set: the steady state
 			}
 			b.ResetTimer()
-			ctlCPU, hostCPU = 0, 0
+			ctlCPU, hostCPU, logins, commands = 0, 0, 0, 0
 			var total time.Duration
 			var durs []int64
 			for i := 0; i < b.N; i++ {
@@ -123,6 +130,8 @@ func BenchmarkSSHApply(b *testing.B) {
 			if hostOK {
 				b.ReportMetric(float64(hostCPU.Milliseconds())/float64(b.N*bc.hosts), "host-cpu-ms/host")
 			}
+			b.ReportMetric(float64(logins)/float64(b.N*bc.hosts), "ssh-logins/host")
+			b.ReportMetric(float64(commands)/float64(b.N*bc.hosts), "agent-runs/host")
 			if len(durs) > 0 {
 				b.ReportMetric(float64(durs[len(durs)/2]), "p50-ms")
 				b.ReportMetric(float64(durs[len(durs)-1]), "max-ms")
