@@ -6,6 +6,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -74,10 +75,40 @@ type Source struct {
 	Attrs []AttrRange
 }
 
-// AttrRange is the expression range of one attribute.
+// AttrRange is the expression range of one attribute. It is kept in 48
+// bytes instead of hcl.Range's 64 plus the name: the file is the block's
+// (Source.Block) and positions fit 32 bits, except for a range from
+// another file (an override) or beyond 4 GiB, which is kept whole in ext.
+// At 16,384 hosts the model holds about a million of these.
 type AttrRange struct {
-	Name  string
-	Range hcl.Range
+	Name       string
+	start, end pos32
+	ext        *hcl.Range
+}
+
+type pos32 struct{ line, col, byte uint32 }
+
+func fits32(p hcl.Pos) bool {
+	return p.Line >= 0 && p.Column >= 0 && p.Byte >= 0 && p.Line <= math.MaxUint32 && p.Column <= math.MaxUint32 && p.Byte <= math.MaxUint32
+}
+
+func newAttrRange(name string, rng, block hcl.Range) AttrRange {
+	if rng.Filename != block.Filename || !fits32(rng.Start) || !fits32(rng.End) {
+		return AttrRange{Name: name, ext: &rng}
+	}
+	return AttrRange{Name: name,
+		start: pos32{uint32(rng.Start.Line), uint32(rng.Start.Column), uint32(rng.Start.Byte)},
+		end:   pos32{uint32(rng.End.Line), uint32(rng.End.Column), uint32(rng.End.Byte)}}
+}
+
+// Range is the attribute's expression range; block is the Source's Block.
+func (a AttrRange) Range(block hcl.Range) hcl.Range {
+	if a.ext != nil {
+		return *a.ext
+	}
+	return hcl.Range{Filename: block.Filename,
+		Start: hcl.Pos{Line: int(a.start.line), Column: int(a.start.col), Byte: int(a.start.byte)},
+		End:   hcl.Pos{Line: int(a.end.line), Column: int(a.end.col), Byte: int(a.end.byte)}}
 }
 
 // Has reports whether the attribute was set in the spec.
@@ -89,7 +120,7 @@ func (s Source) Has(name string) bool {
 // when the attribute was not set (the value is a default).
 func (s Source) Attr(name string) hcl.Range {
 	if i := s.index(name); i >= 0 {
-		return s.Attrs[i].Range
+		return s.Attrs[i].Range(s.Block)
 	}
 	return s.Block
 }
@@ -106,10 +137,10 @@ func (s *Source) index(name string) int {
 // set records the range of an attribute, replacing an earlier entry.
 func (s *Source) set(name string, rng hcl.Range) {
 	if i := s.index(name); i >= 0 {
-		s.Attrs[i].Range = rng
+		s.Attrs[i] = newAttrRange(name, rng, s.Block)
 		return
 	}
-	s.Attrs = append(s.Attrs, AttrRange{Name: name, Range: rng})
+	s.Attrs = append(s.Attrs, newAttrRange(name, rng, s.Block))
 }
 
 // unset removes an attribute's entry (a null value means "not set").

@@ -167,7 +167,7 @@ type Topology struct {
 
 // NewTopology indexes the spec's links.
 func NewTopology(s *spec.Spec) *Topology {
-	t := &Topology{PortLink: make(map[string]*spec.Link, 2*len(s.Links)), DeviceLinks: map[string][]*spec.Link{}}
+	t := &Topology{PortLink: make(map[string]*spec.Link, 2*len(s.Links)), DeviceLinks: make(map[string][]*spec.Link, len(s.Switches)+len(s.Hosts))}
 	for _, l := range s.Links {
 		t.PortLink[l.A.String()] = l
 		t.PortLink[l.B.String()] = l

@@ -148,7 +148,13 @@ func checkHOST4(c *Context) {
 		h *spec.Host
 		n *spec.NIC
 	}
-	first := map[netip.Addr]owner{}
+	n := 0
+	for _, h := range s.Hosts {
+		for _, nic := range h.NICs {
+			n += len(nic.Addresses)
+		}
+	}
+	first := make(map[netip.Addr]owner, n) // sized once: 131k addresses at 16,384 hosts
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
 			for _, p := range n.Addresses {
