@@ -8,6 +8,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 )
 
 // checkedDriver is a driver with the one-round-trip apply
@@ -137,4 +138,23 @@ func countEvents(ents []Entry, ev string) int {
 		}
 	}
 	return n
+}
+
+// TestCheckedApplySavedPlan: a saved plan is re-derived before the waves
+// (Rederive), and its transaction still checks, applies and reads back
+// in one round trip: no read of the engine's own.
+func TestCheckedApplySavedPlan(t *testing.T) {
+	fx, reads, checked := checkedFixture(t, nil)
+	byAddr := map[string]*plan.DevicePlan{}
+	for _, d := range fx.devs {
+		byAddr[d.Plan.Address] = d.Plan
+	}
+	rederive := func(_ context.Context, addr string) *plan.DevicePlan { return byAddr[addr] }
+	res, err, _ := fx.run(t, Options{CheckStale: true, Parallelism: 2, Rederive: rederive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts.Applied != 2 || reads.Load() != 0 || checked.Load() != 2 {
+		t.Errorf("applied %d, engine reads %d (want 0), checked applies %d (want 2)", res.Counts.Applied, reads.Load(), checked.Load())
+	}
 }

@@ -625,8 +625,9 @@ func (r *run) checkStale() error {
 
 // checkedInTransaction: the device's staleness check is its transaction's
 // (drivers.CheckedApplier with the plan's fingerprint; a device with
-// changes, so it has a transaction). Not for saved plans re-derived
-// (Rederive): their check also re-derives the steps.
+// changes, so it has a transaction). A saved plan (Rederive) is still
+// re-read before the waves, as its check re-derives the steps; its
+// transaction checks the fingerprint again.
 func checkedInTransaction(drv drivers.Driver, dp *plan.DevicePlan) bool {
 	_, ok := drv.(drivers.CheckedApplier)
 	return ok && dp.Fingerprint != "" && dp.HasChanges()
@@ -735,7 +736,7 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	}
 	var res drivers.Result
 	var after intent.State // the read-back of a checked transaction
-	if ca, ok := drv.(drivers.CheckedApplier); ok && r.opts.CheckStale && r.opts.Rederive == nil && checkedInTransaction(drv, dp) {
+	if ca, ok := drv.(drivers.CheckedApplier); ok && r.opts.CheckStale && checkedInTransaction(drv, dp) {
 		res, after, err = ca.ApplyChecked(r.ctx, d.Target, steps, dp.Fingerprint, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
 		var se *drivers.StaleError
 		if errors.As(err, &se) {
