@@ -97,7 +97,7 @@ bench-ssh:
 bench-ansible:
 	@command -v ansible-playbook >/dev/null && test -x /usr/sbin/sshd || \
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ansible-core openssh-server; }
-	$(GO) test -v -run '^$$' -bench 'AnsibleVsFabctl' -benchtime $${ROUNDS:-2}x -timeout 60m ./drivers/host/ | grep -v '^=== '
+	$(GO) test -v -run '^$$' -bench 'AnsibleVsFabctl' -benchtime $${ROUNDS:-2}x -timeout 60m ./drivers/host/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
