@@ -5,6 +5,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/netip"
@@ -99,6 +100,47 @@ func newAttrRange(name string, rng, block hcl.Range) AttrRange {
 	return AttrRange{Name: name,
 		start: pos32{uint32(rng.Start.Line), uint32(rng.Start.Column), uint32(rng.Start.Byte)},
 		end:   pos32{uint32(rng.End.Line), uint32(rng.End.Column), uint32(rng.End.Byte)}}
+}
+
+// sourceJSON is Source's JSON shape: every attribute with its whole range
+// (a compiled intent carries Sources, e.g. a NIC's limits, to the agent).
+type sourceJSON struct {
+	Block hcl.Range
+	Attrs []attrJSON
+}
+
+type attrJSON struct {
+	Name  string
+	Range hcl.Range
+}
+
+// MarshalJSON writes the Source with whole ranges, as before AttrRange was
+// made compact.
+func (s Source) MarshalJSON() ([]byte, error) {
+	out := sourceJSON{Block: s.Block}
+	if s.Attrs != nil {
+		out.Attrs = make([]attrJSON, len(s.Attrs))
+		for i, a := range s.Attrs {
+			out.Attrs[i] = attrJSON{Name: a.Name, Range: a.Range(s.Block)}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Source) UnmarshalJSON(b []byte) error {
+	var in sourceJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*s = Source{Block: in.Block}
+	if in.Attrs != nil {
+		s.Attrs = make([]AttrRange, len(in.Attrs))
+		for i, a := range in.Attrs {
+			s.Attrs[i] = newAttrRange(a.Name, a.Range, in.Block)
+		}
+	}
+	return nil
 }
 
 // Range is the attribute's expression range; block is the Source's Block.
