@@ -158,3 +158,26 @@ func TestCheckedApplySavedPlan(t *testing.T) {
 		t.Errorf("applied %d, engine reads %d (want 0), checked applies %d (want 2)", res.Counts.Applied, reads.Load(), checked.Load())
 	}
 }
+
+// TestCheckedApplyStaleRollsBack: a device found stale by its transaction
+// after another was applied stops the run and rolls the applied one back,
+// whatever --on-failure says: the fabric is left as the plan found it and
+// the run is stale.
+func TestCheckedApplyStaleRollsBack(t *testing.T) {
+	fx, _, _ := checkedFixture(t, nil)
+	fx.store.Set("h2", intent.State{"nic/eth0/mtu": "4200"}) // moved after the plan
+	res, err, ents := fx.run(t, Options{CheckStale: true, Parallelism: 1, OnFailure: Continue})
+	var se *StaleError
+	if !errors.As(err, &se) || len(se.Devices) != 1 || se.Devices[0].Address != "host.h2" {
+		t.Fatalf("err %v", err)
+	}
+	if got := fx.store.Get("h1")["nic/eth0/mtu"]; got != "1500" {
+		t.Errorf("h1 not rolled back: mtu %s", got)
+	}
+	if d := res.Devices[0]; d.Status != StatusRolledBack || d.RollbackError != "" {
+		t.Errorf("h1: %+v", d)
+	}
+	if countEvents(ents, EventStale) != 1 {
+		t.Errorf("journal: %+v", ents)
+	}
+}

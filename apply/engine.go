@@ -325,6 +325,7 @@ type run struct {
 	failed    sync.Map     // address -> wave, for Continue
 	drvs      sync.Map     // address -> drivers.Driver of applied devices, for rollback
 	interrupt atomic.Bool  // a device was skipped because of an interrupt
+	staleInTx atomic.Bool  // a transaction found its device moved since the plan
 	links     map[string][]string
 	waveOf    map[string]int
 
@@ -471,7 +472,7 @@ func (r *run) execute(wp WavePlan) error {
 	// An interrupt ends the run "interrupted" even when every device was
 	// already in flight (none was left to skip).
 	r.res.Interrupted = r.interrupt.Load() || r.stop.Err() != nil
-	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() {
+	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() || r.staleInTx.Load() {
 		r.rollbackAll()
 	}
 	for _, dr := range r.res.Devices {
@@ -490,8 +491,8 @@ func (r *run) execute(wp WavePlan) error {
 	return nil
 }
 
-// nothingApplied: no device was changed by this run (every attempted
-// one failed before its transaction changed it, and was left as it was).
+// nothingApplied: no device is left changed by this run (every attempted
+// one failed before its transaction changed it, or was rolled back).
 func (r *run) nothingApplied() bool {
 	stale := map[string]bool{}
 	for _, sd := range r.res.Stale {
@@ -500,6 +501,10 @@ func (r *run) nothingApplied() bool {
 	for _, dr := range r.res.Devices {
 		switch dr.Status {
 		case StatusNotAttempted, StatusUnchanged:
+		case StatusRolledBack:
+			if dr.RollbackError != "" {
+				return false
+			}
 		case StatusFailed:
 			if !dr.Restored || dr.Partial || !stale[dr.Address] {
 				return false
@@ -750,6 +755,12 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 				Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + ")"})
 			dr.Status, dr.Restored = StatusFailed, true
 			dr.Error = "stale plan: live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + "); nothing applied on this device: run fabctl plan again"
+			// The plan no longer describes the fabric: start no other
+			// device, and roll back what this run applied (execute), so
+			// the fabric is left as the plan found it, as when the
+			// re-read before the waves finds a device moved.
+			r.staleInTx.Store(true)
+			r.halt("stopped: " + dp.Address + " changed since the plan (stale plan)")
 			return drv
 		}
 	} else {
