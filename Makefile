@@ -9,6 +9,7 @@
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
 #   make bench-ib   InfiniBand discovery of simulated fat trees up to 24 switches, 128 HCAs (ibsim; root)
+#   make bench-ansible  the same MTU change by fabctl and by Ansible (tuned and default) on N netns hosts (root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 
@@ -59,7 +60,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib fuzz demo demo-ib demo-vm e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib bench-ansible fuzz demo demo-ib demo-vm e2e-vm clean
 
 all: lint test build
 
@@ -106,6 +107,13 @@ bench-ssh:
 
 bench-ib:
 	$(GO) test -run '^$$' -bench 'FatTree' -benchtime 1x -timeout 40m ./testbed/ibsim/
+# The same change (read the MTU, set it, verify) on N netns hosts behind one loopback sshd, by fabctl
+# and by Debian's ansible-core, tuned and default, alternating rounds (drivers/host/ansible_bench_test.go;
+# root). Installs ansible-core and openssh-server when missing. BENCH_HOSTS=N (default 64), ROUNDS (2).
+bench-ansible:
+	@command -v ansible-playbook >/dev/null && test -x /usr/sbin/sshd || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ansible-core openssh-server; }
+	$(GO) test -v -run '^$$' -bench 'AnsibleVsFabctl' -benchtime $${ROUNDS:-2}x -timeout 60m ./drivers/host/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

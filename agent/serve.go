@@ -68,6 +68,12 @@ func (s *Server) Handle(ctx context.Context, in io.Reader) *agentproto.Response 
 // driver NewDriver builds. It does not fail: errors are in the response,
 // each with its kind.
 func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto.Response {
+	if req.Build != "" && req.Build != s.Handshake.Build {
+		// Another build's request: do nothing (the controller ships its
+		// own binary and asks again).
+		return &agentproto.Response{Protocol: agentproto.Protocol, Agent: s.Handshake, Op: req.Op,
+			Errors: []agentproto.Error{{Kind: agentproto.KindBuild, Message: fmt.Sprintf("the request is from build %s, this agent is build %s", req.Build, s.Handshake.Build)}}}
+	}
 	if req.Op == agentproto.OpTraffic {
 		return s.traffic(ctx, req)
 	}
@@ -112,6 +118,19 @@ func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto
 		}
 	case agentproto.OpApply:
 		if len(req.Steps) > 0 {
+			if req.Fingerprint != "" {
+				// The staleness check of the controller's apply, here, just
+				// before the transaction: the host's state must still be
+				// the one the plan read.
+				live, err := drv.Read(ctx, t)
+				if err != nil {
+					return fail(agentproto.KindRead, "%v", err)
+				}
+				if fp := live.Fingerprint(); fp != req.Fingerprint {
+					resp.Fingerprint = fp
+					return fail(agentproto.KindStale, "live state changed since the plan (fingerprint %.12s -> %.12s): nothing applied", req.Fingerprint, fp)
+				}
+			}
 			res, err := drv.Apply(ctx, t, req.Steps, drivers.ApplyOptions{})
 			var pe *drivers.PartialError
 			switch {
@@ -121,6 +140,16 @@ func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto
 				return fail(agentproto.KindApply, "%v", err)
 			}
 			resp.Token = res.Token
+			if req.ReadBack {
+				// The controller's verifying read-back, in the same run; it
+				// verifies this state as it would its own Read's. Without
+				// it (the read failed) the controller reads back itself.
+				if after, err := drv.Read(ctx, t); err != nil {
+					resp.Warnings = append(resp.Warnings, "read-back after apply failed (the controller reads again): "+err.Error())
+				} else {
+					resp.State = after
+				}
+			}
 		} else if r := converge(ctx, drv, h, t, resp); r != nil {
 			return r
 		}

@@ -325,6 +325,7 @@ type run struct {
 	failed    sync.Map     // address -> wave, for Continue
 	drvs      sync.Map     // address -> drivers.Driver of applied devices, for rollback
 	interrupt atomic.Bool  // a device was skipped because of an interrupt
+	staleInTx atomic.Bool  // a transaction found its device moved since the plan
 	links     map[string][]string
 	waveOf    map[string]int
 
@@ -471,7 +472,7 @@ func (r *run) execute(wp WavePlan) error {
 	// An interrupt ends the run "interrupted" even when every device was
 	// already in flight (none was left to skip).
 	r.res.Interrupted = r.interrupt.Load() || r.stop.Err() != nil
-	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() {
+	if r.opts.OnFailure == Rollback && r.stopping.Load() && r.res.anyFailed() || r.staleInTx.Load() {
 		r.rollbackAll()
 	}
 	for _, dr := range r.res.Devices {
@@ -482,7 +483,37 @@ func (r *run) execute(wp WavePlan) error {
 			r.j.Write(Entry{Event: EventSkipped, Device: dr.Address, Wave: dr.Wave, Reason: dr.Reason})
 		}
 	}
+	if len(r.res.Stale) > 0 && r.nothingApplied() {
+		// Staleness found by transactions (checkedInTransaction) before
+		// anything was applied: the same outcome as the re-read's.
+		return &StaleError{Devices: r.res.Stale}
+	}
 	return nil
+}
+
+// nothingApplied: no device is left changed by this run (every attempted
+// one failed before its transaction changed it, or was rolled back).
+func (r *run) nothingApplied() bool {
+	stale := map[string]bool{}
+	for _, sd := range r.res.Stale {
+		stale[sd.Address] = true
+	}
+	for _, dr := range r.res.Devices {
+		switch dr.Status {
+		case StatusNotAttempted, StatusUnchanged:
+		case StatusRolledBack:
+			if dr.RollbackError != "" {
+				return false
+			}
+		case StatusFailed:
+			if !dr.Restored || dr.Partial || !stale[dr.Address] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (res *Result) anyFailed() bool {
@@ -552,6 +583,12 @@ func (r *run) checkStale() error {
 			outs[i].err = err
 			return
 		}
+		if checkedInTransaction(drv, d.Plan) {
+			// Checked by the device's transaction itself (transact), in
+			// the same round trip, just before it applies.
+			outs[i].live = d.Plan.Fingerprint
+			return
+		}
 		r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseCheck}, 0, false)
 		live, err := drv.Read(r.ctx, d.Target)
 		if err != nil {
@@ -589,6 +626,16 @@ func (r *run) checkStale() error {
 		return &StaleError{Devices: r.res.Stale}
 	}
 	return nil
+}
+
+// checkedInTransaction: the device's staleness check is its transaction's
+// (drivers.CheckedApplier with the plan's fingerprint; a device with
+// changes, so it has a transaction). A saved plan (Rederive) is still
+// re-read before the waves, as its check re-derives the steps; its
+// transaction checks the fingerprint again.
+func checkedInTransaction(drv drivers.Driver, dp *plan.DevicePlan) bool {
+	_, ok := drv.(drivers.CheckedApplier)
+	return ok && dp.Fingerprint != "" && dp.HasChanges()
 }
 
 func short(fp string) string {
@@ -692,7 +739,33 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 			return drv
 		}
 	}
-	res, err := drv.Apply(r.ctx, d.Target, steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	var res drivers.Result
+	var after intent.State // the read-back of a checked transaction
+	if ca, ok := drv.(drivers.CheckedApplier); ok && r.opts.CheckStale && checkedInTransaction(drv, dp) {
+		res, after, err = ca.ApplyChecked(r.ctx, d.Target, steps, dp.Fingerprint, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+		var se *drivers.StaleError
+		if errors.As(err, &se) {
+			// The staleness check, done in the transaction's round trip:
+			// nothing was applied on this device.
+			sd := StaleDevice{Address: dp.Address, Planned: dp.Fingerprint, Live: se.Live}
+			r.mu.Lock()
+			r.res.Stale = append(r.res.Stale, sd)
+			r.mu.Unlock()
+			r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: se.Live,
+				Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + ")"})
+			dr.Status, dr.Restored = StatusFailed, true
+			dr.Error = "stale plan: live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + "); nothing applied on this device: run fabctl plan again"
+			// The plan no longer describes the fabric: start no other
+			// device, and roll back what this run applied (execute), so
+			// the fabric is left as the plan found it, as when the
+			// re-read before the waves finds a device moved.
+			r.staleInTx.Store(true)
+			r.halt("stopped: " + dp.Address + " changed since the plan (stale plan)")
+			return drv
+		}
+	} else {
+		res, err = drv.Apply(r.ctx, d.Target, steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	}
 	if err != nil {
 		dr.Status = StatusFailed
 		dr.Error = "apply: " + err.Error()
@@ -710,7 +783,10 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	r.j.Write(Entry{Event: EventDeviceApplied, Device: dp.Address, Token: res.Token, Pending: res.Pending})
 
 	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseVerify}, 0, false)
-	live, err := drv.Read(r.ctx, d.Target)
+	live := after
+	if live == nil {
+		live, err = drv.Read(r.ctx, d.Target)
+	}
 	var cause string
 	if err != nil {
 		cause = "read-back after apply: " + err.Error()

@@ -237,3 +237,33 @@ func SwitchIntent(t Target, driver string) (*intent.Switch, error) {
 	}
 	return sw, nil
 }
+
+// CheckedApplier is implemented by drivers that reach a device through
+// something that can run a whole transaction in one round trip (the host
+// agent over SSH): read the device, check that its state still has the
+// fingerprint the plan recorded, apply the steps as one transaction, and
+// read the device back. The engine then skips its separate staleness
+// re-read and verifying read-back for the device (it verifies the
+// returned state itself, with the driver's Fields, exactly as after a
+// Read), so a host costs one agent run per apply instead of three.
+//
+// Fingerprint is the plan's (intent.State.Fingerprint of the state it
+// read). When the live state's fingerprint differs, nothing is applied
+// and the error is a *StaleError. After a transaction, after is the state
+// read back ("" error and nil after: the driver could not read back; the
+// engine then reads it with Read). Errors of the transaction itself are
+// as Apply's.
+type CheckedApplier interface {
+	ApplyChecked(ctx context.Context, t Target, steps []Change, fingerprint string, opts ApplyOptions) (res Result, after intent.State, err error)
+}
+
+// StaleError: the device's live state moved since the plan (its
+// fingerprint is Live, the plan saw Planned); nothing was applied.
+type StaleError struct {
+	Device        string
+	Planned, Live string
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("%s: live state changed since the plan (fingerprint %.12s -> %.12s); nothing was applied: run fabctl plan again", e.Device, e.Planned, e.Live)
+}

@@ -143,14 +143,41 @@ func Compile(s *spec.Spec) *Fabric {
 	dscp := s.DSCPMap()
 	tcs := compileTCs(s)
 	wd := s.Fabric.PFCWatchdog
-	peers := make(map[string]string, 2*len(s.Links))
-	cable := make(map[string]spec.Length, 2*len(s.Links))
+	// The link on each switch port, by the loader's resolved ends (no
+	// "node:port" string per endpoint); links built without the loader
+	// are looked up by name.
+	byPort := make(map[*spec.Port]*spec.Link, len(s.Links))
+	var byName map[string]*spec.Link
 	for _, l := range s.Links {
-		a, b := l.A.String(), l.B.String()
-		peers[a] = b
-		peers[b] = a
-		cable[a] = l.CableLength
-		cable[b] = l.CableLength
+		_, pa, _, na := l.EndA()
+		_, pb, _, nb := l.EndB()
+		if (pa == nil && na == nil) || (pb == nil && nb == nil) {
+			if byName == nil {
+				byName = map[string]*spec.Link{}
+			}
+			byName[l.A.String()], byName[l.B.String()] = l, l
+			continue
+		}
+		if pa != nil {
+			byPort[pa] = l
+		}
+		if pb != nil {
+			byPort[pb] = l
+		}
+	}
+	portLink := func(sw *spec.Switch, p *spec.Port) (peer string, cable spec.Length) {
+		l := byPort[p]
+		if l == nil && byName != nil {
+			l = byName[sw.Name+":"+p.Name]
+		}
+		if l == nil {
+			return "", 0
+		}
+		other := l.B
+		if l.B.Node == sw.Name && l.B.Port == p.Name {
+			other = l.A
+		}
+		return other.String(), l.CableLength
 	}
 	for _, sw := range s.Switches {
 		if sw.InfiniBand {
@@ -176,7 +203,7 @@ func Compile(s *spec.Spec) *Fabric {
 		}
 		out.Ports = make([]Port, 0, len(sw.Ports))
 		for _, p := range sw.Ports {
-			key := sw.Name + ":" + p.Name
+			peer, cable := portLink(sw, p)
 			out.Ports = append(out.Ports, Port{
 				Name:        p.Name,
 				Speed:       p.Speed,
@@ -185,8 +212,8 @@ func Compile(s *spec.Spec) *Fabric {
 				Trust:       s.PortTrust(sw, p),
 				Watchdog:    s.PortWatchdog(p) && len(s.PortPFC(sw, p)) > 0,
 				Pause:       p.Pause,
-				CableLength: cable[key],
-				Peer:        peers[key],
+				CableLength: cable,
+				Peer:        peer,
 			})
 		}
 		sort.Slice(out.Ports, func(i, j int) bool { return portLess(out.Ports[i].Name, out.Ports[j].Name) })

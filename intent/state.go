@@ -208,11 +208,7 @@ func flattenTCs(st State, ks *keySet, tcs []TC, withECN bool) {
 
 // Flatten returns a host's desired State.
 func (h *Host) Flatten() State {
-	n := 2 + len(h.NCCL)
-	for _, nic := range h.NICs {
-		n += 12 + 8 + 6*len(nic.TCs)
-	}
-	st := make(State, n)
+	st := make(State, h.stateSize())
 	st["irqbalance"] = h.IRQBalance
 	if h.NCCLEnvFile != "" {
 		for k, v := range h.NCCL {
@@ -252,6 +248,44 @@ func (h *Host) Flatten() State {
 		}
 	}
 	return st
+}
+
+// stateSize is the number of settings Flatten writes, counted the way it
+// writes them: the map's size hint. A hint twice too large (as a rough
+// per-NIC bound was) doubles every host state's memory: a plan of 4,096
+// hosts holds two of them per host.
+func (h *Host) stateSize() int {
+	n := 1 // irqbalance
+	if h.NCCLEnvFile != "" {
+		n += len(h.NCCL)
+	}
+	for i := range h.NICs {
+		nic := &h.NICs[i]
+		n += 2 // mtu, addresses
+		if nic.VLANName != "" {
+			n += 4 // the VLAN interface's five settings instead of addresses
+		}
+		if nic.RoCEMode == "" {
+			continue
+		}
+		n += 7 // trust, pfc, pause, ecn, roce mode, tos, irq cpus
+		if nic.Trust == "dscp" {
+			def := DSCPDefault(&nic.DSCPToTC)
+			n++
+			for _, tc := range nic.DSCPToTC {
+				if tc != def {
+					n++
+				}
+			}
+		}
+		for _, tc := range nic.TCs {
+			n += 2 // lossless, sched
+			if !tc.Strict {
+				n++ // bandwidth
+			}
+		}
+	}
+	return n
 }
 
 // flattenVLAN puts the RDMA VLAN interface of a NIC: the spec's addresses

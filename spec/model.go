@@ -5,7 +5,9 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -74,10 +76,81 @@ type Source struct {
 	Attrs []AttrRange
 }
 
-// AttrRange is the expression range of one attribute.
+// AttrRange is the expression range of one attribute. It is kept in 48
+// bytes instead of hcl.Range's 64 plus the name: the file is the block's
+// (Source.Block) and positions fit 32 bits, except for a range from
+// another file (an override) or beyond 4 GiB, which is kept whole in ext.
+// At 16,384 hosts the model holds about a million of these.
 type AttrRange struct {
+	Name       string
+	start, end pos32
+	ext        *hcl.Range
+}
+
+type pos32 struct{ line, col, byte uint32 }
+
+func fits32(p hcl.Pos) bool {
+	return p.Line >= 0 && p.Column >= 0 && p.Byte >= 0 && p.Line <= math.MaxUint32 && p.Column <= math.MaxUint32 && p.Byte <= math.MaxUint32
+}
+
+func newAttrRange(name string, rng, block hcl.Range) AttrRange {
+	if rng.Filename != block.Filename || !fits32(rng.Start) || !fits32(rng.End) {
+		return AttrRange{Name: name, ext: &rng}
+	}
+	return AttrRange{Name: name,
+		start: pos32{uint32(rng.Start.Line), uint32(rng.Start.Column), uint32(rng.Start.Byte)},
+		end:   pos32{uint32(rng.End.Line), uint32(rng.End.Column), uint32(rng.End.Byte)}}
+}
+
+// sourceJSON is Source's JSON shape: every attribute with its whole range
+// (a compiled intent carries Sources, e.g. a NIC's limits, to the agent).
+type sourceJSON struct {
+	Block hcl.Range
+	Attrs []attrJSON
+}
+
+type attrJSON struct {
 	Name  string
 	Range hcl.Range
+}
+
+// MarshalJSON writes the Source with whole ranges, as before AttrRange was
+// made compact.
+func (s Source) MarshalJSON() ([]byte, error) {
+	out := sourceJSON{Block: s.Block}
+	if s.Attrs != nil {
+		out.Attrs = make([]attrJSON, len(s.Attrs))
+		for i, a := range s.Attrs {
+			out.Attrs[i] = attrJSON{Name: a.Name, Range: a.Range(s.Block)}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Source) UnmarshalJSON(b []byte) error {
+	var in sourceJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*s = Source{Block: in.Block}
+	if in.Attrs != nil {
+		s.Attrs = make([]AttrRange, len(in.Attrs))
+		for i, a := range in.Attrs {
+			s.Attrs[i] = newAttrRange(a.Name, a.Range, in.Block)
+		}
+	}
+	return nil
+}
+
+// Range is the attribute's expression range; block is the Source's Block.
+func (a AttrRange) Range(block hcl.Range) hcl.Range {
+	if a.ext != nil {
+		return *a.ext
+	}
+	return hcl.Range{Filename: block.Filename,
+		Start: hcl.Pos{Line: int(a.start.line), Column: int(a.start.col), Byte: int(a.start.byte)},
+		End:   hcl.Pos{Line: int(a.end.line), Column: int(a.end.col), Byte: int(a.end.byte)}}
 }
 
 // Has reports whether the attribute was set in the spec.
@@ -89,7 +162,7 @@ func (s Source) Has(name string) bool {
 // when the attribute was not set (the value is a default).
 func (s Source) Attr(name string) hcl.Range {
 	if i := s.index(name); i >= 0 {
-		return s.Attrs[i].Range
+		return s.Attrs[i].Range(s.Block)
 	}
 	return s.Block
 }
@@ -106,10 +179,10 @@ func (s *Source) index(name string) int {
 // set records the range of an attribute, replacing an earlier entry.
 func (s *Source) set(name string, rng hcl.Range) {
 	if i := s.index(name); i >= 0 {
-		s.Attrs[i].Range = rng
+		s.Attrs[i] = newAttrRange(name, rng, s.Block)
 		return
 	}
-	s.Attrs = append(s.Attrs, AttrRange{Name: name, Range: rng})
+	s.Attrs = append(s.Attrs, newAttrRange(name, rng, s.Block))
 }
 
 // unset removes an attribute's entry (a null value means "not set").
@@ -467,6 +540,23 @@ type Link struct {
 	IBSpeed string
 	Ignore  LintIgnores
 	Src     Source
+
+	// ends are A and B resolved by the loader, so that lint, intent and
+	// the planner do not look every endpoint up again by name (two map
+	// lookups per end, hundreds of thousands at 16,384 hosts).
+	ends [2]end
+}
+
+// EndA and EndB are the link's ends resolved to the model: the switch and
+// its port, or the host and its NIC (the other pair nil). Both pairs are
+// nil for a link the loader did not resolve (one built by hand).
+func (l *Link) EndA() (*Switch, *Port, *Host, *NIC) {
+	return l.ends[0].sw, l.ends[0].port, l.ends[0].host, l.ends[0].nic
+}
+
+// EndB: see EndA.
+func (l *Link) EndB() (*Switch, *Port, *Host, *NIC) {
+	return l.ends[1].sw, l.ends[1].port, l.ends[1].host, l.ends[1].nic
 }
 
 // Address is the link's stable name, e.g. link.leaf1:Ethernet0--gpu01:ens1f0.

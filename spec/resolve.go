@@ -209,6 +209,7 @@ func (l *loader) resolveLinks() {
 			continue
 		}
 		l.linkSpeed(lk, ends)
+		lk.ends = ends
 		kept = append(kept, lk)
 	}
 	s.Links = kept
@@ -216,7 +217,9 @@ func (l *loader) resolveLinks() {
 
 // end is what a resolved endpoint names: a switch port or a host NIC.
 type end struct {
+	sw   *Switch
 	port *Port
+	host *Host
 	nic  *NIC
 }
 
@@ -257,7 +260,7 @@ func (l *loader) resolveEndpoint(ep *Endpoint) (end, bool) {
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[p.Name] = p
 		}
-		return end{port: p}, true
+		return end{sw: sw, port: p}, true
 	}
 	if h := s.hosts[ep.Node]; h != nil {
 		ep.Kind = KindHost
@@ -266,7 +269,7 @@ func (l *loader) resolveEndpoint(ep *Endpoint) (end, bool) {
 			l.unknownRef(ep.Src, "nic", ep.Port, nicNames(h), fmt.Sprintf("link endpoint %s: host %q", ep, h.Name))
 			return end{}, false
 		}
-		return end{nic: n}, true
+		return end{host: h, nic: n}, true
 	}
 	names := append(keys(s.switches), keys(s.hosts)...)
 	l.unknownRef(ep.Src, "device", ep.Node, names, fmt.Sprintf("link endpoint %s", ep))

@@ -49,6 +49,47 @@ func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Ho
 	return drivers.Result{Token: resp.Token}, nil
 }
 
+var _ drivers.CheckedApplier = (*Driver)(nil)
+
+// ApplyChecked is the one-round-trip apply (drivers.CheckedApplier): for
+// a host over SSH one agent run reads the host, checks the plan's
+// fingerprint, runs the transaction and reads the host back; a local or
+// netns host does the same here.
+func (d *Driver) ApplyChecked(ctx context.Context, t drivers.Target, changes []drivers.Change, fingerprint string, opts drivers.ApplyOptions) (drivers.Result, intent.State, error) {
+	h, err := hostOf(t)
+	if err != nil {
+		return drivers.Result{}, nil, err
+	}
+	if h.Connect.Kind != "ssh" {
+		live, err := d.Read(ctx, t)
+		if err != nil {
+			return drivers.Result{}, nil, fmt.Errorf("staleness check: %w", err)
+		}
+		if fp := live.Fingerprint(); fp != fingerprint {
+			return drivers.Result{}, nil, &drivers.StaleError{Device: "host." + h.Name, Planned: fingerprint, Live: fp}
+		}
+		res, err := d.Apply(ctx, t, changes, opts)
+		if err != nil {
+			return res, nil, err
+		}
+		after, err := d.Read(ctx, t)
+		if err != nil {
+			return res, nil, nil // the engine reads back itself
+		}
+		return res, after, nil
+	}
+	o := d.SSH.withDefaults()
+	resp, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpApply, Steps: changes, SaveTo: o.SaveDir,
+		Fingerprint: fingerprint, ReadBack: true})
+	if err != nil {
+		return drivers.Result{}, nil, err
+	}
+	for _, w := range resp.Warnings {
+		drivers.Eventf(ctx, "%s: agent: %s", h.Name, w)
+	}
+	return drivers.Result{Token: resp.Token}, resp.State, nil
+}
+
 func (d *Driver) rollbackRemote(ctx context.Context, t drivers.Target, h *intent.Host, r drivers.Result) error {
 	_, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpRollback, Token: r.Token})
 	return err

@@ -189,29 +189,40 @@ func (d *Driver) agentCall(ctx context.Context, t drivers.Target, h *intent.Host
 	return resp, err
 }
 
-// agentRequest makes sure the agent is in place (once per connection)
-// and runs the request. When the agent checked by an earlier step on
-// this connection cannot be started now (gone: the shell finds nothing,
-// or sudo's rule no longer matches a file), nothing ran: it is checked
-// (and copied) again and the request retried once.
+// agentRequest runs the request on the agent, putting the agent in place
+// when it is not. The request carries this controller's build, so the
+// agent is run straight away, without a separate version check (one
+// process start per request, not two): an agent that is missing (the
+// shell or sudo cannot find it), of another build (it refuses with
+// KindBuild), or older than the build field (it refuses the unknown
+// field) did nothing, and is then checked, copied when needed, and the
+// request run once more. A connection remembers the agent it checked, so
+// an agent refused after that check vanished or changed in between.
 func (c *sshConn) agentRequest(ctx context.Context, la *localAgent, remote string, o SSHOptions, sudo bool, req *agentproto.Request, onLine func(string)) (*agentproto.Response, error) {
+	req.Build = la.build
 	for attempt := 0; ; attempt++ {
-		checkedEarlier := c.verified == remote
-		if !checkedEarlier {
+		resp, err := c.runAgent(ctx, remote, sudo, la.build, req, onLine)
+		var se *sshtransport.Error
+		notStarted := errors.Is(err, errAgentMissing) || errors.Is(err, errAgentBuild) || errors.As(err, &se) && se.Kind == KindSudo
+		var na *notAgentError
+		if errors.As(err, &na) {
+			// Not an agent's answer: on a connection that has not checked
+			// the agent yet, whatever is at its path is checked (and
+			// replaced) like a missing one; after that check, an error.
+			notStarted, err = c.verified != remote, na.err
+		}
+		if notStarted && attempt == 0 {
 			if err := c.ensureAgent(ctx, la, remote, o); err != nil {
 				return nil, err
 			}
 			c.verified = remote
-		}
-		resp, err := c.runAgent(ctx, remote, sudo, req, onLine)
-		var se *sshtransport.Error
-		notStarted := errors.Is(err, errAgentMissing) || errors.As(err, &se) && se.Kind == KindSudo
-		if notStarted && checkedEarlier && attempt == 0 {
-			c.verified = ""
 			continue
 		}
-		if errors.Is(err, errAgentMissing) {
+		switch {
+		case errors.Is(err, errAgentMissing):
 			return nil, c.Fail("agent "+string(req.Op), KindAgent, "the agent "+remote+" vanished right after it was checked")
+		case errors.Is(err, errAgentBuild):
+			return nil, c.Fail("agent "+string(req.Op), KindAgent, "the agent "+remote+" is another build than this controller right after it was checked and copied")
 		}
 		return resp, err
 	}
@@ -401,7 +412,7 @@ func (c *sshConn) copyAgent(local, remote string, replace bool) error {
 }
 
 // runAgent runs the agent with the request on stdin and parses its reply.
-func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *agentproto.Request, onLine func(string)) (*agentproto.Response, error) {
+func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, build string, req *agentproto.Request, onLine func(string)) (*agentproto.Response, error) {
 	step := "agent " + string(req.Op)
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -429,10 +440,16 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 				return nil, c.Fail(step, k, d)
 			}
 		}
-		return nil, c.Fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))
+		return nil, &notAgentError{c.Fail(step, KindAgent, fmt.Sprintf("exit %d without a result: %s", code, causeLine(errb)))}
+	}
+	if resp.Agent.Build != build || resp.Kind() == agentproto.KindBuild {
+		return nil, errAgentBuild // whatever it said, it did nothing: it refused our build field
 	}
 	if resp.Protocol != agentproto.Protocol {
 		return nil, c.Fail(step, KindAgent, fmt.Sprintf("the agent answered with protocol %d, this controller speaks %d", resp.Protocol, agentproto.Protocol))
+	}
+	if resp.Kind() == agentproto.KindStale {
+		return nil, &drivers.StaleError{Device: "host." + c.Device(), Planned: req.Fingerprint, Live: resp.Fingerprint}
 	}
 	if !resp.OK {
 		err := c.Fail(step, KindAgent, resp.Err().Error())
@@ -447,6 +464,16 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, req *a
 // errAgentMissing: the agent checked earlier on this connection is gone
 // (the shell could not find it); nothing ran.
 var errAgentMissing = errors.New("the agent is not installed")
+
+// notAgentError: what runs at the agent's path gave no agent response.
+type notAgentError struct{ err error }
+
+func (e *notAgentError) Error() string { return e.err.Error() }
+func (e *notAgentError) Unwrap() error { return e.err }
+
+// errAgentBuild: the agent is another build than the controller and
+// refused the request; nothing ran.
+var errAgentBuild = errors.New("the agent is another build")
 
 // sudoProblem recognises sudo's own refusals on stderr.
 func sudoProblem(stderr, user, remote string) (sshtransport.Kind, string) {

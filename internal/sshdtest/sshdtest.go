@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
@@ -74,6 +75,26 @@ type Server struct {
 	KnownHosts string // a known_hosts file with the server's key
 	authDir    string
 	cpuFile    string // cgroup v1 cpuacct.usage of sshd and everything it runs
+	logFile    string
+}
+
+// Sessions counts, from the log of a Verbose server, the logins (SSH
+// connections authenticated) and the command sessions (exec requests:
+// each one process the login's shell starts, e.g. an agent run) so far.
+func (s *Server) Sessions() (logins, commands int) {
+	b, err := os.ReadFile(s.logFile)
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(l, "Accepted publickey for ") || strings.Contains(l, "Accepted password for "):
+			logins++
+		case strings.Contains(l, "Starting session: command "):
+			commands++
+		}
+	}
+	return logins, commands
 }
 
 // CPU is the CPU time sshd and everything it started (sessions, shells,
@@ -125,6 +146,9 @@ type Options struct {
 	// MaxStartups allows this many unauthenticated connections at once
 	// (sshd's default, 10:30:100, drops connections of a parallel run).
 	MaxStartups int
+	// Verbose logs every login and session (sshd LogLevel VERBOSE), for
+	// Sessions.
+	Verbose bool
 }
 
 // Start runs sshd on a free loopback port until the test ends.
@@ -171,8 +195,8 @@ KbdInteractiveAuthentication no
 Subsystem sftp internal-sftp
 MaxStartups %d
 MaxSessions 64
-LogLevel ERROR
-`, port, hk, s.authDir, o.MaxStartups)
+LogLevel %s
+`, port, hk, s.authDir, o.MaxStartups, map[bool]string{false: "ERROR", true: "VERBOSE"}[o.Verbose])
 	cf := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(cf, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -183,6 +207,7 @@ LogLevel ERROR
 	// The log is a file, not a pipe: the per-connection sshd processes
 	// inherit it, and a pipe would keep Wait waiting for them.
 	logf := filepath.Join(dir, "sshd.log")
+	s.logFile = logf
 	lf, err := os.Create(logf)
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +366,16 @@ func Fabctl(t testing.TB) string {
 			build.err = fmt.Errorf("go build ./cmd/fabctl: %v\n%s", err, out)
 			return
 		}
-		build.path = filepath.Join(dir, "fabctl")
+		// Named by its build identity: test runs of other checkouts on
+		// this machine (other builds) never replace the binary this run
+		// ships and whose identity it cached; the same build shares one
+		// file.
+		id, err := agentproto.Identity(filepath.Join(tmp, "fabctl"))
+		if err != nil {
+			build.err = err
+			return
+		}
+		build.path = filepath.Join(dir, "fabctl-"+id)
 		build.err = os.Rename(filepath.Join(tmp, "fabctl"), build.path)
 	})
 	if build.err != nil {

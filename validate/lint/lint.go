@@ -43,6 +43,9 @@ type Context struct {
 	rule       *Rule
 	diags      hcl.Diagnostics
 	suppressed int
+
+	losslessPorts [][]lossPort // see lossless()
+	losslessFor   *spec.Spec
 }
 
 // Finding is one problem a rule reports.
@@ -164,7 +167,7 @@ type Topology struct {
 
 // NewTopology indexes the spec's links.
 func NewTopology(s *spec.Spec) *Topology {
-	t := &Topology{PortLink: make(map[string]*spec.Link, 2*len(s.Links)), DeviceLinks: map[string][]*spec.Link{}}
+	t := &Topology{PortLink: make(map[string]*spec.Link, 2*len(s.Links)), DeviceLinks: make(map[string][]*spec.Link, len(s.Switches)+len(s.Hosts))}
 	for _, l := range s.Links {
 		t.PortLink[l.A.String()] = l
 		t.PortLink[l.B.String()] = l
@@ -201,7 +204,13 @@ func (e End) Scopes(l *spec.Link) []spec.LintIgnores {
 
 // Ends resolves both ends of a link.
 func Ends(s *spec.Spec, l *spec.Link) (End, End) {
-	return resolveEnd(s, l.A), resolveEnd(s, l.B)
+	a, b := End{EP: l.A}, End{EP: l.B}
+	a.Switch, a.Port, a.Host, a.NIC = l.EndA()
+	b.Switch, b.Port, b.Host, b.NIC = l.EndB()
+	if (a.Port == nil && a.NIC == nil) || (b.Port == nil && b.NIC == nil) {
+		return resolveEnd(s, l.A), resolveEnd(s, l.B) // a link the loader did not resolve
+	}
+	return a, b
 }
 
 func resolveEnd(s *spec.Spec, ep spec.Endpoint) End {

@@ -164,7 +164,7 @@ func checkHeadroom(c *Context) {
 		return // InfiniBand: credit-based flow control, no PFC headroom
 	}
 	warned := map[*spec.Link]bool{}
-	bySwitch := losslessPortsBySwitch(s)
+	bySwitch := c.lossless()
 	for si, sw := range s.Switches {
 		var declared spec.Bytes
 		if sw.Buffer != nil {
@@ -257,7 +257,7 @@ func checkBufferBudget(c *Context) {
 			continue
 		}
 		if bySwitch == nil {
-			bySwitch = losslessPortsBySwitch(s)
+			bySwitch = c.lossless()
 		}
 		ports := bySwitch[si]
 		if len(ports) == 0 {

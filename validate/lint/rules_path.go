@@ -35,10 +35,9 @@ func checkMTU4(c *Context) {
 	if !t.IsRoCE() || !ibMTUValid(s.Fabric.RDMAMTU) {
 		return
 	}
-	topo := NewTopology(s)
 	// Connected parts of the fabric over all links; the RoCE hosts in each,
 	// with the switch each hangs off.
-	parent := map[string]string{}
+	parent := make(map[string]string, len(s.Switches)+len(s.Hosts))
 	var find func(string) string
 	find = func(x string) string {
 		if p, ok := parent[x]; ok && p != x {
@@ -56,29 +55,26 @@ func checkMTU4(c *Context) {
 		hosts    []string
 		switches map[string]bool
 		hostMTU  int
+		who      string // "first and last" host by name, made once per part
 	}
 	parts := map[string]*part{}
-	for _, h := range s.Hosts {
-		for _, n := range h.NICs {
-			l := topo.PortLink[spec.Endpoint{Kind: spec.KindHost, Node: h.Name, Port: n.Name}.String()]
-			if l == nil {
+	// Each NIC has at most one link (the loader rejects a second), so
+	// walking the links visits every linked NIC once, without an index.
+	for _, l := range s.Links {
+		a, b := Ends(s, l)
+		for _, pair := range [2][2]End{{a, b}, {b, a}} {
+			h, peer := pair[0], pair[1]
+			if h.Host == nil || peer.EP.Kind != spec.KindSwitch {
 				continue
 			}
-			peer := l.A
-			if peer.Node == h.Name {
-				peer = l.B
-			}
-			if peer.Kind != spec.KindSwitch {
-				continue
-			}
-			p := parts[find(h.Name)]
+			p := parts[find(h.Host.Name)]
 			if p == nil {
 				p = &part{switches: map[string]bool{}}
-				parts[find(h.Name)] = p
+				parts[find(h.Host.Name)] = p
 			}
-			p.hosts = append(p.hosts, h.Name)
-			p.switches[peer.Node] = true
-			p.hostMTU = max(p.hostMTU, s.NICMTU(n))
+			p.hosts = append(p.hosts, h.Host.Name)
+			p.switches[peer.EP.Node] = true
+			p.hostMTU = max(p.hostMTU, s.NICMTU(h.NIC))
 		}
 	}
 	var g findingGroups
@@ -98,8 +94,13 @@ func checkMTU4(c *Context) {
 		}
 		o := endMTUOrigin(s, low, l)
 		need := s.Fabric.RDMAMTU + roceWireOverhead(t, false)
-		hosts := uniqueSorted(p.hosts)
-		who := fmt.Sprintf("%s and %s", hosts[0], hosts[len(hosts)-1])
+		if p.who == "" {
+			// Once per part, not per link: sorting every host for each
+			// leaf-spine link made the rule quadratic (hosts x uplinks).
+			hosts := uniqueSorted(p.hosts)
+			p.who = fmt.Sprintf("%s and %s", hosts[0], hosts[len(hosts)-1])
+		}
+		who := p.who
 		switch {
 		case lowM < need:
 			g.add(c, "rdma", Error, "RDMA path MTU hole", o, "links", groupItem{label: l.A.String() + "--" + l.B.String(), address: low.Address(), scopes: low.Scopes(l),
@@ -147,7 +148,13 @@ func checkHOST4(c *Context) {
 		h *spec.Host
 		n *spec.NIC
 	}
-	first := map[netip.Addr]owner{}
+	n := 0
+	for _, h := range s.Hosts {
+		for _, nic := range h.NICs {
+			n += len(nic.Addresses)
+		}
+	}
+	first := make(map[netip.Addr]owner, n) // sized once: 131k addresses at 16,384 hosts
 	for _, h := range s.Hosts {
 		for _, n := range h.NICs {
 			for _, p := range n.Addresses {

@@ -86,6 +86,21 @@ type Request struct {
 	SaveTo string `json:"save_to,omitempty"`
 	// Traffic is the request of OpTraffic.
 	Traffic json.RawMessage `json:"traffic,omitempty"`
+	// Build is the controller's build identity (Handshake.Build). An agent
+	// of another build refuses the request (KindBuild) before doing
+	// anything, so the controller can run the agent without a separate
+	// version check first and ship its binary only when refused. (An
+	// agent from before this field refuses it as an unknown field.)
+	Build string `json:"build,omitempty"`
+	// Fingerprint (OpApply with Steps): apply only if the live state's
+	// fingerprint (intent.State.Fingerprint) is this one, the plan's;
+	// otherwise nothing is applied and the error is KindStale, with the
+	// live fingerprint in the response's Fingerprint.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// ReadBack (OpApply with Steps): after the transaction, read the host
+	// back and return that state in the response's State, for the
+	// controller to verify (one agent run instead of a second one).
+	ReadBack bool `json:"read_back,omitempty"`
 }
 
 // SavedName is the file in Request.SaveTo a host's desired state is
@@ -105,6 +120,8 @@ const (
 	KindVerify      ErrKind = "verify"      // applied, but the read-back differs (re-apply mode)
 	KindRollback    ErrKind = "rollback"    // the rollback failed
 	KindInterrupted ErrKind = "interrupted" // the agent was stopped
+	KindStale       ErrKind = "stale"       // the live state is not the plan's (Fingerprint): nothing applied
+	KindBuild       ErrKind = "build"       // the agent is another build than the controller (Build): nothing done
 )
 
 // Error is one error of a response.
@@ -122,8 +139,12 @@ type Response struct {
 	Op       Op        `json:"op"`
 	Host     string    `json:"host,omitempty"`
 	OK       bool      `json:"ok"`
-	// State is the live state (read; apply in re-apply mode: after it).
+	// State is the live state (read; apply in re-apply mode, or with
+	// ReadBack: after it).
 	State intent.State `json:"state,omitempty"`
+	// Fingerprint is the live state's fingerprint an apply with
+	// Fingerprint found (KindStale: not the plan's).
+	Fingerprint string `json:"fingerprint,omitempty"`
 	// Unsupported: what Read found the host cannot do, per NIC path
 	// prefix, with the reason (the host driver's Limiter input).
 	Unsupported map[string]string `json:"unsupported,omitempty"`
@@ -236,6 +257,9 @@ func (r *Request) Check() *Error {
 	}
 	if r.Op == OpTraffic && len(r.Traffic) == 0 {
 		return &Error{Kind: KindRequest, Message: `traffic needs its "traffic" request`}
+	}
+	if (r.Fingerprint != "" || r.ReadBack) && (r.Op != OpApply || len(r.Steps) == 0) {
+		return &Error{Kind: KindRequest, Message: `"fingerprint" and "read_back" go with an "apply" that has "steps"`}
 	}
 	if r.Op == OpRollback && r.Token == "" {
 		return &Error{Kind: KindRequest, Message: `rollback needs the "token" apply returned`}

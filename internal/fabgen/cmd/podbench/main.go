@@ -9,7 +9,9 @@
 //
 //	go run ./internal/fabgen/cmd/podbench            # the 4,096-host pod
 //	go run ./internal/fabgen/cmd/podbench -div 8     # 1/8 of it
-//	go run ./internal/fabgen/cmd/podbench -all       # 1/8, 1/4, 1/2, 1: each in its own process
+//	go run ./internal/fabgen/cmd/podbench -mul 4     # 16,384 hosts (896 leaves, 128 spines)
+//	go run ./internal/fabgen/cmd/podbench -mul 4 -spines 32   # 16,384 hosts on 32 spines
+//	go run ./internal/fabgen/cmd/podbench -all       # 1/8 ... 1 ... x4: each in its own process
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,17 +35,38 @@ import (
 
 func main() {
 	div := flag.Int("div", 1, "divide the pod's hosts and switches by this")
-	all := flag.Bool("all", false, "run -div 8, 4, 2 and 1, each in a fresh process, and print the growth")
+	mul := flag.Int("mul", 1, "multiply the pod's hosts and switches by this (2: 8,192 hosts, 4: 16,384)")
+	spines := flag.Int("spines", 0, "spine count (default: the pod's 32, scaled with the leaves)")
+	all := flag.Bool("all", false, "run 1/8, 1/4, 1/2, 1, x2 and x4 of the pod, each in a fresh process, and print the growth per doubling")
 	runs := flag.Int("runs", 1, "fresh-process runs per scale with -all (the fastest is kept)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of load+lint to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of load+lint to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "podbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "podbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		memProfile = *memprofile
+	}
 	if *all {
-		runAll(*runs)
+		runAll(*runs, *spines)
 		return
 	}
-	r, err := measure(*div)
+	r, err := measure(*div, *mul, *spines)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "podbench:", err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // profiles are not needed on failure
 	}
 	fmt.Println(r)
 }
@@ -60,10 +84,13 @@ func (r result) String() string {
 		r.hosts, r.links, r.specMB, ms(r.load), ms(r.loadCPU), ms(r.lint), ms(r.lintCPU), ms(r.load+r.lint), r.peakLoadMB, r.peakTotalMB)
 }
 
+// memProfile is where -memprofile writes, after lint with the model alive.
+var memProfile string
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func measure(div int) (result, error) {
-	p := fabgen.Pod.Scale(div)
+func measure(div, mul, spines int) (result, error) {
+	p := fabgen.Sized(mul, div).WithSpines(spines)
 	src := fabgen.Generate(p)
 	r := result{hosts: p.Hosts, links: p.Links(), specMB: float64(len(src)) / 1e6}
 	runtime.GC()
@@ -87,6 +114,14 @@ func measure(div int) (result, error) {
 		return r, fmt.Errorf("lint errors: %v", res.Diagnostics[0])
 	}
 	r.peakTotalMB = peakRSS()
+	if memProfile != "" {
+		// Written while the model is alive: inuse_space is what it holds.
+		runtime.GC()
+		if f, err := os.Create(memProfile); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(src)
 	return r, nil
@@ -94,24 +129,28 @@ func measure(div int) (result, error) {
 
 // runAll measures each scale in a fresh process (so no scale inherits
 // another's heap or peak) and prints the growth from one to the next.
-func runAll(runs int) {
+func runAll(runs, spines int) {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "podbench:", err)
 		os.Exit(1)
 	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average (1, 5, 15 min): %s\n", strings.Join(strings.Fields(string(b))[:3], " "))
+	}
 	var prev *result
-	for _, div := range []int{8, 4, 2, 1} {
+	for _, sc := range [][2]int{{1, 8}, {1, 4}, {1, 2}, {1, 1}, {2, 1}, {4, 1}} {
 		var best *result
 		for i := 0; i < max(1, runs); i++ {
-			out, err := exec.Command(exe, "-div", strconv.Itoa(div)).CombinedOutput()
+			args := []string{"-mul", strconv.Itoa(sc[0]), "-div", strconv.Itoa(sc[1]), "-spines", strconv.Itoa(spines)}
+			out, err := exec.Command(exe, args...).CombinedOutput()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "podbench -div %d: %v\n%s", div, err, out)
+				fmt.Fprintf(os.Stderr, "podbench %v: %v\n%s", args, err, out)
 				os.Exit(1)
 			}
 			r, err := parse(string(out))
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "podbench -div %d: %v\n%s", div, err, out)
+				fmt.Fprintf(os.Stderr, "podbench %v: %v\n%s", args, err, out)
 				os.Exit(1)
 			}
 			if best == nil || r.load+r.lint < best.load+best.lint {
@@ -120,7 +159,8 @@ func runAll(runs int) {
 		}
 		growth := ""
 		if prev != nil {
-			growth = fmt.Sprintf("  x%.2f time, x%.2f peak for x%.2f links", float64(best.load+best.lint)/float64(prev.load+prev.lint),
+			growth = fmt.Sprintf("  x%.2f time, x%.2f cpu, x%.2f peak for x%.2f links", float64(best.load+best.lint)/float64(prev.load+prev.lint),
+				float64(best.loadCPU+best.lintCPU)/float64(prev.loadCPU+prev.lintCPU),
 				best.peakTotalMB/prev.peakTotalMB, float64(best.links)/float64(prev.links))
 		}
 		fmt.Printf("%s%s\n", best, growth)
