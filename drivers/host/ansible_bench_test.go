@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
+	"github.com/fabctl/fabctl/internal/sshdtest"
 )
 
 // BenchmarkAnsibleVsFabctl: the same change (read a NIC's MTU, set it,

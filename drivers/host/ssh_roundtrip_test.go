@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers/host/internal/sshdtest"
+	"github.com/fabctl/fabctl/internal/sshdtest"
 	"github.com/fabctl/fabctl/internal/testutil"
 )
 

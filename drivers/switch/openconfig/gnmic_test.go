@@ -7,11 +7,12 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	gnmitransport "github.com/fabctl/fabctl/drivers/transport/gnmi"
 	"github.com/fabctl/fabctl/internal/switchtest"
+	"github.com/fabctl/fabctl/testbed/gnmic"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 )
 
 // TestGnmicRequestFile: the rendered gnmi-setrequest.json, read the way
-// `gnmic set --request-file` reads it (gnmitarget.GnmicSetRequest: gnmic
+// `gnmic set --request-file` reads it (gnmic.SetRequest: gnmic
 // itself is not served by the module proxy), sent with fabctl's gNMI
 // client to an OpenConfig target whose interfaces exist, leaves the
 // device as fabctl apply would: the next plan shows no change.
@@ -28,7 +29,7 @@ func TestGnmicRequestFile(t *testing.T) {
 	if err != nil || len(files) != 1 || files[0].Name != "gnmi-setrequest.json" {
 		t.Fatalf("render: %v %+v", err, files)
 	}
-	req, err := gnmitarget.GnmicSetRequest(files[0].Data, "")
+	req, err := gnmic.SetRequest(files[0].Data, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,20 @@
-package gnmitarget
+package gnmic
 
 import (
 	"strings"
 	"testing"
 )
 
-// TestGnmicSetRequest: gnmic's reading of a request file. The old
+// TestSetRequest: gnmic's reading of a request file. The old
 // rendering ("replace"/"update"/"val") has no member gnmic knows, so
 // gnmic would send an empty Set: refused here; item encoding, the
 // --encoding default, path "/" and deletes follow gnmic.
-func TestGnmicSetRequest(t *testing.T) {
-	if _, err := GnmicSetRequest([]byte(`{"replace":[{"path":"/qos","val":{}}],"update":[]}`), ""); err == nil ||
+func TestSetRequest(t *testing.T) {
+	if _, err := SetRequest([]byte(`{"replace":[{"path":"/qos","val":{}}],"update":[]}`), ""); err == nil ||
 		!strings.Contains(err.Error(), "empty Set") {
 		t.Fatalf("old format: %v", err)
 	}
-	req, err := GnmicSetRequest([]byte(`{"updates":[{"value":{"a":1}},{"path":"/b","value":2,"encoding":"JSON_IETF"}],
+	req, err := SetRequest([]byte(`{"updates":[{"value":{"a":1}},{"path":"/b","value":2,"encoding":"JSON_IETF"}],
 "replaces":[{"path":"/interface[name=ethernet-1/1]","value":{"mtu":9014}}],"deletes":["/c"]}`), "")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestGnmicSetRequest(t *testing.T) {
 		t.Errorf("replace: %v", r)
 	}
 	for _, bad := range []string{`{"updates":[{"path":"/a","value":1,"encoding":"proto"}]}`, `{"updates":[{"path":"/{{.TargetName}}","value":1}]}`} {
-		if _, err := GnmicSetRequest([]byte(bad), ""); err == nil {
+		if _, err := SetRequest([]byte(bad), ""); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}

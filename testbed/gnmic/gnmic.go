@@ -1,4 +1,6 @@
-package gnmitarget
+// Package gnmic reads gnmic's `set --request-file` format into a gNMI SetRequest, as gnmic
+// itself does, for tests that apply fabctl's rendered request files (gnmic is not served here).
+package gnmic
 
 import (
 	"bytes"
@@ -32,7 +34,7 @@ type gnmicItem struct {
 	Encoding string `yaml:"encoding"`
 }
 
-// GnmicSetRequest is the SetRequest `gnmic set --request-file FILE
+// SetRequest is the SetRequest `gnmic set --request-file FILE
 // [--encoding ENC]` sends for file, built the way gnmic builds it
 // (CreateSetRequestFromFile): path "" is "/"; an item's encoding, else
 // the --encoding flag's (gnmic's default is "json"); the value
@@ -47,7 +49,7 @@ type gnmicItem struct {
 // union-replaces and commit actions are refused (fabctl writes none).
 // The request must not be empty: gnmic would send it and exit 0 having
 // configured nothing.
-func GnmicSetRequest(file []byte, encoding string) (*gpb.SetRequest, error) {
+func SetRequest(file []byte, encoding string) (*gpb.SetRequest, error) {
 	if bytes.Contains(file, []byte("{{")) {
 		return nil, fmt.Errorf("the file holds a Go template action ({{): gnmic would execute it")
 	}
