@@ -332,18 +332,44 @@ type wireSet struct {
 	err  error
 }
 
-func (w *wireSet) start(t *Test, eps ...Endpoint) {
+// wireSide is one end of a pair to observe: its NIC and the QPs that
+// receive there (none: count every RoCEv2 packet on the netdev).
+type wireSide struct {
+	ep   Endpoint
+	qpns []uint32
+}
+
+func qpnsOf(e *verbs.Endpoint) []uint32 {
+	if e == nil {
+		return nil
+	}
+	var out []uint32
+	for _, q := range e.QPs {
+		out = append(out, q.QPN)
+	}
+	return out
+}
+
+// start installs the observers. The class's DSCP is expected on the wire
+// whoever marked the traffic: the test itself (marking "self") or the
+// host's defaults (rdma_cm's default ToS, the default marking).
+func (w *wireSet) start(t *Test, sides ...wireSide) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.Criteria.DSCP < 0 || t.Verbs.TClass < 0 || t.Criteria.NoWire != "" {
+	if t.Criteria.DSCP < 0 || t.Criteria.NoWire != "" {
 		return
+	}
+	var eps []Endpoint
+	for _, sd := range sides {
+		eps = append(eps, sd.ep)
 	}
 	for _, ep := range eps {
 		if !softwareDevice(device(ep)) || !ep.Addr.Is4() {
 			return // a hardware NIC's RoCE bypasses the kernel: nothing to see
 		}
 	}
-	for _, ep := range eps {
+	for _, sd := range sides {
+		ep := sd.ep
 		var h *netlink.Handle
 		err := inNetns(ep, func() error {
 			var err error
@@ -355,7 +381,7 @@ func (w *wireSet) start(t *Test, eps ...Endpoint) {
 			return
 		}
 		w.hs = append(w.hs, h)
-		o, err := ObserveWire(h, ep.Host.Connect.String()+"/"+ep.NIC.Name, ep.NIC.Name, t.Criteria.DSCP)
+		o, err := ObserveWire(h, ep.Host.Connect.String()+"/"+ep.NIC.Name, ep.NIC.Name, t.Criteria.DSCP, sd.qpns...)
 		if err != nil {
 			w.err = err
 			return
@@ -453,7 +479,10 @@ func (r *Runner) enginePair(ctx context.Context, t *Test, tv verbs.Test, p PairR
 	}
 	defer ln.Close()
 	o := verbs.Options{Setup: setup, Fabctl: r.Version, Logf: r.Logf,
-		OnReady:  func() { wires.start(t, p.Client, p.Server) },
+		OnReady: func(local, peer *verbs.Endpoint) {
+			// Packets arrive at the client for its own QPs, at the server for the server's.
+			wires.start(t, wireSide{p.Client, qpnsOf(local)}, wireSide{p.Server, qpnsOf(peer)})
+		},
 		OnRunEnd: wires.stop}
 	srv := make(chan error, 1)
 	go func() {
@@ -526,7 +555,7 @@ func (r *Runner) perftestPair(ctx context.Context, t *Test, tv verbs.Test, p Pai
 		return nil, err
 	}
 	sl, cl := perftestSide(p.Server, t), perftestSide(p.Client, t)
-	wires.start(t, p.Client, p.Server)
+	wires.start(t, wireSide{ep: p.Client}, wireSide{ep: p.Server}) // perftest does not say its QP numbers beforehand
 	srv := make(chan error, 1)
 	go func() {
 		_, err := verbs.RunPerftest(ctx, tv, sl, port, "", nil)
