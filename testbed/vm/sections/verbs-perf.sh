@@ -92,7 +92,8 @@ out=$1
 shift
 "$@"
 rc=$?
-times | tail -1 | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } printf "%.6f\n", n }' >"$out"
+times >"$out.raw" # not in a pipeline: a subshell's times would be its own children's, none
+tail -1 "$out.raw" | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } printf "%.6f\n", n }' >"$out"
 exit $rc
 SH
 chmod +x "$CPU"

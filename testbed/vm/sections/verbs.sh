@@ -340,8 +340,11 @@ ip route add 198.18.2.2 dev fa.100 src 198.18.2.1 table 121 &&
 	ip rule add pref 60 to 198.18.2.2 iif lo lookup 121 &&
 	ip rule add pref 61 to 198.18.2.1 iif lo lookup 122 || fab_fail "policy routing on the VLAN interfaces"
 ip link set fa mtu 1500 && ip link set fb mtu 1500 || fab_fail "mtu 1500"
-# No ToS of the host's: RoCEv1 carries none (rdma_cm's default, 0).
-for d in rxe_fa rxe_fb; do [[ -d $cfs/$d ]] && rmdir "$cfs/$d"; done
+# No ToS of the host's: RoCEv1 carries none (0, rdma_cm's default). Removing the configfs group does
+# not reset it (the value lives in the kernel's cma_device), so write it.
+for d in rxe_fa rxe_fb; do
+	mkdir -p "$cfs/$d" && echo 0 >"$cfs/$d/ports/1/default_roce_tos" || fab_fail "default ToS 0 on $d"
+done
 v1spec=$FABTB_TMP/v1spec
 mkdir -p "$v1spec"
 cp "$FABTB_FILES/testbed/vm/testdata/verbs-rocev1.fab.hcl" "$v1spec/fabric.fab.hcl" || fab_fail "RoCEv1 spec"
