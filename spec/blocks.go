@@ -604,7 +604,7 @@ func (l *loader) link(in instance) *Link {
 	return lk
 }
 
-var validationBlockSchema = &hcl.BodySchema{Attributes: attrs("pattern", "op", "message_size", "duration", "iterations", "qps", "class", "hosts", "min_bandwidth", "max_p99")}
+var validationBlockSchema = &hcl.BodySchema{Attributes: attrs("pattern", "op", "message_size", "duration", "iterations", "qps", "class", "hosts", "min_bandwidth", "max_p99", "marking", "criteria", "bidirectional")}
 
 func (l *loader) validation(in instance) *Validation {
 	d, name := l.content(in, validationBlockSchema)
@@ -614,7 +614,8 @@ func (l *loader) validation(in instance) *Validation {
 	v := &Validation{Name: name}
 	v.Pattern = d.enum("pattern", "ring", "ring", "pairs", "all-pairs")
 	v.Op = d.enum("op", "write", "write", "send", "read")
-	v.MessageSize = 65536
+	// No message_size: perftest's DEF_SIZE_BW (64 KiB) for bandwidth and
+	// DEF_SIZE_LAT (2 B) for latency, chosen per test (0 here).
 	if b, ok := d.bytes("message_size"); ok {
 		if b < 1 || b > 1<<31 {
 			rng := d.src.Attr("message_size")
@@ -624,10 +625,9 @@ func (l *loader) validation(in instance) *Validation {
 		}
 	}
 	v.Duration = d.duration("duration", 0)
+	// Neither duration nor iterations: perftest's iteration count of the
+	// operation, chosen per test (validate/verbs DefaultIterations).
 	v.Iterations = d.integer("iterations", 0, 1, 1<<30)
-	if v.Duration == 0 && v.Iterations == 0 {
-		v.Duration = 5 * time.Second
-	}
 	v.QPs = d.integer("qps", 1, 1, 1024)
 	v.Class = d.str("class", "")
 	v.Hosts, _ = d.strList("hosts")
@@ -646,6 +646,9 @@ func (l *loader) validation(in instance) *Validation {
 		}
 	}
 	v.MaxP99 = d.duration("max_p99", 0)
+	v.Marking = d.enum("marking", MarkHost, MarkHost, MarkSelf)
+	v.Criteria = d.enum("criteria", CriteriaSpec, CriteriaSpec, CriteriaNGC)
+	v.Bidirectional = d.boolean("bidirectional", false)
 	v.Src = d.src
 	return v
 }

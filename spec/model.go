@@ -630,8 +630,26 @@ type Validation struct {
 	Hosts        []string // host name globs ("" = all hosts)
 	MinBandwidth Threshold
 	MaxP99       time.Duration
-	Src          Source
+	// Marking: MarkHost (default) connects through rdma_cm without
+	// setting a ToS, SL or PCP, so the host's defaults mark the traffic
+	// as an application's would; MarkSelf marks it with the class itself
+	// (isolates a switch problem from a host one).
+	Marking string
+	// Criteria: CriteriaSpec (the block's own thresholds) or CriteriaNGC
+	// (NVIDIA's cluster acceptance figures, on top of them).
+	Criteria string
+	// Bidirectional runs bandwidth tests both ways at once (perftest -b).
+	Bidirectional bool
+	Src           Source
 }
+
+// Validation markings and criteria presets.
+const (
+	MarkHost     = "host"
+	MarkSelf     = "self"
+	CriteriaSpec = "spec"
+	CriteriaNGC  = "ngc"
+)
 
 // Threshold is a bandwidth bound, either a share of line rate or absolute.
 type Threshold struct {

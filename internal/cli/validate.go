@@ -43,6 +43,7 @@ type ValidateOptions struct {
 	Parallelism    int    // --parallelism: concurrent device reads
 	Insecure       bool   // --insecure
 	TrafficBackend string // --traffic-backend: fabctl or perftest
+	SelfMark       bool   // --self-mark: every validate block marks its own traffic (marking = "self")
 	// Drivers is the registry read-back uses (Factory.Drivers).
 	Drivers func() *drivers.Registry
 	// Traffic runs the planned traffic tests (nil: traffic.Runner on this
@@ -139,6 +140,7 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
 	fl.StringVar(&opts.TrafficBackend, "traffic-backend", "fabctl", "Traffic `engine`: fabctl (built in) or perftest (ib_*_bw/lat on the hosts)")
+	fl.BoolVar(&opts.SelfMark, "self-mark", false, "The traffic tests mark their packets with the class themselves instead of the hosts' rdma_cm defaults (marking = \"self\" on every validate block: isolates a switch problem from a host one)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	return cmd
 }

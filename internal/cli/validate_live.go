@@ -27,6 +27,11 @@ const (
 
 // runTraffic plans and runs the spec's validate blocks.
 func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traffic.Report, string) {
+	if opts.SelfMark {
+		for _, v := range s.Validations {
+			v.Marking = spec.MarkSelf
+		}
+	}
 	tests := traffic.Plan(s)
 	if len(tests) == 0 {
 		return nil, "the spec declares no validate block"

@@ -162,3 +162,24 @@ func TestValidateLiveJUnitNeverPassesUnrun(t *testing.T) {
 		}
 	}
 }
+
+// --self-mark makes every block mark its own traffic (marking = "self").
+func TestValidateSelfMark(t *testing.T) {
+	for _, self := range []bool{false, true} {
+		var got []*traffic.Test
+		opts := &ValidateOptions{SelfMark: self, Traffic: func(_ context.Context, tests []*traffic.Test) *traffic.Report {
+			got = tests
+			return &traffic.Report{Tests: tests}
+		}}
+		s := testutil.Load(t, "testdata/validate/live/vm.fab.hcl", spec.LoadOptions{})
+		runTraffic(context.Background(), s, opts)
+		if len(got) == 0 {
+			t.Fatal("no tests planned")
+		}
+		for _, tt := range got {
+			if tt.Criteria.SelfMarked != self || (tt.Verbs.Conn == verbs.ConnCM) == self {
+				t.Errorf("--self-mark=%v: %s conn %s self-marked %v", self, tt.Label(), tt.Verbs.Conn, tt.Criteria.SelfMarked)
+			}
+		}
+	}
+}

@@ -53,6 +53,9 @@ type Evidence struct {
 	// judged from what the NICs dropped (netdev drops and errors,
 	// discards), and the device's own counts are reported as such.
 	Software bool
+	// Trained is the rate each endpoint's port trained at (sysfs
+	// ports/N/rate), where it could be read.
+	Trained map[string]spec.BitRate `json:",omitempty"`
 }
 
 // LineRate is the slower of the two NICs' speeds (0: unknown).
@@ -67,16 +70,74 @@ func LineRate(p PairRef) spec.BitRate {
 	return min(a, b)
 }
 
+// PortRate is the rate the pair can run at: the slower of the rates its
+// ports trained at when both are known, else the declared LineRate; and
+// where it comes from.
+func PortRate(p PairRef, ev Evidence) (spec.BitRate, string) {
+	a, aok := ev.Trained[p.Client.String()]
+	b, bok := ev.Trained[p.Server.String()]
+	if aok && bok && a > 0 && b > 0 {
+		return min(a, b), "trained"
+	}
+	return LineRate(p), "line"
+}
+
+// NGC's acceptance figures (NVIDIA's cluster validation as the issue
+// states them): bandwidth at least 90 % of the trained port rate (twice
+// the rate bidirectionally), average latency at most 2.5 us, 4.5 us for
+// RDMA READ.
+const (
+	ngcBandwidthShare = 0.9
+	ngcLatency        = 2500 * time.Nanosecond
+	ngcLatencyRead    = 4500 * time.Nanosecond
+)
+
 // Evaluate applies the criteria to a completed run.
 func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 	var checks []Check
 	add := func(name string, st Status, format string, args ...any) {
 		checks = append(checks, Check{Name: name, Status: st, Detail: fmt.Sprintf(format, args...)})
 	}
+	// A port that trained below its declared speed is a finding of its
+	// own, whatever the bandwidth.
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		if tr, ok := ev.Trained[ep.String()]; ok && tr > 0 && ep.NIC.Speed > 0 && tr < ep.NIC.Speed {
+			add("link speed", Fail, "%s trained at %s, below its declared speed %s (cable, optics, auto-negotiation or a port speed setting)", ep, tr, ep.NIC.Speed)
+		}
+	}
+	rate, rateKind := PortRate(p, ev)
+	dir := 1.0
+	if c.Bidirectional {
+		dir = 2
+	}
+	// NVIDIA's ngc figures, besides the spec's own.
+	if c.NGC {
+		switch {
+		case r.Latency != nil:
+			bound := ngcLatency
+			if r.Test.Op == verbs.OpRead {
+				bound = ngcLatencyRead
+			}
+			st, op := Pass, "<="
+			if r.Latency.Avg > bound {
+				st, op = Fail, ">"
+			}
+			add("ngc latency", st, "average %s %s %s", us(r.Latency.Avg), op, us(bound))
+		case rate == 0:
+			add("ngc bandwidth", Fail, "%.3f Gb/s, but ngc's bandwidth bound needs the port rate: neither port's trained rate nor a declared speed is known", r.Gbps)
+		default:
+			want := ngcBandwidthShare * dir * float64(rate)
+			st, op := Pass, ">="
+			if r.Gbps*1e9 < want {
+				st, op = Fail, "<"
+			}
+			add("ngc bandwidth", st, "%.3f Gb/s %s %.3f Gb/s (0.9 x the %s %s%s rate)", r.Gbps, op, want/1e9, rate, bidirWord(c.Bidirectional), rateKind)
+		}
+	}
 	// Bandwidth.
 	if c.Percent > 0 || c.Rate > 0 {
 		got := r.Gbps * 1e9
-		lr := LineRate(p)
+		lr := spec.BitRate(dir * float64(rate))
 		switch {
 		case c.Rate > 0 && got >= float64(c.Rate):
 			add("bandwidth", Pass, "%.3f Gb/s >= %s", r.Gbps, c.Rate)
@@ -91,8 +152,12 @@ func Evaluate(c Criteria, p PairRef, r *verbs.Result, ev Evidence) []Check {
 			if pct < c.Percent {
 				st, op = Fail, "<"
 			}
-			add("bandwidth", st, "%.3f Gb/s = %.1f%% of the %s line rate %s %g%%", r.Gbps, pct, lr, op, c.Percent)
+			add("bandwidth", st, "%.3f Gb/s = %.1f%% of the %s %s%s rate %s %g%%", r.Gbps, pct, lr, bidirWord(c.Bidirectional), rateKind, op, c.Percent)
 		}
+	}
+	// The host's marking: what rdma_cm chose from the host's defaults.
+	if ck, ok := routeCheck(c, r); ok {
+		checks = append(checks, ck)
 	}
 	// Latency.
 	if c.MaxP99 > 0 {
@@ -204,6 +269,72 @@ func priorityCheck(c Criteria, ev Evidence) Check {
 		return Check{name, Skipped, why + ", and these NICs have no per-priority counters"}
 	}
 	return Check{name, Skipped, "neither a wire view (software RDMA over IPv4) nor per-priority counters on these NICs"}
+}
+
+func bidirWord(b bool) string {
+	if b {
+		return "two-way "
+	}
+	return ""
+}
+
+// routeCheck judges the marking rdma_cm chose for the connection from the
+// host's defaults (no ToS, SL or PCP set by the test): on RoCEv2 the ToS
+// (the port's configfs default_roce_tos) must carry the class's DSCP; on
+// RoCEv1 and InfiniBand the path's SL must be the class's (on RoCE,
+// iboe_tos_to_sl: the VLAN egress map entry of rt_tos2priority(ToS), the
+// PCP a RoCE NIC sends).
+func routeCheck(c Criteria, r *verbs.Result) (Check, bool) {
+	name := "host marking (rdma_cm)"
+	if c.SelfMarked || r == nil || r.Route == nil {
+		return Check{}, false
+	}
+	rt := r.Route
+	var fails, oks []string
+	if c.DSCP >= 0 {
+		if rt.TClass>>2 != c.DSCP {
+			fails = append(fails, fmt.Sprintf("rdma_cm sent the connection with ToS %d (DSCP %d), not the class's DSCP %d: "+
+				"the host's default ToS (rdma_cm configfs ports/N/default_roce_tos of the RDMA device; fabctl apply sets it from rdma_tos) "+
+				"puts applications' RDMA traffic in another class", rt.TClass, rt.TClass>>2, c.DSCP))
+		} else {
+			oks = append(oks, fmt.Sprintf("ToS %d (DSCP %d) from the host's default", rt.TClass, c.DSCP))
+		}
+	}
+	if c.SL >= 0 {
+		switch {
+		case rt.SL == c.SL:
+			oks = append(oks, fmt.Sprintf("%s %d", slWord(c.Transport), rt.SL))
+		case c.Transport == spec.InfiniBand:
+			fails = append(fails, fmt.Sprintf("the subnet manager's path has SL %d, not the class's SL %d", rt.SL, c.SL))
+		default:
+			prio := Tos2Priority(rt.TClass)
+			fails = append(fails, fmt.Sprintf("rdma_cm chose PCP %d for ToS %d, not the class's priority %d: it takes the RDMA VLAN interface's "+
+				"egress-qos-map entry of priority %d (rt_tos2priority(%d); it only yields 0, 2, 4 or 6), so map priority %d to PCP %d there, or give the host a ToS whose priority is mapped",
+				rt.SL, rt.TClass, c.SL, prio, rt.TClass, prio, c.SL))
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return Check{name, Fail, strings.Join(fails, "; ")}, true
+	case len(oks) > 0:
+		return Check{name, Pass, "rdma_cm chose " + strings.Join(oks, ", ")}, true
+	}
+	return Check{}, false
+}
+
+func slWord(t spec.Transport) string {
+	if t == spec.InfiniBand {
+		return "SL"
+	}
+	return "PCP"
+}
+
+// Tos2Priority is the kernel's rt_tos2priority (include/net/route.h):
+// ip_tos2prio[IPTOS_TOS(tos) >> 1] (net/ipv4/route.c), whose entries are
+// TC_PRIO_BESTEFFORT (0), TC_PRIO_BULK (2), TC_PRIO_INTERACTIVE (6) and
+// TC_PRIO_INTERACTIVE_BULK (4); ECN_OR_COST(x) is x.
+func Tos2Priority(tos int) int {
+	return [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}[(tos&0x1e)>>1]
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.2fus", float64(d)/1e3) }

@@ -38,6 +38,21 @@ type Criteria struct {
 	// NoWire says why the wire cannot show the class ("" = it can, on
 	// software RDMA over IPv4): the wire check counts RoCEv2 packets.
 	NoWire string `json:",omitempty"`
+	// SL is the service level rdma_cm's path must carry (-1: not
+	// checked): on RoCEv1 the class's priority, which a RoCE NIC sends as
+	// the PCP; on InfiniBand the class's SL.
+	SL int
+	// Transport names what the SL is (RoCE PCP or InfiniBand SL).
+	Transport spec.Transport `json:",omitempty"`
+	// SelfMarked: the test set the ToS/SL itself (marking "self"), so
+	// rdma_cm's route says nothing about the host's defaults.
+	SelfMarked bool `json:",omitempty"`
+	// NGC applies NVIDIA's cluster acceptance figures: bandwidth at least
+	// 90 % of the rate the ports trained at (twice that bidirectional),
+	// average latency at most 2.5 us (4.5 us for RDMA READ).
+	NGC bool `json:",omitempty"`
+	// Bidirectional: both directions at once, the bandwidth summed.
+	Bidirectional bool `json:",omitempty"`
 }
 
 // Test is one traffic test: a validate block, for one class, in one mode,
@@ -181,11 +196,28 @@ func schedule(t *Test, pattern string, rails [][]Endpoint) {
 }
 
 // testFor builds the verbs test of a block, class and mode.
+//
+// By default the test carries what an application on the host carries: it
+// connects through rdma_cm and sets no ToS, SL or PCP, so the host's
+// defaults decide the marking (drivers/infiniband/core/cma.c
+// cma_resolve_iboe_route: the port's configfs default_roce_tos, the SL from
+// the VLAN egress map of rt_tos2priority(ToS), the GID from
+// default_roce_mode), and the wire and route checks prove the class.
+// marking = "self" sets the class's ToS/SL in the test itself, with the
+// out-of-band QP exchange, to tell a switch problem from a host one.
 func testFor(s *spec.Spec, v *spec.Validation, c *spec.Class, m verbs.Mode) verbs.Test {
 	t := verbs.Test{Op: verbs.Op(v.Op), Mode: m, Size: int(v.MessageSize), Iterations: v.Iterations, Duration: v.Duration,
 		QPs: v.QPs, TClass: -1, MTU: s.Fabric.RDMAMTU}
 	if m == verbs.ModeLatency {
 		t.QPs = 1 // a ping-pong runs on one QP
+	}
+	if v.Marking != spec.MarkSelf {
+		t.Conn = verbs.ConnCM
+		if MTUFor(t.MTU) == 0 {
+			t.MTU = 0
+		}
+		t.Fill()
+		return t
 	}
 	switch s.Fabric.Transport {
 	case spec.IWARP:
@@ -233,7 +265,8 @@ func ecnBits(s *spec.Spec, c *spec.Class) int {
 }
 
 func criteriaFor(s *spec.Spec, v *spec.Validation, c *spec.Class, m verbs.Mode) Criteria {
-	cr := Criteria{Priority: -1, DSCP: -1}
+	cr := Criteria{Priority: -1, DSCP: -1, SL: -1, Transport: s.Fabric.Transport, SelfMarked: v.Marking == spec.MarkSelf,
+		NGC: v.Criteria == spec.CriteriaNGC, Bidirectional: v.Bidirectional && m == verbs.ModeBandwidth}
 	if s.Fabric.Transport == spec.IWARP {
 		// iWARP is RDMA over TCP; Linux's soft-iWARP (siw) and its iw_cm
 		// do not even carry rdma_cm's ToS to the socket (6.1).
@@ -247,8 +280,16 @@ func criteriaFor(s *spec.Spec, v *spec.Validation, c *spec.Class, m verbs.Mode) 
 	if c != nil {
 		cr.Lossless = c.Lossless
 		cr.Priority = c.Priority
-		if len(c.DSCP) > 0 {
+		if len(c.DSCP) > 0 && s.Fabric.Transport != spec.RoCEv1 && s.Fabric.Transport != spec.InfiniBand {
 			cr.DSCP = c.DSCP[0]
+		}
+		switch s.Fabric.Transport {
+		case spec.RoCEv1:
+			cr.SL = c.Priority
+		case spec.InfiniBand:
+			if c.SL != nil {
+				cr.SL = *c.SL
+			}
 		}
 	}
 	return cr

@@ -71,13 +71,24 @@ validate "nobody" {
 		t.Fatalf("tests:\n got %s\nwant %s", strings.Join(got, "|"), want)
 	}
 	bw := tests[0]
-	// The default RoCEv2 class: DSCP 26 with ECN, so the ToS is 26<<2|ECT(0) = 106;
-	// the path MTU is the spec's rdma_mtu (4096 by default).
-	if bw.Verbs.TClass != 106 || bw.Verbs.MTU != 4096 || bw.Verbs.Size != 65536 || bw.Verbs.Iterations != 2000 || bw.Verbs.Conn != verbs.ConnVerbs {
+	// By default the host marks the traffic: rdma_cm, no ToS or SL of the
+	// test's own; the path MTU is the spec's rdma_mtu (4096 by default).
+	if bw.Verbs.TClass != -1 || bw.Verbs.SL != 0 || bw.Verbs.MTU != 4096 || bw.Verbs.Size != 65536 || bw.Verbs.Iterations != 2000 || bw.Verbs.Conn != verbs.ConnCM {
 		t.Errorf("bw test %+v", bw.Verbs)
 	}
-	if !bw.Criteria.Lossless || bw.Criteria.Priority != 3 || bw.Criteria.DSCP != 26 || bw.Criteria.Percent != 50 {
+	if !bw.Criteria.Lossless || bw.Criteria.Priority != 3 || bw.Criteria.DSCP != 26 || bw.Criteria.Percent != 50 || bw.Criteria.SelfMarked {
 		t.Errorf("bw criteria %+v", bw.Criteria)
+	}
+	// No message_size, iterations or duration: perftest's 2-byte latency
+	// messages and 1000 SEND iterations.
+	if lat := tests[3]; lat.Verbs.Size != 2 || lat.Verbs.Iterations != 1000 || lat.Verbs.Duration != 0 {
+		t.Errorf("read lat defaults %+v", lat.Verbs)
+	}
+	if rd := tests[2]; rd.Verbs.Size != 65536 || rd.Verbs.Iterations != 1000 || rd.Verbs.Inline != -1 {
+		t.Errorf("read bw defaults %+v", rd.Verbs)
+	}
+	if wr := tests[4]; wr.Verbs.Size != 65536 || wr.Verbs.Iterations != 5000 || wr.Verbs.Inline != -1 {
+		t.Errorf("write bw defaults %+v", wr.Verbs)
 	}
 	// A ring of two: a -> b and b -> a in one round.
 	if len(bw.Rounds) != 1 || len(bw.Rounds[0]) != 2 || bw.Rounds[0][0].Client.String() != "a:fa" || bw.Rounds[0][1].Client.String() != "b:fb" {
@@ -139,8 +150,30 @@ host "b" {
 validate "x" { class = "mpi" }
 `)
 	tt = Plan(ib)[0]
-	if tt.Verbs.SL != 5 || tt.Verbs.TClass != -1 || tt.Criteria.DSCP != -1 {
+	if tt.Verbs.SL != 0 || tt.Verbs.TClass != -1 || tt.Verbs.Conn != verbs.ConnCM || tt.Criteria.DSCP != -1 || tt.Criteria.SL != 5 {
 		t.Errorf("InfiniBand: %+v %+v", tt.Verbs, tt.Criteria)
+	}
+}
+
+// marking = "self": the test marks its own packets with the class (the
+// switch-isolation mode), as the traffic test did before rdma_cm.
+func TestPlanSelfMarking(t *testing.T) {
+	self := Plan(testutil.LoadSrc(t, twoHosts+`validate "x" {
+  op      = "write"
+  marking = "self"
+}`))[0]
+	if self.Verbs.TClass != 106 || self.Verbs.Conn != verbs.ConnVerbs || !self.Criteria.SelfMarked {
+		t.Errorf("RoCEv2 self-marked: %+v %+v", self.Verbs, self.Criteria)
+	}
+	v1 := Plan(testutil.LoadSrc(t, strings.Replace(twoHosts, `"rocev2"`, `"rocev1"`, 1)+`validate "x" { op = "write" }`))[0]
+	if v1.Verbs.Conn != verbs.ConnCM || v1.Verbs.SL != 0 || v1.Criteria.SL != 3 || v1.Criteria.DSCP != -1 {
+		t.Errorf("RoCEv1 host-marked: %+v %+v", v1.Verbs, v1.Criteria)
+	}
+	v1s := Plan(testutil.LoadSrc(t, strings.Replace(twoHosts, `"rocev2"`, `"rocev1"`, 1)+`validate "x" {
+  marking = "self"
+}`))[0]
+	if v1s.Verbs.Conn != verbs.ConnVerbs || v1s.Verbs.SL != 3 {
+		t.Errorf("RoCEv1 self-marked: %+v", v1s.Verbs)
 	}
 }
 

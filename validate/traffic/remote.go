@@ -56,6 +56,9 @@ type SideResult struct {
 	// a software device (rxe, siw).
 	Device   string `json:"device,omitempty"`
 	Software bool   `json:"software,omitempty"`
+	// Trained is the rate the device's port trained at (counters step;
+	// 0: unknown).
+	Trained spec.BitRate `json:"trained,omitempty"`
 	// Error is the side's failure; Unavailable says the test could not
 	// run there (no verbs support, no device, no perftest), Peer that
 	// Error is what the other side reported.
@@ -159,6 +162,7 @@ func ServeSide(ctx context.Context, req *SideRequest, netns string, ready func(a
 	switch {
 	case req.Role == RoleCounters:
 		res.Counters = snapshot(ep)
+		res.Trained, _ = TrainedRate(verbs.SysRoot, l.Device, 1)
 		return res
 	case req.Backend == "perftest":
 		err = perftestStep(ctx, req, ep, ready, res)
@@ -278,6 +282,12 @@ func (r *Runner) remotePair(ctx context.Context, t *Test, p PairRef) (*verbs.Res
 		}
 		ev.Before[eps[i].String()] = c.res.Counters
 		software = software && c.res.Software
+		if c.res.Trained > 0 {
+			if ev.Trained == nil {
+				ev.Trained = map[string]spec.BitRate{}
+			}
+			ev.Trained[eps[i].String()] = c.res.Trained
+		}
 	}
 	ev.Software = software
 	tv := t.Verbs

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
 
@@ -186,7 +188,14 @@ func (r *Runner) runPair(ctx context.Context, fn PairFunc, t *Test, round int, p
 	o := &Outcome{Test: t, Round: round, Pair: p}
 	start := time.Now()
 	r.logf("traffic: %s round %d: %s -> %s", t.Label(), round, p.Client, p.Server)
-	res, ev, err := fn(ctx, t, p)
+	var res *verbs.Result
+	var ev Evidence
+	var err error
+	if t.Criteria.Bidirectional {
+		res, ev, err = bidirectional(ctx, fn, t, p)
+	} else {
+		res, ev, err = fn(ctx, t, p)
+	}
 	o.Elapsed = time.Since(start)
 	o.Result, o.Counters = res, ev.Deltas
 	switch {
@@ -199,6 +208,49 @@ func (r *Runner) runPair(ctx context.Context, fn PairFunc, t *Test, round int, p
 		o.Status, o.Reason = Verdict(o.Checks)
 	}
 	return o
+}
+
+// bidirectional runs a pair both ways at once (perftest -b sends both
+// ways on the same QPs; here each direction has its own connection): the
+// bandwidth is the sum, the evidence both runs' (each direction's wire
+// observers count only their own QPs), the counters the larger of the two
+// overlapping readings.
+func bidirectional(ctx context.Context, fn PairFunc, t *Test, p PairRef) (*verbs.Result, Evidence, error) {
+	type out struct {
+		res *verbs.Result
+		ev  Evidence
+		err error
+	}
+	back := make(chan out, 1)
+	go func() {
+		res, ev, err := fn(ctx, t, PairRef{Client: p.Server, Server: p.Client})
+		back <- out{res, ev, err}
+	}()
+	res, ev, err := fn(ctx, t, p)
+	b := <-back
+	if err == nil && b.err != nil {
+		err = fmt.Errorf("reverse direction %s -> %s: %w", p.Server, p.Client, b.err)
+	}
+	if err != nil {
+		return nil, ev, err
+	}
+	sum := *res
+	sum.Gbps += b.res.Gbps
+	sum.MsgRate += b.res.MsgRate
+	sum.Messages += b.res.Messages
+	sum.Bytes += b.res.Bytes
+	sum.Notes = append(append([]string{fmt.Sprintf("bidirectional: %.3f Gb/s %s -> %s and %.3f Gb/s back, at the same time", res.Gbps, p.Client, p.Server, b.res.Gbps)}, res.Notes...), b.res.Notes...)
+	ev.Wire.All += b.ev.Wire.All
+	ev.Wire.Match += b.ev.Wire.Match
+	ev.Wire.Observed = ev.Wire.Observed && b.ev.Wire.Observed
+	for k, d := range b.ev.Deltas {
+		if cur, ok := ev.Deltas[k]; ok {
+			for n, v := range d {
+				cur[n] = max(cur[n], v)
+			}
+		}
+	}
+	return &sum, ev, nil
 }
 
 // reach says whether a side can run on the endpoint's host: in this
@@ -299,6 +351,29 @@ func SnapshotOnly(sysRoot string, ep Endpoint, keep func(name string) bool) Coun
 			c["net:rx_errors"], c["net:tx_errors"] = st.RxErrors, st.TxErrors
 			c["net:rx_missed_errors"], c["net:rx_fifo_errors"] = st.RxMissedErrors, st.RxFifoErrors
 		}
+		// The queueing disciplines' drops (tc -s qdisc): the root qdisc
+		// (its statistics include its children's) and the ingress/clsact
+		// hook (a filter's drop action). In the VM testbed the "fabric" is
+		// a veth pair, and these are what it dropped.
+		if l, err := netlink.LinkByName(ep.NIC.Name); err == nil {
+			if qs, err := netlink.QdiscList(l); err == nil {
+				var drops uint64
+				seen := false
+				for _, q := range qs {
+					a := q.Attrs()
+					if a.Statistics == nil || a.Statistics.Queue == nil {
+						continue
+					}
+					if a.Parent == netlink.HANDLE_ROOT || a.Parent == netlink.HANDLE_INGRESS || a.Parent == netlink.HANDLE_CLSACT {
+						drops += uint64(a.Statistics.Queue.Drops)
+						seen = true
+					}
+				}
+				if seen {
+					c["tc:drops"] = drops
+				}
+			}
+		}
 		if d, err := dcbnl.Dial(0); err == nil {
 			if ieee, err := d.IEEE(ep.NIC.Name); err == nil && ieee.PFC != nil {
 				for p := 0; p < 8; p++ {
@@ -311,6 +386,29 @@ func SnapshotOnly(sysRoot string, ep Endpoint, keep func(name string) bool) Coun
 		return nil
 	})
 	return c
+}
+
+// TrainedRate reads the rate a port trained at from sysfs
+// (/sys/class/infiniband/DEV/ports/N/rate, "100 Gb/sec (4X EDR)"; for a
+// RoCE device the kernel derives it from the netdev's link speed,
+// ib_get_eth_speed).
+func TrainedRate(sysRoot, dev string, port int) (spec.BitRate, bool) {
+	if dev == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(sysRoot, "class/infiniband", dev, "ports", strconv.Itoa(port), "rate"))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 || f[1] != "Gb/sec" {
+		return 0, false
+	}
+	g, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || g <= 0 {
+		return 0, false
+	}
+	return spec.BitRate(g * 1e9), true
 }
 
 // softwareDevice reports whether the RDMA device is a software one (rxe,
@@ -332,18 +430,44 @@ type wireSet struct {
 	err  error
 }
 
-func (w *wireSet) start(t *Test, eps ...Endpoint) {
+// wireSide is one end of a pair to observe: its NIC and the QPs that
+// receive there (none: count every RoCEv2 packet on the netdev).
+type wireSide struct {
+	ep   Endpoint
+	qpns []uint32
+}
+
+func qpnsOf(e *verbs.Endpoint) []uint32 {
+	if e == nil {
+		return nil
+	}
+	var out []uint32
+	for _, q := range e.QPs {
+		out = append(out, q.QPN)
+	}
+	return out
+}
+
+// start installs the observers. The class's DSCP is expected on the wire
+// whoever marked the traffic: the test itself (marking "self") or the
+// host's defaults (rdma_cm's default ToS, the default marking).
+func (w *wireSet) start(t *Test, sides ...wireSide) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.Criteria.DSCP < 0 || t.Verbs.TClass < 0 || t.Criteria.NoWire != "" {
+	if t.Criteria.DSCP < 0 || t.Criteria.NoWire != "" {
 		return
+	}
+	var eps []Endpoint
+	for _, sd := range sides {
+		eps = append(eps, sd.ep)
 	}
 	for _, ep := range eps {
 		if !softwareDevice(device(ep)) || !ep.Addr.Is4() {
 			return // a hardware NIC's RoCE bypasses the kernel: nothing to see
 		}
 	}
-	for _, ep := range eps {
+	for _, sd := range sides {
+		ep := sd.ep
 		var h *netlink.Handle
 		err := inNetns(ep, func() error {
 			var err error
@@ -355,7 +479,7 @@ func (w *wireSet) start(t *Test, eps ...Endpoint) {
 			return
 		}
 		w.hs = append(w.hs, h)
-		o, err := ObserveWire(h, ep.Host.Connect.String()+"/"+ep.NIC.Name, ep.NIC.Name, t.Criteria.DSCP)
+		o, err := ObserveWire(h, ep.Host.Connect.String()+"/"+ep.NIC.Name, ep.NIC.Name, t.Criteria.DSCP, sd.qpns...)
 		if err != nil {
 			w.err = err
 			return
@@ -399,8 +523,12 @@ func (r *Runner) localPair(ctx context.Context, t *Test, p PairRef) (*verbs.Resu
 	setup := r.setup()
 	ev := Evidence{Before: map[string]Counters{}, Deltas: map[string]Counters{},
 		Software: softwareDevice(device(p.Client)) && softwareDevice(device(p.Server))}
+	ev.Trained = map[string]spec.BitRate{}
 	for _, ep := range []Endpoint{p.Client, p.Server} {
 		ev.Before[ep.String()] = snapshot(ep)
+		if rate, ok := TrainedRate(verbs.SysRoot, device(ep), 1); ok {
+			ev.Trained[ep.String()] = rate
+		}
 	}
 	wires := &wireSet{}
 	defer wires.stop()
@@ -453,7 +581,10 @@ func (r *Runner) enginePair(ctx context.Context, t *Test, tv verbs.Test, p PairR
 	}
 	defer ln.Close()
 	o := verbs.Options{Setup: setup, Fabctl: r.Version, Logf: r.Logf,
-		OnReady:  func() { wires.start(t, p.Client, p.Server) },
+		OnReady: func(local, peer *verbs.Endpoint) {
+			// Packets arrive at the client for its own QPs, at the server for the server's.
+			wires.start(t, wireSide{p.Client, qpnsOf(local)}, wireSide{p.Server, qpnsOf(peer)})
+		},
 		OnRunEnd: wires.stop}
 	srv := make(chan error, 1)
 	go func() {
@@ -526,7 +657,7 @@ func (r *Runner) perftestPair(ctx context.Context, t *Test, tv verbs.Test, p Pai
 		return nil, err
 	}
 	sl, cl := perftestSide(p.Server, t), perftestSide(p.Client, t)
-	wires.start(t, p.Client, p.Server)
+	wires.start(t, wireSide{ep: p.Client}, wireSide{ep: p.Server}) // perftest does not say its QP numbers beforehand
 	srv := make(chan error, 1)
 	go func() {
 		_, err := verbs.RunPerftest(ctx, tv, sl, port, "", nil)

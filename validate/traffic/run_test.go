@@ -127,3 +127,44 @@ func TestReachAndErrors(t *testing.T) {
 		t.Error("no error")
 	}
 }
+
+// bidirectional = true: each bandwidth pair runs both ways at the same
+// time and is judged on the sum against twice the rate.
+func TestRunnerBidirectional(t *testing.T) {
+	s := testutil.LoadSrc(t, twoHosts+`validate "bi" {
+  pattern       = "pairs"
+  op            = "write"
+  bidirectional = true
+  min_bandwidth = "60%"
+}
+`)
+	tests := Plan(s)
+	if len(tests) != 1 || !tests[0].Criteria.Bidirectional {
+		t.Fatalf("plan: %+v", tests[0].Criteria)
+	}
+	var mu sync.Mutex
+	var dirs []string
+	running := 0
+	both := false
+	r := &Runner{Pair: func(ctx context.Context, tt *Test, p PairRef) (*verbs.Result, Evidence, error) {
+		mu.Lock()
+		dirs = append(dirs, p.Client.Host.Name+">"+p.Server.Host.Name)
+		running++
+		both = both || running == 2
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return &verbs.Result{Gbps: 4}, Evidence{}, nil
+	}}
+	rep := r.Run(context.Background(), tests)
+	if len(dirs) != 2 || dirs[0] == dirs[1] || !both {
+		t.Fatalf("directions %v, at the same time: %v", dirs, both)
+	}
+	o := rep.Outcomes[0]
+	// 4 + 4 Gb/s of twice the slower NIC's 10G: 40% < 60%.
+	if o.Result.Gbps != 8 || o.Status != Fail || !strings.Contains(o.Reason, "8.000 Gb/s = 40.0% of the 20G two-way line rate < 60%") {
+		t.Errorf("outcome %s %q %+v", o.Status, o.Reason, o.Result)
+	}
+}

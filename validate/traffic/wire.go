@@ -34,15 +34,26 @@ import (
 //     between the filters then never counts as "another DSCP"; the price
 //     is that the DSCP packets of those last 10 ms could offset as many
 //     remarked ones (a remark on the way marks far more).
+//
+// With QP numbers given, it counts only the RoCEv2 packets addressed to
+// those QPs (the BTH destination QP, InfiniBand Architecture Specification
+// vol. 1, 9.2: bytes 5-7 of the base transport header, which follows the
+// 8-byte UDP header): a pair's own traffic, not another pair's, nor the
+// connection manager's MADs (QP1), nor a late retransmission of an earlier
+// test's QP. Each QP then has its own two filters (prefs[2i] counts all of
+// its packets, prefs[2i+1] those with the DSCP).
 type WireObserver struct {
 	h         *netlink.Handle
 	link      netlink.Link
 	key       string
-	prefAll   uint16
-	prefMatch uint16
+	prefs     []uint16
 	baseAll   uint64
 	baseMatch uint64
 }
+
+// MaxWireQPs bounds the QPs an observer filters on one by one; a test with
+// more QPs is counted by port only (every RoCEv2 packet on the netdev).
+const MaxWireQPs = 64
 
 // wireSettle bounds how long a final reading waits for the netdev's RoCE
 // traffic to pause; wirePoll is the gap between its dumps.
@@ -74,17 +85,23 @@ const roceV2Port = 4791
 
 // u32 keys on the IPv4 header (offsets from the network header): IHL 5
 // (RoCE carries no IP options), protocol UDP, destination port 4791.
-func roceKeys(dscp int) []nl.TcU32Key {
+// qpn < 0 matches any destination QP; else the BTH's destination QP,
+// the low 24 bits of the 32-bit word at 20 (IP) + 8 (UDP) + 4.
+func roceKeys(dscp int, qpn int64) []nl.TcU32Key {
 	first := nl.TcU32Key{Mask: 0x0f000000, Val: 0x05000000, Off: 0}
 	if dscp >= 0 {
 		first.Mask |= 0x00fc0000
 		first.Val |= uint32(dscp) << 18
 	}
-	return []nl.TcU32Key{
+	keys := []nl.TcU32Key{
 		first,
 		{Mask: 0x00ff0000, Val: unix.IPPROTO_UDP << 16, Off: 8},
 		{Mask: 0x0000ffff, Val: roceV2Port, Off: 20},
 	}
+	if qpn >= 0 {
+		keys = append(keys, nl.TcU32Key{Mask: 0x00ffffff, Val: uint32(qpn) & 0x00ffffff, Off: 32})
+	}
+	return keys
 }
 
 func clsactQdisc(link netlink.Link) *netlink.GenericQdisc {
@@ -94,8 +111,9 @@ func clsactQdisc(link netlink.Link) *netlink.GenericQdisc {
 
 // ObserveWire starts counting on netdev (h: a netlink handle in the
 // netdev's namespace; key names the netdev across handles, e.g.
-// "netns:h1/eth1").
-func ObserveWire(h *netlink.Handle, key, netdev string, dscp int) (*WireObserver, error) {
+// "netns:h1/eth1"), the packets addressed to qpns (none, or more than
+// MaxWireQPs: every RoCEv2 packet).
+func ObserveWire(h *netlink.Handle, key, netdev string, dscp int, qpns ...uint32) (*WireObserver, error) {
 	link, err := h.LinkByName(netdev)
 	if err != nil {
 		return nil, fmt.Errorf("wire counters: %s: %w", netdev, err)
@@ -115,25 +133,33 @@ func ObserveWire(h *netlink.Handle, key, netdev string, dscp int) (*WireObserver
 		clsact[key] = ref
 	}
 	ref.users++
-	if wireNext > 0xfff0 {
+	targets := []int64{-1}
+	if len(qpns) > 0 && len(qpns) <= MaxWireQPs {
+		targets = targets[:0]
+		for _, q := range qpns {
+			targets = append(targets, int64(q))
+		}
+	}
+	if int(wireNext)+2*len(targets) > 0xfff0 {
 		wireNext = wirePrefBase
 	}
-	w := &WireObserver{h: h, link: link, key: key, prefAll: wireNext, prefMatch: wireNext + 1}
-	wireNext += 2
-	for _, f := range []struct {
-		pref uint16
-		dscp int
-	}{{w.prefAll, -1}, {w.prefMatch, dscp}} {
-		act := &netlink.GenericAction{ActionAttrs: netlink.ActionAttrs{Action: netlink.TC_ACT_UNSPEC}} // "continue"
-		filter := &netlink.U32{
-			FilterAttrs: netlink.FilterAttrs{LinkIndex: link.Attrs().Index, Parent: netlink.HANDLE_MIN_INGRESS,
-				Priority: f.pref, Protocol: unix.ETH_P_IP},
-			Sel:     &nl.TcU32Sel{Flags: nl.TC_U32_TERMINAL, Keys: roceKeys(f.dscp)},
-			Actions: []netlink.Action{act},
-		}
-		if err := h.FilterAdd(filter); err != nil {
-			w.closeLocked()
-			return nil, fmt.Errorf("wire counters: u32 filter on %s: %w", netdev, err)
+	w := &WireObserver{h: h, link: link, key: key}
+	for _, q := range targets {
+		for _, d := range []int{-1, dscp} {
+			pref := wireNext
+			wireNext++
+			w.prefs = append(w.prefs, pref)
+			act := &netlink.GenericAction{ActionAttrs: netlink.ActionAttrs{Action: netlink.TC_ACT_UNSPEC}} // "continue"
+			filter := &netlink.U32{
+				FilterAttrs: netlink.FilterAttrs{LinkIndex: link.Attrs().Index, Parent: netlink.HANDLE_MIN_INGRESS,
+					Priority: pref, Protocol: unix.ETH_P_IP},
+				Sel:     &nl.TcU32Sel{Flags: nl.TC_U32_TERMINAL, Keys: roceKeys(d, q)},
+				Actions: []netlink.Action{act},
+			}
+			if err := h.FilterAdd(filter); err != nil {
+				w.closeLocked()
+				return nil, fmt.Errorf("wire counters: u32 filter on %s: %w", netdev, err)
+			}
 		}
 	}
 	all, match, err := w.dump()
@@ -179,20 +205,26 @@ func (w *WireObserver) dump() (all, match uint64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("wire counters: %w", err)
 	}
+	role := map[uint16]int{} // 0: all, 1: the DSCP
+	for i, p := range w.prefs {
+		role[p] = i % 2
+	}
 	found := 0
 	for _, f := range filters {
 		u, ok := f.(*netlink.U32)
 		if !ok || len(u.Actions) == 0 || u.Actions[0].Attrs().Statistics == nil {
 			continue
 		}
-		n := u.Actions[0].Attrs().Statistics.Basic.Packets
-		switch u.Priority {
-		case w.prefAll:
-			all += uint64(n)
-			found++
-		case w.prefMatch:
-			match += uint64(n)
-			found++
+		r, mine := role[u.Priority]
+		if !mine {
+			continue
+		}
+		n := uint64(u.Actions[0].Attrs().Statistics.Basic.Packets)
+		found++
+		if r == 0 {
+			all += n
+		} else {
+			match += n
 		}
 	}
 	if found == 0 {
@@ -211,7 +243,7 @@ func (w *WireObserver) Close() error {
 
 func (w *WireObserver) closeLocked() error {
 	var errs []error
-	for _, pref := range []uint16{w.prefAll, w.prefMatch} {
+	for _, pref := range w.prefs {
 		f := &netlink.U32{FilterAttrs: netlink.FilterAttrs{LinkIndex: w.link.Attrs().Index, Parent: netlink.HANDLE_MIN_INGRESS,
 			Priority: pref, Protocol: unix.ETH_P_IP}}
 		if err := w.h.FilterDel(f); err != nil && !errors.Is(err, unix.ENOENT) {

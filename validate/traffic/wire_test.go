@@ -203,3 +203,66 @@ func TestWireObserverUnderTraffic(t *testing.T) {
 		t.Fatal("no packet was counted in 40 readings: the sender's traffic never reached the observer")
 	}
 }
+
+// bth is a RoCEv2 UDP payload whose base transport header names the
+// destination QP (bytes 5-7, IBA vol. 1 9.2).
+func bth(qpn uint32) []byte {
+	b := make([]byte, 16)
+	b[0] = 0x0a // RC RDMA WRITE only
+	b[5], b[6], b[7] = byte(qpn>>16), byte(qpn>>8), byte(qpn)
+	return b
+}
+
+// With the pair's QP numbers the observer counts only the packets
+// addressed to them: another QP's packets (another pair, rdma_cm's QP1
+// MADs, a late retransmission of an earlier test) carrying another DSCP
+// are not this pair's traffic and must not fail its class check. Counting
+// by port alone, the foreign packets count as "another DSCP".
+func TestWireObserverQPNs(t *testing.T) {
+	const ns = "fabtr-wire3"
+	h, nl := wireNetns(t, ns)
+	w := observeOrSkip(t, nl, ns+"/wb", 26)
+	wq, err := ObserveWire(nl, ns+"/wb", "wb", 26, 0x11, 0x12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(tos int, qpn uint32, n int) {
+		c, err := dialBound(h, tos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for i := 0; i < n; i++ {
+			if _, err := c.Write(bth(qpn)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(26<<2|2, 0x11, 4)
+	send(26<<2|2, 0x12, 2)
+	send(0, 0x000001, 3) // QP1: the connection manager
+	send(0, 0x13, 1)     // another pair's QP
+	all, match, err := wq.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all != 6 || match != 6 {
+		t.Errorf("QPs 0x11, 0x12: counted %d packets, %d with DSCP 26; want 6 and 6", all, match)
+	}
+	all, match, err = w.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all != 10 || match != 6 {
+		t.Errorf("any QP: counted %d packets, %d with DSCP 26; want 10 and 6", all, match)
+	}
+	for _, o := range []*WireObserver{wq, w} {
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, _ := nl.LinkByName("wb")
+	if fs, _ := nl.FilterList(link, netlink.HANDLE_MIN_INGRESS); len(fs) > 0 {
+		t.Errorf("%d filters left on wb after Close", len(fs))
+	}
+}

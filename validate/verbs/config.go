@@ -59,13 +59,42 @@ const (
 	DefaultTxDepth = 128
 	DefaultRxDepth = 512
 	DefaultCQMod   = 100
-	DefaultInline  = 220 // perftest's DEF_INLINE for RC
-	DefaultPort    = 18515 + 100
+	// DefaultInline and DefaultInlineSend are perftest's DEF_INLINE_WRITE
+	// and DEF_INLINE_SEND_RC_UC, its inline sizes for RC latency tests.
+	DefaultInline     = 220
+	DefaultInlineSend = 236
+	DefaultPort       = 18515 + 100
 	// MaxQPs bounds qps per connection (the spec allows 1..1024).
 	MaxQPs = 1024
 	// maxLatencySamples bounds a duration-mode latency run's timestamps.
 	maxLatencySamples = 20_000_000
 )
+
+// DefaultIterations is perftest's iteration count for an operation and
+// mode (src/perftest_parameters.c init_perftest_params: DEF_ITERS_WB,
+// 5000, for WRITE bandwidth, DEF_ITERS, 1000, for everything else).
+func DefaultIterations(op Op, m Mode) int {
+	if m == ModeBandwidth && op == OpWrite {
+		return 5000
+	}
+	return 1000
+}
+
+// DefaultInlineFor is perftest's inline size when none is asked for
+// (src/perftest_parameters.c ctx_set_max_inline): 220 bytes for WRITE and
+// 236 for SEND latency tests on RC, nothing inline for READ and for every
+// bandwidth test (-1: never).
+func DefaultInlineFor(op Op, m Mode) int {
+	switch {
+	case m != ModeLatency:
+		return -1
+	case op == OpWrite:
+		return DefaultInline
+	case op == OpSend:
+		return DefaultInlineSend
+	}
+	return -1
+}
 
 // Test is what both sides of one test agree on: the client proposes it in
 // its hello, the server adopts it.
@@ -118,10 +147,7 @@ func (t *Test) Fill() {
 		}
 	}
 	if t.Iterations == 0 && t.Duration == 0 {
-		t.Iterations = 5000
-		if t.Mode == ModeLatency {
-			t.Iterations = 1000
-		}
+		t.Iterations = DefaultIterations(t.Op, t.Mode)
 	}
 	if t.QPs == 0 {
 		t.QPs = 1
@@ -151,7 +177,7 @@ func (t *Test) Fill() {
 		t.PostList = 1
 	}
 	if t.Inline == 0 {
-		t.Inline = DefaultInline
+		t.Inline = DefaultInlineFor(t.Op, t.Mode)
 	}
 	if t.Timeout == 0 {
 		t.Timeout = 14

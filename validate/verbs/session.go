@@ -43,6 +43,8 @@ type side interface {
 	Abort()
 	// Notes are facts about the setup worth reporting.
 	Notes() []string
+	// Route is the path rdma_cm resolved (nil: none).
+	Route() *Route
 	Close()
 }
 
@@ -87,7 +89,10 @@ type Options struct {
 	// OnReady and OnRunEnd (client side, optional) bracket the data
 	// phase: both sides connected, and the client's loop done. Counters
 	// read there see the test's traffic and none of the connection setup.
-	OnReady, OnRunEnd func()
+	// OnReady gets both sides' endpoints (their QP numbers: a wire
+	// observer counts only the packets addressed to them).
+	OnReady  func(local, peer *Endpoint)
+	OnRunEnd func()
 }
 
 func (o Options) setup() time.Duration {
@@ -242,7 +247,7 @@ func serve(ctx context.Context, eng engine, ctl *Control, l Local, o Options) (r
 	} else if _, err := ctl.Recv(MsgDone, o.run(t), "test run"); err != nil {
 		return nil, err
 	}
-	res.Notes = sd.Notes()
+	res.Notes, res.Route = sd.Notes(), sd.Route()
 	if err := ctl.Send(&Message{Type: MsgResult, Result: &Done{Messages: res.Messages}}, o.setup()); err != nil {
 		return nil, err
 	}
@@ -301,7 +306,7 @@ func runClient(ctx context.Context, eng engine, ctl *Control, l Local, t Test, o
 	res.Local, res.Peer, res.PathMTU = sd.Endpoint(), peer, sd.PathMTU()
 	o.logf("client: connected %s -> %s (path MTU %d); running %s", res.Local.Device, peer.Device, res.PathMTU, t)
 	if o.OnReady != nil {
-		o.OnReady()
+		o.OnReady(res.Local, peer)
 	}
 	out, err := sd.RunClient(t, o.run(t))
 	if o.OnRunEnd != nil {
@@ -330,7 +335,7 @@ func runClient(ctx context.Context, eng engine, ctl *Control, l Local, t Test, o
 			return nil, fmt.Errorf("the server received %d of %d SEND messages", rm.Result.Messages, out.Messages)
 		}
 	}
-	res.Notes = sd.Notes()
+	res.Notes, res.Route = sd.Notes(), sd.Route()
 	return res, nil
 }
 

@@ -20,6 +20,7 @@ type fakeSide struct {
 	msgs      uint64
 	target    chan uint64
 	runErr    error
+	route     *Route
 }
 
 func (f *fakeSide) Endpoint() *Endpoint { e := f.ep; return &e }
@@ -42,6 +43,7 @@ func (f *fakeSide) RunServer(t Test, _ time.Duration) (runOut, error) {
 func (f *fakeSide) SetTarget(n uint64) { f.target <- n }
 func (f *fakeSide) Abort()             { close(f.target) }
 func (f *fakeSide) Notes() []string    { return nil }
+func (f *fakeSide) Route() *Route      { return f.route }
 func (f *fakeSide) Close()             {}
 
 type fakeEngine struct {

@@ -892,7 +892,15 @@ int fab_cm_accept(struct fab_side *s, struct rdma_cm_id *id, int resp_res, int i
 	return 0;
 }
 
-int fab_cm_resolve(struct fab_side *s, struct rdma_cm_id **idp, const char *src, const char *dst, int port, int tos, int timeout_ms)
+/* fab_cm_resolve resolves the address and route of a new rdma_cm id.
+ * tos < 0 leaves the ToS to rdma_cm: drivers/infiniband/core/cma.c
+ * cma_resolve_iboe_route takes id_priv->tos when the application set one
+ * (RDMA_OPTION_ID_TOS), else the device port's configfs default_roce_tos,
+ * and makes the path's SL iboe_tos_to_sl(ndev, tos): the VLAN netdev's
+ * egress map (or the parent's prio->tc map) of rt_tos2priority(tos).
+ * ack_timeout > 0 sets the QP's local ACK timeout exponent
+ * (RDMA_OPTION_ID_ACK_TIMEOUT, cma.c rdma_set_ack_timeout). */
+int fab_cm_resolve(struct fab_side *s, struct rdma_cm_id **idp, const char *src, const char *dst, int port, int tos, int ack_timeout, int timeout_ms)
 {
 	struct sockaddr_storage sa, da;
 	if (sockaddr_of(dst, port, &da)) {
@@ -916,6 +924,13 @@ int fab_cm_resolve(struct fab_side *s, struct rdma_cm_id **idp, const char *src,
 		uint8_t t = (uint8_t)tos;
 		if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &t, sizeof(t))) {
 			ERRF(s, "rdma_set_option TOS %d: %s", tos, strerror(errno));
+			return -1;
+		}
+	}
+	if (ack_timeout > 0) {
+		uint8_t t = (uint8_t)ack_timeout;
+		if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t))) {
+			ERRF(s, "rdma_set_option ACK_TIMEOUT %d: %s", ack_timeout, strerror(errno));
 			return -1;
 		}
 	}
@@ -946,6 +961,19 @@ int fab_cm_connect(struct fab_side *s, struct rdma_cm_id *id, int resp_res, int 
 		return -1;
 	}
 	return fab_cm_wait(s, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, NULL);
+}
+
+/* fab_id_route reports the traffic class and SL of the path rdma_cm
+ * resolved for id (librdmacm fills id->route.path_rec from the kernel's
+ * route query, ucma_copy_iboe_route); -1 when it has none (iWARP). */
+void fab_id_route(struct rdma_cm_id *id, int *tclass, int *sl)
+{
+	*tclass = -1;
+	*sl = -1;
+	if (!id || id->route.num_paths < 1 || !id->route.path_rec)
+		return;
+	*tclass = id->route.path_rec[0].traffic_class;
+	*sl = id->route.path_rec[0].sl;
 }
 
 const char *fab_id_device(struct rdma_cm_id *id)

@@ -128,7 +128,8 @@ void fab_close(struct fab_side *s);
 int fab_cm_listen(struct fab_side *s, const char *ip, int port, int tos, int *bound_port);
 int fab_cm_wait(struct fab_side *s, int want, int timeout_ms, struct rdma_cm_id **id);
 int fab_cm_accept(struct fab_side *s, struct rdma_cm_id *id, int resp_res, int init_depth);
-int fab_cm_resolve(struct fab_side *s, struct rdma_cm_id **id, const char *src, const char *dst, int port, int tos, int timeout_ms);
+int fab_cm_resolve(struct fab_side *s, struct rdma_cm_id **id, const char *src, const char *dst, int port, int tos, int ack_timeout, int timeout_ms);
+void fab_id_route(struct rdma_cm_id *id, int *tclass, int *sl);
 int fab_cm_connect(struct fab_side *s, struct rdma_cm_id *id, int resp_res, int init_depth, int timeout_ms);
 const char *fab_id_device(struct rdma_cm_id *id);
 

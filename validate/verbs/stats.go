@@ -28,8 +28,25 @@ type Result struct {
 	Latency *LatencyStats `json:"latency,omitempty"`
 	// Placement says how the test thread and buffers were placed (NUMA).
 	Placement []string `json:"placement,omitempty"`
+	// Route is the marking rdma_cm chose for the connection (nil: the
+	// QPs were connected without rdma_cm, or iWARP, which has no path
+	// record).
+	Route *Route `json:"route,omitempty"`
 	// Notes are facts worth showing (MTUs differ, inline not supported).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Route is what rdma_cm resolved for a connection
+// (drivers/infiniband/core/cma.c cma_resolve_iboe_route): TClass is the
+// GRH traffic class, on RoCEv2 the IP ToS byte (the ToS the application
+// set, else the port's configfs default_roce_tos); SL is the service
+// level, on RoCE iboe_tos_to_sl(ndev, ToS): the VLAN netdev's egress map
+// entry of rt_tos2priority(ToS) (or the parent's prio->tc map), which a
+// RoCE NIC sends as the 802.1p PCP; on InfiniBand the subnet manager's
+// path record.
+type Route struct {
+	TClass int `json:"tclass"`
+	SL     int `json:"sl"`
 }
 
 // LatencyStats are one-way latencies (half a round trip for SEND and

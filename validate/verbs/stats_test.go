@@ -98,7 +98,7 @@ func TestPerftestArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(a, " ")
-	want := "-d rxe_fb -i 1 -s 65536 -p 18616 -F -x 1 --tclass=106 -n 2000 -q 1 -t 128 -Q 100 -I 220 -u 14 --out_json --out_json_file=/tmp/r.json 198.18.0.1"
+	want := "-d rxe_fb -i 1 -s 65536 -p 18616 -F -x 1 --tclass=106 -n 2000 -q 1 -t 128 -Q 100 -u 14 --out_json --out_json_file=/tmp/r.json 198.18.0.1" // perftest sends nothing inline in a bandwidth test
 	if got != want {
 		t.Errorf("args\n got %s\nwant %s", got, want)
 	}

@@ -50,6 +50,7 @@ type cSide struct {
 	local   Endpoint
 	pathMTU int
 	notes   []string
+	route   *Route // rdma_cm's path (nil: verbs mode, iWARP)
 }
 
 func newSide(l Local, t Test, server bool) *cSide {
@@ -252,6 +253,7 @@ func (c *cSide) selectGID(sys Sysfs) error {
 func (c *cSide) Endpoint() *Endpoint { e := c.local; return &e }
 func (c *cSide) PathMTU() int        { return c.pathMTU }
 func (c *cSide) Notes() []string     { return c.notes }
+func (c *cSide) Route() *Route       { return c.route }
 
 func (c *cSide) Connect(peer *Endpoint, av AddressVector, mtu int) error {
 	c.s.raddr = C.uint64_t(peer.Addr)
@@ -414,6 +416,11 @@ func (ln *cListener) Accept(t Test, timeout time.Duration) (side, error) {
 			if err := c.adopt(id, "accepted the connection"); err != nil {
 				return nil, err
 			}
+			var tc, sl C.int
+			C.fab_id_route(id, &tc, &sl)
+			if tc >= 0 {
+				c.route = &Route{TClass: int(tc), SL: int(sl)}
+			}
 		}
 		if err := c.addQP(id); err != nil {
 			return nil, err
@@ -451,13 +458,18 @@ func (cEngine) Dial(l Local, server netip.AddrPort, t Test, timeout time.Duratio
 	ms := C.int(timeout.Milliseconds())
 	for i := 0; i < t.QPs; i++ {
 		var id *C.struct_rdma_cm_id
-		if rc := C.fab_cm_resolve(c.s, &id, csrc, cdst, C.int(server.Port()), C.int(t.TClass), ms); rc != 0 {
+		if rc := C.fab_cm_resolve(c.s, &id, csrc, cdst, C.int(server.Port()), C.int(t.TClass), C.int(t.Timeout), ms); rc != 0 {
 			return nil, fmt.Errorf("%w — peer not reachable: rdma_cm could not resolve a path from %s to %s (no route from an RDMA interface, or the address is not on an RDMA device there)",
 				c.cerr("rdma_cm"), orAny(src), server)
 		}
 		if i == 0 {
 			if err := c.adopt(id, "resolved the peer"); err != nil {
 				return nil, err
+			}
+			var tc, sl C.int
+			C.fab_id_route(id, &tc, &sl)
+			if tc >= 0 {
+				c.route = &Route{TClass: int(tc), SL: int(sl)}
 			}
 		}
 		if err := c.addQP(id); err != nil {

@@ -8,11 +8,16 @@
 #     (no control channel; RoCE blackholed);
 #  4. fabctl apply + fabctl validate on a spec of the two rxe "hosts": static, read-back and traffic
 #     stages pass (exit 0); a switch-style DSCP remark on the wire is caught (exit 1);
-#  5. the same for iWARP on the two siw "hosts": apply, then validate through rdma_cm passes.
+#  4b. validate connects through rdma_cm with the host's own marking: hosts whose rdma_cm default
+#     ToS is 0 fail it (route and wire), restored they pass;
+#  5. the same for iWARP on the two siw "hosts": apply, then validate through rdma_cm passes;
+#  6. RoCEv1's PCP from the VLAN egress map: map 3:3 with ToS 0 fails validate (rdma_cm picks PCP 0),
+#     map 0:3 passes.
 # The side-by-side comparison with perftest is section verbs-perf.
 # fabtb-timeout: 1800
 # fabtb-needs: fabctl-verbs
 # fabtb-gotest: ./validate/traffic
+# fabtb-file: testbed/vm/testdata/verbs-rocev1.fab.hcl
 . "$FABTB_SHARE/sections/lib.sh"
 
 V=$FABCTL_VERBS
@@ -219,6 +224,23 @@ fab_check "fabctl validate fails when the wire carries another DSCP (rc=$rc)" te
 fab_check "and says why" grep -q 'arrived with another DSCP than 26' "$FABTB_TMP/remark.out"
 tc qdisc del dev fb clsact
 
+# ---- 4b. the host's own marking: validate connects through rdma_cm without a ToS of its own ----
+# fabctl apply wrote the class's ToS (106) to both devices' rdma_cm default_roce_tos; the traffic test
+# must carry what an application carries. A host with a wrong default ToS (0, as a host nobody
+# configured) fails validate, from rdma_cm's route and on the wire. --skip-readback: the read-back
+# stage would also (rightly) report the changed ToS; this proves the traffic stage sees it by itself.
+cfs=/sys/kernel/config/rdma_cm
+fab_check "apply set rxe_fa's rdma_cm default ToS to 106" test "$(cat $cfs/rxe_fa/ports/1/default_roce_tos)" = 106
+echo 0 >"$cfs/rxe_fa/ports/1/default_roce_tos" && echo 0 >"$cfs/rxe_fb/ports/1/default_roce_tos" || fab_fail "default ToS 0"
+"$V" validate --no-color --skip-readback "$spec" >"$FABTB_TMP/tos.out" 2>&1
+rc=$?
+cat "$FABTB_TMP/tos.out"
+fab_check "fabctl validate fails on hosts whose default ToS is 0 (rc=$rc)" test "$rc" -eq 1
+fab_check "rdma_cm's route says why" grep -q 'rdma_cm sent the connection with ToS 0 (DSCP 0), not the class' "$FABTB_TMP/tos.out"
+fab_check "and so does the wire" grep -q 'arrived with another DSCP than 26' "$FABTB_TMP/tos.out"
+echo 106 >"$cfs/rxe_fa/ports/1/default_roce_tos" && echo 106 >"$cfs/rxe_fb/ports/1/default_roce_tos" || fab_fail "default ToS 106"
+fab_run "$V" validate --no-color --skip-readback "$spec" || fab_fail "validate with the default ToS restored"
+
 # ---- 5. iWARP end to end: fabctl apply + validate on the two siw "hosts", through rdma_cm ----
 ispec=$FABTB_TMP/ispec
 mkdir -p "$ispec"
@@ -293,4 +315,48 @@ fab_check "iWARP: the traffic ran between the siw devices through rdma_cm" grep 
 fab_check "iWARP: the class check says why the wire shows no DSCP" grep -q 'iWARP runs over TCP' "$FABTB_TMP/iwarp.out"
 wrx1=$(cat /sys/class/net/wa/statistics/rx_packets)
 fab_check "iWARP: the traffic crossed the veth (wa received $((wrx1 - wrx0)) packets)" test $((wrx1 - wrx0)) -gt 1000
+
+# ---- 6. RoCEv1's PCP: rdma_cm takes it from the VLAN egress map entry of rt_tos2priority(ToS) ----
+# (drivers/infiniband/core/cma.c cma_resolve_iboe_route -> iboe_tos_to_sl; net/ipv4/route.c
+# ip_tos2prio only yields 0, 2, 4, 6). VLAN 100 on the rxe pair with the egress map 3:3 that
+# examples/rocev1-storage used and no ToS (RoCEv1 has no IP header): the storage traffic leaves with
+# PCP 0, and validate must say so. With 0:3 it passes. The map is set here directly (the host driver
+# derives it); rxe takes no RoCE v1 mode (its GIDs are v2 only), so the spec is not applied and the
+# read-back stage is skipped: the traffic stage's rdma_cm route is under test.
+modprobe 8021q || fab_fail "modprobe 8021q"
+for e in a b; do
+	ip link add link "f$e" name "f$e.100" type vlan id 100 egress-qos-map 3:3 || fab_fail "vlan on f$e"
+done
+ip addr add 198.18.2.1/24 dev fa.100 && ip addr add 198.18.2.2/24 dev fb.100 || fab_fail "vlan addresses"
+ip link set fa.100 up && ip link set fb.100 up || fab_fail "vlan up"
+for i in fa.100 fb.100; do
+	echo 1 >"/proc/sys/net/ipv4/conf/$i/accept_local" && echo 0 >"/proc/sys/net/ipv4/conf/$i/rp_filter" ||
+		fab_fail "accept_local/rp_filter on $i"
+done
+ip route add 198.18.2.2 dev fa.100 src 198.18.2.1 table 121 &&
+	ip route add 198.18.2.1 dev fb.100 src 198.18.2.2 table 122 &&
+	ip rule add pref 20 oif fa.100 lookup 121 &&
+	ip rule add pref 21 oif fb.100 lookup 122 &&
+	ip rule add pref 60 to 198.18.2.2 iif lo lookup 121 &&
+	ip rule add pref 61 to 198.18.2.1 iif lo lookup 122 || fab_fail "policy routing on the VLAN interfaces"
+ip link set fa mtu 1500 && ip link set fb mtu 1500 || fab_fail "mtu 1500"
+# No ToS of the host's: RoCEv1 carries none (0, rdma_cm's default). Removing the configfs group does
+# not reset it (the value lives in the kernel's cma_device), so write it.
+for d in rxe_fa rxe_fb; do
+	mkdir -p "$cfs/$d" && echo 0 >"$cfs/$d/ports/1/default_roce_tos" || fab_fail "default ToS 0 on $d"
+done
+v1spec=$FABTB_TMP/v1spec
+mkdir -p "$v1spec"
+cp "$FABTB_FILES/testbed/vm/testdata/verbs-rocev1.fab.hcl" "$v1spec/fabric.fab.hcl" || fab_fail "RoCEv1 spec"
+"$V" validate --no-color --skip-readback "$v1spec" >"$FABTB_TMP/v1.out" 2>&1
+rc=$?
+cat "$FABTB_TMP/v1.out"
+fab_check "RoCEv1: validate fails with the egress map 3:3 and ToS 0 (rc=$rc)" test "$rc" -eq 1
+fab_check "RoCEv1: because rdma_cm chose PCP 0 for the class of priority 3" \
+	grep -q 'rdma_cm chose PCP 0 for ToS 0, not the class.s priority 3' "$FABTB_TMP/v1.out"
+ip link set fa.100 type vlan egress-qos-map 0:3 && ip link set fb.100 type vlan egress-qos-map 0:3 || fab_fail "map 0:3"
+"$V" validate --no-color --skip-readback "$v1spec" >"$FABTB_TMP/v1ok.out" 2>&1
+rc=$?
+cat "$FABTB_TMP/v1ok.out"
+fab_check "RoCEv1: with the map 0:3 validate passes (rc=$rc)" test "$rc" -eq 0
 exit 0
