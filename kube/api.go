@@ -83,6 +83,15 @@ const (
 	ReasonNICIssues    = "NICIssues"
 )
 
+// Per-NIC reasons (status.nics).
+const (
+	NICVerified    = "Verified"     // applied (or already right) and read back
+	NICDiffers     = "StillDiffers" // read back different after the apply
+	NICFailed      = "ApplyFailed"  // the transaction failed on this NIC
+	NICReadFailed  = "ReadFailed"   // this NIC could not be read
+	NICNotVerified = "NotVerified"  // the host failed elsewhere first
+)
+
 // FabricHostConfig is one node's desired host configuration and the
 // agent's report on it.
 type FabricHostConfig struct {
