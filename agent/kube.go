@@ -209,7 +209,7 @@ func (a *KubeAgent) reconcile(ctx context.Context, u *unstructured.Unstructured)
 	}
 	res, _ := Result(resp)
 	st.ObservedRevision = o.Spec.Revision
-	st.Changes, st.Diff, st.NICs = 0, nil, nicReport(h, resp, res)
+	st.Changes, st.Diff, st.Drift, st.NICs = 0, nil, nil, nicReport(h, resp, res)
 	if res != nil {
 		st.Changes = res.Changes
 		st.Diff = summarize(res.Remaining, 20)
@@ -438,18 +438,21 @@ func (a *KubeAgent) startWatch(ctx context.Context, h *intent.Host, gen int64) {
 			st.Conditions = append([]kube.Condition(nil), st.Conditions...)
 			if len(drift) == 0 {
 				a.setCond(&st, kube.CondDrifted, "False", gen, kube.ReasonNoDrift, "DCB state is back where the last apply left it")
-				st.Diff = nil
+				st.Drift = nil
 			} else {
-				var nics, diff []string
+				var nics []string
+				var entries []kube.DriftEntry
 				for nic, ch := range drift {
 					nics = append(nics, nic)
-					diff = append(diff, summarizeDrift(nic, ch)...)
+					for _, c := range ch {
+						entries = append(entries, kube.DriftEntry{Path: c.Path, Applied: c.Before, Live: c.After})
+					}
 				}
 				sort.Strings(nics)
-				sort.Strings(diff)
+				sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 				a.setCond(&st, kube.CondDrifted, "True", gen, kube.ReasonDrift,
 					fmt.Sprintf("DCB state of %s changed outside fabctl (%s)", strings.Join(nics, ", "), d.Cmd))
-				st.Diff = diff[:min(len(diff), 20)]
+				st.Drift = entries[:min(len(entries), 32)]
 			}
 			a.logf("drift: %s", st.Cond(kube.CondDrifted).Message)
 			a.writeStatus(wctx, &st)
@@ -478,14 +481,6 @@ func summarize(ch []intent.AttrChange, max int) []string {
 			break
 		}
 		out = append(out, fmt.Sprintf("%s: want %q, live %q", c.Path, c.After, c.Before))
-	}
-	return out
-}
-
-func summarizeDrift(nic string, ch []intent.AttrChange) []string {
-	var out []string
-	for _, c := range ch {
-		out = append(out, fmt.Sprintf("%s: applied %q, now %q", c.Path, c.Before, c.After))
 	}
 	return out
 }

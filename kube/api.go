@@ -125,6 +125,9 @@ type HostSpec struct {
 	// Hold keeps the agent from applying this revision until the
 	// controller releases it (the rollout gate).
 	Hold bool `json:"hold,omitempty"`
+	// Attempt is set when the publisher retries a revision the agent
+	// failed (a new generation with the same intent).
+	Attempt string `json:"attempt,omitempty"`
 }
 
 // HostStatus is what the agent reports.
@@ -141,9 +144,19 @@ type HostStatus struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// NICs is the per-NIC report behind Degraded and Drifted.
 	NICs []NICStatus `json:"nics,omitempty"`
-	// Diff is a bounded summary of the last difference (drift or failed
-	// verification): "path: want -> live".
+	// Diff is a bounded summary of the last failed verification:
+	// "path: want X, live Y".
 	Diff []string `json:"diff,omitempty"`
+	// Drift lists the settings the DCB watch saw change since the last
+	// apply (at most 32).
+	Drift []DriftEntry `json:"drift,omitempty"`
+}
+
+// DriftEntry is one setting changed outside fabctl.
+type DriftEntry struct {
+	Path    string `json:"path"`
+	Applied string `json:"applied"`
+	Live    string `json:"live"`
 }
 
 // Condition is a metav1.Condition's JSON shape.
