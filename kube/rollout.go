@@ -147,11 +147,32 @@ func Publish(ctx context.Context, cl *Clients, name string, sp HostSpec, attempt
 		return nil, err
 	}
 	force := true
-	got, err := cl.Dyn.Resource(GVR).Patch(ctx, name, types.ApplyPatchType, b, metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
-	if err != nil {
-		return nil, fmt.Errorf("publishing %s %s: %w", Kind, name, err)
+	backoff := 200 * time.Millisecond
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got, err := cl.Dyn.Resource(GVR).Patch(ctx, name, types.ApplyPatchType, b, metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
+		if err == nil {
+			return FromUnstructured(got)
+		}
+		// An apiserver or etcd outage (no API status, 5xx, 429) is waited
+		// out; a refusal (403, 422, 404) is final.
+		if !transient(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("publishing %s %s: %w", Kind, name, err)
+		}
+		sleepCtx(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
 	}
-	return FromUnstructured(got)
+}
+
+// transient reports an error worth retrying: no answer from the server,
+// or an answer that says "later".
+func transient(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return true // connection refused or reset, timeout: no API status
+	}
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
 }
 
 // Rollout publishes the releases in batches and waits for each host's

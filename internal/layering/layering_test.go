@@ -136,6 +136,8 @@ var rules = []struct {
 	// Scheduler topology is a function of the spec alone.
 	{"topology", []string{"spec", "internal"}},
 	{"testbed", []string{"testbed", "drivers", "intent", "spec", "yangval", "internal"}},
+	// The Kubernetes harness installs the engine's shipped manifests.
+	{"testbed/kubetb", []string{"kube", "internal"}},
 	{"internal", []string{"internal", "spec", "intent"}},
 	{"internal/fabgen/cmd/podbench", []string{"internal/fabgen", "drivers/builtin", "spec", "validate/lint"}},
 	{"examples", nil}, // tests only
