@@ -457,3 +457,11 @@ func (c *Cluster) PodEnv(node string) []string {
 
 // ErrNoBinaries says what to do when the binaries are missing.
 var ErrNoBinaries = errors.New("kube-apiserver or etcd missing")
+
+// TokenConfigDefault is the admin's config with client-go's rate limits
+// left for kube.NewClients to set, as fabctl's CLI has them.
+func (c *Cluster) TokenConfigDefault() *rest.Config {
+	cfg := c.AdminConfig()
+	cfg.QPS, cfg.Burst = 0, 0
+	return cfg
+}
