@@ -36,6 +36,10 @@ func TestEncodeIntentRoundTripAndRevision(t *testing.T) {
 	if rev2 != rev {
 		t.Fatalf("revision not stable: %s then %s", rev, rev2)
 	}
+	h.QP.Src.Block.Filename = "/elsewhere/fabric.fab.hcl" // the spec's path on another controller
+	if _, rev4, _ := EncodeIntent(h); rev4 != rev {
+		t.Fatal("the spec's file path changed the revision")
+	}
 	h.NICs[0].MTU = 4200
 	if _, rev3, _ := EncodeIntent(h); rev3 == rev {
 		t.Fatal("a changed intent kept its revision")
