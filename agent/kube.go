@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/host"
@@ -355,12 +360,16 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 		return
 	}
 	backoff := 200 * time.Millisecond
+	// A 403 is retried for a while too: an apiserver that just restarted
+	// answers 403 until its authorizer has caught up, and a status lost
+	// then would leave the publisher waiting for a report.
+	forbiddenUntil := time.Now().Add(2 * time.Minute)
 	for ctx.Err() == nil {
 		_, err := a.Clients.Dyn.Resource(kube.GVR).Patch(ctx, a.Node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "fabctl-agent"}, "status")
 		if err == nil {
 			return
 		}
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) && time.Now().After(forbiddenUntil) {
 			a.logf("status not written: %v", err)
 			return
 		}
@@ -372,14 +381,23 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 
 // untaint removes fabctl.io/unconfigured from the node, if present.
 func (a *KubeAgent) untaint(ctx context.Context) error {
-	for try := 0; try < 5; try++ {
+	backoff := 200 * time.Millisecond
+	until := time.Now().Add(2 * time.Minute)
+	for try := 0; try < 5; {
 		n, err := a.Clients.Core.Nodes().Get(ctx, a.Node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil // no Node object (not in a cluster's node list): nothing to gate
 		}
+		if err != nil && !apierrors.IsInvalid(err) && time.Now().Before(until) && ctx.Err() == nil {
+			a.logf("reading the node: %v (retrying in %s)", err, backoff)
+			sleep(ctx, backoff)
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		try++
 		keep := n.Spec.Taints[:0:0]
 		for _, t := range n.Spec.Taints {
 			if t.Key != kube.TaintKey {
@@ -405,62 +423,157 @@ func (a *KubeAgent) untaint(ctx context.Context) error {
 	return errors.New("the node kept changing (5 conflicts)")
 }
 
-// startWatch watches the RoCE NICs of h for DCB drift from the state just
-// applied, and reports it as the Drifted condition.
+// startWatch watches the NICs of h from the state just applied and
+// reports any change as the Drifted condition: DCB of the RoCE NICs
+// through the agent's DCB watch (Watch), and the MTU of every NIC with
+// one through the kernel's link notifications (RTM_NEWLINK).
 func (a *KubeAgent) startWatch(ctx context.Context, h *intent.Host, gen int64) {
-	if a.Watch == nil {
-		return
-	}
 	var ifaces []string
+	mtus := map[string]int{}
 	for _, n := range h.NICs {
 		if n.RoCEMode != "" {
 			ifaces = append(ifaces, n.Name)
 		}
-	}
-	if len(ifaces) == 0 {
-		return
+		if n.MTU > 0 {
+			mtus[n.Name] = n.MTU
+		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	a.mu.Lock()
 	a.stopWtch = cancel
 	a.mu.Unlock()
-	drift := map[string][]intent.AttrChange{}
-	go func() {
-		err := a.Watch(wctx, a.Netns, ifaces, func(d host.Drift) {
-			if len(d.Changes) == 0 {
-				delete(drift, d.NIC)
-			} else {
-				drift[d.NIC] = d.Changes
-			}
-			a.mu.Lock()
-			st := a.status
-			a.mu.Unlock()
-			st.Conditions = append([]kube.Condition(nil), st.Conditions...)
-			if len(drift) == 0 {
-				a.setCond(&st, kube.CondDrifted, "False", gen, kube.ReasonNoDrift, "DCB state is back where the last apply left it")
-				st.Drift = nil
-			} else {
-				var nics []string
-				var entries []kube.DriftEntry
-				for nic, ch := range drift {
-					nics = append(nics, nic)
-					for _, c := range ch {
-						entries = append(entries, kube.DriftEntry{Path: c.Path, Applied: c.Before, Live: c.After})
-					}
-				}
-				sort.Strings(nics)
-				sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-				a.setCond(&st, kube.CondDrifted, "True", gen, kube.ReasonDrift,
-					fmt.Sprintf("DCB state of %s changed outside fabctl (%s)", strings.Join(nics, ", "), d.Cmd))
-				st.Drift = entries[:min(len(entries), 32)]
-			}
-			a.logf("drift: %s", st.Cond(kube.CondDrifted).Message)
-			a.writeStatus(wctx, &st)
-		})
-		if err != nil && wctx.Err() == nil {
-			a.logf("DCB watch: %v", err)
+	var dmu sync.Mutex
+	drift := map[string][]intent.AttrChange{} // "dcb/NIC" or "link/NIC" -> changes
+	report := func(key string, d host.Drift) {
+		dmu.Lock()
+		defer dmu.Unlock()
+		if len(d.Changes) == 0 {
+			delete(drift, key)
+		} else {
+			drift[key] = d.Changes
 		}
-	}()
+		a.mu.Lock()
+		st := a.status
+		a.mu.Unlock()
+		st.Conditions = append([]kube.Condition(nil), st.Conditions...)
+		if len(drift) == 0 {
+			a.setCond(&st, kube.CondDrifted, "False", gen, kube.ReasonNoDrift, "the NICs are back where the last apply left them")
+			st.Drift = nil
+		} else {
+			nics := map[string]bool{}
+			var entries []kube.DriftEntry
+			for k, ch := range drift {
+				_, nic, _ := strings.Cut(k, "/")
+				nics[nic] = true
+				for _, c := range ch {
+					entries = append(entries, kube.DriftEntry{Path: c.Path, Applied: c.Before, Live: c.After})
+				}
+			}
+			names := make([]string, 0, len(nics))
+			for n := range nics {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+			a.setCond(&st, kube.CondDrifted, "True", gen, kube.ReasonDrift,
+				fmt.Sprintf("%s of %s changed outside fabctl (%s)", strings.Join(kinds(drift), " and "), strings.Join(names, ", "), d.Cmd))
+			st.Drift = entries[:min(len(entries), 32)]
+		}
+		a.logf("drift: %s", st.Cond(kube.CondDrifted).Message)
+		a.writeStatus(wctx, &st)
+	}
+	if a.Watch != nil && len(ifaces) > 0 {
+		go func() {
+			err := a.Watch(wctx, a.Netns, ifaces, func(d host.Drift) { report("dcb/"+d.NIC, d) })
+			if err != nil && wctx.Err() == nil {
+				a.logf("DCB watch: %v", err)
+			}
+		}()
+	}
+	if len(mtus) > 0 {
+		go func() {
+			if err := watchMTU(wctx, a.Netns, mtus, func(d host.Drift) { report("link/"+d.NIC, d) }); err != nil && wctx.Err() == nil {
+				a.logf("link watch: %v", err)
+			}
+		}()
+	}
+}
+
+// kinds names what drifted: DCB, MTU.
+func kinds(drift map[string][]intent.AttrChange) []string {
+	var dcb, link bool
+	for k := range drift {
+		dcb = dcb || strings.HasPrefix(k, "dcb/")
+		link = link || strings.HasPrefix(k, "link/")
+	}
+	var out []string
+	if dcb {
+		out = append(out, "DCB state")
+	}
+	if link {
+		out = append(out, "the MTU")
+	}
+	return out
+}
+
+// watchMTU reports the MTU of the named links moving away from the
+// applied value (and back), from the kernel's RTM_NEWLINK notifications
+// in network namespace ns ("" = the agent's own), until ctx ends.
+func watchMTU(ctx context.Context, ns string, applied map[string]int, fn func(host.Drift)) error {
+	opts := netlink.LinkSubscribeOptions{ListExisting: true}
+	if ns != "" {
+		h, err := netns.GetFromName(ns)
+		if err != nil {
+			return fmt.Errorf("network namespace %q: %w", ns, err)
+		}
+		defer h.Close()
+		opts.Namespace = &h
+	}
+	errc := make(chan error, 1)
+	opts.ErrorCallback = func(err error) {
+		select {
+		case errc <- err:
+		default:
+		}
+	}
+	ch := make(chan netlink.LinkUpdate, 64)
+	done := make(chan struct{})
+	defer close(done)
+	if err := netlink.LinkSubscribeWithOptions(ch, done, opts); err != nil {
+		return err
+	}
+	last := map[string]int{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case u, ok := <-ch:
+			if !ok {
+				return errors.New("link notifications closed")
+			}
+			attrs := u.Link.Attrs()
+			want, ok := applied[attrs.Name]
+			if !ok || u.Header.Type != unix.RTM_NEWLINK {
+				continue
+			}
+			prev, seen := last[attrs.Name]
+			if seen && prev == attrs.MTU {
+				continue
+			}
+			last[attrs.Name] = attrs.MTU
+			if !seen && attrs.MTU == want {
+				continue // the applied state: nothing to report
+			}
+			d := host.Drift{NIC: attrs.Name, Cmd: "RTM_NEWLINK", Time: time.Now()}
+			if attrs.MTU != want {
+				d.Changes = []intent.AttrChange{{Path: "nic/" + attrs.Name + "/mtu", Action: intent.Update,
+					Before: strconv.Itoa(want), After: strconv.Itoa(attrs.MTU)}}
+			}
+			fn(d)
+		}
+	}
 }
 
 func (a *KubeAgent) stopWatch() {

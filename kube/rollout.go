@@ -148,15 +148,18 @@ func Publish(ctx context.Context, cl *Clients, name string, sp HostSpec, attempt
 	}
 	force := true
 	backoff := 200 * time.Millisecond
-	deadline := time.Now().Add(2 * time.Minute)
+	start := time.Now()
+	deadline := start.Add(2 * time.Minute)
 	for {
 		got, err := cl.Dyn.Resource(GVR).Patch(ctx, name, types.ApplyPatchType, b, metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
 		if err == nil {
 			return FromUnstructured(got)
 		}
 		// An apiserver or etcd outage (no API status, 5xx, 429) is waited
-		// out; a refusal (403, 422, 404) is final.
-		if !transient(err) || time.Now().After(deadline) || ctx.Err() != nil {
+		// out, and so is a 403 for 20 s (an apiserver that just restarted
+		// refuses until its authorizer caught up); a 422 or 404 is final.
+		retry := transient(err) || apierrors.IsForbidden(err) && time.Since(start) < 20*time.Second
+		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("publishing %s %s: %w", Kind, name, err)
 		}
 		sleepCtx(ctx, backoff)

@@ -249,6 +249,40 @@ func TestKubeEngine(t *testing.T) {
 		}
 	})
 
+	// 3. Drift: someone changes a NIC on h5; its agent reports it within a
+	// second, plan shows it without SSH, apply corrects it.
+	step("drift reported within a second, plan shows it, apply corrects it", func(t *testing.T) {
+		if o := e.get("h5"); o.Status.IsTrue(kube.CondDrifted) {
+			t.Fatalf("h5 drifted before the change: %+v", o.Status)
+		}
+		changed := time.Now()
+		testutil.Run(t, "ip", "-n", e.netns("h5"), "link", "set", "v0a", "mtu", "1500")
+		waitFor(t, 5*time.Second, "h5 Drifted=True", func() bool { return e.get("h5").Status.IsTrue(kube.CondDrifted) })
+		took := time.Since(changed)
+		t.Logf("drift reported in %s", took.Round(time.Millisecond))
+		if took > time.Second {
+			t.Errorf("drift took %s to reach the status, want within a second", took)
+		}
+		o := e.get("h5")
+		if len(o.Status.Drift) != 1 || o.Status.Drift[0].Path != "nic/v0a/mtu" || o.Status.Drift[0].Live != "1500" || o.Status.Drift[0].Applied != "8000" {
+			t.Fatalf("h5 drift: %+v", o.Status.Drift)
+		}
+		out, errOut, code := e.run(kc, "drift", "--engine", "kubernetes", "--json", "--var", "mtu=8000", specDir)
+		if code != 2 || !strings.Contains(out, `"drift"`) || !strings.Contains(out, "nic/v0a/mtu") {
+			t.Fatalf("drift --engine kubernetes: exit %d (want 2)\n%s\n%s", code, out, errOut)
+		}
+		out, errOut, code = e.run(kc, "apply", "--engine", "kubernetes", "--auto-approve", "--json", "--var", "mtu=8000", specDir)
+		if d := decodeApply(t, out, errOut); code != 0 || d.Counts.Applied != 1 {
+			t.Fatalf("apply to correct h5: exit %d counts %+v\n%s\n%s", code, d.Counts, out, errOut)
+		}
+		if m := e.mtu("h5"); m != "8000" {
+			t.Fatalf("h5 MTU %s after the correcting apply", m)
+		}
+		if o := e.get("h5"); o.Status.IsTrue(kube.CondDrifted) {
+			t.Fatalf("h5 still drifted after the correcting apply: %+v", o.Status)
+		}
+	})
+
 	// 6. API server restart mid-rollout: watches resume, no double apply.
 	step("apiserver restart mid-rollout", func(t *testing.T) {
 		type res struct {
@@ -281,11 +315,16 @@ func TestKubeEngine(t *testing.T) {
 			if m := e.mtu(n); m != "7000" {
 				t.Errorf("%s: MTU %s, want 7000", n, m)
 			}
-			// Each agent logs one line per generation it converged; this
-			// revision must have been applied exactly once per host.
-			lines := strings.Count(e.agentLogAll(n), "revision "+e.get(n).Spec.Revision+": Applied")
-			if lines != 1 {
-				t.Errorf("%s applied revision %s %d times, want 1 (no double apply after the restart)", n, e.get(n).Spec.Revision, lines)
+			// Each agent logs one line per generation it converges; this
+			// revision must have been converged exactly once per host, with
+			// its changes (a re-list after the restart converges nothing).
+			log := e.agentLogAll(n)
+			rev := e.get(n).Spec.Revision
+			if k := strings.Count(log, "revision "+rev+": "); k != 1 {
+				t.Errorf("%s converged revision %s %d times, want 1 (no double apply after the restart)", n, rev, k)
+			}
+			if !strings.Contains(log, "revision "+rev+": Applied") {
+				t.Errorf("%s: no verified apply of revision %s in its agent's log", n, rev)
 			}
 		}
 	})
