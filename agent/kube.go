@@ -384,7 +384,7 @@ func (a *KubeAgent) untaint(ctx context.Context) error {
 	backoff := 200 * time.Millisecond
 	until := time.Now().Add(2 * time.Minute)
 	for try := 0; try < 5; {
-		n, err := a.Clients.Core.Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+		n, err := a.Clients.Dyn.Resource(kube.NodeGVR).Get(ctx, a.Node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil // no Node object (not in a cluster's node list): nothing to gate
 		}
@@ -398,20 +398,22 @@ func (a *KubeAgent) untaint(ctx context.Context) error {
 			return err
 		}
 		try++
-		keep := n.Spec.Taints[:0:0]
-		for _, t := range n.Spec.Taints {
-			if t.Key != kube.TaintKey {
-				keep = append(keep, t)
+		taints, _, _ := unstructured.NestedSlice(n.Object, "spec", "taints")
+		keep := make([]any, 0, len(taints))
+		for _, t := range taints {
+			if m, ok := t.(map[string]any); ok && m["key"] == kube.TaintKey {
+				continue
 			}
+			keep = append(keep, t)
 		}
-		if len(keep) == len(n.Spec.Taints) {
+		if len(keep) == len(taints) {
 			return nil
 		}
 		patch, _ := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+			"metadata": map[string]any{"resourceVersion": n.GetResourceVersion()},
 			"spec":     map[string]any{"taints": keep},
 		})
-		_, err = a.Clients.Core.Nodes().Patch(ctx, a.Node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "fabctl-agent"})
+		_, err = a.Clients.Dyn.Resource(kube.NodeGVR).Patch(ctx, a.Node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "fabctl-agent"})
 		if apierrors.IsConflict(err) {
 			continue
 		}

@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
-	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/fabctl/fabctl/apply"
 )
@@ -23,6 +25,90 @@ func LeaseName(fabric string) string {
 
 // leaseInfoKey is the annotation holding the holder's apply.LockInfo.
 const leaseInfoKey = "fabctl.io/lock"
+
+// LeaseGVR is coordination.k8s.io/v1 Lease. fabctl reads and writes it
+// with the dynamic client and the few fields below (coordination/v1
+// LeaseSpec's JSON names), not the typed client: that client would link
+// every API group's types into the binary the agent ships to each host.
+var LeaseGVR = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+
+type leaseMeta struct {
+	Name            string            `json:"name"`
+	Namespace       string            `json:"namespace"`
+	ResourceVersion string            `json:"resourceVersion,omitempty"`
+	Annotations     map[string]string `json:"annotations,omitempty"`
+}
+
+type leaseSpec struct {
+	HolderIdentity       *string           `json:"holderIdentity,omitempty"`
+	LeaseDurationSeconds *int32            `json:"leaseDurationSeconds,omitempty"`
+	AcquireTime          *metav1.MicroTime `json:"acquireTime,omitempty"`
+	RenewTime            *metav1.MicroTime `json:"renewTime,omitempty"`
+}
+
+type leaseObj struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   leaseMeta `json:"metadata"`
+	Spec       leaseSpec `json:"spec"`
+}
+
+func leases(cl *Clients) dynamic.ResourceInterface {
+	return cl.Dyn.Resource(LeaseGVR).Namespace(Namespace)
+}
+
+func getLease(ctx context.Context, cl *Clients, name string) (*leaseObj, error) {
+	u, err := leases(cl).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	b, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var l leaseObj
+	return &l, json.Unmarshal(b, &l)
+}
+
+func (l *leaseObj) unstructured() (*unstructured.Unstructured, error) {
+	l.APIVersion, l.Kind = "coordination.k8s.io/v1", "Lease"
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	return u, u.UnmarshalJSON(b)
+}
+
+func createLease(ctx context.Context, cl *Clients, l *leaseObj) error {
+	u, err := l.unstructured()
+	if err == nil {
+		_, err = leases(cl).Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
+	}
+	return err
+}
+
+// updateLease writes l with its resourceVersion: a conflict says someone
+// else wrote it since it was read.
+func updateLease(ctx context.Context, cl *Clients, l *leaseObj) error {
+	u, err := l.unstructured()
+	if err == nil {
+		_, err = leases(cl).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+	}
+	return err
+}
+
+// LeaseHolder is the holder of a fabric's Lease ("" when free or absent).
+func LeaseHolder(ctx context.Context, cl *Clients, fabric string) (string, error) {
+	l, err := getLease(ctx, cl, LeaseName(fabric))
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return "", err
+	}
+	return *l.Spec.HolderIdentity, nil
+}
 
 // LeaseDuration is how long a lock outlives a holder that stopped
 // renewing it (a crashed CLI): the next run may take it after that.
@@ -70,16 +156,15 @@ func AcquireLease(ctx context.Context, cl *Clients, fabric, operation, version s
 }
 
 func tryLease(ctx context.Context, cl *Clients, name string, info apply.LockInfo) error {
-	leases := cl.Coord.Leases(Namespace)
 	b, _ := json.Marshal(info)
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(LeaseDuration / time.Second)
 	holder := info.Who + "/" + info.ID
-	cur, err := leases.Get(ctx, name, metav1.GetOptions{})
+	cur, err := getLease(ctx, cl, name)
 	if apierrors.IsNotFound(err) {
-		l := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Annotations: map[string]string{leaseInfoKey: string(b)}},
-			Spec: coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}}
-		_, err = leases.Create(ctx, l, metav1.CreateOptions{FieldManager: FieldManager})
+		l := &leaseObj{Metadata: leaseMeta{Name: name, Namespace: Namespace, Annotations: map[string]string{leaseInfoKey: string(b)}},
+			Spec: leaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}}
+		err = createLease(ctx, cl, l)
 		if apierrors.IsAlreadyExists(err) {
 			return lockedBy(ctx, cl, name)
 		}
@@ -92,11 +177,11 @@ func tryLease(ctx context.Context, cl *Clients, name string, info apply.LockInfo
 		return locked(name, cur)
 	}
 	cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds, cur.Spec.AcquireTime, cur.Spec.RenewTime = &holder, &secs, &now, &now
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
+	if cur.Metadata.Annotations == nil {
+		cur.Metadata.Annotations = map[string]string{}
 	}
-	cur.Annotations[leaseInfoKey] = string(b)
-	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
+	cur.Metadata.Annotations[leaseInfoKey] = string(b)
+	err = updateLease(ctx, cl, cur)
 	if apierrors.IsConflict(err) {
 		return lockedBy(ctx, cl, name) // someone else took it between our read and write
 	}
@@ -111,7 +196,7 @@ func wrapLeaseErr(name string, err error) error {
 }
 
 // held reports a Lease with a holder that renewed it within its duration.
-func held(l *coordv1.Lease) bool {
+func held(l *leaseObj) bool {
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.RenewTime == nil {
 		return false
 	}
@@ -123,16 +208,16 @@ func held(l *coordv1.Lease) bool {
 }
 
 func lockedBy(ctx context.Context, cl *Clients, name string) error {
-	cur, err := cl.Coord.Leases(Namespace).Get(ctx, name, metav1.GetOptions{})
+	cur, err := getLease(ctx, cl, name)
 	if err != nil {
 		return &apply.LockedError{Path: "Lease " + Namespace + "/" + name, Unreadable: err}
 	}
 	return locked(name, cur)
 }
 
-func locked(name string, l *coordv1.Lease) error {
+func locked(name string, l *leaseObj) error {
 	var info apply.LockInfo
-	if err := json.Unmarshal([]byte(l.Annotations[leaseInfoKey]), &info); err != nil {
+	if err := json.Unmarshal([]byte(l.Metadata.Annotations[leaseInfoKey]), &info); err != nil {
 		return &apply.LockedError{Path: "Lease " + Namespace + "/" + name, Unreadable: fmt.Errorf("holder %v: %v", l.Spec.HolderIdentity, err)}
 	}
 	return &apply.LockedError{Path: "Lease " + Namespace + "/" + name, Info: info}
@@ -148,8 +233,7 @@ func (l *Lease) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		leases := l.cl.Coord.Leases(Namespace)
-		cur, err := leases.Get(ctx, l.name, metav1.GetOptions{})
+		cur, err := getLease(ctx, l.cl, l.name)
 		if err == nil {
 			if cur.Spec.HolderIdentity == nil || *cur.Spec.HolderIdentity != l.Info.Who+"/"+l.Info.ID {
 				l.mu.Lock()
@@ -159,7 +243,7 @@ func (l *Lease) renew(ctx context.Context) {
 			}
 			now := metav1.NewMicroTime(time.Now())
 			cur.Spec.RenewTime = &now
-			_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
+			err = updateLease(ctx, l.cl, cur)
 		}
 		_ = err // a missed renewal is retried; the lease lasts LeaseDuration
 	}
@@ -176,8 +260,7 @@ func (l *Lease) Lost() error {
 func (l *Lease) Release(ctx context.Context) error {
 	l.cancel()
 	<-l.done
-	leases := l.cl.Coord.Leases(Namespace)
-	cur, err := leases.Get(ctx, l.name, metav1.GetOptions{})
+	cur, err := getLease(ctx, l.cl, l.name)
 	if err != nil {
 		return wrapLeaseErr(l.name, err)
 	}
@@ -186,7 +269,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	empty := ""
 	cur.Spec.HolderIdentity = &empty
-	delete(cur.Annotations, leaseInfoKey)
-	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
+	delete(cur.Metadata.Annotations, leaseInfoKey)
+	err = updateLease(ctx, l.cl, cur)
 	return wrapLeaseErr(l.name, err)
 }

@@ -32,11 +32,32 @@ func lightAgent(ctx context.Context, cl *kube.Clients, node string, ready *sync.
 	ri := cl.Dyn.Resource(kube.GVR)
 	var last int64
 	once := sync.Once{}
+	handle := func(u *unstructured.Unstructured) {
+		gen := u.GetGeneration()
+		if gen == last {
+			return
+		}
+		last = gen
+		rev, _, _ := unstructured.NestedString(u.Object, "spec", "revision")
+		now := time.Now().UTC().Format(time.RFC3339)
+		st := kube.HostStatus{ObservedGeneration: gen, ObservedRevision: rev, Changes: 1, Conditions: []kube.Condition{
+			{Type: kube.CondApplied, Status: "True", ObservedGeneration: gen, LastTransitionTime: now, Reason: kube.ReasonApplied, Message: "bench"}}}
+		b, _ := kube.StatusPatch(&st)
+		for try := 0; try < 20 && ctx.Err() == nil; try++ {
+			if _, err := ri.Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{}, "status"); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	for ctx.Err() == nil {
 		l, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil {
 			time.Sleep(200 * time.Millisecond)
 			continue
+		}
+		for i := range l.Items {
+			handle(&l.Items[i])
 		}
 		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: l.GetResourceVersion()})
 		once.Do(ready.Done)
@@ -44,25 +65,8 @@ func lightAgent(ctx context.Context, cl *kube.Clients, node string, ready *sync.
 			continue
 		}
 		for ev := range w.ResultChan() {
-			if ev.Type != watch.Added && ev.Type != watch.Modified {
-				continue
-			}
-			u := ev.Object.(*unstructured.Unstructured)
-			gen := u.GetGeneration()
-			if gen == last {
-				continue
-			}
-			last = gen
-			rev, _, _ := unstructured.NestedString(u.Object, "spec", "revision")
-			now := time.Now().UTC().Format(time.RFC3339)
-			st := kube.HostStatus{ObservedGeneration: gen, ObservedRevision: rev, Changes: 1, Conditions: []kube.Condition{
-				{Type: kube.CondApplied, Status: "True", ObservedGeneration: gen, LastTransitionTime: now, Reason: kube.ReasonApplied, Message: "bench"}}}
-			b, _ := kube.StatusPatch(&st)
-			for try := 0; try < 5; try++ {
-				if _, err := ri.Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{}, "status"); err == nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				handle(u)
 			}
 		}
 	}
@@ -144,16 +148,31 @@ func BenchmarkPublish4096(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var applied atomic.Int64
+	var applied, released atomic.Int64
 	b.ResetTimer()
 	t0 := time.Now()
+	stopProgress := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stopProgress:
+				return
+			case <-time.After(5 * time.Second):
+				b.Logf("%5.1fs: %d released, %d applied", time.Since(t0).Seconds(), released.Load(), applied.Load())
+			}
+		}
+	}()
 	out, err := kube.Apply(ctx, kube.ApplyOptions{Clients: pub, Spec: &spec.Spec{}, Fabric: f, Parallelism: 64, OnFailure: apply.Stop,
 		MaxUnavailable: kube.MaxUnavailable{N: 100, Percent: true}, Canary: 0, HostTimeout: 5 * time.Minute, Version: "bench",
 		Rollout: func(e kube.RolloutEvent) {
-			if e.Phase == string(apply.StatusApplied) {
+			switch e.Phase {
+			case "released":
+				released.Add(1)
+			case string(apply.StatusApplied), string(apply.StatusUnchanged):
 				applied.Add(1)
 			}
 		}})
+	close(stopProgress)
 	elapsed := time.Since(t0)
 	b.StopTimer()
 	if err != nil {

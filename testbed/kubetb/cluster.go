@@ -36,6 +36,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/fabctl/fabctl/kube"
@@ -65,8 +66,11 @@ type Cluster struct {
 	// Kubeconfig is an admin kubeconfig file (token auth, system:masters).
 	Kubeconfig string
 	Admin      *kube.Clients
-	etcd       *exec.Cmd
-	apiserver  *exec.Cmd
+	// Core is a typed core/v1 client (the harness's: fabctl itself uses
+	// the dynamic client only).
+	Core      corev1client.CoreV1Interface
+	etcd      *exec.Cmd
+	apiserver *exec.Cmd
 }
 
 // FreePort returns a loopback TCP port nobody listens on now.
@@ -105,6 +109,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.Admin = cl
+	if c.Core, err = corev1client.NewForConfig(c.AdminConfig()); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := kube.InstallManifests(ctx, cl.Dyn, o.Image); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("installing fabctl's manifests: %w", err)
@@ -373,14 +381,14 @@ func tail(p string) string {
 func (c *Cluster) AddNode(ctx context.Context, name string) (*corev1.Pod, error) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: kube.TaintKey, Effect: corev1.TaintEffectNoSchedule}}}}
-	if _, err := c.Admin.Core.Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Core.Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, err)
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fabctl-agent-" + name, Namespace: kube.Namespace,
 		Labels: map[string]string{"app.kubernetes.io/name": "fabctl-agent"}},
 		Spec: corev1.PodSpec{NodeName: name, ServiceAccountName: kube.ServiceAccount, HostNetwork: true,
 			Containers: []corev1.Container{{Name: "agent", Image: c.opts.Image, Command: []string{"fabctl", "agent", "--kube"}}}}}
-	pod, err := c.Admin.Core.Pods(kube.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	pod, err := c.Core.Pods(kube.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("pod of node %s: %w", name, err)
 	}
@@ -390,7 +398,7 @@ func (c *Cluster) AddNode(ctx context.Context, name string) (*corev1.Pod, error)
 // Taint puts the fabctl.io/unconfigured taint back on a node (a node
 // re-registering after a reboot).
 func (c *Cluster) Taint(ctx context.Context, name string) error {
-	n, err := c.Admin.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
+	n, err := c.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -400,13 +408,13 @@ func (c *Cluster) Taint(ctx context.Context, name string) error {
 		}
 	}
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: kube.TaintKey, Effect: corev1.TaintEffectNoSchedule})
-	_, err = c.Admin.Core.Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	_, err = c.Core.Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	return err
 }
 
 // Tainted reports whether a node carries fabctl.io/unconfigured.
 func (c *Cluster) Tainted(ctx context.Context, name string) (bool, error) {
-	n, err := c.Admin.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
+	n, err := c.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -425,7 +433,7 @@ func (c *Cluster) PodToken(ctx context.Context, pod *corev1.Pod) (string, error)
 	exp := int64(3600)
 	tr := &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &exp,
 		BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}
-	got, err := c.Admin.Core.ServiceAccounts(kube.Namespace).CreateToken(ctx, kube.ServiceAccount, tr, metav1.CreateOptions{})
+	got, err := c.Core.ServiceAccounts(kube.Namespace).CreateToken(ctx, kube.ServiceAccount, tr, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("token of pod %s: %w", pod.Name, err)
 	}

@@ -148,11 +148,11 @@ func TestKubeEngine(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			t.Fatalf("h1's agent writing its own spec: %v; want 403 from RBAC", err)
 		}
-		_, err = cl.Core.Nodes().Patch(ctx, "h2", types.MergePatchType, []byte(`{"spec":{"taints":[]}}`), metav1.PatchOptions{})
+		_, err = cl.Dyn.Resource(kube.NodeGVR).Patch(ctx, "h2", types.MergePatchType, []byte(`{"spec":{"taints":[]}}`), metav1.PatchOptions{})
 		if !apierrors.IsInvalid(err) {
 			t.Fatalf("h1's agent untainting node h2: %v; want 422 from the admission policy", err)
 		}
-		_, err = cl.Core.Nodes().Patch(ctx, "h1", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+		_, err = cl.Dyn.Resource(kube.NodeGVR).Patch(ctx, "h1", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 		if !apierrors.IsInvalid(err) {
 			t.Fatalf("h1's agent labelling its own node: %v; want 422 (only its taint)", err)
 		}
@@ -342,8 +342,8 @@ func TestKubeEngine(t *testing.T) {
 			done <- res{o, eo, c}
 		}()
 		waitFor(t, 60*time.Second, "the first apply holds the Lease", func() bool {
-			l, err := c.Admin.Coord.Leases(kube.Namespace).Get(ctx, kube.LeaseName("kt"), metav1.GetOptions{})
-			return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != ""
+			h, err := kube.LeaseHolder(ctx, c.Admin, "kt")
+			return err == nil && h != ""
 		})
 		kc2, err := c.WriteKubeconfig("machine-b", c.AdminToken())
 		if err != nil {
