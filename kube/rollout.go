@@ -178,6 +178,32 @@ func transient(err error) bool {
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
 }
 
+// create publishes a host's first spec with a plain create (field
+// manager fabctl); later publishes use server-side apply with the same
+// manager.
+func create(ctx context.Context, cl *Clients, name string, sp HostSpec) (*FabricHostConfig, error) {
+	u, err := ToUnstructured(&FabricHostConfig{Metadata: ObjectMeta{Name: name}, Spec: sp})
+	if err != nil {
+		return nil, err
+	}
+	backoff := 200 * time.Millisecond
+	start := time.Now()
+	for {
+		got, err := cl.Dyn.Resource(GVR).Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
+		if err == nil {
+			return FromUnstructured(got)
+		}
+		if !transient(err) || time.Since(start) > 2*time.Minute || ctx.Err() != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("publishing %s %s: %w", Kind, name, err)
+		}
+		sleepCtx(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
 // Rollout publishes the releases in batches and waits for each host's
 // agent to report its generation: never more than MaxUnavailable hosts
 // released and not yet reported, the canary first, and no new release
@@ -241,7 +267,15 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 				if r.Retry {
 					attempt = o.RunID
 				}
-				got, err := Publish(ctx, cl, r.Name, HostSpec{Fabric: o.Fabric, Protocol: Protocol, Revision: r.Revision, Intent: r.Intent}, attempt)
+				sp := HostSpec{Fabric: o.Fabric, Protocol: Protocol, Revision: r.Revision, Intent: r.Intent}
+				var got *FabricHostConfig
+				var err error
+				if r.Old == nil {
+					got, err = create(ctx, cl, r.Name, sp) // a new node: a plain create is cheaper than an apply
+				}
+				if r.Old != nil || apierrors.IsAlreadyExists(err) {
+					got, err = Publish(ctx, cl, r.Name, sp, attempt)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				h := outs[r.Name]

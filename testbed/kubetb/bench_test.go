@@ -43,11 +43,11 @@ func lightAgent(ctx context.Context, cl *kube.Clients, node string, ready *sync.
 		st := kube.HostStatus{ObservedGeneration: gen, ObservedRevision: rev, Changes: 1, Conditions: []kube.Condition{
 			{Type: kube.CondApplied, Status: "True", ObservedGeneration: gen, LastTransitionTime: now, Reason: kube.ReasonApplied, Message: "bench"}}}
 		b, _ := kube.StatusPatch(&st)
-		for try := 0; try < 20 && ctx.Err() == nil; try++ {
+		for ctx.Err() == nil { // as the real agent: retried until written
 			if _, err := ri.Patch(ctx, node, types.MergePatchType, b, metav1.PatchOptions{}, "status"); err == nil {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	for ctx.Err() == nil {
