@@ -123,3 +123,20 @@ func TestUnstructuredRoundTrip(t *testing.T) {
 		t.Fatalf("status patch %s", b)
 	}
 }
+
+// TestTrackerSetKeepsReport: the publisher's own write result never
+// hides a report the watch already delivered for the same generation.
+func TestTrackerSetKeepsReport(t *testing.T) {
+	tr := &Tracker{objs: map[string]*FabricHostConfig{}}
+	reported := &FabricHostConfig{Metadata: ObjectMeta{Name: "n", Generation: 1}}
+	reported.Status.ObservedGeneration = 1
+	tr.objs["n"] = reported
+	tr.Set(&FabricHostConfig{Metadata: ObjectMeta{Name: "n", Generation: 1}})
+	if tr.Get("n").Status.ObservedGeneration != 1 {
+		t.Fatal("the create's answer replaced the agent's report")
+	}
+	tr.Set(&FabricHostConfig{Metadata: ObjectMeta{Name: "n", Generation: 2}})
+	if tr.Get("n").Metadata.Generation != 2 {
+		t.Fatal("a newer generation was not recorded")
+	}
+}

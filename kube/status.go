@@ -147,7 +147,10 @@ func (t *Tracker) Get(name string) *FabricHostConfig {
 func (t *Tracker) Set(o *FabricHostConfig) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cur, ok := t.objs[o.Metadata.Name]; ok && cur.Metadata.Generation > o.Metadata.Generation {
+	// The watch may already have delivered this generation with its
+	// agent's report: the write's answer (no status yet) must not hide it.
+	if cur, ok := t.objs[o.Metadata.Name]; ok && (cur.Metadata.Generation > o.Metadata.Generation ||
+		cur.Metadata.Generation == o.Metadata.Generation && cur.Status.ObservedGeneration >= cur.Metadata.Generation) {
 		return
 	}
 	t.objs[o.Metadata.Name] = o
