@@ -349,7 +349,7 @@ func TestKubeEngine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, errOut, code := e.run(kc2, "apply", "--engine", "kubernetes", "--auto-approve", "--json", "--var", "mtu=6000", specDir)
+		out, errOut, code := e.run(kc2, "apply", "--engine", "kubernetes", "--auto-approve", "--json", "--host-timeout", "20s", "--var", "mtu=6000", specDir)
 		d := decodeApply(t, out, errOut)
 		if code != 4 || d.Status != "locked" || d.Lock == nil || d.Lock.Who == "" {
 			t.Fatalf("second apply while the first holds the Lease: exit %d status %s\n%s\n%s", code, d.Status, out, errOut)
