@@ -12,6 +12,8 @@
 #   make bench-ansible  the same MTU change by fabctl and by Ansible (tuned and default) on N netns hosts (root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
+#   make e2e-kube  the Kubernetes engine against a real kube-apiserver + etcd (root; docs/kubernetes.md)
+#   make bench-kube  publish 4,096 host intents, time until all Applied (light in-process agents)
 
 # Go lives in /usr/local/go/bin on the CI image; a non-login shell under CI may not have it on PATH.
 export PATH := /usr/local/go/bin:$(PATH)
@@ -60,7 +62,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib bench-ansible fuzz demo demo-ib demo-vm e2e-vm clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib bench-ansible bench-kube fuzz demo demo-ib demo-vm e2e-vm e2e-kube clean
 
 all: lint test build
 
@@ -156,6 +158,18 @@ demo-vm:
 E2E_VM_TIMEOUT ?= 60m
 e2e-vm:
 	FABCTL_E2E_VM=1 $(GO) test -count=1 -v -timeout $(E2E_VM_TIMEOUT) -run '^TestVM(Harness)?$$' ./testbed/vm/
+
+# The Kubernetes engine (docs/kubernetes.md): kube-apiserver built from the module proxy by the nested
+# module testbed/kube (cached in FABCTL_KUBE_CACHE, default /var/cache/fabctl-kube; reused when its
+# inputs are unchanged), Debian's etcd, and every scenario of testbed/kubetb (root: netns hosts).
+E2E_KUBE_TIMEOUT ?= 30m
+e2e-kube:
+	apiserver=$$(testbed/kube/build.sh | tail -n 1) && \
+	FABCTL_E2E_KUBE=1 FABCTL_KUBE_APISERVER=$$apiserver $(GO) test -count=1 -v -timeout $(E2E_KUBE_TIMEOUT) -run '^TestKubeEngine$$' ./testbed/kubetb/
+
+bench-kube:
+	apiserver=$$(testbed/kube/build.sh | tail -n 1) && \
+	FABCTL_E2E_KUBE=1 FABCTL_KUBE_APISERVER=$$apiserver $(GO) test -count=1 -run '^$$' -bench '^BenchmarkPublish4096$$' -benchtime 1x -timeout 30m ./testbed/kubetb/
 
 clean:
 	rm -rf bin

@@ -1025,6 +1025,9 @@ func (r *run) release() {
 	}
 }
 
+// CountResults counts device results by status (Result.Counts).
+func CountResults(devs []*DeviceResult) Counts { return count(devs) }
+
 func count(devs []*DeviceResult) Counts {
 	var c Counts
 	for _, d := range devs {

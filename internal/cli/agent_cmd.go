@@ -41,6 +41,15 @@ type AgentOptions struct {
 	// WatchDCB watches NICs in a namespace ("" = the agent's own) until
 	// ctx ends: agent.WatchDCB (tests replace it).
 	WatchDCB agent.WatchFunc
+
+	// Kube runs the agent of the Kubernetes engine (kube_agent.go).
+	Kube bool
+	// KubeNetns and KubeTokenDir are test knobs of --kube: the network
+	// namespace the host driver works in, and the directory of the
+	// service-account token and CA (the harness acts as the kubelet).
+	KubeNetns    string
+	KubeTokenDir string
+	getenv       func(string) string
 }
 
 // NewCmdAgent returns `fabctl agent`.
@@ -71,6 +80,10 @@ ran dcb or mlnx_qos, lldpad or a willing NIC took the switch's DCBX
 settings), against their state when the watch began, until stopped: a
 line per change, or JSON lines with --json. With --reapply as well, it
 re-applies first and then watches.
+--kube runs the agent of the Kubernetes engine (the fabctl-agent DaemonSet,
+docs/kubernetes.md): it watches this node's FabricHostConfig ($NODE_NAME),
+applies it as --reapply does, writes its status and drift, and removes the
+node's fabctl.io/unconfigured taint once the apply is verified.
 --metrics ADDR --metrics-spec SPEC serves Prometheus metrics of this host's
 NICs (PFC, ECN, CNP, retransmit and error counters, link, DCB drift; labelled
 from the spec) at http://ADDR/metrics until stopped: docs/telemetry.md.
@@ -87,6 +100,13 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 				return FlagErrorf("--metrics and --metrics-spec go together")
 			}
 			opts.loadSpec = func(p string) (*spec.Spec, error) { return loadSpecFor(f, opts.IO, p, f.Global.JSON) }
+			if opts.Kube && (opts.VersionCheck || opts.Reapply != "" || opts.Watch != "" || opts.Metrics != "") {
+				return FlagErrorf("--kube cannot be combined with --version-check, --reapply, --watch or --metrics")
+			}
+			if !opts.Kube && (opts.KubeNetns != "" || opts.KubeTokenDir != "") {
+				return FlagErrorf("--kube-netns and --kube-token-dir go with --kube")
+			}
+			opts.getenv = f.Getenv
 			if opts.VersionCheck && (opts.Reapply != "" || opts.Watch != "") {
 				return FlagErrorf("--version-check cannot be combined with --reapply or --watch")
 			}
@@ -116,6 +136,11 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 	fl.StringVar(&opts.Metrics, "metrics", "", "Serve Prometheus metrics of the host's NICs at this `address` (/metrics) until stopped")
 	fl.StringVar(&opts.MetricsSpec, "metrics-spec", "", "The spec (`path`) whose hosts, cabling and fabric label the metrics")
 	fl.StringSliceVar(&opts.MetricsHosts, "metrics-host", nil, "The spec `host`(s) this agent serves (default: the one named like this machine)")
+	fl.BoolVar(&opts.Kube, "kube", false, "Run as the Kubernetes engine's node agent (the fabctl-agent DaemonSet): converge this node's FabricHostConfig ($NODE_NAME) until stopped")
+	fl.StringVar(&opts.KubeNetns, "kube-netns", "", "Test knob of --kube: apply inside this network `namespace` instead of the host's own")
+	fl.StringVar(&opts.KubeTokenDir, "kube-token-dir", "", "Test knob of --kube: read the service-account token and ca.crt from this `directory` instead of the pod's")
+	_ = fl.MarkHidden("kube-netns")
+	_ = fl.MarkHidden("kube-token-dir")
 	_ = cmd.MarkFlagFilename("reapply", "json")
 	_ = cmd.MarkFlagFilename("watch", "json")
 	return cmd
@@ -131,6 +156,9 @@ func agentRun(opts *AgentOptions) error {
 	ctx, release := interruptContext(nil)
 	defer release()
 	srv := &agent.Server{NewDriver: opts.NewDriver, Handshake: hs, Progress: opts.IO.ErrOut}
+	if opts.Kube {
+		return agentKube(ctx, opts, srv) // kube_agent.go
+	}
 	if opts.Metrics != "" {
 		if opts.Reapply != "" {
 			if err := agentReapply(ctx, opts, srv); err != nil {

@@ -43,6 +43,9 @@ type ApplyOptions struct {
 	VarFiles         []string
 	Insecure         bool
 	DetailedExitcode bool
+	// EngineOptions and Rollout: --engine kubernetes (kube_engine.go).
+	EngineOptions
+	Rollout RolloutFlags
 }
 
 // NewCmdApply returns `fabctl apply`.
@@ -101,6 +104,12 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 			if err := checkGlobs(opts.Excludes, "--exclude"); err != nil {
 				return err
 			}
+			if err := opts.EngineOptions.check(); err != nil {
+				return err
+			}
+			if opts.Engine == engineKubernetes && opts.Rollout.Canary < 0 {
+				return FlagErrorf("invalid --canary %d: want 0 or more", opts.Rollout.Canary)
+			}
 			opts.JSON = f.Global.JSON
 			if runF != nil {
 				return runF(opts)
@@ -124,6 +133,8 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	// The SSH-specific spelling users of SSH tools look for; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 2 when changes were applied successfully, 0 when there was nothing to do")
+	opts.EngineOptions.addFlags(fl)
+	opts.Rollout.addFlags(fl)
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
@@ -339,6 +350,12 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	}
 	if !opts.AutoApprove {
 		hooks.Confirm = view.Confirm
+	}
+	if opts.Engine == engineKubernetes {
+		if sp != nil {
+			return usage(FlagErrorf("--engine kubernetes applies a spec, not a saved plan: hosts are planned from their agents' status at apply time"))
+		}
+		return kubeApply(ctx, f, opts, lf, popts, hooks, view, out) // kube_engine.go
 	}
 	o, err := apply.RunFabric(ctx, apply.RunOptions{
 		Spec: lf.Spec, Fabric: lf.Fabric, Saved: sp, PlanFile: out.PlanFile, Diagnostics: lf.JSONDiagnostics(),

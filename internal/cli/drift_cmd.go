@@ -38,6 +38,9 @@ could not be read); 64 a usage error. --detailed-exitcode is accepted
 				return err
 			}
 			opts.Format = format
+			if err := opts.EngineOptions.check(); err != nil {
+				return err
+			}
 			if opts.Parallelism < 1 {
 				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
 			}
@@ -66,6 +69,7 @@ could not be read); 64 a usage error. --detailed-exitcode is accepted
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	opts.EngineOptions.addFlags(fl)
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
 	// drift's exit status is always detailed; Terraform users type the flag.
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", true, "Accepted for Terraform habits: drift always exits 2 on differences")

@@ -38,6 +38,7 @@ type PlanOptions struct {
 	VarFiles         []string // --var-file
 	Insecure         bool     // --insecure
 	Format           string   // human | json | markdown (--json: json)
+	EngineOptions             // --engine kubernetes (kube_engine.go)
 
 	driftCheck bool // fabctl drift: exit 2 on drift as well as on changes
 }
@@ -92,6 +93,9 @@ With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
 				return err
 			}
 			opts.Format = format
+			if err := opts.EngineOptions.check(); err != nil {
+				return err
+			}
 			if opts.Parallelism < 1 {
 				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
 			}
@@ -126,6 +130,7 @@ With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
 	// The SSH-specific spelling users of SSH tools look for; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
+	opts.EngineOptions.addFlags(fl)
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown (--json is --format json)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("out", "fab")
@@ -207,7 +212,18 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	prog := newPlanProgress(opts.IO, f.Now)
 	popts.Started, popts.Progress = prog.Started, prog.Done
 	prog.Start(selected)
-	p := plan.Make(ctx, lf.Spec, lf.Fabric, f.Drivers(), popts)
+	var p *plan.Plan
+	if opts.Engine == engineKubernetes {
+		if opts.Out != "" {
+			return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
+		}
+		if p, err = kubePlan(ctx, f, &opts.EngineOptions, lf, popts); err != nil {
+			prog.Stop(0)
+			return err
+		}
+	} else {
+		p = plan.Make(ctx, lf.Spec, lf.Fabric, f.Drivers(), popts)
+	}
 	prog.Stop(len(p.Devices))
 	p.Diagnostics = lf.JSONDiagnostics()
 	f.Debugf("planned %d devices: %+v", len(p.Devices), p.Counts())

@@ -616,18 +616,33 @@ func (r *targetRecorder) Read(ctx context.Context, t drivers.Target) (intent.Sta
 	return r.Driver.Read(ctx, t)
 }
 
+// TestEngineFlagErrors: an unknown engine, and kubeconfig flags without
+// the kubernetes engine, are usage errors.
+func TestEngineFlagErrors(t *testing.T) {
+	for _, args := range [][]string{{"--engine", "ansible"}, {"--kubeconfig", "k"}, {"--context", "c"}} {
+		f, _, _, _ := testFactory()
+		cmd := NewCmdPlan(f, func(o *PlanOptions) error { return nil })
+		if code := execCmd(f, cmd, append([]string{"plan"}, args...)...); code != ExitUsage {
+			t.Errorf("plan %v: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+}
+
 func TestPlanFlags(t *testing.T) {
+	ssh := EngineOptions{Engine: engineSSH}
 	tests := []struct {
 		args []string
 		want PlanOptions
 	}{
-		{nil, PlanOptions{Path: ".", Parallelism: 16, Format: "human"}},
+		{nil, PlanOptions{Path: ".", Parallelism: 16, Format: "human", EngineOptions: ssh}},
 		{[]string{"-out", "p.fab", "--verbose", "--show-payload", "--detailed-exitcode", "--parallelism", "4", "dir"},
-			PlanOptions{Path: "dir", Parallelism: 4, Format: "human", Out: "p.fab", Verbose: true, ShowPayload: true, DetailedExitcode: true}},
-		{[]string{"--json"}, PlanOptions{Path: ".", Parallelism: 16, Format: "json"}},
+			PlanOptions{Path: "dir", Parallelism: 4, Format: "human", Out: "p.fab", Verbose: true, ShowPayload: true, DetailedExitcode: true, EngineOptions: ssh}},
+		{[]string{"--json"}, PlanOptions{Path: ".", Parallelism: 16, Format: "json", EngineOptions: ssh}},
 		{[]string{"--format", "markdown", "--target", "a", "--exclude", "role:b", "--insecure", "--state-dir", "s"},
-			PlanOptions{Path: ".", Parallelism: 16, Format: "markdown", Targets: []string{"a"}, Excludes: []string{"role:b"}, Insecure: true, StateDir: "s"}},
-		{[]string{"--insecure-skip-host-key"}, PlanOptions{Path: ".", Parallelism: 16, Format: "human", Insecure: true}},
+			PlanOptions{Path: ".", Parallelism: 16, Format: "markdown", Targets: []string{"a"}, Excludes: []string{"role:b"}, Insecure: true, StateDir: "s", EngineOptions: ssh}},
+		{[]string{"--engine", "kubernetes", "--kubeconfig", "k", "--context", "c"},
+			PlanOptions{Path: ".", Parallelism: 16, Format: "human", EngineOptions: EngineOptions{Engine: engineKubernetes, Kubeconfig: "k", Context: "c"}}},
+		{[]string{"--insecure-skip-host-key"}, PlanOptions{Path: ".", Parallelism: 16, Format: "human", Insecure: true, EngineOptions: ssh}},
 	}
 	for _, tt := range tests {
 		f, _, _, errOut := testFactory()

@@ -26,6 +26,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupFabric, NewCmdForceUnlock(f, nil)),
 		inGroup(groupTool, NewCmdTestbed(f)),
 		inGroup(groupTool, NewCmdAgent(f, nil)),
+		inGroup(groupTool, NewCmdKube(f)),        // kube_cmd.go
 		inGroup(groupFabric, NewCmdTelemetry(f)), // telemetry_cmd.go
 		inGroup(groupFabric, NewCmdTopology(f)),
 		inGroup(groupTool, NewCmdVerbs(f)),

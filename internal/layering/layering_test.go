@@ -126,13 +126,18 @@ var rules = []struct {
 	{"validate/ibreadback", []string{"drivers/sm/ibfabric", "intent", "spec", "internal"}},
 	// The agent is the engine on a host: it plans and applies through the
 	// host driver it serves and runs traffic steps.
-	{"agent", []string{"apply", "plan", "validate/traffic", "telemetry", "=drivers", "drivers/host", "intent", "spec", "internal"}},
+	{"agent", []string{"apply", "plan", "validate/traffic", "telemetry", "=drivers", "drivers/host", "kube", "intent", "spec", "internal"}},
+	// The Kubernetes engine: the FabricHostConfig API, manifests, client,
+	// rollout, status plan and Lease lock; the agent serves its node side.
+	{"kube", []string{"apply", "plan", "=drivers", "drivers/host/agentproto", "intent", "spec", "internal"}},
 	// Telemetry reads NIC counters with validate's reader and switches
 	// through the gNMI transport; the agent serves its host collector.
 	{"telemetry", []string{"validate/traffic", "drivers/transport", "=drivers", "intent", "spec", "internal"}},
 	// Scheduler topology is a function of the spec alone.
 	{"topology", []string{"spec", "internal"}},
 	{"testbed", []string{"testbed", "drivers", "intent", "spec", "yangval", "internal"}},
+	// The Kubernetes harness installs the engine's shipped manifests.
+	{"testbed/kubetb", []string{"kube", "internal"}},
 	{"internal", []string{"internal", "spec", "intent"}},
 	{"internal/fabgen/cmd/podbench", []string{"internal/fabgen", "drivers/builtin", "spec", "validate/lint"}},
 	{"examples", nil}, // tests only

@@ -1,0 +1,299 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+)
+
+// DriverName is the driver a host's device plan names under this engine.
+const DriverName = "kubernetes"
+
+// ApplyOptions are the inputs of Apply.
+type ApplyOptions struct {
+	Clients  *Clients
+	Spec     *spec.Spec
+	Fabric   *intent.Fabric
+	Registry *drivers.Registry
+	// Plan are the switches' planning options (and --target/--exclude,
+	// which select hosts too).
+	Plan           plan.Options
+	Parallelism    int
+	OnFailure      apply.Policy
+	MaxUnavailable MaxUnavailable
+	// Canary hosts go first, alone (default 1; 0 = none).
+	Canary      int
+	HostTimeout time.Duration
+	LockTimeout time.Duration
+	Version     string
+	Hooks       apply.Hooks
+	// Rollout is told about every host event.
+	Rollout func(RolloutEvent)
+}
+
+// Outcome is what Apply did.
+type Outcome struct {
+	Status apply.RunStatus
+	// Plan: the switches and subnet managers planned by their drivers, and
+	// one device plan per selected host computed from the published
+	// objects (driver "kubernetes": published intent -> compiled).
+	Plan     *plan.Plan
+	Waves    apply.WavePlan
+	Switches *apply.Result
+	Rollout  *RolloutResult
+	Hosts    []HostReport
+	Overlaps []Overlap
+	Lock     *apply.LockInfo
+	Warnings []string
+}
+
+// OverlapError refuses a run whose hosts another operator also manages.
+type OverlapError struct{ Overlaps []Overlap }
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("%d host NIC(s) are also managed by nic-configuration-operator (first: %s): nothing was published", len(e.Overlaps), e.Overlaps[0].Message)
+}
+
+// selectedHosts are the fabric's hosts that pass --target/--exclude.
+func selectedHosts(f *intent.Fabric, o plan.Options) []*intent.Host {
+	var out []*intent.Host
+	for _, h := range f.Hosts {
+		if plan.Selected(h.Device, o.Targets, o.Excludes) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// PlanFabric plans a fabric under this engine: switches and subnet
+// managers with their drivers, hosts from their FabricHostConfig objects
+// and status (no SSH). It returns the plan (hosts as "kubernetes" device
+// plans) and the host reports.
+func PlanFabric(ctx context.Context, o ApplyOptions, objs map[string]*FabricHostConfig) (*plan.Plan, []HostReport, error) {
+	sw := *o.Fabric
+	sw.Hosts = nil
+	var p *plan.Plan
+	if len(sw.Switches)+len(sw.SubnetManagers) > 0 {
+		p = plan.Make(ctx, o.Spec, &sw, o.Registry, o.Plan)
+	} else {
+		p = &plan.Plan{FormatVersion: plan.FormatVersion, FabctlVersion: o.Plan.FabctlVersion, Fabric: o.Fabric.Name, SpecHash: o.Spec.SourceHash,
+			Targets: o.Plan.Targets, Excludes: o.Plan.Excludes}
+	}
+	p.FabricDevices = len(o.Fabric.Switches) + len(o.Fabric.Hosts) + len(o.Fabric.SubnetManagers)
+	hosts := selectedHosts(o.Fabric, o.Plan)
+	reps, err := Report(hosts, o.Fabric.Name, objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]HostReport{}
+	for _, r := range reps {
+		byName[r.Name] = r
+	}
+	for _, h := range hosts {
+		r := byName[h.Name]
+		dp := &plan.DevicePlan{Address: h.Addr(), Kind: intent.KindHost, Name: h.Name, Platform: h.Platform, Role: h.Role,
+			Driver: DriverName, Desired: h.Flatten(), Changes: r.Changes}
+		if dp.Changes == nil {
+			dp.Changes = []intent.AttrChange{}
+		}
+		dp.Drift = r.Drift
+		switch r.State {
+		case HostForeign:
+			dp.Error = r.Message
+		case HostFailed:
+			dp.Error = fmt.Sprintf("the node's agent reports Applied=False (%s): %s", r.Reason, r.Message)
+		case HostPending:
+			dp.Findings = append(dp.Findings, drivers.Finding{Severity: "info",
+				Message: fmt.Sprintf("revision %s is published; the node's agent has not reported it yet", r.Published)})
+		}
+		p.Devices = append(p.Devices, dp)
+	}
+	plan.SortDevices(p.Devices)
+	return p, reps, nil
+}
+
+// Apply applies a fabric with the Kubernetes engine: it takes the
+// fabric's Lease, plans (PlanFabric), refuses hosts another operator
+// owns, shows the plan and asks (Hooks), then runs the two waves in the
+// plan's order: the switches through their drivers (apply.Run, as the
+// SSH engine) and the hosts by publishing their intents in batches
+// (Rollout).
+func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
+	out := &Outcome{}
+	fail := func(st apply.RunStatus, err error) (*Outcome, error) {
+		out.Status = st
+		return out, err
+	}
+	h := o.Hooks
+	lease, err := AcquireLease(ctx, o.Clients, o.Fabric.Name, "apply", o.Version, o.LockTimeout)
+	var le *apply.LockedError
+	if errors.As(err, &le) {
+		out.Lock = &le.Info
+		return fail(apply.RunLocked, err)
+	}
+	if err != nil {
+		return fail(apply.RunError, err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := lease.Release(rctx); err != nil {
+			out.Warnings = append(out.Warnings, "lock: "+err.Error())
+		}
+	}()
+	tr, err := Track(ctx, o.Clients, o.Fabric.Name)
+	if err != nil {
+		return fail(apply.RunError, err)
+	}
+	defer tr.Stop()
+	hosts := selectedHosts(o.Fabric, o.Plan)
+	ov, err := Overlaps(ctx, o.Clients, hosts)
+	if err != nil {
+		out.Warnings = append(out.Warnings, err.Error())
+		if h.Warn != nil {
+			h.Warn(err.Error())
+		}
+	}
+	out.Overlaps = ov
+	if len(ov) > 0 {
+		return fail(apply.RunRefused, &OverlapError{Overlaps: ov})
+	}
+	objs := map[string]*FabricHostConfig{}
+	for _, hh := range hosts {
+		if obj := tr.Get(hh.Name); obj != nil {
+			objs[hh.Name] = obj
+		}
+	}
+	if h.Planning != nil {
+		h.Planning()
+	}
+	p, reps, err := PlanFabric(ctx, o, objs)
+	if err != nil {
+		return fail(apply.RunError, err)
+	}
+	if h.Planned != nil {
+		h.Planned(p)
+	}
+	out.Plan, out.Hosts = p, reps
+	out.Waves = apply.Waves(p.Devices)
+	if h.Plan != nil {
+		if err := h.Plan(p, out.Waves); err != nil {
+			return fail(apply.RunError, err)
+		}
+	}
+	// A host whose agent failed its revision is retried, not refused; a
+	// switch that cannot be read, or a node of another fabric, refuses
+	// the run.
+	failed := map[string]bool{}
+	for _, r := range reps {
+		failed[r.Name] = r.State == HostFailed
+	}
+	var bad []*plan.DevicePlan
+	for _, d := range p.Devices {
+		if d.Error != "" && !(d.Driver == DriverName && failed[d.Name]) {
+			bad = append(bad, d)
+		}
+	}
+	if len(bad) > 0 {
+		return fail(apply.RunRefused, &apply.PlanError{Devices: bad})
+	}
+	// Releases: outdated and unpublished hosts, and hosts whose current
+	// revision the agent failed or never reported (published again with
+	// a new attempt marker).
+	var rel []Release
+	byName := map[string]*intent.Host{}
+	for _, hh := range hosts {
+		byName[hh.Name] = hh
+	}
+	runID := apply.NewRunID(time.Now())
+	for _, r := range reps {
+		if r.State == HostInSync || r.State == HostForeign {
+			continue
+		}
+		raw, rev, err := EncodeIntent(byName[r.Name])
+		if err != nil {
+			return fail(apply.RunError, err)
+		}
+		re := Release{Name: r.Name, Intent: raw, Revision: rev, Retry: r.State == HostFailed || r.State == HostPending || r.State == HostDrifted}
+		if obj := objs[r.Name]; obj != nil {
+			old := obj.Spec
+			old.Attempt = ""
+			re.Old = &old
+		}
+		rel = append(rel, re)
+	}
+	changed := p.HasChanges() || len(rel) > 0
+	if !changed {
+		return fail(apply.RunNoChanges, nil)
+	}
+	if h.Confirm != nil && p.HasChanges() {
+		ok, err := h.Confirm(ctx, p)
+		if err != nil {
+			return fail(apply.RunError, err)
+		}
+		if !ok {
+			return fail(apply.RunCancelled, nil)
+		}
+	}
+	var switchDevs []apply.Device
+	units := map[string]plan.Unit{}
+	for _, u := range plan.Units(o.Fabric) {
+		units[u.Device.Addr()] = u
+	}
+	for _, dp := range p.Devices {
+		if dp.Kind != intent.KindHost && dp.HasChanges() {
+			switchDevs = append(switchDevs, apply.Device{Plan: dp, Target: plan.Target(units[dp.Address], o.Plan)})
+		}
+	}
+	runSwitches := func() error {
+		if len(switchDevs) == 0 {
+			return nil
+		}
+		res, err := apply.Run(ctx, switchDevs, o.Registry, apply.Options{Parallelism: o.Parallelism, OnFailure: o.OnFailure,
+			Progress: h.Progress, Fabric: o.Fabric.Name, FabctlVersion: o.Version, SpecHash: p.SpecHash})
+		out.Switches = res
+		return err
+	}
+	runHosts := func() error {
+		if len(rel) == 0 {
+			return nil
+		}
+		canary := o.Canary
+		mu := o.MaxUnavailable.Of(len(rel))
+		res, err := Rollout(ctx, o.Clients, tr, rel, RolloutOptions{Fabric: o.Fabric.Name, MaxUnavailable: mu, Canary: canary,
+			OnFailure: o.OnFailure, HostTimeout: o.HostTimeout, Workers: o.Parallelism, RunID: runID, Progress: o.Rollout})
+		out.Rollout = res
+		return err
+	}
+	first, second := runSwitches, runHosts
+	if out.Waves.Order == apply.HostsFirst {
+		first, second = runHosts, runSwitches
+	}
+	if err := first(); err != nil {
+		return fail(statusOf(ctx), err)
+	}
+	if ctx.Err() != nil {
+		return fail(apply.RunInterrupted, errors.New("interrupted between the waves: the second wave was not started"))
+	}
+	if err := lease.Lost(); err != nil {
+		return fail(apply.RunFailed, err)
+	}
+	if err := second(); err != nil {
+		return fail(statusOf(ctx), err)
+	}
+	return fail(apply.RunApplied, nil)
+}
+
+func statusOf(ctx context.Context) apply.RunStatus {
+	if ctx.Err() != nil {
+		return apply.RunInterrupted
+	}
+	return apply.RunFailed
+}
