@@ -337,23 +337,32 @@ func desiredPFC(n *intent.NIC) uint8 {
 	return en
 }
 
-// desiredApps is the DSCP APP table for trust dscp: every code point whose
-// priority is not 0 (unmapped code points are priority 0), or all 64 when
-// every one maps to 0; none for trust pcp.
+// desiredApps is the DSCP APP table for trust dscp: all 64 code points,
+// none for trust pcp. A code point without an entry keeps the NIC's own
+// mapping: firmware dscp2prio, which is dscp >> 3 out of the box
+// (mlx5: en_dcbnl.c mlx5e_trust_initialize reads it from firmware, and
+// mlx5e_dcbnl_ieee_delapp resets a deleted one to 0; mlnx-tools
+// python/Python/dcbnetlink.py setDefaultAppEntry writes "i >> 3 #firmware
+// default"; ice: ice_dcb_lib.c ice_dcb_sw_dflt_cfg / DSCP mode DSCP/8), so a
+// partial table leaves e.g. DSCP 24-31 on priority 3. `mlnx_qos --trust
+// dscp` writes all 64 (setDefaultAppEntry), and so does fabctl.
 func desiredApps(n *intent.NIC) []dcbnl.App {
 	if n.Trust != "dscp" {
 		return nil
 	}
-	var out []dcbnl.App
+	out := make([]dcbnl.App, 0, 64)
 	for d, tc := range n.DSCPToTC {
-		if tc > 0 && tc < 8 {
-			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
+		if tc < 0 || tc > 7 {
+			tc = 0
 		}
-	}
-	if len(out) == 0 {
-		for d := 0; d < 64; d++ {
-			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Protocol: uint16(d)})
-		}
+		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
 	}
 	return out
 }
+
+// FirmwareDSCPDefault is the priority a NIC gives a code point that has no
+// DSCP APP entry: dscp >> 3 (mlx5 firmware dscp2prio as mlnx-tools'
+// setDefaultAppEntry restores it; ice DSCP mode's default). Read reports an
+// absent entry with it, so an entry missing from the live table is drift
+// unless the spec wants exactly that.
+func FirmwareDSCPDefault(dscp int) int { return dscp >> 3 }

@@ -61,3 +61,47 @@ func TestParseCPUList(t *testing.T) {
 		t.Fatal("bad list accepted")
 	}
 }
+
+// TestDSCPTableWhole: the APP table fabctl writes for trust dscp holds all
+// 64 code points (as `mlnx_qos --trust dscp` does: mlnx-tools
+// python/Python/dcbnetlink.py setDefaultAppEntry), so no code point keeps
+// the NIC's firmware default (dscp >> 3 on mlx5 and ice) while the plan says
+// it goes to the default class; and a live table missing any entry reads as
+// that firmware default, so drift in any of the 64 entries is seen.
+func TestDSCPTableWhole(t *testing.T) {
+	_, f := loadSpec(t, roceSpec)
+	n := &f.Hosts[0].NICs[0]
+	apps := desiredApps(n)
+	if len(apps) != 64 {
+		t.Fatalf("desired APP table has %d entries, want all 64", len(apps))
+	}
+	seen := map[uint16]bool{}
+	for _, a := range apps {
+		if a.Selector != dcbnl.SelDSCP || int(a.Priority) != n.DSCPToTC[a.Protocol] {
+			t.Errorf("entry %+v does not match the spec's table (%d)", a, n.DSCPToTC[a.Protocol])
+		}
+		seen[a.Protocol] = true
+	}
+	if len(seen) != 64 {
+		t.Errorf("%d distinct code points, want 64", len(seen))
+	}
+	// Every single entry missing from the live table is drift.
+	want := intent.State{}
+	putDCB(want, "nic/v0a/", &dcbnl.IEEE{Apps: apps})
+	for d := 0; d < 64; d++ {
+		if d>>3 == n.DSCPToTC[d] {
+			continue // missing, the firmware default equals the spec: no drift to see
+		}
+		var partial []dcbnl.App
+		for _, a := range apps {
+			if int(a.Protocol) != d {
+				partial = append(partial, a)
+			}
+		}
+		live := intent.State{}
+		putDCB(live, "nic/v0a/", &dcbnl.IEEE{Apps: partial})
+		if len(intent.Diff(want, live, nil)) == 0 {
+			t.Errorf("DSCP %d absent from the live APP table (firmware default %d, spec %d): no drift seen", d, d>>3, n.DSCPToTC[d])
+		}
+	}
+}

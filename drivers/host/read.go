@@ -154,8 +154,11 @@ func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) {
 	if trust == "dscp" {
 		var table [64]int
 		for i, v := range tbl {
-			if v > 0 {
-				table[i] = v // unmapped code points go to priority 0
+			if v >= 0 {
+				table[i] = v
+			} else {
+				// No entry: the NIC keeps its firmware mapping (desiredApps).
+				table[i] = FirmwareDSCPDefault(i)
 			}
 		}
 		intent.PutDSCP(st, p, &table)
