@@ -116,13 +116,19 @@ type NIC struct {
 	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
 	PFC       []int
 	TCs       []TC // ETS
-	ECN       bool // DCQCN NP/RP on the lossless priorities
+	ECN       bool // DCQCN NP/RP on (ECNPrios)
 	ECNPrios  []int
 	Pause     bool // 802.3x global pause (off when PFC is on)
 	NUMA      spec.NUMAPolicy
 	NUMANode  *int              // declared NUMA node, checked against sysfs
 	Limits    spec.DeviceLimits // model table / limits block, checked against the device
 	RoCEMode  string            // v1 | v2 | "" (iWARP, IB)
+	// RDMAPriority is the first RDMA class's priority (-1: none) and
+	// RDMASkbPriority the skb priority rdma_cm gives its connections for
+	// the host's ToS (RTTos2Priority): the VLAN egress map sends one to
+	// the other.
+	RDMAPriority    int
+	RDMASkbPriority int
 	Speed     spec.BitRate
 	IB        *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
@@ -228,8 +234,13 @@ func Compile(s *spec.Spec) *Fabric {
 				nic.Addresses = append(nic.Addresses, a.String())
 			}
 			if nic.ECN {
-				nic.ECNPrios = s.LosslessPriorities()
+				nic.ECNPrios = s.NICDCQCNPriorities(n)
 			}
+			nic.RDMAPriority = -1
+			if rc := s.ClassesByRole(spec.RoleRDMA); len(rc) > 0 {
+				nic.RDMAPriority = rc[0].Priority
+			}
+			nic.RDMASkbPriority = RTTos2Priority(tos)
 			switch s.Fabric.Transport {
 			case spec.RoCEv2:
 				nic.RoCEMode = "v2"

@@ -269,13 +269,21 @@ func flattenVLAN(st State, n *NIC, addrs []string) {
 }
 
 // VLANEgressMap is the egress-qos-map of the NIC's VLAN interface: skb
-// priority -> PCP, the identity for every class priority but 0.
+// priority -> PCP, the identity for every class priority but 0, and on
+// RoCE the skb priority rdma_cm gives a connection for the host's ToS
+// (RDMASkbPriority: cma.c iboe_tos_to_sl takes the PCP as
+// egress_map[rt_tos2priority(tos)] on a VLAN netdev) -> the RDMA class's
+// PCP. Without that entry RoCE leaves on PCP 0 unless the ToS happens to
+// map to the RDMA priority itself (lint HOST-6 explains collisions).
 func (n *NIC) VLANEgressMap() map[int]int {
 	m := map[int]int{}
 	for _, tc := range n.TCs {
 		if tc.TC > 0 && tc.TC < 8 {
 			m[tc.TC] = tc.TC
 		}
+	}
+	if n.RoCEMode != "" && n.RDMAPriority > 0 && n.RDMAPriority < 8 {
+		m[n.RDMASkbPriority] = n.RDMAPriority
 	}
 	return m
 }
@@ -520,3 +528,14 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 	sort.Slice(tolerated, func(i, j int) bool { return tolerated[i].Path < tolerated[j].Path })
 	return out, tolerated
 }
+
+// ipTos2Prio is the kernel's ToS -> skb priority table (net/ipv4/route.c
+// ip_tos2prio; TC_PRIO_BESTEFFORT 0, BULK 2, INTERACTIVE_BULK 4,
+// INTERACTIVE 6 from include/uapi/linux/pkt_sched.h; ECN_OR_COST(c) is c).
+var ipTos2Prio = [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
+
+// RTTos2Priority is the kernel's rt_tos2priority (include/net/route.h):
+// ip_tos2prio[IPTOS_TOS(tos) >> 1], IPTOS_TOS masking 0x1e. rdma_cm uses
+// it to pick a RoCE connection's priority (cma.c iboe_tos_to_sl), so only
+// 0, 2, 4 and 6 can come out.
+func RTTos2Priority(tos int) int { return ipTos2Prio[(tos&0x1e)>>1] }

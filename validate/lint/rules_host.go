@@ -49,6 +49,8 @@ setting is reported once.`,
 			Check:     checkHOST3,
 		},
 		ruleHOST4,
+		ruleHOST5,
+		ruleHOST6,
 	}
 }
 
