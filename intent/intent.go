@@ -129,8 +129,8 @@ type NIC struct {
 	// the other.
 	RDMAPriority    int
 	RDMASkbPriority int
-	Speed     spec.BitRate
-	IB        *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	Speed           spec.BitRate
+	IB              *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
