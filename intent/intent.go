@@ -129,8 +129,11 @@ type NIC struct {
 	// the other.
 	RDMAPriority    int
 	RDMASkbPriority int
-	Speed           spec.BitRate
-	IB              *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	// FirmwareLLDP: the NIC firmware's LLDP agent on/off (nil: leave it;
+	// spec firmware_lldp).
+	FirmwareLLDP *bool
+	Speed        spec.BitRate
+	IB           *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -241,6 +244,7 @@ func Compile(s *spec.Spec) *Fabric {
 				nic.RDMAPriority = rc[0].Priority
 			}
 			nic.RDMASkbPriority = RTTos2Priority(tos)
+			nic.FirmwareLLDP = n.FirmwareLLDP
 			switch s.Fabric.Transport {
 			case spec.RoCEv2:
 				nic.RoCEMode = "v2"

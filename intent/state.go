@@ -235,6 +235,9 @@ func (h *Host) Flatten() State {
 		if n.RoCEMode == "" {
 			continue // iWARP/IB: no DCB on the host
 		}
+		if n.FirmwareLLDP != nil {
+			st["nic/"+n.Name+"/firmware_lldp"] = onOffString(*n.FirmwareLLDP)
+		}
 		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
 			putDSCP(st, k, &n.DSCPToTC)
@@ -539,3 +542,10 @@ var ipTos2Prio = [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
 // it to pick a RoCE connection's priority (cma.c iboe_tos_to_sl), so only
 // 0, 2, 4 and 6 can come out.
 func RTTos2Priority(tos int) int { return ipTos2Prio[(tos&0x1e)>>1] }
+
+func onOffString(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

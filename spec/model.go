@@ -420,13 +420,18 @@ type NIC struct {
 	// priority (mlx5 ROCE_CC_PRIO_MASK = 0xff). The RDMA classes'
 	// priorities are always added (intent).
 	DCQCNPrios []int
-	Pause      bool // IEEE 802.3x global pause
-	DSCPMap    map[int]int
-	VLAN       int    // VLAN id of the RDMA interface (0 = untagged)
-	GUID       string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
-	Limits     DeviceLimits
-	Ignore     LintIgnores
-	Src        Source
+	// FirmwareLLDP is the NIC firmware's LLDP/DCBX agent (firmware_lldp):
+	// false hands DCB to the host (Intel E810: the fw-lldp-agent private
+	// flag off; ice refuses every DCB write while the agent runs); nil
+	// leaves it alone.
+	FirmwareLLDP *bool
+	Pause        bool // IEEE 802.3x global pause
+	DSCPMap      map[int]int
+	VLAN         int    // VLAN id of the RDMA interface (0 = untagged)
+	GUID         string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
+	Limits       DeviceLimits
+	Ignore       LintIgnores
+	Src          Source
 
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.

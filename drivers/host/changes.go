@@ -54,13 +54,13 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
 	"ecn": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "vlan", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
+	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
 		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
 		return true
 	}
@@ -186,7 +186,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan":
+	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan", "firmware_lldp":
 		return unsup[p+feat]
 	}
 	return ""
@@ -224,6 +224,13 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
 	case "vlan":
 		return describeVLAN(nic, n, cs, where)
+	case "firmware_lldp":
+		on := n.FirmwareLLDP != nil && *n.FirmwareLLDP
+		sum := fmt.Sprintf("%s: firmware LLDP agent %s", nic, onOff(on))
+		if !on {
+			sum += " (DCB goes to the host)"
+		}
+		return sum, []string{fmt.Sprintf("ethtool --set-priv-flags %s %s %s%s", nic, iceLLDPFlag, onOff(on), where)}
 	case "pause":
 		return fmt.Sprintf("%s: global pause %s", nic, onOff(n.Pause)), []string{fmt.Sprintf(
 			"ethtool -A %s rx %s tx %s%s", nic, onOff(n.Pause), onOff(n.Pause), where)}
@@ -356,6 +363,17 @@ func desiredApps(n *intent.NIC) []dcbnl.App {
 			tc = 0
 		}
 		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
+	}
+	return out
+}
+
+// desiredAppsFor is desiredApps plus what the NIC family needs: bnxt
+// programs the RoCE priority only from an APP entry UDP 4791 (RoCEv2) or
+// Ethertype 0x8915 (RoCEv1) (bnxt_dcb.c bnxt_dcbnl_ieee_setapp).
+func desiredAppsFor(n *intent.NIC, fam family) []dcbnl.App {
+	out := desiredApps(n)
+	if fam == famBNXT && n.RDMAPriority >= 0 && n.RDMAPriority < 8 && n.RoCEMode != "" {
+		out = append(out, roceApp(n))
 	}
 	return out
 }

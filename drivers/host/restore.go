@@ -53,6 +53,11 @@ func restore(s *session, h *intent.Host, tok token) error {
 			}
 			errs = append(errs, setApps(s, sn.NIC, dscp))
 		}
+		if sn.FWLLDP != nil { // after DCB: ice refuses DCB writes while the agent runs
+			if on, has, err := fwLLDP(s, sn.NIC); err != nil || !has || on != *sn.FWLLDP {
+				errs = append(errs, setFWLLDP(s, sn.NIC, *sn.FWLLDP))
+			}
+		}
 		if sn.Pause != nil {
 			errs = append(errs, setPause(s, sn.NIC, *sn.Pause))
 		}

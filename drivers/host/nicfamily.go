@@ -1,0 +1,172 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
+	"golang.org/x/sys/unix"
+)
+
+// NIC families: how a NIC's kernel driver takes DCB, from its source.
+//
+//   - famMLX5 (mlx5_core, drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c)
+//     and unknown drivers: the generic order (ETS, PFC, APP), one priority
+//     per DSCP (a new APP entry replaces the old one, mlx5e_dcbnl_ieee_setapp).
+//   - famICE (ice, drivers/net/ethernet/intel/ice/ice_dcb_nl.c): the
+//     firmware LLDP agent owns DCB until the fw-lldp-agent private flag is
+//     off (every set is -EINVAL while dcbx is LLD_MANAGED); the first DSCP
+//     APP entry switches to DSCP mode and resets ETS to TC 0 = 100 %, so APP
+//     goes first and ETS after it; a DSCP already mapped is -EINVAL ("already
+//     user mapped"), so a changed entry is deleted before it is added; in
+//     DSCP mode prio_tc is the identity (ice_dcbnl_setets keeps it).
+//   - famBNXT (bnxt_en, drivers/net/ethernet/broadcom/bnxt/bnxt_dcb.c): every
+//     set needs host DCBX (IEEE + HOST, else -EINVAL); the RoCE priority is
+//     programmed into firmware only from an APP entry UDP 4791 (RoCEv2) or
+//     Ethertype 0x8915 (RoCEv1) (bnxt_dcbnl_ieee_setapp → bnxt_hwrm_set_dcbx_app).
+type family string
+
+const (
+	famMLX5 family = "mlx5"
+	famICE  family = "ice"
+	famBNXT family = "bnxt"
+)
+
+// familyOf picks the strategy from the spec's NIC model, else from the
+// kernel driver's name (ethtool -i).
+func familyOf(model, driver string) family {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield"):
+		return famMLX5
+	case strings.HasPrefix(m, "e810") || strings.HasPrefix(m, "e830"):
+		return famICE
+	case strings.HasPrefix(m, "bcm57") || strings.HasPrefix(m, "thor") || strings.HasPrefix(m, "p2100") || strings.HasPrefix(m, "p1400"):
+		return famBNXT
+	}
+	switch driver {
+	case "ice":
+		return famICE
+	case "bnxt_en":
+		return famBNXT
+	}
+	return famMLX5
+}
+
+// nicFamily detects a live NIC's family (driver name through ethtool).
+func nicFamily(s *session, n *intent.NIC) family {
+	drv := ""
+	if e, err := s.ethtool(); err == nil {
+		drv, _ = e.DriverName(n.Name)
+	}
+	return familyOf(n.Model, drv)
+}
+
+const iceLLDPFlag = "fw-lldp-agent" // ice_ethtool.c ice_gstrings_priv_flags
+
+// fwLLDP reads the ice fw-lldp-agent private flag (has false: no such flag).
+func fwLLDP(s *session, nic string) (on, has bool, err error) {
+	e, err := s.ethtool()
+	if err != nil {
+		return false, false, err
+	}
+	flags, err := e.PrivFlags(nic)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	v, ok := flags[iceLLDPFlag]
+	return v, ok, nil
+}
+
+func setFWLLDP(s *session, nic string, on bool) error {
+	e, err := s.ethtool()
+	if err != nil {
+		return fmt.Errorf("%s: ethtool: %w", nic, err)
+	}
+	if err := e.UpdatePrivFlags(nic, map[string]bool{iceLLDPFlag: on}); err != nil {
+		return fmt.Errorf("%s: ethtool --set-priv-flags %s %s %s: %w", nic, nic, iceLLDPFlag, onOff(on), err)
+	}
+	return nil
+}
+
+// readFamily adds what a NIC family needs to the read: the ice firmware
+// LLDP agent (state when the spec manages it; DCB unexpressible while it
+// owns DCB and the spec does not hand it over), Broadcom's host DCBX and
+// RoCE APP entry.
+func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string, fs *[]drivers.Finding) {
+	p := "nic/" + n.Name + "/"
+	on, has, err := fwLLDP(s, n.Name)
+	if err != nil {
+		on, has = false, false
+	}
+	if n.FirmwareLLDP != nil {
+		if has {
+			st[p+"firmware_lldp"] = onOff(on)
+		} else {
+			unsup[p+"firmware_lldp"] = fmt.Sprintf("%s: no %s private flag (an Intel E810/ice setting; this NIC is %s)", n.Name, iceLLDPFlag, fam)
+		}
+	}
+	dcbx := uint8(0)
+	if ieee != nil && ieee.DCBX != nil {
+		dcbx = *ieee.DCBX
+	}
+	switch fam {
+	case famICE:
+		handedOver := n.FirmwareLLDP != nil && !*n.FirmwareLLDP
+		if has && on && !handedOver {
+			unsup[p+"dcb"] = fmt.Sprintf("%s: the E810 firmware LLDP agent owns DCB (dcbx 0x%02x, LLD_MANAGED): ice refuses ETS, PFC and APP writes with EINVAL and any DCBX change (ice_dcbnl_setets, ice_dcbnl_setdcbx). Hand DCB to the host with `ethtool --set-priv-flags %s %s off`, or set firmware_lldp = false on the nic and fabctl does it",
+				n.Name, dcbx, n.Name, iceLLDPFlag)
+		}
+	case famBNXT:
+		if dcbx&dcbnl.DCBXLLDManaged != 0 {
+			unsup[p+"dcb"] = fmt.Sprintf("%s: the Broadcom firmware DCBX agent owns DCB (dcbx 0x%02x, LLD_MANAGED): bnxt refuses every DCB write without host DCBX and refuses the switch (\"All firmware DCBX settings are set in NVRAM\", bnxt_dcbnl_setdcbx); disable the firmware LLDP/DCBX agent in NVRAM (Broadcom niccli/bnxtnvm) and reload",
+				n.Name, dcbx)
+		}
+		if n.RDMAPriority >= 0 && !hasRoCEApp(ieee, n) {
+			*fs = append(*fs, drivers.Finding{Severity: "warning", Path: p + "app", Message: fmt.Sprintf(
+				"%s: no APP entry %s -> priority %d: bnxt programs the RoCE priority into firmware only from that entry (bnxt_dcbnl_ieee_setapp); fabctl adds it with the DSCP table on apply (dcb app add dev %s %s:%d)",
+				n.Name, roceAppText(n), n.RDMAPriority, n.Name, roceAppDcb(n), n.RDMAPriority)})
+		}
+	}
+}
+
+// roceApp is the APP entry bnxt needs for the RoCE priority.
+func roceApp(n *intent.NIC) dcbnl.App {
+	if n.RoCEMode == "v1" {
+		return dcbnl.App{Selector: dcbnl.SelEthertype, Protocol: 0x8915, Priority: uint8(n.RDMAPriority)}
+	}
+	return dcbnl.App{Selector: dcbnl.SelUDP, Protocol: 4791, Priority: uint8(n.RDMAPriority)}
+}
+
+func roceAppText(n *intent.NIC) string {
+	if n.RoCEMode == "v1" {
+		return "Ethertype 0x8915"
+	}
+	return "UDP 4791"
+}
+
+func roceAppDcb(n *intent.NIC) string {
+	if n.RoCEMode == "v1" {
+		return "ethtype-prio 0x8915"
+	}
+	return "dgram-port-prio 4791"
+}
+
+func hasRoCEApp(ieee *dcbnl.IEEE, n *intent.NIC) bool {
+	if ieee == nil {
+		return false
+	}
+	want := roceApp(n)
+	for _, a := range ieee.Apps {
+		if a == want {
+			return true
+		}
+	}
+	return false
+}
