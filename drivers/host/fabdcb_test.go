@@ -368,7 +368,7 @@ func TestFabdcbPersonality(t *testing.T) {
 		}
 	case famBNXT:
 		s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
-		testutil.Run(t, "dcb", "dcbx", "set", "dev", dev, "ieee")
+		testutil.DCBSet(t, "dcbx", "set", "dev", dev, "ieee")
 		if _, err := applyPlan(t, plan.Make(ctx, s, f, reg, plan.Options{}), f, reg); err != nil {
 			t.Fatalf("apply on bnxt without host DCBX: %v", err)
 		}
