@@ -312,13 +312,10 @@ func ncclEnv(s *spec.Spec, h *spec.Host, out *Host) map[string]string {
 	switch s.Fabric.Transport {
 	case spec.RoCEv2, spec.RoCEv1:
 		env["NCCL_IB_TC"] = strconv.Itoa(out.RDMATos)
-		// GID index 3 is RoCEv2/IPv4 on mlx5's default table; the host
-		// driver replaces it with the index it finds on the device.
-		if s.Fabric.Transport == spec.RoCEv2 {
-			env["NCCL_IB_GID_INDEX"] = "3"
-		} else {
-			env["NCCL_IB_GID_INDEX"] = "0"
-		}
+		// The GID index depends on the host's GID table (VLANs, IPv6,
+		// address order): the host driver resolves "auto" to the index of
+		// the RDMA interface's IPv4 GID of this RoCE version.
+		env["NCCL_IB_GID_INDEX"] = "auto"
 	case spec.InfiniBand:
 		for _, c := range s.ClassesByRole(spec.RoleRDMA) {
 			if c.SL != nil {

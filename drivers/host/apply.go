@@ -150,7 +150,8 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		return fail(err)
 	}
 	if todo[""]["nccl"] {
-		if err := writeEnvFile(h.NCCLEnvFile, h.NCCL); err != nil {
+		env, _ := ncclEnv(h)
+		if err := writeEnvFile(h.NCCLEnvFile, env); err != nil {
 			return fail(err)
 		}
 	}

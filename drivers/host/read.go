@@ -35,12 +35,17 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	st := intent.State{}
 	unsup := map[string]string{}
 	st["irqbalance"] = readIRQBalance(h.IRQBalance)
+	var fs []drivers.Finding
 	if h.NCCLEnvFile != "" {
+		want, nfs := ncclEnv(h)
+		fs = append(fs, nfs...)
 		for k, v := range readEnvFile(h.NCCLEnvFile) {
+			if k == ncclGIDIndex && h.NCCL[k] == "auto" && want[k] != "auto" && v == want[k] {
+				v = "auto" // the index "auto" stands for on this host
+			}
 			st["nccl/"+k] = v
 		}
 	}
-	var fs []drivers.Finding
 	for i := range h.NICs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
