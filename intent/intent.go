@@ -132,8 +132,13 @@ type NIC struct {
 	// FirmwareLLDP: the NIC firmware's LLDP agent on/off (nil: leave it;
 	// spec firmware_lldp).
 	FirmwareLLDP *bool
-	Speed        spec.BitRate
-	IB           *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	// CNPDSCP and CNPPriority mark the CNPs this NIC sends as DCQCN
+	// notification point: the spec's CNP class (its first DSCP and its
+	// priority); -1 when DCQCN is off or there is no CNP class.
+	CNPDSCP     int
+	CNPPriority int
+	Speed       spec.BitRate
+	IB          *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -245,6 +250,13 @@ func Compile(s *spec.Spec) *Fabric {
 			}
 			nic.RDMASkbPriority = RTTos2Priority(tos)
 			nic.FirmwareLLDP = n.FirmwareLLDP
+			nic.CNPDSCP, nic.CNPPriority = -1, -1
+			if cc := s.ClassesByRole(spec.RoleCNP); nic.ECN && len(cc) > 0 {
+				nic.CNPPriority = cc[0].Priority
+				if len(cc[0].DSCP) > 0 {
+					nic.CNPDSCP = cc[0].DSCP[0]
+				}
+			}
 			switch s.Fabric.Transport {
 			case spec.RoCEv2:
 				nic.RoCEMode = "v2"

@@ -246,6 +246,12 @@ func (h *Host) Flatten() State {
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
 		st[k.ecn] = intsString(n.ECNPrios)
+		if n.CNPDSCP >= 0 {
+			st["nic/"+n.Name+"/cnp_dscp"] = strconv.Itoa(n.CNPDSCP)
+		}
+		if n.CNPPriority >= 0 {
+			st["nic/"+n.Name+"/cnp_prio"] = strconv.Itoa(n.CNPPriority)
+		}
 		st[k.roceMode] = n.RoCEMode
 		st[k.tos] = strconv.Itoa(h.RDMATos)
 		if n.NUMA.Auto {

@@ -42,6 +42,8 @@ func feature(p string) string {
 			return "pfc"
 		case strings.HasPrefix(rest, "tc/"):
 			return "ets"
+		case rest == "cnp_dscp" || rest == "cnp_prio":
+			return "cnp" // ecn.go
 		default:
 			return rest // pause, ecn, roce_mode, tos, irq_cpus
 		}
@@ -55,13 +57,13 @@ func feature(p string) string {
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
 var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
-	"ecn": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
+	"ecn": 6, "cnp": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
 	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
-		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
+		"ecn", "cnp", "roce_mode", "tos", "irq_cpus": // the last five: sysfeat.go
 		return true
 	}
 	return false
@@ -186,7 +188,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan", "firmware_lldp":
+	case "pause", "ecn", "cnp", "roce_mode", "tos", "irq_cpus", "vlan", "firmware_lldp":
 		return unsup[p+feat]
 	}
 	return ""
