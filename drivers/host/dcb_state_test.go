@@ -27,7 +27,7 @@ func TestDCBStateRoundTrip(t *testing.T) {
 			continue
 		}
 		switch rest {
-		case "mtu", "addresses", "pause", "ecn", "roce_mode", "tos", "irq_cpus":
+		case "mtu", "addresses", "pause", "ecn", "cnp_dscp", "cnp_prio", "roce_mode", "tos", "irq_cpus":
 			continue
 		}
 		want[k] = v
