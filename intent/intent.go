@@ -137,6 +137,10 @@ type NIC struct {
 	// priority); -1 when DCQCN is off or there is no CNP class.
 	CNPDSCP     int
 	CNPPriority int
+	// CableLength is the NIC's link's cable_length (0: not declared): the
+	// PFC headroom the NIC computes in manual buffer mode (mlx5 cable_len,
+	// mlnx_qos --cable_len).
+	CableLength spec.Length
 	Speed       spec.BitRate
 	IB          *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
@@ -250,6 +254,7 @@ func Compile(s *spec.Spec) *Fabric {
 			}
 			nic.RDMASkbPriority = RTTos2Priority(tos)
 			nic.FirmwareLLDP = n.FirmwareLLDP
+			nic.CableLength = cable[h.Name+":"+n.Name]
 			nic.CNPDSCP, nic.CNPPriority = -1, -1
 			if cc := s.ClassesByRole(spec.RoleCNP); nic.ECN && len(cc) > 0 {
 				nic.CNPPriority = cc[0].Priority

@@ -243,6 +243,10 @@ func (h *Host) Flatten() State {
 			putDSCP(st, k, &n.DSCPToTC)
 		}
 		st[k.pfc] = intsString(n.PFC)
+		if n.CableLength > 0 && len(n.PFC) > 0 {
+			// whole metres, as the NIC takes it (ieee_pfc.delay)
+			st["nic/"+n.Name+"/cable_len"] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
+		}
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
 		st[k.ecn] = intsString(n.ECNPrios)

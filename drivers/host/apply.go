@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -182,7 +183,7 @@ func (d *Driver) prepare(s *session, nic string, feats map[string]bool) (*snapsh
 		return nil, []string{fmt.Sprintf("%s: addresses: %v", nic, err)}
 	}
 	var probs []string
-	if feats["ets"] || feats["pfc"] || feats["app"] {
+	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] {
 		ieee, err := s.dcb.IEEE(nic)
 		if err != nil {
 			probs = append(probs, err.Error())
@@ -247,7 +248,7 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
-	if (feats["ets"] || feats["pfc"] || feats["app"]) && cur == nil {
+	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"]) && cur == nil {
 		if cur, err = s.dcb.IEEE(n.Name); err != nil {
 			return err
 		}
@@ -297,13 +298,17 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
-	if feats["pfc"] {
+	if feats["pfc"] || feats["cable_len"] {
 		var p dcbnl.PFC
 		if cur.PFC != nil {
-			p = *cur.PFC // keeps the delay (cable length)
+			p = *cur.PFC // keeps the delay (cable length) unless the spec sets it
 		}
-		if en := desiredPFC(n); en != p.Enable || cur.PFC == nil {
-			p.Enable = en
+		before := p
+		p.Enable = desiredPFC(n)
+		if feats["cable_len"] && n.CableLength > 0 {
+			p.Delay = uint16(math.Ceil(float64(n.CableLength)))
+		}
+		if p.Enable != before.Enable || p.Delay != before.Delay || cur.PFC == nil {
 			if err := s.dcb.SetPFC(n.Name, &p); err != nil {
 				return err
 			}

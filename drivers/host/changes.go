@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,8 @@ func feature(p string) string {
 			return "pfc"
 		case strings.HasPrefix(rest, "tc/"):
 			return "ets"
+		case rest == "cable_len":
+			return "cable_len" // set with PFC (ieee_pfc.delay)
 		case rest == "cnp_dscp" || rest == "cnp_prio":
 			return "cnp" // ecn.go
 		default:
@@ -56,13 +59,13 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
 	"ecn": 6, "cnp": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
+	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
 		"ecn", "cnp", "roce_mode", "tos", "irq_cpus": // the last five: sysfeat.go
 		return true
 	}
@@ -188,6 +191,11 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
+	case "cable_len":
+		if why := unsup[p+"dcb"]; why != "" {
+			return why
+		}
+		return unsup[p+feat]
 	case "pause", "ecn", "cnp", "roce_mode", "tos", "irq_cpus", "vlan", "firmware_lldp":
 		return unsup[p+feat]
 	}
@@ -226,6 +234,10 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
 	case "vlan":
 		return describeVLAN(nic, n, cs, where)
+	case "cable_len":
+		m := int(math.Ceil(float64(n.CableLength)))
+		return fmt.Sprintf("%s: cable length %dm for the PFC headroom", nic, m), []string{fmt.Sprintf(
+			"dcb pfc set dev %s delay %d (mlnx_qos -i %s --cable_len=%d; DCB_CMD_IEEE_SET{PFC} with pfc_en kept)%s", nic, m, nic, m, where)}
 	case "firmware_lldp":
 		on := n.FirmwareLLDP != nil && *n.FirmwareLLDP
 		sum := fmt.Sprintf("%s: firmware LLDP agent %s", nic, onOff(on))

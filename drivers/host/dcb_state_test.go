@@ -6,6 +6,7 @@ import (
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // TestDCBStateRoundTrip: the DCB structs Apply writes for a NIC read back
@@ -27,7 +28,7 @@ func TestDCBStateRoundTrip(t *testing.T) {
 			continue
 		}
 		switch rest {
-		case "mtu", "addresses", "pause", "ecn", "cnp_dscp", "cnp_prio", "roce_mode", "tos", "irq_cpus":
+		case "mtu", "addresses", "pause", "ecn", "cnp_dscp", "cnp_prio", "cable_len", "roce_mode", "tos", "irq_cpus":
 			continue
 		}
 		want[k] = v
@@ -102,6 +103,47 @@ func TestDSCPTableWhole(t *testing.T) {
 		putDCB(live, "nic/v0a/", &dcbnl.IEEE{Apps: partial})
 		if len(intent.Diff(want, live, nil)) == 0 {
 			t.Errorf("DSCP %d absent from the live APP table (firmware default %d, spec %d): no drift seen", d, d>>3, n.DSCPToTC[d])
+		}
+	}
+}
+
+// TestCableLen: the link's cable_length reaches the NIC as ieee_pfc.delay
+// on mlx5 (read back from it), and is not expressible on ice and bnxt
+// (their setpfc ignores delay) or beyond mlx5's 1000 m.
+func TestCableLen(t *testing.T) {
+	src := roceSpec + `
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+}
+link {
+  endpoints    = ["leaf1:Ethernet0", "h1:v0a"]
+  speed        = "100G"
+  cable_length = "2.5m"
+}
+`
+	_, f := loadSpec(t, src)
+	n := &f.Hosts[0].NICs[0]
+	if got := f.Hosts[0].Flatten()["nic/v0a/cable_len"]; got != "3" {
+		t.Fatalf("desired cable_len %q, want 3 (2.5 m rounded up)", got)
+	}
+	ieee := &dcbnl.IEEE{PFC: &dcbnl.PFC{Enable: 8, Delay: 7}}
+	for _, tc := range []struct {
+		fam    family
+		length float64
+		want   string
+		why    string
+	}{
+		{famMLX5, 2.5, "7", ""},
+		{famICE, 2.5, "", "ice_dcbnl_setpfc ignores"},
+		{famBNXT, 2.5, "", "bnxt_hwrm_queue_pfc_cfg"},
+		{famMLX5, 1500, "", "MLX5E_MAX_CABLE_LENGTH"},
+	} {
+		n.CableLength = spec.Length(tc.length)
+		st, unsup := intent.State{}, map[string]string{}
+		readCableLen(n, tc.fam, ieee, st, unsup)
+		if st["nic/v0a/cable_len"] != tc.want || !strings.Contains(unsup["nic/v0a/cable_len"], tc.why) || (tc.why == "") != (unsup["nic/v0a/cable_len"] == "") {
+			t.Errorf("%s %vm: state %q unsupported %q", tc.fam, tc.length, st["nic/v0a/cable_len"], unsup["nic/v0a/cable_len"])
 		}
 	}
 }

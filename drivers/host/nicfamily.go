@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -169,4 +171,33 @@ func hasRoCEApp(ieee *dcbnl.IEEE, n *intent.NIC) bool {
 		}
 	}
 	return false
+}
+
+// maxCableLen is mlx5's limit: ieee_pfc.delay is taken when 0 < delay <
+// MLX5E_MAX_CABLE_LENGTH (1000 m) (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc).
+const maxCableLen = 1000
+
+// readCableLen reads the cable length the NIC computes PFC headroom with:
+// mlx5 reports it as ieee_pfc.delay (mlx5e_dcbnl_ieee_getpfc, when the port
+// has buffers) and takes it from there (mlnx_qos --cable_len); ice keeps
+// its PFC link delay in firmware (ice_dcbnl_setpfc ignores delay) and bnxt
+// sends only pfc_en (bnxt_hwrm_queue_pfc_cfg).
+func readCableLen(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string) {
+	if n.CableLength <= 0 || len(n.PFC) == 0 {
+		return
+	}
+	p := "nic/" + n.Name + "/"
+	m := int(math.Ceil(float64(n.CableLength)))
+	switch {
+	case fam == famICE:
+		unsup[p+"cable_len"] = n.Name + ": ice takes no cable length: ice_dcbnl_setpfc ignores ieee_pfc.delay (the PFC link delay is the firmware's)"
+	case fam == famBNXT:
+		unsup[p+"cable_len"] = n.Name + ": bnxt takes no cable length: bnxt_hwrm_queue_pfc_cfg sends only the PFC enable bits"
+	case m >= maxCableLen:
+		unsup[p+"cable_len"] = fmt.Sprintf("%s: cable length %dm: mlx5 takes below %dm only (MLX5E_MAX_CABLE_LENGTH)", n.Name, m, maxCableLen)
+	case ieee.PFC == nil:
+		unsup[p+"cable_len"] = n.Name + ": the driver reports no PFC delay (cable length)"
+	default:
+		st[p+"cable_len"] = strconv.Itoa(int(ieee.PFC.Delay))
+	}
 }

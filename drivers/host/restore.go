@@ -43,7 +43,7 @@ func restore(s *session, h *intent.Host, tok token) error {
 				errs = append(errs, s.dcb.UpdateETS(sn.NIC, func(e *dcbnl.ETS) { *e = *sn.DCB.ETS }))
 			}
 			if sn.DCB.PFC != nil {
-				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable = sn.DCB.PFC.Enable }))
+				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable, p.Delay = sn.DCB.PFC.Enable, sn.DCB.PFC.Delay }))
 			}
 			var dscp []dcbnl.App
 			for _, a := range sn.DCB.Apps {
