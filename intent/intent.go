@@ -44,6 +44,7 @@ type TC struct {
 	Strict    bool
 	Bandwidth int // ETS share, percent (0 when strict)
 	ECN       *ECN
+	MaxRate   spec.BitRate // host NICs' per-TC cap (0: none)
 }
 
 // ECN is a mark-only RED profile.
@@ -293,6 +294,9 @@ func compileTCs(s *spec.Spec) []TC {
 		tc.Strict = tc.Strict || c.Strict
 		if !c.Strict {
 			tc.Bandwidth += c.Bandwidth
+		}
+		if c.MaxRate > 0 && (tc.MaxRate == 0 || c.MaxRate < tc.MaxRate) {
+			tc.MaxRate = c.MaxRate
 		}
 		if c.ECN != nil && tc.ECN == nil {
 			tc.ECN = &ECN{Min: c.ECN.Min, Max: c.ECN.Max, Probability: c.ECN.Probability}

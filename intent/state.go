@@ -249,6 +249,11 @@ func (h *Host) Flatten() State {
 		}
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
+		if capped(n.TCs) {
+			for _, tc := range n.TCs {
+				st["nic/"+n.Name+"/tc/"+strconv.Itoa(tc.TC)+"/max_rate"] = strconv.FormatInt(int64(tc.MaxRate), 10)
+			}
+		}
 		st[k.ecn] = intsString(n.ECNPrios)
 		if n.CNPDSCP >= 0 {
 			st["nic/"+n.Name+"/cnp_dscp"] = strconv.Itoa(n.CNPDSCP)
@@ -558,4 +563,15 @@ func onOffString(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// capped says whether any class caps its rate (then every class TC of a
+// host NIC has a max_rate path, 0 for none).
+func capped(tcs []TC) bool {
+	for _, tc := range tcs {
+		if tc.MaxRate > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -88,7 +88,7 @@ func (l *loader) fabric(b *hcl.Block) *Fabric {
 }
 
 var classSchema = &hcl.BodySchema{
-	Attributes: attrs("role", "priority", "dscp", "default", "lossless", "strict", "bandwidth", "sl", "lint_ignore"),
+	Attributes: attrs("role", "priority", "dscp", "default", "lossless", "strict", "bandwidth", "max_rate", "sl", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "ecn"}},
 }
 
@@ -115,6 +115,7 @@ func (l *loader) class(in instance) *Class {
 	c.Lossless = d.boolean("lossless", false)
 	c.Strict = d.boolean("strict", false)
 	c.Bandwidth = d.integer("bandwidth", 0, 0, 100)
+	c.MaxRate, _ = d.rate("max_rate")
 	if c.Strict && d.src.Has("bandwidth") && c.Bandwidth > 0 {
 		rng := d.src.Attr("bandwidth")
 		l.errf(&rng, "Conflicting scheduling", "class %q is strict priority; a strict class has no ETS bandwidth share. Remove bandwidth or strict.", name)

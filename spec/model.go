@@ -259,10 +259,13 @@ type Class struct {
 	Lossless  bool // PFC no-drop
 	Strict    bool // strict priority scheduling
 	Bandwidth int  // ETS guaranteed share in percent (0 when strict)
-	ECN       *ECNProfile
-	SL        *int // InfiniBand service level
-	Ignore    LintIgnores
-	Src       Source
+	// MaxRate caps the class's priority on the host NICs (max_rate, per-TC
+	// shaper, dcbnl ieee_maxrate); 0 = no cap.
+	MaxRate BitRate
+	ECN     *ECNProfile
+	SL      *int // InfiniBand service level
+	Ignore  LintIgnores
+	Src     Source
 }
 
 // ECNProfile is a RED-style ECN marking profile (mark-only, no drop).

@@ -183,7 +183,7 @@ func (d *Driver) prepare(s *session, nic string, feats map[string]bool) (*snapsh
 		return nil, []string{fmt.Sprintf("%s: addresses: %v", nic, err)}
 	}
 	var probs []string
-	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] {
+	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"] {
 		ieee, err := s.dcb.IEEE(nic)
 		if err != nil {
 			probs = append(probs, err.Error())
@@ -248,7 +248,7 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
-	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"]) && cur == nil {
+	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"]) && cur == nil {
 		if cur, err = s.dcb.IEEE(n.Name); err != nil {
 			return err
 		}
@@ -296,6 +296,14 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 	} else if feats["ets"] {
 		if err := setETS(cur); err != nil {
 			return err
+		}
+	}
+	if feats["maxrate"] {
+		m := desiredMaxrate(n)
+		if cur.Maxrate == nil || *cur.Maxrate != m {
+			if err := s.dcb.SetMaxrate(n.Name, &m); err != nil {
+				return err
+			}
 		}
 	}
 	if feats["pfc"] || feats["cable_len"] {

@@ -41,6 +41,8 @@ func feature(p string) string {
 			return "tc-ecn"
 		case strings.HasPrefix(rest, "tc/") && strings.HasSuffix(rest, "/lossless"):
 			return "pfc"
+		case strings.HasPrefix(rest, "tc/") && strings.HasSuffix(rest, "/max_rate"):
+			return "maxrate"
 		case strings.HasPrefix(rest, "tc/"):
 			return "ets"
 		case rest == "cable_len":
@@ -59,13 +61,13 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "maxrate": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
 	"ecn": 6, "cnp": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
+	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "maxrate", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
 		"ecn", "cnp", "roce_mode", "tos", "irq_cpus": // the last five: sysfeat.go
 		return true
 	}
@@ -191,7 +193,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "cable_len":
+	case "cable_len", "maxrate":
 		if why := unsup[p+"dcb"]; why != "" {
 			return why
 		}
@@ -234,6 +236,10 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
 	case "vlan":
 		return describeVLAN(nic, n, cs, where)
+	case "maxrate":
+		m := desiredMaxrate(n)
+		return fmt.Sprintf("%s: per-TC max rate (Kbit/s) %v", nic, m), []string{fmt.Sprintf(
+			"dcb maxrate set dev %s tc-maxrate ... (DCB_CMD_IEEE_SET{MAXRATE} %v Kbit/s per TC; mlnx_qos -r)%s", nic, m, where)}
 	case "cable_len":
 		m := int(math.Ceil(float64(n.CableLength)))
 		return fmt.Sprintf("%s: cable length %dm for the PFC headroom", nic, m), []string{fmt.Sprintf(
@@ -379,6 +385,17 @@ func desiredApps(n *intent.NIC) []dcbnl.App {
 		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
 	}
 	return out
+}
+
+// desiredMaxrate is the per-TC cap in Kbit/s (struct ieee_maxrate's unit).
+func desiredMaxrate(n *intent.NIC) dcbnl.Maxrate {
+	var m dcbnl.Maxrate
+	for _, tc := range n.TCs {
+		if tc.TC >= 0 && tc.TC < 8 && tc.MaxRate > 0 {
+			m[tc.TC] = uint64(tc.MaxRate) / 1000
+		}
+	}
+	return m
 }
 
 // desiredAppsFor is desiredApps plus what the NIC family needs: bnxt

@@ -147,3 +147,64 @@ link {
 		}
 	}
 }
+
+// TestMaxrate: a class's max_rate becomes the host NIC's per-TC cap
+// (ieee_maxrate, Kbit/s) on mlx5 and reads back in bit/s; ice and bnxt
+// have no maxrate op, and a rate mlx5 cannot program exactly is listed.
+func TestMaxrate(t *testing.T) {
+	src := roceSpec + `
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  lossless  = true
+  bandwidth = 60
+}
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+  max_rate = "10G"
+}
+class "bulk" {
+  priority  = 0
+  default   = true
+  bandwidth = 40
+}
+`
+	_, f := loadSpec(t, src)
+	n := &f.Hosts[0].NICs[0]
+	want := f.Hosts[0].Flatten()
+	if want["nic/v0a/tc/6/max_rate"] != "10000000000" || want["nic/v0a/tc/3/max_rate"] != "0" {
+		t.Fatalf("desired max_rate: tc6 %q tc3 %q", want["nic/v0a/tc/6/max_rate"], want["nic/v0a/tc/3/max_rate"])
+	}
+	m := desiredMaxrate(n)
+	ets := desiredETS(n)
+	ieee := &dcbnl.IEEE{ETS: &ets, Maxrate: &m}
+	st, unsup := intent.State{}, map[string]string{}
+	readMaxrate(n, famMLX5, ieee, st, unsup)
+	if st["nic/v0a/tc/6/max_rate"] != "10000000000" || len(unsup) != 0 {
+		t.Errorf("mlx5 read-back %v %v", st, unsup)
+	}
+	for _, fam := range []family{famICE, famBNXT} {
+		unsup := map[string]string{}
+		readMaxrate(n, fam, ieee, intent.State{}, unsup)
+		if !strings.Contains(unsup["nic/v0a/maxrate"], "no ieee_setmaxrate") {
+			t.Errorf("%s: %q", fam, unsup["nic/v0a/maxrate"])
+		}
+	}
+	for i := range n.TCs {
+		if n.TCs[i].MaxRate > 0 {
+			n.TCs[i].MaxRate = 10_050_000_000
+		}
+	}
+	unsup = map[string]string{}
+	readMaxrate(n, famMLX5, ieee, intent.State{}, unsup)
+	if !strings.Contains(unsup["nic/v0a/maxrate"], "100 Mbit/s") {
+		t.Errorf("10.05G on mlx5: %q", unsup["nic/v0a/maxrate"])
+	}
+	if got := feature("nic/v0a/tc/6/max_rate"); got != "maxrate" {
+		t.Errorf("feature %q", got)
+	}
+}

@@ -201,3 +201,53 @@ func readCableLen(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]str
 		st[p+"cable_len"] = strconv.Itoa(int(ieee.PFC.Delay))
 	}
 }
+
+// mlx5 programs a TC's max rate in 100 Mbit/s units below 25.5 Gbit/s and
+// in 1 Gbit/s units up to 255 Gbit/s (en_dcbnl.c mlx5e_dcbnl_ieee_setmaxrate,
+// u8 values); anything else reads back different and would never converge.
+func mlx5Maxrate(bps int64) string {
+	const mb100, gb = 100_000_000, 1_000_000_000
+	switch {
+	case bps > 255*gb:
+		return "above 255 Gbit/s"
+	case bps < 25_500_000_000 && bps%mb100 != 0:
+		return "not a multiple of 100 Mbit/s (mlx5's unit below 25.5 Gbit/s)"
+	case bps >= 25_500_000_000 && bps%gb != 0:
+		return "not a multiple of 1 Gbit/s (mlx5's unit from 25.5 Gbit/s)"
+	}
+	return ""
+}
+
+// readMaxrate reports the class TCs' max rate (bit/s) when the spec caps
+// any class: mlx5 has ieee_maxrate (Kbit/s); ice and bnxt have no
+// maxrate op (ice_dcb_nl.c, bnxt_dcb.c dcbnl_ops).
+func readMaxrate(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string) {
+	want := false
+	for _, tc := range n.TCs {
+		if tc.MaxRate > 0 {
+			want = true
+			if why := mlx5Maxrate(int64(tc.MaxRate)); why != "" && fam == famMLX5 {
+				unsup["nic/"+n.Name+"/maxrate"] = fmt.Sprintf("%s: class %s max_rate %s is %s (mlx5e_dcbnl_ieee_setmaxrate)", n.Name, tc.Name, tc.MaxRate, why)
+				return
+			}
+		}
+	}
+	if !want {
+		return
+	}
+	p := "nic/" + n.Name + "/"
+	if fam != famMLX5 || ieee.Maxrate == nil {
+		unsup[p+"maxrate"] = fmt.Sprintf("%s: no per-TC max rate in the %s driver (no ieee_setmaxrate in its dcbnl_ops)", n.Name, fam)
+		return
+	}
+	for _, tc := range n.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			continue
+		}
+		idx := tc.TC
+		if ieee.ETS != nil && ieee.ETS.PrioTC[tc.TC] < 8 {
+			idx = int(ieee.ETS.PrioTC[tc.TC])
+		}
+		st[p+"tc/"+strconv.Itoa(tc.TC)+"/max_rate"] = strconv.FormatUint(ieee.Maxrate[idx]*1000, 10)
+	}
+}

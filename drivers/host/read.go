@@ -107,6 +107,7 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 		}
 		readFamily(s, n, fam, ieee, st, unsup, fs)
 		readCableLen(n, fam, ieee, st, unsup)
+		readMaxrate(n, fam, ieee, st, unsup)
 	}
 	if pause, err := readPause(s, n.Name); err != nil {
 		unsup[p+"pause"] = err.Error()

@@ -42,6 +42,10 @@ func restore(s *session, h *intent.Host, tok token) error {
 			if sn.DCB.ETS != nil {
 				errs = append(errs, s.dcb.UpdateETS(sn.NIC, func(e *dcbnl.ETS) { *e = *sn.DCB.ETS }))
 			}
+			if sn.DCB.Maxrate != nil {
+				m := *sn.DCB.Maxrate
+				errs = append(errs, s.dcb.SetMaxrate(sn.NIC, &m))
+			}
 			if sn.DCB.PFC != nil {
 				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable, p.Delay = sn.DCB.PFC.Enable, sn.DCB.PFC.Delay }))
 			}
