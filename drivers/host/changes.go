@@ -321,23 +321,41 @@ func addrDelta(before, after string) (add, del []string) {
 // desiredETS is the NIC's ETS: priority p -> TC p for the spec's classes,
 // other priorities -> the lowest class, unused TCs ETS with 0 % (mlx5:
 // ETS bandwidths must sum to 100 and non-ETS TCs must have 0 %).
-func desiredETS(n *intent.NIC) dcbnl.ETS {
+func desiredETS(n *intent.NIC) dcbnl.ETS { return desiredETSLayout(n, false) }
+
+// desiredETSLayout is desiredETS, or with compact the class priorities on
+// TCs 0..k-1 in priority order (other priorities on the lowest class's
+// TC): ice needs the TCs prio_tc uses contiguous from TC 0, else it falls
+// back to one TC ("Non-contiguous TCs - Disabling DCB", ice_dcb_lib.c
+// ice_dcb_get_num_tc), and bnxt refuses a TC above the count its firmware
+// offers (bnxt_ets_validate; Broadcom firmware may offer 3).
+func desiredETSLayout(n *intent.NIC, compact bool) dcbnl.ETS {
 	var e dcbnl.ETS
+	slot := [8]int{} // class priority -> TC
 	present := [8]bool{}
-	low := 0
-	for i, tc := range n.TCs {
+	low := -1
+	k := 0
+	for _, tc := range n.TCs { // sorted by priority
 		if tc.TC < 0 || tc.TC > 7 {
 			continue
 		}
 		present[tc.TC] = true
-		if i == 0 {
-			low = tc.TC
+		slot[tc.TC] = tc.TC
+		if compact {
+			slot[tc.TC] = k
 		}
+		k++
+		if low < 0 {
+			low = slot[tc.TC]
+		}
+	}
+	if low < 0 {
+		low = 0
 	}
 	for p := 0; p < 8; p++ {
 		e.PrioTC[p] = uint8(low)
 		if present[p] {
-			e.PrioTC[p] = uint8(p)
+			e.PrioTC[p] = uint8(slot[p])
 		}
 		e.TCTSA[p] = dcbnl.TSAETS
 	}
@@ -346,12 +364,32 @@ func desiredETS(n *intent.NIC) dcbnl.ETS {
 			continue
 		}
 		if tc.Strict {
-			e.TCTSA[tc.TC] = dcbnl.TSAStrict
+			e.TCTSA[slot[tc.TC]] = dcbnl.TSAStrict
 		} else {
-			e.TCTxBW[tc.TC] = uint8(tc.Bandwidth)
+			e.TCTxBW[slot[tc.TC]] = uint8(tc.Bandwidth)
 		}
 	}
 	return e
+}
+
+// needsCompactTCs says whether a NIC needs the class TCs contiguous from
+// TC 0: ice outside DSCP mode (in DSCP mode ice makes prio_tc the
+// identity itself), bnxt when its firmware offers fewer TCs than the
+// highest class priority needs (ets_cap).
+func needsCompactTCs(fam family, cur *dcbnl.IEEE, n *intent.NIC) bool {
+	switch fam {
+	case famICE:
+		return !hasDSCPApp(cur)
+	case famBNXT:
+		high := 0
+		for _, tc := range n.TCs {
+			if tc.TC > high {
+				high = tc.TC
+			}
+		}
+		return cur.ETS != nil && cur.ETS.ETSCap > 0 && int(cur.ETS.ETSCap) <= high
+	}
+	return false
 }
 
 func desiredPFC(n *intent.NIC) uint8 {

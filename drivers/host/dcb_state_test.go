@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -206,5 +207,42 @@ class "bulk" {
 	}
 	if got := feature("nic/v0a/tc/6/max_rate"); got != "maxrate" {
 		t.Errorf("feature %q", got)
+	}
+}
+
+// TestCompactTCs: on ice outside DSCP mode and on a bnxt offering fewer
+// TCs than the class priorities need, the classes sit on TCs 0..k-1
+// (contiguous, as ice_dcb_get_num_tc requires), and the read-back through
+// prio_tc gives the same state as the priority-per-TC layout.
+func TestCompactTCs(t *testing.T) {
+	_, f := loadSpec(t, roceSpec)
+	n := &f.Hosts[0].NICs[0] // default classes: 0, 3 (lossless), 6 (strict)
+	e := desiredETSLayout(n, true)
+	if fmt.Sprint(e.PrioTC) != "[0 0 0 1 0 0 2 0]" || e.TCTSA[2] != dcbnl.TSAStrict || e.TCTxBW[0]+e.TCTxBW[1] != 100 {
+		t.Fatalf("compact ETS %+v", e)
+	}
+	used := map[uint8]bool{}
+	for _, tc := range e.PrioTC {
+		used[tc] = true
+	}
+	for tc := uint8(0); tc < uint8(len(used)); tc++ {
+		if !used[tc] {
+			t.Errorf("TCs not contiguous from 0: %v", e.PrioTC)
+		}
+	}
+	pfc := &dcbnl.PFC{Enable: desiredPFC(n)}
+	a, b := intent.State{}, intent.State{}
+	ident := desiredETS(n)
+	putDCBFor(a, "nic/v0a/", &dcbnl.IEEE{ETS: &ident, PFC: pfc}, n, false)
+	putDCBFor(b, "nic/v0a/", &dcbnl.IEEE{ETS: &e, PFC: pfc}, n, false)
+	for _, c := range intent.Diff(a, b, nil) {
+		t.Errorf("compact layout reads differently: %s %s %q/%q", c.Action, c.Path, c.Before, c.After)
+	}
+	ice := &dcbnl.IEEE{}
+	if !needsCompactTCs(famICE, ice, n) || needsCompactTCs(famMLX5, ice, n) {
+		t.Error("ice without DSCP entries needs compact TCs, mlx5 never")
+	}
+	if !needsCompactTCs(famBNXT, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 3}}, n) || needsCompactTCs(famBNXT, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}, n) {
+		t.Error("bnxt: compact TCs exactly when ets_cap <= the highest class priority")
 	}
 }
