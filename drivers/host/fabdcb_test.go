@@ -357,7 +357,7 @@ func TestFabdcbPersonality(t *testing.T) {
 				t.Errorf("planned a PFC change the NIC refuses: %+v", c)
 			}
 		}
-		c, err := dcbnl.Dial(-1)
+		c, err := dcbnl.Dial(0) // this thread's namespace
 		if err != nil {
 			t.Fatal(err)
 		}

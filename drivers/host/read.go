@@ -101,13 +101,21 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 		return err
 	default:
 		fam := nicFamily(s, n)
-		putDCBFor(st, p, ieee, n, fam == famICE)
+		dcb := intent.State{}
+		putDCBFor(dcb, p, ieee, n, fam == famICE)
 		if f := dcbxFinding(n.Name, ieee); f != nil && fam != famICE {
 			*fs = append(*fs, *f) // ice: readFamily says what to do
 		}
 		readFamily(s, n, fam, ieee, st, unsup, fs)
-		readCableLen(n, fam, ieee, st, unsup)
-		readMaxrate(n, fam, ieee, st, unsup)
+		readCableLen(n, fam, ieee, dcb, unsup)
+		readMaxrate(n, fam, ieee, dcb, unsup)
+		if unsup[p+"dcb"] == "" {
+			// The firmware owns DCB (ice LLDP agent, bnxt NVRAM DCBX):
+			// its settings are listed as not expressible, not diffed.
+			for k, v := range dcb {
+				st[k] = v
+			}
+		}
 	}
 	if pause, err := readPause(s, n.Name); err != nil {
 		unsup[p+"pause"] = err.Error()
