@@ -292,7 +292,7 @@ func flattenVLAN(st State, n *NIC, addrs []string) {
 // (RDMASkbPriority: cma.c iboe_tos_to_sl takes the PCP as
 // egress_map[rt_tos2priority(tos)] on a VLAN netdev) -> the RDMA class's
 // PCP. Without that entry RoCE leaves on PCP 0 unless the ToS happens to
-// map to the RDMA priority itself (lint HOST-6 explains collisions).
+// map to the RDMA priority itself (lint HOST-7 explains collisions).
 func (n *NIC) VLANEgressMap() map[int]int {
 	m := map[int]int{}
 	for _, tc := range n.TCs {

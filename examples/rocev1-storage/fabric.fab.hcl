@@ -41,7 +41,7 @@ fabric "storage-l2" {
   # iboe_tos_to_sl), and that yields only skb priority 0, 2, 4 or 6. ToS 8 (IPTOS_THROUGHPUT)
   # gives skb priority 2; fabctl's egress map sends 2 (and the class priority 3) to PCP 3
   # (egress-qos-map 2:3 3:3). With ToS 0 the entry would be 0:3 and every other packet on
-  # the storage VLAN (NFS, ssh) would ride the lossless PCP too (lint HOST-6).
+  # the storage VLAN (NFS, ssh) would ride the lossless PCP too (lint HOST-7).
   rdma_tos = 8
 
   pfc_watchdog {

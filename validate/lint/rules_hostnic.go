@@ -8,11 +8,11 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
-// HOST-5 and HOST-6: what a RoCE NIC does with the classes, beyond
+// HOST-6 and HOST-7: what a RoCE NIC does with the classes, beyond
 // mirroring the fabric (HOST-3).
 
 var ruleHOST5 = Rule{
-	ID:    "HOST-5",
+	ID:    "HOST-6",
 	Title: "Every RoCE class has congestion control on the hosts: PFC (lossless) or DCQCN on its priority",
 	Rationale: `RoCE's go-back-N recovery collapses under loss, so RDMA traffic needs either PFC (a lossless
 class) or an ECN-based rate control at the NICs: DCQCN, whose reaction and notification points are
@@ -51,7 +51,7 @@ func checkHOST5(c *Context) {
 }
 
 var ruleHOST6 = Rule{
-	ID:    "HOST-6",
+	ID:    "HOST-7",
 	Title: "rdma_cm's priority for the host's ToS reaches the RDMA class's PCP through the VLAN egress map, without moving other traffic",
 	Rationale: `On a VLAN netdev rdma_cm sets a RoCE connection's 802.1p PCP (its SL) to
 egress_qos_map[rt_tos2priority(tos)] (drivers/infiniband/core/cma.c iboe_tos_to_sl), and

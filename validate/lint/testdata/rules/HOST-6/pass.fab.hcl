@@ -1,18 +1,28 @@
-# HOST-6 pass: RoCEv1 on VLAN 100 with ToS 24: rt_tos2priority gives skb
-# priority 4, which no class uses, and fabctl's egress map sends it to the
-# RDMA PCP 3.
+# HOST-6 pass: a lossy RoCE class under ecn-only; DCQCN covers its priority on
+# every NIC (vendor default mask, or an explicit one: RoCE is always added).
 fabric "t" {
-  transport          = "rocev1"
-  trust              = "pcp"
-  congestion_control = "pfc-only"
-  rdma_tos           = 24
+  transport          = "rocev2"
+  congestion_control = "ecn-only"
 }
 
 class "roce" {
   role      = "rdma"
   priority  = 3
-  lossless  = true
+  dscp      = [26]
+  lossless  = false
   bandwidth = 50
+  ecn {
+    min         = "150KB"
+    max         = "1500KB"
+    probability = 100
+  }
+}
+
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
 }
 
 class "default" {
@@ -25,9 +35,19 @@ class "default" {
 host "h1" {
   address = "192.0.2.10"
   nic "eth1" {
+    device           = "mlx5_0"
+    model            = "connectx-7"
+    addresses        = ["10.0.0.1/31"]
+    dcqcn_priorities = [3]
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
     device    = "mlx5_0"
     model     = "connectx-7"
-    addresses = ["10.0.0.1/24"]
-    vlan      = 100
+    addresses = ["10.0.1.1/31"]
+    dcqcn_priorities = [5]
   }
 }

@@ -1,5 +1,6 @@
-# HOST-5 fail: a lossy RoCEv1 class: no PFC, and no ECN can reach frames
-# without an IP header, so DCQCN cannot run either.
+# HOST-7 pass: RoCEv1 on VLAN 100 with ToS 24: rt_tos2priority gives skb
+# priority 4, which no class uses, and fabctl's egress map sends it to the
+# RDMA PCP 3.
 fabric "t" {
   transport          = "rocev1"
   trust              = "pcp"
@@ -10,7 +11,7 @@ fabric "t" {
 class "roce" {
   role      = "rdma"
   priority  = 3
-  lossless  = false # expect: HOST-5
+  lossless  = true
   bandwidth = 50
 }
 
