@@ -44,6 +44,7 @@ type TC struct {
 	Strict    bool
 	Bandwidth int // ETS share, percent (0 when strict)
 	ECN       *ECN
+	MaxRate   spec.BitRate // host NICs' per-TC cap (0: none)
 }
 
 // ECN is a mark-only RED profile.
@@ -116,15 +117,33 @@ type NIC struct {
 	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
 	PFC       []int
 	TCs       []TC // ETS
-	ECN       bool // DCQCN NP/RP on the lossless priorities
+	ECN       bool // DCQCN NP/RP on (ECNPrios)
 	ECNPrios  []int
 	Pause     bool // 802.3x global pause (off when PFC is on)
 	NUMA      spec.NUMAPolicy
 	NUMANode  *int              // declared NUMA node, checked against sysfs
 	Limits    spec.DeviceLimits // model table / limits block, checked against the device
 	RoCEMode  string            // v1 | v2 | "" (iWARP, IB)
-	Speed     spec.BitRate
-	IB        *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	// RDMAPriority is the first RDMA class's priority (-1: none) and
+	// RDMASkbPriority the skb priority rdma_cm gives its connections for
+	// the host's ToS (RTTos2Priority): the VLAN egress map sends one to
+	// the other.
+	RDMAPriority    int
+	RDMASkbPriority int
+	// FirmwareLLDP: the NIC firmware's LLDP agent on/off (nil: leave it;
+	// spec firmware_lldp).
+	FirmwareLLDP *bool
+	// CNPDSCP and CNPPriority mark the CNPs this NIC sends as DCQCN
+	// notification point: the spec's CNP class (its first DSCP and its
+	// priority); -1 when DCQCN is off or there is no CNP class.
+	CNPDSCP     int
+	CNPPriority int
+	// CableLength is the NIC's link's cable_length (0: not declared): the
+	// PFC headroom the NIC computes in manual buffer mode (mlx5 cable_len,
+	// mlnx_qos --cable_len).
+	CableLength spec.Length
+	Speed       spec.BitRate
+	IB          *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -147,6 +166,7 @@ func Compile(s *spec.Spec) *Fabric {
 	// "node:port" string per endpoint); links built without the loader
 	// are looked up by name.
 	byPort := make(map[*spec.Port]*spec.Link, len(s.Links))
+	byNIC := make(map[*spec.NIC]*spec.Link, len(s.Links))
 	var byName map[string]*spec.Link
 	for _, l := range s.Links {
 		_, pa, _, na := l.EndA()
@@ -164,6 +184,23 @@ func Compile(s *spec.Spec) *Fabric {
 		if pb != nil {
 			byPort[pb] = l
 		}
+		if na != nil {
+			byNIC[na] = l
+		}
+		if nb != nil {
+			byNIC[nb] = l
+		}
+	}
+	// nicCable is the cable_length of the link on a host NIC (0: none).
+	nicCable := func(h *spec.Host, n *spec.NIC) spec.Length {
+		l := byNIC[n]
+		if l == nil && byName != nil {
+			l = byName[h.Name+":"+n.Name]
+		}
+		if l == nil {
+			return 0
+		}
+		return l.CableLength
 	}
 	portLink := func(sw *spec.Switch, p *spec.Port) (peer string, cable spec.Length) {
 		l := byPort[p]
@@ -255,7 +292,21 @@ func Compile(s *spec.Spec) *Fabric {
 				nic.Addresses = append(nic.Addresses, a.String())
 			}
 			if nic.ECN {
-				nic.ECNPrios = s.LosslessPriorities()
+				nic.ECNPrios = s.NICDCQCNPriorities(n)
+			}
+			nic.RDMAPriority = -1
+			if rc := s.ClassesByRole(spec.RoleRDMA); len(rc) > 0 {
+				nic.RDMAPriority = rc[0].Priority
+			}
+			nic.RDMASkbPriority = RTTos2Priority(tos)
+			nic.FirmwareLLDP = n.FirmwareLLDP
+			nic.CableLength = nicCable(h, n)
+			nic.CNPDSCP, nic.CNPPriority = -1, -1
+			if cc := s.ClassesByRole(spec.RoleCNP); nic.ECN && len(cc) > 0 {
+				nic.CNPPriority = cc[0].Priority
+				if len(cc[0].DSCP) > 0 {
+					nic.CNPDSCP = cc[0].DSCP[0]
+				}
 			}
 			switch s.Fabric.Transport {
 			case spec.RoCEv2:
@@ -288,6 +339,9 @@ func compileTCs(s *spec.Spec) []TC {
 		tc.Strict = tc.Strict || c.Strict
 		if !c.Strict {
 			tc.Bandwidth += c.Bandwidth
+		}
+		if c.MaxRate > 0 && (tc.MaxRate == 0 || c.MaxRate < tc.MaxRate) {
+			tc.MaxRate = c.MaxRate
 		}
 		if c.ECN != nil && tc.ECN == nil {
 			tc.ECN = &ECN{Min: c.ECN.Min, Max: c.ECN.Max, Probability: c.ECN.Probability}
@@ -324,13 +378,10 @@ func ncclEnv(s *spec.Spec, h *spec.Host, out *Host) map[string]string {
 	switch s.Fabric.Transport {
 	case spec.RoCEv2, spec.RoCEv1:
 		env["NCCL_IB_TC"] = strconv.Itoa(out.RDMATos)
-		// GID index 3 is RoCEv2/IPv4 on mlx5's default table; the host
-		// driver replaces it with the index it finds on the device.
-		if s.Fabric.Transport == spec.RoCEv2 {
-			env["NCCL_IB_GID_INDEX"] = "3"
-		} else {
-			env["NCCL_IB_GID_INDEX"] = "0"
-		}
+		// The GID index depends on the host's GID table (VLANs, IPv6,
+		// address order): the host driver resolves "auto" to the index of
+		// the RDMA interface's IPv4 GID of this RoCE version.
+		env["NCCL_IB_GID_INDEX"] = "auto"
 	case spec.InfiniBand:
 		for _, c := range s.ClassesByRole(spec.RoleRDMA) {
 			if c.SL != nil {

@@ -51,7 +51,7 @@ func TestCompile(t *testing.T) {
 	}
 	h := f.Hosts[0]
 	n := h.NICs[0]
-	if h.RDMATos != 106 || n.RoCEMode != "v2" || !n.ECN || intsString(n.ECNPrios) != "3" || n.MTU != 9000 {
+	if h.RDMATos != 106 || n.RoCEMode != "v2" || !n.ECN || intsString(n.ECNPrios) != "0,1,2,3,4,5,6,7" || n.MTU != 9000 {
 		t.Errorf("host %+v nic %+v", h, n)
 	}
 	if h.NCCL["NCCL_IB_TC"] != "106" || h.NCCL["NCCL_IB_HCA"] != "mlx5_0" {
@@ -149,5 +149,126 @@ func TestDSCPNormalForm(t *testing.T) {
 	d := Diff(desired, live, nil)
 	if len(d) != 1 || d[0].Path != "dscp/10" || d[0].Action != Delete {
 		t.Errorf("diff %+v", d)
+	}
+}
+
+// TestDCQCNPriorities: the DCQCN priority mask follows the spec. Default:
+// the NIC vendor's (every priority; mlx5 ROCE_CC_PRIO_MASK = 0xff, as
+// NVIDIA's nic-configuration-operator leaves it); an explicit
+// dcqcn_priorities always gains the RDMA class's priority; a lossy RoCE
+// class under ecn-only is never left without DCQCN.
+func TestDCQCNPriorities(t *testing.T) {
+	lossy := `
+fabric "t" {
+  congestion_control = "ecn-only"
+}
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  lossless  = false
+  bandwidth = 50
+  ecn {
+    min         = "150KB"
+    max         = "1500KB"
+    probability = 100
+  }
+}
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+}
+class "default" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 50
+}
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = ["10.0.0.1/31"]
+    %s
+  }
+}
+`
+	for _, tc := range []struct{ name, nicAttr, want string }{
+		{"vendor default", "", "0,1,2,3,4,5,6,7"},
+		{"explicit mask gains the RoCE priority", "dcqcn_priorities = [5]", "3,5"},
+		{"ecn off on the NIC", "ecn = false", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := compile(t, strings.Replace(lossy, "%s", tc.nicAttr, 1))
+			n := f.Hosts[0].NICs[0]
+			if got := intsString(n.ECNPrios); got != tc.want {
+				t.Errorf("DCQCN priorities %q, want %q", got, tc.want)
+			}
+			if got := f.Hosts[0].Flatten()["nic/eth1/ecn"]; got != tc.want {
+				t.Errorf("nic/eth1/ecn = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRoCEEgressMap: rdma_cm picks the PCP of a RoCE connection as
+// egress_map[rt_tos2priority(tos)] on the VLAN netdev (drivers/infiniband/
+// core/cma.c iboe_tos_to_sl / get_vlan_ndev_tc), and rt_tos2priority only
+// yields 0, 2, 4 or 6 (net/ipv4/route.c ip_tos2prio): the map must send
+// that skb priority to the RDMA class's PCP, or RoCE leaves on PCP 0.
+func TestRoCEEgressMap(t *testing.T) {
+	src := `
+fabric "t" {
+  transport          = "rocev1"
+  trust              = "pcp"
+  congestion_control = "pfc-only"
+  %s
+}
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  lossless  = true
+  bandwidth = 50
+}
+class "default" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 50
+}
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = ["10.0.0.1/24"]
+    vlan      = 100
+  }
+}
+`
+	for _, tc := range []struct {
+		tosAttr string
+		want    string
+	}{
+		{"", "0:3,3:3"},             // ToS 0 -> skb priority 0
+		{"rdma_tos = 8", "2:3,3:3"}, // IPTOS_THROUGHPUT -> TC_PRIO_BULK 2
+		{"rdma_tos = 24", "3:3,4:3"},
+		{"rdma_tos = 16", "3:3,6:3"}, // IPTOS_LOWDELAY -> TC_PRIO_INTERACTIVE 6
+	} {
+		f := compile(t, strings.Replace(src, "%s", tc.tosAttr, 1))
+		n := f.Hosts[0].NICs[0]
+		if got := FormatQoSMap(n.VLANEgressMap()); got != tc.want {
+			t.Errorf("%q: egress map %q, want %q", tc.tosAttr, got, tc.want)
+		}
+		m := n.VLANEgressMap()
+		if pcp := m[RTTos2Priority(f.Hosts[0].RDMATos)]; pcp != 3 {
+			t.Errorf("%q: rdma_cm would send RoCE on PCP %d, want 3", tc.tosAttr, pcp)
+		}
+	}
+	for tos, want := range map[int]int{0: 0, 2: 0, 8: 2, 10: 2, 16: 6, 24: 4, 26: 4, 106: 2, 184: 4, 255: 4} {
+		if got := RTTos2Priority(tos); got != want {
+			t.Errorf("rt_tos2priority(%d) = %d, want %d", tos, got, want)
+		}
 	}
 }

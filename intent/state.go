@@ -231,14 +231,32 @@ func (h *Host) Flatten() State {
 		if n.RoCEMode == "" {
 			continue // iWARP/IB: no DCB on the host
 		}
+		if n.FirmwareLLDP != nil {
+			st["nic/"+n.Name+"/firmware_lldp"] = onOffString(*n.FirmwareLLDP)
+		}
 		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
 			putDSCP(st, k, &n.DSCPToTC)
 		}
 		st[k.pfc] = intsString(n.PFC)
+		if n.CableLength > 0 && len(n.PFC) > 0 {
+			// whole metres, as the NIC takes it (ieee_pfc.delay)
+			st["nic/"+n.Name+"/cable_len"] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
+		}
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
+		if capped(n.TCs) {
+			for _, tc := range n.TCs {
+				st["nic/"+n.Name+"/tc/"+strconv.Itoa(tc.TC)+"/max_rate"] = strconv.FormatInt(int64(tc.MaxRate), 10)
+			}
+		}
 		st[k.ecn] = intsString(n.ECNPrios)
+		if n.CNPDSCP >= 0 {
+			st["nic/"+n.Name+"/cnp_dscp"] = strconv.Itoa(n.CNPDSCP)
+		}
+		if n.CNPPriority >= 0 {
+			st["nic/"+n.Name+"/cnp_prio"] = strconv.Itoa(n.CNPPriority)
+		}
 		st[k.roceMode] = n.RoCEMode
 		st[k.tos] = strconv.Itoa(h.RDMATos)
 		if n.NUMA.Auto {
@@ -269,6 +287,21 @@ func (h *Host) stateSize() int {
 			continue
 		}
 		n += 7 // trust, pfc, pause, ecn, roce mode, tos, irq cpus
+		if nic.FirmwareLLDP != nil {
+			n++
+		}
+		if nic.CableLength > 0 && len(nic.PFC) > 0 {
+			n++
+		}
+		if capped(nic.TCs) {
+			n += len(nic.TCs) // max_rate
+		}
+		if nic.CNPDSCP >= 0 {
+			n++
+		}
+		if nic.CNPPriority >= 0 {
+			n++
+		}
 		if nic.Trust == "dscp" {
 			def := DSCPDefault(&nic.DSCPToTC)
 			n++
@@ -303,13 +336,21 @@ func flattenVLAN(st State, n *NIC, addrs []string) {
 }
 
 // VLANEgressMap is the egress-qos-map of the NIC's VLAN interface: skb
-// priority -> PCP, the identity for every class priority but 0.
+// priority -> PCP, the identity for every class priority but 0, and on
+// RoCE the skb priority rdma_cm gives a connection for the host's ToS
+// (RDMASkbPriority: cma.c iboe_tos_to_sl takes the PCP as
+// egress_map[rt_tos2priority(tos)] on a VLAN netdev) -> the RDMA class's
+// PCP. Without that entry RoCE leaves on PCP 0 unless the ToS happens to
+// map to the RDMA priority itself (lint HOST-7 explains collisions).
 func (n *NIC) VLANEgressMap() map[int]int {
 	m := map[int]int{}
 	for _, tc := range n.TCs {
 		if tc.TC > 0 && tc.TC < 8 {
 			m[tc.TC] = tc.TC
 		}
+	}
+	if n.RoCEMode != "" && n.RDMAPriority > 0 && n.RDMAPriority < 8 {
+		m[n.RDMASkbPriority] = n.RDMAPriority
 	}
 	return m
 }
@@ -575,4 +616,33 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	sort.Slice(tolerated, func(i, j int) bool { return tolerated[i].Path < tolerated[j].Path })
 	return out, tolerated
+}
+
+// ipTos2Prio is the kernel's ToS -> skb priority table (net/ipv4/route.c
+// ip_tos2prio; TC_PRIO_BESTEFFORT 0, BULK 2, INTERACTIVE_BULK 4,
+// INTERACTIVE 6 from include/uapi/linux/pkt_sched.h; ECN_OR_COST(c) is c).
+var ipTos2Prio = [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
+
+// RTTos2Priority is the kernel's rt_tos2priority (include/net/route.h):
+// ip_tos2prio[IPTOS_TOS(tos) >> 1], IPTOS_TOS masking 0x1e. rdma_cm uses
+// it to pick a RoCE connection's priority (cma.c iboe_tos_to_sl), so only
+// 0, 2, 4 and 6 can come out.
+func RTTos2Priority(tos int) int { return ipTos2Prio[(tos&0x1e)>>1] }
+
+func onOffString(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// capped says whether any class caps its rate (then every class TC of a
+// host NIC has a max_rate path, 0 for none).
+func capped(tcs []TC) bool {
+	for _, tc := range tcs {
+		if tc.MaxRate > 0 {
+			return true
+		}
+	}
+	return false
 }

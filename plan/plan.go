@@ -23,7 +23,7 @@ import (
 
 // FormatVersion is the version of the plan's JSON form (saved plans and
 // `plan --json`): minor = additive, major = breaking.
-const FormatVersion = "1.0"
+const FormatVersion = "1.1"
 
 // Plan is the result of planning a fabric.
 type Plan struct {

@@ -88,7 +88,7 @@ func (l *loader) fabric(b *hcl.Block) *Fabric {
 }
 
 var classSchema = &hcl.BodySchema{
-	Attributes: attrs("role", "priority", "dscp", "default", "lossless", "strict", "bandwidth", "sl", "lint_ignore"),
+	Attributes: attrs("role", "priority", "dscp", "default", "lossless", "strict", "bandwidth", "max_rate", "sl", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "ecn"}},
 }
 
@@ -115,6 +115,7 @@ func (l *loader) class(in instance) *Class {
 	c.Lossless = d.boolean("lossless", false)
 	c.Strict = d.boolean("strict", false)
 	c.Bandwidth = d.integer("bandwidth", 0, 0, 100)
+	c.MaxRate, _ = d.rate("max_rate")
 	if c.Strict && d.src.Has("bandwidth") && c.Bandwidth > 0 {
 		rng := d.src.Attr("bandwidth")
 		l.errf(&rng, "Conflicting scheduling", "class %q is strict priority; a strict class has no ETS bandwidth share. Remove bandwidth or strict.", name)
@@ -328,7 +329,7 @@ var hostSchema = &hcl.BodySchema{
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -458,6 +459,10 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		n.PFC = v
 	}
 	n.ECN = d.optBool("ecn")
+	if v, ok := d.intSet("dcqcn_priorities", 0, 7); ok {
+		n.DCQCNPrios = v
+	}
+	n.FirmwareLLDP = d.optBool("firmware_lldp")
 	n.Pause = d.boolean("pause", false)
 	n.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	n.VLAN = d.integer("vlan", 0, 0, 4094)

@@ -227,6 +227,40 @@ func (s *Spec) NICECN(n *NIC) bool {
 	return s.Fabric.CongestionControl == CCDCQCN || s.Fabric.CongestionControl == CCECNOnly
 }
 
+// NICDCQCNPriorities are the priorities whose DCQCN reaction and
+// notification points are on (nil when NICECN is off): the NIC's
+// dcqcn_priorities plus every RDMA class's priority (RoCE always gets
+// congestion control), or when not given the vendor default, every
+// priority (mlx5 firmware ROCE_CC_PRIO_MASK_P1 = 0xff; NVIDIA's
+// nic-configuration-operator README "roceOptimized" keeps 255). Never only
+// the lossless priorities: a lossy RoCE class (ecn-only) needs DCQCN most.
+func (s *Spec) NICDCQCNPriorities(n *NIC) []int {
+	if !s.NICECN(n) {
+		return nil
+	}
+	if n == nil || n.DCQCNPrios == nil {
+		return []int{0, 1, 2, 3, 4, 5, 6, 7}
+	}
+	on := [8]bool{}
+	for _, p := range n.DCQCNPrios {
+		if p >= 0 && p < 8 {
+			on[p] = true
+		}
+	}
+	for _, c := range s.ClassesByRole(RoleRDMA) {
+		if c.Priority >= 0 && c.Priority < 8 {
+			on[c.Priority] = true
+		}
+	}
+	var out []int
+	for p, ok := range on {
+		if ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func portWatchdogLevel(p *Port) Level {
 	if p != nil && p.PFCWatchdog != nil {
 		return FromObject

@@ -332,10 +332,13 @@ type Class struct {
 	Lossless  bool // PFC no-drop
 	Strict    bool // strict priority scheduling
 	Bandwidth int  // ETS guaranteed share in percent (0 when strict)
-	ECN       *ECNProfile
-	SL        *int // InfiniBand service level
-	Ignore    LintIgnores
-	Src       Source
+	// MaxRate caps the class's priority on the host NICs (max_rate, per-TC
+	// shaper, dcbnl ieee_maxrate); 0 = no cap.
+	MaxRate BitRate
+	ECN     *ECNProfile
+	SL      *int // InfiniBand service level
+	Ignore  LintIgnores
+	Src     Source
 }
 
 // ECNProfile is a RED-style ECN marking profile (mark-only, no drop).
@@ -487,14 +490,24 @@ type NIC struct {
 	NUMANode  *int // declared NUMA node of the NIC
 	Trust     string
 	PFC       []int // override (nil = derived from classes)
-	ECN       *bool // DCQCN NP/RP enabled on the lossless priorities (nil = per congestion control)
-	Pause     bool  // IEEE 802.3x global pause
-	DSCPMap   map[int]int
-	VLAN      int    // VLAN id of the RDMA interface (0 = untagged)
-	GUID      string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
-	Limits    DeviceLimits
-	Ignore    LintIgnores
-	Src       Source
+	ECN       *bool // DCQCN NP/RP enabled (nil = per congestion control)
+	// DCQCNPrios are the priorities DCQCN (NP/RP) is enabled on when ECN
+	// is on (dcqcn_priorities); nil = the NIC vendor's default, every
+	// priority (mlx5 ROCE_CC_PRIO_MASK = 0xff). The RDMA classes'
+	// priorities are always added (intent).
+	DCQCNPrios []int
+	// FirmwareLLDP is the NIC firmware's LLDP/DCBX agent (firmware_lldp):
+	// false hands DCB to the host (Intel E810: the fw-lldp-agent private
+	// flag off; ice refuses every DCB write while the agent runs); nil
+	// leaves it alone.
+	FirmwareLLDP *bool
+	Pause        bool // IEEE 802.3x global pause
+	DSCPMap      map[int]int
+	VLAN         int    // VLAN id of the RDMA interface (0 = untagged)
+	GUID         string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
+	Limits       DeviceLimits
+	Ignore       LintIgnores
+	Src          Source
 
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -23,6 +24,8 @@ type snapshot struct {
 	DCB   *dcbnl.IEEE `json:"dcb,omitempty"`
 	Pause *bool       `json:"pause,omitempty"`
 	VLAN  *vlanSnap   `json:"vlan,omitempty"` // vlan.go
+	// FWLLDP is the ice fw-lldp-agent private flag before (nicfamily.go).
+	FWLLDP *bool `json:"fw_lldp,omitempty"`
 }
 
 // dcbOf returns the DCB state prepare read for a NIC (nil if none).
@@ -148,7 +151,8 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		return fail(err)
 	}
 	if todo[""]["nccl"] {
-		if err := writeEnvFile(h.NCCLEnvFile, h.NCCL); err != nil {
+		env, _ := ncclEnv(h)
+		if err := writeEnvFile(h.NCCLEnvFile, env); err != nil {
 			return fail(err)
 		}
 	}
@@ -179,12 +183,23 @@ func (d *Driver) prepare(s *session, nic string, feats map[string]bool) (*snapsh
 		return nil, []string{fmt.Sprintf("%s: addresses: %v", nic, err)}
 	}
 	var probs []string
-	if feats["ets"] || feats["pfc"] || feats["app"] {
+	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"] {
 		ieee, err := s.dcb.IEEE(nic)
 		if err != nil {
 			probs = append(probs, err.Error())
 		} else {
 			snap.DCB = ieee
+		}
+	}
+	if feats["firmware_lldp"] {
+		on, has, err := fwLLDP(s, nic)
+		switch {
+		case err != nil:
+			probs = append(probs, fmt.Sprintf("%s: ethtool private flags: %v", nic, err))
+		case !has:
+			probs = append(probs, fmt.Sprintf("%s: no %s private flag", nic, iceLLDPFlag))
+		default:
+			snap.FWLLDP = &on
 		}
 	}
 	if feats["pause"] {
@@ -227,39 +242,88 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
-	if (feats["ets"] || feats["pfc"] || feats["app"]) && cur == nil {
+	if feats["firmware_lldp"] && n.FirmwareLLDP != nil {
+		// ice: before any DCB write, which EINVALs while the agent runs.
+		if err := setFWLLDP(s, n.Name, *n.FirmwareLLDP); err != nil {
+			return err
+		}
+	}
+	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"]) && cur == nil {
 		if cur, err = s.dcb.IEEE(n.Name); err != nil {
 			return err
 		}
 	}
-	if feats["ets"] {
-		want := desiredETS(n)
+	fam := famMLX5
+	if feats["ets"] || feats["pfc"] || feats["app"] {
+		fam = nicFamily(s, n)
+	}
+	if fam == famBNXT && cur.DCBX != nil && *cur.DCBX&dcbnl.DCBXHost == 0 {
+		// bnxt_dcbnl_ieee_set*: -EINVAL unless IEEE + HOST DCBX.
+		if err := s.dcb.SetDCBX(n.Name, dcbnl.DCBXHost|dcbnl.DCBXVerIEEE); err != nil {
+			return fmt.Errorf("%s: dcb dcbx set dev %s host ieee (bnxt needs host DCBX): %w", n.Name, n.Name, err)
+		}
+	}
+	setETS := func(cur *dcbnl.IEEE) error {
+		want := desiredETSLayout(n, needsCompactTCs(fam, cur, n))
 		var e dcbnl.ETS
 		if cur.ETS != nil {
 			e = *cur.ETS
 		}
 		before := e
 		e.PrioTC, e.TCTSA, e.TCTxBW = want.PrioTC, want.TCTSA, want.TCTxBW
+		if fam == famICE && hasDSCPApp(cur) {
+			e.PrioTC = before.PrioTC // DSCP mode: ice keeps prio_tc (ice_dcbnl_setets)
+		}
 		if e != before || cur.ETS == nil {
-			if err := s.dcb.SetETS(n.Name, &e); err != nil {
+			return s.dcb.SetETS(n.Name, &e)
+		}
+		return nil
+	}
+	if fam == famICE && feats["app"] {
+		// ice: the first DSCP entry resets ETS (ice_dcbnl_setapp), so the
+		// APP table goes first and ETS is checked again after it.
+		if err := setAppsOrdered(s, n.Name, cur, desiredAppsFor(n, fam), true); err != nil {
+			return err
+		}
+		fresh, err := s.dcb.IEEE(n.Name)
+		if err != nil {
+			return err
+		}
+		if err := setETS(fresh); err != nil {
+			return err
+		}
+		cur = fresh
+	} else if feats["ets"] {
+		if err := setETS(cur); err != nil {
+			return err
+		}
+	}
+	if feats["maxrate"] {
+		m := desiredMaxrate(n)
+		if cur.Maxrate == nil || *cur.Maxrate != m {
+			if err := s.dcb.SetMaxrate(n.Name, &m); err != nil {
 				return err
 			}
 		}
 	}
-	if feats["pfc"] {
+	if feats["pfc"] || feats["cable_len"] {
 		var p dcbnl.PFC
 		if cur.PFC != nil {
-			p = *cur.PFC // keeps the delay (cable length)
+			p = *cur.PFC // keeps the delay (cable length) unless the spec sets it
 		}
-		if en := desiredPFC(n); en != p.Enable || cur.PFC == nil {
-			p.Enable = en
+		before := p
+		p.Enable = desiredPFC(n)
+		if feats["cable_len"] && n.CableLength > 0 {
+			p.Delay = uint16(math.Ceil(float64(n.CableLength)))
+		}
+		if p.Enable != before.Enable || p.Delay != before.Delay || cur.PFC == nil {
 			if err := s.dcb.SetPFC(n.Name, &p); err != nil {
 				return err
 			}
 		}
 	}
-	if feats["app"] {
-		if err := setAppsFrom(s, n.Name, cur, desiredApps(n)); err != nil {
+	if feats["app"] && fam != famICE {
+		if err := setAppsOrdered(s, n.Name, cur, desiredAppsFor(n, fam), false); err != nil {
 			return err
 		}
 	}
@@ -311,6 +375,37 @@ func setApps(s *session, nic string, want []dcbnl.App) error {
 
 // setAppsFrom is setApps from a state just read.
 func setAppsFrom(s *session, nic string, st *dcbnl.IEEE, want []dcbnl.App) error {
+	return setAppsOrdered(s, nic, st, want, false)
+}
+
+// hasDSCPApp says whether a NIC has DSCP APP entries (DSCP trust).
+func hasDSCPApp(st *dcbnl.IEEE) bool {
+	for _, a := range st.Apps {
+		if a.Selector == dcbnl.SelDSCP {
+			return true
+		}
+	}
+	return false
+}
+
+// managedApp says whether fabctl owns an APP entry: the DSCP table, and
+// the RoCE entries (UDP 4791, Ethertype 0x8915) when want has one.
+func managedApp(a dcbnl.App, want []dcbnl.App) bool {
+	if a.Selector == dcbnl.SelDSCP {
+		return true
+	}
+	for _, w := range want {
+		if w.Selector == a.Selector && w.Protocol == a.Protocol {
+			return true
+		}
+	}
+	return false
+}
+
+// setAppsOrdered makes fabctl's APP entries exactly want. deleteFirst
+// (ice) deletes stale entries before adding: ice refuses a DSCP that is
+// already mapped ("already user mapped", ice_dcbnl_setapp).
+func setAppsOrdered(s *session, nic string, st *dcbnl.IEEE, want []dcbnl.App, deleteFirst bool) error {
 	var err error
 	wantSet := map[dcbnl.App]bool{}
 	for _, a := range want {
@@ -319,7 +414,7 @@ func setAppsFrom(s *session, nic string, st *dcbnl.IEEE, want []dcbnl.App) error
 	haveSet := map[dcbnl.App]bool{}
 	var del []dcbnl.App
 	for _, a := range st.Apps {
-		if a.Selector != dcbnl.SelDSCP {
+		if !managedApp(a, want) {
 			continue
 		}
 		haveSet[a] = true
@@ -332,6 +427,12 @@ func setAppsFrom(s *session, nic string, st *dcbnl.IEEE, want []dcbnl.App) error
 		if !haveSet[a] {
 			add = append(add, a)
 		}
+	}
+	if deleteFirst {
+		if err := s.dcb.DelApps(nic, del); err != nil {
+			return err
+		}
+		return s.dcb.AddApps(nic, add)
 	}
 	// Add before delete: on mlx5 deleting the last DSCP entry switches the
 	// port back to PCP trust for a moment.

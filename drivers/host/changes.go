@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,8 +41,14 @@ func feature(p string) string {
 			return "tc-ecn"
 		case strings.HasPrefix(rest, "tc/") && strings.HasSuffix(rest, "/lossless"):
 			return "pfc"
+		case strings.HasPrefix(rest, "tc/") && strings.HasSuffix(rest, "/max_rate"):
+			return "maxrate"
 		case strings.HasPrefix(rest, "tc/"):
 			return "ets"
+		case rest == "cable_len":
+			return "cable_len" // set with PFC (ieee_pfc.delay)
+		case rest == "cnp_dscp" || rest == "cnp_prio":
+			return "cnp" // ecn.go
 		default:
 			return rest // pause, ecn, roce_mode, tos, irq_cpus
 		}
@@ -54,14 +61,14 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "ets": 2, "pfc": 3, "app": 4, "pause": 5,
-	"ecn": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "maxrate": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
+	"ecn": 6, "cnp": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "vlan", "ets", "pfc", "app", "pause", "nccl", "irqbalance",
-		"ecn", "roce_mode", "tos", "irq_cpus": // the last four: sysfeat.go
+	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "maxrate", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
+		"ecn", "cnp", "roce_mode", "tos", "irq_cpus": // the last five: sysfeat.go
 		return true
 	}
 	return false
@@ -186,7 +193,12 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "pause", "ecn", "roce_mode", "tos", "irq_cpus", "vlan":
+	case "cable_len", "maxrate":
+		if why := unsup[p+"dcb"]; why != "" {
+			return why
+		}
+		return unsup[p+feat]
+	case "pause", "ecn", "cnp", "roce_mode", "tos", "irq_cpus", "vlan", "firmware_lldp":
 		return unsup[p+feat]
 	}
 	return ""
@@ -224,6 +236,21 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
 	case "vlan":
 		return describeVLAN(nic, n, cs, where)
+	case "maxrate":
+		m := desiredMaxrate(n)
+		return fmt.Sprintf("%s: per-TC max rate (Kbit/s) %v", nic, m), []string{fmt.Sprintf(
+			"dcb maxrate set dev %s tc-maxrate ... (DCB_CMD_IEEE_SET{MAXRATE} %v Kbit/s per TC; mlnx_qos -r)%s", nic, m, where)}
+	case "cable_len":
+		m := int(math.Ceil(float64(n.CableLength)))
+		return fmt.Sprintf("%s: cable length %dm for the PFC headroom", nic, m), []string{fmt.Sprintf(
+			"dcb pfc set dev %s delay %d (mlnx_qos -i %s --cable_len=%d; DCB_CMD_IEEE_SET{PFC} with pfc_en kept)%s", nic, m, nic, m, where)}
+	case "firmware_lldp":
+		on := n.FirmwareLLDP != nil && *n.FirmwareLLDP
+		sum := fmt.Sprintf("%s: firmware LLDP agent %s", nic, onOff(on))
+		if !on {
+			sum += " (DCB goes to the host)"
+		}
+		return sum, []string{fmt.Sprintf("ethtool --set-priv-flags %s %s %s%s", nic, iceLLDPFlag, onOff(on), where)}
 	case "pause":
 		return fmt.Sprintf("%s: global pause %s", nic, onOff(n.Pause)), []string{fmt.Sprintf(
 			"ethtool -A %s rx %s tx %s%s", nic, onOff(n.Pause), onOff(n.Pause), where)}
@@ -294,23 +321,41 @@ func addrDelta(before, after string) (add, del []string) {
 // desiredETS is the NIC's ETS: priority p -> TC p for the spec's classes,
 // other priorities -> the lowest class, unused TCs ETS with 0 % (mlx5:
 // ETS bandwidths must sum to 100 and non-ETS TCs must have 0 %).
-func desiredETS(n *intent.NIC) dcbnl.ETS {
+func desiredETS(n *intent.NIC) dcbnl.ETS { return desiredETSLayout(n, false) }
+
+// desiredETSLayout is desiredETS, or with compact the class priorities on
+// TCs 0..k-1 in priority order (other priorities on the lowest class's
+// TC): ice needs the TCs prio_tc uses contiguous from TC 0, else it falls
+// back to one TC ("Non-contiguous TCs - Disabling DCB", ice_dcb_lib.c
+// ice_dcb_get_num_tc), and bnxt refuses a TC above the count its firmware
+// offers (bnxt_ets_validate; Broadcom firmware may offer 3).
+func desiredETSLayout(n *intent.NIC, compact bool) dcbnl.ETS {
 	var e dcbnl.ETS
+	slot := [8]int{} // class priority -> TC
 	present := [8]bool{}
-	low := 0
-	for i, tc := range n.TCs {
+	low := -1
+	k := 0
+	for _, tc := range n.TCs { // sorted by priority
 		if tc.TC < 0 || tc.TC > 7 {
 			continue
 		}
 		present[tc.TC] = true
-		if i == 0 {
-			low = tc.TC
+		slot[tc.TC] = tc.TC
+		if compact {
+			slot[tc.TC] = k
 		}
+		k++
+		if low < 0 {
+			low = slot[tc.TC]
+		}
+	}
+	if low < 0 {
+		low = 0
 	}
 	for p := 0; p < 8; p++ {
 		e.PrioTC[p] = uint8(low)
 		if present[p] {
-			e.PrioTC[p] = uint8(p)
+			e.PrioTC[p] = uint8(slot[p])
 		}
 		e.TCTSA[p] = dcbnl.TSAETS
 	}
@@ -319,12 +364,32 @@ func desiredETS(n *intent.NIC) dcbnl.ETS {
 			continue
 		}
 		if tc.Strict {
-			e.TCTSA[tc.TC] = dcbnl.TSAStrict
+			e.TCTSA[slot[tc.TC]] = dcbnl.TSAStrict
 		} else {
-			e.TCTxBW[tc.TC] = uint8(tc.Bandwidth)
+			e.TCTxBW[slot[tc.TC]] = uint8(tc.Bandwidth)
 		}
 	}
 	return e
+}
+
+// needsCompactTCs says whether a NIC needs the class TCs contiguous from
+// TC 0: ice outside DSCP mode (in DSCP mode ice makes prio_tc the
+// identity itself), bnxt when its firmware offers fewer TCs than the
+// highest class priority needs (ets_cap).
+func needsCompactTCs(fam family, cur *dcbnl.IEEE, n *intent.NIC) bool {
+	switch fam {
+	case famICE:
+		return !hasDSCPApp(cur)
+	case famBNXT:
+		high := 0
+		for _, tc := range n.TCs {
+			if tc.TC > high {
+				high = tc.TC
+			}
+		}
+		return cur.ETS != nil && cur.ETS.ETSCap > 0 && int(cur.ETS.ETSCap) <= high
+	}
+	return false
 }
 
 func desiredPFC(n *intent.NIC) uint8 {
@@ -337,23 +402,54 @@ func desiredPFC(n *intent.NIC) uint8 {
 	return en
 }
 
-// desiredApps is the DSCP APP table for trust dscp: every code point whose
-// priority is not 0 (unmapped code points are priority 0), or all 64 when
-// every one maps to 0; none for trust pcp.
+// desiredApps is the DSCP APP table for trust dscp: all 64 code points,
+// none for trust pcp. A code point without an entry keeps the NIC's own
+// mapping: firmware dscp2prio, which is dscp >> 3 out of the box
+// (mlx5: en_dcbnl.c mlx5e_trust_initialize reads it from firmware, and
+// mlx5e_dcbnl_ieee_delapp resets a deleted one to 0; mlnx-tools
+// python/Python/dcbnetlink.py setDefaultAppEntry writes "i >> 3 #firmware
+// default"; ice: ice_dcb_lib.c ice_dcb_sw_dflt_cfg / DSCP mode DSCP/8), so a
+// partial table leaves e.g. DSCP 24-31 on priority 3. `mlnx_qos --trust
+// dscp` writes all 64 (setDefaultAppEntry), and so does fabctl.
 func desiredApps(n *intent.NIC) []dcbnl.App {
 	if n.Trust != "dscp" {
 		return nil
 	}
-	var out []dcbnl.App
+	out := make([]dcbnl.App, 0, 64)
 	for d, tc := range n.DSCPToTC {
-		if tc > 0 && tc < 8 {
-			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
+		if tc < 0 || tc > 7 {
+			tc = 0
 		}
-	}
-	if len(out) == 0 {
-		for d := 0; d < 64; d++ {
-			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Protocol: uint16(d)})
-		}
+		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
 	}
 	return out
 }
+
+// desiredMaxrate is the per-TC cap in Kbit/s (struct ieee_maxrate's unit).
+func desiredMaxrate(n *intent.NIC) dcbnl.Maxrate {
+	var m dcbnl.Maxrate
+	for _, tc := range n.TCs {
+		if tc.TC >= 0 && tc.TC < 8 && tc.MaxRate > 0 {
+			m[tc.TC] = uint64(tc.MaxRate) / 1000
+		}
+	}
+	return m
+}
+
+// desiredAppsFor is desiredApps plus what the NIC family needs: bnxt
+// programs the RoCE priority only from an APP entry UDP 4791 (RoCEv2) or
+// Ethertype 0x8915 (RoCEv1) (bnxt_dcb.c bnxt_dcbnl_ieee_setapp).
+func desiredAppsFor(n *intent.NIC, fam family) []dcbnl.App {
+	out := desiredApps(n)
+	if fam == famBNXT && n.RDMAPriority >= 0 && n.RDMAPriority < 8 && n.RoCEMode != "" {
+		out = append(out, roceApp(n))
+	}
+	return out
+}
+
+// FirmwareDSCPDefault is the priority a NIC gives a code point that has no
+// DSCP APP entry: dscp >> 3 (mlx5 firmware dscp2prio as mlnx-tools'
+// setDefaultAppEntry restores it; ice DSCP mode's default). Read reports an
+// absent entry with it, so an entry missing from the live table is drift
+// unless the spec wants exactly that.
+func FirmwareDSCPDefault(dscp int) int { return dscp >> 3 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 )
 
 // DCQCN per priority. The MLNX_OFED driver exposes the reaction point
@@ -117,4 +118,76 @@ func ccParamsFinding(nic, dev string) *drivers.Finding {
 	return &drivers.Finding{Severity: "info", Path: "nic/" + nic + "/ecn", Message: fmt.Sprintf(
 		"%s: DCQCN is the firmware's (upstream mlx5, no per-priority enable in sysfs); debugfs cc_params (read-only): %s",
 		nic, strings.Join(parts, " "))}
+}
+
+// CNP marking (notification point). MLNX_OFED's mlx5 exposes it per port
+// as /sys/class/net/<if>/ecn/roce_np/cnp_dscp and cnp_802p_prio
+// (en_ecn.c mlx5e_store_cnp_dscp / mlx5e_store_cnp_802p_prio, created in
+// en_sysfs.c with the enable/<prio> files; NVIDIA's
+// nic-configuration-operator reads the same cnp_dscp path). Upstream mlx5
+// has no runtime knob: firmware CNP_DSCP_P1 / CNP_802P_PRIO_P1 (mlxconfig).
+
+func cnpFile(nic, name string) string {
+	return filepath.Join(sysRoot, "class/net", nic, "ecn/roce_np", name)
+}
+
+// readCNP returns the state keys cnp_dscp and cnp_prio (false when the
+// files are absent).
+func readCNP(nic string) (map[string]string, bool) {
+	d, ok1 := readTrim(cnpFile(nic, "cnp_dscp"))
+	p, ok2 := readTrim(cnpFile(nic, "cnp_802p_prio"))
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	return map[string]string{"cnp_dscp": d, "cnp_prio": p}, true
+}
+
+// snapCNP returns the two files' values by path, for restore.
+func snapCNP(nic string) (map[string]string, bool) {
+	out := map[string]string{}
+	for _, f := range []string{"cnp_dscp", "cnp_802p_prio"} {
+		v, ok := readTrim(cnpFile(nic, f))
+		if !ok {
+			return nil, false
+		}
+		out[cnpFile(nic, f)] = v
+	}
+	return out, true
+}
+
+func applyCNP(n *intent.NIC) error {
+	for f, v := range map[string]int{"cnp_dscp": n.CNPDSCP, "cnp_802p_prio": n.CNPPriority} {
+		if v < 0 {
+			continue
+		}
+		if cur, ok := readTrim(cnpFile(n.Name, f)); ok && cur == strconv.Itoa(v) {
+			continue
+		}
+		if err := writeSys(cnpFile(n.Name, f), strconv.Itoa(v)); err != nil {
+			return fmt.Errorf("%s: CNP %s: %w", n.Name, f, err)
+		}
+	}
+	return nil
+}
+
+// sysDriver is a netdev's kernel driver name from sysfs (device/driver).
+func sysDriver(nic string) string {
+	t, err := os.Readlink(filepath.Join(sysRoot, "class/net", nic, "device/driver"))
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(t)
+}
+
+// cnpUnexpressible says why a NIC without the OFED files cannot take the
+// CNP class's marking, and where the setting lives instead.
+func cnpUnexpressible(n *intent.NIC) string {
+	switch familyOf(n.Model, sysDriver(n.Name)) {
+	case famICE:
+		return fmt.Sprintf("%s: CNP DSCP/priority: the ice/irdma drivers expose no CNP marking setting", n.Name)
+	case famBNXT:
+		return fmt.Sprintf("%s: CNP DSCP/priority live in the bnxt_re configfs of Broadcom's out-of-tree driver (/sys/kernel/config/bnxt_re/<dev>/ports/1/cc/cnp_dscp, cnp_prio, apply), which fabctl does not write", n.Name)
+	}
+	return fmt.Sprintf("%s: CNP DSCP %d / priority %d: no ecn/roce_np/cnp_dscp (MLNX_OFED only); on upstream mlx5 it is firmware: mlxconfig -d <pci> set CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d (P2 for the second port)",
+		n.Name, n.CNPDSCP, n.CNPPriority, n.CNPDSCP, n.CNPPriority)
 }

@@ -8,17 +8,20 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -36,6 +39,45 @@ func fabdcbSpec(t testing.TB, nic, connect string) string {
 	}
 	s := strings.ReplaceAll(string(b), "FABDCB_NIC", nic)
 	return strings.Replace(s, `connect = "local"`, `connect = "`+connect+`"`, 1)
+}
+
+// withFirmwareLLDPOff hands DCB to the host on the spec's NIC (the E810
+// switch firmware_lldp = false).
+func withFirmwareLLDPOff(spec string) string {
+	return strings.Replace(spec, `addresses = ["198.18.10.1/24"]`, "addresses = [\"198.18.10.1/24\"]\n    firmware_lldp = false", 1)
+}
+
+// personalityOf is the fabdcb personality of a device: the driver name
+// ethtool -i reports (mlx5_core, ice, bnxt_en; fabdcb's firmware-version).
+func personalityOf(t *testing.T, ns, dev string) family {
+	t.Helper()
+	cmd := []string{"ethtool", "-i", dev}
+	if ns != "" {
+		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
+	}
+	out := testutil.Run(t, cmd...)
+	if !strings.Contains(out, "firmware-version: fabdcb") {
+		t.Fatalf("%s is not a fabdcb device:\n%s", dev, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if d, ok := strings.CutPrefix(l, "driver: "); ok {
+			return familyOf("", strings.TrimSpace(d))
+		}
+	}
+	t.Fatalf("ethtool -i %s: no driver line:\n%s", dev, out)
+	return ""
+}
+
+// fabdcbSpecFor is the VM spec for a device's personality: on ice the
+// spec hands DCB from the firmware LLDP agent to the host.
+func fabdcbSpecFor(t *testing.T, ns, nic, connect string) (string, family) {
+	t.Helper()
+	fam := personalityOf(t, ns, nic)
+	s := fabdcbSpec(t, nic, connect)
+	if fam == famICE {
+		s = withFirmwareLLDPOff(s)
+	}
+	return s, fam
 }
 
 func dcbShow(t *testing.T, ns string, args ...string) map[string]any {
@@ -102,7 +144,8 @@ func checkApplied(t *testing.T, ns, dev string) {
 // behind fabctl's back is drift, both in the plan and in WatchDCB.
 func TestFabdcbHostPlanApply(t *testing.T) {
 	dev := fabdcbDev(t, 4)
-	s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+	src, fam := fabdcbSpecFor(t, "", dev, "local")
+	s, f := loadSpec(t, src)
 	reg := registry(t)
 	ctx := context.Background()
 	p := plan.Make(ctx, s, f, reg, plan.Options{})
@@ -118,7 +161,16 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 	if pfc.After != "3" || pfc.Disruptive == "" {
 		t.Fatalf("pfc change %+v", pfc)
 	}
-	for _, k := range []string{"trust", "dscp/26", "dscp/48", "tc/3/bandwidth", "tc/6/sched", "mtu", "addresses", "pause"} {
+	keys := []string{"trust", "dscp/26", "dscp/48", "tc/3/bandwidth", "mtu", "addresses", "pause"}
+	switch fam {
+	case famICE:
+		keys = append(keys, "firmware_lldp", "tc/6/sched")
+	case famMLX5:
+		keys = append(keys, "tc/6/sched")
+	}
+	// bnxt: ETS reads all zero (every TSA strict) until the host sets it
+	// (bnxt_dcbnl_ieee_getets), so TC 6 is strict already.
+	for _, k := range keys {
 		if _, ok := changed["nic/"+dev+"/"+k]; !ok {
 			t.Errorf("no planned change for %s (changes %v)", k, dp.Changes)
 		}
@@ -134,9 +186,16 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
 	checkApplied(t, "", dev)
-	if n := flapsOf(t, "", dev) - flaps0; n != 1 {
-		t.Errorf("%d link flaps for one PFC change", n)
+	// mlx5 toggles the link on a PFC change (mlx5e_dcbnl_ieee_setpfc);
+	// fabdcb models that flap for mlx5 only.
+	wantFlaps := 0
+	if fam == famMLX5 {
+		wantFlaps = 1
 	}
+	if n := flapsOf(t, "", dev) - flaps0; n != wantFlaps {
+		t.Errorf("%s: %d link flaps for one PFC change, want %d", fam, n, wantFlaps)
+	}
+	checkFamily(t, "", dev, fam)
 	if out := testutil.Run(t, "ethtool", "-a", dev); !strings.Contains(out, "RX:\t\toff") && !strings.Contains(out, "RX: off") {
 		t.Errorf("global pause not off with PFC on:\n%s", out)
 	}
@@ -148,7 +207,7 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 	if _, err := applyPlan(t, p2, f, reg); err != nil {
 		t.Fatal(err)
 	}
-	if n := flapsOf(t, "", dev) - flaps0; n != 1 {
+	if n := flapsOf(t, "", dev) - flaps0; n != wantFlaps {
 		t.Errorf("a no-change apply flapped the link (%d flaps)", n)
 	}
 
@@ -218,7 +277,8 @@ func TestFabdcbNetnsHost(t *testing.T) {
 	testutil.Netns(t, ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "-n", ns, "link", "set", dev, "netns", "1").Run() })
 	testutil.Run(t, "ip", "link", "set", dev, "netns", ns)
-	s, f := loadSpec(t, fabdcbSpec(t, dev, "netns:"+ns))
+	src, fam := fabdcbSpecFor(t, ns, dev, "netns:"+ns)
+	s, f := loadSpec(t, src)
 	reg := registry(t)
 	p := plan.Make(context.Background(), s, f, reg, plan.Options{})
 	if d := p.Device("host.vm"); d.Error != "" || !d.HasChanges() {
@@ -229,8 +289,123 @@ func TestFabdcbNetnsHost(t *testing.T) {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
 	checkApplied(t, ns, dev)
+	checkFamily(t, ns, dev, fam)
 	p2 := plan.Make(context.Background(), s, f, reg, plan.Options{})
 	if d := p2.Device("host.vm"); d.Error != "" || d.HasChanges() {
 		t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+	}
+}
+
+// checkFamily reads back, with iproute2 and ethtool, what only one NIC
+// family needs: ice's firmware LLDP agent off and DCBX host; bnxt's RoCE
+// APP entry UDP 4791 on priority 3 and host DCBX.
+func checkFamily(t *testing.T, ns, dev string, fam family) {
+	t.Helper()
+	run := func(cmd ...string) string {
+		if ns != "" {
+			cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
+		}
+		return testutil.Run(t, cmd...)
+	}
+	switch fam {
+	case famICE:
+		if out := run("ethtool", "--show-priv-flags", dev); !strings.Contains(out, "fw-lldp-agent") || !strings.Contains(out, ": off") {
+			t.Errorf("ice: fw-lldp-agent not off after apply:\n%s", out)
+		}
+	case famBNXT:
+		a := dcbShow(t, ns, "app", "show", "dev", dev)
+		if fmt.Sprint(a["dgram_port_prio"]) != "[[4791 3]]" {
+			t.Errorf("bnxt: RoCE APP entry: dgram_port_prio %v, want [[4791 3]]", a["dgram_port_prio"])
+		}
+	}
+	if fam != famMLX5 {
+		if out := run("dcb", "dcbx", "show", "dev", dev); !strings.Contains(out, "host") {
+			t.Errorf("%s: DCBX not host after apply: %s", fam, out)
+		}
+	}
+}
+
+// TestFabdcbPersonality: what the host driver does for one NIC family
+// only, against the module's personality.
+//   - mlx5: a DSCP entry deleted behind fabctl's back leaves the firmware
+//     mapping (0 after mlx5e_dcbnl_ieee_delapp), and the plan sees it.
+//   - ice: without firmware_lldp = false the firmware LLDP agent owns DCB:
+//     the plan lists the DCB settings as not expressible, naming the one
+//     command; dcb's own writes fail with EINVAL (ice_dcbnl_setets).
+//   - bnxt: apply adds the UDP 4791 APP entry; a dcb dcbx change away from
+//     host mode is repaired by apply (bnxt refuses DCB writes without it).
+func TestFabdcbPersonality(t *testing.T) {
+	dev := fabdcbDev(t, 6)
+	fam := personalityOf(t, "", dev)
+	ctx := context.Background()
+	reg := registry(t)
+	switch fam {
+	case famICE:
+		s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+		p := plan.Make(ctx, s, f, reg, plan.Options{})
+		d := p.Device("host.vm")
+		if d.Error != "" {
+			t.Fatal(d.Error)
+		}
+		why := map[string]string{}
+		for _, u := range d.Unexpressible {
+			why[u.Path] = u.Reason
+		}
+		for _, k := range []string{"pfc", "trust", "tc/3/bandwidth"} {
+			r := why["nic/"+dev+"/"+k]
+			if !strings.Contains(r, "ethtool --set-priv-flags "+dev+" fw-lldp-agent off") || !strings.Contains(r, "firmware_lldp = false") {
+				t.Errorf("ice with the firmware LLDP agent: %s not listed as not expressible with the command (reason %q)", k, r)
+			}
+		}
+		for _, c := range d.Changes {
+			if strings.HasSuffix(c.Path, "/pfc") {
+				t.Errorf("planned a PFC change the NIC refuses: %+v", c)
+			}
+		}
+		c, err := dcbnl.Dial(0) // this thread's namespace
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ets := desiredETS(&f.Hosts[0].NICs[0])
+		if err := c.SetETS(dev, &ets); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("ETS write while the firmware LLDP agent owns DCB: %v, want EINVAL (ice_dcbnl_setets)", err)
+		}
+	case famBNXT:
+		s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+		testutil.DCBSet(t, "dcbx", "set", "dev", dev, "ieee")
+		if _, err := applyPlan(t, plan.Make(ctx, s, f, reg, plan.Options{}), f, reg); err != nil {
+			t.Fatalf("apply on bnxt without host DCBX: %v", err)
+		}
+		checkApplied(t, "", dev)
+		checkFamily(t, "", dev, fam)
+		if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+			t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+		}
+	default:
+		s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+		if _, err := applyPlan(t, plan.Make(ctx, s, f, reg, plan.Options{}), f, reg); err != nil {
+			t.Fatal(err)
+		}
+		// DSCP 30 is in the spec's default class (0); the firmware default
+		// is 3. fabctl wrote 30:0; delete it behind fabctl's back, then
+		// re-apply and re-plan clean.
+		testutil.DCBSet(t, "app", "del", "dev", dev, "dscp-prio", "30:0")
+		d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm")
+		// The state lists only code points outside the default class, so
+		// the plan removes the live exception dscp/30 = 3.
+		seen := false
+		for _, c := range d.Changes {
+			seen = seen || (c.Path == "nic/"+dev+"/dscp/30" && c.Before == "3")
+		}
+		if !seen {
+			t.Errorf("a DSCP entry missing from the NIC's table is not drift: %+v", d.Changes)
+		}
+		if _, err := applyPlan(t, plan.Make(ctx, s, f, reg, plan.Options{}), f, reg); err != nil {
+			t.Fatal(err)
+		}
+		if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+			t.Fatalf("re-plan after the repair not clean: %v %+v", d.Error, d.Changes)
+		}
 	}
 }

@@ -35,12 +35,17 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	st := intent.State{}
 	unsup := map[string]string{}
 	st["irqbalance"] = readIRQBalance(h.IRQBalance)
+	var fs []drivers.Finding
 	if h.NCCLEnvFile != "" {
+		want, nfs := ncclEnv(h)
+		fs = append(fs, nfs...)
 		for k, v := range readEnvFile(h.NCCLEnvFile) {
+			if k == ncclGIDIndex && h.NCCL[k] == "auto" && want[k] != "auto" && v == want[k] {
+				v = "auto" // the index "auto" stands for on this host
+			}
 			st["nccl/"+k] = v
 		}
 	}
-	var fs []drivers.Finding
 	for i := range h.NICs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -95,9 +100,21 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 	case err != nil:
 		return err
 	default:
-		putDCB(st, p, ieee)
-		if f := dcbxFinding(n.Name, ieee); f != nil {
-			*fs = append(*fs, *f)
+		fam := nicFamily(s, n)
+		dcb := intent.State{}
+		putDCBFor(dcb, p, ieee, n, fam == famICE)
+		if f := dcbxFinding(n.Name, ieee); f != nil && fam != famICE {
+			*fs = append(*fs, *f) // ice: readFamily says what to do
+		}
+		readFamily(s, n, fam, ieee, st, unsup, fs)
+		readCableLen(n, fam, ieee, dcb, unsup)
+		readMaxrate(n, fam, ieee, dcb, unsup)
+		if unsup[p+"dcb"] == "" {
+			// The firmware owns DCB (ice LLDP agent, bnxt NVRAM DCBX):
+			// its settings are listed as not expressible, not diffed.
+			for k, v := range dcb {
+				st[k] = v
+			}
 		}
 	}
 	if pause, err := readPause(s, n.Name); err != nil {
@@ -128,9 +145,18 @@ func readAddrs(s *session, link netlink.Link) ([]string, error) {
 	return out, nil
 }
 
-// putDCB writes the DCB part of a NIC's state as Flatten does: TC =
-// priority, a TC is lossless when PFC is on for its priority.
-func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) {
+// putDCB writes the DCB part of a NIC's state as Flatten does, for a NIC
+// whose classes are not known (the DCB watch): every TC a priority maps to
+// is reported under its own number.
+func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) { putDCBFor(st, p, ieee, nil, false) }
+
+// putDCBFor writes the DCB part of a NIC's state as Flatten does: a class
+// on priority c is tc/c, read from the TC its priority maps to (prio_tc[c]:
+// c itself in fabctl's layout); lossless when PFC is on for c. Other TCs
+// some priority maps to are reported under their own number, so a changed
+// prio_tc is drift, except when the driver forces the layout (ice in DSCP
+// mode makes prio_tc the identity: ice_dcbnl_setapp, ice_dcbnl_setets).
+func putDCBFor(st intent.State, p string, ieee *dcbnl.IEEE, n *intent.NIC, forced bool) {
 	var pfcEn uint8
 	if ieee.PFC != nil {
 		pfcEn = ieee.PFC.Enable
@@ -154,31 +180,46 @@ func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) {
 	if trust == "dscp" {
 		var table [64]int
 		for i, v := range tbl {
-			if v > 0 {
-				table[i] = v // unmapped code points go to priority 0
+			if v >= 0 {
+				table[i] = v
+			} else {
+				// No entry: the NIC keeps its firmware mapping (desiredApps).
+				table[i] = FirmwareDSCPDefault(i)
 			}
 		}
 		intent.PutDSCP(st, p, &table)
 	}
-	if ieee.ETS != nil {
-		used := [8]bool{}
-		for _, tc := range ieee.ETS.PrioTC {
-			if tc < 8 {
-				used[tc] = true
-			}
+	if ieee.ETS == nil {
+		return
+	}
+	e := ieee.ETS
+	put := func(key, tc int) {
+		k := p + "tc/" + strconv.Itoa(key) + "/"
+		st[k+"lossless"] = strconv.FormatBool(pfcEn&(1<<key) != 0)
+		if e.TCTSA[tc] == dcbnl.TSAETS {
+			st[k+"sched"] = "ets"
+			st[k+"bandwidth"] = strconv.Itoa(int(e.TCTxBW[tc]))
+		} else {
+			st[k+"sched"] = "strict"
 		}
-		for tc := 0; tc < 8; tc++ {
-			if !used[tc] {
+	}
+	reached := [8]bool{}
+	if n != nil {
+		for _, c := range n.TCs {
+			if c.TC < 0 || c.TC > 7 || e.PrioTC[c.TC] > 7 {
 				continue
 			}
-			k := p + "tc/" + strconv.Itoa(tc) + "/"
-			st[k+"lossless"] = strconv.FormatBool(pfcEn&(1<<tc) != 0)
-			if ieee.ETS.TCTSA[tc] == dcbnl.TSAETS {
-				st[k+"sched"] = "ets"
-				st[k+"bandwidth"] = strconv.Itoa(int(ieee.ETS.TCTxBW[tc]))
-			} else {
-				st[k+"sched"] = "strict"
-			}
+			put(c.TC, int(e.PrioTC[c.TC]))
+			reached[e.PrioTC[c.TC]] = true
+		}
+		if forced && trust == "dscp" {
+			return
+		}
+	}
+	for _, tc := range e.PrioTC {
+		if tc < 8 && !reached[tc] {
+			reached[tc] = true
+			put(int(tc), int(tc))
 		}
 	}
 }

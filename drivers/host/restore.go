@@ -42,8 +42,12 @@ func restore(s *session, h *intent.Host, tok token) error {
 			if sn.DCB.ETS != nil {
 				errs = append(errs, s.dcb.UpdateETS(sn.NIC, func(e *dcbnl.ETS) { *e = *sn.DCB.ETS }))
 			}
+			if sn.DCB.Maxrate != nil {
+				m := *sn.DCB.Maxrate
+				errs = append(errs, s.dcb.SetMaxrate(sn.NIC, &m))
+			}
 			if sn.DCB.PFC != nil {
-				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable = sn.DCB.PFC.Enable }))
+				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable, p.Delay = sn.DCB.PFC.Enable, sn.DCB.PFC.Delay }))
 			}
 			var dscp []dcbnl.App
 			for _, a := range sn.DCB.Apps {
@@ -52,6 +56,11 @@ func restore(s *session, h *intent.Host, tok token) error {
 				}
 			}
 			errs = append(errs, setApps(s, sn.NIC, dscp))
+		}
+		if sn.FWLLDP != nil { // after DCB: ice refuses DCB writes while the agent runs
+			if on, has, err := fwLLDP(s, sn.NIC); err != nil || !has || on != *sn.FWLLDP {
+				errs = append(errs, setFWLLDP(s, sn.NIC, *sn.FWLLDP))
+			}
 		}
 		if sn.Pause != nil {
 			errs = append(errs, setPause(s, sn.NIC, *sn.Pause))

@@ -19,7 +19,7 @@ import (
 
 func isSysFeature(f string) bool {
 	switch f {
-	case "ecn", "roce_mode", "tos", "irq_cpus":
+	case "ecn", "cnp", "roce_mode", "tos", "irq_cpus":
 		return true
 	}
 	return false
@@ -76,6 +76,15 @@ func readSys(s *session, h *intent.Host, st intent.State, unsup map[string]strin
 				unsup[p+"ecn"] = n.Name + ": no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)"
 				if f := ccParamsFinding(n.Name, dev); f != nil {
 					fs = append(fs, *f)
+				}
+			}
+			if n.CNPDSCP >= 0 || n.CNPPriority >= 0 {
+				if v, ok := readCNP(n.Name); ok {
+					for k, x := range v {
+						st[p+k] = x
+					}
+				} else {
+					unsup[p+"cnp"] = cnpUnexpressible(n)
 				}
 			}
 			if why := rdmacmUnsupported(n.Name, n.Device); why != "" {
@@ -158,6 +167,18 @@ func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]
 					probs = append(probs, n.Name+": no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)")
 				}
 			}
+			if f["cnp"] {
+				if v, ok := snapCNP(n.Name); ok {
+					if sn.ECN == nil {
+						sn.ECN = map[string]string{}
+					}
+					for k, x := range v {
+						sn.ECN[k] = x
+					}
+				} else {
+					probs = append(probs, cnpUnexpressible(n))
+				}
+			}
 			if f["roce_mode"] || f["tos"] {
 				if why := rdmacmUnsupported(n.Name, n.Device); why != "" {
 					probs = append(probs, why)
@@ -208,6 +229,11 @@ func applySys(s *session, h *intent.Host, todo map[string]map[string]bool) error
 			}
 			if f["ecn"] {
 				if err := applyECN(n.Name, n.ECNPrios); err != nil {
+					return err
+				}
+			}
+			if f["cnp"] {
+				if err := applyCNP(n); err != nil {
 					return err
 				}
 			}
@@ -279,6 +305,10 @@ func describeSys(nic, feat string, n *intent.NIC, h *intent.Host, where string) 
 			pl = append(pl, fmt.Sprintf("echo %d > /sys/class/net/%s/ecn/roce_{rp,np}/enable/%d%s", v, nic, p, where))
 		}
 		return fmt.Sprintf("%s: DCQCN (RP+NP) on priorities %q", nic, intsList(n.ECNPrios)), pl, true
+	case "cnp":
+		return fmt.Sprintf("%s: CNPs with DSCP %d, priority %d", nic, n.CNPDSCP, n.CNPPriority), []string{
+			fmt.Sprintf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp%s", n.CNPDSCP, nic, where),
+			fmt.Sprintf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_802p_prio%s", n.CNPPriority, nic, where)}, true
 	case "roce_mode", "tos":
 		port := "/sys/kernel/config/rdma_cm/" + n.Device + "/ports/1/"
 		return fmt.Sprintf("%s: rdma_cm defaults of %s: RoCE %s, ToS %d", nic, n.Device, n.RoCEMode, h.RDMATos), []string{

@@ -417,3 +417,54 @@ func TestDCBXFinding(t *testing.T) {
 	}
 	var _ drivers.Finding = *f
 }
+
+// TestCNPFixture: the CNP class's DSCP and priority reach the MLNX_OFED
+// files ecn/roce_np/cnp_dscp and cnp_802p_prio (ens1f0); without them
+// (ens1f1: upstream mlx5) the setting is not expressible and the reason
+// names the firmware parameters (mlxconfig CNP_DSCP_P1, CNP_802P_PRIO_P1).
+func TestCNPFixture(t *testing.T) {
+	root := useFixtures(t)
+	h := fixtureHost(t)
+	s := &session{ns: netns.None()}
+	for i := range h.NICs {
+		h.NICs[i].ECN, h.NICs[i].CNPDSCP, h.NICs[i].CNPPriority = true, 46, 5
+	}
+	st, unsup := intent.State{}, map[string]string{}
+	if _, err := readSys(s, h, st, unsup); err != nil {
+		t.Fatal(err)
+	}
+	if st["nic/ens1f0/cnp_dscp"] != "48" || st["nic/ens1f0/cnp_prio"] != "6" {
+		t.Errorf("ens1f0 CNP read %q/%q, want 48/6", st["nic/ens1f0/cnp_dscp"], st["nic/ens1f0/cnp_prio"])
+	}
+	if why := unsup["nic/ens1f1/cnp"]; !strings.Contains(why, "CNP_DSCP_P1=46") || !strings.Contains(why, "CNP_802P_PRIO_P1=5") {
+		t.Errorf("ens1f1 CNP not expressible reason %q", why)
+	}
+	if got := blocked(unsup, "ens1f1", feature("nic/ens1f1/cnp_dscp")); got == "" {
+		t.Error("nic/ens1f1/cnp_dscp not blocked")
+	}
+	before := snapshotTree(t, root)
+	todo := map[string]map[string]bool{"ens1f0": {"cnp": true}}
+	snaps, probs := prepareSys(s, h, todo)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	if err := applySys(s, h, todo); err != nil {
+		t.Fatal(err)
+	}
+	st = intent.State{}
+	if _, err := readSys(s, h, st, map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	if st["nic/ens1f0/cnp_dscp"] != "46" || st["nic/ens1f0/cnp_prio"] != "5" {
+		t.Errorf("after apply CNP %q/%q, want 46/5", st["nic/ens1f0/cnp_dscp"], st["nic/ens1f0/cnp_prio"])
+	}
+	if err := restoreSys(s, h, snaps); err != nil {
+		t.Fatal(err)
+	}
+	after := snapshotTree(t, root)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("restore: %s = %q, was %q", k, after[k], v)
+		}
+	}
+}

@@ -36,9 +36,13 @@ fabric "storage-l2" {
   mtu      = 9000
   rdma_mtu = 4096
 
-  # No rdma_tos: with no IP header there is no ToS to carry. The PCP comes from the RDMA
-  # interface's VLAN egress map (skb priority -> PCP), which must put RoCE traffic on PCP 3:
-  # fabctl sets it on every host from the classes below (egress-qos-map 3:3, see the nic).
+  # RoCEv1 has no IP header, yet the ToS still decides its PCP: rdma_cm takes the PCP of a
+  # connection from the RDMA interface's VLAN egress map at rt_tos2priority(ToS) (cma.c
+  # iboe_tos_to_sl), and that yields only skb priority 0, 2, 4 or 6. ToS 8 (IPTOS_THROUGHPUT)
+  # gives skb priority 2; fabctl's egress map sends 2 (and the class priority 3) to PCP 3
+  # (egress-qos-map 2:3 3:3). With ToS 0 the entry would be 0:3 and every other packet on
+  # the storage VLAN (NFS, ssh) would ride the lossless PCP too (lint HOST-7).
+  rdma_tos = 8
 
   pfc_watchdog {
     enabled = true

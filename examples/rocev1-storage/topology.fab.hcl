@@ -71,7 +71,8 @@ host "storage" {
   # ConnectX-6 Dx, 2 x 25G, first port used. The RDMA interface is VLAN 100 on ens1f0; its
   # frames carry PCP 3 for RoCE, which is what the switches trust. fabctl makes that interface
   # (ip link add link ens1f0 name ens1f0.100 type vlan id 100) when it is missing, gives it the
-  # addresses and MTU below and the egress-qos-map 3:3 (class "roce", priority 3 -> PCP 3), and
+  # addresses and MTU below and the egress-qos-map 2:3 3:3 (class "roce", priority 3 -> PCP 3, and
+  # rdma_cm's skb priority 2 for rdma_tos 8 -> PCP 3), and
   # afterwards touches only what differs. The RoCEv1 GID the traffic test uses is the
   # "IB/RoCE v1" GID of ens1f0.100's address.
   nic "ens1f0" {

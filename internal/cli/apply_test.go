@@ -623,7 +623,7 @@ func TestApplyJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["format_version"] != "1.0" || doc["status"] != "applied" {
+	if doc["format_version"] != "1.1" || doc["status"] != "applied" {
 		t.Errorf("%v", doc)
 	}
 }

@@ -131,7 +131,7 @@ func TestVersion(t *testing.T) {
 	f, _, stdout, _ = testFactory()
 	cmd = NewCmdVersion(f, func(o *VersionOptions) error { o.Build = fixed; return versionRun(o) })
 	execCmd(f, cmd, "version", "--json")
-	want := "{\n  \"format_version\": \"1.0\",\n  \"version\": \"v1.2.3\",\n  \"commit\": \"0123456789abcdef0123\",\n  \"go_version\": \"go1.99\",\n  \"platform\": \"plan9/mips\"\n}\n"
+	want := "{\n  \"format_version\": \"1.1\",\n  \"version\": \"v1.2.3\",\n  \"commit\": \"0123456789abcdef0123\",\n  \"go_version\": \"go1.99\",\n  \"platform\": \"plan9/mips\"\n}\n"
 	if stdout.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", stdout, want)
 	}

@@ -69,7 +69,7 @@ func TestTestbedStatusJSON(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	// Issue 21: the document has a format_version, first, as every --json document.
-	if !strings.HasPrefix(out.String(), "{\n  \"format_version\": \"1.0\",") {
+	if !strings.HasPrefix(out.String(), "{\n  \"format_version\": \"1.1\",") {
 		t.Errorf("status --json has no leading format_version:\n%s", out)
 	}
 	for _, want := range []string{`"running": false`, `"leaf1": false`, `"fabctl-cli-test-none": false`} {

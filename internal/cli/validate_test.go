@@ -156,7 +156,7 @@ func TestValidateJSONShape(t *testing.T) {
 			t.Errorf("missing key %q", k)
 		}
 	}
-	if doc["format_version"] != "1.0" || doc["valid"] != true || doc["warning_count"] != 1.0 || doc["suppressed_count"] != 1.0 {
+	if doc["format_version"] != "1.1" || doc["valid"] != true || doc["warning_count"] != 1.0 || doc["suppressed_count"] != 1.0 {
 		t.Errorf("unexpected document: %s", stdout)
 	}
 	sum := doc["summary"].(map[string]any)

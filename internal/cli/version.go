@@ -117,7 +117,7 @@ func versionRun(opts *VersionOptions) error {
 // jsonFormatVersion is the format_version of every --json document. A
 // change that could break a consumer (removed or retyped field) bumps the
 // major number; added fields bump the minor number.
-const jsonFormatVersion = "1.0"
+const jsonFormatVersion = "1.1"
 
 // writeJSON writes v as indented JSON and a newline, without HTML
 // escaping (details quote "<reason>" and "a->b").

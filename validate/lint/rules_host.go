@@ -50,6 +50,8 @@ setting is reported once.`,
 		},
 		ruleHOST4,
 		ruleHOST5,
+		ruleHOST6,
+		ruleHOST7,
 	}
 }
 

@@ -24,6 +24,40 @@
  * mask to sysfs peer_pfc plays that peer; the module adopts it and sends a
  * DCB notification (dcbnl_ieee_notify), as NIC drivers do on DCBX events.
  *
+ * Personalities (module parameter personality=mlx5|ice|bnxt, default mlx5;
+ * every device of one load has it; ethtool -i reports the real driver's
+ * name, mlx5_core / ice / bnxt_en, with firmware-version "fabdcb"):
+ *  mlx5 (en_dcbnl.c, torvalds/linux 84a83eb): the rules above; the
+ *    firmware dscp2prio starts as dscp >> 3 (mlx5e_trust_initialize reads
+ *    it from firmware; mlnx-tools dcbnetlink.py setDefaultAppEntry: "i >> 3
+ *    #firmware default"), a deleted entry resets it to 0
+ *    (mlx5e_dcbnl_ieee_delapp).
+ *  ice (ice_dcb_nl.c 2a87bd7, ice_dcb_lib.c): ops ETS, PFC, APP, DCBX only
+ *    (no maxrate, buffer, peer PFC). The firmware LLDP agent owns DCB at
+ *    load (dcbx LLD_MANAGED, ice_dcb_get_mode) until the private flag
+ *    fw-lldp-agent is turned off (ethtool --set-priv-flags IF fw-lldp-agent
+ *    off); while it owns DCB, ETS/PFC/APP writes are -EINVAL
+ *    (ice_dcbnl_setets/_setpfc/_setapp/_delapp) and setdcbx is refused
+ *    (ice_dcbnl_setdcbx). ETS: TCs used by prio_tc must be contiguous from
+ *    TC 0, else one TC with 100 % ("Non-contiguous TCs - Disabling DCB",
+ *    ice_dcb_get_num_tc, ice_dcb_bwchk); the bandwidths of the used TCs sum
+ *    to 100 (-EINVAL). APP: DSCP only (-EINVAL), priority = TC < max_tc, a
+ *    DSCP already mapped is -EINVAL (delete it first); the first entry
+ *    switches to DSCP mode, resets ETS to TC 0 = 100 % with prio_tc the
+ *    identity and the DSCP map to dscp >> 3 (ice_dcbnl_setapp); in DSCP mode
+ *    setets keeps prio_tc; a deleted entry maps to dscp % 8, the last one
+ *    back to VLAN mode (ice_dcbnl_delapp).
+ *  bnxt (bnxt_dcb.c 0898782): ops ETS, PFC, APP, DCBX only; every set is
+ *    -EINVAL unless DCBX is IEEE + HOST (bnxt_dcbnl_ieee_set*); host mode at
+ *    load (bnxt_dcb_init, PF without firmware LLDP agent). ETS
+ *    (bnxt_ets_validate): prio_tc > max_tc -EINVAL, a TC above max_tc with
+ *    a bandwidth or TSA -EINVAL, TSA other than strict/ETS -EOPNOTSUPP, ETS
+ *    bandwidths above 100 % in all -EINVAL. APP: any selector is kept;
+ *    DSCP code points above 63 -EINVAL (bnxt_dcbnl_ieee_dscp_app_prep).
+ *    ETS and PFC read as zero until set in host mode (bnxt_dcbnl_ieee_getets).
+ * Module parameter max_tc (default 8): the TCs the ice/bnxt firmware
+ * offers (bnxt may offer 3).
+ *
  * Devices: module parameter count (fabdcb0..N-1), or
  * `ip link add NAME type fabdcb`. Global pause (ethtool -a/-A) is stored.
  *
@@ -56,6 +90,25 @@ static int count = 1;
 module_param(count, int, 0444);
 MODULE_PARM_DESC(count, "Number of fabdcb devices created at load (fabdcb0..N-1, max 64)");
 
+static char *personality = "mlx5";
+module_param(personality, charp, 0444);
+MODULE_PARM_DESC(personality, "NIC driver reproduced: mlx5 (default), ice or bnxt");
+
+static int max_tc = IEEE_8021QAZ_MAX_TCS;
+module_param(max_tc, int, 0444);
+MODULE_PARM_DESC(max_tc, "Traffic classes the ice/bnxt firmware offers (1..8, default 8)");
+
+enum fabdcb_pers { PERS_MLX5, PERS_ICE, PERS_BNXT };
+
+static enum fabdcb_pers pers(void)
+{
+	if (!strcmp(personality, "ice"))
+		return PERS_ICE;
+	if (!strcmp(personality, "bnxt"))
+		return PERS_BNXT;
+	return PERS_MLX5;
+}
+
 struct fabdcb_priv {
 	struct ieee_ets ets;
 	struct ieee_pfc pfc; /* pfc_cap, pfc_en, mbc, delay */
@@ -71,7 +124,47 @@ struct fabdcb_priv {
 	struct ieee_pfc peer_pfc;
 	u32 link_flaps;
 	struct ethtool_pauseparam pause;
+	enum fabdcb_pers pers;
+	bool fw_lldp;       /* ice: ICE_FLAG_FW_LLDP_AGENT */
+	bool dscp_mode;     /* ice: ICE_QOS_MODE_DSCP */
+	u64 dscp_mapped;    /* ice: dscp_mapped bitmap */
 };
+
+/* ice_dcb_get_num_tc(): contiguous TCs from TC 0 in prio_tc, else 1. */
+static int ice_num_tc(const struct ieee_ets *ets)
+{
+	u8 used = 0;
+	bool unused = false;
+	int i, n = 0;
+
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+		used |= BIT(ets->prio_tc[i]);
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (used & BIT(i)) {
+			if (unused) {
+				pr_err("Non-contiguous TCs - Disabling DCB\n");
+				return 1;
+			}
+			n++;
+		} else {
+			unused = true;
+		}
+	}
+	return n ? n : 1;
+}
+
+/* ice DCBX state: the firmware LLDP agent or the host (ice_dcb_get_mode). */
+static bool ice_fw_owned(struct fabdcb_priv *p)
+{
+	return p->pers == PERS_ICE && (p->dcbx_cap & DCB_CAP_DCBX_LLD_MANAGED);
+}
+
+/* bnxt: every set needs IEEE + HOST DCBX (bnxt_dcbnl_ieee_setets & co). */
+static bool bnxt_not_host(struct fabdcb_priv *p)
+{
+	return p->pers == PERS_BNXT &&
+	       (!(p->dcbx_cap & DCB_CAP_DCBX_VER_IEEE) || !(p->dcbx_cap & DCB_CAP_DCBX_HOST));
+}
 
 /* ---- DCB ---- */
 
@@ -80,7 +173,73 @@ static int fabdcb_getets(struct net_device *dev, struct ieee_ets *ets)
 	struct fabdcb_priv *p = netdev_priv(dev);
 
 	*ets = p->ets;
-	ets->ets_cap = IEEE_8021QAZ_MAX_TCS;
+	ets->ets_cap = p->pers == PERS_MLX5 ? IEEE_8021QAZ_MAX_TCS : max_tc;
+	return 0;
+}
+
+static int ice_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	struct ieee_ets n = p->ets;
+	int i, num, sum = 0;
+
+	/* ice_dcbnl_setets */
+	if (ice_fw_owned(p) || !(p->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
+		return -EINVAL;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		n.tc_tx_bw[i] = ets->tc_tx_bw[i];
+		n.tc_tsa[i] = ets->tc_tsa[i];
+		if (!p->dscp_mode) /* in DSCP mode up->tc mapping cannot change */
+			n.prio_tc[i] = ets->prio_tc[i] < IEEE_8021QAZ_MAX_TCS ? ets->prio_tc[i] : 0;
+	}
+	/* ice_dcb_bwchk */
+	num = ice_num_tc(&n);
+	if (num == 1) {
+		n.tc_tx_bw[0] = 100;
+	} else {
+		for (i = 0; i < num; i++)
+			sum += n.tc_tx_bw[i];
+		if (!sum) {
+			n.tc_tx_bw[0] = 100;
+		} else if (sum != 100) {
+			netdev_err(dev, "Invalid config, total bandwidth must equal 100\n");
+			return -EINVAL;
+		}
+	}
+	n.ets_cap = max_tc;
+	p->ets = n;
+	return 0;
+}
+
+static int bnxt_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int i, total = 0;
+
+	if (bnxt_not_host(p))
+		return -EINVAL;
+	/* bnxt_ets_validate */
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (ets->prio_tc[i] > max_tc) {
+			netdev_err(dev, "priority to TC mapping exceeds TC count %d\n", ets->prio_tc[i]);
+			return -EINVAL;
+		}
+		if ((ets->tc_tx_bw[i] || ets->tc_tsa[i]) && i > max_tc)
+			return -EINVAL;
+		switch (ets->tc_tsa[i]) {
+		case IEEE_8021QAZ_TSA_STRICT:
+			break;
+		case IEEE_8021QAZ_TSA_ETS:
+			total += ets->tc_tx_bw[i];
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+	}
+	if (total > 100)
+		return -EINVAL;
+	p->ets = *ets;
+	p->ets.ets_cap = max_tc;
 	return 0;
 }
 
@@ -90,6 +249,10 @@ static int fabdcb_setets(struct net_device *dev, struct ieee_ets *ets)
 	bool have_ets = false;
 	int i, sum = 0;
 
+	if (p->pers == PERS_ICE)
+		return ice_setets(dev, ets);
+	if (p->pers == PERS_BNXT)
+		return bnxt_setets(dev, ets);
 	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
 		if (ets->prio_tc[i] >= IEEE_8021QAZ_MAX_TCS) {
 			netdev_err(dev, "ETS: priority %d maps to TC %u (max 7)\n", i, ets->prio_tc[i]);
@@ -140,6 +303,15 @@ static int fabdcb_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
 
+	/* ice_dcbnl_setpfc, bnxt_dcbnl_ieee_setpfc */
+	if (ice_fw_owned(p) || bnxt_not_host(p))
+		return -EINVAL;
+	if (p->pers != PERS_MLX5) {
+		p->pfc.pfc_en = pfc->pfc_en;
+		p->pfc.mbc = pfc->mbc;
+		p->pfc.delay = pfc->delay;
+		return 0;
+	}
 	if (pfc->pfc_en != p->pfc.pfc_en) {
 		p->pfc.pfc_en = pfc->pfc_en;
 		fabdcb_flap(dev);
@@ -216,6 +388,130 @@ static int fabdcb_setbuffer(struct net_device *dev, struct dcbnl_buffer *b)
 	return 0;
 }
 
+/* ice: reset ETS as the switch to DSCP mode does (ice_dcbnl_setapp). */
+static void ice_dscp_mode_ets(struct fabdcb_priv *p)
+{
+	int i;
+
+	p->ets.tc_tx_bw[0] = 100;
+	p->ets.tc_tsa[0] = IEEE_8021QAZ_TSA_ETS;
+	p->ets.prio_tc[0] = 0;
+	for (i = 1; i < max_tc; i++) {
+		p->ets.tc_tx_bw[i] = 0;
+		p->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+		p->ets.prio_tc[i] = i;
+	}
+}
+
+static int ice_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int err, i;
+
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP)
+		return -EINVAL;
+	if (ice_fw_owned(p)) {
+		netdev_err(dev, "can't do DSCP QoS when FW DCB agent active\n");
+		return -EINVAL;
+	}
+	if (!(p->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
+		return -EINVAL;
+	if (app->protocol >= FABDCB_MAX_DSCP) {
+		netdev_err(dev, "DSCP value 0x%04X out of range\n", app->protocol);
+		return -EINVAL;
+	}
+	if (app->priority >= max_tc) {
+		netdev_err(dev, "TC %d out of range, max TC %d\n", app->priority, max_tc);
+		return -EINVAL;
+	}
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	if (p->dscp_mapped & BIT_ULL(app->protocol)) {
+		netdev_err(dev, "DSCP value 0x%04X already user mapped\n", app->protocol);
+		dcb_ieee_delapp(dev, app);
+		return -EINVAL;
+	}
+	p->dscp_mapped |= BIT_ULL(app->protocol);
+	if (!p->dscp_mode) {
+		netdev_info(dev, "Switched QoS to L3 DSCP mode\n");
+		p->dscp_mode = true;
+		for (i = 0; i < FABDCB_MAX_DSCP; i++)
+			p->dscp2prio[i] = i >> 3; /* (i * max_tc) + j, 8 TCs */
+		ice_dscp_mode_ets(p);
+	}
+	p->dscp2prio[app->protocol] = app->priority;
+	p->dscp_app_cnt++;
+	return 0;
+}
+
+static int ice_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int err, i;
+
+	if (ice_fw_owned(p)) {
+		netdev_err(dev, "can't delete DSCP netlink app when FW DCB agent is active\n");
+		return -EINVAL;
+	}
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
+		return 0;
+	p->dscp_mapped &= ~BIT_ULL(app->protocol);
+	p->dscp2prio[app->protocol] = app->protocol % 8; /* ICE_BYTES_PER_DSCP_VAL */
+	if (p->dscp_app_cnt)
+		p->dscp_app_cnt--;
+	if (!p->dscp_mapped && p->dscp_mode) {
+		netdev_info(dev, "Switched QoS to L2 VLAN mode\n");
+		p->dscp_mode = false;
+		/* ice_dcb_sw_dflt_cfg: one TC with every priority */
+		memset(&p->ets, 0, sizeof(p->ets));
+		p->ets.ets_cap = max_tc;
+		p->ets.tc_tx_bw[0] = 100;
+		for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+			p->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+	}
+	return 0;
+}
+
+static int bnxt_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int err;
+
+	if (bnxt_not_host(p))
+		return -EINVAL;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && app->protocol >= FABDCB_MAX_DSCP)
+		return -EINVAL;
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP) { /* bnxt_hwrm_queue_dscp2pri_cfg */
+		p->dscp2prio[app->protocol] = app->priority;
+		p->dscp_app_cnt++;
+	}
+	return 0;
+}
+
+static int bnxt_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int err;
+
+	if (bnxt_not_host(p))
+		return -EINVAL;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && app->protocol >= FABDCB_MAX_DSCP)
+		return -EINVAL;
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && p->dscp_app_cnt)
+		p->dscp_app_cnt--;
+	return 0;
+}
+
 static int fabdcb_setapp(struct net_device *dev, struct dcb_app *app)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
@@ -223,6 +519,10 @@ static int fabdcb_setapp(struct net_device *dev, struct dcb_app *app)
 	bool is_new;
 	int err;
 
+	if (p->pers == PERS_ICE)
+		return ice_setapp(dev, app);
+	if (p->pers == PERS_BNXT)
+		return bnxt_setapp(dev, app);
 	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
 		return -EINVAL;
 	if (app->priority >= IEEE_8021QAZ_MAX_TCS)
@@ -248,6 +548,10 @@ static int fabdcb_delapp(struct net_device *dev, struct dcb_app *app)
 	struct fabdcb_priv *p = netdev_priv(dev);
 	int err;
 
+	if (p->pers == PERS_ICE)
+		return ice_delapp(dev, app);
+	if (p->pers == PERS_BNXT)
+		return bnxt_delapp(dev, app);
 	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
 		return -EINVAL;
 	if (!p->dscp_app_cnt || app->priority != p->dscp2prio[app->protocol])
@@ -255,7 +559,7 @@ static int fabdcb_delapp(struct net_device *dev, struct dcb_app *app)
 	err = dcb_ieee_delapp(dev, app);
 	if (err)
 		return err;
-	p->dscp2prio[app->protocol] = 0;
+	p->dscp2prio[app->protocol] = 0; /* mlx5e_dcbnl_ieee_delapp: back to zero */
 	p->dscp_app_cnt--; /* none left: back to PCP trust */
 	return 0;
 }
@@ -271,6 +575,25 @@ static u8 fabdcb_setdcbx(struct net_device *dev, u8 mode)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
 
+	if (p->pers == PERS_ICE) { /* ice_dcbnl_setdcbx */
+		if (p->fw_lldp)
+			return 1; /* ICE_DCB_NO_HW_CHG: FW LLDP agent running */
+		if ((mode & DCB_CAP_DCBX_LLD_MANAGED) ||
+		    ((mode & DCB_CAP_DCBX_VER_IEEE) && (mode & DCB_CAP_DCBX_VER_CEE)) ||
+		    !(mode & DCB_CAP_DCBX_HOST))
+			return 1;
+		p->dcbx_cap = mode;
+		return 0;
+	}
+	if (p->pers == PERS_BNXT) { /* bnxt_dcbnl_setdcbx */
+		if (p->dcbx_cap & DCB_CAP_DCBX_LLD_MANAGED)
+			return 1; /* "All firmware DCBX settings are set in NVRAM" */
+		if ((mode & DCB_CAP_DCBX_HOST) &&
+		    ((mode & DCB_CAP_DCBX_VER_CEE) || !(mode & DCB_CAP_DCBX_VER_IEEE)))
+			return 1;
+		p->dcbx_cap = mode;
+		return 0;
+	}
 	if (mode & DCB_CAP_DCBX_LLD_MANAGED)
 		return 1;
 	if (!mode) { /* firmware (willing) DCBX */
@@ -297,6 +620,19 @@ static const struct dcbnl_rtnl_ops fabdcb_dcbnl_ops = {
 	.setdcbx = fabdcb_setdcbx,
 	.dcbnl_getbuffer = fabdcb_getbuffer,
 	.dcbnl_setbuffer = fabdcb_setbuffer,
+};
+
+/* ice (ice_dcb_nl.c dcbnl_ops) and bnxt (bnxt_dcb.c dcbnl_ops): IEEE ETS,
+ * PFC, APP and DCBX; no maxrate, buffer or peer PFC. */
+static const struct dcbnl_rtnl_ops fabdcb_ice_bnxt_dcbnl_ops = {
+	.ieee_getets = fabdcb_getets,
+	.ieee_setets = fabdcb_setets,
+	.ieee_getpfc = fabdcb_getpfc,
+	.ieee_setpfc = fabdcb_setpfc,
+	.ieee_setapp = fabdcb_setapp,
+	.ieee_delapp = fabdcb_delapp,
+	.getdcbx = fabdcb_getdcbx,
+	.setdcbx = fabdcb_setdcbx,
 };
 
 /* ---- sysfs ---- */
@@ -445,9 +781,51 @@ static const struct net_device_ops fabdcb_netdev_ops = {
 	.ndo_get_stats64 = fabdcb_get_stats64,
 };
 
+static const char * const fabdcb_drv[] = { "mlx5_core", "ice", "bnxt_en" };
+
 static void fabdcb_get_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info)
 {
-	strscpy(info->driver, DRV_NAME, sizeof(info->driver));
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	strscpy(info->driver, fabdcb_drv[p->pers], sizeof(info->driver));
+	strscpy(info->fw_version, DRV_NAME, sizeof(info->fw_version));
+	info->n_priv_flags = p->pers == PERS_ICE ? 1 : 0;
+}
+
+/* ice private flag "fw-lldp-agent" (ice_ethtool.c ice_gstrings_priv_flags). */
+static int fabdcb_get_sset_count(struct net_device *dev, int sset)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (sset == ETH_SS_PRIV_FLAGS && p->pers == PERS_ICE)
+		return 1;
+	return -EOPNOTSUPP;
+}
+
+static void fabdcb_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	if (sset == ETH_SS_PRIV_FLAGS)
+		strscpy(data, "fw-lldp-agent", ETH_GSTRING_LEN);
+}
+
+static u32 fabdcb_get_priv_flags(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	return p->fw_lldp ? 1 : 0;
+}
+
+static int fabdcb_set_priv_flags(struct net_device *dev, u32 flags)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (p->pers != PERS_ICE)
+		return flags ? -EOPNOTSUPP : 0;
+	p->fw_lldp = flags & 1;
+	/* ice_set_priv_flags: the agent stopped, DCB is the host's (and back) */
+	p->dcbx_cap = (p->fw_lldp ? DCB_CAP_DCBX_LLD_MANAGED : DCB_CAP_DCBX_HOST) | DCB_CAP_DCBX_VER_IEEE;
+	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+	return 0;
 }
 
 static void fabdcb_get_pauseparam(struct net_device *dev, struct ethtool_pauseparam *pp)
@@ -471,6 +849,10 @@ static int fabdcb_set_pauseparam(struct net_device *dev, struct ethtool_pausepar
 
 static const struct ethtool_ops fabdcb_ethtool_ops = {
 	.get_drvinfo = fabdcb_get_drvinfo,
+	.get_sset_count = fabdcb_get_sset_count,
+	.get_strings = fabdcb_get_strings,
+	.get_priv_flags = fabdcb_get_priv_flags,
+	.set_priv_flags = fabdcb_set_priv_flags,
 	.get_link = ethtool_op_get_link,
 	.get_pauseparam = fabdcb_get_pauseparam,
 	.set_pauseparam = fabdcb_set_pauseparam,
@@ -495,6 +877,12 @@ static void fabdcb_setup(struct net_device *dev)
 	eth_hw_addr_random(dev);
 
 	memset(p, 0, sizeof(*p));
+	p->pers = pers();
+	if (p->pers != PERS_MLX5)
+		dev->dcbnl_ops = &fabdcb_ice_bnxt_dcbnl_ops;
+	/* mlx5 firmware dscp2prio default (and ice's DSCP mode default) */
+	for (i = 0; i < FABDCB_MAX_DSCP; i++)
+		p->dscp2prio[i] = p->pers == PERS_BNXT ? 0 : i >> 3;
 	/* NIC defaults: every priority on TC 0, TC 0 ETS with 100 %. */
 	p->ets.ets_cap = IEEE_8021QAZ_MAX_TCS;
 	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
@@ -504,6 +892,12 @@ static void fabdcb_setup(struct net_device *dev)
 	p->buffer.buffer_size[0] = FABDCB_TOTAL_BUFFER / 2;
 	p->buffer.total_size = FABDCB_TOTAL_BUFFER;
 	p->dcbx_cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+	if (p->pers == PERS_ICE) { /* FW LLDP agent on at load: ice_dcb_get_mode(host=false) */
+		p->fw_lldp = true;
+		p->dcbx_cap = DCB_CAP_DCBX_LLD_MANAGED | DCB_CAP_DCBX_VER_IEEE;
+	}
+	if (p->pers == PERS_BNXT) /* bnxt: zero ETS/PFC until the host sets them */
+		memset(&p->ets, 0, sizeof(p->ets));
 	p->pause.autoneg = AUTONEG_DISABLE;
 	p->pause.rx_pause = 1;
 	p->pause.tx_pause = 1;
@@ -536,7 +930,9 @@ static int __init fabdcb_init(void)
 {
 	int i, err;
 
-	if (count < 0 || count > 64)
+	if (count < 0 || count > 64 || max_tc < 1 || max_tc > IEEE_8021QAZ_MAX_TCS)
+		return -EINVAL;
+	if (strcmp(personality, "mlx5") && strcmp(personality, "ice") && strcmp(personality, "bnxt"))
 		return -EINVAL;
 	rtnl_lock();
 	err = __rtnl_link_register(&fabdcb_link_ops);

@@ -1,6 +1,7 @@
 # QOS-2 fail: RoCEv1 has no IP header, so DSCP trust cannot classify it.
 fabric "t" {
   transport = "rocev1"
+  rdma_tos  = 24 # rdma_cm skb priority 4 (HOST-7)
   trust     = "dscp" # expect: QOS-2
 }
 

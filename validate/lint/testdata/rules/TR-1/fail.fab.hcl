@@ -2,6 +2,7 @@
 # in another subnet than the rest.
 fabric "t" {
   transport = "rocev1"
+  rdma_tos  = 24 # rdma_cm skb priority 4 (HOST-7)
 }
 
 switch "leaf1" {

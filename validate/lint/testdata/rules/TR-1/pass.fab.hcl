@@ -2,6 +2,7 @@
 # subnet, unknown unicast dropped rather than flooded.
 fabric "t" {
   transport = "rocev1"
+  rdma_tos  = 24 # rdma_cm skb priority 4 (HOST-7)
 }
 
 switch "leaf1" {

@@ -1,0 +1,253 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/dcbnl"
+	"golang.org/x/sys/unix"
+)
+
+// NIC families: how a NIC's kernel driver takes DCB, from its source.
+//
+//   - famMLX5 (mlx5_core, drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c)
+//     and unknown drivers: the generic order (ETS, PFC, APP), one priority
+//     per DSCP (a new APP entry replaces the old one, mlx5e_dcbnl_ieee_setapp).
+//   - famICE (ice, drivers/net/ethernet/intel/ice/ice_dcb_nl.c): the
+//     firmware LLDP agent owns DCB until the fw-lldp-agent private flag is
+//     off (every set is -EINVAL while dcbx is LLD_MANAGED); the first DSCP
+//     APP entry switches to DSCP mode and resets ETS to TC 0 = 100 %, so APP
+//     goes first and ETS after it; a DSCP already mapped is -EINVAL ("already
+//     user mapped"), so a changed entry is deleted before it is added; in
+//     DSCP mode prio_tc is the identity (ice_dcbnl_setets keeps it).
+//   - famBNXT (bnxt_en, drivers/net/ethernet/broadcom/bnxt/bnxt_dcb.c): every
+//     set needs host DCBX (IEEE + HOST, else -EINVAL); the RoCE priority is
+//     programmed into firmware only from an APP entry UDP 4791 (RoCEv2) or
+//     Ethertype 0x8915 (RoCEv1) (bnxt_dcbnl_ieee_setapp → bnxt_hwrm_set_dcbx_app).
+type family string
+
+const (
+	famMLX5 family = "mlx5"
+	famICE  family = "ice"
+	famBNXT family = "bnxt"
+)
+
+// familyOf picks the strategy from the spec's NIC model, else from the
+// kernel driver's name (ethtool -i).
+func familyOf(model, driver string) family {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield"):
+		return famMLX5
+	case strings.HasPrefix(m, "e810") || strings.HasPrefix(m, "e830"):
+		return famICE
+	case strings.HasPrefix(m, "bcm57") || strings.HasPrefix(m, "thor") || strings.HasPrefix(m, "p2100") || strings.HasPrefix(m, "p1400"):
+		return famBNXT
+	}
+	switch driver {
+	case "ice":
+		return famICE
+	case "bnxt_en":
+		return famBNXT
+	}
+	return famMLX5
+}
+
+// nicFamily detects a live NIC's family (driver name through ethtool).
+func nicFamily(s *session, n *intent.NIC) family {
+	drv := ""
+	if e, err := s.ethtool(); err == nil {
+		drv, _ = e.DriverName(n.Name)
+	}
+	return familyOf(n.Model, drv)
+}
+
+const iceLLDPFlag = "fw-lldp-agent" // ice_ethtool.c ice_gstrings_priv_flags
+
+// fwLLDP reads the ice fw-lldp-agent private flag (has false: no such flag).
+func fwLLDP(s *session, nic string) (on, has bool, err error) {
+	e, err := s.ethtool()
+	if err != nil {
+		return false, false, err
+	}
+	flags, err := e.PrivFlags(nic)
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	v, ok := flags[iceLLDPFlag]
+	return v, ok, nil
+}
+
+func setFWLLDP(s *session, nic string, on bool) error {
+	e, err := s.ethtool()
+	if err != nil {
+		return fmt.Errorf("%s: ethtool: %w", nic, err)
+	}
+	if err := e.UpdatePrivFlags(nic, map[string]bool{iceLLDPFlag: on}); err != nil {
+		return fmt.Errorf("%s: ethtool --set-priv-flags %s %s %s: %w", nic, nic, iceLLDPFlag, onOff(on), err)
+	}
+	return nil
+}
+
+// readFamily adds what a NIC family needs to the read: the ice firmware
+// LLDP agent (state when the spec manages it; DCB unexpressible while it
+// owns DCB and the spec does not hand it over), Broadcom's host DCBX and
+// RoCE APP entry.
+func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string, fs *[]drivers.Finding) {
+	p := "nic/" + n.Name + "/"
+	on, has, err := fwLLDP(s, n.Name)
+	if err != nil {
+		on, has = false, false
+	}
+	if n.FirmwareLLDP != nil {
+		if has {
+			st[p+"firmware_lldp"] = onOff(on)
+		} else {
+			unsup[p+"firmware_lldp"] = fmt.Sprintf("%s: no %s private flag (an Intel E810/ice setting; this NIC is %s)", n.Name, iceLLDPFlag, fam)
+		}
+	}
+	dcbx := uint8(0)
+	if ieee != nil && ieee.DCBX != nil {
+		dcbx = *ieee.DCBX
+	}
+	switch fam {
+	case famICE:
+		handedOver := n.FirmwareLLDP != nil && !*n.FirmwareLLDP
+		if has && on && !handedOver {
+			unsup[p+"dcb"] = fmt.Sprintf("%s: the E810 firmware LLDP agent owns DCB (dcbx 0x%02x, LLD_MANAGED): ice refuses ETS, PFC and APP writes with EINVAL and any DCBX change (ice_dcbnl_setets, ice_dcbnl_setdcbx). Hand DCB to the host with `ethtool --set-priv-flags %s %s off`, or set firmware_lldp = false on the nic and fabctl does it",
+				n.Name, dcbx, n.Name, iceLLDPFlag)
+		}
+	case famBNXT:
+		if dcbx&dcbnl.DCBXLLDManaged != 0 {
+			unsup[p+"dcb"] = fmt.Sprintf("%s: the Broadcom firmware DCBX agent owns DCB (dcbx 0x%02x, LLD_MANAGED): bnxt refuses every DCB write without host DCBX and refuses the switch (\"All firmware DCBX settings are set in NVRAM\", bnxt_dcbnl_setdcbx); disable the firmware LLDP/DCBX agent in NVRAM (Broadcom niccli/bnxtnvm) and reload",
+				n.Name, dcbx)
+		}
+		if n.RDMAPriority >= 0 && !hasRoCEApp(ieee, n) {
+			*fs = append(*fs, drivers.Finding{Severity: "warning", Path: p + "app", Message: fmt.Sprintf(
+				"%s: no APP entry %s -> priority %d: bnxt programs the RoCE priority into firmware only from that entry (bnxt_dcbnl_ieee_setapp); fabctl adds it with the DSCP table on apply (dcb app add dev %s %s:%d)",
+				n.Name, roceAppText(n), n.RDMAPriority, n.Name, roceAppDcb(n), n.RDMAPriority)})
+		}
+	}
+}
+
+// roceApp is the APP entry bnxt needs for the RoCE priority.
+func roceApp(n *intent.NIC) dcbnl.App {
+	if n.RoCEMode == "v1" {
+		return dcbnl.App{Selector: dcbnl.SelEthertype, Protocol: 0x8915, Priority: uint8(n.RDMAPriority)}
+	}
+	return dcbnl.App{Selector: dcbnl.SelUDP, Protocol: 4791, Priority: uint8(n.RDMAPriority)}
+}
+
+func roceAppText(n *intent.NIC) string {
+	if n.RoCEMode == "v1" {
+		return "Ethertype 0x8915"
+	}
+	return "UDP 4791"
+}
+
+func roceAppDcb(n *intent.NIC) string {
+	if n.RoCEMode == "v1" {
+		return "ethtype-prio 0x8915"
+	}
+	return "dgram-port-prio 4791"
+}
+
+func hasRoCEApp(ieee *dcbnl.IEEE, n *intent.NIC) bool {
+	if ieee == nil {
+		return false
+	}
+	want := roceApp(n)
+	for _, a := range ieee.Apps {
+		if a == want {
+			return true
+		}
+	}
+	return false
+}
+
+// maxCableLen is mlx5's limit: ieee_pfc.delay is taken when 0 < delay <
+// MLX5E_MAX_CABLE_LENGTH (1000 m) (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc).
+const maxCableLen = 1000
+
+// readCableLen reads the cable length the NIC computes PFC headroom with:
+// mlx5 reports it as ieee_pfc.delay (mlx5e_dcbnl_ieee_getpfc, when the port
+// has buffers) and takes it from there (mlnx_qos --cable_len); ice keeps
+// its PFC link delay in firmware (ice_dcbnl_setpfc ignores delay) and bnxt
+// sends only pfc_en (bnxt_hwrm_queue_pfc_cfg).
+func readCableLen(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string) {
+	if n.CableLength <= 0 || len(n.PFC) == 0 {
+		return
+	}
+	p := "nic/" + n.Name + "/"
+	m := int(math.Ceil(float64(n.CableLength)))
+	switch {
+	case fam == famICE:
+		unsup[p+"cable_len"] = n.Name + ": ice takes no cable length: ice_dcbnl_setpfc ignores ieee_pfc.delay (the PFC link delay is the firmware's)"
+	case fam == famBNXT:
+		unsup[p+"cable_len"] = n.Name + ": bnxt takes no cable length: bnxt_hwrm_queue_pfc_cfg sends only the PFC enable bits"
+	case m >= maxCableLen:
+		unsup[p+"cable_len"] = fmt.Sprintf("%s: cable length %dm: mlx5 takes below %dm only (MLX5E_MAX_CABLE_LENGTH)", n.Name, m, maxCableLen)
+	case ieee.PFC == nil:
+		unsup[p+"cable_len"] = n.Name + ": the driver reports no PFC delay (cable length)"
+	default:
+		st[p+"cable_len"] = strconv.Itoa(int(ieee.PFC.Delay))
+	}
+}
+
+// mlx5 programs a TC's max rate in 100 Mbit/s units below 25.5 Gbit/s and
+// in 1 Gbit/s units up to 255 Gbit/s (en_dcbnl.c mlx5e_dcbnl_ieee_setmaxrate,
+// u8 values); anything else reads back different and would never converge.
+func mlx5Maxrate(bps int64) string {
+	const mb100, gb = 100_000_000, 1_000_000_000
+	switch {
+	case bps > 255*gb:
+		return "above 255 Gbit/s"
+	case bps < 25_500_000_000 && bps%mb100 != 0:
+		return "not a multiple of 100 Mbit/s (mlx5's unit below 25.5 Gbit/s)"
+	case bps >= 25_500_000_000 && bps%gb != 0:
+		return "not a multiple of 1 Gbit/s (mlx5's unit from 25.5 Gbit/s)"
+	}
+	return ""
+}
+
+// readMaxrate reports the class TCs' max rate (bit/s) when the spec caps
+// any class: mlx5 has ieee_maxrate (Kbit/s); ice and bnxt have no
+// maxrate op (ice_dcb_nl.c, bnxt_dcb.c dcbnl_ops).
+func readMaxrate(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]string, unsup map[string]string) {
+	want := false
+	for _, tc := range n.TCs {
+		if tc.MaxRate > 0 {
+			want = true
+			if why := mlx5Maxrate(int64(tc.MaxRate)); why != "" && fam == famMLX5 {
+				unsup["nic/"+n.Name+"/maxrate"] = fmt.Sprintf("%s: class %s max_rate %s is %s (mlx5e_dcbnl_ieee_setmaxrate)", n.Name, tc.Name, tc.MaxRate, why)
+				return
+			}
+		}
+	}
+	if !want {
+		return
+	}
+	p := "nic/" + n.Name + "/"
+	if fam != famMLX5 || ieee.Maxrate == nil {
+		unsup[p+"maxrate"] = fmt.Sprintf("%s: no per-TC max rate in the %s driver (no ieee_setmaxrate in its dcbnl_ops)", n.Name, fam)
+		return
+	}
+	for _, tc := range n.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			continue
+		}
+		idx := tc.TC
+		if ieee.ETS != nil && ieee.ETS.PrioTC[tc.TC] < 8 {
+			idx = int(ieee.ETS.PrioTC[tc.TC])
+		}
+		st[p+"tc/"+strconv.Itoa(tc.TC)+"/max_rate"] = strconv.FormatUint(ieee.Maxrate[idx]*1000, 10)
+	}
+}
