@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/sm/opensm"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -46,6 +47,9 @@ type ValidateOptions struct {
 	SelfMark       bool   // --self-mark: every validate block marks its own traffic (marking = "self")
 	// Drivers is the registry read-back uses (Factory.Drivers).
 	Drivers func() *drivers.Registry
+	// SecretCheck resolves the secrets of every device's credentials
+	// before the live stages contact any (checkSecrets; nil: none).
+	SecretCheck func(*spec.Spec) error
 	// Traffic runs the planned traffic tests (nil: traffic.Runner on this
 	// machine; tests inject a fake).
 	Traffic func(ctx context.Context, tests []*traffic.Test) *traffic.Report
@@ -116,6 +120,7 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 			opts.Env = f.Env
 			opts.Debugf = f.Debugf
 			opts.Drivers = f.Drivers
+			opts.SecretCheck = func(s *spec.Spec) error { return checkSecrets(f, s, intent.Compile(s), nil, nil) }
 			opts.Ctx = cmd.Context()
 			if opts.Parallelism < 1 {
 				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
@@ -257,6 +262,19 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	ctx := opts.Ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if opts.SecretCheck != nil {
+		if err := opts.SecretCheck(s); err != nil {
+			// One error naming the secret, not one per device; the live
+			// stages would only fail to log in everywhere.
+			res.Stages = append(res.Stages, StageReadback)
+			res.Readback = &readback.Result{Error: err.Error(), Devices: []readback.Device{}}
+			res.TrafficSkipped = "not run: the devices' credentials cannot be resolved (see read-back)"
+			if res.Code == ExitOK {
+				res.Code = ExitError
+			}
+			return
+		}
 	}
 	if !opts.SkipReadback && opts.Drivers != nil {
 		res.Stages = append(res.Stages, StageReadback)

@@ -61,6 +61,10 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 		fmt.Fprintf(w, "Read-back: skipped: %s\n", rb.Skipped)
 		return
 	}
+	if rb.Error != "" {
+		fmt.Fprintf(w, "Read-back: %s %s\n", st.Fail.Render("✘ not run:"), rb.Error)
+		return
+	}
 	fmt.Fprintf(w, "Read-back: %d of %s match the spec\n", rb.Match, plural(len(rb.Devices), "device", "devices"))
 	for _, d := range rb.Devices {
 		switch d.Status {
@@ -226,6 +230,10 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 	var out []junitSuite
 	if rb := res.Readback; rb != nil {
 		s := junitSuite{Name: "fabctl validate: read-back"}
+		if rb.Error != "" {
+			s.add(junitCase{Name: "read-back", Classname: "fabctl.readback",
+				Failures: []junitFailure{{Message: "not run: " + rb.Error, Type: "error", Text: rb.Error}}})
+		}
 		for _, d := range rb.Devices {
 			c := junitCase{Name: d.Address, Classname: "fabctl.readback"}
 			switch d.Status {

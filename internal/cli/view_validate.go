@@ -54,7 +54,9 @@ func liveVerdict(out io.Writer, st styles, r *validateResult) error {
 		return nil
 	}
 	var parts []string
-	if rb := r.Readback; rb != nil && rb.Skipped == "" {
+	if rb := r.Readback; rb != nil && rb.Error != "" {
+		parts = append(parts, "read-back not run (credentials)")
+	} else if rb != nil && rb.Skipped == "" {
 		parts = append(parts, fmt.Sprintf("read-back %d/%d devices match", rb.Match, len(rb.Devices)))
 	}
 	if ib := r.IB; ib != nil && ib.Skipped == "" {

@@ -25,7 +25,10 @@ const (
 
 // Result is the read-back stage's finding.
 type Result struct {
-	Skipped string   `json:"skipped,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+	// Error is why the stage could not run at all (a secret the devices
+	// log in with cannot be resolved): a failure, no device contacted.
+	Error   string   `json:"error,omitempty"`
 	Devices []Device `json:"devices"`
 	Match   int      `json:"match"`
 	Differ  int      `json:"differ"`
@@ -85,4 +88,4 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 }
 
 // Failed reports whether the read-back found a problem.
-func (rb *Result) Failed() bool { return rb != nil && rb.Differ+rb.Errored > 0 }
+func (rb *Result) Failed() bool { return rb != nil && (rb.Differ+rb.Errored > 0 || rb.Error != "") }
