@@ -169,7 +169,7 @@ func BenchmarkFabdcbHostIntent8NICs(b *testing.B) {
 			b.Fatal(err)
 		}
 		for k, want := range h.Flatten() {
-			if f := feature(k); f == "ecn" || f == "roce_mode" || f == "tos" || f == "irq_cpus" || f == "addresses" || f == "irqbalance" {
+			if f := feature(k); f == "ecn" || f == "cnp" || f == "roce_mode" || f == "tos" || f == "irq_cpus" || f == "addresses" || f == "irqbalance" {
 				continue
 			}
 			if live[k] != want {

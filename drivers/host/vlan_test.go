@@ -21,13 +21,15 @@ import (
 const vlanNS = "fabctl-vlan-t1"
 
 // A RoCEv1 host on a veth: the RDMA interface is VLAN 100 on v0a; classes
-// on priorities 0, 3 and 5 give the egress map 3:3 5:5.
+// on priorities 0, 3 and 5 and ToS 8 (rdma_cm's skb priority 2,
+// rt_tos2priority) give the egress map 2:3 3:3 5:5.
 const rocev1VLANSpec = `
 fabric "t" {
   transport          = "rocev1"
   trust              = "pcp"
   congestion_control = "pfc-only"
   mtu                = 9000
+  rdma_tos           = 8
 }
 class "roce" {
   role      = "rdma"
@@ -156,7 +158,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 	for path, want := range map[string]string{
 		"nic/v0a/vlan/interface":      "v0a.100",
 		"nic/v0a/vlan/id":             "100",
-		"nic/v0a/vlan/egress_qos_map": "3:3,5:5",
+		"nic/v0a/vlan/egress_qos_map": "2:3,3:3,5:5",
 		"nic/v0a/vlan/mtu":            "9000",
 		"nic/v0a/vlan/addresses":      "198.18.5.1/24",
 		"nic/v0a/mtu":                 "9000",
@@ -169,7 +171,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 		t.Errorf("the NIC's own addresses are planned: %+v", got["nic/v0a/addresses"])
 	}
 	wantPayload := []string{
-		"ip link add link v0a name v0a.100 mtu 9000 type vlan id 100 egress-qos-map 3:3 5:5 (netns " + vlanNS + ")",
+		"ip link add link v0a name v0a.100 mtu 9000 type vlan id 100 egress-qos-map 2:3 3:3 5:5 (netns " + vlanNS + ")",
 		"ip addr add 198.18.5.1/24 dev v0a.100 (netns " + vlanNS + ")",
 		"ip link set dev v0a up (netns " + vlanNS + ")",
 		"ip link set dev v0a.100 up (netns " + vlanNS + ")",
@@ -183,7 +185,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
 	}
 	v, m := ipVLAN(t, "v0a.100")
-	if v.LinkInfo.Kind != "vlan" || v.LinkInfo.Data.ID != 100 || v.MTU != 9000 || m != "3:3,5:5" {
+	if v.LinkInfo.Kind != "vlan" || v.LinkInfo.Data.ID != 100 || v.MTU != 9000 || m != "2:3,3:3,5:5" {
 		t.Fatalf("ip -d link show v0a.100 after apply: %+v map %q", v, m)
 	}
 	if out := ipNS(t, "-o", "addr", "show", "dev", "v0a.100"); !strings.Contains(out, "198.18.5.1/24") {
@@ -207,14 +209,14 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 		t.Fatal(d3.Error)
 	}
 	if len(d3.Changes) != 1 || d3.Changes[0].Path != "nic/v0a/vlan/egress_qos_map" ||
-		d3.Changes[0].Before != "1:2,3:5,5:5" || d3.Changes[0].After != "3:3,5:5" {
+		d3.Changes[0].Before != "1:2,2:3,3:5,5:5" || d3.Changes[0].After != "2:3,3:3,5:5" {
 		t.Fatalf("changes after the map edit: %+v", d3.Changes)
 	}
 	if len(d3.Drift) != 1 || d3.Drift[0].Path != "nic/v0a/vlan/egress_qos_map" {
 		t.Fatalf("drift after the map edit: %+v", d3.Drift)
 	}
 	wantPayload = []string{
-		"ip link set dev v0a.100 type vlan egress-qos-map 1:0 3:3 5:5 (netns " + vlanNS + ")",
+		"ip link set dev v0a.100 type vlan egress-qos-map 1:0 2:3 3:3 5:5 (netns " + vlanNS + ")",
 		"ip link set dev v0a up (netns " + vlanNS + ")",
 		"ip link set dev v0a.100 up (netns " + vlanNS + ")",
 	}
@@ -224,7 +226,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 	if res, err := applyPlan(t, p3, f, reg); err != nil || res.Devices[0].Status != apply.StatusApplied {
 		t.Fatalf("repair apply: %v %+v", err, res.Devices[0])
 	}
-	if _, m := ipVLAN(t, "v0a.100"); m != "3:3,5:5" {
+	if _, m := ipVLAN(t, "v0a.100"); m != "2:3,3:3,5:5" {
 		t.Fatalf("map after repair %q", m)
 	}
 
@@ -243,7 +245,7 @@ func TestVLANPlanApplyDrift(t *testing.T) {
 	if res, err := applyPlan(t, p4, f, reg); err != nil || res.Devices[0].Status != apply.StatusApplied {
 		t.Fatalf("re-create apply: %v %+v", err, res.Devices[0])
 	}
-	if v, m := ipVLAN(t, "v0a.100"); v.LinkInfo.Data.ID != 100 || m != "3:3,5:5" || v.MTU != 9000 {
+	if v, m := ipVLAN(t, "v0a.100"); v.LinkInfo.Data.ID != 100 || m != "2:3,3:3,5:5" || v.MTU != 9000 {
 		t.Fatalf("after re-create: %+v %q", v, m)
 	}
 	if d := plan.Make(context.Background(), s, f, reg, plan.Options{}).Device("host.h1"); d.HasChanges() {
@@ -293,7 +295,7 @@ func TestVLANRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, m := ipVLAN(t, "v0a.100"); m != "3:3,5:5" || v.MTU != 9000 {
+	if v, m := ipVLAN(t, "v0a.100"); m != "2:3,3:3,5:5" || v.MTU != 9000 {
 		t.Fatalf("after apply: %+v %q", v, m)
 	}
 	if err := d.Rollback(context.Background(), tg, r); err != nil {

@@ -54,8 +54,9 @@ personality_run() {
 	mkdir -p "$spec"
 	sed "s/FABDCB_NIC/$nic/" "$FABTB_FILES/drivers/host/testdata/vm/fabdcb.fab.hcl" >"$spec/fabric.fab.hcl"
 	if [ "$pers" = ice ]; then
-		# Without the switch the plan lists DCB as not expressible and names the command.
-		"$FABCTL" plan --no-color "$spec" >"$FABTB_TMP/plan-lldp.out" 2>&1
+		# Without the switch the plan lists DCB as not expressible and names the command (the list
+		# is one summary line by default; -v prints it).
+		"$FABCTL" plan -v --no-color "$spec" >"$FABTB_TMP/plan-lldp.out" 2>&1
 		cat "$FABTB_TMP/plan-lldp.out"
 		fab_check "ice: plan names the fw-lldp-agent command" grep -q "fw-lldp-agent off" "$FABTB_TMP/plan-lldp.out"
 		sed -i 's#addresses = \["198.18.10.1/24"\]#&\n    firmware_lldp = false#' "$spec/fabric.fab.hcl"

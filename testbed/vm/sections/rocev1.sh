@@ -91,7 +91,9 @@ fab_log "before fabctl: RoCE packets leaving fb on VLAN 100: PCP 0 $b0, PCP 3 $b
 fab_check "RoCE packets counted on VLAN 100 ($bany)" test "$bany" -gt 1000
 fab_check "without an egress map they carry PCP 0 ($b0 of $bany), none PCP 3 ($b3)" test "$b0" -eq "$bany" -a "$b3" -eq 0
 
-# 2. fabctl sets the egress-qos-map from the classes (priority 3 -> PCP 3) and nothing else.
+# 2. fabctl sets the egress-qos-map from the classes (priority 3 -> PCP 3) and from what rdma_cm
+#    picks for the host's ToS (rdma_tos 8: rt_tos2priority gives skb priority 2 -> PCP 3), and
+#    nothing else.
 spec=$FABTB_TMP/spec
 mkdir -p "$spec"
 cat >"$spec/fabric.fab.hcl" <<'HCL'
@@ -101,6 +103,7 @@ fabric "vmrocev1" {
   congestion_control = "pfc-only"
   mtu                = 1500
   rdma_mtu           = 1024
+  rdma_tos           = 8
 }
 class "roce" {
   role      = "rdma"
@@ -131,12 +134,12 @@ fab_run "$FABCTL" plan --no-color --show-payload --detailed-exitcode "$spec" >"$
 rc=$?
 cat "$FABTB_TMP/plan.txt"
 fab_check "the plan has changes (rc=$rc)" test "$rc" -eq 2
-fab_check "the plan sets the egress-qos-map 3:3 on fb.100" grep -q "ip link set dev fb.100 type vlan egress-qos-map 3:3" "$FABTB_TMP/plan.txt"
+fab_check "the plan sets the egress-qos-map 2:3 3:3 on fb.100" grep -q "ip link set dev fb.100 type vlan egress-qos-map 2:3 3:3" "$FABTB_TMP/plan.txt"
 fab_check "and creates, re-addresses or re-sizes nothing" bash -c "! grep -Eq 'ip (link add|addr (add|del)|link set dev [^ ]+ mtu)' '$FABTB_TMP/plan.txt'"
 fab_run "$FABCTL" apply --auto-approve --no-color "$spec" || fab_fail "fabctl apply"
 for i in fa.100 fb.100; do
 	m=$(ip -d link show dev "$i" | grep -o 'egress-qos-map { [^}]*}')
-	fab_check "ip -d link show $i: $m" test "$m" = "egress-qos-map { 3:3 }"
+	fab_check "ip -d link show $i: $m" test "$m" = "egress-qos-map { 2:3 3:3 }"
 done
 fab_run "$FABCTL" plan --no-color --detailed-exitcode "$spec"
 rc=$?
@@ -164,7 +167,7 @@ fab_log "drifted map 3:5: PCP 5 $d5, PCP 3 $d3, any $dany"
 fab_check "the drifted map shows on the wire as PCP 5 ($d5 of $dany)" test "$d5" -gt 0 -a "$d5" -eq "$dany" -a "$d3" -eq 0
 fab_run "$FABCTL" apply --auto-approve --no-color "$spec" || fab_fail "fabctl apply (repair)"
 m=$(ip -d link show dev fb.100 | grep -o 'egress-qos-map { [^}]*}')
-fab_check "repaired: $m" test "$m" = "egress-qos-map { 3:3 }"
+fab_check "repaired: $m" test "$m" = "egress-qos-map { 2:3 3:3 }"
 fab_run "$FABCTL" drift --no-color "$spec" >/dev/null
 rc=$?
 fab_check "no drift after the repair (rc=$rc)" test "$rc" -eq 0
