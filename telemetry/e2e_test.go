@@ -106,35 +106,7 @@ scrape_configs:
   - job_name: fabctl-telemetry
     static_configs: [{targets: [%q]}]
 `, agentAddr, exporterAddr)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := pl.Addr().String()
-	pl.Close()
-	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr)
-	cmd.Dir = dir
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-
-	get := func(path string, v any) error {
-		resp, err := http.Get("http://" + promAddr + path)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		return json.NewDecoder(resp.Body).Decode(v)
-	}
+	get, exited, out := startPrometheus(t, prom, dir, cfg)
 	var targets struct {
 		Data struct {
 			ActiveTargets []struct {
@@ -227,4 +199,40 @@ scrape_configs:
 	if h := firing()["FabricDCBDrift"]["host"]; h != "h5" {
 		t.Errorf("drift alert on host %q", h)
 	}
+}
+
+// startPrometheus runs the real Prometheus (prom) in dir with the
+// configuration cfg on a free loopback port until the test ends, and
+// returns a GET of its HTTP API decoding JSON into v, a channel closed
+// when it exits and its output so far.
+func startPrometheus(t *testing.T, prom, dir, cfg string) (get func(path string, v any) error, exited <-chan struct{}, out *strings.Builder) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	promAddr := pl.Addr().String()
+	pl.Close()
+	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr)
+	cmd.Dir = dir
+	out = &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	return func(path string, v any) error {
+		resp, err := http.Get("http://" + promAddr + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(v)
+	}, done, out
 }

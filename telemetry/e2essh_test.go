@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,34 +57,7 @@ func TestPrometheusE2ESSH(t *testing.T) {
 	}
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: [fabctl.rules.yml]\n"+
 		"scrape_configs:\n  - job_name: fabctl-telemetry\n    static_configs: [{targets: [%q]}]\n", ln.Addr().String())
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := pl.Addr().String()
-	pl.Close()
-	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr)
-	cmd.Dir = dir
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	get := func(path string, v any) error {
-		resp, err := http.Get("http://" + promAddr + path)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		return json.NewDecoder(resp.Body).Decode(v)
-	}
+	get, exited, out := startPrometheus(t, prom, dir, cfg)
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(40 * time.Second)
