@@ -790,7 +790,7 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	var cause string
 	if err != nil {
 		cause = "read-back after apply: " + err.Error()
-	} else if rem := withoutSaved(intent.Diff(dp.Desired, live, drv.Fields())); len(rem) > 0 {
+	} else if rem := drivers.WithoutSaved(intent.Diff(dp.Desired, live, drv.Fields())); len(rem) > 0 {
 		dr.Remaining = rem
 		cause = "verification: " + describeRemaining(rem)
 	}
@@ -845,18 +845,6 @@ func withoutSaveSteps(steps []drivers.Change) []drivers.Change {
 	var out []drivers.Change
 	for _, c := range steps {
 		if !drivers.IsSaveStep(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// withoutSaved drops PathSaved from a verification diff: a transaction is
-// verified before the save that settles it.
-func withoutSaved(rem []intent.AttrChange) []intent.AttrChange {
-	out := rem[:0:0]
-	for _, c := range rem {
-		if c.Path != drivers.PathSaved {
 			out = append(out, c)
 		}
 	}

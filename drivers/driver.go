@@ -228,6 +228,19 @@ func SaveStep(s Saver) Change {
 // IsSaveStep reports a change that only saves.
 func IsSaveStep(c Change) bool { return len(c.Paths) == 1 && c.Paths[0] == PathSaved }
 
+// WithoutSaved is changes without PathSaved: what a Saver's driver renders
+// (the engine saves) and what a transaction's verification compares (the
+// save comes after it).
+func WithoutSaved(changes []intent.AttrChange) []intent.AttrChange {
+	out := changes[:0:0]
+	for _, c := range changes {
+		if c.Path != PathSaved {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // SwitchIntent returns the target's switch intent, or an error naming the
 // device and the driver that needs it.
 func SwitchIntent(t Target, driver string) (*intent.Switch, error) {

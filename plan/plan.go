@@ -455,19 +455,13 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 // withoutSaved drops PathSaved from a Saver's diff and desired state: the
 // driver renders configuration, the engine saves it.
 func withoutSaved(changes []intent.AttrChange, desired intent.State) ([]intent.AttrChange, intent.State) {
-	var cs []intent.AttrChange
-	for _, c := range changes {
-		if c.Path != drivers.PathSaved {
-			cs = append(cs, c)
-		}
-	}
 	d := make(intent.State, len(desired))
 	for k, v := range desired {
 		if k != drivers.PathSaved {
 			d[k] = v
 		}
 	}
-	return cs, d
+	return drivers.WithoutSaved(changes), d
 }
 
 // Unexpressible is a desired setting a device's platform cannot express.
