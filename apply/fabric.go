@@ -298,29 +298,6 @@ func now(clock func() time.Time) time.Time {
 	return time.Now()
 }
 
-// expressed is a compiled desired state without the settings the plan
-// found the device cannot express (drivers.Limiter): the plan's Desired
-// leaves them out, so a saved plan is compared on the same footing.
-func expressed(st intent.State, dp *plan.DevicePlan) intent.State {
-	saves := dp.Desired[drivers.PathSaved] == "true"
-	if len(dp.Unexpressible) == 0 && !saves {
-		return st
-	}
-	out := make(intent.State, len(st)+1)
-	for k, v := range st {
-		out[k] = v
-	}
-	for _, u := range dp.Unexpressible {
-		delete(out, u.Path)
-	}
-	if saves {
-		// The planner wants a Saver's device saved (drivers.PathSaved); the
-		// compiled intent does not say it.
-		out[drivers.PathSaved] = "true"
-	}
-	return out
-}
-
 // devices pairs each device plan with its driver target. For a saved
 // plan it also checks that the plan's embedded spec still compiles to the
 // desired state the plan recorded (it may not under another fabctl
@@ -336,7 +313,7 @@ func devices(f *intent.Fabric, p *plan.Plan, popts plan.Options, saved bool, ver
 		if !ok {
 			return nil, fmt.Errorf("the plan has %s, which its spec does not declare: the plan file is inconsistent; run fabctl plan again", dp.Address)
 		}
-		if saved && dp.Error == "" && expressed(u.State, dp).Fingerprint() != dp.Desired.Fingerprint() {
+		if saved && dp.Error == "" && plan.Expressed(u.State, dp).Fingerprint() != dp.Desired.Fingerprint() {
 			return nil, fmt.Errorf("the saved plan's spec no longer compiles to the state the plan recorded for %s (was it made by another fabctl version? this is %s, the plan %s): run fabctl plan again",
 				dp.Address, version, p.FabctlVersion)
 		}

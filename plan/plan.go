@@ -389,29 +389,17 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	// After Read: a driver may learn from the device what it cannot
 	// express (a NIC without DCB support).
 	if lim, ok := drv.(drivers.Limiter); ok {
-		if un := lim.Unexpressible(t, u.State); len(un) > 0 {
-			scoped := make(intent.State, len(u.State))
-			for k, v := range u.State {
-				if reason, skip := un[k]; skip {
-					dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: v, Reason: reason})
-					continue
-				}
-				scoped[k] = v
+		for k, reason := range lim.Unexpressible(t, u.State) {
+			if v, ok := u.State[k]; ok {
+				dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: v, Reason: reason})
 			}
-			sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })
-			u.State, dp.Desired = scoped, scoped
 		}
+		sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })
 	}
 	// A platform with a startup configuration: the plan wants it saved.
 	saver, saves := drv.(drivers.Saver)
-	if saves {
-		withSaved := make(intent.State, len(u.State)+1)
-		for k, v := range u.State {
-			withSaved[k] = v
-		}
-		withSaved[drivers.PathSaved] = "true"
-		u.State, dp.Desired = withSaved, withSaved
-	}
+	u.State = expressedState(u.State, dp.Unexpressible, saves)
+	dp.Desired = u.State
 	if rep, ok := drv.(drivers.Reporter); ok {
 		dp.Findings = rep.Findings(t)
 	}
@@ -450,6 +438,33 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		}
 	}
 	return dp
+}
+
+// Expressed is the state a device plan wants: st, the device's compiled
+// state, without the settings its platform cannot express
+// (dp.Unexpressible), with config/saved when the device is saved after an
+// apply (a drivers.Saver). The planner makes dp.Desired this way, and
+// apply checks with it that a saved plan's spec still compiles to the
+// state the plan recorded.
+func Expressed(st intent.State, dp *DevicePlan) intent.State {
+	return expressedState(st, dp.Unexpressible, dp.Desired[drivers.PathSaved] == "true")
+}
+
+func expressedState(st intent.State, un []Unexpressible, saves bool) intent.State {
+	if len(un) == 0 && !saves {
+		return st
+	}
+	out := make(intent.State, len(st)+1)
+	for k, v := range st {
+		out[k] = v
+	}
+	for _, x := range un {
+		delete(out, x.Path)
+	}
+	if saves {
+		out[drivers.PathSaved] = "true"
+	}
+	return out
 }
 
 // withoutSaved drops PathSaved from a Saver's diff and desired state: the
