@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -73,54 +74,27 @@ host "h1" {
   }
 }
 `
+	link := func(port, speed, width string) string {
+		return fmt.Sprintf("link {\n  endpoints = [\"leaf1:%s\", \"h1:ib0\"]\n  speed     = %q\n  width     = %q\n}\n", port, speed, width)
+	}
 	for _, c := range []struct {
-		name, links, want string
+		name, speed, width, want string
+		twice                    bool // a second link from leaf1:2 to the same adapter port
 	}{
-		{name: "clean", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "HDR"
-  width     = "4x"
-}`},
-		{name: "rate mismatch", want: "Speed mismatch", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "NDR"
-  width     = "4x"
-}`},
-		{name: "width mismatch", want: "Speed mismatch", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "HDR"
-  width     = "2x"
-}`},
-		{name: "no such width", want: "width", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "HDR"
-  width     = "3x"
-}`},
-		{name: "no such speed", want: "speed", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "XDR2"
-  width     = "4x"
-}`},
-		{name: "adapter port cabled twice", want: "Endpoint used twice", links: `
-link {
-  endpoints = ["leaf1:1", "h1:ib0"]
-  speed     = "HDR"
-  width     = "4x"
-}
-link {
-  endpoints = ["leaf1:2", "h1:ib0"]
-  speed     = "HDR"
-  width     = "4x"
-}`},
+		{name: "clean", speed: "HDR", width: "4x"},
+		{name: "rate mismatch", speed: "NDR", width: "4x", want: "Speed mismatch"},
+		{name: "width mismatch", speed: "HDR", width: "2x", want: "Speed mismatch"},
+		{name: "no such width", speed: "HDR", width: "3x", want: "width"},
+		{name: "no such speed", speed: "XDR2", width: "4x", want: "speed"},
+		{name: "adapter port cabled twice", speed: "HDR", width: "4x", twice: true, want: "Endpoint used twice"},
 	} {
+		links := link("1", c.speed, c.width)
+		if c.twice {
+			links += link("2", c.speed, c.width)
+		}
 		t.Run(c.name, func(t *testing.T) {
 			platforms := append(append([]PlatformInfo(nil), testPlatforms...), PlatformInfo{Name: "infiniband", InfiniBand: true})
-			_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(head + c.links)}}, LoadOptions{Platforms: platforms})
+			_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(head + links)}}, LoadOptions{Platforms: platforms})
 			if c.want == "" {
 				if diags.HasErrors() {
 					t.Fatalf("diags: %v", diags)
