@@ -21,6 +21,7 @@ import (
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/gnmic"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -476,4 +477,35 @@ func RunGNMI(t *testing.T, c GNMICase) {
 			t.Fatalf("journal: %s", buf.String())
 		}
 	})
+}
+
+// CheckRequestFile: the driver's rendered gnmi-setrequest.json, read the
+// way `gnmic set --request-file` reads it (gnmic.SetRequest: gnmic itself
+// is not served by the module proxy) and sent with fabctl's gNMI client
+// to g, leaves the device as fabctl apply would: the next plan (plan.Make,
+// as `fabctl plan`) shows no change.
+func CheckRequestFile(t *testing.T, drv drivers.Driver, e *Engine, g *GNMI) {
+	t.Helper()
+	if dp := e.Plan(t); !dp.HasChanges() {
+		t.Fatal("nothing to configure: the test would prove nothing")
+	}
+	files, err := drv.(drivers.Renderer).Render(g.DT)
+	if err != nil || len(files) != 1 || files[0].Name != "gnmi-setrequest.json" {
+		t.Fatalf("render: %v %+v", err, files)
+	}
+	req, err := gnmic.SetRequest(files[0].Data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, _, err := gnmitransport.Dial(context.Background(), g.DT, g.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Set(context.Background(), req); err != nil {
+		t.Fatalf("the target refused the request file's Set: %v", err)
+	}
+	if dp := e.Plan(t); dp.Error != "" || dp.HasChanges() {
+		t.Fatalf("plan after the request file: %s %+v", dp.Error, dp.Changes)
+	}
 }
