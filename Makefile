@@ -14,6 +14,8 @@
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 #   make e2e-kube  the Kubernetes engine against a real kube-apiserver + etcd (root; docs/kubernetes.md)
 #   make bench-kube  publish 4,096 host intents, time until all Applied (light in-process agents)
+#   make image   the agent image for the DaemonSet under dist/ (OCI layout, oci-archive, docker-archive; no docker)
+#   make image-test  tools/image's tests: build, read back, reproducibility, skopeo and a real registry
 
 # Go lives in /usr/local/go/bin on the CI image; a non-login shell under CI may not have it on PATH.
 export PATH := /usr/local/go/bin:$(PATH)
@@ -62,7 +64,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))
 
-.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib bench-ansible bench-kube fuzz demo demo-ib demo-vm e2e-vm e2e-kube clean
+.PHONY: all help build test lint vet fmt-check bench bench-ssh bench-ib bench-ansible bench-kube fuzz demo demo-ib demo-vm e2e-vm e2e-kube image image-test clean
 
 all: lint test build
 
@@ -171,6 +173,24 @@ bench-kube:
 	apiserver=$$(testbed/kube/build.sh | tail -n 1) && \
 	FABCTL_E2E_KUBE=1 FABCTL_KUBE_APISERVER=$$apiserver $(GO) test -count=1 -run '^$$' -bench '^BenchmarkPublish4096$$' -benchtime 1x -timeout 30m ./testbed/kubetb/
 
+# The agent image (docs/kubernetes.md): tools/image, a nested module on go-containerregistry, builds
+# fabctl static for each platform and writes a reproducible image named as `fabctl kube manifests`
+# expects by default (fabctl:$(VERSION)): every timestamp is the commit time, so the same commit
+# and Go give the same digest. IMAGE_NAME=registry.example/fabctl:v1 names it otherwise.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+IMAGE_NAME      ?=
+IMAGE_SOURCE    ?= https://$(PKG)
+image:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) -C tools/image run . -repo $(CURDIR) \
+		-out $(CURDIR)/dist -platforms '$(IMAGE_PLATFORMS)' -version '$(VERSION)' -commit '$(COMMIT)' \
+		-source '$(IMAGE_SOURCE)' $(if $(IMAGE_NAME),-name '$(IMAGE_NAME)')
+
+# Its tests live in the nested module (make test does not reach it); skopeo and docker-registry
+# (Debian) are skipped without them, and fail under CI=true.
+image-test:
+	$(GO) -C tools/image vet ./...
+	$(GO) -C tools/image test -count=1 -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+
 clean:
-	rm -rf bin
+	rm -rf bin dist
 	$(GO) clean -testcache

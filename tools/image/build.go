@@ -306,13 +306,24 @@ func Index(o Options) (v1.ImageIndex, []v1.Image, []Platform, error) {
 			return nil, nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		imgs = append(imgs, img)
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: notArtifact{img}, Descriptor: v1.Descriptor{
 			Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch, Variant: p.variant()},
 		}})
 	}
 	idx = mutate.Annotations(idx, o.Labels()).(v1.ImageIndex)
 	return idx, imgs, plats, nil
 }
+
+// notArtifact keeps artifactType out of the image's index descriptor.
+// go-containerregistry fills it with the config media type for every
+// manifest (partial.Descriptor); image-spec v1.1 (image-index.md) defines
+// it for a manifest "used for an artifact", which this image is not, and
+// Debian's skopeo 1.9 drops the field it does not know when it copies the
+// index, so the registry would serve another digest than make image
+// printed (TestSkopeoPush).
+type notArtifact struct{ v1.Image }
+
+func (notArtifact) ArtifactType() (string, error) { return "", nil }
 
 // FileBase is the archives' base name: fabctl-<tag> for fabctl:<tag>.
 func FileBase(ref name.Tag) string {

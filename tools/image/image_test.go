@@ -155,6 +155,9 @@ func TestReadBack(t *testing.T) {
 	if len(im.Manifests) != 1 || im.Manifests[0].Platform == nil || im.Manifests[0].Platform.Architecture != here.Arch || im.Manifests[0].Platform.OS != "linux" {
 		t.Fatalf("index manifests %+v; want one for %s", im.Manifests, here)
 	}
+	if at := im.Manifests[0].ArtifactType; at != "" {
+		t.Errorf("index descriptor artifactType %q: an image is no artifact (image-spec image-index.md), and skopeo 1.9 rewrites such an index", at)
+	}
 	if im.Annotations["org.opencontainers.image.version"] != testVersion {
 		t.Errorf("index annotations %v", im.Annotations)
 	}
