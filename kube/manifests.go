@@ -24,8 +24,9 @@ import (
 var manifestFS embed.FS
 
 // DefaultImage is the agent image the DaemonSet names unless told
-// otherwise: fabctl publishes no image; build one holding this fabctl
-// binary as /usr/local/bin/fabctl (docs/kubernetes.md) and pass --image.
+// otherwise: the name `make image` gives the image it builds from this
+// fabctl (tools/image reads it from the binary; docs/kubernetes.md). Push
+// it to a registry and pass --image.
 func DefaultImage(version string) string {
 	if version == "" || version == "dev" || strings.ContainsAny(version, " +") {
 		version = "latest"
