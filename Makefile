@@ -185,8 +185,8 @@ image:
 		-out $(CURDIR)/dist -platforms '$(IMAGE_PLATFORMS)' -version '$(VERSION)' -commit '$(COMMIT)' \
 		-source '$(IMAGE_SOURCE)' $(if $(IMAGE_NAME),-name '$(IMAGE_NAME)')
 
-# Its tests live in the nested module (make test does not reach it); skopeo and docker-registry
-# (Debian) are skipped without them, and fail under CI=true.
+# Its tests live in the nested module (make test does not reach it); skopeo, docker-registry
+# and podman (Debian) are skipped without them, and fail under CI=true.
 image-test:
 	$(GO) -C tools/image vet ./...
 	$(GO) -C tools/image test -count=1 -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...

@@ -223,3 +223,58 @@ func startRegistry(t *testing.T, bin string) string {
 		}
 	}
 }
+
+// TestPodmanLoad loads both archives into a podman store of its own
+// (vfs driver, temporary root: the machine's images are not touched):
+// the oci-archive keeps the index digest make image printed, and both
+// give the image ID of the config (podman-load(1) reads oci-archive and
+// docker-archive). Running the container is left to the cluster: this
+// machine's sandbox refuses crun's setrlimit, and TestBinaryRuns runs the
+// binary chrooted in the layer instead.
+func TestPodmanLoad(t *testing.T) {
+	if _, err := exec.LookPath("podman"); err != nil {
+		skipOrFail(t, "podman not installed (Debian: apt-get install podman)")
+	}
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "podman load into a private store: not root")
+	}
+	r, _ := built(t)
+	for _, archive := range []string{r.OCIArch, r.Images[0].DockerArchive} {
+		t.Run(filepath.Base(archive), func(t *testing.T) {
+			// podman refuses a runroot path over 50 characters; t.TempDir's are longer.
+			dir, err := os.MkdirTemp("", "fabpod")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			podman := func(args ...string) []byte {
+				t.Helper()
+				args = append([]string{"--root", filepath.Join(dir, "root"), "--runroot", filepath.Join(dir, "run"),
+					"--storage-driver", "vfs", "--events-backend", "none"}, args...)
+				out, err := exec.Command("podman", args...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("podman %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return out
+			}
+			out := podman("load", "-i", archive)
+			if !strings.Contains(string(out), "Loaded image: localhost/"+r.Name) {
+				t.Errorf("podman load: %s", out)
+			}
+			var imgs []struct {
+				ID       string
+				Digest   string
+				RepoTags []string
+			}
+			if err := json.Unmarshal(podman("image", "inspect", r.Name), &imgs); err != nil || len(imgs) != 1 {
+				t.Fatalf("podman image inspect: %v %+v", err, imgs)
+			}
+			if imgs[0].ID != r.Images[0].Config.Hex {
+				t.Errorf("image ID %s, want the config digest %s", imgs[0].ID, r.Images[0].Config.Hex)
+			}
+			if archive == r.OCIArch && imgs[0].Digest != r.Index.String() {
+				t.Errorf("digest %s, want the index %s", imgs[0].Digest, r.Index)
+			}
+		})
+	}
+}
