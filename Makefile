@@ -15,7 +15,7 @@
 #   make e2e-kube  the Kubernetes engine against a real kube-apiserver + etcd (root; docs/kubernetes.md)
 #   make bench-kube  publish 4,096 host intents, time until all Applied (light in-process agents)
 #   make image   the agent image for the DaemonSet under dist/ (OCI layout, oci-archive, docker-archive; no docker)
-#   make image-test  tools/image's tests: build, read back, reproducibility, skopeo and a real registry
+#   make image-test  tools/image's tests: reproducibility, read-back, the binary run, skopeo, podman, a real registry
 
 # Go lives in /usr/local/go/bin on the CI image; a non-login shell under CI may not have it on PATH.
 export PATH := /usr/local/go/bin:$(PATH)
@@ -181,7 +181,7 @@ IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 IMAGE_NAME      ?=
 IMAGE_SOURCE    ?= https://$(PKG)
 image:
-	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) $(GO) -C tools/image run . -repo $(CURDIR) \
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)} $(GO) -C tools/image run . -repo $(CURDIR) \
 		-out $(CURDIR)/dist -platforms '$(IMAGE_PLATFORMS)' -version '$(VERSION)' -commit '$(COMMIT)' \
 		-source '$(IMAGE_SOURCE)' $(if $(IMAGE_NAME),-name '$(IMAGE_NAME)')
 
