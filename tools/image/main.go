@@ -61,6 +61,12 @@ func run(args []string, stdout io.Writer) (Result, Options, error) {
 	for _, pi := range r.Images {
 		fmt.Fprintf(stdout, "  docker-archive %s\n", rel(pi.DockerArchive))
 	}
+	dest, repo := "REGISTRY/"+r.Name, "REGISTRY/"+strings.SplitN(r.Name, ":", 2)[0]
+	if t, err := name.NewTag(r.Name, name.WeakValidation); err == nil && strings.Contains(r.Name, "/") && strings.ContainsAny(strings.SplitN(r.Name, "/", 2)[0], ".:") {
+		dest, repo = r.Name, t.Context().Name() // the name has its registry (docker's rule: a first component with . or :)
+	}
+	fmt.Fprintf(stdout, "push it (docs/kubernetes.md), e.g.:\n  skopeo copy --all oci-archive:%s docker://%s\n  fabctl kube manifests --image %s@%s\n",
+		rel(r.OCIArch), dest, repo, r.Index)
 	fmt.Fprintf(stdout, "digest %s\n", r.Index)
 	return r, o, nil
 }
