@@ -517,3 +517,16 @@ func sha(t *testing.T, p string) string {
 	s := sha256.Sum256(mustRead(t, p))
 	return hex.EncodeToString(s[:])
 }
+
+func TestPushTarget(t *testing.T) {
+	for _, tc := range []struct{ name, dest, repo string }{
+		{"fabctl:v1", "REGISTRY/fabctl:v1", "REGISTRY/fabctl"},
+		{"team/fabctl:v1", "REGISTRY/team/fabctl:v1", "REGISTRY/team/fabctl"},
+		{"registry.example/fabctl:v1", "registry.example/fabctl:v1", "registry.example/fabctl"},
+		{"127.0.0.1:5000/team/fabctl:v1", "127.0.0.1:5000/team/fabctl:v1", "127.0.0.1:5000/team/fabctl"},
+	} {
+		if d, r := pushTarget(tc.name); d != tc.dest || r != tc.repo {
+			t.Errorf("pushTarget(%q) = %q, %q; want %q, %q", tc.name, d, r, tc.dest, tc.repo)
+		}
+	}
+}

@@ -61,10 +61,7 @@ func run(args []string, stdout io.Writer) (Result, Options, error) {
 	for _, pi := range r.Images {
 		fmt.Fprintf(stdout, "  docker-archive %s\n", rel(pi.DockerArchive))
 	}
-	dest, repo := "REGISTRY/"+r.Name, "REGISTRY/"+strings.SplitN(r.Name, ":", 2)[0]
-	if t, err := name.NewTag(r.Name, name.WeakValidation); err == nil && strings.Contains(r.Name, "/") && strings.ContainsAny(strings.SplitN(r.Name, "/", 2)[0], ".:") {
-		dest, repo = r.Name, t.Context().Name() // the name has its registry (docker's rule: a first component with . or :)
-	}
+	dest, repo := pushTarget(r.Name)
 	fmt.Fprintf(stdout, "push it (docs/kubernetes.md), e.g.:\n  skopeo copy --all oci-archive:%s docker://%s\n  fabctl kube manifests --image %s@%s\n",
 		rel(r.OCIArch), dest, repo, r.Index)
 	fmt.Fprintf(stdout, "digest %s\n", r.Index)
@@ -149,4 +146,15 @@ func build(args []string) (Result, Options, error) {
 	}
 	r, err := Write(o, *out)
 	return r, o, err
+}
+
+// pushTarget is where the printed example pushes name, and the repository
+// to pin by digest: the name itself when it names its registry (a first
+// component with "." or ":", docker's rule), else under REGISTRY/.
+func pushTarget(ref string) (dest, repo string) {
+	first, _, hasSlash := strings.Cut(ref, "/")
+	if t, err := name.NewTag(ref, name.WeakValidation); err == nil && hasSlash && strings.ContainsAny(first, ".:") {
+		return ref, t.Context().Name()
+	}
+	return "REGISTRY/" + ref, "REGISTRY/" + strings.SplitN(ref, ":", 2)[0]
 }
