@@ -6,7 +6,9 @@
 #    the errors fabctl reports; RTNLGRP_DCB notifications arrive (internal/dcbnl fabdcb_test.go);
 #  - the host driver plans, applies, re-plans clean, touches nothing on a re-apply and reports a dcb
 #    change behind its back as drift (plan and WatchDCB), locally and in a network namespace
-#    (drivers/host fabdcb_test.go);
+#    (drivers/host fabdcb_test.go); the NIC's receive buffers from a link with a cable length (mlx5
+#    applies them, ice and bnxt list them as not expressible); ice's netdev reset after every DCB
+#    change (the spec's IPv6 address is back after apply);
 #  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
 # All of it once per fabdcb personality (modprobe fabdcb personality=mlx5|ice|bnxt: the module
 # reproduces en_dcbnl.c, ice_dcb_nl.c or bnxt_dcb.c); the dcbnl encoder tests, written against
