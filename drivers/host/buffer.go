@@ -19,6 +19,12 @@ import (
 // dcbnl_ops) and bnxt (bnxt_dcb.c dcbnl_ops) have none: their port
 // buffers are the firmware's.
 //
+// The plan shows the steps as iproute2's dcb takes them (dcb/dcb_buffer.c
+// dcb_buffer_parse_mapping_prio_buffer: prio-buffer PRIO:BUFFER;
+// dcb_buffer_parse_mapping_buffer_size: buffer-size BUFFER:SIZE in bytes
+// through get_size; each `dcb buffer set` reads struct dcbnl_buffer and
+// writes it back whole in one DCB_ATTR_DCB_BUFFER, as fabctl's SETs do).
+//
 // mlx5 (drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c,
 // torvalds/linux 06449e9):
 //   - calculate_xoff: xoff = (301 + 216*cable_len/100) * speed/1000 +
