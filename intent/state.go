@@ -243,6 +243,16 @@ func (h *Host) Flatten() State {
 			// whole metres, as the NIC takes it (ieee_pfc.delay)
 			st["nic/"+n.Name+"/cable_len"] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
 		}
+		if n.ManagesBuffers() {
+			// The NIC's receive buffers (mlx5 dcb buffer): the layout, and
+			// "headroom" for each lossless buffer: at least the PFC
+			// headroom the NIC needs for this link (drivers/host buffer.go).
+			m, lossless := n.Prio2Buffer()
+			st["nic/"+n.Name+"/buffer/prio"] = intsString(m[:])
+			for _, b := range lossless {
+				st["nic/"+n.Name+"/buffer/"+strconv.Itoa(b)+"/size"] = BufferHeadroom
+			}
+		}
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
 		if capped(n.TCs) {
@@ -295,6 +305,10 @@ func (h *Host) stateSize() int {
 		}
 		if capped(nic.TCs) {
 			n += len(nic.TCs) // max_rate
+		}
+		if nic.ManagesBuffers() {
+			_, lossless := nic.Prio2Buffer()
+			n += 1 + len(lossless) // buffer/prio, buffer/<k>/size
 		}
 		if nic.CNPDSCP >= 0 {
 			n++
@@ -638,6 +652,49 @@ func onOffString(b bool) string {
 
 // capped says whether any class caps its rate (then every class TC of a
 // host NIC has a max_rate path, 0 for none).
+// BufferHeadroom is the state value of a lossless receive buffer that
+// holds the PFC headroom its link needs.
+const BufferHeadroom = "headroom"
+
+// ManagesBuffers says whether fabctl sizes the NIC's receive buffers: a
+// RoCE NIC with lossless priorities on a link with a cable_length (the
+// headroom grows with it).
+func (n *NIC) ManagesBuffers() bool {
+	return n.RoCEMode != "" && len(n.PFC) > 0 && n.CableLength > 0
+}
+
+// Prio2Buffer is the NIC's receive buffer per priority when ManagesBuffers:
+// each lossless priority on a buffer of its own, in priority order from
+// buffer 1, and every other priority on buffer 0. A buffer is lossless
+// as soon as one PFC priority maps to it (mlx5 en/port_buffer.c
+// update_buffer_lossy), so a lossy priority sharing it would be paused
+// too. With no lossy priority at all the first lossless one takes
+// buffer 0. lossless lists the lossless buffers.
+func (n *NIC) Prio2Buffer() (m [8]int, lossless []int) {
+	pfc := [8]bool{}
+	all := true
+	for _, p := range n.PFC {
+		if p >= 0 && p < 8 {
+			pfc[p] = true
+		}
+	}
+	for _, on := range pfc {
+		all = all && on
+	}
+	next := 1
+	if all {
+		next = 0
+	}
+	for p := 0; p < 8; p++ {
+		if pfc[p] {
+			m[p] = next
+			lossless = append(lossless, next)
+			next++
+		}
+	}
+	return m, lossless
+}
+
 func capped(tcs []TC) bool {
 	for _, tc := range tcs {
 		if tc.MaxRate > 0 {

@@ -183,7 +183,7 @@ func (d *Driver) prepare(s *session, nic string, feats map[string]bool) (*snapsh
 		return nil, []string{fmt.Sprintf("%s: addresses: %v", nic, err)}
 	}
 	var probs []string
-	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"] {
+	if feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"] || feats["buffer"] {
 		ieee, err := s.dcb.IEEE(nic)
 		if err != nil {
 			probs = append(probs, err.Error())
@@ -248,7 +248,7 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
-	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"]) && cur == nil {
+	if (feats["ets"] || feats["pfc"] || feats["app"] || feats["cable_len"] || feats["maxrate"] || feats["buffer"]) && cur == nil {
 		if cur, err = s.dcb.IEEE(n.Name); err != nil {
 			return err
 		}
@@ -306,6 +306,13 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			}
 		}
 	}
+	if feats["buffer"] {
+		// Before PFC and the cable length: in manual buffer mode mlx5
+		// checks the lossless buffers against them (mlx5e_dcbnl_ieee_setpfc).
+		if err := applyBuffer(s, n, cur); err != nil {
+			return err
+		}
+	}
 	if feats["pfc"] || feats["cable_len"] {
 		var p dcbnl.PFC
 		if cur.PFC != nil {
@@ -327,12 +334,39 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 			return err
 		}
 	}
+	if fam == famICE && (feats["ets"] || feats["pfc"] || feats["app"]) {
+		// ice resets the netdev after every DCB write that changes
+		// something (ice_dcb_nl.c ice_dcbnl_devreset: dev_close +
+		// dev_open), and the kernel flushes the IPv6 addresses of the NIC
+		// and of its VLAN interface on the way down (unless
+		// keep_addr_on_down): put the spec's back.
+		if err := reassertAddrs(s, n); err != nil {
+			return err
+		}
+	}
 	if feats["pause"] {
 		if err := setPause(s, n.Name, n.Pause); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// reassertAddrs sets the spec's addresses again on the interface that
+// carries them (the NIC, or its VLAN interface).
+func reassertAddrs(s *session, n *intent.NIC) error {
+	name := n.Name
+	if n.VLANName != "" {
+		name = n.VLANName
+	}
+	link, err := s.nl.LinkByName(name)
+	if err != nil {
+		if n.VLANName != "" {
+			return nil // no VLAN interface (yet): nothing was flushed on it
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return setAddrs(s, link, n.Addresses)
 }
 
 func setAddrs(s *session, link netlink.Link, want []string) error {

@@ -47,6 +47,8 @@ func feature(p string) string {
 			return "ets"
 		case rest == "cable_len":
 			return "cable_len" // set with PFC (ieee_pfc.delay)
+		case strings.HasPrefix(rest, "buffer/"):
+			return "buffer" // buffer.go
 		case rest == "cnp_dscp" || rest == "cnp_prio":
 			return "cnp" // ecn.go
 		default:
@@ -61,13 +63,13 @@ func feature(p string) string {
 
 // featureOrder is the apply order within a NIC: link first, then DCB in
 // the kernel's own order (ETS before PFC before APP), then the rest.
-var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "maxrate": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
+var featureOrder = map[string]int{"mtu": 0, "addresses": 1, "vlan": 1, "firmware_lldp": 1, "ets": 2, "maxrate": 2, "buffer": 2, "pfc": 3, "cable_len": 3, "app": 4, "pause": 5,
 	"ecn": 6, "cnp": 6, "tc-ecn": 7, "roce_mode": 8, "tos": 9, "irq_cpus": 10}
 
 // applicable says whether this build can apply a feature.
 func applicable(f string) bool {
 	switch f {
-	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "maxrate", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
+	case "mtu", "addresses", "vlan", "firmware_lldp", "ets", "maxrate", "buffer", "pfc", "cable_len", "app", "pause", "nccl", "irqbalance",
 		"ecn", "cnp", "roce_mode", "tos", "irq_cpus": // the last five: sysfeat.go
 		return true
 	}
@@ -193,7 +195,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	switch feat {
 	case "ets", "pfc", "app":
 		return unsup[p+"dcb"]
-	case "cable_len", "maxrate":
+	case "cable_len", "maxrate", "buffer":
 		if why := unsup[p+"dcb"]; why != "" {
 			return why
 		}
@@ -244,6 +246,8 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 		m := int(math.Ceil(float64(n.CableLength)))
 		return fmt.Sprintf("%s: cable length %dm for the PFC headroom", nic, m), []string{fmt.Sprintf(
 			"dcb pfc set dev %s delay %d (mlnx_qos -i %s --cable_len=%d; DCB_CMD_IEEE_SET{PFC} with pfc_en kept)%s", nic, m, nic, m, where)}
+	case "buffer":
+		return describeBuffer(nic, n, where)
 	case "firmware_lldp":
 		on := n.FirmwareLLDP != nil && *n.FirmwareLLDP
 		sum := fmt.Sprintf("%s: firmware LLDP agent %s", nic, onOff(on))

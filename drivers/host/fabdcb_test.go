@@ -44,7 +44,8 @@ func fabdcbSpec(t testing.TB, nic, connect string) string {
 // withFirmwareLLDPOff hands DCB to the host on the spec's NIC (the E810
 // switch firmware_lldp = false).
 func withFirmwareLLDPOff(spec string) string {
-	return strings.Replace(spec, `addresses = ["198.18.10.1/24"]`, "addresses = [\"198.18.10.1/24\"]\n    firmware_lldp = false", 1)
+	const addrs = `addresses = ["198.18.10.1/24", "2001:db8:10::1/64"]`
+	return strings.Replace(spec, addrs, addrs+"\n    firmware_lldp = false", 1)
 }
 
 // personalityOf is the fabdcb personality of a device: the driver name
@@ -99,6 +100,21 @@ func flapsOf(t *testing.T, ns, dev string) int {
 	cmd := []string{"cat", "/sys/class/net/" + dev + "/fabdcb/link_flaps"}
 	if ns != "" {
 		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...) // ip netns exec mounts the namespace's sysfs
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(testutil.Run(t, cmd...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// resetsOf is how often the ice personality reset the netdev after a DCB
+// change (ice_dcbnl_devreset).
+func resetsOf(t *testing.T, ns, dev string) int {
+	t.Helper()
+	cmd := []string{"cat", "/sys/class/net/" + dev + "/fabdcb/dev_resets"}
+	if ns != "" {
+		cmd = append([]string{"ip", "netns", "exec", ns}, cmd...)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(testutil.Run(t, cmd...)))
 	if err != nil {
@@ -180,7 +196,7 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 			t.Errorf("unexpressible on a DCB NIC: %s (%s)", u.Path, u.Reason)
 		}
 	}
-	flaps0 := flapsOf(t, "", dev)
+	flaps0, resets0 := flapsOf(t, "", dev), resetsOf(t, "", dev)
 	res, err := applyPlan(t, p, f, reg)
 	if err != nil || res.Devices[0].Status != apply.StatusApplied {
 		t.Fatalf("apply: %v %+v", err, res.Devices[0])
@@ -209,6 +225,17 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 	}
 	if n := flapsOf(t, "", dev) - flaps0; n != wantFlaps {
 		t.Errorf("a no-change apply flapped the link (%d flaps)", n)
+	}
+	// ice resets the netdev after every DCB change (ice_dcbnl_devreset),
+	// which flushed the spec's IPv6 address; the engine's read-back after
+	// the first apply found it back, and the re-apply changed nothing, so
+	// reset nothing.
+	resets := resetsOf(t, "", dev) - resets0
+	if (fam == famICE) != (resets > 0) {
+		t.Errorf("%s: %d netdev resets for the apply", fam, resets)
+	}
+	if fam == famICE {
+		t.Logf("ice: the apply reset the netdev %d times (one per changed ETS, PFC or APP write)", resets)
 	}
 
 	// Drift behind fabctl's back, seen by the kernel notification watch
@@ -407,5 +434,108 @@ func TestFabdcbPersonality(t *testing.T) {
 		if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
 			t.Fatalf("re-plan after the repair not clean: %v %+v", d.Error, d.Changes)
 		}
+	}
+}
+
+// bufferSpec adds a link with a speed and a cable length to the NIC: the
+// receive buffers follow from it.
+func bufferSpec(src, nic, cable string) string {
+	return src + `
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+}
+link {
+  endpoints    = ["leaf1:Ethernet0", "vm:` + nic + `"]
+  speed        = "100G"
+  cable_length = "` + cable + `"
+}
+`
+}
+
+// TestFabdcbBuffer: the receive buffers from the link. mlx5: the plan
+// has the layout (priority 3 alone on buffer 1) and the lossless buffer's
+// size, apply writes them (sizes first, then the mapping, which the
+// driver checks with the sizes it has), dcb reads them back, the re-plan
+// is clean, a mapping changed with dcb behind fabctl's back is drift and
+// apply repairs it. ice and bnxt have no dcbnl buffer ops: the plan lists
+// the buffers as not expressible and the apply leaves them.
+func TestFabdcbBuffer(t *testing.T) {
+	dev := fabdcbDev(t, 7)
+	src, fam := fabdcbSpecFor(t, "", dev, "local")
+	s, f := loadSpec(t, bufferSpec(src, dev, "30m"))
+	reg := registry(t)
+	ctx := context.Background()
+	p := plan.Make(ctx, s, f, reg, plan.Options{})
+	dp := p.Device("host.vm")
+	if dp.Error != "" {
+		t.Fatal(dp.Error)
+	}
+	paths := []string{"nic/" + dev + "/buffer/prio", "nic/" + dev + "/buffer/1/size"}
+	changed := map[string]intent.AttrChange{}
+	for _, c := range dp.Changes {
+		changed[c.Path] = c
+	}
+	why := map[string]string{}
+	for _, u := range dp.Unexpressible {
+		why[u.Path] = u.Reason
+	}
+	if fam != famMLX5 {
+		for _, k := range paths {
+			if _, ok := changed[k]; ok || !strings.Contains(why[k], "no dcbnl buffer ops") {
+				t.Errorf("%s: %s planned %+v, not expressible %q", fam, k, changed[k], why[k])
+			}
+		}
+		if _, err := applyPlan(t, p, f, reg); err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+			t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+		}
+		return
+	}
+	if c := changed[paths[0]]; c.After != "0,0,0,1,0,0,0,0" {
+		t.Errorf("planned prio2buffer %+v", c)
+	}
+	if c := changed[paths[1]]; c.After != intent.BufferHeadroom {
+		t.Errorf("planned lossless buffer size %+v", c)
+	}
+	for _, k := range paths {
+		if why[k] != "" {
+			t.Errorf("mlx5: %s not expressible: %s", k, why[k])
+		}
+	}
+	res, err := applyPlan(t, p, f, reg)
+	if err != nil || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply: %v %+v", err, res.Devices[0])
+	}
+	b := dcbShow(t, "", "buffer", "show", "dev", dev)
+	if got := fmt.Sprint(b["prio_buffer"]); got != "[0 0 0 1 0 0 0 0]" {
+		t.Errorf("dcb buffer prio_buffer %s", got)
+	}
+	// At least the driver's minimum for 30 m at 100 Gbit/s, MTU 4200,
+	// max_mtu 9216 (fabdcb's): (301 + 216*30/100) * 100000/1000 +
+	// 272*4200/100 + 9216 + 128 = 36500 + 11424 + 9344 = 57268 B, in whole
+	// 128-byte cells: 57344.
+	sizes, _ := b["buffer_size"].([]any)
+	if len(sizes) < 2 || fmt.Sprint(sizes[1]) != "57344" {
+		t.Errorf("dcb buffer buffer_size %v, want buffer 1 = 57344", b["buffer_size"])
+	}
+	if v := strings.TrimSpace(testutil.Run(t, "cat", "/sys/class/net/"+dev+"/fabdcb/buffer_mode")); v != "manual" {
+		t.Errorf("buffer mode %s", v)
+	}
+	if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+		t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+	}
+	testutil.DCBSet(t, "buffer", "set", "dev", dev, "prio-buffer", "all:0")
+	p2 := plan.Make(ctx, s, f, reg, plan.Options{})
+	if d := p2.Device("host.vm"); !hasChange(d.Changes, paths[0], "0,0,0,0,0,0,0,0", "0,0,0,1,0,0,0,0") {
+		t.Errorf("a prio2buffer changed with dcb is not drift: %+v", d.Changes)
+	}
+	if _, err := applyPlan(t, p2, f, reg); err != nil {
+		t.Fatal(err)
+	}
+	if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+		t.Fatalf("re-plan after the repair not clean: %v %+v", d.Error, d.Changes)
 	}
 }

@@ -73,7 +73,7 @@ func (d *Driver) Capabilities() drivers.Capabilities { return drivers.Capabiliti
 // Fields marks the disruptive host settings.
 func (d *Driver) Fields() []intent.Field {
 	return []intent.Field{
-		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5"},
+		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5 and resets the netdev on ice (as every ice DCB change does)"},
 		{Pattern: "nic/*/mtu", Disruptive: "an MTU change restarts the NIC's queues (brief traffic loss, RDMA QPs re-negotiate path MTU)"},
 		{Pattern: "nic/*/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},
 		{Pattern: "nic/*/vlan/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},

@@ -121,6 +121,10 @@ func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[
 	switch fam {
 	case famICE:
 		handedOver := n.FirmwareLLDP != nil && !*n.FirmwareLLDP
+		if !(has && on) || handedOver {
+			*fs = append(*fs, drivers.Finding{Severity: "info", Path: p + "dcb", Message: n.Name +
+				": ice resets the netdev after every ETS, PFC or APP write that changes something (ice_pf_dcb_cfg takes the VSIs down and up, then ice_dcbnl_devreset runs dev_close + dev_open): the link goes down and up once per write (once per DSCP entry of the table), and the kernel flushes the netdev's IPv6 addresses; fabctl writes only what differs and puts the spec's addresses back"})
+		}
 		if has && on && !handedOver {
 			unsup[p+"dcb"] = fmt.Sprintf("%s: the E810 firmware LLDP agent owns DCB (dcbx 0x%02x, LLD_MANAGED): ice refuses ETS, PFC and APP writes with EINVAL and any DCBX change (ice_dcbnl_setets, ice_dcbnl_setdcbx). Hand DCB to the host with `ethtool --set-priv-flags %s %s off`, or set firmware_lldp = false on the nic and fabctl does it",
 				n.Name, dcbx, n.Name, iceLLDPFlag)
@@ -202,20 +206,45 @@ func readCableLen(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]str
 	}
 }
 
-// mlx5 programs a TC's max rate in 100 Mbit/s units below 25.5 Gbit/s and
-// in 1 Gbit/s units up to 255 Gbit/s (en_dcbnl.c mlx5e_dcbnl_ieee_setmaxrate,
-// u8 values); anything else reads back different and would never converge.
+// mlx5 programs a TC's max rate as a u8 count of 100 Mbit/s units up to
+// 25.5 Gbit/s and of 1 Gbit/s units up to 255 Gbit/s, the Kbit/s value
+// divided down (at least one unit), and refuses more (-EINVAL); the read
+// gives count x unit back (en_dcbnl.c mlx5e_dcbnl_ieee_setmaxrate and
+// _getmaxrate, torvalds/linux 43b27d1bd88a "Fix wraparound in rate
+// limiting for values above 255 Gbps" and d2099d9f16db). A rate that is
+// not a whole number of units reads back lower and would never converge.
 func mlx5Maxrate(bps int64) string {
 	const mb100, gb = 100_000_000, 1_000_000_000
 	switch {
 	case bps > 255*gb:
-		return "above 255 Gbit/s"
-	case bps < 25_500_000_000 && bps%mb100 != 0:
-		return "not a multiple of 100 Mbit/s (mlx5's unit below 25.5 Gbit/s)"
-	case bps >= 25_500_000_000 && bps%gb != 0:
-		return "not a multiple of 1 Gbit/s (mlx5's unit from 25.5 Gbit/s)"
+		return "above 255 Gbit/s, which mlx5 refuses (EINVAL)"
+	case bps <= 255*mb100 && bps%mb100 != 0:
+		return "not a multiple of 100 Mbit/s (mlx5's unit up to 25.5 Gbit/s; it would read back as " + mlx5MaxrateText(mlx5MaxrateRead(bps)) + ")"
+	case bps > 255*mb100 && bps%gb != 0:
+		return "not a multiple of 1 Gbit/s (mlx5's unit above 25.5 Gbit/s; it would read back as " + mlx5MaxrateText(mlx5MaxrateRead(bps)) + ")"
 	}
 	return ""
+}
+
+// mlx5MaxrateRead is the rate (bit/s) mlx5 reads back for a set one.
+func mlx5MaxrateRead(bps int64) int64 {
+	const mb100, gb = 100_000_000, 1_000_000_000
+	kbps := bps / 1000 // ieee_maxrate is Kbit/s
+	switch {
+	case kbps == 0:
+		return 0
+	case kbps <= 255*100_000:
+		return max(kbps/100_000, 1) * mb100
+	default:
+		return kbps / 1_000_000 * gb
+	}
+}
+
+func mlx5MaxrateText(bps int64) string {
+	if bps%1_000_000_000 == 0 {
+		return strconv.FormatInt(bps/1_000_000_000, 10) + " Gbit/s"
+	}
+	return strconv.FormatInt(bps/1_000_000, 10) + " Mbit/s"
 }
 
 // readMaxrate reports the class TCs' max rate (bit/s) when the spec caps

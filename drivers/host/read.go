@@ -109,6 +109,7 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 		readFamily(s, n, fam, ieee, st, unsup, fs)
 		readCableLen(n, fam, ieee, dcb, unsup)
 		readMaxrate(n, fam, ieee, dcb, unsup)
+		readBuffer(s, n, fam, ieee, dcb, unsup)
 		if unsup[p+"dcb"] == "" {
 			// The firmware owns DCB (ice LLDP agent, bnxt NVRAM DCBX):
 			// its settings are listed as not expressible, not diffed.

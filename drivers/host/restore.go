@@ -30,14 +30,6 @@ func restore(s *session, h *intent.Host, tok token) error {
 				errs = append(errs, fmt.Errorf("%s: mtu: %w", sn.NIC, err))
 			}
 		}
-		if !sn.Up && link.Attrs().Flags&unixIFFUp != 0 {
-			if err := s.nl.LinkSetDown(link); err != nil {
-				errs = append(errs, fmt.Errorf("%s: down: %w", sn.NIC, err))
-			}
-		}
-		if err := setAddrs(s, link, sn.Addrs); err != nil {
-			errs = append(errs, err)
-		}
 		if sn.DCB != nil {
 			if sn.DCB.ETS != nil {
 				errs = append(errs, s.dcb.UpdateETS(sn.NIC, func(e *dcbnl.ETS) { *e = *sn.DCB.ETS }))
@@ -49,6 +41,16 @@ func restore(s *session, h *intent.Host, tok token) error {
 			if sn.DCB.PFC != nil {
 				errs = append(errs, s.dcb.UpdatePFC(sn.NIC, func(p *dcbnl.PFC) { p.Enable, p.Delay = sn.DCB.PFC.Enable, sn.DCB.PFC.Delay }))
 			}
+			if sn.DCB.Buffer != nil {
+				// After PFC: the old PFC set with fabctl's buffers is at most
+				// as lossless as before, and one SET goes back to the old
+				// mapping and sizes (mlx5 checks the mapping first, then the
+				// sizes, each valid as they were). An mlx5 port stays in
+				// manual buffer mode: dcbnl has no way back to auto.
+				errs = append(errs, s.dcb.UpdateBuffer(sn.NIC, func(b *dcbnl.Buffer) {
+					b.Prio2Buffer, b.BufferSize = sn.DCB.Buffer.Prio2Buffer, sn.DCB.Buffer.BufferSize
+				}))
+			}
 			var dscp []dcbnl.App
 			for _, a := range sn.DCB.Apps {
 				if a.Selector == dcbnl.SelDSCP {
@@ -56,6 +58,19 @@ func restore(s *session, h *intent.Host, tok token) error {
 				}
 			}
 			errs = append(errs, setApps(s, sn.NIC, dscp))
+		}
+		// After DCB: ice resets the netdev on every DCB change
+		// (ice_dcbnl_devreset: dev_close + dev_open), which flushes its
+		// IPv6 addresses and brings a down netdev up.
+		if err := setAddrs(s, link, sn.Addrs); err != nil {
+			errs = append(errs, err)
+		}
+		if !sn.Up {
+			if l, err := s.nl.LinkByName(sn.NIC); err == nil && l.Attrs().Flags&unixIFFUp != 0 {
+				if err := s.nl.LinkSetDown(l); err != nil {
+					errs = append(errs, fmt.Errorf("%s: down: %w", sn.NIC, err))
+				}
+			}
 		}
 		if sn.FWLLDP != nil { // after DCB: ice refuses DCB writes while the agent runs
 			if on, has, err := fwLLDP(s, sn.NIC); err != nil || !has || on != *sn.FWLLDP {

@@ -271,3 +271,45 @@ func DSCPApps(apps []App) [64]int {
 	}
 	return t
 }
+
+// LinkMaxMTU reads a netdev's largest MTU (IFLA_MAX_MTU of RTM_GETLINK):
+// mlx5 sizes a lossless buffer's headroom with it (en/port_buffer.c
+// mlx5e_port_manual_buffer_config, max_t(netdev->max_mtu, 9216)).
+func (c *Conn) LinkMaxMTU(ifname string) (int, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.IFLA_IFNAME, ifname)
+	attrs, err := ae.Encode()
+	if err != nil {
+		return 0, err
+	}
+	body := append(make([]byte, unix.SizeofIfInfomsg), attrs...) // struct ifinfomsg, AF_UNSPEC, index 0
+	msgs, err := c.c.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request},
+		Data:   body,
+	})
+	if err != nil {
+		var oe *netlink.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			return 0, &Error{Ifname: ifname, Op: "get link", Err: oe.Err}
+		}
+		return 0, &Error{Ifname: ifname, Op: "get link", Err: err}
+	}
+	for _, m := range msgs {
+		if m.Header.Type != unix.RTM_NEWLINK || len(m.Data) < unix.SizeofIfInfomsg {
+			continue
+		}
+		ad, err := netlink.NewAttributeDecoder(m.Data[unix.SizeofIfInfomsg:])
+		if err != nil {
+			return 0, &Error{Ifname: ifname, Op: "get link", Err: err}
+		}
+		for ad.Next() {
+			if ad.Type() == unix.IFLA_MAX_MTU {
+				return int(ad.Uint32()), nil
+			}
+		}
+		if err := ad.Err(); err != nil {
+			return 0, &Error{Ifname: ifname, Op: "get link", Err: err}
+		}
+	}
+	return 0, &Error{Ifname: ifname, Op: "get link", Err: fmt.Errorf("no IFLA_MAX_MTU in the reply")}
+}

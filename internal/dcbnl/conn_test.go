@@ -203,3 +203,33 @@ func TestKernelVethNotSupported(t *testing.T) {
 		t.Fatalf("IEEE_GET on a missing device: %v", err)
 	}
 }
+
+// TestLinkMaxMTU: IFLA_MAX_MTU through the kernel for a veth
+// (veth_setup: ETH_MAX_MTU, 65535) in a fresh namespace; mlx5 sizes
+// lossless buffers with a NIC's max_mtu.
+func TestLinkMaxMTU(t *testing.T) {
+	testutil.RequireRoot(t, "creates a network namespace")
+	name := "fabctl-dcbnl-maxmtu"
+	testutil.Netns(t, name)
+	if out, err := exec.Command("ip", "-n", name, "link", "add", "mm0", "type", "veth", "peer", "name", "mm1").CombinedOutput(); err != nil {
+		t.Fatalf("veth: %v %s", err, out)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	c, err := Dial(int(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.LinkMaxMTU("mm0"); err != nil || v != 65535 {
+		t.Fatalf("veth max_mtu %d %v, want 65535", v, err)
+	}
+	if _, err := c.LinkMaxMTU("fabnodev0"); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("missing device: %v, want ENODEV", err)
+	}
+}

@@ -52,6 +52,7 @@ setting is reported once.`,
 		ruleHOST5,
 		ruleHOST6,
 		ruleHOST7,
+		ruleHOST8,
 	}
 }
 

@@ -133,3 +133,55 @@ func freeToS(byPrio map[int]*spec.Class) string {
 	}
 	return "Set " + strings.Join(opts, " or ") + "."
 }
+
+// mlx5MaxCableLen is MLX5E_MAX_CABLE_LENGTH: mlx5 takes a cable length
+// (ieee_pfc.delay) below it only (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc).
+const mlx5MaxCableLen spec.Length = 1000
+
+var ruleHOST8 = Rule{
+	ID:    "HOST-8",
+	Title: "A ConnectX NIC's lossless link is shorter than the 1000 m mlx5 takes as its PFC cable length",
+	Rationale: `A ConnectX NIC computes the PFC headroom of its lossless receive buffers from the cable length it
+was given (mlnx_qos --cable_len, dcbnl ieee_pfc.delay): xoff = (301 + 2.16 x cable_len) x speed [Gbit/s]
++ 2.72 x MTU bytes before the buffer is full, so the pause goes out while the cable still has room
+for what is in flight (en/port_buffer.c calculate_xoff, update_xoff_threshold). mlx5 accepts a cable
+length below 1000 m only (MLX5E_MAX_CABLE_LENGTH; mlx5e_dcbnl_ieee_setpfc ignores anything else) and
+keeps its default of 7 m (MLX5E_DEFAULT_CABLE_LEN) or what it had: on a longer link the NIC pauses too
+late and drops on a lossless priority under load. fabctl sizes the receive buffers for the declared
+length, but cannot make the NIC send its pause frames earlier; the plan lists the cable length as not
+expressible. Shorten the link, make the class lossy with ECN, or silence the rule with the reason.`,
+	Reference: "Linux drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c mlx5e_dcbnl_ieee_setpfc (MLX5E_MAX_CABLE_LENGTH 1000); en/port_buffer.c calculate_xoff, update_xoff_threshold; en/port_buffer.h MLX5E_DEFAULT_CABLE_LEN 7",
+	Check:     checkHOST8,
+}
+
+// isConnectX says whether a NIC model is driven by mlx5 (the host
+// driver's family rule, drivers/host nicfamily.go).
+func isConnectX(model string) bool {
+	m := strings.ToLower(model)
+	return strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield")
+}
+
+func checkHOST8(c *Context) {
+	s := c.Spec
+	if !s.Fabric.Transport.IsRoCE() {
+		return
+	}
+	for _, l := range s.Links {
+		if l.CableLength < mlx5MaxCableLen {
+			continue
+		}
+		_, _, ha, na := l.EndA()
+		_, _, hb, nb := l.EndB()
+		for _, e := range []struct {
+			h *spec.Host
+			n *spec.NIC
+		}{{ha, na}, {hb, nb}} {
+			if e.n == nil || !isConnectX(e.n.Model) || len(s.NICPFC(e.n)) == 0 {
+				continue
+			}
+			c.Reportf(Warning, l.Src.Attr("cable_length"), hostNICAddress(e.h, e.n), append(hostNICScopes(e.h, e.n), l.Ignore), "Cable longer than the NIC's PFC headroom can cover",
+				"%s is %s long and nic %s:%s (%s) carries lossless %s on it, but mlx5 takes a cable length below %s only (MLX5E_MAX_CABLE_LENGTH) and computes its pause threshold with 7 m or what it had: the NIC pauses too late for this cable and drops under load. Shorten the link or make the class lossy with ECN.",
+				l.Address(), l.CableLength, e.h.Name, e.n.Name, e.n.Model, prioNoun(s.NICPFC(e.n)), mlx5MaxCableLen)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 #    the errors fabctl reports; RTNLGRP_DCB notifications arrive (internal/dcbnl fabdcb_test.go);
 #  - the host driver plans, applies, re-plans clean, touches nothing on a re-apply and reports a dcb
 #    change behind its back as drift (plan and WatchDCB), locally and in a network namespace
-#    (drivers/host fabdcb_test.go);
+#    (drivers/host fabdcb_test.go); the NIC's receive buffers from a link with a cable length (mlx5
+#    applies them, ice and bnxt list them as not expressible); ice's netdev reset after every DCB
+#    change (the spec's IPv6 address is back after apply);
 #  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
 # All of it once per fabdcb personality (modprobe fabdcb personality=mlx5|ice|bnxt: the module
 # reproduces en_dcbnl.c, ice_dcb_nl.c or bnxt_dcb.c); the dcbnl encoder tests, written against
@@ -25,9 +27,9 @@ dcb_set() { fab_run dcb "$@" || { fab_log "retrying once (iproute2 6.1 dcb ACK b
 personality_run() {
 	local pers=$1
 	fab_log "===== fabdcb personality $pers ====="
-	fab_run modprobe fabdcb count=8 personality="$pers" || fab_fail "modprobe fabdcb personality=$pers"
+	fab_run modprobe fabdcb count=9 personality="$pers" || fab_fail "modprobe fabdcb personality=$pers"
 	local devs d
-	devs=$(seq -f 'fabdcb%g' 0 7 | tr '\n' ' ')
+	devs=$(seq -f 'fabdcb%g' 0 8 | tr '\n' ' ')
 	for d in $devs; do ip link set "$d" up || fab_fail "ip link set $d up"; done
 	fab_run ethtool -i fabdcb0
 	fab_run dcb -j ets show dev fabdcb0 || fab_fail "dcb reads a fabdcb device ($pers)"
@@ -44,7 +46,7 @@ personality_run() {
 	if [ "$pers" = ice ]; then
 		fab_run ethtool --show-priv-flags fabdcb0 || fab_fail "ice personality has private flags"
 	fi
-	export FABCTL_FABDCB="fabdcb0 fabdcb1 fabdcb2 fabdcb3 fabdcb4 fabdcb5 fabdcb7"
+	export FABCTL_FABDCB="fabdcb0 fabdcb1 fabdcb2 fabdcb3 fabdcb4 fabdcb5 fabdcb7 fabdcb8"
 	fab_log "host driver against the kernel ($pers)"
 	(cd "$FABTB_FILES/drivers/host" && fab_run "$FABTB_BIN/host.test" -test.v -test.count=1 -test.run 'TestFabdcb') ||
 		fab_fail "host driver fabdcb tests ($pers)"
@@ -59,7 +61,7 @@ personality_run() {
 		"$FABCTL" plan -v --no-color "$spec" >"$FABTB_TMP/plan-lldp.out" 2>&1
 		cat "$FABTB_TMP/plan-lldp.out"
 		fab_check "ice: plan names the fw-lldp-agent command" grep -q "fw-lldp-agent off" "$FABTB_TMP/plan-lldp.out"
-		sed -i 's#addresses = \["198.18.10.1/24"\]#&\n    firmware_lldp = false#' "$spec/fabric.fab.hcl"
+		sed -i 's#addresses = \["198.18.10.1/24", "2001:db8:10::1/64"\]#&\n    firmware_lldp = false#' "$spec/fabric.fab.hcl"
 	fi
 	cd "$FABTB_TMP" || fab_fail "cd"
 	fab_run "$FABCTL" plan --no-color --show-payload "$spec"
@@ -73,6 +75,11 @@ personality_run() {
 	fab_check "dcb sees DSCP 26 -> 3 after fabctl apply ($pers)" sh -c "dcb -j app show dev $nic | grep -q '\[26,3\]'"
 	fab_check "dcb sees all 64 DSCP entries ($pers)" sh -c "test \$(dcb -j app show dev $nic | grep -o '\[[0-9]*,[0-7]\]' | wc -l) -ge 64"
 	fab_check "trust dscp (fabdcb sysfs, $pers)" grep -qx dscp "/sys/class/net/$nic/fabdcb/trust"
+	# ice resets the netdev on every DCB change (ice_dcbnl_devreset), which flushes its IPv6
+	# addresses: fabctl puts them back.
+	fab_run ip addr show dev "$nic"
+	fab_check "IPv6 address on $nic after fabctl apply ($pers, $(cat /sys/class/net/$nic/fabdcb/dev_resets) netdev resets)" \
+		sh -c "ip -6 addr show dev $nic | grep -q '2001:db8:10::1/64'"
 	fab_run "$FABCTL" plan --no-color --detailed-exitcode "$spec"
 	rc=$?
 	fab_check "re-plan after apply has no changes (--detailed-exitcode rc=$rc, $pers)" test "$rc" -eq 0

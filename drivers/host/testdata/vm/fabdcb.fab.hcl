@@ -28,6 +28,6 @@ class "bulk" {
 host "vm" {
   connect = "local"
   nic "FABDCB_NIC" {
-    addresses = ["198.18.10.1/24"]
+    addresses = ["198.18.10.1/24", "2001:db8:10::1/64"]
   }
 }

@@ -16,9 +16,30 @@
  *  - APP: DSCP entries only (-EINVAL otherwise), one priority per DSCP (a
  *    new priority replaces the old entry); the first entry switches the
  *    port to DSCP trust, deleting the last one back to PCP (sysfs trust);
- *  - DCB buffer: prio2buffer < 8, the sizes fit in total_size (-EINVAL);
- *    total_size is read-only; the first SET switches to manual buffer mode;
- *  - maxrate: per-TC Kbps, at most 255 Gbit/s (-EINVAL);
+ *  - DCB buffer (en_dcbnl.c mlx5e_dcbnl_setbuffer, en/port_buffer.c
+ *    mlx5e_port_manual_buffer_config): a SET that changes nothing is a
+ *    no-op; otherwise the port goes to manual buffer mode for good and the
+ *    change runs in the driver's order: a new prio2buffer first recomputes
+ *    which buffers are lossless (a PFC priority on it, or global pause:
+ *    update_buffer_lossy, fill_pfc_en) and checks them with the sizes the
+ *    port has now; new sizes then (a lossless buffer of size 0 -EINVAL; more
+ *    than the port holds -EINVAL; under 4 cells left for the shared pool
+ *    -EINVAL, port_update_shared_buffer); every lossless buffer must hold
+ *    xoff + max_mtu + one cell (update_xoff_threshold, -ENOMEM), with
+ *    xoff = (301 + 2.16 * cable_len) * speed [Gbit/s] + 2.72 * MTU
+ *    (calculate_xoff; this netdev has no PTYS speed, so the driver's floor,
+ *    40 Gbit/s) and max_mtu at least 9216 (MINIMUM_MAX_MTU). Sizes are
+ *    kept in 128-byte cells, the rest cut off (port_set_buffer do_div;
+ *    1 << MLX5E_BUFFER_CELL_SHIFT without an SBCAM register). In manual
+ *    mode a PFC or cable length change re-checks the lossless buffers the
+ *    same way (mlx5e_dcbnl_ieee_setpfc): PFC is already set when that
+ *    fails, the cable length is restored. cable_len starts at 7 m
+ *    (MLX5E_DEFAULT_CABLE_LEN);
+ *  - maxrate (mlx5e_dcbnl_ieee_setmaxrate/getmaxrate, torvalds/linux
+ *    43b27d1bd88a and d2099d9f16db): up to 25.5 Gbit/s in 100 Mbit/s units
+ *    (the Kbps value divided down, at least one unit), up to 255 Gbit/s in
+ *    1 Gbit/s units, above it -EINVAL; the read gives units x unit back, so
+ *    10.05 Gbit/s reads 10 Gbit/s and 50 Mbit/s reads 100 Mbit/s;
  *  - DCBX: host mode (HOST bit) or firmware mode (0); LLD_MANAGED refused.
  * In firmware mode a DCBX peer (the switch) may override PFC: writing a
  * mask to sysfs peer_pfc plays that peer; the module adopts it and sends a
@@ -33,7 +54,13 @@
  *    #firmware default"), a deleted entry resets it to 0
  *    (mlx5e_dcbnl_ieee_delapp).
  *  ice (ice_dcb_nl.c 2a87bd7, ice_dcb_lib.c): ops ETS, PFC, APP, DCBX only
- *    (no maxrate, buffer, peer PFC). The firmware LLDP agent owns DCB at
+ *    (no maxrate, buffer, peer PFC). Every ETS, PFC or APP write that
+ *    changes the configuration resets the netdev: ice_pf_dcb_cfg returns
+ *    ICE_DCB_HW_CHG_RST (0) after taking the VSIs down and up, and the
+ *    caller runs ice_dcbnl_devreset, dev_close + dev_open (the kernel then
+ *    flushes the netdev's IPv6 addresses unless keep_addr_on_down, and
+ *    brings a down netdev up); a write that changes nothing does not
+ *    ("No change in DCB config required"). Counted in sysfs dev_resets. The firmware LLDP agent owns DCB at
  *    load (dcbx LLD_MANAGED, ice_dcb_get_mode) until the private flag
  *    fw-lldp-agent is turned off (ethtool --set-priv-flags IF fw-lldp-agent
  *    off); while it owns DCB, ETS/PFC/APP writes are -EINVAL
@@ -64,7 +91,8 @@
  * sysfs, /sys/class/net/<dev>/fabdcb/:
  *   trust         ro  pcp | dscp
  *   buffer_mode   ro  auto | manual
- *   link_flaps    ro  carrier flaps caused by PFC changes
+ *   link_flaps    ro  carrier flaps caused by PFC changes (mlx5)
+ *   dev_resets    ro  ice_dcbnl_devreset runs (ice)
  *   pfc_counters  rw  read: "prio requests indications" per line;
  *                     write "prio requests indications": adds to them
  *   peer_pfc      wo  hex/decimal mask advertised by the DCBX peer
@@ -84,7 +112,11 @@
 #define FABDCB_MAX_DSCP 64
 #define FABDCB_MAX_CABLE_LEN 1000 /* MLX5E_MAX_CABLE_LENGTH */
 #define FABDCB_TOTAL_BUFFER (512 * 1024)
-#define FABDCB_MAX_RATE_KBPS (255ULL * 1000 * 1000)
+#define FABDCB_CELL 128            /* 1 << MLX5E_BUFFER_CELL_SHIFT (no SBCAM) */
+#define FABDCB_MIN_MAX_MTU 9216    /* MINIMUM_MAX_MTU, port_buffer.c */
+#define FABDCB_DEFAULT_CABLE_LEN 7 /* MLX5E_DEFAULT_CABLE_LEN */
+#define FABDCB_100MB 100000ULL     /* MLX5E_100MB, Kbps */
+#define FABDCB_1GB 1000000ULL      /* MLX5E_1GB, Kbps */
 
 static int count = 1;
 module_param(count, int, 0444);
@@ -117,6 +149,8 @@ struct fabdcb_priv {
 	struct ieee_maxrate maxrate;
 	struct dcbnl_buffer buffer;
 	bool manual_buffer;
+	u8 buf_lossy[DCBX_MAX_BUFFERS]; /* mlx5e_bufferx_reg.lossy */
+	u32 dev_resets;                 /* ice_dcbnl_devreset runs */
 	u8 dcbx_cap;
 	u8 dscp2prio[FABDCB_MAX_DSCP];
 	int dscp_app_cnt;
@@ -168,6 +202,8 @@ static bool bnxt_not_host(struct fabdcb_priv *p)
 
 /* ---- DCB ---- */
 
+static void ice_devreset(struct net_device *dev);
+
 static int fabdcb_getets(struct net_device *dev, struct ieee_ets *ets)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
@@ -182,6 +218,7 @@ static int ice_setets(struct net_device *dev, struct ieee_ets *ets)
 	struct fabdcb_priv *p = netdev_priv(dev);
 	struct ieee_ets n = p->ets;
 	int i, num, sum = 0;
+	bool changed;
 
 	/* ice_dcbnl_setets */
 	if (ice_fw_owned(p) || !(p->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
@@ -207,7 +244,12 @@ static int ice_setets(struct net_device *dev, struct ieee_ets *ets)
 		}
 	}
 	n.ets_cap = max_tc;
+	changed = memcmp(n.prio_tc, p->ets.prio_tc, sizeof(n.prio_tc)) ||
+		  memcmp(n.tc_tx_bw, p->ets.tc_tx_bw, sizeof(n.tc_tx_bw)) ||
+		  memcmp(n.tc_tsa, p->ets.tc_tsa, sizeof(n.tc_tsa));
 	p->ets = n;
+	if (changed) /* ice_pf_dcb_cfg applied it: ICE_DCB_HW_CHG_RST */
+		ice_devreset(dev);
 	return 0;
 }
 
@@ -299,26 +341,137 @@ static int fabdcb_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 	return 0;
 }
 
+/* ice_dcbnl_devreset: "enough of a ifdown/ifup to sync DCBNL info", run by
+ * ice_dcbnl_setets/_setpfc/_setapp/_delapp when ice_pf_dcb_cfg applied a
+ * changed configuration (ICE_DCB_HW_CHG_RST). Called with RTNL held, as
+ * the dcbnl ops are. */
+static void ice_devreset(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	dev_close(dev);
+	netdev_state_change(dev);
+	dev_open(dev, NULL);
+	netdev_state_change(dev);
+	p->dev_resets++;
+}
+
+/* calculate_xoff (port_buffer.c): xoff = (301 + 2.16 * len [m]) * speed
+ * [Gbps] + 2.72 MTU [B], in the driver's u32 arithmetic; speed from PTYS,
+ * at least SPEED_40000 (this netdev has none: the floor). */
+static u32 mlx5_xoff(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	u32 speed = SPEED_40000;
+
+	return (301 + 216 * (u32)p->pfc.delay / 100) * speed / 1000 + 272 * dev->mtu / 100;
+}
+
+/* update_xoff_threshold: every lossless buffer holds xoff + max_mtu + one
+ * cell, else -ENOMEM ("is not enough for lossless buffer"). */
+static int mlx5_xoff_check(struct net_device *dev, const u32 *size, const u8 *lossy)
+{
+	u32 xoff = mlx5_xoff(dev);
+	u32 max_mtu = max_t(u32, dev->max_mtu, FABDCB_MIN_MAX_MTU);
+	int i;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		if (lossy[i])
+			continue;
+		if (size[i] < xoff + max_mtu + FABDCB_CELL) {
+			netdev_err(dev, "buffer_size[%d]=%u is not enough for lossless buffer\n", i, size[i]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* update_buffer_lossy: a buffer is lossless when a PFC priority maps to
+ * it, lossy otherwise (also when no priority does). Returns whether any
+ * lossy bit changed. */
+static bool mlx5_update_lossy(u8 pfc_en, const u8 *prio2buffer, u8 *lossy)
+{
+	bool changed = false;
+	int i, prio;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		int prios = 0, lossy_prios = 0;
+		u8 l;
+
+		for (prio = 0; prio < IEEE_8021QAZ_MAX_TCS; prio++) {
+			if (prio2buffer[prio] != i)
+				continue;
+			prios++;
+			lossy_prios += !(pfc_en & BIT(prio));
+		}
+		l = lossy_prios == prios;
+		if (l != lossy[i]) {
+			lossy[i] = l;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/* fill_pfc_en: global pause makes every buffer with priorities lossless. */
+static u8 mlx5_pfc_en(struct fabdcb_priv *p)
+{
+	if (p->pause.rx_pause || p->pause.tx_pause)
+		return 0xff;
+	return p->pfc.pfc_en;
+}
+
 static int fabdcb_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
+	u16 old_cable_len = p->pfc.delay;
+	bool pfc_changed = false, cable_changed = false;
+	u8 lossy[DCBX_MAX_BUFFERS];
+	int err;
 
 	/* ice_dcbnl_setpfc, bnxt_dcbnl_ieee_setpfc */
 	if (ice_fw_owned(p) || bnxt_not_host(p))
 		return -EINVAL;
+	if (p->pers == PERS_ICE) {
+		bool changed = p->pfc.pfc_en != pfc->pfc_en;
+
+		p->pfc.pfc_en = pfc->pfc_en;
+		if (changed) /* ice_pf_dcb_cfg: ICE_DCB_HW_CHG_RST */
+			ice_devreset(dev);
+		return 0;
+	}
 	if (p->pers != PERS_MLX5) {
 		p->pfc.pfc_en = pfc->pfc_en;
 		p->pfc.mbc = pfc->mbc;
 		p->pfc.delay = pfc->delay;
 		return 0;
 	}
+	/* mlx5e_dcbnl_ieee_setpfc: PFC is set (and the link toggled) first. */
 	if (pfc->pfc_en != p->pfc.pfc_en) {
 		p->pfc.pfc_en = pfc->pfc_en;
 		fabdcb_flap(dev);
+		pfc_changed = true;
 	}
 	p->pfc.mbc = pfc->mbc;
-	if (pfc->delay && pfc->delay < FABDCB_MAX_CABLE_LEN)
+	if (pfc->delay && pfc->delay < FABDCB_MAX_CABLE_LEN && pfc->delay != p->pfc.delay) {
 		p->pfc.delay = pfc->delay;
+		cable_changed = true;
+	}
+	if (!p->manual_buffer)
+		return 0;
+	/* mlx5e_port_manual_buffer_config(CABLE_LEN | PFC) */
+	memcpy(lossy, p->buf_lossy, sizeof(lossy));
+	err = 0;
+	if (cable_changed)
+		err = mlx5_xoff_check(dev, p->buffer.buffer_size, lossy);
+	if (!err && pfc_changed && mlx5_update_lossy(mlx5_pfc_en(p), p->buffer.prio2buffer, lossy))
+		err = mlx5_xoff_check(dev, p->buffer.buffer_size, lossy);
+	if (err) {
+		if (cable_changed)
+			p->pfc.delay = old_cable_len;
+		return err;
+	}
+	memcpy(p->buf_lossy, lossy, sizeof(lossy));
 	return 0;
 }
 
@@ -336,23 +489,35 @@ static int fabdcb_getmaxrate(struct net_device *dev, struct ieee_maxrate *m)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
 
-	*m = p->maxrate;
+	*m = p->maxrate; /* max_bw_value x unit (mlx5e_dcbnl_ieee_getmaxrate) */
 	return 0;
 }
 
 static int fabdcb_setmaxrate(struct net_device *dev, struct ieee_maxrate *m)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
+	struct ieee_maxrate n = {};
 	int i;
 
+	/* mlx5e_dcbnl_ieee_setmaxrate: u8 values in 100 Mbps or 1 Gbps units */
 	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
-		if (m->tc_maxrate[i] > FABDCB_MAX_RATE_KBPS) {
-			netdev_err(dev, "tc %d maxrate %llu Kbps exceeds %llu\n", i,
-				   m->tc_maxrate[i], FABDCB_MAX_RATE_KBPS);
+		u64 kbps = m->tc_maxrate[i];
+		u64 v;
+
+		if (!kbps)
+			continue; /* MLX5_BW_NO_LIMIT */
+		if (kbps <= 255 * FABDCB_100MB) {
+			v = div_u64(kbps, FABDCB_100MB);
+			n.tc_maxrate[i] = (v ? v : 1) * FABDCB_100MB;
+		} else if (kbps <= 255 * FABDCB_1GB) {
+			n.tc_maxrate[i] = div_u64(kbps, FABDCB_1GB) * FABDCB_1GB;
+		} else {
+			netdev_err(dev, "tc_%d maxrate %llu Kbps exceeds limit %llu\n", i,
+				   kbps, 255 * FABDCB_1GB);
 			return -EINVAL;
 		}
 	}
-	p->maxrate = *m;
+	p->maxrate = n;
 	return 0;
 }
 
@@ -364,27 +529,70 @@ static int fabdcb_getbuffer(struct net_device *dev, struct dcbnl_buffer *b)
 	return 0;
 }
 
+/* mlx5e_dcbnl_setbuffer + mlx5e_port_manual_buffer_config. */
 static int fabdcb_setbuffer(struct net_device *dev, struct dcbnl_buffer *b)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
-	u64 sum = 0;
-	int i;
+	bool prio_changed = false, size_changed = false, update_buffer = false;
+	u32 size[DCBX_MAX_BUFFERS];
+	u8 lossy[DCBX_MAX_BUFFERS];
+	u64 total_used = 0;
+	int i, err;
 
+	/* dcbnl_ieee_set (net/dcb/dcbnl.c) refuses prio2buffer >= DCBX_MAX_BUFFERS. */
 	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
 		if (b->prio2buffer[i] >= DCBX_MAX_BUFFERS)
 			return -EINVAL;
+		if (b->prio2buffer[i] != p->buffer.prio2buffer[i])
+			prio_changed = true;
 	}
 	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
-		sum += b->buffer_size[i];
-	if (sum > FABDCB_TOTAL_BUFFER) {
-		netdev_err(dev, "buffer sizes sum to %llu bytes, port buffer is %u\n",
-			   sum, FABDCB_TOTAL_BUFFER);
-		return -EINVAL;
-	}
-	memcpy(p->buffer.prio2buffer, b->prio2buffer, sizeof(p->buffer.prio2buffer));
-	memcpy(p->buffer.buffer_size, b->buffer_size, sizeof(p->buffer.buffer_size));
-	p->buffer.total_size = FABDCB_TOTAL_BUFFER; /* read-only */
+		if (b->buffer_size[i] != p->buffer.buffer_size[i])
+			size_changed = true;
+	if (!prio_changed && !size_changed)
+		return 0;
 	p->manual_buffer = true;
+
+	memcpy(size, p->buffer.buffer_size, sizeof(size));
+	memcpy(lossy, p->buf_lossy, sizeof(lossy));
+	if (prio_changed && mlx5_update_lossy(mlx5_pfc_en(p), b->prio2buffer, lossy)) {
+		update_buffer = true;
+		err = mlx5_xoff_check(dev, size, lossy); /* the sizes the port has now */
+		if (err)
+			return err;
+	}
+	if (size_changed) {
+		for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+			if (!lossy[i] && !b->buffer_size[i])
+				return -EINVAL; /* "lossless buffer[%d] size cannot be zero" */
+			size[i] = b->buffer_size[i];
+			total_used += size[i];
+		}
+		/* total_used - headroom > spare: more than the port holds */
+		if (total_used > FABDCB_TOTAL_BUFFER)
+			return -EINVAL;
+		update_buffer = true;
+		err = mlx5_xoff_check(dev, size, lossy);
+		if (err)
+			return err;
+	}
+	if (update_buffer) {
+		u32 cells = 0;
+
+		for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+			cells += size[i] / FABDCB_CELL;
+		/* port_update_shared_buffer: fewer than 4 cells left */
+		if (FABDCB_TOTAL_BUFFER / FABDCB_CELL - cells < 4) {
+			netdev_err(dev, "Requested port buffer is too large, not enough space left for shared buffer\n");
+			return -EINVAL;
+		}
+		for (i = 0; i < DCBX_MAX_BUFFERS; i++) /* port_set_buffer: whole cells */
+			p->buffer.buffer_size[i] = size[i] / FABDCB_CELL * FABDCB_CELL;
+		memcpy(p->buf_lossy, lossy, sizeof(lossy));
+	}
+	if (prio_changed)
+		memcpy(p->buffer.prio2buffer, b->prio2buffer, sizeof(p->buffer.prio2buffer));
+	p->buffer.total_size = FABDCB_TOTAL_BUFFER; /* read-only */
 	return 0;
 }
 
@@ -442,6 +650,7 @@ static int ice_setapp(struct net_device *dev, struct dcb_app *app)
 	}
 	p->dscp2prio[app->protocol] = app->priority;
 	p->dscp_app_cnt++;
+	ice_devreset(dev); /* the APP table changed: ice_pf_dcb_cfg, then devreset */
 	return 0;
 }
 
@@ -473,6 +682,8 @@ static int ice_delapp(struct net_device *dev, struct dcb_app *app)
 		for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
 			p->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
 	}
+	/* ice_pf_dcb_cfg or ice_dcb_sw_dflt_cfg applied the change */
+	ice_devreset(dev);
 	return 0;
 }
 
@@ -660,6 +871,12 @@ static ssize_t link_flaps_show(struct device *d, struct device_attribute *a, cha
 }
 static DEVICE_ATTR_RO(link_flaps);
 
+static ssize_t dev_resets_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_priv(d)->dev_resets);
+}
+static DEVICE_ATTR_RO(dev_resets);
+
 static ssize_t pfc_counters_show(struct device *d, struct device_attribute *a, char *buf)
 {
 	struct fabdcb_priv *p = to_priv(d);
@@ -723,6 +940,7 @@ static struct attribute *fabdcb_attrs[] = {
 	&dev_attr_trust.attr,
 	&dev_attr_buffer_mode.attr,
 	&dev_attr_link_flaps.attr,
+	&dev_attr_dev_resets.attr,
 	&dev_attr_pfc_counters.attr,
 	&dev_attr_peer_pfc.attr,
 	NULL,
@@ -889,6 +1107,10 @@ static void fabdcb_setup(struct net_device *dev)
 		p->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
 	p->ets.tc_tx_bw[0] = 100;
 	p->pfc.pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	if (p->pers == PERS_MLX5) /* mlx5e_dcbnl_initialize: dcbx.cable_len */
+		p->pfc.delay = FABDCB_DEFAULT_CABLE_LEN;
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+		p->buf_lossy[i] = 1;
 	p->buffer.buffer_size[0] = FABDCB_TOTAL_BUFFER / 2;
 	p->buffer.total_size = FABDCB_TOTAL_BUFFER;
 	p->dcbx_cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
