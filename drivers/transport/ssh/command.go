@@ -62,9 +62,13 @@ func command(d *network.Driver, cmd string, timeout time.Duration) (string, stri
 // twice after login, an earlier command's late output) is dropped, as
 // scrapligo's wait for the echo drops it. The echo is found as
 // scrapligo finds it: cmd's characters in order (a device may insert
-// line-wrap characters), up to the end of that line; the prompt is
-// searched, as ReadUntilPrompt searches it, in the last
-// PromptSearchDepth bytes read. The channel is polled every ReadDelay as
+// line-wrap characters), up to the end of that line. The prompt is
+// matched in the last line read, the line a device prints last before
+// it waits for input, not in every line of the last 1,000 bytes as
+// scrapligo's ReadUntilPrompt matches it after each read (that
+// multi-line regexp over a command's output was 3% of a 64-switch
+// plan's CPU); an output line that merely looks like a prompt no longer
+// ends the read early either. The channel is polled every ReadDelay as
 // scrapligo's own reads poll it.
 func readCommand(ctx context.Context, ch *channel.Channel, cmd []byte) ([]byte, error) {
 	var rb []byte
@@ -95,23 +99,11 @@ func readCommand(ctx context.Context, ch *channel.Channel, cmd []byte) ([]byte, 
 			}
 			start = end + nl + 1
 		}
-		if ch.PromptPattern.Match(searchWindow(rb[start:], ch.PromptSearchDepth)) {
-			return rb[start:], nil
+		out := rb[start:]
+		if ch.PromptPattern.Match(out[bytes.LastIndexByte(out, '\n')+1:]) {
+			return out, nil
 		}
 	}
-}
-
-// searchWindow is the end of b that ReadUntilPrompt searches for the
-// prompt: the last depth bytes, from the first line that starts in them.
-func searchWindow(b []byte, depth int) []byte {
-	if len(b) <= depth {
-		return b
-	}
-	w := b[len(b)-depth:]
-	if i := bytes.IndexByte(w, '\n'); i > 0 {
-		w = w[i:]
-	}
-	return w
 }
 
 // commandOutput is what a command printed: b (the lines after the
@@ -121,11 +113,8 @@ func searchWindow(b []byte, depth int) []byte {
 // SendCommand returns it).
 func commandOutput(b []byte, prompt *regexp.Regexp) []byte {
 	// The final prompt: the last line, which the read stopped at.
-	last := bytes.LastIndexByte(b, '\n') + 1
-	if prompt.Match(b[last:]) {
+	if last := bytes.LastIndexByte(b, '\n') + 1; prompt.Match(b[last:]) {
 		b = b[:last]
-	} else {
-		b = prompt.ReplaceAll(b, nil)
 	}
 	b = trimLineEnds(b)
 	return bytes.Trim(b, "\n")
