@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -270,4 +271,37 @@ func loadAverage() string {
 		return "load average unknown"
 	}
 	return "load average " + strings.Join(f[:3], " ")
+}
+
+// BenchmarkRead1 reads one switch of each platform b.N times in a row
+// (one emulator answering at once, two linked switches in the spec) and
+// reports the wall and CPU time of one Read: the connection, its
+// commands and the parse, the one-switch latency that
+// BenchmarkPlanApply64's ratio divides by.
+//
+//	go test ./testbed/local/ -run '^$' -bench 'Read1$' -benchtime 200x
+func BenchmarkRead1(b *testing.B) {
+	b.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
+	for _, p := range []string{"sonic", "eos", "nxos", "cumulus"} {
+		b.Run(p, func(b *testing.B) {
+			s := testutil.Load(b, benchFabric(b, []string{p, p}, 0), spec.LoadOptions{})
+			f := intent.Compile(s)
+			reg := builtin.Registry()
+			opts := plan.Options{Credentials: s.CredentialsByName}
+			u := plan.Units(f)[0]
+			drv, err := reg.New(drivers.For(u.Device))
+			if err != nil {
+				b.Fatal(err)
+			}
+			t := plan.Target(u, opts)
+			b.ResetTimer()
+			c0 := testutil.CPUTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := drv.Read(context.Background(), t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((testutil.CPUTime()-c0)/time.Duration(b.N))/1e6, "cpu-ms/op")
+		})
+	}
 }
