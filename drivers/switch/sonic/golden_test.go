@@ -2,6 +2,7 @@ package sonic
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -54,6 +55,26 @@ func FuzzReadConfigDB(f *testing.F) {
 		st, err := ReadConfigDB(b, sw)
 		if err == nil && st == nil {
 			t.Fatal("nil state without error")
+		}
+	})
+}
+
+// FuzzParseConfigDBPaths: the one-pass decode of ParseConfigDB and its
+// level-by-level tolerant path give the same DB and the same error.
+func FuzzParseConfigDBPaths(f *testing.F) {
+	f.Add([]byte(`{"PORT":{"Ethernet0":{"mtu":"9100","admin_status":"up"}},"PFC_WD":{"GLOBAL":{"POLL_INTERVAL":1}}}`))
+	f.Add([]byte(`{"PORT":{"Ethernet0":{"description":"a\"b\u00e9","x":null,"y":["1"]}},"T":null,"U":{"r":null}}`))
+	f.Add([]byte(`{"PORT":{"Ethernet0":"not an object"},"QUEUE":"not a table","X":{"a":{"b":"c"}},"X":{"d":{}}}`))
+	f.Add([]byte("{\"PORT\":{\"E\":{\"v\":\"\xff\xfe\"}}}"))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gerr := ParseConfigDB(b)
+		want, werr := parseConfigDBTolerant(b)
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("errors differ: %v / %v", gerr, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("one pass %#v\ntolerant %#v", got, want)
 		}
 	})
 }

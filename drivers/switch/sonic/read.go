@@ -1,6 +1,7 @@
 package sonic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
@@ -21,7 +23,51 @@ const Inconsistent = "inconsistent"
 // ParseConfigDB decodes `show runningconfiguration all` (CONFIG_DB as a
 // JSON object of tables). Rows that are not objects and non-string values
 // are kept as their JSON text; tables that are not objects are skipped.
+//
+// A CONFIG_DB whose tables and rows are all objects (what SONiC prints)
+// is decoded in one pass; only other documents take the tolerant path
+// that decodes each level on its own (which scanned the text once per
+// level and decoded every value with its own json.Unmarshal: the JSON
+// decoding was 4% of a 64-switch plan's CPU). Both give the same DB
+// (FuzzParseConfigDBPaths).
 func ParseConfigDB(b []byte) (DB, error) {
+	var all map[string]map[string]map[string]json.RawMessage
+	if json.Unmarshal(b, &all) != nil {
+		return parseConfigDBTolerant(b)
+	}
+	db := make(DB, len(all))
+	for t, rows := range all {
+		tab := make(map[string]map[string]string, len(rows))
+		for k, fields := range rows {
+			row := make(map[string]string, len(fields))
+			for f, fv := range fields {
+				row[f] = fieldValue(fv)
+			}
+			tab[k] = row
+		}
+		db[t] = tab
+	}
+	return db, nil
+}
+
+// fieldValue is a CONFIG_DB field's value: the string a JSON string
+// holds, else the JSON text. A plain string (no escapes, valid UTF-8)
+// is sliced out without a decoder.
+func fieldValue(fv json.RawMessage) string {
+	if n := len(fv); n >= 2 && fv[0] == '"' && fv[n-1] == '"' && bytes.IndexByte(fv, '\\') < 0 && utf8.Valid(fv) {
+		return string(fv[1 : n-1])
+	}
+	var s string
+	if json.Unmarshal(fv, &s) != nil {
+		s = string(fv)
+	}
+	return s
+}
+
+// parseConfigDBTolerant decodes a CONFIG_DB level by level, skipping
+// tables and rows that are not objects, each value with its own
+// json.Unmarshal.
+func parseConfigDBTolerant(b []byte) (DB, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("running configuration is not a CONFIG_DB JSON object: %w", err)

@@ -244,7 +244,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 		}
 		opts = append(opts, lo...)
 	}
-	d, err := tmpl.driver(host, opts...)
+	d, err := tmpl.driver(host, o.CommandTimeout, opts...)
 	if err != nil {
 		return nil, fail(KindConfig, redact(err.Error(), secrets))
 	}
@@ -325,14 +325,14 @@ func (c *Conn) Device() string { return c.device }
 // A response matching the platform's failed-when-contains strings is a
 // KindCommand error carrying the output.
 func (c *Conn) Send(cmd string) (string, error) {
-	r, err := c.d.SendCommand(cmd)
+	out, failed, err := command(c.d, cmd, c.timeout)
 	if err != nil {
 		return "", c.cmdErr(cmd, err)
 	}
-	if r.Failed != nil {
-		return r.Result, &Error{Device: c.device, Op: cmd, Kind: KindCommand, Detail: cause(redact(r.Result, c.secrets))}
+	if failed != "" {
+		return out, &Error{Device: c.device, Op: cmd, Kind: KindCommand, Detail: cause(redact(out, c.secrets))}
 	}
-	return r.Result, nil
+	return out, nil
 }
 
 // heredocPrompt is bash's PS2.

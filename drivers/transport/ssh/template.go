@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/scrapli/scrapligo/driver/generic"
 	"github.com/scrapli/scrapligo/driver/network"
@@ -62,8 +63,11 @@ func templateFor(def any) (*platformTemplate, error) {
 
 // driver returns a new network driver for host. opts are applied to the
 // generic driver (transport, channel, logging) and to the network driver
-// (auth secondary) as network.NewDriver would.
-func (t *platformTemplate) driver(host string, opts ...util.Option) (*network.Driver, error) {
+// (auth secondary) as network.NewDriver would. The platform's
+// network-on-open commands run with command (one round trip each, within
+// timeout), and its network-on-close writes without a round trip
+// (onClose).
+func (t *platformTemplate) driver(host string, timeout time.Duration, opts ...util.Option) (*network.Driver, error) {
 	gd, err := generic.NewDriver(host, append(t.p.AsOptions(), opts...)...)
 	if err != nil {
 		return nil, err
@@ -81,5 +85,12 @@ func (t *platformTemplate) driver(host string, opts ...util.Option) (*network.Dr
 		}
 	}
 	gd.Channel.PromptPattern = t.proto.Channel.PromptPattern
+	d.OnOpen, d.OnClose = nil, nil
+	if len(t.p.NetworkOnOpen) > 0 {
+		d.OnOpen = onOpen(t.p.NetworkOnOpen, timeout)
+	}
+	if len(t.p.NetworkOnClose) > 0 {
+		d.OnClose = onClose(t.p.NetworkOnClose)
+	}
 	return &d, nil
 }
