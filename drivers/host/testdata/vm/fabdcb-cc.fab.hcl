@@ -13,6 +13,11 @@ class "roce" {
   dscp      = [26]
   lossless  = true
   bandwidth = 60
+  ecn {
+    min         = "150KB"
+    max         = "1.5MB"
+    probability = 100
+  }
 }
 class "cnp" {
   role     = "cnp"
