@@ -1,7 +1,9 @@
 // Package gnmitransport is fabctl's gNMI client: a connection on
 // openconfig/gnmi v0.14.1 and grpc (TLS with CA verification by default,
 // mTLS, username/password or a bearer token as gRPC metadata from the
-// spec's secret references, dial and RPC timeouts), Capabilities, Get
+// spec's secret references, dial and RPC timeouts, the credentials'
+// connect_timeout, bounded retries of a dial or Get whose connection
+// failed transiently, never of a Set), Capabilities, Get
 // (one path, JSON_IETF, decoded) and Set (one SetRequest), with errors
 // that name the device, the RPC and the path and never a secret. What a
 // driver does with it (intent into SetRequests, rollback) is
