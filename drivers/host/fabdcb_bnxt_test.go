@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
@@ -61,6 +63,14 @@ func TestFabdcbBnxtCC(t *testing.T) {
 		t.Skipf("bnxt_re configfs is the bnxt personality's (this load is %s)", fam)
 	}
 	rdma := "bnxt_re" + strings.TrimPrefix(nic, "fabdcb")
+	// The guest does not mount configfs; fabctl mounts it in a private
+	// mount namespace (hostFS). The test's own reads need it here.
+	if !cfgMounted() {
+		if err := unix.Mount("configfs", cfgRoot, "configfs", 0, ""); err != nil {
+			t.Fatalf("mount configfs on %s: %v", cfgRoot, err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(cfgRoot, 0) })
+	}
 	if !bnxtConfigfs() {
 		t.Fatalf("fabdcb personality=bnxt registers no %s", bnxtCCRoot())
 	}

@@ -97,6 +97,9 @@ personality_run() {
 		cat "$FABTB_TMP/plan-cc.out"
 		fab_check "bnxt: plan writes cnp_prio 0x6 through bnxt_re configfs" grep -q "echo -n 0x6 > /sys/kernel/config/bnxt_re/bnxt_re6/ports/1/cc/cnp_prio" "$FABTB_TMP/plan-cc.out"
 		fab_run "$FABCTL" apply --auto-approve --no-color "$cc" || fab_fail "fabctl apply of DCQCN on bnxt"
+		# The guest does not mount configfs (fabctl mounts it in a private mount namespace).
+		local mounted=0
+		mountpoint -q /sys/kernel/config || { mount -t configfs configfs /sys/kernel/config && mounted=1; }
 		mkdir /sys/kernel/config/bnxt_re/bnxt_re6 && cat /sys/kernel/config/bnxt_re/bnxt_re6/ports/1/cc/apply >"$FABTB_TMP/cc-apply.out"
 		rmdir /sys/kernel/config/bnxt_re/bnxt_re6
 		cat "$FABTB_TMP/cc-apply.out"
@@ -105,6 +108,7 @@ personality_run() {
 		rc=$?
 		fab_check "bnxt: re-plan of DCQCN is clean (rc=$rc)" test "$rc" -eq 0
 		fab_check "bnxt: fabctl left no bnxt_re configfs group (rmmod needs none)" test -z "$(ls /sys/kernel/config/bnxt_re)"
+		[ "$mounted" = 1 ] && umount /sys/kernel/config
 	fi
 	fab_run rmmod fabdcb || fab_fail "rmmod fabdcb ($pers)"
 	fab_log "===== personality $pers passed ====="
