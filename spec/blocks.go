@@ -151,7 +151,7 @@ func (l *loader) class(in instance) *Class {
 	return c
 }
 
-var credentialsSchema = &hcl.BodySchema{Attributes: attrs("username", "password", "private_key", "passphrase", "ssh_agent", "enable_password", "token", "known_hosts", "ca_file", "cert_file", "key_file")}
+var credentialsSchema = &hcl.BodySchema{Attributes: attrs("username", "password", "private_key", "passphrase", "ssh_agent", "enable_password", "token", "known_hosts", "ca_file", "cert_file", "key_file", "connect_timeout")}
 
 func (l *loader) credentials(in instance) *Credentials {
 	d, name := l.content(in, credentialsSchema)
@@ -170,6 +170,12 @@ func (l *loader) credentials(in instance) *Credentials {
 	c.CAFile = d.str("ca_file", "")
 	c.CertFile = d.str("cert_file", "")
 	c.KeyFile = d.str("key_file", "")
+	c.ConnectTimeout = d.duration("connect_timeout", 0)
+	if c.ConnectTimeout < 0 || (d.src.Has("connect_timeout") && c.ConnectTimeout == 0) {
+		rng := d.src.Attr("connect_timeout")
+		d.errf(rng, "Invalid connect timeout", "credentials %q: connect_timeout must be above zero (for example \"30s\").", name)
+		c.ConnectTimeout = 0
+	}
 	c.Src = d.src
 	return c
 }

@@ -617,6 +617,10 @@ type Credentials struct {
 	CAFile         string // CA bundle for gNMI TLS verification
 	CertFile       string // client certificate (mTLS)
 	KeyFile        string // client key path (mTLS); a path, not a secret value
+	// ConnectTimeout bounds one connection attempt to a device that uses
+	// these credentials (gNMI: TCP, TLS and the first Capabilities; SSH:
+	// TCP and the handshake); 0: the transport's default (10s).
+	ConnectTimeout time.Duration
 	Src            Source
 }
 

@@ -185,8 +185,8 @@ func cnpUnexpressible(n *intent.NIC) string {
 	switch familyOf(n.Model, sysDriver(n.Name)) {
 	case famICE:
 		return fmt.Sprintf("%s: CNP DSCP/priority: the ice/irdma drivers expose no CNP marking setting", n.Name)
-	case famBNXT:
-		return fmt.Sprintf("%s: CNP DSCP/priority live in the bnxt_re configfs of Broadcom's out-of-tree driver (/sys/kernel/config/bnxt_re/<dev>/ports/1/cc/cnp_dscp, cnp_prio, apply), which fabctl does not write", n.Name)
+	case famBNXT: // read through bnxtcc.go; this is the fallback wording
+		return fmt.Sprintf("%s: CNP DSCP/priority: no bnxt_re congestion control configfs (/sys/kernel/config/bnxt_re/<dev>/ports/1/cc: Broadcom's out-of-tree bnxt_re; the in-tree driver has none)", n.Name)
 	}
 	return fmt.Sprintf("%s: CNP DSCP %d / priority %d: no ecn/roce_np/cnp_dscp (MLNX_OFED only); on upstream mlx5 it is firmware: mlxconfig -d <pci> set CNP_DSCP_P1=%d CNP_802P_PRIO_P1=%d (P2 for the second port)",
 		n.Name, n.CNPDSCP, n.CNPPriority, n.CNPDSCP, n.CNPPriority)

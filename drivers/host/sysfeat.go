@@ -48,6 +48,7 @@ func ibDeviceExists(dev string) bool {
 // netlink pass found, and collects the findings.
 func readSys(s *session, h *intent.Host, st intent.State, unsup map[string]string) ([]drivers.Finding, error) {
 	var fs []drivers.Finding
+	fams := nicFamilies(s, h)
 	err := s.hostFS(needsCfg(h), func() error {
 		topo := nodeTopology()
 		fs = append(fs, topologyFindings(h, topo)...)
@@ -70,7 +71,9 @@ func readSys(s *session, h *intent.Host, st intent.State, unsup map[string]strin
 			if n.RoCEMode == "" {
 				continue // iWARP / InfiniBand: no DCQCN, rdma_cm RoCE defaults or IRQ policy in the state
 			}
-			if v, ok := readECN(n.Name); ok {
+			if fams[n.Name] == famBNXT { // bnxt_re configfs or the in-tree default (bnxtcc.go)
+				fs = append(fs, readBnxt(n, h, dev, st, unsup)...)
+			} else if v, ok := readECN(n.Name); ok {
 				st[p+"ecn"] = v
 			} else {
 				unsup[p+"ecn"] = n.Name + ": no DCQCN sysfs (ecn/roce_np, ecn/roce_rp: MLNX_OFED driver only)"
@@ -78,7 +81,7 @@ func readSys(s *session, h *intent.Host, st intent.State, unsup map[string]strin
 					fs = append(fs, *f)
 				}
 			}
-			if n.CNPDSCP >= 0 || n.CNPPriority >= 0 {
+			if fams[n.Name] != famBNXT && (n.CNPDSCP >= 0 || n.CNPPriority >= 0) {
 				if v, ok := readCNP(n.Name); ok {
 					for k, x := range v {
 						st[p+k] = x
@@ -127,6 +130,7 @@ type sysSnap struct {
 	NIC    string            `json:"nic"`
 	Device string            `json:"device,omitempty"`
 	ECN    map[string]string `json:"ecn,omitempty"`
+	BnxtCC *bnxtCC           `json:"bnxt_cc,omitempty"` // bnxtcc.go
 	RDMACM *rdmacmSnap       `json:"rdma_cm,omitempty"`
 	IRQs   map[int]string    `json:"irqs,omitempty"`
 }
@@ -152,6 +156,7 @@ func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]
 	if !anySys(todo) {
 		return nil, nil
 	}
+	fams := nicFamilies(s, h)
 	err := s.hostFS(needsCfg(h), func() error {
 		for i := range h.NICs {
 			n := &h.NICs[i]
@@ -160,6 +165,16 @@ func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]
 				continue
 			}
 			sn := sysSnap{NIC: n.Name, Device: n.Device}
+			if fams[n.Name] == famBNXT && (f["ecn"] || f["cnp"]) {
+				if !bnxtConfigfs() {
+					probs = append(probs, n.Name+": no bnxt_re congestion control configfs ("+bnxtCCRoot()+": Broadcom's out-of-tree bnxt_re only)")
+				} else if cc, err := readBnxtCC(n.Device); err != nil {
+					probs = append(probs, n.Name+": "+err.Error())
+				} else {
+					sn.BnxtCC = &cc
+				}
+				f = withoutECN(f)
+			}
 			if f["ecn"] {
 				if v, ok := snapECN(n.Name); ok {
 					sn.ECN = v
@@ -203,7 +218,7 @@ func prepareSys(s *session, h *intent.Host, todo map[string]map[string]bool) ([]
 					sn.IRQs = prior
 				}
 			}
-			if sn.ECN != nil || sn.RDMACM != nil || sn.IRQs != nil {
+			if sn.ECN != nil || sn.BnxtCC != nil || sn.RDMACM != nil || sn.IRQs != nil {
 				snaps = append(snaps, sn)
 			}
 		}
@@ -220,12 +235,19 @@ func applySys(s *session, h *intent.Host, todo map[string]map[string]bool) error
 	if !anySys(todo) {
 		return nil
 	}
+	fams := nicFamilies(s, h)
 	return s.hostFS(needsCfg(h), func() error {
 		for i := range h.NICs {
 			n := &h.NICs[i]
 			f := todo[n.Name]
 			if f == nil {
 				continue
+			}
+			if fams[n.Name] == famBNXT && (f["ecn"] || f["cnp"]) {
+				if err := writeBnxtCC(n.Name, n.Device, bnxtCCWant(n, h)); err != nil {
+					return err
+				}
+				f = withoutECN(f)
 			}
 			if f["ecn"] {
 				if err := applyECN(n.Name, n.ECNPrios); err != nil {
@@ -270,6 +292,9 @@ func restoreSys(s *session, h *intent.Host, snaps []sysSnap) error {
 			if sn.ECN != nil {
 				errs = append(errs, restoreFiles(sn.ECN))
 			}
+			if sn.BnxtCC != nil {
+				errs = append(errs, writeBnxtCC(sn.NIC, sn.Device, *sn.BnxtCC))
+			}
 			if sn.RDMACM != nil {
 				tos, err := strconv.Atoi(sn.RDMACM.Tos)
 				if err == nil {
@@ -290,6 +315,10 @@ func restoreSys(s *session, h *intent.Host, snaps []sysSnap) error {
 // describeSys is the plan step of a sysfs feature, with the equivalent
 // commands as payload.
 func describeSys(nic, feat string, n *intent.NIC, h *intent.Host, where string) (string, []string, bool) {
+	if (feat == "ecn" || feat == "cnp") && familyOf(n.Model, sysDriver(nic)) == famBNXT {
+		sum, pl := describeBnxt(nic, n, h, where)
+		return sum, pl, true
+	}
 	switch feat {
 	case "ecn":
 		on := map[int]bool{}
@@ -324,4 +353,27 @@ func describeSys(nic, feat string, n *intent.NIC, h *intent.Host, where string) 
 			fmt.Sprintf("for each IRQ in /sys/class/net/%s/device/msi_irqs: echo <cpus> > /proc/irq/<irq>/smp_affinity_list (%s)%s", nic, what, where)}, true
 	}
 	return "", nil, false
+}
+
+// nicFamilies is each RoCE NIC's family (ethtool), found before hostFS.
+func nicFamilies(s *session, h *intent.Host) map[string]family {
+	out := map[string]family{}
+	for i := range h.NICs {
+		if n := &h.NICs[i]; n.RoCEMode != "" {
+			out[n.Name] = nicFamily(s, n)
+		}
+	}
+	return out
+}
+
+// withoutECN is a NIC's feature set without ecn and cnp (settled
+// together on a Broadcom NIC, bnxtcc.go).
+func withoutECN(f map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(f))
+	for k, v := range f {
+		if k != "ecn" && k != "cnp" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,7 +1,9 @@
 // Package gnmitransport is fabctl's gNMI client: a connection on
 // openconfig/gnmi v0.14.1 and grpc (TLS with CA verification by default,
 // mTLS, username/password or a bearer token as gRPC metadata from the
-// spec's secret references, dial and RPC timeouts), Capabilities, Get
+// spec's secret references, dial and RPC timeouts, the credentials'
+// connect_timeout, bounded retries of a dial or Get whose connection
+// failed transiently, never of a Set), Capabilities, Get
 // (one path, JSON_IETF, decoded) and Set (one SetRequest), with errors
 // that name the device, the RPC and the path and never a secret. What a
 // driver does with it (intent into SetRequests, rollback) is
@@ -41,12 +43,29 @@ const (
 	DefaultPort        = "57400" // the common gNMI port (SR Linux, Arista, Cisco examples)
 	DefaultDialTimeout = 10 * time.Second
 	DefaultRPCTimeout  = 60 * time.Second
+	// DefaultDialAttempts is how often Dial tries a connection that fails
+	// transiently (refused, reset, no answer in time): a device (or a
+	// loaded VM running its emulator) that answers the second time is
+	// not a failed plan.
+	DefaultDialAttempts = 3
+	// DefaultRetryBackoff is the pause before the second attempt; it
+	// doubles before each further one.
+	DefaultRetryBackoff = 500 * time.Millisecond
 )
 
 // Options tune a client.
 type Options struct {
-	// DialTimeout bounds connecting, the TLS handshake and the first RPC.
+	// DialTimeout bounds one connection attempt: connecting, the TLS
+	// handshake and the first RPC (Capabilities). 0: the credentials'
+	// connect_timeout, else DefaultDialTimeout.
 	DialTimeout time.Duration
+	// DialAttempts bounds the attempts of Dial and of a Get whose
+	// connection failed transiently (0: DefaultDialAttempts; 1: no
+	// retry). A Set is never retried: it may have been applied.
+	DialAttempts int
+	// RetryBackoff is the pause before the second attempt, doubled
+	// before each further one (0: DefaultRetryBackoff).
+	RetryBackoff time.Duration
 	// RPCTimeout bounds each RPC.
 	RPCTimeout time.Duration
 	// Getenv resolves env() secrets (nil: os.Getenv).
@@ -122,8 +141,17 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 	if name == "" {
 		name = t.Device.Address
 	}
+	if o.DialTimeout <= 0 && t.Credentials != nil {
+		o.DialTimeout = t.Credentials.ConnectTimeout
+	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.DialAttempts <= 0 {
+		o.DialAttempts = DefaultDialAttempts
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
 	}
 	if o.RPCTimeout <= 0 {
 		o.RPCTimeout = DefaultRPCTimeout
@@ -200,26 +228,122 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 	if len(md) > 0 {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(auth{md}))
 	}
+	var caps *gpb.CapabilityResponse
+	err = retry(ctx, o, func() error {
+		var err error
+		caps, err = cl.connect(ctx, addr, dopts)
+		return err
+	})
+	if err != nil {
+		return nil, nil, cl.gaveUp(err, addr)
+	}
+	return cl, caps, nil
+}
+
+// connect makes one connection and asks for Capabilities within the dial
+// timeout. A failed attempt closes its connection: the next one starts
+// afresh instead of waiting out grpc's reconnect backoff.
+func (c *Client) connect(ctx context.Context, addr string, dopts []grpc.DialOption) (*gpb.CapabilityResponse, error) {
 	conn, err := grpc.NewClient(addr, dopts...)
 	if err != nil {
-		return nil, nil, fail(codes.InvalidArgument, "%s", cl.redact(err.Error()))
+		return nil, &Error{Device: c.device, RPC: "connect", Code: codes.InvalidArgument, Detail: c.redact(err.Error())}
 	}
-	cl.conn, cl.gnmi = conn, gpb.NewGNMIClient(conn)
-	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
 	// Not WaitForReady: a refused connection or a failed TLS handshake
 	// fails now, with its cause, instead of being retried until the
 	// deadline.
-	caps, err := cl.gnmi.Capabilities(dctx, &gpb.CapabilityRequest{})
+	caps, err := gpb.NewGNMIClient(conn).Capabilities(dctx, &gpb.CapabilityRequest{})
 	if err != nil {
 		conn.Close()
-		e := cl.wrap("Capabilities", "", err)
-		if e.Code == codes.DeadlineExceeded {
-			e.Detail = fmt.Sprintf("no answer from %s within %s (is the gNMI server listening there? %s)", addr, o.DialTimeout, e.Detail)
+		e := c.wrap("Capabilities", "", err)
+		if e.Code == codes.DeadlineExceeded && ctx.Err() == nil {
+			e.Detail = fmt.Sprintf("no answer from %s within %s (is the gNMI server listening there? %s)", addr, c.opts.DialTimeout, e.Detail)
 		}
-		return nil, nil, e
+		return nil, e
 	}
-	return cl, caps, nil
+	c.conn, c.gnmi = conn, gpb.NewGNMIClient(conn)
+	return caps, nil
+}
+
+// transient says whether a failed attempt may succeed if tried again:
+// the connection was refused or reset, or the device did not answer in
+// time. Errors with a cause a retry cannot change (TLS verification, a
+// client certificate the server wants or rejects, authentication, a
+// model the device lacks) are not, nor is the caller's cancellation.
+func transient(ctx context.Context, err error) bool {
+	var e *Error
+	if ctx.Err() != nil || !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case codes.DeadlineExceeded:
+		return true
+	case codes.Unavailable:
+		// wrap rewrote TLS and mTLS causes; what is left is the transport
+		// ("unreachable: ... connection refused", "connection reset").
+		return strings.HasPrefix(e.Detail, "unreachable: ")
+	}
+	return false
+}
+
+// retry runs op up to o.DialAttempts times while it fails transiently,
+// pausing o.RetryBackoff before the second attempt and twice as long
+// before each further one. Only idempotent operations go through it (a
+// dial, a Get): never a Set, which may have been applied when its
+// answer was lost.
+func retry(ctx context.Context, o Options, op func() error) error {
+	attempts := o.DialAttempts
+	if attempts <= 0 {
+		attempts = 1
+	}
+	wait := o.RetryBackoff
+	var err error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return &attemptsError{err: err, n: i}
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		if err = op(); err == nil || !transient(ctx, err) {
+			if err != nil && i > 0 {
+				return &attemptsError{err: err, n: i + 1}
+			}
+			return err
+		}
+	}
+	return &attemptsError{err: err, n: attempts}
+}
+
+// attemptsError is the last error of a retried operation and how many
+// attempts were made.
+type attemptsError struct {
+	err error
+	n   int
+}
+
+func (a *attemptsError) Error() string { return a.err.Error() }
+func (a *attemptsError) Unwrap() error { return a.err }
+
+// gaveUp names the device, the address and the attempts in the error of
+// a failed dial.
+func (c *Client) gaveUp(err error, addr string) error {
+	var a *attemptsError
+	if !errors.As(err, &a) {
+		return err
+	}
+	var e *Error
+	if !errors.As(a.err, &e) {
+		return a.err
+	}
+	out := *e
+	if a.n > 1 {
+		out.Detail = fmt.Sprintf("%s (gave up after %d attempts to %s, %s each; raise connect_timeout in the credentials for a slow device)", e.Detail, a.n, addr, c.opts.DialTimeout)
+	}
+	return &out
 }
 
 // Device is the device name errors carry.
@@ -300,14 +424,37 @@ func (c *Client) Get(ctx context.Context, path string) (v any, ok bool, err erro
 	if err != nil {
 		return nil, false, &Error{Device: c.device, RPC: "Get", Path: path, Code: codes.InvalidArgument, Detail: err.Error()}
 	}
-	ctx, cancel := c.rpcCtx(ctx)
-	defer cancel()
-	resp, err := c.gnmi.Get(ctx, &gpb.GetRequest{Path: []*gpb.Path{p}, Type: gpb.GetRequest_CONFIG, Encoding: gpb.Encoding_JSON_IETF})
+	var resp *gpb.GetResponse
+	// A Get changes nothing: one whose connection failed (Unavailable) is
+	// tried again, bounded as a dial. Not one that ran into the RPC
+	// deadline: that already waited RPCTimeout.
+	err = retry(ctx, c.opts, func() error {
+		rctx, cancel := c.rpcCtx(ctx)
+		defer cancel()
+		var err error
+		resp, err = c.gnmi.Get(rctx, &gpb.GetRequest{Path: []*gpb.Path{p}, Type: gpb.GetRequest_CONFIG, Encoding: gpb.Encoding_JSON_IETF})
+		if err == nil || status.Code(err) == codes.NotFound {
+			return err
+		}
+		e := c.wrap("Get", path, err)
+		if e.Code != codes.Unavailable {
+			return &permanent{e}
+		}
+		return e
+	})
 	if status.Code(err) == codes.NotFound {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, c.wrap("Get", path, err)
+		var pe *permanent
+		if errors.As(err, &pe) {
+			return nil, false, pe.e
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, false, e
+		}
+		return nil, false, err
 	}
 	for _, n := range resp.GetNotification() {
 		for _, u := range n.GetUpdate() {
@@ -328,7 +475,15 @@ func (c *Client) Get(ctx context.Context, path string) (v any, ok bool, err erro
 	return nil, false, nil
 }
 
-// Set sends one SetRequest. path names the request in errors.
+// permanent hides an RPC error from retry (it tries again only what it
+// sees as an *Error with a transient code).
+type permanent struct{ e *Error }
+
+func (p *permanent) Error() string { return p.e.Error() }
+
+// Set sends one SetRequest, once: a Set whose answer was lost may have
+// been applied, so it is never retried (ConnLost tells the caller). path
+// names the request in errors.
 func (c *Client) Set(ctx context.Context, req *gpb.SetRequest) error {
 	ctx, cancel := c.rpcCtx(ctx)
 	defer cancel()

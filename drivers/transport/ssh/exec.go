@@ -45,6 +45,9 @@ type ExecConn struct {
 // (t.Device.Address) with its credentials; errors are *Error naming the
 // device (t.Device.Name).
 func DialExec(ctx context.Context, t drivers.Target, o ExecOptions) (*ExecConn, error) {
+	if o.ConnectTimeout <= 0 && t.Credentials != nil {
+		o.ConnectTimeout = t.Credentials.ConnectTimeout // the spec's connect_timeout
+	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}

@@ -186,6 +186,9 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 	if err != nil {
 		return nil, fail(KindConfig, err.Error())
 	}
+	if o.ConnectTimeout <= 0 && t.Credentials != nil {
+		o.ConnectTimeout = t.Credentials.ConnectTimeout // the spec's connect_timeout
+	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}

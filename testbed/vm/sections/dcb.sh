@@ -11,7 +11,8 @@
 #    change (the spec's IPv6 address is back after apply);
 #  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
 # All of it once per fabdcb personality (modprobe fabdcb personality=mlx5|ice|bnxt: the module
-# reproduces en_dcbnl.c, ice_dcb_nl.c or bnxt_dcb.c); the dcbnl encoder tests, written against
+# reproduces en_dcbnl.c, ice_dcb_nl.c or bnxt_dcb.c, and for bnxt the congestion control configfs of
+# Broadcom's out-of-tree bnxt_re, which fabctl plans, applies and reads back); the dcbnl encoder tests, written against
 # mlx5's rules, run on the mlx5 personality only. On ice the spec hands DCB from the firmware LLDP
 # agent to the host (firmware_lldp = false), as an E810 needs.
 # fabtb-timeout: 2700
@@ -93,6 +94,29 @@ personality_run() {
 	fab_run "$FABCTL" plan --no-color --detailed-exitcode "$spec"
 	rc=$?
 	fab_check "clean again after the repair (rc=$rc, $pers)" test "$rc" -eq 0
+	if [ "$pers" = bnxt ]; then
+		# DCQCN and CNP marking through bnxt_re's configfs (Broadcom's out-of-tree bnxt_re; fabdcb6 plays
+		# bnxt_re6): the plan writes hex values and apply, the hardware (cat apply) shows the CNP class.
+		local cc=$FABTB_TMP/spec-bnxt-cc
+		mkdir -p "$cc"
+		sed -e "s/FABDCB_NIC/$nic/" -e "s/FABDCB_RDMA/bnxt_re6/" "$FABTB_FILES/drivers/host/testdata/vm/fabdcb-cc.fab.hcl" >"$cc/fabric.fab.hcl"
+		"$FABCTL" plan --no-color --show-payload "$cc" >"$FABTB_TMP/plan-cc.out" 2>&1
+		cat "$FABTB_TMP/plan-cc.out"
+		fab_check "bnxt: plan writes cnp_prio 0x6 through bnxt_re configfs" grep -q "echo -n 0x6 > /sys/kernel/config/bnxt_re/bnxt_re6/ports/1/cc/cnp_prio" "$FABTB_TMP/plan-cc.out"
+		fab_run "$FABCTL" apply --auto-approve --no-color "$cc" || fab_fail "fabctl apply of DCQCN on bnxt"
+		# The guest does not mount configfs (fabctl mounts it in a private mount namespace).
+		local mounted=0
+		mountpoint -q /sys/kernel/config || { mount -t configfs configfs /sys/kernel/config && mounted=1; }
+		mkdir /sys/kernel/config/bnxt_re/bnxt_re6 && cat /sys/kernel/config/bnxt_re/bnxt_re6/ports/1/cc/apply >"$FABTB_TMP/cc-apply.out"
+		rmdir /sys/kernel/config/bnxt_re/bnxt_re6
+		cat "$FABTB_TMP/cc-apply.out"
+		fab_check "bnxt: the hardware shows CNP priority 6 after fabctl apply" grep -q "cnp prio (cnp_prio).*: 6$" "$FABTB_TMP/cc-apply.out"
+		fab_run "$FABCTL" plan --no-color --detailed-exitcode "$cc"
+		rc=$?
+		fab_check "bnxt: re-plan of DCQCN is clean (rc=$rc)" test "$rc" -eq 0
+		fab_check "bnxt: fabctl left no bnxt_re configfs group (rmmod needs none)" test -z "$(ls /sys/kernel/config/bnxt_re)"
+		[ "$mounted" = 1 ] && umount /sys/kernel/config
+	fi
 	fab_run rmmod fabdcb || fab_fail "rmmod fabdcb ($pers)"
 	fab_log "===== personality $pers passed ====="
 }

@@ -96,6 +96,9 @@
  *   pfc_counters  rw  read: "prio requests indications" per line;
  *                     write "prio requests indications": adds to them
  *   peer_pfc      wo  hex/decimal mask advertised by the DCBX peer
+ *
+ * configfs (personality bnxt): /sys/kernel/config/bnxt_re/bnxt_re<i>/ports/1/cc,
+ * the congestion control of Broadcom's out-of-tree bnxt_re (bnxt_re_cc.c).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -1131,6 +1134,8 @@ static struct rtnl_link_ops fabdcb_link_ops __read_mostly = {
 	.setup = fabdcb_setup,
 };
 
+#include "bnxt_re_cc.c" /* bnxt personality: bnxt_re's congestion control configfs */
+
 static int __init fabdcb_init_one(int i)
 {
 	struct net_device *dev;
@@ -1166,11 +1171,17 @@ static int __init fabdcb_init(void)
 		__rtnl_link_unregister(&fabdcb_link_ops);
 out:
 	rtnl_unlock();
+	if (!err) {
+		err = fabdcb_re_init();
+		if (err)
+			rtnl_link_unregister(&fabdcb_link_ops);
+	}
 	return err;
 }
 
 static void __exit fabdcb_exit(void)
 {
+	fabdcb_re_exit();
 	/* Deletes every fabdcb device, in every namespace. */
 	rtnl_link_unregister(&fabdcb_link_ops);
 }
