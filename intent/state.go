@@ -3,12 +3,14 @@ package intent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/maphash"
 	"math"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // State is a device's normalised state: setting path -> canonical value.
@@ -20,13 +22,77 @@ type State map[string]string
 
 // Keys returns the paths in order.
 func (s State) Keys() []string {
+	return append([]string(nil), s.sortedKeys()...)
+}
+
+// sortedKeys returns the paths in order, in a slice shared with other
+// States of the same key set: the caller must not modify it.
+//
+// The devices of a fabric have few distinct key sets (the hosts of a pod
+// have the same NICs), and sorting a host's ~200 paths, which share long
+// prefixes ("nic/ens1f0np0/tc/3/..."), was a third of planning a 4,096-host
+// pod. So each key set's order is kept, found by a signature over the set
+// that does not depend on map order (the count and the sum of the keys'
+// hashes), and checked before use: an order of the same length whose every
+// path is in s is exactly s's paths (map keys are distinct), so a
+// signature collision costs a sort, never a wrong order.
+func (s State) sortedKeys() []string {
+	sig := keySig{n: len(s)}
+	for k := range s {
+		sig.sum += maphash.String(orderSeed, k)
+	}
+	if v, ok := orders.Load(sig); ok {
+		order := v.([]string)
+		if coversAll(s, order) {
+			return order
+		}
+	}
 	out := make([]string, 0, len(s))
 	for k := range s {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	if len(out) >= minCachedOrder && orderCount.Load() < maxCachedOrders {
+		if _, loaded := orders.Swap(sig, out); !loaded {
+			orderCount.Add(1)
+		}
+	}
 	return out
 }
+
+// coversAll reports whether order, a list of distinct paths, is exactly
+// the paths of s.
+func coversAll(s State, order []string) bool {
+	if len(order) != len(s) {
+		return false
+	}
+	for _, k := range order {
+		if _, ok := s[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+type keySig struct {
+	n   int
+	sum uint64
+}
+
+// The cached key orders: a few per distinct device shape, bounded so a
+// long-running process that sees arbitrary states (the agent, a daemon)
+// keeps at most maxCachedOrders of them; small states sort cheaply and
+// are not cached.
+const (
+	minCachedOrder  = 16
+	maxCachedOrders = 4096
+)
+
+var (
+	orderSeed  = maphash.MakeSeed()
+	orders     sync.Map // keySig -> []string
+	orderCount atomic.Int64
+)
 
 // Fingerprint is a SHA-256 over the sorted state: plans record the
 // fingerprint of what they observed, apply refuses when it moved.
@@ -35,8 +101,10 @@ func (s State) Fingerprint() string {
 	// The bytes hashed are "%d:%s=%d:%s\n" (key length, key, value length,
 	// value) per setting in key order, built without fmt: plans fingerprint
 	// millions of settings.
-	buf := make([]byte, 0, 4096)
-	for _, k := range s.Keys() {
+	bp := fingerprintBufs.Get().(*[]byte)
+	defer fingerprintBufs.Put(bp)
+	buf := (*bp)[:0]
+	for _, k := range s.sortedKeys() {
 		v := s[k]
 		buf = strconv.AppendInt(buf, int64(len(k)), 10)
 		buf = append(buf, ':')
@@ -54,6 +122,10 @@ func (s State) Fingerprint() string {
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// fingerprintBufs are Fingerprint's write buffers (4 KB each): a plan
+// fingerprints every device's state.
+var fingerprintBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Flatten returns a switch's desired State.
 func (sw *Switch) Flatten() State {
@@ -589,12 +661,14 @@ func DiffTolerated(desired, live State, fields []Field) (changes, tolerated []At
 
 func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerated []AttrChange) {
 	m := newFieldMatcher(fields)
-	owned := map[string]bool{}
+	found := 0 // live paths that desired has
 	for k, want := range desired {
-		owned[owner(k)] = true
 		have, ok := live[k]
-		if ok && have == want {
-			continue
+		if ok {
+			found++
+			if have == want {
+				continue
+			}
 		}
 		f := m.lookup(k)
 		switch {
@@ -606,7 +680,19 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 			tolerated = append(tolerated, AttrChange{Path: k, Action: Update, Before: have, After: want})
 		}
 	}
+	// Live paths desired does not have are removed where desired owns
+	// their scope; usually there are none, and the scopes are not built.
+	var owned map[string]bool
+	if found < len(live) {
+		owned = map[string]bool{}
+		for k := range desired {
+			owned[owner(k)] = true
+		}
+	}
 	for k, have := range live {
+		if owned == nil {
+			break
+		}
 		if _, ok := desired[k]; ok || !owned[owner(k)] {
 			continue
 		}
