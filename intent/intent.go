@@ -114,7 +114,11 @@ type NIC struct {
 	VLAN      int
 	VLANName  string // the RDMA interface: 802.1Q netdev on Name when VLAN > 0 (Ethernet), else ""
 	Trust     string
-	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
+	// DSCPToTC is the DCB APP table when Trust is dscp: code point ->
+	// priority (0..7, as the loader bounds dscp_map and class priorities).
+	// Bytes, not ints: a 4,096-host pod has 32,768 NICs, and as ints the
+	// table was over half of each NIC's intent.
+	DSCPToTC [64]uint8
 	PFC       []int
 	TCs       []TC // ETS
 	ECN       bool // DCQCN NP/RP on (ECNPrios)
@@ -160,6 +164,10 @@ type Fabric struct {
 func Compile(s *spec.Spec) *Fabric {
 	f := &Fabric{Name: s.Fabric.Name}
 	dscp := s.DSCPMap()
+	var nicDSCP [64]uint8
+	for d, tc := range dscp {
+		nicDSCP[d] = uint8(tc)
+	}
 	tcs := compileTCs(s)
 	wd := s.Fabric.PFCWatchdog
 	// The link on each switch port, by the loader's resolved ends (no
@@ -281,12 +289,12 @@ func Compile(s *spec.Spec) *Fabric {
 			nic := NIC{
 				Name: n.Name, Device: n.Device, Model: n.Model,
 				MTU: s.NICMTU(n), RDMAMTU: s.Fabric.RDMAMTU, VLAN: n.VLAN,
-				Trust: s.NICTrust(n), DSCPToTC: dscp, PFC: s.NICPFC(n), TCs: tcs,
+				Trust: s.NICTrust(n), DSCPToTC: nicDSCP, PFC: s.NICPFC(n), TCs: tcs,
 				ECN: s.NICECN(n) && s.Fabric.Transport == spec.RoCEv2, Pause: n.Pause && len(s.NICPFC(n)) == 0,
 				NUMA: n.NUMA, NUMANode: n.NUMANode, Limits: n.Limits, Speed: n.Speed,
 			}
 			for k, v := range n.DSCPMap {
-				nic.DSCPToTC[k] = v
+				nic.DSCPToTC[k] = uint8(v)
 			}
 			for _, a := range n.Addresses {
 				nic.Addresses = append(nic.Addresses, a.String())

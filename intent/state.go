@@ -211,11 +211,13 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 // DSCPDefault returns the TC most code points of a DSCP table map to (the
 // lowest such TC on a tie): the table's normal form is that default plus
 // the code points that differ from it.
-func DSCPDefault(table *[64]int) int {
+func DSCPDefault(table *[64]int) int { return dscpDefault(table) }
+
+func dscpDefault[T int | uint8](table *[64]T) int {
 	var n [256]int
 	best := 0
-	for _, tc := range table {
-		if tc >= 0 && tc < len(n) {
+	for _, v := range table {
+		if tc := int(v); tc >= 0 && tc < len(n) {
 			n[tc]++
 		}
 	}
@@ -242,12 +244,12 @@ func PutDSCP(st State, prefix string, table *[64]int) {
 	}
 }
 
-func putDSCP(st State, k *keySet, table *[64]int) {
-	def := DSCPDefault(table)
+func putDSCP[T int | uint8](st State, k *keySet, table *[64]T) {
+	def := dscpDefault(table)
 	st[k.dscpDefault] = strconv.Itoa(def)
 	for d, tc := range table {
-		if tc != def {
-			st[k.dscp[d]] = strconv.Itoa(tc)
+		if int(tc) != def {
+			st[k.dscp[d]] = strconv.Itoa(int(tc))
 		}
 	}
 }
@@ -375,10 +377,10 @@ func (h *Host) stateSize() int {
 			n++
 		}
 		if nic.Trust == "dscp" {
-			def := DSCPDefault(&nic.DSCPToTC)
+			def := dscpDefault(&nic.DSCPToTC)
 			n++
 			for _, tc := range nic.DSCPToTC {
-				if tc != def {
+				if int(tc) != def {
 					n++
 				}
 			}
