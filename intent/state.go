@@ -171,6 +171,7 @@ type keySet struct {
 	dscpDefault                                                                  string
 	tc                                                                           [8]tcKeys
 	mtu, addresses, trust, pfc, pfcwd, pause, ecn, roceMode, tos, irqCPUs, cable string
+	firmwareLLDP, cableLen, cnpDSCP, cnpPrio                                     string
 }
 
 type tcKeys struct{ lossless, sched, bandwidth, ecnMin, ecnMax, ecnProb string }
@@ -196,6 +197,7 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 		mtu: pre + "mtu", addresses: pre + "addresses", trust: pre + "trust", pfc: pre + "pfc",
 		pfcwd: pre + "pfcwd", pause: pre + "pause", ecn: pre + "ecn", roceMode: pre + "roce_mode",
 		tos: pre + "tos", irqCPUs: pre + "irq_cpus", cable: pre + "cable",
+		firmwareLLDP: pre + "firmware_lldp", cableLen: pre + "cable_len", cnpDSCP: pre + "cnp_dscp", cnpPrio: pre + "cnp_prio",
 	}
 	for i := range k.dscp {
 		k.dscp[i] = pre + "dscp/" + strconv.Itoa(i)
@@ -306,7 +308,7 @@ func (h *Host) Flatten() State {
 			continue // iWARP/IB: no DCB on the host
 		}
 		if n.FirmwareLLDP != nil {
-			st["nic/"+n.Name+"/firmware_lldp"] = onOffString(*n.FirmwareLLDP)
+			st[k.firmwareLLDP] = onOffString(*n.FirmwareLLDP)
 		}
 		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
@@ -315,7 +317,7 @@ func (h *Host) Flatten() State {
 		st[k.pfc] = intsString(n.PFC)
 		if n.CableLength > 0 && len(n.PFC) > 0 {
 			// whole metres, as the NIC takes it (ieee_pfc.delay)
-			st["nic/"+n.Name+"/cable_len"] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
+			st[k.cableLen] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
 		}
 		st[k.pause] = boolString(n.Pause)
 		flattenTCs(st, k, n.TCs, false)
@@ -326,10 +328,10 @@ func (h *Host) Flatten() State {
 		}
 		st[k.ecn] = intsString(n.ECNPrios)
 		if n.CNPDSCP >= 0 {
-			st["nic/"+n.Name+"/cnp_dscp"] = strconv.Itoa(n.CNPDSCP)
+			st[k.cnpDSCP] = strconv.Itoa(n.CNPDSCP)
 		}
 		if n.CNPPriority >= 0 {
-			st["nic/"+n.Name+"/cnp_prio"] = strconv.Itoa(n.CNPPriority)
+			st[k.cnpPrio] = strconv.Itoa(n.CNPPriority)
 		}
 		st[k.roceMode] = n.RoCEMode
 		st[k.tos] = strconv.Itoa(h.RDMATos)
