@@ -37,10 +37,7 @@ func (s State) Keys() []string {
 // path is in s is exactly s's paths (map keys are distinct), so a
 // signature collision costs a sort, never a wrong order.
 func (s State) sortedKeys() []string {
-	sig := keySig{n: len(s)}
-	for k := range s {
-		sig.sum += maphash.String(orderSeed, k)
-	}
+	sig := s.keySig()
 	if v, ok := orders.Load(sig); ok {
 		order := v.([]string)
 		if coversAll(s, order) {
@@ -77,6 +74,14 @@ func coversAll(s State, order []string) bool {
 type keySig struct {
 	n   int
 	sum uint64
+}
+
+func (s State) keySig() keySig {
+	sig := keySig{n: len(s)}
+	for k := range s {
+		sig.sum += maphash.String(orderSeed, k)
+	}
+	return sig
 }
 
 // The cached key orders: a few per distinct device shape, bounded so a
