@@ -44,6 +44,12 @@ func (s State) sortedKeys() []string {
 			return order
 		}
 	}
+	return s.sortKeys(sig)
+}
+
+// sortKeys sorts s's paths and keeps the order for the key set of
+// signature sig.
+func (s State) sortKeys(sig keySig) []string {
 	out := make([]string, 0, len(s))
 	for k := range s {
 		out = append(out, k)
@@ -102,6 +108,24 @@ var (
 // Fingerprint is a SHA-256 over the sorted state: plans record the
 // fingerprint of what they observed, apply refuses when it moved.
 func (s State) Fingerprint() string {
+	// The cached order of s's key set (sortedKeys) is checked while
+	// hashing: an order of s's length whose every path is in s is s's.
+	sig := s.keySig()
+	if v, ok := orders.Load(sig); ok {
+		if fp, ok := s.fingerprint(v.([]string)); ok {
+			return fp
+		}
+	}
+	fp, _ := s.fingerprint(s.sortKeys(sig))
+	return fp
+}
+
+// fingerprint hashes s in the given order of its paths; false when the
+// order is not s's paths.
+func (s State) fingerprint(order []string) (string, bool) {
+	if len(order) != len(s) {
+		return "", false
+	}
 	h := sha256.New()
 	// The bytes hashed are "%d:%s=%d:%s\n" (key length, key, value length,
 	// value) per setting in key order, built without fmt: plans fingerprint
@@ -109,8 +133,11 @@ func (s State) Fingerprint() string {
 	bp := fingerprintBufs.Get().(*[]byte)
 	defer fingerprintBufs.Put(bp)
 	buf := (*bp)[:0]
-	for _, k := range s.sortedKeys() {
-		v := s[k]
+	for _, k := range order {
+		v, ok := s[k]
+		if !ok {
+			return "", false
+		}
 		buf = strconv.AppendInt(buf, int64(len(k)), 10)
 		buf = append(buf, ':')
 		buf = append(buf, k...)
@@ -125,7 +152,7 @@ func (s State) Fingerprint() string {
 		}
 	}
 	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), true
 }
 
 // fingerprintBufs are Fingerprint's write buffers (4 KB each): a plan
@@ -221,15 +248,17 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 func DSCPDefault(table *[64]int) int { return dscpDefault(table) }
 
 func dscpDefault[T int | uint8](table *[64]T) int {
-	var n [256]int
+	// One pass: best is the lowest TC among those counted most so far
+	// (counts only grow, so that holds after each increment).
+	var n [256]uint8
 	best := 0
 	for _, v := range table {
-		if tc := int(v); tc >= 0 && tc < len(n) {
-			n[tc]++
+		tc := int(v)
+		if tc < 0 || tc >= len(n) {
+			continue
 		}
-	}
-	for tc := range n {
-		if n[tc] > n[best] {
+		n[tc]++
+		if n[tc] > n[best] || (n[tc] == n[best] && tc < best) {
 			best = tc
 		}
 	}

@@ -32,15 +32,19 @@ var benchFields = []intent.Field{
 }
 
 // podDevices stands in for the pod's devices: each device's live state as
-// its values in path order, the path list shared by the devices that have
-// the same paths (the hosts of the pod). A map per device, as the memory
-// store keeps, doubled the heap the benchmark starts from with memory that
-// is on the devices, not in fabctl.
-type podDevices map[string]deviceState
+// indexes of its values in path order, the path lists shared by the
+// devices that have the same paths (the hosts of the pod) and the values
+// interned (most are "true", "9000", "3,4"). A map per device, as the
+// memory store keeps, doubled the heap the benchmark starts from with
+// memory that is on the devices, not in fabctl.
+type podDevices struct {
+	states map[string]deviceState
+	values []string
+}
 
 type deviceState struct {
 	paths  []string // shared, sorted
-	values []string
+	values []uint32 // index in podDevices.values
 }
 
 // podDriver is the memory driver (fields, changes) reading podDevices:
@@ -48,24 +52,24 @@ type deviceState struct {
 // does.
 type podDriver struct {
 	memory.Driver
-	devs podDevices
+	devs *podDevices
 }
 
 func (d *podDriver) Read(_ context.Context, t drivers.Target) (intent.State, error) {
-	ds, ok := d.devs[t.Device.Name]
+	ds, ok := d.devs.states[t.Device.Name]
 	if !ok {
 		return nil, fmt.Errorf("%s: no such device", t.Device.Name)
 	}
 	st := make(intent.State, len(ds.paths))
 	for i, p := range ds.paths {
-		st[p] = ds.values[i]
+		st[p] = d.devs.values[ds.values[i]]
 	}
 	return st, nil
 }
 
 // benchRegistry registers the pod driver under every platform name the
 // fabric uses and "host".
-func benchRegistry(tb testing.TB, f *intent.Fabric, devs podDevices) *drivers.Registry {
+func benchRegistry(tb testing.TB, f *intent.Fabric, devs *podDevices) *drivers.Registry {
 	tb.Helper()
 	reg := drivers.NewRegistry()
 	names := map[string]bool{"host": true}
@@ -85,7 +89,9 @@ func benchRegistry(tb testing.TB, f *intent.Fabric, devs podDevices) *drivers.Re
 
 // preload records every device's live state as its desired state with
 // every 100th setting (1 %) changed, deterministically.
-func preload(f *intent.Fabric, devs podDevices) (settings, changed int) {
+func preload(f *intent.Fabric, devs *podDevices) (settings, changed int) {
+	devs.states = map[string]deviceState{}
+	index := map[string]uint32{}
 	var shapes [][]string // the distinct path lists
 	for _, u := range Units(f) {
 		paths := u.State.Keys()
@@ -99,17 +105,23 @@ func preload(f *intent.Fabric, devs podDevices) (settings, changed int) {
 		if !known {
 			shapes = append(shapes, paths)
 		}
-		values := make([]string, len(paths))
+		values := make([]uint32, len(paths))
 		for i, k := range paths {
 			v := u.State[k]
 			if i%100 == 99 {
 				v += "-drifted"
 				changed++
 			}
-			values[i] = v
+			x, ok := index[v]
+			if !ok {
+				x = uint32(len(devs.values))
+				index[v] = x
+				devs.values = append(devs.values, v)
+			}
+			values[i] = x
 		}
 		settings += len(values)
-		devs[u.Device.Name] = deviceState{paths: paths, values: values}
+		devs.states[u.Device.Name] = deviceState{paths: paths, values: values}
 	}
 	return settings, changed
 }
@@ -197,7 +209,7 @@ func BenchmarkPlanPod(b *testing.B) {
 			if diags.HasErrors() {
 				b.Fatal(diags)
 			}
-			devs := podDevices{}
+			devs := &podDevices{}
 			f := intent.Compile(s)
 			settings, _ := preload(f, devs)
 			reg := benchRegistry(b, f, devs)
