@@ -49,3 +49,23 @@ func TestDSCPDefaultOnePass(t *testing.T) {
 		}
 	}
 }
+
+// TestIntsString: kept renderings are the plain ones, for lists in and
+// out of the kept range, asked twice.
+func TestIntsString(t *testing.T) {
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, ""}, {[]int{}, ""}, {[]int{3}, "3"}, {[]int{0}, "0"}, {[]int{0, 0}, "0,0"},
+		{[]int{3, 4}, "3,4"}, {[]int{0, 1, 2, 3, 4, 5, 6, 7}, "0,1,2,3,4,5,6,7"},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7, 7}, "0,1,2,3,4,5,6,7,7"}, {[]int{12}, "12"}, {[]int{1, 2}, "1,2"},
+		{[]int{-1, 3}, "-1,3"}, {[]int{3, 8}, "3,8"},
+	} {
+		for i := 0; i < 2; i++ {
+			if got := intsString(tc.in); got != tc.want {
+				t.Errorf("intsString(%v) = %q, want %q", tc.in, got, tc.want)
+			}
+		}
+	}
+}

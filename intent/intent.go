@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabctl/fabctl/spec"
@@ -459,8 +461,45 @@ func digitsPrefix(s string) int {
 	return i
 }
 
-// intsString renders a priority set as "3,4" ("" when empty).
+// intsString renders a priority set as "3,4" ("" when empty). Lists of
+// up to eight priorities 0..7 (PFC, DCQCN) are kept once rendered: a pod
+// flattens tens of thousands of the same few.
 func intsString(v []int) string {
+	if len(v) == 0 {
+		return ""
+	}
+	key, small := uint32(0), len(v) <= 8
+	for _, x := range v {
+		if x < 0 || x > 7 {
+			small = false
+			break
+		}
+		key = key<<4 | uint32(x+1) // 1..8 per element: the length is in the key
+	}
+	if !small {
+		return joinInts(v)
+	}
+	if s, ok := prioLists.Load(key); ok {
+		return s.(string)
+	}
+	s := joinInts(v)
+	if prioListCount.Add(1) <= maxPrioLists {
+		prioLists.Store(key, s)
+	}
+	return s
+}
+
+// prioLists are the rendered lists of up to eight priorities 0..7, by
+// their elements packed in 4 bits each: in practice a handful, at most
+// maxPrioLists kept.
+var (
+	prioLists     sync.Map // uint32 -> string
+	prioListCount atomic.Int64
+)
+
+const maxPrioLists = 1024
+
+func joinInts(v []int) string {
 	parts := make([]string, len(v))
 	for i, x := range v {
 		parts[i] = strconv.Itoa(x)
