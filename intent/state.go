@@ -90,13 +90,15 @@ func (s State) keySig() keySig {
 	return sig
 }
 
-// The cached key orders: a few per distinct device shape, bounded so a
-// long-running process that sees arbitrary states (the agent, a daemon)
-// keeps at most maxCachedOrders of them; small states sort cheaply and
-// are not cached.
+// The cached key orders: one per distinct key set (device shape, live or
+// desired), bounded so a long-running process that sees arbitrary states
+// (the agent, the kube controller) keeps at most maxCachedOrders of them
+// (a few MB: a switch's order is ~1,000 paths); key sets beyond that sort
+// each time, as all did before. Small states sort cheaply and are not
+// cached.
 const (
 	minCachedOrder  = 16
-	maxCachedOrders = 4096
+	maxCachedOrders = 1024
 )
 
 var (
