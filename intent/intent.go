@@ -8,9 +8,12 @@ package intent
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabctl/fabctl/spec"
@@ -114,16 +117,20 @@ type NIC struct {
 	VLAN      int
 	VLANName  string // the RDMA interface: 802.1Q netdev on Name when VLAN > 0 (Ethernet), else ""
 	Trust     string
-	DSCPToTC  [64]int // the DCB APP table when Trust is dscp
-	PFC       []int
-	TCs       []TC // ETS
-	ECN       bool // DCQCN NP/RP on (ECNPrios)
-	ECNPrios  []int
-	Pause     bool // 802.3x global pause (off when PFC is on)
-	NUMA      spec.NUMAPolicy
-	NUMANode  *int              // declared NUMA node, checked against sysfs
-	Limits    spec.DeviceLimits // model table / limits block, checked against the device
-	RoCEMode  string            // v1 | v2 | "" (iWARP, IB)
+	// DSCPToTC is the DCB APP table when Trust is dscp: code point ->
+	// priority (0..7, as the loader bounds dscp_map and class priorities).
+	// Bytes, not ints: a 4,096-host pod has 32,768 NICs, and as ints the
+	// table was over half of each NIC's intent.
+	DSCPToTC [64]uint8
+	PFC      []int
+	TCs      []TC // ETS
+	ECN      bool // DCQCN NP/RP on (ECNPrios)
+	ECNPrios []int
+	Pause    bool // 802.3x global pause (off when PFC is on)
+	NUMA     spec.NUMAPolicy
+	NUMANode *int              // declared NUMA node, checked against sysfs
+	Limits   spec.DeviceLimits // model table / limits block, checked against the device
+	RoCEMode string            // v1 | v2 | "" (iWARP, IB)
 	// RDMAPriority is the first RDMA class's priority (-1: none) and
 	// RDMASkbPriority the skb priority rdma_cm gives its connections for
 	// the host's ToS (RTTos2Priority): the VLAN egress map sends one to
@@ -160,6 +167,10 @@ type Fabric struct {
 func Compile(s *spec.Spec) *Fabric {
 	f := &Fabric{Name: s.Fabric.Name}
 	dscp := s.DSCPMap()
+	var nicDSCP [64]uint8
+	for d, tc := range dscp {
+		nicDSCP[d] = uint8(tc)
+	}
 	tcs := compileTCs(s)
 	wd := s.Fabric.PFCWatchdog
 	// The link on each switch port, by the loader's resolved ends (no
@@ -260,6 +271,18 @@ func Compile(s *spec.Spec) *Fabric {
 	if sm != nil {
 		f.SubnetManagers = append(f.SubnetManagers, sm)
 	}
+	// Every host's NICs in one array, each host's a full slice of it (an
+	// append reallocates): one allocation instead of one per host, and no
+	// size-class rounding on each (a 4,096-host pod's NICs are 17 MB).
+	nNICs := 0
+	for _, h := range s.Hosts {
+		if h.Connect.Kind != spec.ConnectNone {
+			nNICs += len(h.NICs)
+		}
+	}
+	nics := make([]NIC, 0, nNICs)
+	// The DCQCN priority lists, shared between NICs that have the same.
+	var ecnPrios [][]int
 	for _, h := range s.Hosts {
 		if h.Connect.Kind == spec.ConnectNone {
 			continue // fabctl never logs in: cabling, GUIDs and partitions only
@@ -275,24 +298,37 @@ func Compile(s *spec.Spec) *Fabric {
 			NCCLEnvFile: h.NCCLEnvFile,
 			QP:          h.QP,
 			NUMANodes:   h.NUMANodes,
-			NICs:        make([]NIC, 0, len(h.NICs)),
 		}
+		first := len(nics)
 		for _, n := range h.NICs {
 			nic := NIC{
 				Name: n.Name, Device: n.Device, Model: n.Model,
 				MTU: s.NICMTU(n), RDMAMTU: s.Fabric.RDMAMTU, VLAN: n.VLAN,
-				Trust: s.NICTrust(n), DSCPToTC: dscp, PFC: s.NICPFC(n), TCs: tcs,
+				Trust: s.NICTrust(n), DSCPToTC: nicDSCP, PFC: s.NICPFC(n), TCs: tcs,
 				ECN: s.NICECN(n) && s.Fabric.Transport == spec.RoCEv2, Pause: n.Pause && len(s.NICPFC(n)) == 0,
 				NUMA: n.NUMA, NUMANode: n.NUMANode, Limits: n.Limits, Speed: n.Speed,
 			}
 			for k, v := range n.DSCPMap {
-				nic.DSCPToTC[k] = v
+				nic.DSCPToTC[k] = uint8(v)
+			}
+			if len(n.Addresses) > 0 {
+				nic.Addresses = make([]string, 0, len(n.Addresses))
 			}
 			for _, a := range n.Addresses {
 				nic.Addresses = append(nic.Addresses, a.String())
 			}
 			if nic.ECN {
 				nic.ECNPrios = s.NICDCQCNPriorities(n)
+				known := false
+				for _, p := range ecnPrios {
+					if slices.Equal(p, nic.ECNPrios) {
+						nic.ECNPrios, known = p, true
+						break
+					}
+				}
+				if !known && len(ecnPrios) < 16 {
+					ecnPrios = append(ecnPrios, nic.ECNPrios)
+				}
 			}
 			nic.RDMAPriority = -1
 			if rc := s.ClassesByRole(spec.RoleRDMA); len(rc) > 0 {
@@ -318,9 +354,12 @@ func Compile(s *spec.Spec) *Fabric {
 				nic.VLANName = n.VLANInterface // addresses, MTU and the PCP map go there (drivers/host vlan.go)
 			}
 			nic.IB = compileIBPort(s, sm, h, n)
-			out.NICs = append(out.NICs, nic)
+			nics = append(nics, nic)
 		}
-		sort.Slice(out.NICs, func(i, j int) bool { return out.NICs[i].Name < out.NICs[j].Name })
+		out.NICs = nics[first:len(nics):len(nics)]
+		// By name (netdev names are unique on a host, so no ties); not
+		// sort.Slice, whose reflective swap copies a 528-byte NIC.
+		slices.SortFunc(out.NICs, func(a, b NIC) int { return strings.Compare(a.Name, b.Name) })
 		out.NCCL = ncclEnv(s, h, out)
 		f.Hosts = append(f.Hosts, out)
 	}
@@ -422,8 +461,45 @@ func digitsPrefix(s string) int {
 	return i
 }
 
-// intsString renders a priority set as "3,4" ("" when empty).
+// intsString renders a priority set as "3,4" ("" when empty). Lists of
+// up to eight priorities 0..7 (PFC, DCQCN) are kept once rendered: a pod
+// flattens tens of thousands of the same few.
 func intsString(v []int) string {
+	if len(v) == 0 {
+		return ""
+	}
+	key, small := uint32(0), len(v) <= 8
+	for _, x := range v {
+		if x < 0 || x > 7 {
+			small = false
+			break
+		}
+		key = key<<4 | uint32(x+1) // 1..8 per element: the length is in the key
+	}
+	if !small {
+		return joinInts(v)
+	}
+	if s, ok := prioLists.Load(key); ok {
+		return s.(string)
+	}
+	s := joinInts(v)
+	if prioListCount.Add(1) <= maxPrioLists {
+		prioLists.Store(key, s)
+	}
+	return s
+}
+
+// prioLists are the rendered lists of up to eight priorities 0..7, by
+// their elements packed in 4 bits each: in practice a handful, at most
+// maxPrioLists kept.
+var (
+	prioLists     sync.Map // uint32 -> string
+	prioListCount atomic.Int64
+)
+
+const maxPrioLists = 1024
+
+func joinInts(v []int) string {
 	parts := make([]string, len(v))
 	for i, x := range v {
 		parts[i] = strconv.Itoa(x)

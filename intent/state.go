@@ -3,12 +3,14 @@ package intent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/maphash"
 	"math"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // State is a device's normalised state: setting path -> canonical value.
@@ -20,24 +22,124 @@ type State map[string]string
 
 // Keys returns the paths in order.
 func (s State) Keys() []string {
+	return append([]string(nil), s.sortedKeys()...)
+}
+
+// sortedKeys returns the paths in order, in a slice shared with other
+// States of the same key set: the caller must not modify it.
+//
+// The devices of a fabric have few distinct key sets (the hosts of a pod
+// have the same NICs), and sorting a host's ~200 paths, which share long
+// prefixes ("nic/ens1f0np0/tc/3/..."), was a third of planning a 4,096-host
+// pod. So each key set's order is kept, found by a signature over the set
+// that does not depend on map order (the count and the sum of the keys'
+// hashes), and checked before use: an order of the same length whose every
+// path is in s is exactly s's paths (map keys are distinct), so a
+// signature collision costs a sort, never a wrong order.
+func (s State) sortedKeys() []string {
+	sig := s.keySig()
+	if v, ok := orders.Load(sig); ok {
+		order := v.([]string)
+		if coversAll(s, order) {
+			return order
+		}
+	}
+	return s.sortKeys(sig)
+}
+
+// sortKeys sorts s's paths and keeps the order for the key set of
+// signature sig.
+func (s State) sortKeys(sig keySig) []string {
 	out := make([]string, 0, len(s))
 	for k := range s {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	if len(out) >= minCachedOrder && orderCount.Load() < maxCachedOrders {
+		if _, loaded := orders.Swap(sig, out); !loaded {
+			orderCount.Add(1)
+		}
+	}
 	return out
 }
+
+// coversAll reports whether order, a list of distinct paths, is exactly
+// the paths of s.
+func coversAll(s State, order []string) bool {
+	if len(order) != len(s) {
+		return false
+	}
+	for _, k := range order {
+		if _, ok := s[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+type keySig struct {
+	n   int
+	sum uint64
+}
+
+func (s State) keySig() keySig {
+	sig := keySig{n: len(s)}
+	for k := range s {
+		sig.sum += maphash.String(orderSeed, k)
+	}
+	return sig
+}
+
+// The cached key orders: one per distinct key set (device shape, live or
+// desired), bounded so a long-running process that sees arbitrary states
+// (the agent, the kube controller) keeps at most maxCachedOrders of them
+// (a few MB: a switch's order is ~1,000 paths); key sets beyond that sort
+// each time, as all did before. Small states sort cheaply and are not
+// cached.
+const (
+	minCachedOrder  = 16
+	maxCachedOrders = 1024
+)
+
+var (
+	orderSeed  = maphash.MakeSeed()
+	orders     sync.Map // keySig -> []string
+	orderCount atomic.Int64
+)
 
 // Fingerprint is a SHA-256 over the sorted state: plans record the
 // fingerprint of what they observed, apply refuses when it moved.
 func (s State) Fingerprint() string {
+	// The cached order of s's key set (sortedKeys) is checked while
+	// hashing: an order of s's length whose every path is in s is s's.
+	sig := s.keySig()
+	if v, ok := orders.Load(sig); ok {
+		if fp, ok := s.fingerprint(v.([]string)); ok {
+			return fp
+		}
+	}
+	fp, _ := s.fingerprint(s.sortKeys(sig))
+	return fp
+}
+
+// fingerprint hashes s in the given order of its paths; false when the
+// order is not s's paths.
+func (s State) fingerprint(order []string) (string, bool) {
+	if len(order) != len(s) {
+		return "", false
+	}
 	h := sha256.New()
 	// The bytes hashed are "%d:%s=%d:%s\n" (key length, key, value length,
 	// value) per setting in key order, built without fmt: plans fingerprint
 	// millions of settings.
-	buf := make([]byte, 0, 4096)
-	for _, k := range s.Keys() {
-		v := s[k]
+	bp := fingerprintBufs.Get().(*[]byte)
+	defer fingerprintBufs.Put(bp)
+	buf := (*bp)[:0]
+	for _, k := range order {
+		v, ok := s[k]
+		if !ok {
+			return "", false
+		}
 		buf = strconv.AppendInt(buf, int64(len(k)), 10)
 		buf = append(buf, ':')
 		buf = append(buf, k...)
@@ -52,8 +154,12 @@ func (s State) Fingerprint() string {
 		}
 	}
 	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), true
 }
+
+// fingerprintBufs are Fingerprint's write buffers (4 KB each): a plan
+// fingerprints every device's state.
+var fingerprintBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // Flatten returns a switch's desired State.
 func (sw *Switch) Flatten() State {
@@ -99,6 +205,7 @@ type keySet struct {
 	dscpDefault                                                                  string
 	tc                                                                           [8]tcKeys
 	mtu, addresses, trust, pfc, pfcwd, pause, ecn, roceMode, tos, irqCPUs, cable string
+	firmwareLLDP, cableLen, cnpDSCP, cnpPrio                                     string
 }
 
 type tcKeys struct{ lossless, sched, bandwidth, ecnMin, ecnMax, ecnProb string }
@@ -124,6 +231,7 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 		mtu: pre + "mtu", addresses: pre + "addresses", trust: pre + "trust", pfc: pre + "pfc",
 		pfcwd: pre + "pfcwd", pause: pre + "pause", ecn: pre + "ecn", roceMode: pre + "roce_mode",
 		tos: pre + "tos", irqCPUs: pre + "irq_cpus", cable: pre + "cable",
+		firmwareLLDP: pre + "firmware_lldp", cableLen: pre + "cable_len", cnpDSCP: pre + "cnp_dscp", cnpPrio: pre + "cnp_prio",
 	}
 	for i := range k.dscp {
 		k.dscp[i] = pre + "dscp/" + strconv.Itoa(i)
@@ -139,16 +247,20 @@ func keysFor(m *sync.Map, kind, name string) *keySet {
 // DSCPDefault returns the TC most code points of a DSCP table map to (the
 // lowest such TC on a tie): the table's normal form is that default plus
 // the code points that differ from it.
-func DSCPDefault(table *[64]int) int {
-	var n [256]int
+func DSCPDefault(table *[64]int) int { return dscpDefault(table) }
+
+func dscpDefault[T int | uint8](table *[64]T) int {
+	// One pass: best is the lowest TC among those counted most so far
+	// (counts only grow, so that holds after each increment).
+	var n [256]uint8
 	best := 0
-	for _, tc := range table {
-		if tc >= 0 && tc < len(n) {
-			n[tc]++
+	for _, v := range table {
+		tc := int(v)
+		if tc < 0 || tc >= len(n) {
+			continue
 		}
-	}
-	for tc := range n {
-		if n[tc] > n[best] {
+		n[tc]++
+		if n[tc] > n[best] || (n[tc] == n[best] && tc < best) {
 			best = tc
 		}
 	}
@@ -170,12 +282,12 @@ func PutDSCP(st State, prefix string, table *[64]int) {
 	}
 }
 
-func putDSCP(st State, k *keySet, table *[64]int) {
-	def := DSCPDefault(table)
+func putDSCP[T int | uint8](st State, k *keySet, table *[64]T) {
+	def := dscpDefault(table)
 	st[k.dscpDefault] = strconv.Itoa(def)
 	for d, tc := range table {
-		if tc != def {
-			st[k.dscp[d]] = strconv.Itoa(tc)
+		if int(tc) != def {
+			st[k.dscp[d]] = strconv.Itoa(int(tc))
 		}
 	}
 }
@@ -232,7 +344,7 @@ func (h *Host) Flatten() State {
 			continue // iWARP/IB: no DCB on the host
 		}
 		if n.FirmwareLLDP != nil {
-			st["nic/"+n.Name+"/firmware_lldp"] = onOffString(*n.FirmwareLLDP)
+			st[k.firmwareLLDP] = onOffString(*n.FirmwareLLDP)
 		}
 		st[k.trust] = n.Trust
 		if n.Trust == "dscp" {
@@ -241,7 +353,7 @@ func (h *Host) Flatten() State {
 		st[k.pfc] = intsString(n.PFC)
 		if n.CableLength > 0 && len(n.PFC) > 0 {
 			// whole metres, as the NIC takes it (ieee_pfc.delay)
-			st["nic/"+n.Name+"/cable_len"] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
+			st[k.cableLen] = strconv.Itoa(int(math.Ceil(float64(n.CableLength))))
 		}
 		if n.ManagesBuffers() {
 			// The NIC's receive buffers (mlx5 dcb buffer): the layout, and
@@ -262,10 +374,10 @@ func (h *Host) Flatten() State {
 		}
 		st[k.ecn] = intsString(n.ECNPrios)
 		if n.CNPDSCP >= 0 {
-			st["nic/"+n.Name+"/cnp_dscp"] = strconv.Itoa(n.CNPDSCP)
+			st[k.cnpDSCP] = strconv.Itoa(n.CNPDSCP)
 		}
 		if n.CNPPriority >= 0 {
-			st["nic/"+n.Name+"/cnp_prio"] = strconv.Itoa(n.CNPPriority)
+			st[k.cnpPrio] = strconv.Itoa(n.CNPPriority)
 		}
 		st[k.roceMode] = n.RoCEMode
 		st[k.tos] = strconv.Itoa(h.RDMATos)
@@ -317,10 +429,10 @@ func (h *Host) stateSize() int {
 			n++
 		}
 		if nic.Trust == "dscp" {
-			def := DSCPDefault(&nic.DSCPToTC)
+			def := dscpDefault(&nic.DSCPToTC)
 			n++
 			for _, tc := range nic.DSCPToTC {
-				if tc != def {
+				if int(tc) != def {
 					n++
 				}
 			}
@@ -603,12 +715,14 @@ func DiffTolerated(desired, live State, fields []Field) (changes, tolerated []At
 
 func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerated []AttrChange) {
 	m := newFieldMatcher(fields)
-	owned := map[string]bool{}
+	found := 0 // live paths that desired has
 	for k, want := range desired {
-		owned[owner(k)] = true
 		have, ok := live[k]
-		if ok && have == want {
-			continue
+		if ok {
+			found++
+			if have == want {
+				continue
+			}
 		}
 		f := m.lookup(k)
 		switch {
@@ -620,7 +734,19 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 			tolerated = append(tolerated, AttrChange{Path: k, Action: Update, Before: have, After: want})
 		}
 	}
+	// Live paths desired does not have are removed where desired owns
+	// their scope; usually there are none, and the scopes are not built.
+	var owned map[string]bool
+	if found < len(live) {
+		owned = map[string]bool{}
+		for k := range desired {
+			owned[owner(k)] = true
+		}
+	}
 	for k, have := range live {
+		if owned == nil {
+			break
+		}
 		if _, ok := desired[k]; ok || !owned[owner(k)] {
 			continue
 		}

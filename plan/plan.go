@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -494,18 +495,34 @@ func SortDevices(ds []*DevicePlan) {
 // sortChanges orders changes by path in natural order (port/Ethernet4
 // before port/Ethernet12), the order plans show and drivers receive.
 func sortChanges(cs []intent.AttrChange) {
-	sort.SliceStable(cs, func(i, j int) bool { return NaturalLess(cs[i].Path, cs[j].Path) })
+	slices.SortStableFunc(cs, func(a, b intent.AttrChange) int { return naturalCmp(a.Path, b.Path) })
+}
+
+// naturalCmp is NaturalLess as a comparison.
+func naturalCmp(a, b string) int {
+	switch {
+	case NaturalLess(a, b):
+		return -1
+	case NaturalLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // sortDevices orders device plans the way plans show them: switches
 // first, then hosts, each by name in natural order.
 func sortDevices(ds []*DevicePlan) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i], ds[j]
+	slices.SortStableFunc(ds, func(a, b *DevicePlan) int {
 		if a.Kind != b.Kind {
-			return a.Kind == intent.KindSwitch
+			if a.Kind == intent.KindSwitch {
+				return -1
+			}
+			if b.Kind == intent.KindSwitch {
+				return 1
+			}
+			return 0
 		}
-		return NaturalLess(a.Name, b.Name)
+		return naturalCmp(a.Name, b.Name)
 	})
 }
 

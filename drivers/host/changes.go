@@ -421,10 +421,10 @@ func desiredApps(n *intent.NIC) []dcbnl.App {
 	}
 	out := make([]dcbnl.App, 0, 64)
 	for d, tc := range n.DSCPToTC {
-		if tc < 0 || tc > 7 {
+		if tc > 7 {
 			tc = 0
 		}
-		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: uint8(tc), Protocol: uint16(d)})
+		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: tc, Protocol: uint16(d)})
 	}
 	return out
 }

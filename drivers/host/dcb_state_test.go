@@ -79,7 +79,7 @@ func TestDSCPTableWhole(t *testing.T) {
 	}
 	seen := map[uint16]bool{}
 	for _, a := range apps {
-		if a.Selector != dcbnl.SelDSCP || int(a.Priority) != n.DSCPToTC[a.Protocol] {
+		if a.Selector != dcbnl.SelDSCP || a.Priority != n.DSCPToTC[a.Protocol] {
 			t.Errorf("entry %+v does not match the spec's table (%d)", a, n.DSCPToTC[a.Protocol])
 		}
 		seen[a.Protocol] = true
@@ -91,7 +91,7 @@ func TestDSCPTableWhole(t *testing.T) {
 	want := intent.State{}
 	putDCB(want, "nic/v0a/", &dcbnl.IEEE{Apps: apps})
 	for d := 0; d < 64; d++ {
-		if d>>3 == n.DSCPToTC[d] {
+		if d>>3 == int(n.DSCPToTC[d]) {
 			continue // missing, the firmware default equals the spec: no drift to see
 		}
 		var partial []dcbnl.App

@@ -42,7 +42,7 @@ func benchIntent(names []string, v int) *intent.Host {
 			nic.TCs = []intent.TC{{TC: 0, Bandwidth: 50}, {TC: 3, Bandwidth: 50}, {TC: 6, Strict: true}}
 		}
 		for d := range nic.DSCPToTC {
-			nic.DSCPToTC[d] = 1 + (d+v)%7 // 64 entries, none on priority 0; every one moves between variants
+			nic.DSCPToTC[d] = uint8(1 + (d+v)%7) // 64 entries, none on priority 0; every one moves between variants
 		}
 		h.NICs = append(h.NICs, nic)
 	}

@@ -7,6 +7,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -52,8 +53,11 @@ func NewStore() *Store {
 func (s *Store) Set(device string, st intent.State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.devices[device] = copyState(st)
-	s.startup[device] = copyState(st)
+	// The stored States are never changed in place (Apply, Rollback,
+	// Save and Reload replace them), so running and startup share one.
+	c := copyState(st)
+	s.devices[device] = c
+	s.startup[device] = c
 }
 
 // Reload replaces a device's running state with its saved one, as a
@@ -72,11 +76,10 @@ func (s *Store) Get(device string) intent.State {
 }
 
 func copyState(st intent.State) intent.State {
-	out := make(intent.State, len(st))
-	for k, v := range st {
-		out[k] = v
+	if st == nil {
+		return intent.State{}
 	}
-	return out
+	return maps.Clone(st)
 }
 
 // Driver is the in-memory driver over a Store.
