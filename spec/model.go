@@ -410,6 +410,21 @@ type Port struct {
 	Description string
 	Ignore      LintIgnores
 	Src         Source
+
+	link *Link // the link on the port (see Link)
+}
+
+// Link is the link on the port, set by the loader; nil when none is, or
+// the spec did not load without errors (a link dropped for an error is
+// not returned).
+func (p *Port) Link() *Link { return p.link.ifResolved() }
+
+// ifResolved is l when the loader kept it (its ends are resolved), else nil.
+func (l *Link) ifResolved() *Link {
+	if l == nil || l.ends[0].sw == nil && l.ends[0].host == nil {
+		return nil
+	}
+	return l
 }
 
 // ACL is a switch access list entry that matters to RDMA traffic.
@@ -512,7 +527,12 @@ type NIC struct {
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.
 	VLANInterface string
+
+	link *Link // the link on the NIC (see Link)
 }
+
+// Link is the link on the NIC, set by the loader: see Port.Link.
+func (n *NIC) Link() *Link { return n.link.ifResolved() }
 
 // RDMANetdev is the netdev RDMA traffic uses: the VLAN interface when the
 // NIC has a VLAN, else the NIC itself.

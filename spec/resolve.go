@@ -45,8 +45,8 @@ func (l *loader) resolve() {
 	if len(s.Classes) == 0 {
 		s.Classes = DefaultClasses(s.Fabric.Transport, s.Fabric.Src.Block)
 	}
-	s.switches = map[string]*Switch{}
-	s.hosts = map[string]*Host{}
+	s.switches = make(map[string]*Switch, len(s.Switches))
+	s.hosts = make(map[string]*Host, len(s.Hosts))
 	s.classes = map[string]*Class{}
 	s.credentials = map[string]*Credentials{}
 
@@ -73,7 +73,7 @@ func (l *loader) resolve() {
 		}
 	}
 	// Device names share one namespace: endpoints say "name:port".
-	devices := map[string]hcl.Range{}
+	devices := make(map[string]hcl.Range, len(s.Switches)+len(s.Hosts))
 	for _, sw := range s.Switches {
 		if prev, ok := devices[sw.Name]; ok {
 			l.dup("device", sw.Name, sw.Src.Block, prev)
@@ -177,10 +177,9 @@ func nicNames(h *Host) []string {
 // settles each link's speed.
 func (l *loader) resolveLinks() {
 	s := l.spec
-	// Endpoints by node and port: the same as by ep.String() ("node:port"),
-	// as a node name has no colon, without building the string.
-	type key struct{ node, port string }
-	used := make(map[key]*Link, 2*len(s.Links))
+	// A port or NIC takes one cable: each resolved end records its link
+	// (Port.link, NIC.link), so a second link on it is found without an
+	// index of every endpoint by name (490k entries at 16,384 hosts).
 	kept := s.Links[:0]
 	for _, lk := range s.Links {
 		ok := true
@@ -192,13 +191,18 @@ func (l *loader) resolveLinks() {
 				continue
 			}
 			ends[i] = e
-			k := key{ep.Node, ep.Port}
-			if prev, dup := used[k]; dup {
+			var slot **Link
+			if e.port != nil {
+				slot = &e.port.link
+			} else {
+				slot = &e.nic.link
+			}
+			if prev := *slot; prev != nil {
 				rng := ep.Src
 				l.errf(&rng, "Endpoint used twice", "%s is already an endpoint of %s (%s). A port or NIC takes one cable.", ep.String(), prev.Address(), prev.Src.Block)
 				ok = false
 			}
-			used[k] = lk
+			*slot = lk
 		}
 		if ok && lk.A.Node == lk.B.Node {
 			rng := lk.Src.Attr("endpoints")
