@@ -11,8 +11,10 @@ package lint
 import (
 	"fmt"
 	"sort"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fabctl/fabctl/spec"
 	"github.com/hashicorp/hcl/v2"
@@ -45,8 +47,14 @@ type Context struct {
 	diags      hcl.Diagnostics
 	suppressed int
 
+	shared *shared // what the rules of one run compute once (see lossless)
+}
+
+// shared holds what the rules of one run share; rules on other goroutines
+// reach it through their own Context.
+type shared struct {
+	once          sync.Once
 	losslessPorts [][]lossPort // see lossless()
-	losslessFor   *spec.Spec
 }
 
 // Finding is one problem a rule reports.
@@ -97,16 +105,52 @@ func Run(s *spec.Spec) Result {
 	return RunRules(s, Rules())
 }
 
-// RunRules runs the given rules.
+// RunRules runs the given rules. They only read the spec, so they run on
+// as many goroutines as GOMAXPROCS, each rule with a Context of its own;
+// the findings are joined in rule order, as one goroutine would report
+// them, before sorting.
 func RunRules(s *spec.Spec, rules []Rule) Result {
-	c := &Context{Spec: s, Topo: NewTopology(s)}
+	topo, sh := NewTopology(s), &shared{}
+	ctxs := make([]Context, len(rules))
 	for i := range rules {
-		c.rule = &rules[i]
-		rules[i].Check(c)
+		ctxs[i] = Context{Spec: s, Topo: topo, rule: &rules[i], shared: sh}
 	}
-	c.diags = append(c.diags, checkIgnores(s, rules)...)
-	spec.SortDiagnostics(c.diags)
-	return Result{Diagnostics: c.diags, Suppressed: c.suppressed}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(rules) {
+				return
+			}
+			rules[i].Check(&ctxs[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < min(runtime.GOMAXPROCS(0), len(rules)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	var res Result
+	n := 0
+	for i := range ctxs {
+		n += len(ctxs[i].diags)
+	}
+	res.Diagnostics = make(hcl.Diagnostics, 0, n)
+	for i := range ctxs {
+		res.Diagnostics = append(res.Diagnostics, ctxs[i].diags...)
+		res.Suppressed += ctxs[i].suppressed
+	}
+	res.Diagnostics = append(res.Diagnostics, checkIgnores(s, rules)...)
+	spec.SortDiagnostics(res.Diagnostics)
+	if len(res.Diagnostics) == 0 {
+		res.Diagnostics = nil
+	}
+	return res
 }
 
 // checkIgnores warns about lint_ignore entries naming rules that do not exist.
