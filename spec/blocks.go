@@ -416,6 +416,7 @@ func (l *loader) host(in instance) *Host {
 		}
 	}
 	h.Src = d.src
+	l.freeDec(d)
 	return h
 }
 
@@ -496,6 +497,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		lim.Src = ld.src
 	}
 	n.Src = d.src
+	l.freeDec(d)
 	return n
 }
 
@@ -606,6 +608,7 @@ func (l *loader) link(in instance) *Link {
 	lk.VLANTags = d.integer("vlan_tags", 0, 0, 2)
 	lk.Ignore = d.ignores()
 	lk.Src = d.src
+	l.freeDec(d)
 	return lk
 }
 

@@ -283,6 +283,7 @@ type loader struct {
 	// fullSchemas caches each block schema with the meta attributes
 	// for_each and name added.
 	fullSchemas map[*hcl.BodySchema]*hcl.BodySchema
+	decs        []*dec // see newDec
 }
 
 var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{

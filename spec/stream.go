@@ -244,22 +244,17 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 // infiniband, or a global block the stream gives up on) in u.blocks and
 // lets the tree go unless they need it.
 func (u *unit) decode(wl *loader) {
-	var ins [256]instance
-	plain := ins[:0]
 	rest := 0
 	for _, b := range u.blocks {
 		switch b.Type {
 		case "switch", "host", "link":
-			in, ok := wl.plainInstance(b)
-			if !ok {
+			if _, ok := wl.plainInstance(b); !ok {
 				return // for_each: decoded in order by the stream
 			}
-			plain = append(plain, in)
 		default:
 			rest++
 		}
 	}
-	i := 0
 	var others []*hcl.Block
 	if rest > 0 {
 		others = make([]*hcl.Block, 0, rest)
@@ -267,31 +262,32 @@ func (u *unit) decode(wl *loader) {
 	for _, b := range u.blocks {
 		switch b.Type {
 		case "switch":
+			in, _ := wl.plainInstance(b)
 			wl.diags = u.swDiags
-			if sw := wl.switchBlock(plain[i]); sw != nil {
+			if sw := wl.switchBlock(in); sw != nil {
 				u.switches = append(u.switches, sw)
 			}
 			u.swDiags = wl.diags
 		case "host":
+			in, _ := wl.plainInstance(b)
 			wl.diags = u.hostDiags
-			if h := wl.host(plain[i]); h != nil {
+			if h := wl.host(in); h != nil {
 				u.hosts = append(u.hosts, h)
 			}
 			u.hostDiags = wl.diags
 		case "link":
 			if u.links == nil {
-				u.links = make([]*Link, 0, len(plain))
+				u.links = make([]*Link, 0, len(u.blocks)-rest)
 			}
+			in, _ := wl.plainInstance(b)
 			wl.diags = u.lkDiags
-			if lk := wl.link(plain[i]); lk != nil {
+			if lk := wl.link(in); lk != nil {
 				u.links = append(u.links, lk)
 			}
 			u.lkDiags = wl.diags
 		default:
 			others = append(others, b)
-			continue
 		}
-		i++
 	}
 	wl.diags = nil
 	u.decoded = true
