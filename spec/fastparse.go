@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -38,16 +39,20 @@ import (
 // that a line comment ending in a newline may hold any valid UTF-8: its
 // end is the start of the next line whatever its width.
 //
-// Allocation: the chunk is copied once into a string, so identifiers,
-// labels and string values without escapes are substrings of it, and the
+// Allocation: the parser reads the chunk as a string without copying it
+// (the loader keeps the file's bytes anyway, as hcl.File.Bytes, and
+// File.Data is documented not to change after LoadFiles), so identifiers,
+// labels and string values without escapes are substrings of the file:
+// the model holds no second copy of the source (44 MB at 16,384 hosts,
+// where each chunk was copied once before). And the
 // nodes are carved from slabs (fpAlloc): 49k allocations instead of 194k
 // with one per node, less work for the allocator and the GC. A chunk's
 // tree lives and dies as a whole, and the model keeps no node, only
 // strings, so a slab pins nothing that would otherwise be freed; model
-// strings pin the chunk's copy (in total one more copy of the source).
+// strings pin the file's bytes, which the spec keeps in any case.
 func fastParse(src []byte, filename string, start hcl.Pos) (*hclsyntax.Body, bool) {
 	p := fastParser{
-		src:       string(src),
+		src:       unsafe.String(unsafe.SliceData(src), len(src)),
 		filename:  filename,
 		base:      start.Byte,
 		line:      start.Line,

@@ -17,6 +17,8 @@ import (
 )
 
 // File is one spec source: a name (used in diagnostics) and its bytes.
+// The loaded spec keeps Data (Spec.Files, and its strings may share its
+// memory): it must not be modified after LoadFiles.
 type File struct {
 	Name string
 	Data []byte
