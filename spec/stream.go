@@ -174,13 +174,23 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			// fabric, the options and the variables (l.base), and writes
 			// only the loader's diagnostics and schema cache.
 			wl := &loader{spec: s, opts: opts, base: l.base}
+			alloc := &fpAlloc{}
 			for u := range jobs {
-				u.body, u.diags = parseChunk(u.src, u.name, u.start)
+				u.body, u.diags = parseChunkWith(u.src, u.name, u.start, alloc)
 				if len(u.diags) == 0 && u.topBlocks() {
 					u.topOK = true
 					u.decode(wl)
 				}
+				// When the unit's tree is dead (decoded, no block kept,
+				// no diagnostic that could point into it), its nodes are
+				// reused for the next unit; else they are left to it.
+				dead := u.decoded && u.body == nil && len(u.swDiags)+len(u.hostDiags)+len(u.lkDiags) == 0
 				close(u.ready)
+				if dead {
+					alloc.reset()
+				} else {
+					alloc = &fpAlloc{}
+				}
 			}
 		}()
 	}
