@@ -103,7 +103,7 @@ func (l *loader) bodyDec(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalCon
 			if len(fd.syn) > 0 {
 				fd.src.Attrs = make([]AttrRange, 0, len(fd.syn))
 			}
-			fd.blocks = hclBlocks(sb.Blocks)
+			fd.blocks = hclBlocks(sb.Blocks, l.alloc)
 			return fd, false
 		}
 		l.freeDec(fd)
@@ -139,13 +139,20 @@ func (l *loader) freeDec(d *dec) {
 	l.decs = append(l.decs, d)
 }
 
-// hclBlocks is what AsHCLBlock gives for each block, in one allocation.
-func hclBlocks(blocks hclsyntax.Blocks) hcl.Blocks {
+// hclBlocks is what AsHCLBlock gives for each block, in one allocation,
+// or from a's slabs when a is not nil (the blocks then live as long as
+// a's tree).
+func hclBlocks(blocks hclsyntax.Blocks, a *fpAlloc) hcl.Blocks {
 	if len(blocks) == 0 {
 		return nil
 	}
-	vals := make([]hcl.Block, len(blocks))
-	out := make(hcl.Blocks, len(blocks))
+	var vals []hcl.Block
+	var out hcl.Blocks
+	if a != nil {
+		vals, out = a.hclBlocks(len(blocks))
+	} else {
+		vals, out = make([]hcl.Block, len(blocks)), make(hcl.Blocks, len(blocks))
+	}
 	for i, b := range blocks {
 		vals[i] = hcl.Block{
 			Type:        b.Type,

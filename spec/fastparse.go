@@ -151,6 +151,28 @@ type fpAlloc struct {
 	// maps are the bodies' attribute maps, emptied on reuse.
 	maps  []hclsyntax.Attributes
 	nmaps int
+	// hcl.Block views of the tree's blocks (hclBlocks): small lists from
+	// slabs, one large list (a chunk's top level) from a reused buffer.
+	hblocks slab[hcl.Block]
+	hptrs   slab[*hcl.Block]
+	bigVals []hcl.Block
+	bigPtrs hcl.Blocks
+	bigUsed bool
+}
+
+// hclBlocks returns room for n hcl.Blocks and pointers to them.
+func (a *fpAlloc) hclBlocks(n int) ([]hcl.Block, hcl.Blocks) {
+	if n <= 8 {
+		return many(&a.hblocks, n), many(&a.hptrs, n)
+	}
+	if a.bigUsed {
+		return make([]hcl.Block, n), make(hcl.Blocks, n)
+	}
+	a.bigUsed = true
+	if cap(a.bigVals) < n {
+		a.bigVals, a.bigPtrs = make([]hcl.Block, n), make(hcl.Blocks, n)
+	}
+	return a.bigVals[:n:n], a.bigPtrs[:n:n]
 }
 
 // reset makes every node handed out so far free for reuse: only when no
@@ -166,6 +188,9 @@ func (a *fpAlloc) reset() {
 	a.ranges.reset()
 	a.strs.reset()
 	a.nmaps = 0
+	a.hblocks.reset()
+	a.hptrs.reset()
+	a.bigUsed = false
 }
 
 // attrMap is an empty attribute map.

@@ -286,6 +286,10 @@ type loader struct {
 	// for_each and name added.
 	fullSchemas map[*hcl.BodySchema]*hcl.BodySchema
 	decs        []*dec // see newDec
+	// alloc, when set, is where the syntax tree being decoded was carved
+	// from (a stream worker's): hcl.Block views of its blocks come from
+	// it too.
+	alloc *fpAlloc
 }
 
 var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{

@@ -62,6 +62,7 @@ type unit struct {
 	blocks []*hcl.Block
 	ready  chan struct{} // closed when a streamed unit is parsed
 	topOK  bool          // topBlocks held (streamed units, set by the worker)
+	alloc  *fpAlloc      // the worker's slabs the tree was carved from (nil: its own)
 
 	// decoded: the worker decoded the unit's switch, host and link blocks
 	// (see decode); blocks then holds only the others.
@@ -176,6 +177,7 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			wl := &loader{spec: s, opts: opts, base: l.base}
 			alloc := &fpAlloc{}
 			for u := range jobs {
+				u.alloc, wl.alloc = alloc, alloc
 				u.body, u.diags = parseChunkWith(u.src, u.name, u.start, alloc)
 				if len(u.diags) == 0 && u.topBlocks() {
 					u.topOK = true
@@ -185,6 +187,7 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 				// no diagnostic that could point into it), its nodes are
 				// reused for the next unit; else they are left to it.
 				dead := u.decoded && u.body == nil && len(u.swDiags)+len(u.hostDiags)+len(u.lkDiags) == 0
+				u.alloc = nil
 				close(u.ready)
 				if dead {
 					alloc.reset()
@@ -335,6 +338,6 @@ func (u *unit) topBlocks() bool {
 			return false
 		}
 	}
-	u.blocks = hclBlocks(u.body.Blocks)
+	u.blocks = hclBlocks(u.body.Blocks, u.alloc)
 	return true
 }
