@@ -10,8 +10,8 @@ package lint
 
 import (
 	"fmt"
-	"sort"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
