@@ -163,6 +163,9 @@ func checkIgnores(s *spec.Spec, rules []Rule) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	check := func(ig spec.LintIgnores, src spec.Source) {
+		if len(ig) == 0 {
+			return // most objects: no lint_ignore
+		}
 		keys := make([]string, 0, len(ig))
 		for k := range ig {
 			keys = append(keys, k)
