@@ -492,7 +492,7 @@ func (d *dec) strList(name string) ([]string, bool) {
 			}
 		}
 	}
-	v, _, ok := d.value(name, cty.List(cty.String))
+	v, _, ok := d.value(name, listOfString)
 	if !ok {
 		return nil, false
 	}
@@ -549,8 +549,18 @@ func (d *dec) intSet(name string, lo, hi int) ([]int, bool) {
 	return uniqueSorted(out), true
 }
 
+// The collection types strMap, intMap and strList convert to, made once:
+// cty.Map and cty.List allocate a type on each call, and every link, NIC
+// and host asks (lint_ignore, dscp_map, endpoints, addresses) whether or
+// not the attribute is set.
+var (
+	mapOfString  = cty.Map(cty.String)
+	mapOfNumber  = cty.Map(cty.Number)
+	listOfString = cty.List(cty.String)
+)
+
 func (d *dec) strMap(name string) (map[string]string, bool) {
-	v, _, ok := d.value(name, cty.Map(cty.String))
+	v, _, ok := d.value(name, mapOfString)
 	if !ok {
 		return nil, false
 	}
@@ -567,7 +577,7 @@ func (d *dec) strMap(name string) (map[string]string, bool) {
 
 // intMap reads a map of integers keyed by integers, both within bounds.
 func (d *dec) intMap(name string, klo, khi, vlo, vhi int) (map[int]int, bool) {
-	v, rng, ok := d.value(name, cty.Map(cty.Number))
+	v, rng, ok := d.value(name, mapOfNumber)
 	if !ok {
 		return nil, false
 	}
