@@ -115,13 +115,19 @@ func RunRules(s *spec.Spec, rules []Rule) Result {
 	for i := range rules {
 		ctxs[i] = Context{Spec: s, Topo: topo, rule: &rules[i], shared: sh}
 	}
+	order := make([]int, len(rules))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return slowFirst(rules[order[a]].ID) < slowFirst(rules[order[b]].ID) })
 	var next atomic.Int64
 	work := func() {
 		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(rules) {
+			k := int(next.Add(1)) - 1
+			if k >= len(rules) {
 				return
 			}
+			i := order[k]
 			rules[i].Check(&ctxs[i])
 		}
 	}
@@ -151,6 +157,27 @@ func RunRules(s *spec.Spec, rules []Rule) Result {
 		res.Diagnostics = nil
 	}
 	return res
+}
+
+// slowFirst ranks the rules that take longest on a large fabric (measured
+// at 16,384 hosts: BUF-1, SAFE-2, MTU-4, BUF-2, QOS-2 in that order) before
+// the others, so that the goroutines start on them and none is left with
+// one of them alone at the end. The order the rules run in does not show
+// in the result.
+func slowFirst(id string) int {
+	switch id {
+	case "BUF-1":
+		return 0
+	case "SAFE-2":
+		return 1
+	case "MTU-4":
+		return 2
+	case "BUF-2":
+		return 3
+	case "QOS-2":
+		return 4
+	}
+	return 5
 }
 
 // checkIgnores warns about lint_ignore entries naming rules that do not exist.
