@@ -422,6 +422,7 @@ func (l *loader) host(in instance) *Host {
 		}
 	}
 	h.Src = d.src
+	l.freeDec(d)
 	return h
 }
 
@@ -502,6 +503,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		lim.Src = ld.src
 	}
 	n.Src = d.src
+	l.freeDec(d)
 	return n
 }
 
@@ -509,6 +511,9 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 // or "<nic>.<vlan>" (the iproute2/vconfig convention); "" when untagged.
 func (l *loader) vlanInterface(d *dec, n *NIC) string {
 	name := d.str("vlan_interface", "")
+	if name == "" && n.VLAN == 0 {
+		return "" // untagged: no range wanted (&rng below moves it to the heap)
+	}
 	rng := d.src.Attr("vlan_interface")
 	switch {
 	case name != "" && n.VLAN == 0:
@@ -564,8 +569,11 @@ func (l *loader) link(in instance) *Link {
 		}
 		return nil
 	}
+	// The error paths take a copy of a range: &rng would move rng to the
+	// heap for every link, not only for a broken one.
 	if len(eps) != 2 {
-		l.errf(&rng, "Invalid endpoints", "A link has exactly two endpoints, e.g. [\"leaf1:Ethernet0\", \"gpu01:ens1f0\"]; got %d.", len(eps))
+		r := rng
+		l.errf(&r, "Invalid endpoints", "A link has exactly two endpoints, e.g. [\"leaf1:Ethernet0\", \"gpu01:ens1f0\"]; got %d.", len(eps))
 		return nil
 	}
 	// Point each endpoint at its own element when the list is written out.
@@ -577,7 +585,8 @@ func (l *loader) link(in instance) *Link {
 	for i, e := range eps {
 		node, port, ok := strings.Cut(e, ":")
 		if !ok || node == "" || port == "" {
-			l.errf(&elemRng[i], "Invalid endpoint", "Endpoint %q must be \"node:port\", e.g. \"leaf1:Ethernet0\" or \"gpu01:ens1f0\".", e)
+			r := elemRng[i]
+			l.errf(&r, "Invalid endpoint", "Endpoint %q must be \"node:port\", e.g. \"leaf1:Ethernet0\" or \"gpu01:ens1f0\".", e)
 			return nil
 		}
 		ep := Endpoint{Node: node, Port: port, Src: elemRng[i]}
@@ -612,6 +621,7 @@ func (l *loader) link(in instance) *Link {
 	lk.VLANTags = d.integer("vlan_tags", 0, 0, 2)
 	lk.Ignore = d.ignores()
 	lk.Src = d.src
+	l.freeDec(d)
 	return lk
 }
 

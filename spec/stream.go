@@ -61,6 +61,16 @@ type unit struct {
 	diags  hcl.Diagnostics
 	blocks []*hcl.Block
 	ready  chan struct{} // closed when a streamed unit is parsed
+	topOK  bool          // topBlocks held (streamed units, set by the worker)
+	alloc  *fpAlloc      // the worker's slabs the tree was carved from (nil: its own)
+
+	// decoded: the worker decoded the unit's switch, host and link blocks
+	// (see decode); blocks then holds only the others.
+	decoded                     bool
+	switches                    []*Switch
+	hosts                       []*Host
+	links                       []*Link
+	swDiags, hostDiags, lkDiags hcl.Diagnostics
 }
 
 // globalTypes are the top-level blocks everything else depends on.
@@ -160,9 +170,30 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each worker decodes with a loader of its own: decoding a
+			// switch, host or link block reads only the block, the
+			// fabric, the options and the variables (l.base), and writes
+			// only the loader's diagnostics and schema cache.
+			wl := &loader{spec: s, opts: opts, base: l.base}
+			alloc := &fpAlloc{}
 			for u := range jobs {
-				u.body, u.diags = parseChunk(u.src, u.name, u.start)
+				u.alloc, wl.alloc = alloc, alloc
+				u.body, u.diags = parseChunkWith(u.src, u.name, u.start, alloc)
+				if len(u.diags) == 0 && u.topBlocks() {
+					u.topOK = true
+					u.decode(wl)
+				}
+				// When the unit's tree is dead (decoded, no block kept,
+				// no diagnostic that could point into it), its nodes are
+				// reused for the next unit; else they are left to it.
+				dead := u.decoded && u.body == nil && len(u.swDiags)+len(u.hostDiags)+len(u.lkDiags) == 0
+				u.alloc = nil
 				close(u.ready)
+				if dead {
+					alloc.reset()
+				} else {
+					alloc = &fpAlloc{}
+				}
 			}
 		}()
 	}
@@ -177,9 +208,17 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 	for _, u := range units {
 		if !u.early {
 			<-u.ready
-			if len(u.diags) > 0 || !u.topBlocks() {
+			if !u.topOK {
 				return giveUp()
 			}
+		}
+		if u.decoded {
+			s.Switches = append(s.Switches, u.switches...)
+			s.Hosts = append(s.Hosts, u.hosts...)
+			s.Links = append(s.Links, u.links...)
+			switchDiags = append(switchDiags, u.swDiags...)
+			hostDiags = append(hostDiags, u.hostDiags...)
+			linkDiags = append(linkDiags, u.lkDiags...)
 		}
 		for _, b := range u.blocks {
 			switch b.Type {
@@ -211,6 +250,66 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 	return l.diags, true
 }
 
+// decode decodes the unit's switch, host and link blocks with wl, in the
+// parse worker, when every one of them is a plain block (no for_each):
+// what the stream's decoder would do with them, diagnostics included, in
+// the same order per type. It keeps the other blocks (validate,
+// infiniband, or a global block the stream gives up on) in u.blocks and
+// lets the tree go unless they need it.
+func (u *unit) decode(wl *loader) {
+	rest := 0
+	for _, b := range u.blocks {
+		switch b.Type {
+		case "switch", "host", "link":
+			if _, ok := wl.plainInstance(b); !ok {
+				return // for_each: decoded in order by the stream
+			}
+		default:
+			rest++
+		}
+	}
+	var others []*hcl.Block
+	if rest > 0 {
+		others = make([]*hcl.Block, 0, rest)
+	}
+	for _, b := range u.blocks {
+		switch b.Type {
+		case "switch":
+			in, _ := wl.plainInstance(b)
+			wl.diags = u.swDiags
+			if sw := wl.switchBlock(in); sw != nil {
+				u.switches = append(u.switches, sw)
+			}
+			u.swDiags = wl.diags
+		case "host":
+			in, _ := wl.plainInstance(b)
+			wl.diags = u.hostDiags
+			if h := wl.host(in); h != nil {
+				u.hosts = append(u.hosts, h)
+			}
+			u.hostDiags = wl.diags
+		case "link":
+			if u.links == nil {
+				u.links = make([]*Link, 0, len(u.blocks)-rest)
+			}
+			in, _ := wl.plainInstance(b)
+			wl.diags = u.lkDiags
+			if lk := wl.link(in); lk != nil {
+				u.links = append(u.links, lk)
+			}
+			u.lkDiags = wl.diags
+		default:
+			others = append(others, b)
+		}
+	}
+	wl.diags = nil
+	u.decoded = true
+	u.blocks = others
+	if rest == 0 {
+		u.body = nil
+	}
+}
+
 // decodeInto runs decode on b with its diagnostics going to bucket.
 func (l *loader) decodeInto(bucket *hcl.Diagnostics, decode func(*hcl.Block), b *hcl.Block) {
 	saved := l.diags
@@ -239,6 +338,6 @@ func (u *unit) topBlocks() bool {
 			return false
 		}
 	}
-	u.blocks = hclBlocks(u.body.Blocks)
+	u.blocks = hclBlocks(u.body.Blocks, u.alloc)
 	return true
 }

@@ -24,10 +24,11 @@ func (lp lossPort) peer() spec.Endpoint { return lp.link.Other(lp.sw.Name) }
 // lossless is losslessPortsOf made once per lint run and shared by
 // the rules that walk it (BUF-1 headroom, BUF-2 budget).
 func (c *Context) lossless() [][]lossPort {
-	if c.losslessPorts == nil || c.losslessFor != c.Spec {
-		c.losslessPorts, c.losslessFor = losslessPortsOf(c.Spec), c.Spec
+	if c.shared == nil { // a Context made outside RunRules
+		c.shared = &shared{}
 	}
-	return c.losslessPorts
+	c.shared.once.Do(func() { c.shared.losslessPorts = losslessPortsOf(c.Spec) })
+	return c.shared.losslessPorts
 }
 
 func losslessPortsOf(s *spec.Spec) [][]lossPort {

@@ -175,11 +175,13 @@ func checkHeadroom(c *Context) {
 		for _, lp := range ports {
 			need, assumed := portHeadroom(s, lp)
 			l := lp.link
-			scopes := []spec.LintIgnores{l.Ignore, lp.port.Ignore, sw.Ignore}
+			// Made for a finding only: one per lossless port was 360k
+			// slices at 16,384 hosts.
+			scopes := func() []spec.LintIgnores { return []spec.LintIgnores{l.Ignore, lp.port.Ignore, sw.Ignore} }
 			switch {
 			case l.CableLength > LongCable && !warned[l]:
 				warned[l] = true
-				c.Reportf(Warning, l.Src.Attr("cable_length"), l.Address(), scopes, "Long cable on a lossless link",
+				c.Reportf(Warning, l.Src.Attr("cable_length"), l.Address(), scopes(), "Long cable on a lossless link",
 					"%s is %s long and carries lossless %s. Headroom grows with length: the cable alone adds %s per lossless priority "+
 						"group at %s (2 x %s x 5 ns/m), %s in total with IP MTU %d on %s:%s. Make sure the switch reserves that much: NX-OS "+
 						"requires an explicit pause buffer configuration above 100 m, SONiC's traditional buffer profiles only know 5m/40m/300m "+
@@ -187,7 +189,7 @@ func checkHeadroom(c *Context) {
 					l.Address(), l.CableLength, prioNoun(lp.pfc), need.CableDelay, l.Speed, l.CableLength, need.Total, need.MTU, sw.Name, lp.port.Name)
 			case assumed && declared > 0 && !warned[l]:
 				warned[l] = true
-				c.Reportf(Warning, l.Src.Attr("cable_length"), l.Address(), scopes, "Cable length unknown on a lossless link",
+				c.Reportf(Warning, l.Src.Attr("cable_length"), l.Address(), scopes(), "Cable length unknown on a lossless link",
 					"%s carries lossless %s to switch %s, which declares buffer.headroom = %s, but the link has no cable_length. "+
 						"fabctl assumed %s (the usual NOS default) and needs %s per lossless priority group; a longer cable needs %s more "+
 						"per 10 m at %s. Set cable_length = \"3m\" (the real length) on the link.",

@@ -365,7 +365,10 @@ func nicSpeed(c *Context, h *spec.Host, n *spec.NIC) spec.BitRate {
 	if n.Speed > 0 {
 		return n.Speed
 	}
-	if l := c.Topo.PortLink[h.Name+":"+n.Name]; l != nil {
+	if l := n.Link(); l != nil {
+		return l.Speed
+	}
+	if l := c.Topo.PortLink(h.Name, n.Name); l != nil {
 		return l.Speed
 	}
 	return 0

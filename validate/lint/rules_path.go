@@ -36,20 +36,33 @@ func checkMTU4(c *Context) {
 		return
 	}
 	// Connected parts of the fabric over all links; the RoCE hosts in each,
-	// with the switch each hangs off.
-	parent := make(map[string]string, len(s.Switches)+len(s.Hosts))
-	var find func(string) string
-	find = func(x string) string {
-		if p, ok := parent[x]; ok && p != x {
-			r := find(p)
-			parent[x] = r
-			return r
+	// with the switch each hangs off. Devices are numbered as the links
+	// name them, so the union-find runs on slices (one name lookup per
+	// endpoint; a map of names to names took most of this rule's time at
+	// 16,384 hosts).
+	idx := make(map[string]int32, len(s.Switches)+len(s.Hosts))
+	var parent []int32
+	id := func(name string) int32 {
+		if i, ok := idx[name]; ok {
+			return i
 		}
-		parent[x] = x
+		i := int32(len(parent))
+		idx[name] = i
+		parent = append(parent, i)
+		return i
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
 		return x
 	}
-	for _, l := range s.Links {
-		parent[find(l.A.Node)] = find(l.B.Node)
+	ends := make([][2]int32, len(s.Links))
+	for i, l := range s.Links {
+		a, b := id(l.A.Node), id(l.B.Node)
+		ends[i] = [2]int32{a, b}
+		parent[find(a)] = find(b)
 	}
 	type part struct {
 		hosts    []string
@@ -57,20 +70,21 @@ func checkMTU4(c *Context) {
 		hostMTU  int
 		who      string // "first and last" host by name, made once per part
 	}
-	parts := map[string]*part{}
+	parts := map[int32]*part{}
 	// Each NIC has at most one link (the loader rejects a second), so
 	// walking the links visits every linked NIC once, without an index.
-	for _, l := range s.Links {
+	for i, l := range s.Links {
 		a, b := Ends(s, l)
 		for _, pair := range [2][2]End{{a, b}, {b, a}} {
 			h, peer := pair[0], pair[1]
 			if h.Host == nil || peer.EP.Kind != spec.KindSwitch {
 				continue
 			}
-			p := parts[find(h.Host.Name)]
+			root := find(ends[i][0]) // both ends are in one part
+			p := parts[root]
 			if p == nil {
 				p = &part{switches: map[string]bool{}}
-				parts[find(h.Host.Name)] = p
+				parts[root] = p
 			}
 			p.hosts = append(p.hosts, h.Host.Name)
 			p.switches[peer.EP.Node] = true
@@ -78,11 +92,11 @@ func checkMTU4(c *Context) {
 		}
 	}
 	var g findingGroups
-	for _, l := range s.Links {
+	for i, l := range s.Links {
 		if l.A.Kind != spec.KindSwitch || l.B.Kind != spec.KindSwitch {
 			continue
 		}
-		p := parts[find(l.A.Node)]
+		p := parts[find(ends[i][0])]
 		if p == nil || len(p.switches) < 2 || len(p.hosts) < 2 {
 			continue // no RDMA path between hosts behind different switches
 		}
@@ -92,8 +106,11 @@ func checkMTU4(c *Context) {
 		if mb < ma {
 			low, lowM = b, mb
 		}
-		o := endMTUOrigin(s, low, l)
 		need := s.Fabric.RDMAMTU + roceWireOverhead(t, false)
+		if lowM >= need && lowM >= p.hostMTU {
+			continue // no finding: the origin is only for the message
+		}
+		o := endMTUOrigin(s, low, l)
 		if p.who == "" {
 			// Once per part, not per link: sorting every host for each
 			// leaf-spine link made the rule quadratic (hosts x uplinks).
