@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Clients are the clients the engine uses: the dynamic client only, for
@@ -22,6 +23,11 @@ import (
 type Clients struct {
 	Config *rest.Config
 	Dyn    dynamic.Interface
+	// REST is a REST client on the same connections and rate limiter:
+	// the publisher writes its objects' JSON and reads the answers into
+	// FabricHostConfig directly, without the dynamic client's
+	// unstructured round trips (rawObjects).
+	REST rest.Interface
 }
 
 // NodeGVR is core/v1 Node.
@@ -41,11 +47,26 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	if c.Timeout == 0 {
 		c.Timeout = 60 * time.Second
 	}
-	dyn, err := dynamic.NewForConfig(c)
+	if c.RateLimiter == nil && c.QPS > 0 {
+		// One limiter for both clients (each would make its own).
+		c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.QPS, c.Burst)
+	}
+	hc, err := rest.HTTPClientFor(c)
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: c, Dyn: dyn}, nil
+	dyn, err := dynamic.NewForConfigAndClient(c, hc)
+	if err != nil {
+		return nil, err
+	}
+	rcfg := dynamic.ConfigFor(c)
+	rcfg.ContentType, rcfg.AcceptContentTypes = "application/json", "application/json" // JSON, whatever the CBOR gates say
+	rcfg.GroupVersion, rcfg.APIPath = nil, ""
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(rcfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: c, Dyn: dyn, REST: rc}, nil
 }
 
 // ControllerConfig is the client configuration of fabctl apply|plan|drift
