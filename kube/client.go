@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -44,9 +43,16 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	if c.QPS == 0 {
 		c.QPS, c.Burst = 200, 400
 	}
-	if c.Timeout == 0 {
-		c.Timeout = 60 * time.Second
-	}
+	// No client-wide Timeout: client-go puts it on the http.Client
+	// (rest.HTTPClientFor), which cuts every watch at that age, so each
+	// agent (and the publisher's tracker) re-listed and re-watched every
+	// minute: 4,096 agents cost the apiserver as much again as the
+	// rollout (make bench-kube). Ordinary requests are bounded by the
+	// apiserver's --request-timeout (60 s by default) and the caller's
+	// context; a dead connection is found by client-go's HTTP/2 health
+	// check (k8s.io/apimachinery/pkg/util/net/http.go,
+	// readIdleTimeoutSeconds 30 s, pingTimeoutSeconds 15 s).
+	c.Timeout = 0
 	if c.RateLimiter == nil && c.QPS > 0 {
 		// One limiter for both clients (each would make its own).
 		c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.QPS, c.Burst)
