@@ -13,7 +13,7 @@
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 #   make e2e-kube  the Kubernetes engine against a real kube-apiserver + etcd (root; docs/kubernetes.md)
-#   make bench-kube  publish 4,096 host intents, time until all Applied (light in-process agents)
+#   make bench-kube  publish 1,024/2,048/4,096 host intents, time until all Applied (light agents; docs/kubernetes.md)
 
 # Go lives in /usr/local/go/bin on the CI image; a non-login shell under CI may not have it on PATH.
 export PATH := /usr/local/go/bin:$(PATH)
