@@ -14,8 +14,9 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// Clients are the clients the engine uses: the dynamic client only, for
-// FabricHostConfig, Nodes, Leases and the manifests. client-go's typed
+// Clients are the clients the engine uses: the dynamic client (and a
+// REST client for the publisher's own JSON), for FabricHostConfig, Nodes,
+// Leases and the manifests, no typed client. client-go's typed
 // clients would link every API group's types and apply configurations
 // into fabctl (+26 MB stripped, measured), the binary that ships itself to
 // every SSH host as the agent.
@@ -25,7 +26,8 @@ type Clients struct {
 	// REST is a REST client on the same connections and rate limiter:
 	// the publisher writes its objects' JSON and reads the answers into
 	// FabricHostConfig directly, without the dynamic client's
-	// unstructured round trips (rawObjects).
+	// unstructured round trips (objectBody, decodeObject, ListFabric,
+	// the Tracker's watch).
 	REST rest.Interface
 }
 
