@@ -13,7 +13,7 @@
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
 #   make e2e-kube  the Kubernetes engine against a real kube-apiserver + etcd (root; docs/kubernetes.md)
-#   make bench-kube  publish 4,096 host intents, time until all Applied (light in-process agents)
+#   make bench-kube  publish 1,024/2,048/4,096 host intents, time until all Applied (light agents; docs/kubernetes.md)
 #   make image   the agent image for the DaemonSet under dist/ (OCI layout, oci-archive, docker-archive; no docker)
 #   make image-test  tools/image's tests: reproducibility, read-back, the binary run, skopeo, podman, a real registry
 

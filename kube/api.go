@@ -224,40 +224,18 @@ func PublishedIntent(h *intent.Host) *intent.Host {
 }
 
 // EncodeIntent is the published JSON of a host intent and its revision
-// (sha256 of that JSON, 16 hex digits). The spec source positions
-// (every "Src") are left out: they say where the spec file was on the
-// controller, not what the host needs, and would give the same intent a
-// new revision on another machine. Object keys are sorted, so equal
-// intents give equal revisions.
+// (sha256 of that JSON, 16 hex digits). The JSON is compact
+// (compactJSON): zero-valued fields and the spec source positions
+// (every "Src": where the spec file was on the controller, which would
+// give the same intent a new revision on another machine) are left out,
+// and object keys are sorted, so equal intents give equal revisions.
 func EncodeIntent(h *intent.Host) (json.RawMessage, string, error) {
-	b, err := json.Marshal(PublishedIntent(h))
+	b, err := compactJSON(PublishedIntent(h))
 	if err != nil {
 		return nil, "", fmt.Errorf("host %s: encoding its intent: %w", h.Name, err)
 	}
-	var tree any
-	if err := json.Unmarshal(b, &tree); err != nil {
-		return nil, "", err
-	}
-	stripSrc(tree)
-	if b, err = json.Marshal(tree); err != nil {
-		return nil, "", err
-	}
 	sum := sha256.Sum256(b)
 	return b, hex.EncodeToString(sum[:])[:16], nil
-}
-
-func stripSrc(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		delete(t, "Src")
-		for _, x := range t {
-			stripSrc(x)
-		}
-	case []any:
-		for _, x := range t {
-			stripSrc(x)
-		}
-	}
 }
 
 // DecodeIntent reads spec.intent, refusing fields this build does not

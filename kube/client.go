@@ -6,22 +6,29 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
-// Clients are the clients the engine uses: the dynamic client only, for
-// FabricHostConfig, Nodes, Leases and the manifests. client-go's typed
+// Clients are the clients the engine uses: the dynamic client (and a
+// REST client for the publisher's own JSON), for FabricHostConfig, Nodes,
+// Leases and the manifests, no typed client. client-go's typed
 // clients would link every API group's types and apply configurations
 // into fabctl (+26 MB stripped, measured), the binary that ships itself to
 // every SSH host as the agent.
 type Clients struct {
 	Config *rest.Config
 	Dyn    dynamic.Interface
+	// REST is a REST client on the same connections and rate limiter:
+	// the publisher writes its objects' JSON and reads the answers into
+	// FabricHostConfig directly, without the dynamic client's
+	// unstructured round trips (objectBody, decodeObject, ListFabric,
+	// the Tracker's watch).
+	REST rest.Interface
 }
 
 // NodeGVR is core/v1 Node.
@@ -38,14 +45,36 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	if c.QPS == 0 {
 		c.QPS, c.Burst = 200, 400
 	}
-	if c.Timeout == 0 {
-		c.Timeout = 60 * time.Second
+	// No client-wide Timeout: client-go puts it on the http.Client
+	// (rest.HTTPClientFor), which cuts every watch at that age, so each
+	// agent (and the publisher's tracker) re-listed and re-watched every
+	// minute: 4,096 agents cost the apiserver as much again as the
+	// rollout (make bench-kube). Ordinary requests are bounded by the
+	// apiserver's --request-timeout (60 s by default) and the caller's
+	// context; a dead connection is found by client-go's HTTP/2 health
+	// check (k8s.io/apimachinery/pkg/util/net/http.go,
+	// readIdleTimeoutSeconds 30 s, pingTimeoutSeconds 15 s).
+	c.Timeout = 0
+	if c.RateLimiter == nil && c.QPS > 0 {
+		// One limiter for both clients (each would make its own).
+		c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.QPS, c.Burst)
 	}
-	dyn, err := dynamic.NewForConfig(c)
+	hc, err := rest.HTTPClientFor(c)
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: c, Dyn: dyn}, nil
+	dyn, err := dynamic.NewForConfigAndClient(c, hc)
+	if err != nil {
+		return nil, err
+	}
+	rcfg := dynamic.ConfigFor(c)
+	rcfg.ContentType, rcfg.AcceptContentTypes = "application/json", "application/json" // JSON, whatever the CBOR gates say
+	rcfg.GroupVersion, rcfg.APIPath = nil, ""
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(rcfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Config: c, Dyn: dyn, REST: rc}, nil
 }
 
 // ControllerConfig is the client configuration of fabctl apply|plan|drift

@@ -2,6 +2,9 @@ package kube
 
 import (
 	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/intent"
@@ -138,5 +141,67 @@ func TestTrackerSetKeepsReport(t *testing.T) {
 	tr.Set(&FabricHostConfig{Metadata: ObjectMeta{Name: "n", Generation: 2}})
 	if tr.Get("n").Metadata.Generation != 2 {
 		t.Fatal("a newer generation was not recorded")
+	}
+}
+
+// TestObjectBody: the publisher's bytes are the apply configuration
+// ToUnstructured makes (spec.hold written when false, spec.attempt when
+// set), and the answer decodes into FabricHostConfig.
+func TestObjectBody(t *testing.T) {
+	raw, rev, _ := EncodeIntent(&intent.Host{Device: intent.Device{Name: "n1"}, NICs: []intent.NIC{{Name: "e1", MTU: 9000}}})
+	for _, sp := range []HostSpec{
+		{Fabric: "f", Protocol: Protocol, Revision: rev, Intent: raw},
+		{Fabric: "f", Protocol: Protocol, Revision: rev, Intent: raw, Hold: true, Attempt: "run-1"},
+	} {
+		b, err := objectBody("n1", sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := ToUnstructured(&FabricHostConfig{Metadata: ObjectMeta{Name: "n1"}, Spec: sp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := u.MarshalJSON()
+		var got, exp any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal(want, &exp)
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("body\n%s\nwant\n%s", b, want)
+		}
+		o, err := decodeObject("n1", b)
+		if err != nil || o.Spec.Revision != rev || o.Spec.Hold != sp.Hold || o.Metadata.Name != "n1" {
+			t.Errorf("decoded %+v, %v", o, err)
+		}
+	}
+	if _, err := decodeObject("n1", []byte(`{"spec":`)); err == nil {
+		t.Error("a truncated answer decoded")
+	}
+}
+
+// TestTrackerDrain reads a watch stream as the apiserver writes it (one
+// WatchEvent JSON after another): added and modified objects are kept,
+// a deleted one dropped, a bookmark only moves the resource version, and
+// an error event asks for a new LIST ("").
+func TestTrackerDrain(t *testing.T) {
+	tr := &Tracker{objs: map[string]*FabricHostConfig{"gone": {}}, notify: make(chan struct{}, 1)}
+	stream := `{"type":"ADDED","object":{"kind":"FabricHostConfig","metadata":{"name":"a","generation":1,"resourceVersion":"10"},"spec":{"fabric":"f","revision":"r1"}}}
+{"type":"MODIFIED","object":{"metadata":{"name":"a","generation":1,"resourceVersion":"11"},"spec":{"fabric":"f","revision":"r1"},"status":{"observedGeneration":1}}}
+{"type":"DELETED","object":{"metadata":{"name":"gone","resourceVersion":"12"}}}
+{"type":"BOOKMARK","object":{"kind":"FabricHostConfig","metadata":{"resourceVersion":"15"}}}
+`
+	if rv := tr.drain(io.NopCloser(strings.NewReader(stream)), "9"); rv != "15" {
+		t.Errorf("resource version after the stream: %q, want 15", rv)
+	}
+	if a := tr.Get("a"); a == nil || a.Status.ObservedGeneration != 1 || a.Spec.Revision != "r1" {
+		t.Errorf("a: %+v", a)
+	}
+	if tr.Get("gone") != nil || len(tr.objs) != 1 {
+		t.Errorf("objects: %v", tr.objs)
+	}
+	errStream := `{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}` + "\n"
+	if rv := tr.drain(io.NopCloser(strings.NewReader(errStream)), "15"); rv != "" {
+		t.Errorf("after an error event: %q, want a new LIST", rv)
 	}
 }

@@ -2,13 +2,14 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/fabctl/fabctl/intent"
@@ -19,26 +20,37 @@ const ListPage = 500
 
 // ListFabric lists every FabricHostConfig of a fabric (field selector
 // spec.fabric, paginated) and returns them by name with the list's
-// resource version.
+// resource version. The pages are read into FabricHostConfig directly
+// (no unstructured maps: decodeObject).
 func ListFabric(ctx context.Context, cl *Clients, fabric string) (map[string]*FabricHostConfig, string, error) {
 	out := map[string]*FabricHostConfig{}
-	opts := metav1.ListOptions{FieldSelector: "spec.fabric=" + fabric, Limit: ListPage}
+	cont := ""
 	for {
-		l, err := cl.Dyn.Resource(GVR).List(ctx, opts)
+		req := cl.REST.Get().AbsPath(objectPath("")).Param("fieldSelector", "spec.fabric="+fabric).Param("limit", strconv.Itoa(ListPage))
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		raw, err := req.Do(ctx).Raw()
 		if err != nil {
 			return nil, "", fmt.Errorf("listing %s of fabric %s: %w", Resource, fabric, err)
 		}
-		for i := range l.Items {
-			o, err := FromUnstructured(&l.Items[i])
-			if err != nil {
-				return nil, "", err
-			}
+		var l struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+				Continue        string `json:"continue"`
+			} `json:"metadata"`
+			Items []*FabricHostConfig `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, "", fmt.Errorf("listing %s of fabric %s: the apiserver's answer: %w", Resource, fabric, err)
+		}
+		for _, o := range l.Items {
 			out[o.Metadata.Name] = o
 		}
-		if l.GetContinue() == "" {
-			return out, l.GetResourceVersion(), nil
+		if l.Metadata.Continue == "" {
+			return out, l.Metadata.ResourceVersion, nil
 		}
-		opts.Continue = l.GetContinue()
+		cont = l.Metadata.Continue
 	}
 }
 
@@ -81,50 +93,53 @@ func (t *Tracker) run(ctx context.Context, rv string) {
 			t.poke()
 			rv = lrv
 		}
-		w, err := t.cl.Dyn.Resource(GVR).Watch(ctx, metav1.ListOptions{FieldSelector: "spec.fabric=" + t.fabric, ResourceVersion: rv, AllowWatchBookmarks: true})
+		body, err := t.cl.REST.Get().AbsPath(objectPath("")).Param("watch", "true").Param("fieldSelector", "spec.fabric="+t.fabric).
+			Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Stream(ctx)
 		if err != nil {
 			sleepCtx(ctx, 500*time.Millisecond)
 			rv = ""
 			continue
 		}
-		rv = t.drain(ctx, w, rv)
+		rv = t.drain(body, rv)
 	}
 }
 
-func (t *Tracker) drain(ctx context.Context, w watch.Interface, rv string) string {
-	defer w.Stop()
+// drain reads a watch stream (one WatchEvent JSON after another) into
+// the tracker until it ends, and returns the resource version to watch
+// from next ("" after an error event: list again). The objects are read
+// into FabricHostConfig directly.
+func (t *Tracker) drain(body io.ReadCloser, rv string) string {
+	defer body.Close()
+	dec := json.NewDecoder(body)
 	for {
-		select {
-		case <-ctx.Done():
-			return rv
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return rv
-			}
-			if ev.Type == watch.Error {
-				return ""
-			}
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			rv = u.GetResourceVersion()
-			if ev.Type == watch.Bookmark {
-				continue
-			}
-			o, err := FromUnstructured(u)
-			if err != nil {
-				continue
-			}
-			t.mu.Lock()
-			if ev.Type == watch.Deleted {
-				delete(t.objs, o.Metadata.Name)
-			} else {
-				t.objs[o.Metadata.Name] = o
-			}
-			t.mu.Unlock()
-			t.poke()
+		var ev struct {
+			Type   string          `json:"type"`
+			Object json.RawMessage `json:"object"`
 		}
+		if err := dec.Decode(&ev); err != nil {
+			return rv // the stream ended (timeout, Stop, server gone): watch again from rv
+		}
+		if ev.Type == string(watch.Error) {
+			return ""
+		}
+		var o FabricHostConfig
+		if err := json.Unmarshal(ev.Object, &o); err != nil {
+			continue
+		}
+		if o.Metadata.ResourceVersion != "" {
+			rv = o.Metadata.ResourceVersion
+		}
+		if ev.Type == string(watch.Bookmark) {
+			continue
+		}
+		t.mu.Lock()
+		if ev.Type == string(watch.Deleted) {
+			delete(t.objs, o.Metadata.Name)
+		} else {
+			t.objs[o.Metadata.Name] = &o
+		}
+		t.mu.Unlock()
+		t.poke()
 	}
 }
 

@@ -48,6 +48,8 @@ type Options struct {
 	APIServer, Etcd string
 	// Dir holds the data, certificates and logs (a test's TempDir).
 	Dir string
+	// EtcdDataDir is etcd's data directory (default Dir/etcd).
+	EtcdDataDir string
 	// Image is the agent image the DaemonSet names (never pulled here).
 	Image string
 	// Log receives progress lines (nil: none).
@@ -236,7 +238,11 @@ func (c *Cluster) StartEtcd() error {
 	client := "http://127.0.0.1:" + strconv.Itoa(c.etcdPort)
 	peer := "http://127.0.0.1:" + strconv.Itoa(c.peerPort)
 	// Flags: etcd 3.4 (Debian etcd-server 3.4.23) `etcd --help`.
-	cmd := exec.Command(c.opts.Etcd, "--name", "kubetb", "--data-dir", c.path("etcd"),
+	data := c.opts.EtcdDataDir
+	if data == "" {
+		data = c.path("etcd")
+	}
+	cmd := exec.Command(c.opts.Etcd, "--name", "kubetb", "--data-dir", data,
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "kubetb="+peer, "--log-level", "warn")
