@@ -202,9 +202,9 @@ func moreScenarios(e *env, step func(string, func(*testing.T)), specDir, kc stri
 			Devices []struct {
 				Address string `json:"address"`
 				Drift   []struct {
-					Path   string `json:"path"`
-					Before string `json:"before"`
-					After  string `json:"after"`
+					Path    string `json:"path"`
+					Applied string `json:"applied"`
+					Live    string `json:"live"`
 				} `json:"drift"`
 			} `json:"devices"`
 		}
@@ -212,7 +212,7 @@ func moreScenarios(e *env, step func(string, func(*testing.T)), specDir, kc stri
 			t.Fatalf("ssh plan after the kube apply: exit %d %v\n%s\n%s", code, err, out, errOut)
 		}
 		dr := p.Devices[0].Drift
-		if len(dr) != 1 || dr[0].Path != "nic/v0a/mtu" || dr[0].Before != "5000" || dr[0].After != "1500" {
+		if len(dr) != 1 || dr[0].Path != "nic/v0a/mtu" || dr[0].Applied != "5000" || dr[0].Live != "1500" {
 			t.Fatalf("ssh plan after the kube apply: drift %+v, want nic/v0a/mtu 5000 -> 1500 from the applied record\n%s", dr, out)
 		}
 		// apply --engine kubernetes corrects it (the agent reported the drift).
