@@ -8,8 +8,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -371,56 +373,83 @@ func moreScenarios(e *env, step func(string, func(*testing.T)), specDir, kc stri
 		}
 	})
 
-	// etcd stops mid-rollout and comes back: the rollout waits and
-	// completes, every host converges its revision exactly once, the
-	// journal holds one start and one verification per host, and the
-	// agents' watches resume (a later change reaches all of them).
+	// etcd stops mid-rollout for longer than the apiserver waits for it
+	// (its requests then fail with 5xx), with both writers of a rollout
+	// caught in it: h1's agent has applied and writes its status, and the
+	// publisher, told that h2 applied, publishes h3. Agents and publisher
+	// are frozen (SIGSTOP) at the right points so that each write lands
+	// in the outage every run. The rollout waits and completes, every
+	// host converges its revision exactly once, the journal holds one
+	// start and one verification per host, and the agents' watches
+	// resume (a later change reaches all of them).
 	step("etcd stopped mid-rollout and restarted", func(t *testing.T) {
-		type res struct {
-			d      applyFull
-			out    string
-			errOut string
-			code   int
+		const down = 75 * time.Second
+		e.signalAgent("h1", syscall.SIGSTOP)
+		e.signalAgent("h2", syscall.SIGSTOP)
+		defer e.signalAgent("h1", syscall.SIGCONT)
+		defer e.signalAgent("h2", syscall.SIGCONT)
+		gen := map[string]int64{}
+		for _, n := range e.nodes {
+			gen[n] = e.get(n).Metadata.Generation
 		}
-		done := make(chan res, 1)
-		go func() {
-			d, o, eo, c := e.applyKube(kc, "--max-unavailable", "1", "--canary", "0", "--host-timeout", "90s", "--var", "mtu=4200", specDir)
-			done <- res{d, o, eo, c}
-		}()
-		waitFor(t, 60*time.Second, "the first host of the rollout applied", func() bool { return e.mtu("h1") == "4200" })
+		pub := e.startCLI(kc, "apply", "--engine", "kubernetes", "--auto-approve", "--json", "--max-unavailable", "2", "--canary", "0",
+			"--host-timeout", "4m", "--var", "mtu=4200", specDir)
+		waitFor(t, 60*time.Second, "h1 and h2 published", func() bool {
+			return e.get("h1").Metadata.Generation > gen["h1"] && e.get("h2").Metadata.Generation > gen["h2"]
+		})
+		_ = pub.cmd.Process.Signal(syscall.SIGSTOP)
+		e.signalAgent("h2", syscall.SIGCONT)
+		waitFor(t, 30*time.Second, "h2 applied (reported before the outage)", func() bool { return e.get("h2").AppliedCurrent() })
 		c.StopEtcd()
 		stopped := time.Now()
-		time.Sleep(6 * time.Second)
+		e.signalAgent("h1", syscall.SIGCONT)
+		waitFor(t, 30*time.Second, "h1's agent applied during the outage", func() bool { return e.mtu("h1") == "4200" })
+		_ = pub.cmd.Process.Signal(syscall.SIGCONT)
+		time.Sleep(time.Until(stopped.Add(down)))
 		if err := c.StartEtcd(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("etcd was down %s", time.Since(stopped).Round(100*time.Millisecond))
-		var r res
-		select {
-		case r = <-done:
-		case <-time.After(4 * time.Minute):
-			t.Fatal("apply did not finish after etcd came back")
+		restarted := time.Now()
+		t.Logf("etcd was down %s", restarted.Sub(stopped).Round(100*time.Millisecond))
+		code := pub.wait(t, 5*time.Minute)
+		var d applyFull
+		if err := json.Unmarshal(pub.out.Bytes(), &d); err != nil || code != 0 || d.Status != "applied" || d.Counts.Applied != len(e.nodes) {
+			t.Fatalf("apply across the etcd outage: exit %d %+v (%v)\n%s\n%s", code, d, err, pub.out.String(), pub.errb.String())
 		}
-		if r.code != 0 || r.d.Status != "applied" || r.d.Counts.Applied != len(e.nodes) {
-			t.Fatalf("apply across the etcd outage: exit %d %+v\n%s\n%s", r.code, r.d, r.out, r.errOut)
-		}
-		lines := readJournal(t, r.d.Journal)
+		lines := readJournal(t, d.Journal)
 		for _, n := range e.nodes {
 			if m := e.mtu(n); m != "4200" {
 				t.Errorf("%s: MTU %s, want 4200", n, m)
 			}
 			rev := e.get(n).Spec.Revision
-			log := e.agentLogAll(n)
-			if k := strings.Count(log, "revision "+rev+": "); k != 1 {
+			if k := strings.Count(e.agentLogAll(n), "revision "+rev+": "); k != 1 {
 				t.Errorf("%s converged revision %s %d times, want 1 (no double apply across the etcd outage)", n, rev, k)
 			}
 			if got := eventNames(events(lines, "host."+n)); got != "device_start,device_applied,device_verified" {
 				t.Errorf("host.%s journal %s: want one publish and one verification", n, got)
 			}
 		}
-		d, out, errOut, code := e.applyKube(kc, "--max-unavailable", "100%", "--var", "mtu=5000", specDir)
-		if code != 0 || d.Counts.Applied != len(e.nodes) {
-			t.Fatalf("apply after etcd came back (agents' watches must have resumed): exit %d %+v\n%s\n%s", code, d, out, errOut)
+		// The two writes were in the outage and succeeded after it.
+		if h3 := events(lines, "host.h3"); len(h3) == 3 && !(h3[0].Time.After(stopped) && h3[0].Time.Before(restarted) && h3[1].Time.After(restarted)) {
+			t.Errorf("host.h3 published at %s (started %s); etcd down %s..%s: the publish was not caught in the outage",
+				h3[1].Time.Format(time.StampMilli), h3[0].Time.Format(time.StampMilli), stopped.Format(time.StampMilli), restarted.Format(time.StampMilli))
+		}
+		if h1 := events(lines, "host.h1"); len(h1) == 3 && !h1[2].Time.After(restarted) {
+			t.Errorf("host.h1 verified at %s, before etcd came back at %s", h1[2].Time.Format(time.StampMilli), restarted.Format(time.StampMilli))
+		}
+		retried := 0
+		for _, l := range strings.Split(e.agentLogAll("h1"), "\n") {
+			if strings.Contains(l, "status write:") && strings.Contains(l, "retrying") {
+				retried++
+			}
+		}
+		t.Logf("h1's agent retried its status write %d times", retried)
+		if retried == 0 {
+			t.Errorf("h1's agent never retried its status write: the outage did not reach it\n%s", e.agentLog("h1"))
+		}
+		d2, out, errOut, code := e.applyKube(kc, "--max-unavailable", "100%", "--var", "mtu=5000", specDir)
+		if code != 0 || d2.Counts.Applied != len(e.nodes) {
+			t.Fatalf("apply after etcd came back (agents' watches must have resumed): exit %d %+v\n%s\n%s", code, d2, out, errOut)
 		}
 		for _, n := range e.nodes {
 			if m := e.mtu(n); m != "5000" {
@@ -428,6 +457,50 @@ func moreScenarios(e *env, step func(string, func(*testing.T)), specDir, kc stri
 			}
 		}
 	})
+}
+
+// signalAgent sends sig to node's agent process.
+func (e *env) signalAgent(node string, sig syscall.Signal) {
+	e.mu.Lock()
+	cmd := e.agents[node]
+	e.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
+// cli is a fabctl CLI process started in the background.
+type cli struct {
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	done      chan struct{}
+}
+
+// startCLI starts the fabctl CLI as e.run does, without waiting.
+func (e *env) startCLI(kubeconfig string, args ...string) *cli {
+	e.t.Helper()
+	c := &cli{cmd: exec.Command(e.fabctl, args...), done: make(chan struct{})}
+	c.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "KUBECONFIG=" + kubeconfig, "NO_COLOR=1"}
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errb
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { _ = c.cmd.Wait(); close(c.done) }()
+	return c
+}
+
+// wait waits for the process's exit code (killing it after d).
+func (c *cli) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(d):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		t.Fatalf("fabctl did not finish within %s\n%s\n%s", d, c.out.String(), c.errb.String())
+	}
+	return c.cmd.ProcessState.ExitCode()
 }
 
 func patchStatus(t *testing.T, ctx context.Context, c *Cluster, gvr schema.GroupVersionResource, ns, name string, body map[string]any) {
