@@ -100,6 +100,13 @@ type Options struct {
 	Journal *Journal
 	// Record is updated with every verified device (nil: none).
 	Record *Recorder
+	// Nested: this run is one wave of a larger run whose caller writes
+	// run_start (and checks the journal can be written) and run_end (the
+	// Kubernetes engine's switch wave).
+	Nested bool
+	// FirstWave numbers this run's first wave in the journal and results
+	// (0: 1); the Kubernetes engine's switch wave is 2 when hosts go first.
+	FirstWave int
 	// Progress is told about every step. Calls are serialised; keep it
 	// cheap (it runs while a device's worker waits).
 	Progress func(ProgressEvent)
@@ -365,7 +372,7 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 	r.waveOf = map[string]int{}
 	for w, wave := range wp.Waves {
 		for _, i := range wave {
-			r.waveOf[devs[i].Plan.Address] = w + 1
+			r.waveOf[devs[i].Plan.Address] = w + max(opts.FirstWave, 1)
 		}
 		r.total += len(wave)
 	}
@@ -382,10 +389,12 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 	if opts.ConfirmTimeout > 0 {
 		confirm = opts.ConfirmTimeout.String()
 	}
-	r.j.Write(Entry{Event: EventRunStart, FormatVersion: JournalFormatVersion, Fabric: opts.Fabric,
-		FabctlVersion: opts.FabctlVersion, SpecHash: opts.SpecHash, PlanHash: opts.PlanHash, PlanFile: opts.PlanFile,
-		Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
-		OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
+	if !opts.Nested {
+		r.j.Write(Entry{Event: EventRunStart, FormatVersion: JournalFormatVersion, Fabric: opts.Fabric,
+			FabctlVersion: opts.FabctlVersion, SpecHash: opts.SpecHash, PlanHash: opts.PlanHash, PlanFile: opts.PlanFile,
+			Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
+			OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
+	}
 
 	// The journal must be writable before any device is touched.
 	var err error
@@ -414,7 +423,9 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 		err = &FailedError{Result: r.res}
 	}
 	c := r.res.Counts
-	r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
+	if !opts.Nested {
+		r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
+	}
 	_ = r.j.Flush() // write errors are the caller's to report (Journal.Err)
 	return r.res, err
 }
@@ -467,7 +478,7 @@ func (r *run) execute(wp WavePlan) error {
 		r.links = links(r.devs)
 	}
 	for w, wave := range wp.Waves {
-		r.runWave(w+1, wave)
+		r.runWave(w+max(r.opts.FirstWave, 1), wave)
 	}
 	// An interrupt ends the run "interrupted" even when every device was
 	// already in flight (none was left to skip).

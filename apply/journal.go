@@ -59,6 +59,11 @@ type Entry struct {
 	OrderReason   string `json:"order_reason,omitempty"`
 	ConfirmTime   string `json:"confirm_timeout,omitempty"`
 	Devices       int    `json:"devices,omitempty"`
+	// The Kubernetes engine's run_start (format 1.0, additive): the
+	// engine ("kubernetes"; absent: ssh), --max-unavailable and --canary.
+	Engine         string `json:"engine,omitempty"`
+	MaxUnavailable string `json:"max_unavailable,omitempty"`
+	Canary         int    `json:"canary,omitempty"`
 
 	// device events
 	Device      string              `json:"device,omitempty"`
@@ -76,6 +81,16 @@ type Entry struct {
 	Fingerprint string              `json:"fingerprint,omitempty"`
 	Reason      string              `json:"reason,omitempty"`
 	DurationMS  *int64              `json:"duration_ms,omitempty"`
+	// A host under the Kubernetes engine (format 1.0, additive): the
+	// FabricHostConfig's revision published (or published again by a
+	// rollback) and the one it replaced, the generation the publish
+	// stored, the generation the node's agent reported on
+	// (status.observedGeneration), and the rollout batch (1 = canary).
+	Revision           string `json:"revision,omitempty"`
+	PreviousRevision   string `json:"previous_revision,omitempty"`
+	Generation         int64  `json:"generation,omitempty"`
+	ObservedGeneration int64  `json:"observed_generation,omitempty"`
+	Batch              int    `json:"batch,omitempty"`
 
 	// run_end
 	Status string  `json:"status,omitempty"`
@@ -375,6 +390,9 @@ func (e *Entry) appendJSON(b []byte) []byte {
 	str("order_reason", e.OrderReason)
 	str("confirm_timeout", e.ConfirmTime)
 	num("devices", int64(e.Devices))
+	str("engine", e.Engine)
+	str("max_unavailable", e.MaxUnavailable)
+	num("canary", int64(e.Canary))
 	str("device", e.Device)
 	num("wave", int64(e.Wave))
 	num("changes", int64(e.Changes))
@@ -398,6 +416,11 @@ func (e *Entry) appendJSON(b []byte) []byte {
 		b = append(b, `,"duration_ms":`...)
 		b = strconv.AppendInt(b, *e.DurationMS, 10)
 	}
+	str("revision", e.Revision)
+	str("previous_revision", e.PreviousRevision)
+	num("generation", e.Generation)
+	num("observed_generation", e.ObservedGeneration)
+	num("batch", int64(e.Batch))
 	str("status", e.Status)
 	if e.Counts != nil {
 		raw("counts", e.Counts)

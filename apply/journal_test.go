@@ -30,6 +30,9 @@ func TestEntryEncoding(t *testing.T) {
 			Partial: true, Remaining: []intent.AttrChange{{Path: "nic/eth0/mtu", Action: intent.Update, Before: "1500", After: "9000"}}, DurationMS: &ms},
 		{Time: t0, RunID: "r", Event: EventDeviceFailed, Device: "host.h2", Restored: &yes},
 		{Time: t0, RunID: "r", Event: EventStale, Device: "switch.x", Fingerprint: "ff", Reason: "moved", Wave: 2, Changes: 3},
+		{Time: t0, RunID: "r", Event: EventRunStart, FormatVersion: "1.0", Fabric: "kt", Devices: 6, Engine: "kubernetes", MaxUnavailable: "10%", Canary: 1},
+		{Time: t0, RunID: "r", Event: EventDeviceStart, Device: "host.h1", Wave: 2, Changes: 1, Revision: "r2", PreviousRevision: "r1", Batch: 1},
+		{Time: t0, RunID: "r", Event: EventDeviceVerified, Device: "host.h1", Revision: "r2", Generation: 7, ObservedGeneration: 7, Reason: "Applied", DurationMS: &ms},
 		{Time: time.Date(2026, 8, 5, 10, 0, 0, 0, time.UTC), RunID: "r", Event: EventRunEnd, Status: "failed", Counts: &Counts{Applied: 1, Failed: 2}},
 	}
 	for _, e := range entries {

@@ -34,6 +34,15 @@ type ApplyOptions struct {
 	LockTimeout time.Duration
 	Version     string
 	Hooks       apply.Hooks
+	// StateDir holds the applied record and the journals, as with SSH
+	// ("": neither is written). Journal is the journal file ("":
+	// <state-dir>/journal/<fabric>-<run-id>.jsonl). Getenv resolves the
+	// credentials' environment variables to redact from it; Now is the
+	// journal's clock.
+	StateDir string
+	Journal  string
+	Getenv   func(string) string
+	Now      func() time.Time
 	// Rollout is told about every host event.
 	Rollout func(RolloutEvent)
 }
@@ -52,6 +61,10 @@ type Outcome struct {
 	Overlaps []Overlap
 	Lock     *apply.LockInfo
 	Warnings []string
+	// RunID names the run; Journal is the journal file written ("" when
+	// none: nothing to change, or no state directory).
+	RunID   string
+	Journal string
 }
 
 // OverlapError refuses a run whose hosts another operator also manages.
@@ -242,6 +255,27 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 			return fail(apply.RunCancelled, nil)
 		}
 	}
+	out.RunID = runID
+	rec, lg, err := openRunLog(o, out, p, hosts, reps, rel)
+	if err != nil {
+		return fail(apply.RunError, err)
+	}
+	defer func() {
+		if rec != nil {
+			if err := rec.Close(); err != nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("applied record %s not saved: %v (the next plan may misreport drift)", plan.AppliedPath(o.StateDir, o.Fabric.Name), err))
+			}
+		}
+		if lg != nil {
+			if err := lg.j.Close(); err != nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("journal %s is incomplete: %v", out.Journal, err))
+			}
+		}
+	}()
+	hostWave, switchWave := 1, 2
+	if out.Waves.Order != apply.HostsFirst {
+		hostWave, switchWave = 2, 1
+	}
 	var switchDevs []apply.Device
 	units := map[string]plan.Unit{}
 	for _, u := range plan.Units(o.Fabric) {
@@ -250,14 +284,27 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 	for _, dp := range p.Devices {
 		if dp.Kind != intent.KindHost && dp.HasChanges() {
 			switchDevs = append(switchDevs, apply.Device{Plan: dp, Target: plan.Target(units[dp.Address], o.Plan)})
+		} else if dp.Kind != intent.KindHost && dp.Error == "" {
+			rec.Verified(dp.Address, dp.Desired) // read by the plan just now: part of the baseline, as with SSH
 		}
+	}
+	if len(switchDevs) == 0 || len(rel) == 0 {
+		hostWave, switchWave = 1, 1
+	}
+	switchesRan := false
+	var j *apply.Journal
+	if lg != nil {
+		lg.wave = hostWave
+		j = lg.j
 	}
 	runSwitches := func() error {
 		if len(switchDevs) == 0 {
 			return nil
 		}
+		switchesRan = true
 		res, err := apply.Run(ctx, switchDevs, o.Registry, apply.Options{Parallelism: o.Parallelism, OnFailure: o.OnFailure,
-			Progress: h.Progress, Fabric: o.Fabric.Name, FabctlVersion: o.Version, SpecHash: p.SpecHash})
+			Progress: h.Progress, Fabric: o.Fabric.Name, FabctlVersion: o.Version, SpecHash: p.SpecHash,
+			Journal: j, Record: rec, Nested: true, FirstWave: switchWave, Now: o.Now})
 		out.Switches = res
 		return err
 	}
@@ -267,8 +314,18 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 		}
 		canary := o.Canary
 		mu := o.MaxUnavailable.Of(len(rel))
+		progress := func(e RolloutEvent) {
+			lg.event(e)
+			if o.Rollout != nil {
+				o.Rollout(e)
+			}
+		}
 		res, err := Rollout(ctx, o.Clients, tr, rel, RolloutOptions{Fabric: o.Fabric.Name, MaxUnavailable: mu, Canary: canary,
-			OnFailure: o.OnFailure, HostTimeout: o.HostTimeout, Workers: o.Parallelism, RunID: runID, Progress: o.Rollout})
+			OnFailure: o.OnFailure, HostTimeout: o.HostTimeout, Workers: o.Parallelism, RunID: runID, Progress: progress,
+			Starting: lg.starting})
+		for _, ho := range res.Hosts {
+			ho.wave = hostWave
+		}
 		out.Rollout = res
 		return err
 	}
@@ -276,19 +333,90 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 	if out.Waves.Order == apply.HostsFirst {
 		first, second = runHosts, runSwitches
 	}
+	end := func(st apply.RunStatus, err error) (*Outcome, error) {
+		secondWave := max(hostWave, switchWave)
+		if switchesRan || len(switchDevs) == 0 {
+			out.notRun(nil, rel, hostWave, "not started: "+errText(err))
+		} else {
+			out.notRun(switchDevs, nil, secondWave, "not started: "+errText(err))
+		}
+		lg.end(out.Result(), switchesRan, st, err)
+		return fail(st, err)
+	}
 	if err := first(); err != nil {
-		return fail(statusOf(ctx), err)
+		return end(statusOf(ctx), err)
 	}
 	if ctx.Err() != nil {
-		return fail(apply.RunInterrupted, errors.New("interrupted between the waves: the second wave was not started"))
+		return end(apply.RunInterrupted, errors.New("interrupted between the waves: the second wave was not started"))
 	}
 	if err := lease.Lost(); err != nil {
-		return fail(apply.RunFailed, err)
+		return end(apply.RunFailed, err)
 	}
 	if err := second(); err != nil {
-		return fail(statusOf(ctx), err)
+		return end(statusOf(ctx), err)
 	}
-	return fail(apply.RunApplied, nil)
+	return end(apply.RunApplied, nil)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "the run ended first"
+	}
+	return err.Error()
+}
+
+// openRunLog opens the fabric's applied record and, for a run with
+// changes, its journal, writes run_start and checks the journal can be
+// written (nothing is published or applied otherwise). Hosts already
+// in sync enter the record, as unchanged devices do with SSH. No state
+// directory: neither (nil, nil).
+func openRunLog(o ApplyOptions, out *Outcome, p *plan.Plan, hosts []*intent.Host, reps []HostReport, rel []Release) (*apply.Recorder, *runLog, error) {
+	if o.StateDir == "" {
+		return nil, nil, nil
+	}
+	rec, err := apply.OpenRecorder(o.StateDir, o.Fabric.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	lg := &runLog{rec: rec, addr: map[string]string{}, desired: map[string]intent.State{}, changes: map[string]int{}}
+	for _, h := range hosts {
+		lg.addr[h.Name] = h.Addr()
+		if dp := p.Device(h.Addr()); dp != nil {
+			lg.desired[h.Name] = dp.Desired
+		}
+	}
+	for _, r := range reps {
+		lg.changes[r.Name] = len(r.Changes)
+		if r.State == HostInSync {
+			rec.Verified(lg.addr[r.Name], lg.desired[r.Name])
+		}
+	}
+	path := o.Journal
+	if path == "" {
+		path = apply.JournalPath(o.StateDir, o.Fabric.Name, out.RunID)
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	j, err := apply.CreateJournal(path, out.RunID, o.Now, apply.SecretValues(o.Spec.Credentials, getenv))
+	if err != nil {
+		rec.Close()
+		return nil, nil, err
+	}
+	lg.j = j
+	out.Journal = path
+	j.Write(apply.Entry{Event: apply.EventRunStart, FormatVersion: apply.JournalFormatVersion, Fabric: o.Fabric.Name,
+		FabctlVersion: o.Version, SpecHash: p.SpecHash, Parallelism: o.Parallelism, OnFailure: string(o.OnFailure),
+		Order: string(out.Waves.Order), OrderReason: out.Waves.Reason, Devices: len(p.Devices),
+		Engine: DriverName, MaxUnavailable: o.MaxUnavailable.String(), Canary: o.Canary})
+	if err := j.Sync(); err != nil {
+		j.Close()
+		rec.Close()
+		out.Journal = ""
+		return nil, nil, &apply.JournalError{Path: path, Err: err}
+	}
+	return rec, lg, nil
 }
 
 func statusOf(ctx context.Context) apply.RunStatus {

@@ -94,15 +94,23 @@ type RolloutOptions struct {
 	RunID string
 	// Progress is told about every host event (calls serialised).
 	Progress func(RolloutEvent)
+	// Starting is called before a host is published (batch 1 = canary);
+	// an error leaves the host unpublished and releases nothing more
+	// (the journal's device_start could not be written).
+	Starting func(r Release, batch int) error
 	Now      func() time.Time
 }
 
 // RolloutEvent is one step of a host in a rollout.
 type RolloutEvent struct {
 	Host     string
-	Phase    string // released | applied | unchanged | failed | rolled_back
+	Phase    string // released | applied | unchanged | failed | rolled_back | rollback_failed
 	InFlight int
 	Message  string
+	// Outcome is the host's outcome as of this event; for rolled_back,
+	// Revision is the previous revision published again and Generation
+	// the generation that publish stored.
+	Outcome HostOutcome
 }
 
 // HostOutcome is how a host's rollout ended.
@@ -116,6 +124,10 @@ type HostOutcome struct {
 	Changes    int           `json:"changes"`
 	Batch      int           `json:"batch,omitempty"` // 1 = canary
 	Duration   time.Duration `json:"-"`
+
+	// ObservedGeneration is the generation the node's agent reported on.
+	ObservedGeneration int64 `json:"observed_generation,omitempty"`
+	wave               int   // the run's wave of hosts (1 or 2)
 }
 
 // RolloutResult is what Rollout did.
@@ -294,6 +306,17 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 			go func(r Release) {
 				defer wg.Done()
 				defer func() { <-sem }()
+				if o.Starting != nil {
+					if err := o.Starting(r, batch); err != nil {
+						mu.Lock()
+						defer mu.Unlock()
+						outs[r.Name].Message = "not started: " + err.Error()
+						if firstErr == nil {
+							firstErr = err
+						}
+						return
+					}
+				}
 				attempt := ""
 				if r.Retry {
 					attempt = o.RunID
@@ -317,14 +340,14 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 					if firstErr == nil && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err)) {
 						firstErr = err
 					}
-					emit(RolloutEvent{Host: r.Name, Phase: "failed", InFlight: len(inflight), Message: err.Error()})
+					emit(RolloutEvent{Host: r.Name, Phase: "failed", InFlight: len(inflight), Message: err.Error(), Outcome: *h})
 					return
 				}
 				tr.Set(got)
 				h.Generation = got.Metadata.Generation
 				inflight[r.Name] = &flight{r: r, gen: got.Metadata.Generation, start: now()}
 				res.MaxInFlight = max(res.MaxInFlight, len(inflight))
-				emit(RolloutEvent{Host: r.Name, Phase: "released", InFlight: len(inflight)})
+				emit(RolloutEvent{Host: r.Name, Phase: "released", InFlight: len(inflight), Outcome: *h})
 			}(r)
 		}
 		wg.Wait()
@@ -362,15 +385,18 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 				done = true
 			}
 			if !done && now().Sub(f.start) > o.HostTimeout {
-				h.Status, h.Reason = apply.StatusFailed, "Timeout"
+				h.Status, h.Reason = apply.StatusFailed, ReasonTimeout
 				h.Message = fmt.Sprintf("no report from the node's agent within %s: is the fabctl-agent DaemonSet running on node %s?", o.HostTimeout, name)
 				res.Failed++
 				done = true
 			}
 			if done {
 				h.Duration = now().Sub(f.start)
+				if obj != nil {
+					h.ObservedGeneration = obj.Status.ObservedGeneration
+				}
 				delete(inflight, name)
-				emit(RolloutEvent{Host: name, Phase: string(h.Status), InFlight: len(inflight), Message: h.Message})
+				emit(RolloutEvent{Host: name, Phase: string(h.Status), InFlight: len(inflight), Message: h.Message, Outcome: *h})
 			}
 		}
 	}
@@ -444,6 +470,8 @@ func rollback(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, outs
 		got, err := Publish(ctx, cl, r.Name, *r.Old, o.RunID+"-rollback")
 		if err != nil {
 			h.Message += "; rollback not published: " + err.Error()
+			emit(RolloutEvent{Host: r.Name, Phase: "rollback_failed", Message: "rollback not published: " + err.Error(),
+				Outcome: HostOutcome{Name: r.Name, Status: h.Status, Revision: r.Old.Revision}})
 			continue
 		}
 		tr.Set(got)
@@ -456,11 +484,15 @@ func rollback(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, outs
 			obj := tr.Get(p.name)
 			if obj != nil && obj.Status.ObservedGeneration >= p.gen && (obj.AppliedCurrent() || obj.FailedCurrent()) {
 				h := outs[p.name]
+				back := HostOutcome{Name: p.name, Status: h.Status, Revision: obj.Spec.Revision, Generation: p.gen,
+					ObservedGeneration: obj.Status.ObservedGeneration, Reason: obj.Status.Cond(CondApplied).Reason}
 				if obj.AppliedCurrent() {
 					h.Status = apply.StatusRolledBack
-					emit(RolloutEvent{Host: p.name, Phase: "rolled_back"})
+					back.Status = h.Status
+					emit(RolloutEvent{Host: p.name, Phase: "rolled_back", Outcome: back})
 				} else {
 					h.Message += "; rollback failed: " + obj.Status.Cond(CondApplied).Message
+					emit(RolloutEvent{Host: p.name, Phase: "rollback_failed", Message: "rollback failed: " + obj.Status.Cond(CondApplied).Message, Outcome: back})
 				}
 				continue
 			}
@@ -471,6 +503,15 @@ func rollback(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, outs
 		case <-tr.Changed():
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+	for _, p := range pending {
+		h := outs[p.name]
+		msg := fmt.Sprintf("rollback not confirmed: the node's agent did not report generation %d within %s", p.gen, o.HostTimeout)
+		if ctx.Err() != nil {
+			msg = "rollback not confirmed: interrupted while waiting for the node's agent"
+		}
+		h.Message += "; " + msg
+		emit(RolloutEvent{Host: p.name, Phase: "rollback_failed", Message: msg, Outcome: HostOutcome{Name: p.name, Status: h.Status, Generation: p.gen}})
 	}
 }
 

@@ -117,14 +117,15 @@ func kubeApply(ctx context.Context, f *Factory, opts *ApplyOptions, lf *loadedFa
 		Clients: cl, Spec: lf.Spec, Fabric: lf.Fabric, Registry: f.Drivers(), Plan: popts,
 		Parallelism: opts.Parallelism, OnFailure: apply.Policy(opts.OnFailure), MaxUnavailable: mu, Canary: opts.Rollout.Canary,
 		HostTimeout: opts.Rollout.HostTimeout, LockTimeout: opts.LockTimeout, Version: readBuildInfo().Version, Hooks: hooks,
+		StateDir: lf.StateDir, Journal: opts.Journal, Getenv: f.Getenv, Now: f.Now,
 		Rollout: func(e kube.RolloutEvent) {
 			f.Debugf("rollout: %s %s (in flight %d) %s", e.Host, e.Phase, e.InFlight, e.Message)
 		},
 	})
 	view.ProgressDone()
-	out.Status, out.Err, out.Plan, out.Waves, out.Lock = o.Status, err, o.Plan, o.Waves, o.Lock
+	out.Status, out.Err, out.Plan, out.Waves, out.Lock, out.Journal = o.Status, err, o.Plan, o.Waves, o.Lock, o.Journal
 	out.Warnings = append(out.Warnings, o.Warnings...)
-	out.Result = kubeResult(o)
+	out.Result = o.Result()
 	for _, x := range o.Overlaps {
 		if d := o.Plan; d != nil {
 			if dp := d.Device("host." + x.Host); dp != nil {
@@ -137,33 +138,4 @@ func kubeApply(ctx context.Context, f *Factory, opts *ApplyOptions, lf *loadedFa
 			o.Rollout.Applied, o.Rollout.Failed, o.Rollout.MaxInFlight, mu))
 	}
 	return applyExitCode(o.Status, opts.DetailedExitcode)
-}
-
-// kubeResult is the engine's result in apply's shape: the switches'
-// device results and one per released host.
-func kubeResult(o *kube.Outcome) *apply.Result {
-	if o.Switches == nil && o.Rollout == nil {
-		return nil
-	}
-	res := &apply.Result{Order: o.Waves.Order, OrderReason: o.Waves.Reason, Conflict: o.Waves.Conflict}
-	if o.Switches != nil {
-		res.RunID = o.Switches.RunID
-		res.Devices = append(res.Devices, o.Switches.Devices...)
-		res.Stale, res.Unreachable, res.Interrupted = o.Switches.Stale, o.Switches.Unreachable, o.Switches.Interrupted
-	}
-	if o.Rollout != nil {
-		for _, h := range o.Rollout.Hosts {
-			dr := &apply.DeviceResult{Address: "host." + h.Name, Kind: "host", Name: h.Name, Status: h.Status, Changes: h.Changes,
-				Error: h.Message, Restored: h.Reason != kube.ReasonPartial}
-			if h.Status == apply.StatusNotAttempted {
-				dr.Reason, dr.Error = "the failure budget (--on-failure) was spent before this host was released", ""
-			}
-			if h.Status == apply.StatusApplied || h.Status == apply.StatusUnchanged {
-				dr.Error = ""
-			}
-			res.Devices = append(res.Devices, dr)
-		}
-	}
-	res.Counts = apply.CountResults(res.Devices)
-	return res
 }

@@ -364,4 +364,6 @@ func TestKubeEngine(t *testing.T) {
 			t.Fatalf("second apply after the first released the Lease: exit %d %s\n%s\n%s", code, d.Status, out, errOut)
 		}
 	})
+
+	moreScenarios(e, step, specDir, kc) // scenarios2_test.go
 }
