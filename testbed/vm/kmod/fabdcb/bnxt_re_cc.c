@@ -99,102 +99,44 @@ CC_SHOW(cnp_dscp, alt_tos_dscp)
 CC_SHOW(cnp_prio, alt_vlan_pcp)
 CC_SHOW(roce_prio, roce_pri)
 
+/* cc_store is the shape every *_store of configfs.c shares: parse the
+ * hex value, refuse one above max with -EINVAL, keep val & keep in the
+ * field and mark it for apply. */
+static ssize_t cc_store(struct config_item *item, const char *buf, size_t count,
+			unsigned int max, unsigned int keep, size_t off, u32 bit)
+{
+	struct fabdcb_re_dev *d = cc_dev(item);
+	unsigned int val = cc_val(buf);
+
+	if (val > max)
+		return -EINVAL;
+	mutex_lock(&fabdcb_re_lock);
+	*((u8 *)&d->cc + off) = val & keep;
+	d->mask |= bit;
+	mutex_unlock(&fabdcb_re_lock);
+	return strnlen(buf, count);
+}
+
+#define CC_STORE(name, max, keep, field, bit)                                                  \
+	static ssize_t name##_store(struct config_item *item, const char *buf, size_t count)   \
+	{                                                                                      \
+		return cc_store(item, buf, count, max, keep,                                   \
+				offsetof(struct fabdcb_cc_param, field), bit);                 \
+	}
+
 /* ecn_enable_store: any value, & 0xFF */
-static ssize_t ecn_enable_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.enable = cc_val(buf) & 0xFF;
-	d->mask |= CC_ENABLE;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
+CC_STORE(ecn_enable, UINT_MAX, 0xFF, enable, CC_ENABLE)
 /* ecn_marking_store: >= 3 -EINVAL (Not-ECT, ECT(1), ECT(0)) */
-static ssize_t ecn_marking_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	if (val >= 0x03)
-		return -EINVAL;
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.tos_ecn = val & 0x3;
-	d->mask |= CC_TOS_ECN;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
+CC_STORE(ecn_marking, 0x02, 0x03, tos_ecn, CC_TOS_ECN)
 /* cc_mode_store: > 1 -EINVAL */
-static ssize_t cc_mode_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	if (val > 1)
-		return -EINVAL;
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.cc_mode = val;
-	d->mask |= CC_MODE;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
+CC_STORE(cc_mode, 0x01, 0xFF, cc_mode, CC_MODE)
 /* roce_dscp_store, cnp_dscp_store: > 0x3F -EINVAL */
-static ssize_t roce_dscp_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	if (val > 0x3F)
-		return -EINVAL;
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.tos_dscp = val;
-	d->mask |= CC_TOS_DSCP;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
-static ssize_t cnp_dscp_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	if (val > 0x3F)
-		return -EINVAL;
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.alt_tos_dscp = val;
-	d->mask |= CC_ALT_TOS_DSCP;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
+CC_STORE(roce_dscp, 0x3F, 0xFF, tos_dscp, CC_TOS_DSCP)
+CC_STORE(cnp_dscp, 0x3F, 0xFF, alt_tos_dscp, CC_ALT_TOS_DSCP)
 /* roce_prio_store, cnp_prio_store: the value is taken & 0x07 (the
  * driver's "> 7" check looks at the previous value, which never is). */
-static ssize_t roce_prio_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.roce_pri = val & 0x07;
-	d->mask |= CC_ROCE_PRI;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
-
-static ssize_t cnp_prio_store(struct config_item *item, const char *buf, size_t count)
-{
-	struct fabdcb_re_dev *d = cc_dev(item);
-	unsigned int val = cc_val(buf);
-
-	mutex_lock(&fabdcb_re_lock);
-	d->cc.alt_vlan_pcp = val & 0x07;
-	d->mask |= CC_ALT_VLAN_PCP;
-	mutex_unlock(&fabdcb_re_lock);
-	return strnlen(buf, count);
-}
+CC_STORE(roce_prio, UINT_MAX, 0x07, roce_pri, CC_ROCE_PRI)
+CC_STORE(cnp_prio, UINT_MAX, 0x07, alt_vlan_pcp, CC_ALT_VLAN_PCP)
 
 /* apply_store: 0x1 sends the marked fields to the firmware
  * (bnxt_qplib_modify_cc) and clears the mask; other values do nothing. */
