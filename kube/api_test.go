@@ -82,7 +82,8 @@ func TestManifestsParse(t *testing.T) {
 	for _, m := range ms {
 		all.WriteString(m.YAML)
 	}
-	for _, want := range []string{"registry.example/fabctl:v1", "fieldPath: spec.nodeName", "selectableFields", "authentication.kubernetes.io/node-name", "maxUnavailable"} {
+	for _, want := range []string{"registry.example/fabctl:v1", "fieldPath: spec.nodeName", "selectableFields", "authentication.kubernetes.io/node-name", "maxUnavailable",
+		"hostPID: true"} {
 		if !strings.Contains(all.String(), want) {
 			t.Errorf("manifests lack %q", want)
 		}

@@ -205,14 +205,26 @@ func systemdRunning() bool {
 	return err == nil
 }
 
-// stopIRQBalance stops irqbalance: through systemd when it runs the host
-// (so it does not restart it), else by SIGTERM to the daemon. It reports
+// systemctl is how irqbalance is stopped and started when systemd runs
+// the host and its systemctl is at hand; the agent's image (a pod in the
+// host's PID namespace) has neither, and signals the daemon instead.
+func systemctl() bool {
+	if !systemdRunning() {
+		return false
+	}
+	_, err := exec.LookPath("systemctl")
+	return err == nil
+}
+
+// stopIRQBalance stops irqbalance: through systemctl when systemd runs
+// the host (so it does not restart it), else by SIGTERM to the daemon (a
+// supervisor that restarts it shows as "still running" below). It reports
 // whether it stopped anything.
 func stopIRQBalance() (bool, error) {
 	if !irqbalanceRunning() {
 		return false, nil
 	}
-	if systemdRunning() {
+	if systemctl() {
 		if out, err := exec.Command("systemctl", "stop", "irqbalance.service").CombinedOutput(); err != nil {
 			return false, fmt.Errorf("systemctl stop irqbalance: %v: %s", err, strings.TrimSpace(string(out)))
 		}
@@ -235,6 +247,9 @@ func stopIRQBalance() (bool, error) {
 func startIRQBalance() error {
 	if !systemdRunning() {
 		return errors.New("irqbalance was stopped by fabctl and this host has no systemd to start it again: start it by hand")
+	}
+	if !systemctl() {
+		return errors.New("irqbalance was stopped by fabctl, which has no systemctl here (the agent's image): start it on the node with systemctl start irqbalance")
 	}
 	if out, err := exec.Command("systemctl", "start", "irqbalance.service").CombinedOutput(); err != nil {
 		return fmt.Errorf("systemctl start irqbalance: %v: %s", err, strings.TrimSpace(string(out)))

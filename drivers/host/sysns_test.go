@@ -105,17 +105,19 @@ func TestConfigfsPrivateMount(t *testing.T) {
 }
 
 // TestStopIRQBalanceWithoutSystemd stops a real process named
-// irqbalance (a copy of sleep) the way a host without systemd needs it.
+// irqbalance (a copy of sleep) the way a host without systemd, or the
+// agent's image without systemctl (PATH emptied here), needs it.
 func TestStopIRQBalanceWithoutSystemd(t *testing.T) {
-	if systemdRunning() {
-		t.Skip("systemd runs this host: stopIRQBalance would use systemctl")
-	}
 	if irqbalanceRunning() {
 		t.Skip("a real irqbalance runs here; not touching it")
 	}
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep binary")
+	}
+	t.Setenv("PATH", t.TempDir())
+	if systemctl() {
+		t.Fatal("systemctl found with an empty PATH")
 	}
 	b, err := os.ReadFile(sleep)
 	if err != nil {
@@ -150,8 +152,12 @@ func TestStopIRQBalanceWithoutSystemd(t *testing.T) {
 	if stopped, err := stopIRQBalance(); stopped || err != nil {
 		t.Fatalf("second stop: %v %v", stopped, err)
 	}
-	if err := startIRQBalance(); err == nil || !strings.Contains(err.Error(), "start it by hand") {
-		t.Fatalf("restart without systemd: %v", err)
+	want := "start it by hand" // no systemd
+	if systemdRunning() {
+		want = "start it on the node with systemctl" // systemd, but no systemctl (the agent's image)
+	}
+	if err := startIRQBalance(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("restart: %v, want %q", err, want)
 	}
 }
 
