@@ -173,25 +173,8 @@ func TestConnReadModifyWrite(t *testing.T) {
 // veth (no dcbnl_rtnl_ops) inside a fresh namespace: the wire path works
 // and EOPNOTSUPP comes back as the clear per-interface message.
 func TestKernelVethNotSupported(t *testing.T) {
-	testutil.RequireRoot(t, "creates a network namespace")
-	name := "fabctl-dcbnl-test"
-	testutil.Netns(t, name)
-	if out, err := exec.Command("ip", "-n", name, "link", "add", "dcb0", "type", "veth", "peer", "name", "dcb1").CombinedOutput(); err != nil {
-		t.Fatalf("veth: %v %s", err, out)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ns, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	c, err := Dial(int(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.IEEE("dcb0")
+	c := vethConn(t, "fabctl-dcbnl-test", "dcb0", "dcb1")
+	_, err := c.IEEE("dcb0")
 	if !errors.Is(err, ErrNotSupported) || err.Error() != "dcb0: DCB not supported by the driver (EOPNOTSUPP)" {
 		t.Fatalf("IEEE_GET on veth: %v", err)
 	}
@@ -208,28 +191,36 @@ func TestKernelVethNotSupported(t *testing.T) {
 // (veth_setup: ETH_MAX_MTU, 65535) in a fresh namespace; mlx5 sizes
 // lossless buffers with a NIC's max_mtu.
 func TestLinkMaxMTU(t *testing.T) {
-	testutil.RequireRoot(t, "creates a network namespace")
-	name := "fabctl-dcbnl-maxmtu"
-	testutil.Netns(t, name)
-	if out, err := exec.Command("ip", "-n", name, "link", "add", "mm0", "type", "veth", "peer", "name", "mm1").CombinedOutput(); err != nil {
-		t.Fatalf("veth: %v %s", err, out)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ns, err := netns.GetFromName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	c, err := Dial(int(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := vethConn(t, "fabctl-dcbnl-maxmtu", "mm0", "mm1")
 	if v, err := c.LinkMaxMTU("mm0"); err != nil || v != 65535 {
 		t.Fatalf("veth max_mtu %d %v, want 65535", v, err)
 	}
 	if _, err := c.LinkMaxMTU("fabnodev0"); !errors.Is(err, unix.ENODEV) {
 		t.Errorf("missing device: %v, want ENODEV", err)
 	}
+}
+
+// vethConn makes a veth pair a/b in a fresh namespace name and returns a
+// DCB netlink connection in it; the calling goroutine stays locked to its
+// OS thread until the test ends (Dial enters the namespace).
+func vethConn(t *testing.T, name, a, b string) *Conn {
+	t.Helper()
+	testutil.RequireRoot(t, "creates a network namespace")
+	testutil.Netns(t, name)
+	if out, err := exec.Command("ip", "-n", name, "link", "add", a, "type", "veth", "peer", "name", b).CombinedOutput(); err != nil {
+		t.Fatalf("veth: %v %s", err, out)
+	}
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	c, err := Dial(int(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
