@@ -386,7 +386,7 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 			}
 			if !done && now().Sub(f.start) > o.HostTimeout {
 				h.Status, h.Reason = apply.StatusFailed, ReasonTimeout
-				h.Message = fmt.Sprintf("no report from the node's agent within %s: is the fabctl-agent DaemonSet running on node %s?", o.HostTimeout, name)
+				h.Message = timeoutMessage(o.HostTimeout, name, tr.FailedSince(f.start))
 				res.Failed++
 				done = true
 			}
@@ -522,4 +522,14 @@ func changesOf(old json.RawMessage, h *intent.Host) []intent.AttrChange {
 		oh, _ = DecodeIntent(old)
 	}
 	return changesFrom(oh, h)
+}
+
+// timeoutMessage says why a released host counts as failed: no report
+// in time; when the API server failed meanwhile (apiErr), that first, as
+// the agent may have been unable to report.
+func timeoutMessage(timeout time.Duration, node string, apiErr error) string {
+	if apiErr != nil {
+		return fmt.Sprintf("no report from the node's agent within %s, and the API server failed meanwhile (%v): the agent may not have been able to report; check the API server and etcd, then see the node's state with fabctl plan --engine kubernetes", timeout, apiErr)
+	}
+	return fmt.Sprintf("no report from the node's agent within %s: is the fabctl-agent DaemonSet running on node %s?", timeout, node)
 }

@@ -64,6 +64,10 @@ type Tracker struct {
 	notify chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+	// failed is when the list or watch last failed, and failure why;
+	// zero while it works.
+	failed  time.Time
+	failure error
 }
 
 // Track lists the fabric's objects and keeps watching them until Stop.
@@ -84,6 +88,7 @@ func (t *Tracker) run(ctx context.Context, rv string) {
 		if rv == "" {
 			objs, lrv, err := ListFabric(ctx, t.cl, t.fabric)
 			if err != nil {
+				t.fail(ctx, err)
 				sleepCtx(ctx, time.Second)
 				continue
 			}
@@ -96,6 +101,7 @@ func (t *Tracker) run(ctx context.Context, rv string) {
 		body, err := t.cl.REST.Get().AbsPath(objectPath("")).Param("watch", "true").Param("fieldSelector", "spec.fabric="+t.fabric).
 			Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Stream(ctx)
 		if err != nil {
+			t.fail(ctx, fmt.Errorf("watching %s of fabric %s: %w", Resource, t.fabric, err))
 			sleepCtx(ctx, 500*time.Millisecond)
 			rv = ""
 			continue
@@ -141,6 +147,29 @@ func (t *Tracker) drain(body io.ReadCloser, rv string) string {
 		t.mu.Unlock()
 		t.poke()
 	}
+}
+
+// fail records a failed list or watch (not one the tracker's own Stop
+// caused).
+func (t *Tracker) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	t.mu.Lock()
+	t.failed, t.failure = time.Now(), err
+	t.mu.Unlock()
+}
+
+// FailedSince returns the last list or watch failure after since (nil
+// when there was none): a host that did not report may have been unable
+// to, or its report unseen.
+func (t *Tracker) FailedSince(since time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failure == nil || t.failed.Before(since) {
+		return nil
+	}
+	return t.failure
 }
 
 func (t *Tracker) poke() {
