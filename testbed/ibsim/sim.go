@@ -437,19 +437,30 @@ func (s *Sim) SubnetUps() int {
 	return len(reSubnetUp.FindAllIndex(b, -1))
 }
 
+// initErrors counts opensm's "Errors during initialization" lines: one
+// per heavy sweep that did not bring the subnet up (a link changing state
+// mid-sweep, as a miswire or a flap makes, is one); opensm sweeps again.
+func (s *Sim) initErrors() int {
+	b, _ := os.ReadFile(s.path(OpenSMLog))
+	return bytes.Count(b, []byte("Errors during initialization"))
+}
+
 // WaitSubnetUp waits until opensm's log holds more than after SUBNET UP
-// lines.
+// lines. Two failed sweeps in a row during the wait end it early: one is
+// a sweep that met a changing subnet, and the next sweep usually brings
+// it up.
 func (s *Sim) WaitSubnetUp(ctx context.Context, after int) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.UpTimeout)
 	defer cancel()
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
+	errsBefore := s.initErrors()
 	for {
 		if s.SubnetUps() > after {
 			return nil
 		}
-		if b, _ := os.ReadFile(s.path(OpenSMLog)); bytes.Contains(b, []byte("Errors during initialization")) && s.SubnetUps() <= after {
-			return fmt.Errorf("opensm: errors during initialization: %s", s.tail(OpenSMLog, OpenSMOut))
+		if s.initErrors()-errsBefore >= 2 && s.SubnetUps() <= after {
+			return fmt.Errorf("opensm: errors during initialization in two sweeps: %s", s.tail(OpenSMLog, OpenSMOut))
 		}
 		if s.OpenSMPID != 0 && !alive(s.OpenSMPID) {
 			return fmt.Errorf("opensm exited: %s", s.tail(OpenSMOut, OpenSMLog))
