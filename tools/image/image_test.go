@@ -128,14 +128,7 @@ func TestReadBack(t *testing.T) {
 	if r.Name != "fabctl:"+testVersion {
 		t.Errorf("image name %q, want the binary's default fabctl:%s", r.Name, testVersion)
 	}
-	lp, err := layout.FromPath(r.OCIDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := lp.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
+	top := layoutIndex(t, r.OCIDir)
 	tm, err := top.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -266,15 +259,7 @@ func TestReadBack(t *testing.T) {
 // (nothing but the layer: no loader, no libc), as a container would.
 func TestBinaryRuns(t *testing.T) {
 	r, _ := built(t)
-	lp, err := layout.FromPath(r.OCIDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := lp.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := top.ImageIndex(r.Index)
+	idx, err := layoutIndex(t, r.OCIDir).ImageIndex(r.Index)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,4 +514,19 @@ func TestPushTarget(t *testing.T) {
 			t.Errorf("pushTarget(%q) = %q, %q; want %q, %q", tc.name, d, r, tc.dest, tc.repo)
 		}
 	}
+}
+
+// layoutIndex opens the OCI layout at dir and returns its top index
+// (index.json).
+func layoutIndex(t *testing.T, dir string) v1.ImageIndex {
+	t.Helper()
+	lp, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := lp.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
 }
