@@ -1,13 +1,19 @@
 package local_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
@@ -47,8 +53,14 @@ var firstPort = map[string]string{"sonic": "Ethernet0", "eos": "Ethernet1", "nxo
 // its known_hosts holding every emulator's key. It returns the spec
 // directory.
 func benchFabric(b *testing.B, platforms []string, show time.Duration) string {
+	dir, _ := benchEmulators(b, platforms, show)
+	return dir
+}
+
+// benchEmulators is benchFabric that also returns the emulators' addresses.
+func benchEmulators(b *testing.B, platforms []string, show time.Duration) (dir string, addrs []string) {
 	b.Helper()
-	dir := b.TempDir()
+	dir = b.TempDir()
 	var hcl, kh strings.Builder
 	fmt.Fprintf(&hcl, `fabric "bench" {
   transport = "rocev2"
@@ -81,6 +93,7 @@ credentials "ssh" {
 		}
 		b.Cleanup(func() { e.Close() })
 		kh.WriteString(e.KnownHostsLine() + "\n")
+		addrs = append(addrs, e.Addr())
 		fmt.Fprintf(&hcl, "\nswitch %q {\n  platform    = %q\n  address     = %q\n  credentials = \"ssh\"\n  role        = \"leaf\"\n}\n", name, p, e.Addr())
 	}
 	for i := 0; i+1 < len(platforms); i += 2 {
@@ -93,7 +106,7 @@ credentials "ssh" {
 	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(kh.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	return dir
+	return dir, addrs
 }
 
 // figures are one plan + apply run: wall and CPU time of each. CPU is
@@ -175,6 +188,7 @@ func benchPlanApply64(b *testing.B, show time.Duration) {
 	b.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
 	mix := []string{"sonic", "eos", "nxos", "cumulus"}
 	var one, all figures
+	var logins, loginsCPU time.Duration // 64 SSH logins alone (show == 0)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		var m figures
@@ -193,7 +207,11 @@ func benchPlanApply64(b *testing.B, show time.Duration) {
 		for j := range platforms {
 			platforms[j] = mix[j%len(mix)]
 		}
-		dir := benchFabric(b, platforms, show)
+		dir, addrs := benchEmulators(b, platforms, show)
+		if show == 0 {
+			lw, lc := sshLogins(b, dir, addrs)
+			logins, loginsCPU = logins+lw, loginsCPU+lc
+		}
 		b.StartTimer()
 		f := planApplyFigures(b, dir, 64)
 		one.plan, one.apply = one.plan+m.plan, one.apply+m.apply
@@ -218,6 +236,15 @@ func benchPlanApply64(b *testing.B, show time.Duration) {
 	b.Logf("emulators: commit 200 ms, show commands %v; plan: 1 switch %.0f ms (cpu %.1f ms), 64 switches %.0f ms (%.2fx, cpu %.0f ms, %.2f ms per switch); apply: 1 switch %.0f ms, 64 switches %.0f ms (%.2fx, cpu %.0f ms); target <= 3x; %s",
 		show, ms(one.plan), ms(one.planCPU), ms(all.plan), planRatio, ms(all.planCPU), ms(all.planCPU)/64,
 		ms(one.apply), ms(all.apply), applyRatio, ms(all.applyCPU), loadAverage())
+	if show == 0 {
+		// What the 64 SSH logins cost without fabctl: the bound under the
+		// plan's wall time on this machine, and what fabctl adds per switch.
+		b.ReportMetric(ms(logins), "logins64-ms")
+		b.ReportMetric(ms(loginsCPU)/64, "login-cpu-ms/switch")
+		b.ReportMetric(float64(logins)/float64(one.plan), "logins-ratio")
+		b.Logf("64 SSH logins alone (x/crypto client, the emulators' servers, host keys verified, no command): %.0f ms (%.2fx of one switch's plan), cpu %.2f ms per login; fabctl's plan adds %.2f ms of cpu per switch",
+			ms(logins), float64(logins)/float64(one.plan), ms(loginsCPU)/64, (ms(all.planCPU)-ms(loginsCPU))/64)
+	}
 	// A benchmark reports; it does not fail on a busy machine. The ratios
 	// are read against the target in the issue notes.
 	if planRatio > 3 || applyRatio > 3 {
@@ -257,6 +284,71 @@ func BenchmarkPlan64(b *testing.B) {
 	b.ReportMetric(cpu/64, "cpu-ms/switch")
 	b.Logf("plan of 64 switches: wall %.0f ms, cpu %.0f ms (%.2f ms per switch, fabctl and emulator); %s",
 		float64(time.Since(t0)/time.Duration(b.N))/1e6, cpu, cpu/64, loadAverage())
+}
+
+// sshLogins logs in to every emulator at once as fabctl's transport
+// does (password, the spec's known_hosts, a pty and a shell, read up to
+// the first prompt) and logs out, running no command: the SSH sessions
+// alone, both ends' key exchange, authentication and channel set-up, on
+// the same cores. It returns the wall and CPU time of the 64.
+func sshLogins(b *testing.B, dir string, addrs []string) (wall, cpu time.Duration) {
+	b.Helper()
+	hostKeys, err := knownhosts.New(filepath.Join(dir, "known_hosts"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := &gossh.ClientConfig{
+		User: "admin", Auth: []gossh.AuthMethod{gossh.Password(benchPassword)},
+		HostKeyCallback: hostKeys, HostKeyAlgorithms: []string{gossh.KeyAlgoED25519},
+	}
+	login := func(addr string) error {
+		c, err := gossh.Dial("tcp", addr, cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		sess, err := c.NewSession()
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		out, err := sess.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := sess.RequestPty("xterm", 24, 511, gossh.TerminalModes{gossh.ECHO: 1}); err != nil {
+			return err
+		}
+		if err := sess.Shell(); err != nil {
+			return err
+		}
+		// Every emulated prompt ends in '#', '$' or '>' and a space or not.
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := out.Read(buf)
+			got = append(got, buf[:n]...)
+			if t := bytes.TrimRight(got, " "); len(t) > 0 && bytes.ContainsAny(t[len(t)-1:], "#$>") {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: no prompt in %q: %w", addr, got, err)
+			}
+		}
+	}
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	t0, c0 := time.Now(), testutil.CPUTime()
+	for i, a := range addrs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = login(a) }()
+	}
+	wg.Wait()
+	wall, cpu = time.Since(t0), testutil.CPUTime()-c0
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	return wall, cpu
 }
 
 // loadAverage is the machine's load as /proc/loadavg gives it: the plan
