@@ -105,9 +105,21 @@ func Unexpressible(sw *intent.Switch, model string) map[string]string {
 			out["tc/0/lossless"] = "SONiC: PG 0 is the lossy priority group every lossy class maps to (qos_config.j2 TC_TO_PRIORITY_GROUP_MAP, buffers_config.j2 <port>|0 ingress_lossy_profile); use another class for lossless traffic"
 		}
 	}
+	watched := false
 	for _, p := range sw.Ports {
 		if p.Pause {
 			out["port/"+p.Name+"/pause"] = "SONiC: 802.3x link pause has no CONFIG_DB field in the sources (sonic-port.yang, Configuration.md PORT)"
+		}
+		watched = watched || p.Watchdog
+	}
+	if sw.Watchdog.Enabled && !watched {
+		// sonic-pfcwd.yang (configdb-global-map-pfcwd.txt): detection_time,
+		// restoration_time and action are fields of a port's PFC_WD row;
+		// only POLL_INTERVAL is global. Without a port to watch (no PFC
+		// priority on any managed port: iWARP, a lossy fabric) no row
+		// holds them, and a read finds none.
+		for _, k := range []string{"pfcwd/detect", "pfcwd/restore", "pfcwd/action"} {
+			out[k] = "SONiC: the PFC watchdog's detection time, restoration time and action are fields of each watched port's PFC_WD row (sonic-pfcwd.yang); no managed port has a PFC priority to watch, so no row holds them (only PFC_WD|GLOBAL POLL_INTERVAL is written)"
 		}
 	}
 	return out

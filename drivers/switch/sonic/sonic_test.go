@@ -230,3 +230,46 @@ func TestEngineEndToEnd(t *testing.T) {
 	r := newRig(t)
 	switchtest.NewEngine(t, r.drv, r.s, r.f, r.sw, r.creds).EndToEnd(t)
 }
+
+// TestWatchdogWithoutWatchedPorts: a fabric whose switch ports carry no
+// PFC priority (iWARP, a lossy class plan) keeps the fabric's watchdog
+// settings, but SONiC holds detection, restoration and action only in a
+// watched port's PFC_WD row: they are listed as not expressible, and a
+// plan of what remains applies and reads back clean (before, the
+// verification after apply failed on the three settings, missing).
+func TestWatchdogWithoutWatchedPorts(t *testing.T) {
+	r := newRig(t)
+	sw := *r.sw
+	sw.Ports = append([]intent.Port(nil), sw.Ports...)
+	for i := range sw.Ports {
+		sw.Ports[i].PFC, sw.Ports[i].Watchdog = nil, false
+	}
+	if !sw.Watchdog.Enabled {
+		t.Fatal("the testbed's watchdog is off: the case needs it on")
+	}
+	r.sw = &sw
+	r.target.Intent = &sw
+	un := r.drv.Unexpressible(r.target, sw.Flatten())
+	desired := sw.Flatten()
+	for _, k := range []string{"pfcwd/detect", "pfcwd/restore", "pfcwd/action"} {
+		if un[k] == "" {
+			t.Errorf("%s not listed as not expressible with no watched port", k)
+		}
+		delete(desired, k)
+	}
+	if un["pfcwd/poll"] != "" {
+		t.Errorf("pfcwd/poll (PFC_WD|GLOBAL) listed as not expressible: %s", un["pfcwd/poll"])
+	}
+	_, _, steps := switchtest.Plan(t, r.drv, r.target, desired)
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, diff, _ := switchtest.Plan(t, r.drv, r.target, desired); len(diff) != 0 {
+		t.Fatalf("re-plan after apply: %+v", diff)
+	}
+	// With watched ports the three are SONiC's to hold.
+	orig := newRig(t)
+	if un := orig.drv.Unexpressible(orig.target, orig.sw.Flatten()); un["pfcwd/detect"] != "" {
+		t.Errorf("pfcwd/detect not expressible on the testbed leaf, whose ports are watched: %s", un["pfcwd/detect"])
+	}
+}
