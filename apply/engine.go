@@ -348,6 +348,56 @@ type run struct {
 // a *FailedError when some device did not end in the desired state, or
 // nil.
 func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options) (*Result, error) {
+	r, err := runDevices(ctx, devs, reg, opts, false)
+	return r.res, err
+}
+
+// RunHeld is Run for a run that is one wave of a larger one (the
+// Kubernetes engine's switch wave): the devices it applied keep their
+// rollback points (NX-OS checkpoints, SONiC's GCU checkpoints) past its
+// end, for the caller to roll them back when a later wave fails under
+// --on-failure rollback (Held.Rollback), or to release (Held.Release).
+// One of the two must be called.
+func RunHeld(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options) (*Result, *Held, error) {
+	r, err := runDevices(ctx, devs, reg, opts, true)
+	return r.res, &Held{r: r}, err
+}
+
+// Held is a finished run whose applied devices still hold their
+// rollback points (RunHeld). Its methods are no-ops after the first call
+// of either, and on a nil Held.
+type Held struct{ r *run }
+
+// Rollback rolls back every device the run left applied, the later waves
+// first, as a run under --on-failure rollback does when one of its own
+// devices fails: each is read back (rolled_back, or rollback_failed in
+// the journal), the applied record reverts it, and the run's Result and
+// counts say so.
+func (h *Held) Rollback() {
+	if h == nil || h.r == nil {
+		return
+	}
+	r := h.r
+	h.r = nil
+	r.rollbackAll()
+	r.res.Counts = count(r.res.Devices)
+	_ = r.j.Flush()
+}
+
+// Release lets the drivers remove the rollback points of the devices the
+// run applied: the larger run is over and they stay applied.
+func (h *Held) Release() {
+	if h == nil || h.r == nil {
+		return
+	}
+	r := h.r
+	h.r = nil
+	r.release()
+	_ = r.j.Flush()
+}
+
+// runDevices is Run; hold keeps the applied devices' rollback points.
+func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options, hold bool) (*run, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 16
 	}
@@ -403,7 +453,9 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 	} else {
 		err = r.execute(wp)
 	}
-	r.release()
+	if !hold {
+		r.release()
+	}
 	r.res.Finished = r.now()
 	r.res.Counts = count(r.res.Devices)
 	status := "ok"
@@ -427,7 +479,7 @@ func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options
 		r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
 	}
 	_ = r.j.Flush() // write errors are the caller's to report (Journal.Err)
-	return r.res, err
+	return r, err
 }
 
 func refusal(err error) string {
@@ -865,16 +917,72 @@ func withoutSaveSteps(steps []drivers.Change) []drivers.Change {
 // checkRestored reads the device back and compares it with the state the
 // plan observed.
 func (r *run) checkRestored(drv drivers.Driver, d Device, cause string) (bool, string) {
+	return r.checkRestoredAs(drv, d, cause, "")
+}
+
+// checkRestoredAs is checkRestored for a device saved after its rollback
+// whose configuration was unsaved before the run: savedBefore ("false")
+// stands for the config/saved it read then.
+func (r *run) checkRestoredAs(drv drivers.Driver, d Device, cause, savedBefore string) (bool, string) {
 	live, err := drv.Read(r.ctx, d.Target)
+	if err == nil && savedBefore != "" {
+		live[drivers.PathSaved] = savedBefore
+	}
 	switch {
 	case err != nil:
 		return false, fmt.Sprintf("%s; could not read the device back to check it was restored: %v", cause, err)
 	case d.Plan.Fingerprint == "":
 		return false, cause + "; the plan recorded no prior state to check the restore against"
 	case live.Fingerprint() != d.Plan.Fingerprint:
-		return false, cause + "; the device does not match its state before the apply"
+		return false, cause + "; the device does not match its state before the apply" + priorDiff(d.Plan, live)
 	}
 	return true, cause
+}
+
+// priorDiff names the settings of the plan that differ between live and
+// the state the plan read (its changes' before values, and its desired
+// values where it changed nothing): ": port/Ethernet0/mtu is 6000, was
+// 5000", at most three; "" when those all match (the difference is in a
+// setting the plan does not manage).
+func priorDiff(dp *plan.DevicePlan, live intent.State) string {
+	prior := make(map[string]*string, len(dp.Desired))
+	for k := range dp.Desired {
+		v := dp.Desired[k]
+		prior[k] = &v
+	}
+	for _, c := range dp.Changes {
+		switch c.Action {
+		case intent.Create:
+			prior[c.Path] = nil
+		default:
+			b := c.Before
+			prior[c.Path] = &b
+		}
+	}
+	keys := make([]string, 0, len(prior))
+	for k := range prior {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		have, ok := live[k]
+		switch was := prior[k]; {
+		case was == nil && ok:
+			out = append(out, fmt.Sprintf("%s is %q, was unset", k, have))
+		case was != nil && !ok:
+			out = append(out, fmt.Sprintf("%s is unset, was %q", k, *was))
+		case was != nil && have != *was:
+			out = append(out, fmt.Sprintf("%s is %q, was %q", k, have, *was))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("and %d more", len(out)-3))
+	}
+	return ": " + strings.Join(out, ", ")
 }
 
 // describeRemaining renders a verification diff: "2 settings differ after
@@ -986,14 +1094,46 @@ func (r *run) rollbackOne(d Device, dr *DeviceResult) {
 		fail("rollback: " + err.Error())
 		return
 	}
-	ok, msg := r.checkRestored(drv, d, "rolled back")
+	// A driver's rollback restores the running configuration. When this
+	// run saved the device, its startup configuration holds the change
+	// and a reload would bring back what the run reports rolled back:
+	// save again. A configuration that was unsaved before the run (the
+	// plan changed config/saved) cannot get its earlier startup
+	// configuration back; it is left as the running one from before the
+	// run, and the result says so.
+	savedBefore, note := "", ""
+	if s, ok := drv.(drivers.Saver); ok && dr.Saved {
+		if err := s.Save(r.ctx, d.Target); err != nil {
+			fail("rolled back the running configuration, but saving it failed, so the startup configuration still holds this run's change (a reload brings it back): " + err.Error())
+			return
+		}
+		if unsavedBefore(d.Plan) {
+			savedBefore = "false"
+			note = "its configuration was not saved before this run, which saved it: the startup configuration is now the running configuration from before the run, not the startup configuration it had"
+		}
+	}
+	ok, msg := r.checkRestoredAs(drv, d, "rolled back", savedBefore)
 	if !ok {
 		fail(msg)
 		return
 	}
 	dr.Status = StatusRolledBack
+	if note != "" {
+		dr.Error = strings.TrimPrefix(dr.Error+"; rolled back: "+note, "; ")
+	}
 	r.opts.Record.Revert(dr.Address)
-	r.j.Write(Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token})
+	r.j.Write(Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token, Reason: note})
+}
+
+// unsavedBefore: the plan found the device's running configuration
+// unsaved (its changes include config/saved).
+func unsavedBefore(dp *plan.DevicePlan) bool {
+	for _, c := range dp.Changes {
+		if c.Path == drivers.PathSaved {
+			return true
+		}
+	}
+	return false
 }
 
 // release lets drivers that keep a rollback point on the device for the

@@ -1,12 +1,15 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -60,6 +63,127 @@ func TestReleaseAfterRun(t *testing.T) {
 		}
 		if got != fail {
 			t.Errorf("fail=%v: release_failed journaled = %v", fail, got)
+		}
+	}
+}
+
+// TestRunHeld: a held run keeps its applied devices' rollback points
+// until the caller decides: Release releases them as Run would have;
+// Rollback rolls them back (the store returns to its state before the
+// run, the result and the journal say rolled_back) and releases none.
+func TestRunHeld(t *testing.T) {
+	for _, rollback := range []bool{false, true} {
+		var mu sync.Mutex
+		var released []string
+		tds := []testDev{
+			sw("s1", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
+			sw("s2", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
+		}
+		fx := newFixture(t, tds, func(d drivers.Driver) drivers.Driver {
+			return &releasing{Driver: d, mu: &mu, released: &released}
+		})
+		var buf bytes.Buffer
+		j := NewJournal(&buf, "run-1", fixedClock(), nil)
+		res, held, err := RunHeld(context.Background(), fx.devs, fx.reg, Options{Journal: j, Nested: true, OnFailure: Rollback})
+		if err != nil || res.Counts.Applied != 2 {
+			t.Fatalf("held run: %v %+v", err, res.Counts)
+		}
+		if len(released) != 0 {
+			t.Fatalf("released %v before the caller decided", released)
+		}
+		if rollback {
+			held.Rollback()
+		} else {
+			held.Release()
+		}
+		held.Release() // no-op after the first call
+		held.Rollback()
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		es := parseJournal(t, buf.Bytes())
+		var got []string
+		for _, e := range es {
+			if e.Event == EventRolledBack || e.Event == EventReleaseFailed || e.Event == EventRollbackFailed {
+				got = append(got, e.Event+" "+e.Device)
+			}
+		}
+		for _, n := range []string{"s1", "s2"} {
+			live := fx.store.Get(n)["mtu"]
+			switch {
+			case rollback && (live != "1500" || res.dev("switch."+n).Status != StatusRolledBack):
+				t.Errorf("rollback: %s mtu %s, status %s; want 1500, rolled_back", n, live, res.dev("switch."+n).Status)
+			case !rollback && (live != "9100" || res.dev("switch."+n).Status != StatusApplied):
+				t.Errorf("release: %s mtu %s, status %s; want 9100, applied", n, live, res.dev("switch."+n).Status)
+			}
+		}
+		if rollback {
+			if res.Counts.RolledBack != 2 || res.Counts.Applied != 0 || len(released) != 0 || len(got) != 2 {
+				t.Errorf("rollback: counts %+v, released %v, journal %v", res.Counts, released, got)
+			}
+		} else if len(released) != 2 || len(got) != 0 {
+			t.Errorf("release: released %v, journal %v", released, got)
+		}
+	}
+}
+
+// TestRollbackOfSavedDevice: under --on-failure rollback a device that
+// was applied, verified and saved, then rolled back because another
+// device failed, gets its running configuration back and its startup
+// configuration too (saved again), so a reload does not bring back the
+// change the run reports rolled back. Its configuration was saved before
+// the run; when it was not, the run's save replaced the startup
+// configuration the rollback cannot restore: the device is saved as it
+// ran before the run, and the result says so.
+func TestRollbackOfSavedDevice(t *testing.T) {
+	for _, savedBefore := range []bool{true, false} {
+		tds := []testDev{
+			sw("s1", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
+			sw("s2", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
+		}
+		fx := newFixture(t, tds, func(d drivers.Driver) drivers.Driver {
+			return &memory.SavingDriver{Driver: *d.(*memory.Driver)}
+		})
+		if !savedBefore {
+			// s1's running state differs from its startup (an unsaved change).
+			fx.store.Set("s1", intent.State{"mtu": "1400"})
+			fx.store.SetRunning("s1", intent.State{"mtu": "1500"})
+		}
+		// Plan through the saving driver: config/saved is part of the
+		// state, as plan.Make records it.
+		for i, d := range fx.devs {
+			drv := &memory.SavingDriver{Driver: memory.Driver{Store: fx.store, FieldList: testFields}}
+			live, err := drv.Read(context.Background(), d.Target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			desired := intent.State{drivers.PathSaved: "true"}
+			for k, v := range d.Plan.Desired {
+				desired[k] = v
+			}
+			fx.devs[i].Plan.Desired = desired
+			fx.devs[i].Plan.Fingerprint = live.Fingerprint()
+			fx.devs[i].Plan.Changes = intent.Diff(desired, live, testFields)
+			fx.devs[i].Plan.Steps, _ = drv.Changes(d.Target, fx.devs[i].Plan.Changes, desired)
+			// Every apply of a saving platform ends with its save (plan.Make).
+			fx.devs[i].Plan.Steps = append(fx.devs[i].Plan.Steps, drivers.SaveStep(drv))
+		}
+		fx.store.FailApply["s2"] = errors.New("boom")
+		res, _, _ := fx.run(t, Options{Parallelism: 1, OnFailure: Rollback})
+		s1 := res.dev("switch.s1")
+		fx.store.Reload("s1") // what the device comes back with after a reload
+		after := fx.store.Get("s1")["mtu"]
+		if savedBefore {
+			if s1.Status != StatusRolledBack || s1.RollbackError != "" || after != "1500" {
+				t.Errorf("saved before: s1 %s (%s), MTU %s after a reload; want rolled_back, 1500", s1.Status, s1.RollbackError, after)
+			}
+			continue
+		}
+		if s1.Status != StatusRolledBack || after != "1500" {
+			t.Errorf("unsaved before: s1 %s (%s), MTU %s after a reload; want rolled_back, 1500 (the running configuration from before the run)", s1.Status, s1.RollbackError, after)
+		}
+		if !strings.Contains(s1.Error, "startup configuration") {
+			t.Errorf("unsaved before: s1's result %q does not say its startup configuration changed", s1.Error)
 		}
 	}
 }

@@ -292,6 +292,7 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 		hostWave, switchWave = 1, 1
 	}
 	switchesRan := false
+	var held *apply.Held // the switch wave's rollback points, until the run's end
 	var j *apply.Journal
 	if lg != nil {
 		lg.wave = hostWave
@@ -302,27 +303,26 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 			return nil
 		}
 		switchesRan = true
-		res, err := apply.Run(ctx, switchDevs, o.Registry, apply.Options{Parallelism: o.Parallelism, OnFailure: o.OnFailure,
+		res, hd, err := apply.RunHeld(ctx, switchDevs, o.Registry, apply.Options{Parallelism: o.Parallelism, OnFailure: o.OnFailure,
 			Progress: h.Progress, Fabric: o.Fabric.Name, FabctlVersion: o.Version, SpecHash: p.SpecHash,
 			Journal: j, Record: rec, Nested: true, FirstWave: switchWave, Now: o.Now})
-		out.Switches = res
+		out.Switches, held = res, hd
 		return err
 	}
-	runHosts := func() error {
-		if len(rel) == 0 {
-			return nil
-		}
-		canary := o.Canary
-		mu := o.MaxUnavailable.Of(len(rel))
-		progress := func(e RolloutEvent) {
+	ropts := RolloutOptions{Fabric: o.Fabric.Name, MaxUnavailable: o.MaxUnavailable.Of(len(rel)), Canary: o.Canary,
+		OnFailure: o.OnFailure, HostTimeout: o.HostTimeout, Workers: o.Parallelism, RunID: runID,
+		Progress: func(e RolloutEvent) {
 			lg.event(e)
 			if o.Rollout != nil {
 				o.Rollout(e)
 			}
+		},
+		Starting: lg.starting}
+	runHosts := func() error {
+		if len(rel) == 0 {
+			return nil
 		}
-		res, err := Rollout(ctx, o.Clients, tr, rel, RolloutOptions{Fabric: o.Fabric.Name, MaxUnavailable: mu, Canary: canary,
-			OnFailure: o.OnFailure, HostTimeout: o.HostTimeout, Workers: o.Parallelism, RunID: runID, Progress: progress,
-			Starting: lg.starting})
+		res, err := Rollout(ctx, o.Clients, tr, rel, ropts)
 		for _, ho := range res.Hosts {
 			ho.wave = hostWave
 		}
@@ -334,6 +334,7 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 		first, second = runHosts, runSwitches
 	}
 	end := func(st apply.RunStatus, err error) (*Outcome, error) {
+		rollbackWaves(ctx, o, out, held, func() { RollbackHosts(ctx, o.Clients, tr, rel, out.Rollout, ropts) })
 		secondWave := max(hostWave, switchWave)
 		if switchesRan || len(switchDevs) == 0 {
 			out.notRun(nil, rel, hostWave, "not started: "+errText(err))
@@ -356,6 +357,37 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 		return end(statusOf(ctx), err)
 	}
 	return end(apply.RunApplied, nil)
+}
+
+// rollbackWaves ends the switch wave's hold on its rollback points.
+// Under --on-failure rollback one SSH run rolls back every device it
+// applied when one fails, whatever its wave; the Kubernetes engine's two
+// waves do the same: a failed host wave (its hosts rolled back by
+// Rollout) rolls back the switch wave that ran before it, and a failed
+// switch wave (its switches rolled back by apply.Run) has the hosts
+// released before it rolled back (rollbackHosts). Otherwise, and after
+// an interrupt, the switches' rollback points are released.
+func rollbackWaves(ctx context.Context, o ApplyOptions, out *Outcome, held *apply.Held, rollbackHosts func()) {
+	if o.OnFailure != apply.Rollback || ctx.Err() != nil {
+		held.Release()
+		return
+	}
+	hostsFailed := out.Rollout != nil && out.Rollout.Failed > 0
+	switchesFailed := false
+	if out.Switches != nil {
+		for _, d := range out.Switches.Devices {
+			switchesFailed = switchesFailed || d.Status == apply.StatusFailed || d.Status == apply.StatusRolledBack
+		}
+	}
+	switch {
+	case hostsFailed:
+		held.Rollback()
+	case switchesFailed && out.Rollout != nil:
+		held.Release()
+		rollbackHosts()
+	default:
+		held.Release()
+	}
 }
 
 func errText(err error) string {

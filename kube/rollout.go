@@ -454,6 +454,33 @@ func Rollout(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, o Rol
 	return res, nil
 }
 
+// RollbackHosts publishes again the previous spec of every host a
+// finished rollout released (res: its result) and waits for their
+// agents, as Rollout does under --on-failure rollback when one of its
+// hosts fails: the Kubernetes engine calls it when the switch wave that
+// followed the hosts failed. Each host's outcome in res becomes
+// rolled_back, or keeps its status with why the rollback failed.
+func RollbackHosts(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, res *RolloutResult, o RolloutOptions) {
+	if o.HostTimeout <= 0 {
+		o.HostTimeout = 10 * time.Minute
+	}
+	outs := make(map[string]*HostOutcome, len(res.Hosts))
+	for _, h := range res.Hosts {
+		outs[h.Name] = h
+	}
+	var mine []Release
+	for _, r := range rel {
+		if outs[r.Name] != nil {
+			mine = append(mine, r)
+		}
+	}
+	rollback(ctx, cl, tr, mine, outs, o, func(e RolloutEvent) {
+		if o.Progress != nil {
+			o.Progress(e)
+		}
+	})
+}
+
 // rollback publishes again the previous spec of every host this run
 // released (applied or failed), and waits for their agents.
 func rollback(ctx context.Context, cl *Clients, tr *Tracker, rel []Release, outs map[string]*HostOutcome, o RolloutOptions, emit func(RolloutEvent)) {

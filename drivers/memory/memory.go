@@ -60,6 +60,14 @@ func (s *Store) Set(device string, st intent.State) {
 	s.startup[device] = c
 }
 
+// SetRunning replaces a device's running state only: a change made on
+// the device and not saved (SavingDriver reads config/saved false).
+func (s *Store) SetRunning(device string, st intent.State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.devices[device] = copyState(st)
+}
+
 // Reload replaces a device's running state with its saved one, as a
 // reboot does.
 func (s *Store) Reload(device string) {

@@ -71,6 +71,7 @@ type env struct {
 	mu     sync.Mutex
 	agents map[string]*exec.Cmd
 	pods   map[string]string // node -> token dir
+	cliEnv []string          // more environment for the CLI (a switch's password)
 }
 
 func (e *env) netns(node string) string { return e.prefix + node }
@@ -161,7 +162,7 @@ fabric "kt" {
 // stderr and exit code.
 func (e *env) run(kubeconfig string, args ...string) (string, string, int) {
 	cmd := exec.Command(e.fabctl, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "KUBECONFIG=" + kubeconfig, "NO_COLOR=1"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir, "KUBECONFIG=" + kubeconfig, "NO_COLOR=1"}, e.cliEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -366,4 +366,5 @@ func TestKubeEngine(t *testing.T) {
 	})
 
 	moreScenarios(e, step, specDir, kc) // scenarios2_test.go
+	waveScenarios(e, step, kc)          // waves_test.go
 }
