@@ -52,13 +52,13 @@ var firstPort = map[string]string{"sonic": "Ethernet0", "eos": "Ethernet1", "nxo
 // writes a spec with a switch per emulator, switch 2k linked to 2k+1,
 // its known_hosts holding every emulator's key. It returns the spec
 // directory.
-func benchFabric(b *testing.B, platforms []string, show time.Duration) string {
+func benchFabric(b testing.TB, platforms []string, show time.Duration) string {
 	dir, _ := benchEmulators(b, platforms, show)
 	return dir
 }
 
-// benchEmulators is benchFabric that also returns the emulators' addresses.
-func benchEmulators(b *testing.B, platforms []string, show time.Duration) (dir string, addrs []string) {
+// benchEmulators is benchFabric that also returns the emulators.
+func benchEmulators(b testing.TB, platforms []string, show time.Duration) (dir string, emus []benchEmu) {
 	b.Helper()
 	dir = b.TempDir()
 	var hcl, kh strings.Builder
@@ -93,7 +93,7 @@ credentials "ssh" {
 		}
 		b.Cleanup(func() { e.Close() })
 		kh.WriteString(e.KnownHostsLine() + "\n")
-		addrs = append(addrs, e.Addr())
+		emus = append(emus, e)
 		fmt.Fprintf(&hcl, "\nswitch %q {\n  platform    = %q\n  address     = %q\n  credentials = \"ssh\"\n  role        = \"leaf\"\n}\n", name, p, e.Addr())
 	}
 	for i := 0; i+1 < len(platforms); i += 2 {
@@ -106,7 +106,7 @@ credentials "ssh" {
 	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(kh.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	return dir, addrs
+	return dir, emus
 }
 
 // figures are one plan + apply run: wall and CPU time of each. CPU is
@@ -207,9 +207,9 @@ func benchPlanApply64(b *testing.B, show time.Duration) {
 		for j := range platforms {
 			platforms[j] = mix[j%len(mix)]
 		}
-		dir, addrs := benchEmulators(b, platforms, show)
+		dir, emus := benchEmulators(b, platforms, show)
 		if show == 0 {
-			lw, lc := sshLogins(b, dir, addrs)
+			lw, lc := sshLogins(b, dir, emus)
 			logins, loginsCPU = logins+lw, loginsCPU+lc
 		}
 		b.StartTimer()
@@ -291,7 +291,7 @@ func BenchmarkPlan64(b *testing.B) {
 // the first prompt) and logs out, running no command: the SSH sessions
 // alone, both ends' key exchange, authentication and channel set-up, on
 // the same cores. It returns the wall and CPU time of the 64.
-func sshLogins(b *testing.B, dir string, addrs []string) (wall, cpu time.Duration) {
+func sshLogins(b *testing.B, dir string, emus []benchEmu) (wall, cpu time.Duration) {
 	b.Helper()
 	hostKeys, err := knownhosts.New(filepath.Join(dir, "known_hosts"))
 	if err != nil {
@@ -336,12 +336,12 @@ func sshLogins(b *testing.B, dir string, addrs []string) (wall, cpu time.Duratio
 			}
 		}
 	}
-	errs := make([]error, len(addrs))
+	errs := make([]error, len(emus))
 	var wg sync.WaitGroup
 	t0, c0 := time.Now(), testutil.CPUTime()
-	for i, a := range addrs {
+	for i, e := range emus {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = login(a) }()
+		go func() { defer wg.Done(); errs[i] = login(e.Addr()) }()
 	}
 	wg.Wait()
 	wall, cpu = time.Since(t0), testutil.CPUTime()-c0
