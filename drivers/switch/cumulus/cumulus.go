@@ -108,6 +108,15 @@ type Driver struct {
 	core     clicore.Core // token (revision) -> applied JSON before
 	mu       sync.Mutex
 	autoSave map[string]string // device -> system config auto-save state as last read
+	roceOn   map[string]bool   // device -> `qos roce enable` on, as last read
+}
+
+// roceWasOn reports whether the device's last read found RoCE mode on
+// (false when it was never read).
+func (d *Driver) roceWasOn(device string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.roceOn[device]
 }
 
 // New returns a driver with default SSH settings.
@@ -442,7 +451,15 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
-func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field) ([]drivers.Change, error) {
+// changes renders the steps of a diff. roceOn is whether the device
+// runs RoCE mode already; when it does not, the first step turns it on
+// (`nv set qos roce`), which changes the defaults of every section the
+// mode implies (roce-514.txt: trust and maps, PFC on switch priority 3,
+// ECN on TC3, ETS), so that step sets those sections too, whatever the
+// diff names: a difference from the RoCE defaults that the device's
+// state before RoCE mode did not show (a TC3 without ECN, as in a RoCEv1
+// fabric) would otherwise be left at the default.
+func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field, roceOn bool) ([]drivers.Change, error) {
 	p, err := Build(sw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sw.Name, err)
@@ -477,6 +494,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	}
 	sortSections(order)
 	var out []drivers.Change
+	var names []string // each step's section
 	done := map[string]bool{}
 	for i, s := range order {
 		g := groups[s]
@@ -489,8 +507,28 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 			}
 		}
 		if i == 0 && p.sections[secRoCE] != nil {
-			payload = append(append([]string(nil), p.sections[secRoCE]...), payload...)
+			pre := append([]string(nil), p.sections[secRoCE]...)
+			if !roceOn {
+				for _, x := range []string{secMapping, secPFC, secECN, secScheduler} {
+					if !done[x] {
+						done[x] = true
+						pre = append(pre, p.sections[x]...)
+					}
+				}
+			}
+			payload = append(pre, payload...)
 		}
+		if len(payload) == 0 && len(out) > 0 {
+			// Its sections went out with the first step (RoCE mode's).
+			prev := &out[len(out)-1]
+			prev.Paths = append(prev.Paths, g.paths...)
+			prev.Summary = fmt.Sprintf("set NVUE %s (%d settings)", names[len(names)-1], len(prev.Paths))
+			if prev.Disruptive == "" {
+				prev.Disruptive = g.dis
+			}
+			continue
+		}
+		names = append(names, s)
 		out = append(out, drivers.Change{
 			Paths:      g.paths,
 			Summary:    fmt.Sprintf("set NVUE %s (%d settings)", s, len(g.paths)),

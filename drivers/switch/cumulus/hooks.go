@@ -50,12 +50,16 @@ func (h hooks) Saved(s *clicore.Session, raw any) (bool, error) {
 		h.d.autoSave = map[string]string{}
 	}
 	h.d.autoSave[s.Device()] = autoSaveState(raw.(map[string]any))
+	if h.d.roceOn == nil {
+		h.d.roceOn = map[string]bool{}
+	}
+	h.d.roceOn[s.Device()] = str(get(raw.(map[string]any), "qos", "roce", "enable")) == "on"
 	h.d.mu.Unlock()
 	return ok, nil
 }
 
-func (h hooks) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, h.d.Fields())
+func (h hooks) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff, h.d.Fields(), h.d.roceWasOn(t.Device.Name))
 }
 
 // CheckSave checks that startup now equals applied.

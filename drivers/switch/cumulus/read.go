@@ -45,7 +45,7 @@ func configTree(data []byte) (map[string]any, error) {
 // ports. What `nv set qos roce` implies without writing it into the tree
 // is filled in from the RoCE page's description of the lossless mode
 // (trust both; DSCP 26 -> SP3, 48 -> SP6, the rest DSCP/8; SP3 -> TC3,
-// SP6 -> TC6, others TC0; PFC on SP3; ECN on TC3 150000/1500000 B, 100 %;
+// SP6 -> TC6, others TC0; PFC on SP3; ECN on TC0 and TC3 150000/1500000 B, 100 %;
 // TC6 strict, TC3 and TC0 DWRR 50/50; watchdog polling 100 ms,
 // robustness 3); explicit settings override it. Traffic classes and
 // ports the intent does not name are not reported (fabctl leaves them
@@ -270,7 +270,9 @@ func (r *configReader) readScheduler(p string, tc int) {
 // readECN reads a traffic class's congestion control.
 func (r *configReader) readECN(p string, tc int) {
 	cc := map[string]any{}
-	if r.roce && tc == 3 {
+	if r.roce && (tc == 0 || tc == 3) {
+		// RoCE mode marks TC0 and TC3 (roce-514.txt, `nv show qos roce`:
+		// congestion-control enabled-tc 0,3).
 		cc = map[string]any{"min-threshold": 150000.0, "max-threshold": 1500000.0, "probability": 100.0}
 	}
 	for k, v := range obj(get(r.root, "qos", "congestion-control", Profile, "traffic-class", strconv.Itoa(tc))) {
