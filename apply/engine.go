@@ -374,11 +374,10 @@ type Held struct{ r *run }
 // the journal), the applied record reverts it, and the run's Result and
 // counts say so.
 func (h *Held) Rollback() {
-	if h == nil || h.r == nil {
+	r := h.take()
+	if r == nil {
 		return
 	}
-	r := h.r
-	h.r = nil
 	r.rollbackAll()
 	r.res.Counts = count(r.res.Devices)
 	_ = r.j.Flush()
@@ -387,13 +386,23 @@ func (h *Held) Rollback() {
 // Release lets the drivers remove the rollback points of the devices the
 // run applied: the larger run is over and they stay applied.
 func (h *Held) Release() {
-	if h == nil || h.r == nil {
+	r := h.take()
+	if r == nil {
 		return
+	}
+	r.release()
+	_ = r.j.Flush()
+}
+
+// take is the held run, once (nil after the first call, or for a nil
+// Held).
+func (h *Held) take() *run {
+	if h == nil {
+		return nil
 	}
 	r := h.r
 	h.r = nil
-	r.release()
-	_ = r.j.Flush()
+	return r
 }
 
 // runDevices is Run; hold keeps the applied devices' rollback points.

@@ -109,6 +109,16 @@ credentials "ssh" {
 	return dir, emus
 }
 
+// loadSpec loads and compiles the spec in dir, and returns what planning
+// it takes: the builtin drivers, and plan options at parallelism n with
+// the spec's credentials (SSH host keys verified against its
+// known_hosts).
+func loadSpec(t testing.TB, dir string, n int) (*spec.Spec, *intent.Fabric, *drivers.Registry, plan.Options) {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	return s, intent.Compile(s), builtin.Registry(), plan.Options{Parallelism: n, Credentials: s.CredentialsByName}
+}
+
 // figures are one plan + apply run: wall and CPU time of each. CPU is
 // the whole process's: fabctl and the emulators it talks to.
 type figures struct{ plan, planCPU, apply, applyCPU time.Duration }
@@ -125,10 +135,8 @@ func planApply(b *testing.B, dir string, n int, targets ...string) (planT, apply
 // limit the devices planned; n is how many must be planned.
 func planApplyFigures(b *testing.B, dir string, n int, targets ...string) (fig figures) {
 	b.Helper()
-	s := testutil.Load(b, dir, spec.LoadOptions{})
-	f := intent.Compile(s)
-	reg := builtin.Registry()
-	opts := plan.Options{Parallelism: 64, Credentials: s.CredentialsByName, Targets: targets}
+	s, f, reg, opts := loadSpec(b, dir, 64)
+	opts.Targets = targets
 	t0, c0 := time.Now(), testutil.CPUTime()
 	p := plan.Make(context.Background(), s, f, reg, opts)
 	fig.plan, fig.planCPU = time.Since(t0), testutil.CPUTime()-c0
@@ -265,10 +273,7 @@ func BenchmarkPlan64(b *testing.B) {
 	for j := range platforms {
 		platforms[j] = mix[j%len(mix)]
 	}
-	s := testutil.Load(b, benchFabric(b, platforms, 0), spec.LoadOptions{})
-	f := intent.Compile(s)
-	reg := builtin.Registry()
-	opts := plan.Options{Parallelism: 64, Credentials: s.CredentialsByName}
+	s, f, reg, opts := loadSpec(b, benchFabric(b, platforms, 0), 64)
 	b.ResetTimer()
 	t0, c0 := time.Now(), testutil.CPUTime()
 	for i := 0; i < b.N; i++ {
@@ -376,10 +381,7 @@ func BenchmarkRead1(b *testing.B) {
 	b.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
 	for _, p := range []string{"sonic", "eos", "nxos", "cumulus"} {
 		b.Run(p, func(b *testing.B) {
-			s := testutil.Load(b, benchFabric(b, []string{p, p}, 0), spec.LoadOptions{})
-			f := intent.Compile(s)
-			reg := builtin.Registry()
-			opts := plan.Options{Credentials: s.CredentialsByName}
+			_, f, reg, opts := loadSpec(b, benchFabric(b, []string{p, p}, 0), 0)
 			u := plan.Units(f)[0]
 			drv, err := reg.New(drivers.For(u.Device))
 			if err != nil {

@@ -6,11 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
-	"github.com/fabctl/fabctl/drivers/builtin"
-	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
-	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -27,10 +23,7 @@ func TestRollbackRestoresStartup(t *testing.T) {
 	dir, emus := benchEmulators(t, []string{"sonic", "sonic"}, 0)
 	sw00, sw01 := emus[0].(*sonicemu.Switch), emus[1].(*sonicemu.Switch)
 	before := sw00.RunningConfig()
-	s := testutil.Load(t, dir, spec.LoadOptions{})
-	f := intent.Compile(s)
-	reg := builtin.Registry()
-	opts := plan.Options{Parallelism: 1, Credentials: s.CredentialsByName}
+	s, f, reg, opts := loadSpec(t, dir, 1)
 	p := plan.Make(context.Background(), s, f, reg, opts)
 	var devs []apply.Device
 	for _, u := range plan.Units(f) {

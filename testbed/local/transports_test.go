@@ -8,11 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
-	"github.com/fabctl/fabctl/drivers/builtin"
-	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
-	"github.com/fabctl/fabctl/spec"
 )
 
 // TestTransportsApplyClean plans, applies and plans again two linked
@@ -37,10 +33,7 @@ func TestTransportsApplyClean(t *testing.T) {
 			fp := filepath.Join(dir, "bench.fab.hcl")
 			b, _ := os.ReadFile(fp)
 			os.WriteFile(fp, []byte(strings.Replace(string(b), `transport = "rocev2"`, `transport = "`+tr+`"`, 1)), 0o644)
-			s := testutil.Load(t, dir, spec.LoadOptions{})
-			f := intent.Compile(s)
-			reg := builtin.Registry()
-			opts := plan.Options{Parallelism: 4, Credentials: s.CredentialsByName}
+			s, f, reg, opts := loadSpec(t, dir, 4)
 			pl := plan.Make(context.Background(), s, f, reg, opts)
 			var devs []apply.Device
 			for _, u := range plan.Units(f) {
