@@ -23,7 +23,7 @@ var gnmiFirstPort = map[string]string{"srlinux": "ethernet-1/1", "openconfig": "
 // validated against the YANG models when ../shared/yang is there, each
 // Set taking commitLatency) and writes a spec with a switch per target,
 // switch 2k linked to 2k+1. It returns the spec directory.
-func gnmiBenchFabric(b *testing.B, platforms []string, schemas map[string]*yangval.Schema) string {
+func gnmiBenchFabric(b testing.TB, platforms []string, schemas map[string]*yangval.Schema) string {
 	b.Helper()
 	dir := b.TempDir()
 	pki, err := gnmitarget.NewTestPKI(filepath.Join(dir, "pki"))
@@ -72,6 +72,31 @@ credentials "gnmi" {
 	return dir
 }
 
+// gnmiSchemas loads the SR Linux and OpenConfig models from ../shared/yang
+// for the targets to validate every Set with. Without them the targets
+// accept any well-formed JSON_IETF: a benchmark says so and goes on; a
+// test (required) skips, or fails under CI=true.
+func gnmiSchemas(tb testing.TB, required bool) map[string]*yangval.Schema {
+	tb.Helper()
+	yd := testutil.SharedPath(tb, "yang")
+	if required {
+		yd = testutil.Shared(tb, "yang")
+	}
+	schemas := map[string]*yangval.Schema{}
+	for _, set := range []string{"srlinux", "openconfig"} {
+		s, err := yangval.Load(filepath.Join(yd, set))
+		switch {
+		case err == nil:
+			schemas[set] = s
+		case required:
+			tb.Fatalf("%s models: %v", set, err)
+		default:
+			tb.Logf("no %s models (%v): targets accept any well-formed JSON_IETF", set, err)
+		}
+	}
+	return schemas
+}
+
 // BenchmarkGNMIApply64 is issue 5's target: with gNMI targets taking
 // 200 ms per Set (and validating every Set against the models), apply to
 // 64 gNMI switches (SR Linux and OpenConfig in turn) at parallelism 64
@@ -81,15 +106,7 @@ credentials "gnmi" {
 //	go test ./testbed/local/ -run '^$' -bench GNMIApply64 -benchtime 1x
 func BenchmarkGNMIApply64(b *testing.B) {
 	b.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
-	schemas := map[string]*yangval.Schema{}
-	yd := testutil.SharedPath(b, "yang")
-	for _, set := range []string{"srlinux", "openconfig"} {
-		if s, err := yangval.Load(filepath.Join(yd, set)); err == nil {
-			schemas[set] = s
-		} else {
-			b.Logf("no %s models (%v): targets accept any well-formed JSON_IETF", set, err)
-		}
-	}
+	schemas := gnmiSchemas(b, false)
 	mix := []string{"srlinux", "openconfig"}
 	var one, all figures
 	for i := 0; i < b.N; i++ {

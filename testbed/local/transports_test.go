@@ -12,7 +12,9 @@ import (
 )
 
 // TestTransportsApplyClean plans, applies and plans again two linked
-// switches of every SSH platform (their emulators) in an iWARP fabric
+// switches of every platform (the SSH platforms' emulators, the gNMI
+// targets validating every Set against the vendor's YANG models) in an
+// iWARP fabric
 // (no PFC priority on any port), a RoCEv2 and a RoCEv1 one (PCP trust,
 // no ECN): the apply verifies and the second plan finds nothing to
 // change. What it found: an iWARP fabric keeps the fabric's PFC watchdog
@@ -27,45 +29,65 @@ func TestTransportsApplyClean(t *testing.T) {
 	// Plans refused on purpose: NX-OS classifies by DSCP class-maps at the
 	// switch level; PCP trust is a port's (render's error says so).
 	refused := map[string]string{"rocev1 nxos": "ports may trust pcp"}
+	schemas := gnmiSchemas(t, true)
 	for _, tr := range []string{"iwarp", "rocev2", "rocev1"} {
-		for _, p := range []string{"sonic", "eos", "nxos", "cumulus"} {
-			dir, _ := benchEmulators(t, []string{p, p}, 0)
-			fp := filepath.Join(dir, "bench.fab.hcl")
-			b, _ := os.ReadFile(fp)
-			os.WriteFile(fp, []byte(strings.Replace(string(b), `transport = "rocev2"`, `transport = "`+tr+`"`, 1)), 0o644)
-			s, f, reg, opts := loadSpec(t, dir, 4)
-			pl := plan.Make(context.Background(), s, f, reg, opts)
-			var devs []apply.Device
-			for _, u := range plan.Units(f) {
-				dp := pl.Device(u.Device.Addr())
-				if want := refused[tr+" "+p]; want != "" {
-					if !strings.Contains(dp.Error, want) {
-						t.Errorf("%s %s plan of %s: error %q, want it refused (%q)", tr, p, dp.Address, dp.Error, want)
-					}
-					continue
-				}
-				if dp.Error != "" {
-					t.Errorf("%s %s plan: %s", tr, p, dp.Error)
-					continue
-				}
-				devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
+		for _, p := range []string{"sonic", "eos", "nxos", "cumulus", "srlinux", "openconfig"} {
+			var dir string
+			if gnmiFirstPort[p] != "" {
+				dir = gnmiBenchFabric(t, []string{p, p}, schemas)
+			} else {
+				dir, _ = benchEmulators(t, []string{p, p}, 0)
 			}
-			if len(devs) == 0 {
-				continue
+			applyClean(t, dir, tr, p, refused[tr+" "+p])
+		}
+	}
+}
+
+// applyClean plans the spec in dir with its transport made tr, applies
+// it and plans again: every device verifies and the second plan has
+// nothing to change. refused: the plan error every device must have
+// instead ("" none).
+func applyClean(t *testing.T, dir, tr, p, refused string) {
+	t.Helper()
+	fp := filepath.Join(dir, "bench.fab.hcl")
+	b, err := os.ReadFile(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fp, []byte(strings.Replace(string(b), `transport = "rocev2"`, `transport = "`+tr+`"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, f, reg, opts := loadSpec(t, dir, 4)
+	pl := plan.Make(context.Background(), s, f, reg, opts)
+	var devs []apply.Device
+	for _, u := range plan.Units(f) {
+		dp := pl.Device(u.Device.Addr())
+		if refused != "" {
+			if !strings.Contains(dp.Error, refused) {
+				t.Errorf("%s %s plan of %s: error %q, want it refused (%q)", tr, p, dp.Address, dp.Error, refused)
 			}
-			res, err := apply.Run(context.Background(), devs, reg, apply.Options{Parallelism: 4})
-			if err != nil {
-				for _, d := range res.Devices {
-					t.Errorf("%s %s: %s %s", tr, p, d.Status, d.Error)
-				}
-				continue
-			}
-			pl = plan.Make(context.Background(), s, f, reg, opts)
-			for _, d := range pl.Devices {
-				if d.HasChanges() {
-					t.Errorf("%s %s re-plan %s: %+v", tr, p, d.Address, d.Changes)
-				}
-			}
+			continue
+		}
+		if dp.Error != "" {
+			t.Errorf("%s %s plan: %s", tr, p, dp.Error)
+			continue
+		}
+		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
+	}
+	if len(devs) == 0 {
+		return
+	}
+	res, err := apply.Run(context.Background(), devs, reg, apply.Options{Parallelism: 4})
+	if err != nil {
+		for _, d := range res.Devices {
+			t.Errorf("%s %s: %s %s", tr, p, d.Status, d.Error)
+		}
+		return
+	}
+	pl = plan.Make(context.Background(), s, f, reg, opts)
+	for _, d := range pl.Devices {
+		if d.HasChanges() {
+			t.Errorf("%s %s re-plan %s: %+v", tr, p, d.Address, d.Changes)
 		}
 	}
 }
