@@ -14,23 +14,24 @@ import (
 // TestTransportsApplyClean plans, applies and plans again two linked
 // switches of every platform (the SSH platforms' emulators, the gNMI
 // targets validating every Set against the vendor's YANG models) in an
-// iWARP fabric
-// (no PFC priority on any port), a RoCEv2 and a RoCEv1 one (PCP trust,
-// no ECN): the apply verifies and the second plan finds nothing to
-// change. What it found: an iWARP fabric keeps the fabric's PFC watchdog
-// settings with no port to watch, which SONiC holds only in watched
-// ports' PFC_WD rows (verification failed on them; now not expressible
-// there); on Cumulus, the step that turns RoCE mode on left the mode's
-// ECN on TC3 in a RoCEv1 fabric (the diff against the switch before RoCE
-// mode named no ECN setting; that step now sets every section the mode
-// implies).
+// iWARP fabric (no PFC priority on any port), a RoCEv2 and a RoCEv1 one
+// (PCP trust, no ECN), and RoCEv2 with examples/ai-pod's classes (a
+// strict CNP class), with PCP trust, and at the largest IP MTU every
+// platform takes: the apply verifies and the second plan finds nothing
+// to change. What it found: an iWARP fabric keeps the fabric's PFC
+// watchdog settings with no port to watch, which SONiC holds only in
+// watched ports' PFC_WD rows (verification failed on them; now not
+// expressible there); on Cumulus, the step that turns RoCE mode on left
+// the mode's ECN on TC3 in a RoCEv1 fabric (the diff against the switch
+// before RoCE mode named no ECN setting; that step now sets every
+// section the mode implies).
 func TestTransportsApplyClean(t *testing.T) {
 	t.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
 	// Plans refused on purpose: NX-OS classifies by DSCP class-maps at the
 	// switch level; PCP trust is a port's (render's error says so).
-	refused := map[string]string{"rocev1 nxos": "ports may trust pcp"}
+	refused := map[string]string{"rocev1 nxos": "ports may trust pcp", "rocev2 pcp nxos": "ports may trust pcp"}
 	schemas := gnmiSchemas(t, true)
-	for _, tr := range []string{"iwarp", "rocev2", "rocev1"} {
+	for _, tr := range []string{"iwarp", "rocev2", "rocev1", "rocev2 classes", "rocev2 pcp", "rocev2 mtu"} {
 		for _, p := range []string{"sonic", "eos", "nxos", "cumulus", "srlinux", "openconfig"} {
 			var dir string
 			if gnmiFirstPort[p] != "" {
@@ -43,6 +44,37 @@ func TestTransportsApplyClean(t *testing.T) {
 	}
 }
 
+// aiPodClasses are examples/ai-pod's traffic classes and watchdog: RDMA
+// lossless on priority 3 with ECN, CNP strict on 6, the rest on 0.
+const aiPodClasses = `
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  dscp      = [26]
+  lossless  = true
+  bandwidth = 50
+  ecn {
+    min         = "150KB"
+    max         = "1.5MB"
+    probability = "100%"
+  }
+}
+
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+}
+
+class "default" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 50
+}
+`
+
 // applyClean plans the spec in dir with its transport made tr, applies
 // it and plans again: every device verifies and the second plan has
 // nothing to change. refused: the plan error every device must have
@@ -54,7 +86,16 @@ func applyClean(t *testing.T, dir, tr, p, refused string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(fp, []byte(strings.Replace(string(b), `transport = "rocev2"`, `transport = "`+tr+`"`, 1)), 0o644); err != nil {
+	hcl := string(b)
+	switch name, variant, _ := strings.Cut(tr, " "); variant {
+	case "classes": // examples/ai-pod's classes
+		hcl, tr = hcl+aiPodClasses, name
+	case "pcp": // RoCEv2 classified by PCP
+		hcl, tr = strings.Replace(hcl, "  mtu       = 9000\n", "  mtu       = 9000\n  trust     = \"pcp\"\n", 1), name
+	case "mtu": // the largest IP MTU every platform takes (NX-OS's 9194)
+		hcl, tr = strings.Replace(hcl, "  mtu       = 9000\n", "  mtu       = 9194\n", 1), name
+	}
+	if err := os.WriteFile(fp, []byte(strings.Replace(hcl, `transport = "rocev2"`, `transport = "`+tr+`"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, f, reg, opts := loadSpec(t, dir, 4)
