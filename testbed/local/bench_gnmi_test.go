@@ -24,8 +24,14 @@ var gnmiFirstPort = map[string]string{"srlinux": "ethernet-1/1", "openconfig": "
 // Set taking commitLatency) and writes a spec with a switch per target,
 // switch 2k linked to 2k+1. It returns the spec directory.
 func gnmiBenchFabric(b testing.TB, platforms []string, schemas map[string]*yangval.Schema) string {
+	dir, _ := gnmiBenchTargets(b, platforms, schemas)
+	return dir
+}
+
+// gnmiBenchTargets is gnmiBenchFabric that also returns the targets.
+func gnmiBenchTargets(b testing.TB, platforms []string, schemas map[string]*yangval.Schema) (dir string, targets []*gnmitarget.Target) {
 	b.Helper()
-	dir := b.TempDir()
+	dir = b.TempDir()
 	pki, err := gnmitarget.NewTestPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		b.Fatal(err)
@@ -56,6 +62,7 @@ credentials "gnmi" {
 			b.Fatalf("%s (%s): %v", name, p, err)
 		}
 		b.Cleanup(func() { t.Close() })
+		targets = append(targets, t)
 		fmt.Fprintf(&hcl, "\nswitch %q {\n  platform    = %q\n  address     = %q\n  credentials = \"gnmi\"\n  role        = \"leaf\"\n", name, p, t.Addr())
 		if p == "openconfig" {
 			hcl.WriteString("  lint_ignore = { \"QOS-9\" = \"benchmark\" }\n")
@@ -69,7 +76,7 @@ credentials "gnmi" {
 	if err := os.WriteFile(filepath.Join(dir, "bench.fab.hcl"), []byte(hcl.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	return dir
+	return dir, targets
 }
 
 // gnmiSchemas loads the SR Linux and OpenConfig models from ../shared/yang

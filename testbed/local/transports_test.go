@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/testbed/gnmitarget"
 )
 
 // TestTransportsApplyClean plans, applies and plans again two linked
@@ -34,12 +37,21 @@ func TestTransportsApplyClean(t *testing.T) {
 	for _, tr := range []string{"iwarp", "rocev2", "rocev1", "rocev2 classes", "rocev2 pcp", "rocev2 mtu"} {
 		for _, p := range []string{"sonic", "eos", "nxos", "cumulus", "srlinux", "openconfig"} {
 			var dir string
+			var devices []reloader
 			if gnmiFirstPort[p] != "" {
-				dir = gnmiBenchFabric(t, []string{p, p}, schemas)
+				var ts []*gnmitarget.Target
+				dir, ts = gnmiBenchTargets(t, []string{p, p}, schemas)
+				for _, x := range ts {
+					devices = append(devices, x)
+				}
 			} else {
-				dir, _ = benchEmulators(t, []string{p, p}, 0)
+				var es []benchEmu
+				dir, es = benchEmulators(t, []string{p, p}, 0)
+				for _, x := range es {
+					devices = append(devices, x.(reloader))
+				}
 			}
-			applyClean(t, dir, tr, p, refused[tr+" "+p])
+			applyClean(t, dir, tr, p, refused[tr+" "+p], devices)
 		}
 	}
 }
@@ -75,11 +87,18 @@ class "default" {
 }
 `
 
+// reloader is an emulated device that can reboot: its running
+// configuration becomes its startup configuration.
+type reloader interface{ Reload() }
+
 // applyClean plans the spec in dir with its transport made tr, applies
 // it and plans again: every device verifies and the second plan has
-// nothing to change. refused: the plan error every device must have
-// instead ("" none).
-func applyClean(t *testing.T, dir, tr, p, refused string) {
+// nothing to change; then every device reloads (reboots from its startup
+// configuration) and a third plan has nothing to change either: the
+// applied configuration was saved (OpenConfig, which defines no save:
+// the plan says persistence is the operator's). refused: the plan error every device
+// must have instead ("" none).
+func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 	t.Helper()
 	fp := filepath.Join(dir, "bench.fab.hcl")
 	b, err := os.ReadFile(fp)
@@ -125,10 +144,27 @@ func applyClean(t *testing.T, dir, tr, p, refused string) {
 		}
 		return
 	}
-	pl = plan.Make(context.Background(), s, f, reg, opts)
-	for _, d := range pl.Devices {
-		if d.HasChanges() {
-			t.Errorf("%s %s re-plan %s: %+v", tr, p, d.Address, d.Changes)
+	for _, when := range []string{"after the apply", "after a reload"} {
+		if when == "after a reload" {
+			if p == "openconfig" {
+				// OpenConfig defines no save: the plan says persistence is
+				// the operator's, and the target's startup never changes.
+				for _, d := range pl.Devices {
+					if !slices.ContainsFunc(d.Findings, func(f drivers.Finding) bool { return f.Path == drivers.PathSaved }) {
+						t.Errorf("%s %s: the plan of %s does not say that persistence is the operator's", tr, p, d.Address)
+					}
+				}
+				return
+			}
+			for _, d := range devices {
+				d.Reload()
+			}
+		}
+		pl = plan.Make(context.Background(), s, f, reg, opts)
+		for _, d := range pl.Devices {
+			if d.Error != "" || d.HasChanges() {
+				t.Errorf("%s %s plan %s of %s: %s %+v", tr, p, when, d.Address, d.Error, d.Changes)
+			}
 		}
 	}
 }
