@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 )
@@ -56,36 +57,22 @@ func TestTransportsApplyClean(t *testing.T) {
 	}
 }
 
-// aiPodClasses are examples/ai-pod's traffic classes and watchdog: RDMA
-// lossless on priority 3 with ECN, CNP strict on 6, the rest on 0.
-const aiPodClasses = `
-class "roce" {
-  role      = "rdma"
-  priority  = 3
-  dscp      = [26]
-  lossless  = true
-  bandwidth = 50
-  ecn {
-    min         = "150KB"
-    max         = "1.5MB"
-    probability = "100%"
-  }
+// aiPodClasses are examples/ai-pod's traffic classes (its class blocks,
+// read from the example): RDMA lossless on priority 3 with ECN, CNP
+// strict on 6, the rest on 0.
+func aiPodClasses(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "ai-pod", "fabric.fab.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	i, j := strings.Index(src, "\nclass \"roce\""), strings.Index(src, "\ncredentials ")
+	if i < 0 || j < i {
+		t.Fatal("examples/ai-pod/fabric.fab.hcl: no class blocks before its credentials")
+	}
+	return src[i:j]
 }
-
-class "cnp" {
-  role     = "cnp"
-  priority = 6
-  dscp     = [48]
-  strict   = true
-}
-
-class "default" {
-  role      = "other"
-  priority  = 0
-  default   = true
-  bandwidth = 50
-}
-`
 
 // reloader is an emulated device that can reboot: its running
 // configuration becomes its startup configuration.
@@ -108,7 +95,7 @@ func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 	hcl := string(b)
 	switch name, variant, _ := strings.Cut(tr, " "); variant {
 	case "classes": // examples/ai-pod's classes
-		hcl, tr = hcl+aiPodClasses, name
+		hcl, tr = hcl+aiPodClasses(t), name
 	case "pcp": // RoCEv2 classified by PCP
 		hcl, tr = strings.Replace(hcl, "  mtu       = 9000\n", "  mtu       = 9000\n  trust     = \"pcp\"\n", 1), name
 	case "mtu": // the largest IP MTU every platform takes (NX-OS's 9194)
