@@ -49,6 +49,10 @@ func (p *Plan) Targeted() bool { return len(p.Targets) > 0 || len(p.Excludes) > 
 
 // DevicePlan is the plan for one device.
 type DevicePlan struct {
+	// unrendered: the driver could not render the changes (Error says
+	// why); Make adds where the spec declares the device.
+	unrendered bool
+
 	Address  string `json:"address"` // switch.leaf1 / host.gpu01
 	Kind     string `json:"kind"`
 	Name     string `json:"name"`
@@ -316,6 +320,12 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 		}(i, u)
 	}
 	wg.Wait()
+	// A switch its platform cannot express: where the spec declares it.
+	for _, dp := range p.Devices {
+		if sw := s.Switch(dp.Name); dp.unrendered && dp.Kind == intent.KindSwitch && sw != nil && sw.Src.Block.Filename != "" {
+			dp.Error += fmt.Sprintf(" (switch %q at %s:%d: change what it asks of the platform, or the platform)", dp.Name, sw.Src.Block.Filename, sw.Src.Block.Start.Line)
+		}
+	}
 	sortDevices(p.Devices)
 	return p
 }
@@ -428,6 +438,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			steps, err := drv.Changes(t, changes, desired)
 			if err != nil {
 				dp.Error = fmt.Sprintf("render %s: %v", dp.Address, err)
+				dp.unrendered = true
 				return dp
 			}
 			dp.Steps = steps

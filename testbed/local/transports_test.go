@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,8 +111,8 @@ func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 	for _, u := range plan.Units(f) {
 		dp := pl.Device(u.Device.Addr())
 		if refused != "" {
-			if !strings.Contains(dp.Error, refused) {
-				t.Errorf("%s %s plan of %s: error %q, want it refused (%q)", tr, p, dp.Address, dp.Error, refused)
+			if !strings.Contains(dp.Error, refused) || !strings.Contains(dp.Error, fmt.Sprintf("(switch %q at %s:", dp.Name, fp)) {
+				t.Errorf("%s %s plan of %s: error %q, want it refused (%q) naming where the switch is declared", tr, p, dp.Address, dp.Error, refused)
 			}
 			continue
 		}
