@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -413,6 +415,9 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 	if opts.OnFailure == "" {
 		opts.OnFailure = Stop
 	}
+	if opts.FirstWave < 1 {
+		opts.FirstWave = 1
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -431,7 +436,7 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 	r.waveOf = map[string]int{}
 	for w, wave := range wp.Waves {
 		for _, i := range wave {
-			r.waveOf[devs[i].Plan.Address] = w + max(opts.FirstWave, 1)
+			r.waveOf[devs[i].Plan.Address] = w + opts.FirstWave
 		}
 		r.total += len(wave)
 	}
@@ -539,7 +544,7 @@ func (r *run) execute(wp WavePlan) error {
 		r.links = links(r.devs)
 	}
 	for w, wave := range wp.Waves {
-		r.runWave(w+max(r.opts.FirstWave, 1), wave)
+		r.runWave(w+r.opts.FirstWave, wave)
 	}
 	// An interrupt ends the run "interrupted" even when every device was
 	// already in flight (none was left to skip).
@@ -968,13 +973,8 @@ func priorDiff(dp *plan.DevicePlan, live intent.State) string {
 			prior[c.Path] = &b
 		}
 	}
-	keys := make([]string, 0, len(prior))
-	for k := range prior {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(prior)) {
 		have, ok := live[k]
 		switch was := prior[k]; {
 		case was == nil && ok:

@@ -1,10 +1,8 @@
 package apply
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -122,15 +120,9 @@ func fixedClock() func() time.Time {
 
 func parseJournal(t testing.TB, b []byte) []Entry {
 	t.Helper()
-	var out []Entry
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("journal line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
+	out, err := ParseJournal(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -444,4 +445,21 @@ func appendString(b []byte, s string) []byte {
 	}
 	enc, _ := json.Marshal(s)
 	return append(b, enc...)
+}
+
+// ParseJournal reads a journal (JSON lines, one Entry each), for tools
+// and tests that inspect a run; a line that is not an Entry is an error
+// naming its number.
+func ParseJournal(r io.Reader) ([]Entry, error) {
+	var out []Entry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		var e Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return out, fmt.Errorf("journal line %d: %w", n, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
 }

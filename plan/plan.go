@@ -322,7 +322,10 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 	wg.Wait()
 	// A switch its platform cannot express: where the spec declares it.
 	for _, dp := range p.Devices {
-		if sw := s.Switch(dp.Name); dp.unrendered && dp.Kind == intent.KindSwitch && sw != nil && sw.Src.Block.Filename != "" {
+		if !dp.unrendered || dp.Kind != intent.KindSwitch {
+			continue
+		}
+		if sw := s.Switch(dp.Name); sw != nil && sw.Src.Block.Filename != "" {
 			dp.Error += fmt.Sprintf(" (switch %q at %s:%d: change what it asks of the platform, or the platform)", dp.Name, sw.Src.Block.Filename, sw.Src.Block.Start.Line)
 		}
 	}

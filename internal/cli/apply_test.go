@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -143,18 +142,14 @@ func (ttyIn) IsTerminal() bool { return true }
 
 func readJournal(t *testing.T, path string) []apply.Entry {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []apply.Entry
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		var e apply.Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("journal line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
+	defer f.Close()
+	out, err := apply.ParseJournal(f)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

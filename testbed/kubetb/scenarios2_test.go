@@ -1,7 +1,6 @@
 package kubetb
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -35,18 +34,12 @@ func readJournal(t *testing.T, path string) []journalLine {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("the run's journal: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []journalLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e journalLine
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("journal line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
+	out, err := apply.ParseJournal(f)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

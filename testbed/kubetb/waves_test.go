@@ -145,9 +145,13 @@ func waveScenarios(e *env, step func(string, func(*testing.T)), kc string) {
 		for _, n := range e.nodes {
 			prev[n] = e.get(n)
 		}
-		// GCU refuses the patch, as its validators refuse one
-		// (drivers/switch/sonic tests use the same words).
-		sw.RejectPatches("Modification of PORT table is illegal")
+		// GCU refuses the patch: the emulator's fault answers every
+		// apply-patch with the IllegalPatchOperationError text of GCU's
+		// field-operation validators (sonic-utilities
+		// generic_config_updater/gu_common.py validate_field_operation:
+		// "Modification of {} table is illegal- validating function {}
+		// returned False"), as drivers/switch/sonic's suite does.
+		sw.RejectPatches("Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False")
 		d, out, errOut, code := e.applyKube(kc, "--max-unavailable", "100%", "--on-failure", "rollback",
 			"--host-timeout", "90s", "--var", "mtu=4000", dir)
 		sw.RejectPatches("")

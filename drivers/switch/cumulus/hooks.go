@@ -53,7 +53,7 @@ func (h hooks) Saved(s *clicore.Session, raw any) (bool, error) {
 	if h.d.roceOn == nil {
 		h.d.roceOn = map[string]bool{}
 	}
-	h.d.roceOn[s.Device()] = str(get(raw.(map[string]any), "qos", "roce", "enable")) == "on"
+	h.d.roceOn[s.Device()] = roceEnabled(raw.(map[string]any))
 	h.d.mu.Unlock()
 	return ok, nil
 }

@@ -58,11 +58,17 @@ func ReadConfigJSON(data []byte, sw *intent.Switch) (intent.State, error) {
 	return readTree(root, sw), nil
 }
 
+// roceEnabled reports whether the tree turns RoCE mode on (qos roce
+// enable on).
+func roceEnabled(root map[string]any) bool {
+	return str(get(root, "qos", "roce", "enable")) == "on"
+}
+
 // readTree reads the configuration tree (the "set" entry).
 func readTree(root map[string]any, sw *intent.Switch) intent.State {
 	r := &configReader{root: root, sw: sw, st: intent.State{}}
 	mode := str(get(root, "qos", "roce", "mode"))
-	r.roce = str(get(root, "qos", "roce", "enable")) == "on"
+	r.roce = roceEnabled(root)
 	if r.roce && mode == "" {
 		mode = "lossless"
 	}

@@ -10,6 +10,11 @@ import (
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
+// refusal is GCU's IllegalPatchOperationError text for a patch one of
+// its field-operation validators refuses (sonic-utilities
+// generic_config_updater/gu_common.py validate_field_operation:
+// "Modification of {} table is illegal- validating function {} returned
+// False"), here the RDMA validator on PFC_WD.
 const refusal = "Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False"
 
 // TestConformanceSuite runs the lead's shared SSH CLI suite against the
