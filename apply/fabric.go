@@ -42,8 +42,12 @@ type RunOptions struct {
 	// Diagnostics are the spec's warnings, recorded in the plan made.
 	Diagnostics []spec.JSONDiagnostic
 
-	// StateDir holds the lock, the applied record and the journals.
+	// StateDir holds the applied record and the journals, and the lock
+	// file unless Locker says otherwise.
 	StateDir string
+	// Locker is the fabric lock's backend (nil: the lock file in
+	// StateDir, FileLocker).
+	Locker Locker
 	// Plan are the planning options (applied record, credentials,
 	// parallelism, targets, insecure, planning progress); the devices'
 	// driver targets are built with them too.
@@ -124,7 +128,11 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 
 	// The lock covers planning too: nobody applies between our plan and
 	// our apply.
-	lock, err := Acquire(ctx, o.StateDir, name, LockOptions{Operation: "apply",
+	locker := o.Locker
+	if locker == nil {
+		locker = FileLocker{StateDir: o.StateDir}
+	}
+	lock, err := locker.Lock(ctx, LockRequest{Fabric: name, Operation: "apply",
 		Version: o.Version, Timeout: o.LockTimeout, Now: o.Now})
 	var le *LockedError
 	if errors.As(err, &le) {
@@ -135,7 +143,10 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 		return fail(RunError, err)
 	}
 	defer func() {
-		if err := lock.Release(); err != nil {
+		// The run's context may be cancelled (an interrupt): unlock apart.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := lock.Unlock(uctx); err != nil {
 			out.Warnings = append(out.Warnings, "lock: "+err.Error())
 		}
 	}()

@@ -95,3 +95,22 @@ func TestManifestsParse(t *testing.T) {
 		t.Error("an image with a space was accepted")
 	}
 }
+
+// TestLeaseName: the Lease of a fabric is named as it always was (the
+// lock file's safe name, '_' as '-', lower case), so a newer fabctl
+// finds the Lease an older one holds.
+func TestLeaseName(t *testing.T) {
+	for in, want := range map[string]string{
+		"pod1":        "fabctl-lock-pod1",
+		"Pod_1":       "fabctl-lock-pod-1",
+		"ai pod.2":    "fabctl-lock-ai-pod.2",
+		"":            "fabctl-lock-fabric",
+		"..":          "fabctl-lock-fabric",
+		"rack/é":      "fabctl-lock-rack--",
+		"GPU-Cluster": "fabctl-lock-gpu-cluster",
+	} {
+		if got := LeaseName(in); got != want {
+			t.Errorf("LeaseName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -18,7 +18,9 @@ const DriverName = "kubernetes"
 
 // ApplyOptions are the inputs of Apply.
 type ApplyOptions struct {
-	Clients  *Clients
+	Clients *Clients
+	// Locker is the fabric lock (kubelock.Locker: a Lease).
+	Locker   apply.Locker
 	Spec     *spec.Spec
 	Fabric   *intent.Fabric
 	Registry *drivers.Registry
@@ -145,7 +147,7 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 		return out, err
 	}
 	h := o.Hooks
-	lease, err := AcquireLease(ctx, o.Clients, o.Fabric.Name, "apply", o.Version, o.LockTimeout)
+	lease, err := o.Locker.Lock(ctx, apply.LockRequest{Fabric: o.Fabric.Name, Operation: "apply", Version: o.Version, Timeout: o.LockTimeout, Now: o.Now})
 	var le *apply.LockedError
 	if errors.As(err, &le) {
 		out.Lock = &le.Info
@@ -157,7 +159,7 @@ func Apply(ctx context.Context, o ApplyOptions) (*Outcome, error) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := lease.Release(rctx); err != nil {
+		if err := lease.Unlock(rctx); err != nil {
 			out.Warnings = append(out.Warnings, "lock: "+err.Error())
 		}
 	}()

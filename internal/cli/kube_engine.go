@@ -10,6 +10,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/kube"
+	"github.com/fabctl/fabctl/kube/kubelock"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -114,7 +115,7 @@ func kubeApply(ctx context.Context, f *Factory, opts *ApplyOptions, lf *loadedFa
 		return ExitError
 	}
 	o, err := kube.Apply(ctx, kube.ApplyOptions{
-		Clients: cl, Spec: lf.Spec, Fabric: lf.Fabric, Registry: f.Drivers(), Plan: popts,
+		Clients: cl, Locker: kubelock.Locker{Clients: cl}, Spec: lf.Spec, Fabric: lf.Fabric, Registry: f.Drivers(), Plan: popts,
 		Parallelism: opts.Parallelism, OnFailure: apply.Policy(opts.OnFailure), MaxUnavailable: mu, Canary: opts.Rollout.Canary,
 		HostTimeout: opts.Rollout.HostTimeout, LockTimeout: opts.LockTimeout, Version: readBuildInfo().Version, Hooks: hooks,
 		StateDir: lf.StateDir, Journal: opts.Journal, Getenv: f.Getenv, Now: f.Now,

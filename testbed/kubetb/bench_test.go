@@ -28,6 +28,7 @@ import (
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/kube"
+	"github.com/fabctl/fabctl/kube/kubelock"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -341,7 +342,7 @@ func runPublish(b *testing.B, apiserver, etcd, etcdDir string, n int) publishRun
 	aPid, ePid, gPid := c.apiserver.Process.Pid, c.etcd.Process.Pid, agents.Process.Pid
 	cpu0, a0, e0, g0 := selfCPU(), procCPU(aPid), procCPU(ePid), procCPU(gPid)
 	t0 = time.Now()
-	out, err := kube.Apply(ctx, kube.ApplyOptions{Clients: pub, Spec: &spec.Spec{}, Fabric: f, Parallelism: 64, OnFailure: apply.Stop,
+	out, err := kube.Apply(ctx, kube.ApplyOptions{Clients: pub, Locker: kubelock.Locker{Clients: pub}, Spec: &spec.Spec{}, Fabric: f, Parallelism: 64, OnFailure: apply.Stop,
 		MaxUnavailable: kube.MaxUnavailable{N: 100, Percent: true}, Canary: 0, HostTimeout: 5 * time.Minute, Version: "bench",
 		Rollout: func(e kube.RolloutEvent) {
 			switch e.Phase {
