@@ -130,6 +130,8 @@ var rules = []struct {
 	// The Kubernetes engine: the FabricHostConfig API, manifests, client,
 	// rollout, status plan and Lease lock; the agent serves its node side.
 	{"kube", []string{"apply", "plan", "=drivers", "drivers/host/agentproto", "intent", "spec", "internal"}},
+	// The fabric lock as a Lease: an apply.Locker backend on kube's Lease.
+	{"kube/kubelock", []string{"apply", "=kube", "internal"}},
 	// Telemetry reads NIC counters with validate's reader and switches
 	// through the gNMI transport; the agent serves its host collector.
 	{"telemetry", []string{"validate/traffic", "drivers/transport", "=drivers", "intent", "spec", "internal"}},
