@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,4 +52,55 @@ func RedactSecrets(s string, secrets []string, mark string) string {
 
 func isWord(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// Redaction by position. fabctl knows where it sent a secret: the value
+// it typed at a password prompt, a secret inside a line it typed. Only
+// those places (and the device's echo of them, where the device prints
+// them back) are masked with RedactSecrets. What a device printed on its
+// own is never searched for the secret's value: a password equal to a
+// word the device prints (the user name in a prompt, a hostname) would
+// be given away by where the masks fall. Device text gets
+// RedactSecretWords instead, which masks the value after a secret
+// keyword whatever it is, so a configuration the device prints (show
+// running-config, a CONFIG_DB dump) keeps no secret.
+
+// secretWords matches a configuration keyword that a secret follows
+// (an optional ':' or '=', an optional encryption type or hash name),
+// and the value (quoted or one word); JSON "password": "..." too.
+var secretWords = regexp.MustCompile(`(?i)(\b(?:secret|password|passphrase|passwd|(?:tacacs-server|radius-server)(?:\s+host\s+\S+)?\s+key)\b(?:\s*[:=])?(?:\s+(?:[0-9]|sha256|sha512|md5|encrypted|plaintext|hashed)\b)?\s*)("[^"]*"|'[^']*'|[^\s'":=][^\s'"]*)|("(?:password|secret|passphrase)"\s*:\s*)"[^"]*"`)
+
+// RedactSecretWords masks the value after every secret keyword in text a
+// device printed (`username admin secret sha512 $6$...`, `"password":
+// "..."`, `password: ...`), whatever the value is. It never looks for a
+// known secret's value (see the comment above).
+func RedactSecretWords(text, mark string) string {
+	if !secretWordHint(text) {
+		return text
+	}
+	return secretWords.ReplaceAllStringFunc(text, func(m string) string {
+		sub := secretWords.FindStringSubmatch(m)
+		if sub[3] != "" {
+			return sub[3] + `"` + mark + `"`
+		}
+		if strings.EqualFold(sub[2], "for") {
+			return m // "[sudo] password for admin:": a prompt, no value
+		}
+		return sub[1] + mark
+	})
+}
+
+// secretWordHint is a cheap test before the regexp: most device lines
+// hold no keyword.
+func secretWordHint(s string) bool {
+	for i := 0; i+3 <= len(s); i++ {
+		switch s[i] | 0x20 {
+		case 's', 'p', 'k':
+			w := strings.ToLower(s[i:min(i+10, len(s))])
+			if strings.HasPrefix(w, "secret") || strings.HasPrefix(w, "pass") || strings.HasPrefix(w, "key") {
+				return true
+			}
+		}
+	}
+	return false
 }

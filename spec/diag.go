@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/fabctl/fabctl/internal/termsafe"
 )
 
 // DiagInfo is extra information lint findings carry in hcl.Diagnostic.Extra.
@@ -94,43 +95,25 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, w
 	return hcl.NewDiagnosticTextWriter(w, files, width, color).WriteDiagnostics(out)
 }
 
-// EscapeControl makes s safe to print on a terminal: control characters
-// (C0 but newline and tab, DEL, C1) are written as \xNN / \u00NN, so a
-// spec or a device's answer cannot move the cursor, retitle the window
-// or clear the screen.
-func EscapeControl(s string) string {
-	if !hasControl(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteString(escapeRune(r))
-	}
-	return b.String()
-}
+// EscapeControl makes s safe to print on a terminal (internal/termsafe):
+// control characters (C0 but newline and tab, DEL, C1) and bidirectional
+// formatting characters are written as \xNN / \uNNNN, so a spec or a
+// device's answer cannot move the cursor, retitle the window, clear the
+// screen or reorder what is shown.
+func EscapeControl(s string) string { return termsafe.Escape(s) }
 
 func hasControl(s string) bool {
 	for _, r := range s {
-		if isControl(r) {
+		if termsafe.IsUnsafe(r) {
 			return true
 		}
 	}
 	return false
 }
 
-func isControl(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f
-}
+func isControl(r rune) bool { return termsafe.IsUnsafe(r) }
 
-func escapeRune(r rune) string {
-	switch {
-	case !isControl(r):
-		return string(r)
-	case r < 0x80:
-		return fmt.Sprintf("\\x%02x", r)
-	}
-	return fmt.Sprintf("\\u%04x", r)
-}
+func escapeRune(r rune) string { return termsafe.Rune(r) }
 
 // escapeSnippets returns the files with control characters escaped (as
 // EscapeControl) and the diagnostics' ranges moved to match, so the

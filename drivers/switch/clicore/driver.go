@@ -147,7 +147,7 @@ func Send(c *sshtransport.Conn, refused func(string) string, cmd string) (string
 		return out, err
 	}
 	if r := refused(out); r != "" {
-		return out, &sshtransport.Error{Device: c.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: r}
+		return out, &sshtransport.Error{Device: c.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: drivers.RedactSecretWords(r, "<redacted>")}
 	}
 	return out, nil
 }

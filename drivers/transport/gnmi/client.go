@@ -359,7 +359,9 @@ func (c *Client) redact(s string) string {
 // wrap turns a gRPC error into an *Error with a cause a user can act on.
 func (c *Client) wrap(rpc, path string, err error) *Error {
 	st, _ := status.FromError(err)
-	e := &Error{Device: c.device, RPC: rpc, Path: path, Code: st.Code(), Detail: c.redact(st.Message())}
+	// The message is the device's: masked by keyword, not searched for
+	// secret values (redaction by position, drivers/redact.go).
+	e := &Error{Device: c.device, RPC: rpc, Path: path, Code: st.Code(), Detail: drivers.RedactSecretWords(st.Message(), "[redacted]")}
 	msg := st.Message()
 	switch {
 	case st.Code() == codes.Unauthenticated:

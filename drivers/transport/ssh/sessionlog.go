@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +12,14 @@ import (
 	"github.com/scrapli/scrapligo/driver/options"
 	"github.com/scrapli/scrapligo/logging"
 	"github.com/scrapli/scrapligo/util"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/termsafe"
 )
+
+// scrapligoRedacted is what scrapligo's log says instead of input it was
+// told to redact (channel.Write with redact set: a password at a prompt).
+const scrapligoRedacted = "redacted"
 
 // The session log (`--debug`) is one transcript line per event, every
 // line redacted:
@@ -22,21 +28,39 @@ import (
 //	15:04:05.000 leaf1 < leaf1#show running-config    what the switch sent, line by line
 //	15:04:05.000 leaf1 - info: connection opened successfully   scrapligo's own log
 //
-// Sent lines come from scrapligo's debug log ("channel write"), which
-// already prints REDACTED for the password it types at an enable prompt;
-// received lines come from scrapligo's channel log, buffered to whole
-// lines so a secret split across two reads is still found. Redaction
-// masks every secret value the connection resolved (passwords, enable
-// password, key and passphrase, also in their Go-quoted form) and the
-// value after secret/password/passphrase keywords in configuration
-// lines a switch echoes (`username admin secret sha512 $6$...`).
+// Sent lines come from scrapligo's debug log ("channel write"); received
+// lines come from scrapligo's channel log, buffered to whole lines.
+//
+// Redaction is by position (drivers/redact.go): what fabctl typed is
+// masked (a password typed at a prompt, which scrapligo logs as
+// "redacted"; any secret value inside a typed line), and so is the
+// device's echo of it: the rest of the line that was on the screen when
+// fabctl typed, where a device echoes input. What the device printed
+// elsewhere is not searched for secret values (a password equal to the
+// user name in the prompt would be given away by where the masks fall);
+// it gets the keyword masking of drivers.RedactSecretWords, so a
+// configuration line a switch prints (`username admin secret sha512
+// $6$...`) keeps no secret. Control characters in either direction are
+// escaped, so the transcript on a terminal cannot move the cursor or
+// retitle the window.
 type sessionLog struct {
 	mu      sync.Mutex
 	w       io.Writer
 	device  string
 	secrets []string
 	partial []byte
-	now     func() time.Time
+	// echo marks where in the line in progress fabctl typed something
+	// that held a secret: the device's echo follows there.
+	echo []echoMark
+	now  func() time.Time
+}
+
+// echoMark is one typed input holding a secret: from is its position in
+// the received line in progress; typed and masked are the input as sent
+// and as logged ("" for a password typed at a prompt).
+type echoMark struct {
+	from          int
+	typed, masked string
 }
 
 func newSessionLog(w io.Writer, device string, secrets []string) *sessionLog {
@@ -66,27 +90,38 @@ func (s *sessionLog) options() ([]util.Option, error) {
 	return []util.Option{options.WithLogger(l), options.WithChannelLog(s)}, nil
 }
 
-// secretWords matches a configuration keyword that a secret follows,
-// an optional encryption type or hash name, and the value (quoted or
-// one word); JSON "password": "..." too.
-var secretWords = regexp.MustCompile(`(?i)(\b(?:secret|password|passphrase|passwd|(?:tacacs-server|radius-server)(?:\s+host\s+\S+)?\s+key)\b(?:\s+(?:[0-9]|sha256|sha512|md5|encrypted|plaintext|hashed))?\s+)("[^"]*"|[^\s'"]+)|("(?:password|secret|passphrase)"\s*:\s*)"[^"]*"`)
+// typed masks what fabctl typed: every secret value in it, and secret
+// keywords' values.
+func (s *sessionLog) typed(text string) string {
+	return drivers.RedactSecretWords(redact(text, s.secrets), "<redacted>")
+}
 
-// redact masks every secret in s.
-func (s *sessionLog) redact(text string) string {
-	text = redact(text, s.secrets)
-	return secretWords.ReplaceAllStringFunc(text, func(m string) string {
-		sub := secretWords.FindStringSubmatch(m)
-		if sub[3] != "" {
-			return sub[3] + `"<redacted>"`
+// received masks a line the device sent: the echo of typed input (from
+// the marks on this line), and secret keywords' values.
+func (s *sessionLog) received(line string) string {
+	for i := len(s.echo) - 1; i >= 0; i-- {
+		m := s.echo[i]
+		from := min(m.from, len(line))
+		region := line[from:]
+		if m.typed != "" && strings.Contains(region, m.typed) {
+			region = strings.Replace(region, m.typed, m.masked, 1)
+		} else {
+			region = redact(region, s.secrets)
 		}
-		return sub[1] + "<redacted>"
-	})
+		line = line[:from] + region
+	}
+	s.echo = s.echo[:0]
+	return drivers.RedactSecretWords(line, "<redacted>")
 }
 
 func (s *sessionLog) emit(dir, text string) {
-	line := fmt.Sprintf("%s %s %s %s\n", s.now().Format("15:04:05.000"), s.device, dir, s.redact(text))
+	line := fmt.Sprintf("%s %s %s %s\n", s.now().Format("15:04:05.000"), s.device, dir, termsafe.Escape(text))
 	_, _ = io.WriteString(s.w, line)
 }
+
+// typedMessages are scrapligo log messages that quote what it is about
+// to type.
+var typedMessages = []string{"SendCommand requested, sending ", "SendCommands requested, sending ", "channel SendInput requested, sending input "}
 
 // logEntry receives scrapligo's log messages.
 func (s *sessionLog) logEntry(args ...any) {
@@ -105,11 +140,28 @@ func (s *sessionLog) logEntry(args ...any) {
 		if in == "\n" || in == "" {
 			return // the return after each input: no information
 		}
-		s.emit(">", strings.TrimRight(in, "\n"))
+		in = strings.TrimRight(in, "\n")
+		if in == scrapligoRedacted {
+			// A password typed at a prompt: masked, and so is its echo.
+			s.echo = append(s.echo, echoMark{from: len(s.partial)})
+			s.emit(">", "<redacted>")
+			return
+		}
+		out := s.typed(in)
+		if out != in {
+			s.echo = append(s.echo, echoMark{from: len(s.partial), typed: in, masked: out})
+		}
+		s.emit(">", out)
 	case strings.HasPrefix(msg, "channel read "):
 		// The channel log has the same bytes, split into lines.
 	default:
-		s.emit("-", level+": "+msg)
+		for _, p := range typedMessages {
+			if strings.HasPrefix(msg, p) {
+				s.emit("-", level+": "+s.typed(msg))
+				return
+			}
+		}
+		s.emit("-", level+": "+drivers.RedactSecretWords(msg, "<redacted>"))
 	}
 }
 
@@ -123,7 +175,7 @@ func (s *sessionLog) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		s.emit("<", string(bytes.TrimRight(s.partial[:i], "\r")))
+		s.emit("<", s.received(string(bytes.TrimRight(s.partial[:i], "\r"))))
 		s.partial = s.partial[i+1:]
 	}
 	return len(b), nil
@@ -135,7 +187,7 @@ func (s *sessionLog) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.partial) > 0 {
-		s.emit("<", string(s.partial))
+		s.emit("<", s.received(string(s.partial)))
 		s.partial = nil
 	}
 }

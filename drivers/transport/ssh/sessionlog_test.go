@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -98,22 +99,104 @@ func TestSessionLogRedacted(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	s := newSessionLog(nil, "x", []string{`pa"ss\word`, "hunter22"})
-	tests := []struct{ in, want string }{
-		{`channel write "pa\"ss\\word"`, `channel write "<redacted>"`},
-		{"login with hunter22 ok", "login with <redacted> ok"},
-		{"username admin privilege 15 secret sha512 $6$x$y", "username admin privilege 15 secret sha512 <redacted>"},
-		{"username admin password 5 $5$abc role network-admin", "username admin password 5 <redacted> role network-admin"},
-		{"enable secret 0 plain", "enable secret 0 <redacted>"},
-		{`tacacs-server host 10.0.0.1 key 7 "0832"`, `tacacs-server host 10.0.0.1 key 7 <redacted>`},
-		{`  "password": "xyz",`, `  "password": "<redacted>",`},
-		{"Password: ", "Password: "},
-		{"priority-flow-control priority 3 no-drop", "priority-flow-control priority 3 no-drop"},
-	}
-	for _, tt := range tests {
-		if got := s.redact(tt.in); got != tt.want {
-			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
+// Issue 37: the transcript masks what fabctl typed and the device's echo
+// of it, by position; what the device printed elsewhere is masked by
+// secret keyword only, never by searching for a secret's value.
+func TestSessionLogMasksByPosition(t *testing.T) {
+	var buf bytes.Buffer
+	s := newSessionLog(&buf, "x", []string{`pa"ss\word`, "admin"})
+	s.now = func() time.Time { return time.Time{} }
+	write := func(in string) { s.logEntry("debug\x00channel write " + strconv.Quote(in)) }
+	s.Write([]byte("Last login from admin-ws\r\nadmin@x:~$ "))
+	write("show users admin\n")                                        // typed: the value fabctl sent is masked
+	s.Write([]byte("show users admin\r\nadmin  pts/0\r\nadmin@x:~$ ")) // its echo too, not its output
+	write("enable\n")
+	s.Write([]byte("enable\r\nPassword: "))
+	s.logEntry("debug\x00channel write \"redacted\"") // a password at a prompt
+	s.Write([]byte("\r\nx# "))
+	write("show running-config\n")
+	s.Write([]byte("show running-config\r\nusername admin privilege 15 secret sha512 $6$x$y\r\n" +
+		"username ops password 5 $5$abc role network-admin\r\nenable secret 0 plain\r\n" +
+		"tacacs-server host 10.0.0.1 key 7 \"0832\"\r\n  \"password\": \"xyz\",\r\n" +
+		"priority-flow-control priority 3 no-drop\r\n\x1b]0;owned\x07title\r\nx# "))
+	s.logEntry("info\x00SendCommand requested, sending 'show pa\"ss\\word'")
+	s.logEntry("info\x00found prompt admin@x")
+	s.flush()
+	got := buf.String()
+	for _, want := range []string{
+		"x < Last login from admin-ws\n",
+		"x > show users <redacted>\n",
+		"x < admin@x:~$ show users <redacted>\n",
+		"x < admin  pts/0\n",
+		"x > <redacted>\n",
+		"x < Password: \n",
+		"x < username admin privilege 15 secret sha512 <redacted>\n",
+		"x < username ops password 5 <redacted> role network-admin\n",
+		"x < enable secret 0 <redacted>\n",
+		"x < tacacs-server host 10.0.0.1 key 7 <redacted>\n",
+		`x <   "password": "<redacted>",` + "\n",
+		"x < priority-flow-control priority 3 no-drop\n",
+		`x < \x1b]0;owned\x07title` + "\n",
+		"x - info: SendCommand requested, sending 'show <redacted>'\n",
+		"x - info: found prompt admin@x\n",
+		"x < x# \n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("transcript lacks %q", want)
 		}
+	}
+	if strings.Contains(got, `pa"ss\word`) || strings.Contains(got, "\x1b") {
+		t.Errorf("transcript holds a secret or a raw escape")
+	}
+	if t.Failed() {
+		t.Logf("transcript:\n%s", got)
+	}
+}
+
+// Issue 37: the login password equals the user name, which EOS prints
+// (startup-config "last modified ... by admin"): the transcript shows
+// those words as the device printed them, so no mask marks where the
+// password is; the password fabctl typed at the enable prompt stays
+// masked.
+func TestSessionLogPasswordEqualsUserName(t *testing.T) {
+	const pw = "admin"
+	sw, err := eosemu.Start(eosemu.Options{Hostname: "leaf1", Password: pw, EnablePassword: pw, Ports: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := sw.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	tg := drivers.Target{
+		Device: intent.Device{Kind: intent.KindSwitch, Name: "leaf1", Platform: "eos", Address: sw.Addr()},
+		Credentials: &spec.Credentials{Name: "lab", Username: "admin", KnownHosts: kh,
+			Password:       &spec.SecretRef{Kind: "env", Name: "PW"},
+			EnablePassword: &spec.SecretRef{Kind: "env", Name: "PW"}},
+	}
+	o := Options{Platform: "arista_eos", ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(string) string { return pw }}
+	var log syncBuf
+	c, err := Dial(drivers.WithSessionLog(context.Background(), &log), tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send("show startup-config"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	got := log.String()
+	if !strings.Contains(got, "leaf1 > <redacted>") {
+		t.Errorf("the enable password typed at the prompt is not masked")
+	}
+	if !strings.Contains(got, " by admin") {
+		t.Errorf("the device's own \"by admin\" was changed")
+	}
+	if strings.Contains(got, "by <redacted>") {
+		t.Errorf("a mask in the device's output gives the password away")
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("session log:\n%s", got)
 	}
 }

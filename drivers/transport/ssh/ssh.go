@@ -330,10 +330,12 @@ func (c *Conn) Device() string { return c.device }
 func (c *Conn) Send(cmd string) (string, error) {
 	out, failed, err := command(c.d, cmd, c.timeout)
 	if err != nil {
-		return "", c.cmdErr(cmd, err)
+		return "", c.cmdErr(redact(cmd, c.secrets), err)
 	}
 	if failed != "" {
-		return out, &Error{Device: c.device, Op: cmd, Kind: KindCommand, Detail: cause(redact(out, c.secrets))}
+		// The output is the device's: masked by keyword, not searched
+		// for secret values (redaction by position, drivers/redact.go).
+		return out, &Error{Device: c.device, Op: redact(cmd, c.secrets), Kind: KindCommand, Detail: cause(drivers.RedactSecretWords(out, "<redacted>"))}
 	}
 	return out, nil
 }
