@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -10,15 +11,28 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
+
+	"github.com/fabctl/fabctl/internal/termsafe"
 )
 
 // IOStreams are a command's standard streams plus what fabctl knows about
 // the terminal behind them. Commands never touch os.Stdout and friends:
 // tests swap in buffers (see TestIOStreams) and decide what is a TTY.
+//
+// Out and ErrOut escape control and bidirectional characters
+// (internal/termsafe): whatever a command prints, from a spec label, a
+// plan field or a device's answer, cannot move the cursor, clear the
+// screen, retitle the window or reorder text. fabctl's own colour
+// (SGR) passes on a stream where ColorEnabled; the progress views' cursor
+// movement goes through EraseErrLines; file content a command copies to
+// stdout (fmt of stdin) goes through DataOut.
 type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+
+	rawOut, rawErr io.Writer
+	outEsc, errEsc *termsafe.Writer
 
 	stdoutTTY bool
 	stderrTTY bool
@@ -30,7 +44,7 @@ type IOStreams struct {
 // terminals. env is the process environment (COLUMNS). NO_COLOR is applied
 // by the root command from the Factory's environment.
 func NewIOStreams(in io.Reader, out, errOut io.Writer, env []string) *IOStreams {
-	s := &IOStreams{In: in, Out: out, ErrOut: errOut}
+	s := newIOStreams(in, out, errOut)
 	if fd, ok := terminalFd(out); ok {
 		s.stdoutTTY = true
 		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
@@ -43,14 +57,54 @@ func NewIOStreams(in io.Reader, out, errOut io.Writer, env []string) *IOStreams 
 			s.width = n
 		}
 	}
+	s.sync()
 	return s
+}
+
+func newIOStreams(in io.Reader, out, errOut io.Writer) *IOStreams {
+	s := &IOStreams{In: in, rawOut: out, rawErr: errOut,
+		outEsc: &termsafe.Writer{W: out}, errEsc: &termsafe.Writer{W: errOut}}
+	s.Out, s.ErrOut = s.outEsc, s.errEsc
+	return s
+}
+
+// sync lets fabctl's colour through the escaping writers where styling
+// is on.
+func (s *IOStreams) sync() {
+	s.outEsc.SGR = s.ColorEnabled()
+	s.errEsc.SGR = s.ErrColorEnabled()
+}
+
+// Flush writes what the escaping writers hold back (a character split
+// across writes at the very end of the output).
+func (s *IOStreams) Flush() {
+	_ = s.outEsc.Flush()
+	_ = s.errEsc.Flush()
+}
+
+// DataOut is stdout for file content a command copies there (fmt of
+// stdin): as is when stdout is not a terminal (a pipe or file gets the
+// exact bytes), escaped like Out on a terminal.
+func (s *IOStreams) DataOut() io.Writer {
+	if s.stdoutTTY {
+		return s.Out
+	}
+	return s.rawOut
+}
+
+// EraseErrLines moves the cursor up n lines on stderr and clears from
+// there (a progress view redrawing itself; stderr is a terminal).
+func (s *IOStreams) EraseErrLines(n int) {
+	if n > 0 {
+		fmt.Fprintf(s.rawErr, "\x1b[%dA\x1b[J", n)
+	}
 }
 
 // TestIOStreams returns streams backed by buffers, neither a TTY, and the
 // buffers for stdin, stdout and stderr.
 func TestIOStreams() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+	return newIOStreams(in, out, errOut), in, out, errOut
 }
 
 func terminalFd(w any) (int, bool) {
@@ -69,13 +123,13 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
 
 // SetStdoutTTY overrides TTY detection (tests).
-func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
+func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v; s.sync() }
 
 // SetStderrTTY overrides TTY detection (tests).
-func (s *IOStreams) SetStderrTTY(v bool) { s.stderrTTY = v }
+func (s *IOStreams) SetStderrTTY(v bool) { s.stderrTTY = v; s.sync() }
 
 // SetNoColor disables color (NO_COLOR, --no-color).
-func (s *IOStreams) SetNoColor(v bool) { s.noColor = v }
+func (s *IOStreams) SetNoColor(v bool) { s.noColor = v; s.sync() }
 
 // SetWidth sets the terminal width (tests, COLUMNS).
 func (s *IOStreams) SetWidth(w int) { s.width = w }

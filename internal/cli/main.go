@@ -30,6 +30,7 @@ func Run(f *Factory, args []string) ExitCode {
 // as an internal error, not a Go stack dump (unless --debug), and exits
 // with ExitError.
 func run(f *Factory, newRoot func() *cobra.Command, args []string) (code ExitCode) {
+	defer f.IOStreams.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			code = reportPanic(f, r, debug.Stack())

@@ -218,7 +218,7 @@ const maxFlightLines = 10
 
 func (v *ApplyHuman) clearRegion() {
 	if v.drawn > 0 {
-		fmt.Fprintf(v.IO.ErrOut, "\x1b[%dA\x1b[J", v.drawn)
+		v.IO.EraseErrLines(v.drawn)
 		v.drawn = 0
 	}
 }

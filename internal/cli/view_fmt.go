@@ -31,7 +31,7 @@ func (v *FmtHuman) Result(r *fmtResult) error {
 	st := newStyles(out, v.IO.ColorEnabled())
 	for _, f := range r.Files {
 		if r.Stdin {
-			fmt.Fprint(out, f.Formatted)
+			fmt.Fprint(v.IO.DataOut(), f.Formatted)
 		} else if f.Changed && v.List {
 			fmt.Fprintln(out, f.Path)
 		}

@@ -108,7 +108,7 @@ func (p *planProgress) Stop(devices int) {
 
 func (p *planProgress) erase() {
 	if p.drawn > 0 {
-		fmt.Fprintf(p.ios.ErrOut, "\x1b[%dA\x1b[J", p.drawn)
+		p.ios.EraseErrLines(p.drawn)
 		p.drawn = 0
 	}
 }
