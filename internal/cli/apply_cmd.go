@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -407,21 +408,45 @@ func applyExitCode(status apply.RunStatus, detailed bool) ExitCode {
 	return ExitError
 }
 
-// interruptContext returns a context cancelled by the first Ctrl-C or
-// SIGTERM: apply then starts no new device, lets the devices in flight
-// finish their transaction (onInterrupt says so) and ends "interrupted".
-// A second signal ends the process at once (exit 130): the lock stays in
-// place and the journal has no run_end, so the next run reports the lock
-// of a run that is gone and force-unlock removes it. The returned func
-// releases it.
+// interruptSignals end a run the way the first Ctrl-C does: SIGINT,
+// SIGTERM (a pipeline's cancel, `timeout`, systemd, a Kubernetes pod's
+// end), SIGHUP (the terminal or SSH session went away) and SIGPIPE (the
+// reader of stdout or stderr went away: `fabctl apply | head`). Without
+// a handler SIGHUP and SIGPIPE would kill fabctl on the spot, leaving
+// the lock held and the journal without run_end.
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
+
+// sameInterrupt is how long after the first signal another one is still
+// the same interrupt. A supervisor often delivers one request twice:
+// GNU timeout sends its signal to the command and then to the whole
+// process group (coreutils src/timeout.c, cleanup(): send_sig to the
+// monitored pid, then to 0 unless --foreground), and a closing terminal's
+// SIGHUP comes from the kernel and again from the shell. A person's
+// second Ctrl-C comes later than that.
+const sameInterrupt = 500 * time.Millisecond
+
+// interruptContext returns a context cancelled by the first interrupt
+// (interruptSignals): apply then starts no new device, lets the devices
+// in flight finish their transaction (onInterrupt says so), writes the
+// journal's run_end, releases the lock and ends "interrupted" (exit 1).
+// One signal is one interrupt: a repeat within sameInterrupt, and every
+// SIGPIPE (each write to a closed pipe raises one), is not a second
+// one. A second interrupt ends the process at once (exit 130): the lock
+// stays in place and the journal has no run_end, so the next run
+// reports the lock of a run that is gone and force-unlock removes it.
+// The returned func releases it.
 func interruptContext(onInterrupt func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, interruptSignals...)
 	done := make(chan struct{})
+	var sawPipe atomic.Bool
 	go func() {
+		var first time.Time
 		select {
-		case <-ch:
+		case sig := <-ch:
+			sawPipe.Store(sig == syscall.SIGPIPE)
+			first = time.Now()
 			if onInterrupt != nil {
 				onInterrupt()
 			}
@@ -429,16 +454,32 @@ func interruptContext(onInterrupt func()) (context.Context, func()) {
 		case <-done:
 			return
 		}
-		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "Second interrupt: exiting now. Devices in flight may be mid-transaction; the lock stays in place and the journal has no run_end: the next run says so, and fabctl force-unlock removes the lock once you have checked those devices.")
-			exitProcess(130)
-		case <-done:
+		for {
+			select {
+			case sig := <-ch:
+				if sig == syscall.SIGPIPE {
+					sawPipe.Store(true)
+					continue
+				}
+				if time.Since(first) < sameInterrupt {
+					continue
+				}
+				fmt.Fprintln(os.Stderr, "Second interrupt: exiting now. Devices in flight may be mid-transaction; the lock stays in place and the journal has no run_end: the next run says so, and fabctl force-unlock removes the lock once you have checked those devices.")
+				exitProcess(130)
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {
 		close(done)
 		signal.Stop(ch)
+		if sawPipe.Load() {
+			// Still a closed pipe: the last messages must fail quietly,
+			// not kill the run with SIGPIPE before its exit code.
+			signal.Ignore(syscall.SIGPIPE)
+		}
 		cancel()
 	}
 }

@@ -2,13 +2,20 @@ package cli
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
 )
 
 // TestInterruptHelper is the child process of TestSecondInterruptExits.
@@ -20,7 +27,11 @@ func TestInterruptHelper(t *testing.T) {
 	defer release()
 	fmt.Println("READY")
 	<-ctx.Done()
-	time.Sleep(20 * time.Second) // devices in flight finishing
+	wait := 20 * time.Second // devices in flight finishing
+	if d, err := time.ParseDuration(os.Getenv("FABCTL_INTERRUPT_HELPER_WAIT")); err == nil {
+		wait = d
+	}
+	time.Sleep(wait)
 	fmt.Println("DONE")
 	os.Exit(0)
 }
@@ -69,7 +80,7 @@ func TestSecondInterruptExits(t *testing.T) {
 	wait("READY")
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	wait("FIRST")
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(sameInterrupt + 200*time.Millisecond)
 	start := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
@@ -92,5 +103,149 @@ func TestSecondInterruptExits(t *testing.T) {
 		}
 	case <-time.After(8 * time.Second):
 		t.Fatal("the second interrupt did not end the process")
+	}
+}
+
+// Issue 37: one signal is one interrupt. GNU timeout delivers its
+// SIGTERM to fabctl and again to the process group; the repeat (and any
+// SIGPIPE) is the same interrupt, so the run finishes as after one
+// Ctrl-C instead of exiting 130 with the lock held.
+func TestRepeatedSignalIsOneInterrupt(t *testing.T) {
+	for _, second := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
+		t.Run(second.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptHelper$")
+			cmd.Env = append(os.Environ(), "FABCTL_INTERRUPT_HELPER=1", "FABCTL_INTERRUPT_HELPER_WAIT=1s")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sc := bufio.NewScanner(out)
+			if !sc.Scan() || sc.Text() != "READY" {
+				t.Fatalf("helper: %q", sc.Text())
+			}
+			// Apart enough that the kernel does not merge them into one
+			// pending signal: timeout's two deliveries race like this.
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(50 * time.Millisecond)
+			_ = cmd.Process.Signal(second)
+			var lines []string
+			for sc.Scan() {
+				lines = append(lines, sc.Text())
+			}
+			err = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 0 || err != nil || strings.Join(lines, ",") != "FIRST,DONE" {
+				t.Errorf("SIGTERM then %v: exit %d (%v), output %q; want one interrupt: FIRST, DONE, exit 0", second, code, err, lines)
+			}
+		})
+	}
+}
+
+// TestApplySignalHelper is the child process of TestApplySignalsEndLikeInterrupt:
+// an apply whose devices take a while, reporting how it ended.
+func TestApplySignalHelper(t *testing.T) {
+	if os.Getenv("FABCTL_APPLY_SIGNAL_HELPER") != "1" {
+		t.Skip("helper process of TestApplySignalsEndLikeInterrupt")
+	}
+	e := newApplyEnv(t)
+	e.converge()
+	var once sync.Once
+	e.wrap = func(d drivers.Driver) drivers.Driver {
+		return slowApply{Driver: d, started: func() { once.Do(func() { fmt.Println("APPLYING") }) }}
+	}
+	f, _, _, stderr := e.factory()
+	code := runCLI(f, "apply", "--auto-approve", "--on-failure", "continue", e.spec)
+	fmt.Printf("EXIT %d\n", code)
+	if _, err := os.Stat(apply.LockPath(e.stateDir(), "ten")); errors.Is(err, os.ErrNotExist) {
+		fmt.Println("LOCK released")
+	} else {
+		fmt.Printf("LOCK held (%v)\n", err)
+	}
+	journals, _ := filepath.Glob(filepath.Join(e.stateDir(), "journal", "*.jsonl"))
+	for _, j := range journals {
+		fh, err := os.Open(j)
+		if err != nil {
+			continue
+		}
+		entries, _ := apply.ParseJournal(fh)
+		fh.Close()
+		for _, en := range entries {
+			if en.Event == apply.EventRunEnd {
+				fmt.Printf("RUN_END %s\n", en.Status)
+			}
+		}
+	}
+	fmt.Printf("STDERR %q\n", stderr.String())
+	if strings.Contains(stderr.String(), "Second interrupt") {
+		fmt.Println("SECOND")
+	}
+}
+
+type slowApply struct {
+	drivers.Driver
+	started func()
+}
+
+func (d slowApply) Apply(ctx context.Context, t drivers.Target, ch []drivers.Change, o drivers.ApplyOptions) (drivers.Result, error) {
+	d.started()
+	time.Sleep(time.Second) // a device in flight finishes its transaction
+	return d.Driver.Apply(ctx, t, ch, o)
+}
+
+// Issue 37: SIGHUP (the terminal or SSH session closed), SIGPIPE (the
+// reader of the output went away) and SIGTERM end an apply the way the
+// first Ctrl-C does: devices in flight finish, the journal gets its
+// run_end, the lock is released, exit 1 ("interrupted"). A repeated
+// SIGTERM (GNU timeout signals the process and its group) is one
+// interrupt, not the second one that exits 130 and leaves the lock.
+func TestApplySignalsEndLikeInterrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sigs []syscall.Signal
+	}{
+		{"SIGINT", []syscall.Signal{syscall.SIGINT}},
+		{"SIGHUP", []syscall.Signal{syscall.SIGHUP}},
+		{"SIGPIPE", []syscall.Signal{syscall.SIGPIPE}},
+		{"SIGTERM", []syscall.Signal{syscall.SIGTERM}},
+		{"timeout", []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestApplySignalHelper$", "-test.v")
+			cmd.Env = append(os.Environ(), "FABCTL_APPLY_SIGNAL_HELPER=1")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sc := bufio.NewScanner(out)
+			var lines []string
+			for sc.Scan() {
+				lines = append(lines, sc.Text())
+				if sc.Text() == "APPLYING" {
+					for i, s := range tc.sigs {
+						if i > 0 {
+							time.Sleep(50 * time.Millisecond) // not merged by the kernel
+						}
+						_ = cmd.Process.Signal(s)
+					}
+				}
+			}
+			_ = cmd.Wait()
+			got := strings.Join(lines, "\n")
+			for _, want := range []string{"EXIT 1", "LOCK released", "RUN_END ", "Interrupt received", "not attempted (interrupted)"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("%s: no %q; the helper printed:\n%s", tc.name, want, got)
+				}
+			}
+			if strings.Contains(got, "SECOND") {
+				t.Errorf("%s: counted as a second interrupt:\n%s", tc.name, got)
+			}
+		})
 	}
 }
