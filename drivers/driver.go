@@ -35,6 +35,11 @@ type Target struct {
 	Credentials *spec.Credentials
 	// Insecure disables host-key / TLS verification (explicit flags only).
 	Insecure bool
+	// Live is the state the planner's Read of the device returned (nil
+	// when the caller has not read it). Unexpressible, Findings and
+	// Changes answer from its facts (PathFacts) rather than from
+	// anything a driver remembered of an earlier Read.
+	Live intent.State
 }
 
 // Change is one step of a device's change list.
@@ -196,6 +201,14 @@ type Releaser interface {
 type TrafficRunner interface {
 	Traffic(ctx context.Context, t Target, body json.RawMessage, onLine func(string)) (json.RawMessage, error)
 }
+
+// PathFacts prefixes the live state paths that are facts about a device
+// rather than settings fabctl manages: what the device is decides how a
+// driver renders for it (SONiC's buffer model, whether NVUE's RoCE mode
+// is on) or what it reports (NVUE's auto-save). Read returns them with
+// the settings; the planner hands them back in Target.Live. A desired
+// state never holds them, so a diff never names them.
+const PathFacts = "fact/"
 
 // PathSaved is the state path of a device's persistence: "true" when the
 // configuration the device would come up with after a reload (its startup

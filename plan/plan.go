@@ -400,6 +400,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		dp.Error = fmt.Sprintf("read %s: %v", dp.Address, err)
 		return dp
 	}
+	t.Live = live
 	// After Read: a driver may learn from the device what it cannot
 	// express (a NIC without DCB support).
 	if lim, ok := drv.(drivers.Limiter); ok {

@@ -103,6 +103,7 @@ func Plan(t testing.TB, drv drivers.Driver, target drivers.Target, desired inten
 		t.Fatal(err)
 	}
 	diff := intent.Diff(desired, live, drv.Fields())
+	target.Live = live
 	steps, err := drv.Changes(target, diff, desired)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,13 @@
 // Package clicore is the logic fabctl's SSH CLI switch drivers (EOS,
-// NX-OS, Cumulus, SONiC) share above the session: the driver core (Core:
-// connections, the Read, Changes, Apply, Confirm, Rollback and Save
-// skeletons and the run's record of prior configurations, driven by each
-// platform's Platform and Transaction hooks), the indented
-// running-config parser (ParseIndented), the mode scripts typed at the
-// CLI (Script), and the errors of a device transaction's steps
-// (StepError, IsConnLoss). The session itself (dial, auth, known_hosts,
-// scrapligo) is drivers/transport/ssh's.
+// NX-OS, Cumulus, SONiC) share above the session: the driver core each
+// platform driver embeds (Core: connections, the drivers.Driver and
+// drivers.Saver methods and the run's record of prior configurations,
+// driven by the platform's grammar, Platform, and its Transaction), the
+// section step builder (Sections), the indented running-config parser
+// (ParseIndented), the mode scripts typed at the CLI (Script), and the
+// errors of a device transaction's steps (StepError, IsConnLoss). The
+// session itself (dial, auth, known_hosts, scrapligo) is
+// drivers/transport/ssh's.
 //
 // It may import drivers/transport/ssh and the standard library, never a
 // platform driver.

@@ -10,8 +10,8 @@ import (
 
 // Poll runs a platform's counter show commands on one session and
 // returns their outputs in order (drivers.CounterReader).
-func (k *Core) Poll(ctx context.Context, t drivers.Target, p Platform, cmds []string) ([]string, error) {
-	s, err := k.Dial(ctx, t, p)
+func (k *Core) Poll(ctx context.Context, t drivers.Target, cmds []string) ([]string, error) {
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return nil, err
 	}

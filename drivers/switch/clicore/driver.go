@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -12,24 +13,49 @@ import (
 	"github.com/fabctl/fabctl/intent"
 )
 
-// Core is the part of an SSH CLI switch driver every platform shares:
-// connections (dial through drivers/transport/ssh with the target's
-// credentials and the driver's options, close), the Read, Changes, Save,
-// Apply, Confirm and Rollback skeletons, and the per-run record of each
-// applied transaction's prior configuration. A platform driver holds a
-// Core (its zero value is ready) and passes its Platform hooks to each
-// call; the hooks carry only the platform's facts: its show commands
-// and parsing, startup compare, native steps, transaction commands,
-// save check and refusal texts.
+// Core is the part of an SSH CLI switch driver every platform shares,
+// embedded the way the gNMI drivers embed gnmicore.Core:
+//
+//	type Driver struct{ clicore.Core }
+//
+//	func New() drivers.Driver { return &Driver{clicore.Core{Facts: facts, P: grammar{}}} }
+//
+// Core implements drivers.Driver (Name, Capabilities and Fields from
+// Facts; Read, Changes, Apply, Confirm and Rollback) and drivers.Saver
+// over the platform's grammar P: its show commands and parsing, its
+// native steps, its transaction, its save check and its rollback. The
+// platform driver adds only what is its own (Unexpressible, Render,
+// counters). Connections are dialled through drivers/transport/ssh with
+// the target's credentials, SSH and the platform's scrapligo definition.
+//
+// One Core serves one run: it remembers each applied transaction's
+// prior configuration for Rollback. It keeps nothing else between calls:
+// what Changes or Unexpressible need to know about a device they read
+// from drivers.Target.Live (the facts Read returned).
 type Core struct {
+	// SSH tunes connections (timeouts, known_hosts, secret lookup); the
+	// scrapligo platform is always Facts.Scrapli.
+	SSH sshtransport.Options
+	// Facts are the platform's fixed values.
+	Facts Facts
+	// P is the platform's grammar.
+	P Platform
+
 	mu    sync.Mutex
 	prior map[string]any // token -> what the platform restores from
 }
 
-// Facts are a platform's fixed values.
+// Facts are an SSH CLI platform's fixed values.
 type Facts struct {
-	// Name is the platform name (drivers.SwitchIntent's kind).
+	// Name is the platform name (drivers.Driver.Name, the registry key).
 	Name string
+	// Scrapli is the scrapligo v1.4 platform the sessions use: a built-in
+	// name ("arista_eos") or a YAML definition ([]byte).
+	Scrapli any
+	// Capabilities are the transaction mechanisms the platform uses.
+	Capabilities drivers.Capabilities
+	// Fields are the diff tolerances and disruptive notes per state path.
+	Fields []intent.Field
 	// SaveCommand persists the running configuration; SaveStep names it
 	// in errors.
 	SaveCommand, SaveStep string
@@ -46,18 +72,15 @@ type Facts struct {
 	RedialOnCancel bool
 }
 
-// Platform is what one SSH CLI platform supplies to Core.
+// Platform is an SSH CLI platform's grammar: what Core runs on a session.
 type Platform interface {
-	Facts() Facts
-	// Options are the SSH options with the platform's scrapligo
-	// definition.
-	Options() sshtransport.Options
-	// Read runs the platform's show commands and parses the managed
-	// settings; raw is what Saved compares with the startup config.
-	Read(s *Session, sw *intent.Switch) (st intent.State, raw any, err error)
-	// Saved reports whether the startup configuration holds raw.
-	Saved(s *Session, raw any) (bool, error)
-	// Steps turns a diff into native steps.
+	// Read runs the platform's show commands and returns the managed
+	// settings, with the device facts the other hooks need
+	// (drivers.PathFacts), and whether the startup configuration holds
+	// them (Core adds drivers.PathSaved).
+	Read(s *Session, sw *intent.Switch) (st intent.State, saved bool, err error)
+	// Steps turns a diff into native steps; t.Live is the state the
+	// planner read (nil when it has not read the device).
 	Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error)
 	// CheckSave checks that the save took, given what it printed.
 	CheckSave(s *Session, out string) error
@@ -78,7 +101,7 @@ type Confirmer interface {
 // the Lines, Check, Commit and Verify in that order on one session. An
 // error a phase returns through Failed makes Core reconnect if the
 // connection was lost and hand over to Recover; any other error is
-// returned as it is.
+// returned as it is. Tx gives the phases a platform has no use for.
 type Transaction interface {
 	// Begin runs before anything changes (record the rollback point,
 	// take a checkpoint); skip: nothing to apply.
@@ -107,6 +130,31 @@ type Transaction interface {
 	Recover(s *Session, se *StepError, lost bool) error
 }
 
+// Tx is the part of a Transaction most platforms share; a platform's
+// transaction embeds it (P: the type of its prior configuration) and
+// sets ID and Pre in Begin. Its phases do nothing: the lines (Script) go
+// out as they are, nothing is checked, committed or verified beyond them.
+type Tx[P any] struct {
+	// ID names the transaction (Token); Pre is what Rollback restores
+	// from (Prior).
+	ID  string
+	Pre P
+	// Script are the lines Core sends.
+	Script []string
+}
+
+func (x *Tx[P]) Open(*Session) error   { return nil }
+func (x *Tx[P]) Lines() []string       { return x.Script }
+func (x *Tx[P]) Token() string         { return x.ID }
+func (x *Tx[P]) Prior() any            { return x.Pre }
+func (x *Tx[P]) Verify(*Session) error { return nil }
+
+// Where names a line by its position.
+func (x *Tx[P]) Where(i, n int, l string) string { return fmt.Sprintf("%s (line %d of %d)", l, i+1, n) }
+
+func (x *Tx[P]) Check(*Session) (bool, error)                        { return false, nil }
+func (x *Tx[P]) Commit(*Session, drivers.ApplyOptions) (bool, error) { return false, nil }
+
 type failure struct {
 	step  string
 	cause error
@@ -117,63 +165,79 @@ func (f *failure) Error() string { return f.step + ": " + f.cause.Error() }
 // Failed marks a transaction step's error for recovery (see Transaction).
 func Failed(step string, cause error) error { return &failure{step, cause} }
 
-// Session is one connection to the device during a Core call.
+// Session is one connection to the device during a Core call. Every
+// command a platform runs goes through Send (or WriteFile), the one
+// place that sends to the device.
 type Session struct {
 	Ctx    context.Context
 	Target drivers.Target
 	core   *Core
-	p      Platform
 	conn   *sshtransport.Conn
 }
-
-// Conn is the session's current connection.
-func (s *Session) Conn() *sshtransport.Conn { return s.conn }
 
 // Device is the device's name.
 func (s *Session) Device() string { return s.Target.Device.Name }
 
 // Send runs a command, failing on the platform's refusal texts as well
 // as the transport's.
-func (s *Session) Send(cmd string) (string, error) { return Send(s.conn, s.p.Facts().Refused, cmd) }
-
-// Forget drops the prior configuration recorded for token.
-func (s *Session) Forget(token string) { s.core.Forget(token) }
-
-// Send runs cmd on c and fails with a KindCommand error when refused
-// finds a refusal in its output.
-func Send(c *sshtransport.Conn, refused func(string) string, cmd string) (string, error) {
-	out, err := c.Send(cmd)
-	if err != nil || refused == nil {
+func (s *Session) Send(cmd string) (string, error) {
+	out, err := s.conn.Send(cmd)
+	if err != nil || s.core.Facts.Refused == nil {
 		return out, err
 	}
-	if r := refused(out); r != "" {
-		return out, &sshtransport.Error{Device: c.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: drivers.RedactSecretWords(r, "<redacted>")}
+	if r := s.core.Facts.Refused(out); r != "" {
+		return out, &sshtransport.Error{Device: s.conn.Device(), Op: cmd, Kind: sshtransport.KindCommand, Detail: drivers.RedactSecretWords(r, "<redacted>")}
 	}
 	return out, nil
 }
 
-// Dial opens a session to t with p's options.
-func (k *Core) Dial(ctx context.Context, t drivers.Target, p Platform) (*Session, error) {
-	c, err := sshtransport.Dial(ctx, t, p.Options())
-	if err != nil {
-		return nil, err
-	}
-	return &Session{Ctx: ctx, Target: t, core: k, p: p, conn: c}, nil
-}
+// WriteFile writes content to path on the device.
+func (s *Session) WriteFile(path, content string) error { return s.conn.WriteFile(path, content) }
+
+// Forget drops the prior configuration recorded for token.
+func (s *Session) Forget(token string) { s.core.Forget(token) }
 
 // Close closes the session's connection.
 func (s *Session) Close() { s.conn.Close() }
 
+// Dial opens a second session to the same device.
+func (s *Session) Dial() (*Session, error) { return s.core.Dial(s.Ctx, s.Target) }
+
+// options are the SSH options with the platform's scrapligo definition.
+func (k *Core) options() sshtransport.Options {
+	o := k.SSH
+	o.Platform = k.Facts.Scrapli
+	return o
+}
+
+// Dial opens a session to t.
+func (k *Core) Dial(ctx context.Context, t drivers.Target) (*Session, error) {
+	c, err := sshtransport.Dial(ctx, t, k.options())
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Ctx: ctx, Target: t, core: k, conn: c}, nil
+}
+
 // redial replaces a lost connection.
 func (s *Session) redial(ctx context.Context) error {
 	s.conn.Close()
-	c, err := sshtransport.Dial(ctx, s.Target, s.p.Options())
+	c, err := sshtransport.Dial(ctx, s.Target, s.core.options())
 	if err != nil {
 		return err
 	}
 	s.conn = c
 	return nil
 }
+
+// Name is the platform name.
+func (k *Core) Name() string { return k.Facts.Name }
+
+// Capabilities are the platform's transaction mechanisms.
+func (k *Core) Capabilities() drivers.Capabilities { return k.Facts.Capabilities }
+
+// Fields are the platform's diff tolerances and disruptive notes.
+func (k *Core) Fields() []intent.Field { return slices.Clone(k.Facts.Fields) }
 
 // Forget drops the prior configuration recorded for token.
 func (k *Core) Forget(token string) {
@@ -198,65 +262,61 @@ func (k *Core) recalled(token string) (any, bool) {
 	return pre, ok
 }
 
-// Read returns the platform's managed settings and config/saved.
-func (k *Core) Read(ctx context.Context, t drivers.Target, p Platform) (intent.State, error) {
-	sw, err := drivers.SwitchIntent(t, p.Facts().Name)
+// Read returns the platform's managed settings, its device facts and
+// config/saved.
+func (k *Core) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
+	sw, err := drivers.SwitchIntent(t, k.Facts.Name)
 	if err != nil {
 		return nil, err
 	}
-	s, err := k.Dial(ctx, t, p)
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	st, raw, err := p.Read(s, sw)
+	st, saved, err := k.P.Read(s, sw)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := p.Saved(s, raw)
-	if err != nil {
-		return nil, err
-	}
-	st[drivers.PathSaved] = strconv.FormatBool(ok)
+	st[drivers.PathSaved] = strconv.FormatBool(saved)
 	return st, nil
 }
 
 // Changes turns a diff into the platform's native steps.
-func (k *Core) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State, p Platform) ([]drivers.Change, error) {
-	sw, err := drivers.SwitchIntent(t, p.Facts().Name)
+func (k *Core) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	sw, err := drivers.SwitchIntent(t, k.Facts.Name)
 	if err != nil {
 		return nil, err
 	}
-	return p.Steps(t, sw, diff, desired)
+	return k.P.Steps(t, sw, diff, desired)
 }
 
 // SaveSteps is the save as plans show it.
-func (k *Core) SaveSteps(p Platform) []string { return []string{p.Facts().SaveCommand} }
+func (k *Core) SaveSteps() []string { return []string{k.Facts.SaveCommand} }
 
 // Save runs the platform's save command and its check.
-func (k *Core) Save(ctx context.Context, t drivers.Target, p Platform) error {
-	s, err := k.Dial(ctx, t, p)
+func (k *Core) Save(ctx context.Context, t drivers.Target) error {
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f := p.Facts()
-	out, err := s.Send(f.SaveCommand)
+	out, err := s.Send(k.Facts.SaveCommand)
 	if err != nil {
-		return &StepError{Device: t.Device.Name, Step: f.SaveStep, Err: err}
+		return &StepError{Device: t.Device.Name, Step: k.Facts.SaveStep, Err: err}
 	}
-	return p.CheckSave(s, out)
+	return k.P.CheckSave(s, out)
 }
 
 // Apply runs one transaction (see Transaction): on a failed step the
 // platform restores the prior state, and the error is a
 // drivers.PartialError only when that restore fails.
-func (k *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions, p Platform) (drivers.Result, error) {
-	tx, err := p.Transaction(t, steps, opts)
+func (k *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
+	tx, err := k.P.Transaction(t, steps, opts)
 	if err != nil || tx == nil {
 		return drivers.Result{}, err
 	}
-	s, err := k.Dial(ctx, t, p)
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -271,7 +331,7 @@ func (k *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Chan
 		}
 		se := &StepError{Device: t.Device.Name, Step: f.step, Err: f.cause}
 		lost, dctx := IsConnLoss(f.cause), ctx
-		if p.Facts().RedialOnCancel {
+		if k.Facts.RedialOnCancel {
 			lost = lost || ctx.Err() != nil
 			dctx = context.WithoutCancel(ctx)
 		}
@@ -313,13 +373,14 @@ func (k *Core) Apply(ctx context.Context, t drivers.Target, steps []drivers.Chan
 	return drivers.Result{Token: tx.Token(), Pending: pending}, nil
 }
 
-// Confirm makes a pending commit permanent (platforms with Confirmer).
-func (k *Core) Confirm(ctx context.Context, t drivers.Target, r drivers.Result, p Platform) error {
-	cf, ok := p.(Confirmer)
+// Confirm makes a pending commit permanent (platforms with Confirmer;
+// the others never leave one pending).
+func (k *Core) Confirm(ctx context.Context, t drivers.Target, r drivers.Result) error {
+	cf, ok := k.P.(Confirmer)
 	if !ok || !r.Pending || r.Token == "" {
 		return nil
 	}
-	s, err := k.Dial(ctx, t, p)
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -328,20 +389,20 @@ func (k *Core) Confirm(ctx context.Context, t drivers.Target, r drivers.Result, 
 }
 
 // Rollback undoes a finished apply with the platform's hook.
-func (k *Core) Rollback(ctx context.Context, t drivers.Target, r drivers.Result, p Platform) error {
+func (k *Core) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
 	if r.Token == "" {
 		return nil
 	}
 	pre, ok := k.recalled(r.Token)
-	if kind := p.Facts().PriorKind; !ok && kind != "" {
+	if kind := k.Facts.PriorKind; !ok && kind != "" {
 		return fmt.Errorf("%s: no prior %s recorded for transaction %s in this run", t.Device.Name, kind, r.Token)
 	}
-	s, err := k.Dial(ctx, t, p)
+	s, err := k.Dial(ctx, t)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return p.Rollback(s, r, pre, ok)
+	return k.P.Rollback(s, r, pre, ok)
 }
 
 // VerifyPaths compares the settled paths of live with desired (within
@@ -375,9 +436,4 @@ func JoinLines(steps []drivers.Change) (lines, paths []string) {
 		paths = append(paths, s.Paths...)
 	}
 	return lines, paths
-}
-
-// Dial opens a second connection to the session's device.
-func (s *Session) Dial() (*sshtransport.Conn, error) {
-	return sshtransport.Dial(s.Ctx, s.Target, s.p.Options())
 }

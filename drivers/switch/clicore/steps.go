@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fabctl/fabctl/drivers"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
@@ -86,4 +87,32 @@ func SplitPort(path string) (string, string) {
 		return rest, ""
 	}
 	return rest[:i], rest[i+1:]
+}
+
+// Sections turns a diff into steps for platforms that render whole
+// sections: the diff's paths are grouped (GroupDiff with key and rank),
+// and each group becomes one step whose payload is the sections add is
+// given for its paths, each section rendered once, in the first step
+// that needs it (a diff names the same section for many paths: 64
+// dscp/* paths on a new switch). A step's summary is its key with the
+// number of settings.
+func Sections(diff []intent.AttrChange, fields []intent.Field, key func(path string) string, rank func(key string) int,
+	each func(path string, add func(section string, lines func() []string))) []drivers.Change {
+	done := map[string]bool{}
+	var out []drivers.Change
+	for _, g := range GroupDiff(diff, fields, key, rank) {
+		var payload []string
+		add := func(section string, lines func() []string) {
+			if !done[section] {
+				done[section] = true
+				payload = append(payload, lines()...)
+			}
+		}
+		for _, p := range g.Paths {
+			each(p, add)
+		}
+		out = append(out, drivers.Change{Paths: g.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g.Key, len(g.Paths)),
+			Payload: payload, Disruptive: g.Disruptive})
+	}
+	return out
 }

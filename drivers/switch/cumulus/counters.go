@@ -40,7 +40,7 @@ func (d *Driver) ReadCounters(ctx context.Context, t drivers.Target) (*drivers.C
 	for i, p := range sw.Ports {
 		cmds[i] = fmt.Sprintf(counterCommand, p.Name)
 	}
-	outs, err := d.core.Poll(ctx, t, hooks{d}, cmds)
+	outs, err := d.Poll(ctx, t, cmds)
 	if err != nil {
 		return nil, err
 	}

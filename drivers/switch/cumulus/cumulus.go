@@ -50,12 +50,10 @@
 package cumulus
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
@@ -71,56 +69,40 @@ const Name = "cumulus"
 // failed-when-contains: NVUE prints "Error: ..." and "Invalid Command",
 // which the built-in list ("ERROR:") misses. nv runs as the cumulus user
 // (nvset/nvapply groups), so no sudo level is needed.
-var Platform = []byte(`---
-platform-type: 'cumulus_nvue'
-default:
-  driver-type: 'network'
-  privilege-levels:
-    exec:
-      name: 'exec'
-      pattern: '(?im)^\S+@\S+:\S+:\S+\$\s*$'
-      previous-priv:
-      deescalate:
-      escalate:
-      escalate-auth: false
-      escalate-prompt:
-  default-desired-privilege-level: 'exec'
-  failed-when-contains:
-    - 'Error:'
-    - 'ERROR:'
-    - 'Invalid Command'
-    - 'command not found'
-    - 'Permission denied'
-  textfsm-platform: ''
-  network-on-open:
-    - operation: 'acquire-priv'
-  network-on-close:
-    - operation: 'channel.write'
-      input: 'exit'
-    - operation: 'channel.return'
-`)
+var Platform = clicore.ShellPlatform("cumulus_nvue", `(?im)^\S+@\S+:\S+:\S+\$\s*$`,
+	"Error:", "ERROR:", "Invalid Command", "command not found", "Permission denied")
 
-// Driver is the Cumulus driver. One Driver serves one run: it remembers
-// each applied transaction's prior configuration for Rollback.
-type Driver struct {
-	SSH sshtransport.Options
-
-	core     clicore.Core // token (revision) -> applied JSON before
-	mu       sync.Mutex
-	autoSave map[string]string // device -> system config auto-save state as last read
-	roceOn   map[string]bool   // device -> `qos roce enable` on, as last read
-}
-
-// roceWasOn reports whether the device's last read found RoCE mode on
-// (false when it was never read).
-func (d *Driver) roceWasOn(device string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.roceOn[device]
-}
+// Driver is the Cumulus driver: the SSH CLI core (clicore.Core) with
+// NVUE's grammar (grammar, in hooks.go). One Driver serves one run: it
+// remembers each applied transaction's prior configuration for Rollback.
+type Driver struct{ clicore.Core }
 
 // New returns a driver with default SSH settings.
-func New() drivers.Driver { return &Driver{} }
+func New() drivers.Driver { return NewWith(sshtransport.Options{}) }
+
+// NewWith returns a driver whose connections use o (timeouts,
+// known_hosts, secret lookup).
+func NewWith(o sshtransport.Options) *Driver {
+	return &Driver{clicore.Core{SSH: o, Facts: facts, P: grammar{}}}
+}
+
+// facts: NVUE revisions are all-or-nothing and earlier revisions can be
+// re-applied; a failure while the context is cancelled also reconnects
+// (with a context that is not) to detach or re-apply. Nothing is ever
+// pending: NVUE documents `nv config apply --confirm <time>`
+// (nvue-cli-514.txt:13-16) but not the command that confirms it
+// (confirm.txt: only third-party material shows one), so the driver does
+// not use it and apply's rollback covers a failed verify.
+var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: "nv config save", SaveStep: "nv config save",
+	PriorKind: "revision", RedialOnCancel: true, Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
+
+// The device facts Read returns (drivers.PathFacts): NVUE's system
+// config auto-save state (Findings) and whether RoCE mode is on
+// (changes).
+const (
+	factAutoSave = drivers.PathFacts + "auto-save"
+	factRoCE     = drivers.PathFacts + "roce"
+)
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)
@@ -130,26 +112,15 @@ var (
 	_ drivers.Reporter = (*Driver)(nil)
 )
 
-// Name is "cumulus".
-func (d *Driver) Name() string { return Name }
-
-// Capabilities: NVUE revisions are all-or-nothing and earlier revisions
-// can be re-applied.
-func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{Checkpoints: true, Rollback: true}
-}
-
-// Fields: Spectrum quantises ECN thresholds to its buffer granularity
+// fields: Spectrum quantises ECN thresholds to its buffer granularity
 // (the reference: 150 KB reads back as 146.48 KB, 2.3 % off), so they are
 // compared within 5 %.
-func (d *Driver) Fields() []intent.Field {
-	return []intent.Field{
-		{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
-		{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
-		{Pattern: "port/*/mtu", Disruptive: "peers whose MTU then differs drop jumbo frames (and routing adjacencies) until both ends match"},
-		{Pattern: "port/*/pfc", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
-		{Pattern: "tc/*/lossless", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
-	}
+var fields = []intent.Field{
+	{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+	{Pattern: "port/*/mtu", Disruptive: "peers whose MTU then differs drop jumbo frames (and routing adjacencies) until both ends match"},
+	{Pattern: "port/*/pfc", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
 }
 
 // Unexpressible lists what NVUE (as fabctl renders it) cannot set.
@@ -219,7 +190,7 @@ const showJSON = "nv config show -o json"
 // applied reads `nv config show -o json` and returns the configuration
 // tree and its canonical JSON (the header, which carries version fields,
 // is left out of comparisons).
-func applied(c *sshtransport.Conn) (map[string]any, string, error) {
+func applied(c *clicore.Session) (map[string]any, string, error) {
 	out, err := c.Send(showJSON)
 	if err != nil {
 		return nil, "", err
@@ -235,7 +206,7 @@ func applied(c *sshtransport.Conn) (map[string]any, string, error) {
 	return tree, string(b), nil
 }
 
-func appliedJSON(c *sshtransport.Conn) (string, error) {
+func appliedJSON(c *clicore.Session) (string, error) {
 	_, s, err := applied(c)
 	return s, err
 }
@@ -283,7 +254,7 @@ func AppliedRevision(out string) (string, error) {
 }
 
 // currentRevision is the applied revision, from the history.
-func currentRevision(c *sshtransport.Conn) (string, error) {
+func currentRevision(c *clicore.Session) (string, error) {
 	out, err := c.Send(historyJSON)
 	if err != nil {
 		return "", err
@@ -302,7 +273,7 @@ func currentRevision(c *sshtransport.Conn) (string, error) {
 // nothing. Any other output is refused rather than guessed at.
 const diffStartup = "nv config diff applied startup"
 
-func saved(c *sshtransport.Conn) (bool, error) {
+func saved(c *clicore.Session) (bool, error) {
 	out, err := c.Send(diffStartup)
 	if err != nil {
 		return false, err
@@ -328,27 +299,10 @@ func autoSaveState(tree map[string]any) string {
 	return "enabled"
 }
 
-// Read returns the managed settings of the applied revision and whether
-// the startup configuration holds them (drivers.PathSaved).
-func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	return d.core.Read(ctx, t, hooks{d})
-}
-
-// SaveSteps is NVUE's save (nvue-cli-514.txt:23: "Overwrites the startup
-// configuration with the applied configuration").
-func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
-
-// Save runs `nv config save` and checks that startup now equals applied;
-// a failure carries NVUE's output.
-func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	return d.core.Save(ctx, t, hooks{d})
-}
-
-// Findings reports NVUE's auto-save setting as last read.
+// Findings reports NVUE's auto-save setting as the planner's Read found
+// it (t.Live).
 func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
-	d.mu.Lock()
-	s, ok := d.autoSave[t.Device.Name]
-	d.mu.Unlock()
+	s, ok := t.Live[factAutoSave]
 	if !ok {
 		return nil
 	}
@@ -442,16 +396,11 @@ func sectionOf(path string) string {
 	return ""
 }
 
-// Changes turns a diff into steps carrying nv set/unset lines: each step
+// changes turns a diff into steps carrying nv set/unset lines: each step
 // is one section (mapping, PFC, ECN, scheduler, watchdog, one interface)
 // rendered whole from the intent, so `nv set` converges it whatever was
 // there; the RoCE baseline line leads the first step of a lossless
-// switch (a no-op when it is already set).
-func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return d.core.Changes(t, diff, desired, hooks{d})
-}
-
-// changes renders the steps of a diff. roceOn is whether the device
+// switch (a no-op when it is already set). roceOn is whether the device
 // runs RoCE mode already; when it does not, the first step turns it on
 // (`nv set qos roce`), which changes the defaults of every section the
 // mode implies (roce-514.txt: trust and maps, PFC on switch priority 3,
@@ -554,11 +503,6 @@ func sortSections(s []string) {
 
 type stepError = clicore.StepError
 
-// Apply applies the steps as one NVUE revision (revision in hooks.go).
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	return d.core.Apply(ctx, t, steps, opts, hooks{d})
-}
-
 // applyCmd applies the pending revision without prompting: `--assume-yes`
 // is the CL 5.14 guide's spelling (nvue-cli-514.txt:12; the reference
 // also has --y, nvue-reference-config.txt:8).
@@ -566,7 +510,7 @@ const applyCmd = "nv config apply --assume-yes"
 
 // restore re-applies revision rev (`nv config apply <revision>`,
 // nvue-reference-config.txt:10-11) and checks the applied config is pre.
-func restore(c *sshtransport.Conn, rev, pre string) error {
+func restore(c *clicore.Session, rev, pre string) error {
 	if _, err := c.Send("nv config apply " + rev + " --assume-yes"); err != nil {
 		return err
 	}
@@ -578,15 +522,4 @@ func restore(c *sshtransport.Conn, rev, pre string) error {
 		return fmt.Errorf("after re-applying revision %s the applied config still differs from before the apply", rev)
 	}
 	return nil
-}
-
-// Confirm: nothing is ever pending. NVUE documents `nv config apply
-// --confirm <time>` (nvue-cli-514.txt:13-16) but not the command that
-// confirms it (confirm.txt: only third-party material shows one), so the
-// driver does not use it and apply's rollback covers a failed verify.
-func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error { return nil }
-
-// Rollback re-applies the revision recorded before the apply.
-func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	return d.core.Rollback(ctx, t, r, hooks{d})
 }

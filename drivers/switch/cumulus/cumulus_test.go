@@ -53,7 +53,7 @@ func newRig(t *testing.T, o cumulusemu.Options) *rig {
 	}
 	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw, "cumulus")
-	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
+	return &rig{emu: emu, drv: NewWith(opts), sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
@@ -234,7 +234,7 @@ func TestDroppedConnectionMidApply(t *testing.T) {
 
 func TestWrongPassword(t *testing.T) {
 	r := newRig(t, cumulusemu.Options{})
-	d := &Driver{SSH: sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	d := NewWith(sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }})
 	_, err := d.Read(context.Background(), r.target)
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
 		t.Fatalf("want auth error without the password, got %v", err)

@@ -2,69 +2,47 @@ package cumulus
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
-	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
-// hooks are NVUE's facts for clicore.Core: the applied-revision read and
+// grammar is NVUE's side of clicore.Core: the applied-revision read and
 // startup diff, steps, the save check, the revision transaction and the
 // re-apply of the recorded revision.
-type hooks struct{ d *Driver }
+type grammar struct{}
 
-var _ clicore.Platform = hooks{}
+var _ clicore.Platform = grammar{}
 
-// Facts: a failure while the context is cancelled also reconnects (with
-// a context that is not) to detach or re-apply.
-func (hooks) Facts() clicore.Facts {
-	return clicore.Facts{Name: Name, SaveCommand: "nv config save", SaveStep: "nv config save", PriorKind: "revision", RedialOnCancel: true}
-}
-
-func (h hooks) Options() sshtransport.Options {
-	o := h.d.SSH
-	o.Platform = Platform
-	return o
-}
-
-// Read parses `nv config show -o json`; raw is the tree.
-func (hooks) Read(s *clicore.Session, sw *intent.Switch) (intent.State, any, error) {
-	tree, _, err := applied(s.Conn())
+// Read parses `nv config show -o json`, with the auto-save state and
+// RoCE mode as device facts, and runs `nv config diff applied startup`.
+func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, error) {
+	tree, _, err := applied(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
-	return readTree(tree, sw), tree, nil
-}
-
-// Saved runs `nv config diff applied startup` and records the auto-save
-// state the tree shows (Findings).
-func (h hooks) Saved(s *clicore.Session, raw any) (bool, error) {
-	ok, err := saved(s.Conn())
+	ok, err := saved(s)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	h.d.mu.Lock()
-	if h.d.autoSave == nil {
-		h.d.autoSave = map[string]string{}
-	}
-	h.d.autoSave[s.Device()] = autoSaveState(raw.(map[string]any))
-	if h.d.roceOn == nil {
-		h.d.roceOn = map[string]bool{}
-	}
-	h.d.roceOn[s.Device()] = roceEnabled(raw.(map[string]any))
-	h.d.mu.Unlock()
-	return ok, nil
+	st := readTree(tree, sw)
+	st[factAutoSave] = autoSaveState(tree)
+	st[factRoCE] = strconv.FormatBool(roceEnabled(tree))
+	return st, ok, nil
 }
 
-func (h hooks) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, h.d.Fields(), h.d.roceWasOn(t.Device.Name))
+// Steps renders for RoCE mode as the planner's Read found it (off when
+// the device was not read).
+func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff, fields, t.Live[factRoCE] == "true")
 }
 
 // CheckSave checks that startup now equals applied.
-func (hooks) CheckSave(s *clicore.Session, out string) error {
-	ok, err := saved(s.Conn())
+func (grammar) CheckSave(s *clicore.Session, out string) error {
+	ok, err := saved(s)
 	if err != nil {
 		return &stepError{Device: s.Device(), Step: "check the save (" + diffStartup + ")", Err: err}
 	}
@@ -75,45 +53,45 @@ func (hooks) CheckSave(s *clicore.Session, out string) error {
 	return nil
 }
 
-func (h hooks) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
+func (grammar) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
 	lines, paths := clicore.JoinLines(steps)
 	if len(lines) == 0 {
 		return nil, nil
 	}
-	return &revision{d: h.d, t: t, lines: lines, paths: paths}, nil
+	return &revision{Tx: clicore.Tx[string]{Script: lines}, t: t, paths: paths}, nil
 }
 
 // Rollback detaches any pending revision and re-applies the recorded one.
-func (hooks) Rollback(s *clicore.Session, r drivers.Result, pre any, _ bool) error {
+func (grammar) Rollback(s *clicore.Session, r drivers.Result, pre any, _ bool) error {
 	if _, err := s.Send("nv config detach"); err != nil {
 		return &stepError{Device: s.Device(), Step: "nv config detach (rollback)", Err: err}
 	}
-	if err := restore(s.Conn(), r.Token, pre.(string)); err != nil {
+	if err := restore(s, r.Token, pre.(string)); err != nil {
 		return &stepError{Device: s.Device(), Step: "nv config apply " + r.Token + " --assume-yes (rollback)", Err: err}
 	}
 	return nil
 }
 
-// revision is one apply as one NVUE revision; its token is the revision
-// applied before it, the rollback point.
+// revision is one apply as one NVUE revision; its ID is the revision
+// applied before it, the rollback point, and Pre the applied
+// configuration then.
 type revision struct {
-	d            *Driver
-	t            drivers.Target
-	lines, paths []string
-	rev, pre     string
-	applyRan     bool
+	clicore.Tx[string]
+	t        drivers.Target
+	paths    []string
+	applyRan bool
 }
 
 func (x *revision) Begin(s *clicore.Session) (bool, error) {
-	rev, err := currentRevision(s.Conn())
+	rev, err := currentRevision(s)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: historyJSON + " (record the rollback revision)", Err: err}
 	}
-	pre, err := appliedJSON(s.Conn())
+	pre, err := appliedJSON(s)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: "read the applied config before apply", Err: err}
 	}
-	x.rev, x.pre = rev, pre
+	x.ID, x.Pre = rev, pre
 	return false, nil
 }
 
@@ -122,12 +100,6 @@ func (x *revision) Open(s *clicore.Session) error {
 		return clicore.Failed("nv config detach", err)
 	}
 	return nil
-}
-
-func (x *revision) Lines() []string { return x.lines }
-
-func (x *revision) Where(i, n int, l string) string {
-	return fmt.Sprintf("%s (line %d of %d)", l, i+1, n)
 }
 
 func (x *revision) Check(s *clicore.Session) (bool, error) {
@@ -158,7 +130,7 @@ func (x *revision) Verify(s *clicore.Session) error {
 	if !ok {
 		return nil
 	}
-	tree, _, err := applied(s.Conn())
+	tree, _, err := applied(s)
 	if err != nil {
 		return clicore.Failed("verify (nv config show -o json)", err)
 	}
@@ -167,7 +139,7 @@ func (x *revision) Verify(s *clicore.Session) error {
 	for _, p := range x.paths {
 		want, wok := desired[p]
 		have, hok := live[p]
-		f, _ := intent.FieldFor(x.d.Fields(), p)
+		f, _ := intent.FieldFor(fields, p)
 		if wok != hok || (wok && !f.Equal(want, have)) {
 			return clicore.Failed("verify", fmt.Errorf("after nv config apply %s reads %q, want %q", p, have, want))
 		}
@@ -175,28 +147,25 @@ func (x *revision) Verify(s *clicore.Session) error {
 	return nil
 }
 
-func (x *revision) Token() string { return x.rev }
-func (x *revision) Prior() any    { return x.pre }
-
 func (x *revision) Stranded(se *clicore.StepError, err error) error {
-	return fmt.Errorf("%v; reconnecting failed: %v; a pending revision may be left, or applied on top of revision %s", se, err, x.rev)
+	return fmt.Errorf("%v; reconnecting failed: %v; a pending revision may be left, or applied on top of revision %s", se, err, x.ID)
 }
 
 // Recover drops the pending revision (or re-applies the recorded one
 // when the apply went through) and says which state the switch is in.
 func (x *revision) Recover(s *clicore.Session, se *clicore.StepError, _ bool) error {
-	name, rev := s.Device(), x.rev
+	name, rev := s.Device(), x.ID
 	if _, err := s.Send("nv config detach"); err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; nv config detach failed: %v", se, err)}
 	}
-	now, err := appliedJSON(s.Conn())
+	now, err := appliedJSON(s)
 	if err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the applied config after the failure: %v", se, err)}
 	}
-	if now == x.pre {
+	if now == x.Pre {
 		return fmt.Errorf("%v; pending revision detached, nothing applied (the applied config is still revision %s)", se, rev)
 	}
-	if err := restore(s.Conn(), rev, x.pre); err != nil {
+	if err := restore(s, rev, x.Pre); err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; the apply had gone through and re-applying revision %s failed: %v", se, rev, err)}
 	}
 	what := "the apply had gone through"

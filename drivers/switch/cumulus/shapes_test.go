@@ -82,7 +82,7 @@ func TestShapesConformance(t *testing.T) {
 	}
 	defer emu.Close()
 	target, opts := switchtest.Connect(t, emu, sw, "cumulus")
-	drv := &Driver{SSH: opts}
+	drv := NewWith(opts)
 	ctx := context.Background()
 	planApply := func(opts drivers.ApplyOptions) (drivers.Result, error) {
 		t.Helper()

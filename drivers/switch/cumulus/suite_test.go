@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 			}
 			return emu
 		},
-		NewDriver: func(opts sshtransport.Options) drivers.Driver { return &Driver{SSH: opts} },
+		NewDriver: func(opts sshtransport.Options) drivers.Driver { return NewWith(opts) },
 		Drift: func(t testing.TB, emu switchtest.SSHEmulator) []string {
 			emu.(*cumulusemu.Switch).Edit(func(tr map[string]any) {
 				cumulusemu.SetPath(tr, "interface.swp2.link.mtu", 1600)

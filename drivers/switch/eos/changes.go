@@ -1,7 +1,6 @@
 package eos
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,13 +10,13 @@ import (
 	"github.com/fabctl/fabctl/intent"
 )
 
-// changes groups a diff into steps. EOS commands set a value whatever
-// was there, so a step carries the whole desired section for its scope
-// (qos map, the qos profile, one interface, the watchdog lines) plus the
-// `no` lines for what the diff says is configured and no longer wanted.
-// Each section appears once, in the first step that needs it; payload
-// lines are indented like the running-config (three spaces per mode).
-func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field) ([]drivers.Change, error) {
+// changes groups a diff into steps (clicore.Sections). EOS commands set
+// a value whatever was there, so a step carries the whole desired
+// section for its scope (qos map, the qos profile, one interface, the
+// watchdog lines) plus the `no` lines for what the diff says is
+// configured and no longer wanted; payload lines are indented like the
+// running-config (three spaces per mode).
+func changes(sw *intent.Switch, diff []intent.AttrChange) ([]drivers.Change, error) {
 	p, err := Build(sw)
 	if err != nil {
 		return nil, err
@@ -27,63 +26,44 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field)
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
-	done := map[string]bool{}
-	var out []drivers.Change
-	for _, gr := range clicore.GroupDiff(diff, fields, func(path string) string {
+	key := func(path string) string {
 		if path == drivers.PathSaved {
 			return "" // the planner adds the save step; the engine saves
 		}
 		return groupOf(p, path)
-	}, groupRank) {
-		g := gr.Key
-		var payload []string
-		// add renders a section only the first time: a diff names the
-		// same section for many paths (64 dscp/* paths on a new switch).
-		add := func(section string, lines func() []string) {
-			if !done[section] {
-				done[section] = true
-				payload = append(payload, lines()...)
-			}
-		}
-		for _, path := range gr.Paths {
-			switch {
-			case strings.HasPrefix(path, "dscp/"):
-				add("dscp", func() []string { return p.DSCPLines() })
-			case path == "trust" || strings.HasPrefix(path, "tc/"):
-				// tx-queues are the same in every profile; the switch
-				// trust and lossless classes are FABCTL's.
-				for _, r := range p.profiles {
-					add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
-				}
-			case strings.HasPrefix(path, "pfcwd/"):
-				add("watchdog", func() []string { return p.WatchdogLines(true) })
-			case strings.HasPrefix(path, "port/"):
-				name, attr := splitPort(path)
-				switch attr {
-				case "cable":
-					continue // no EOS setting
-				}
-				// The interface section names the port's profile: send the
-				// profile first when the port's QoS changes, or when it is
-				// one of the extra profiles (FABCTL exists whenever the
-				// switch-level settings read back unchanged).
-				if r := p.byPort[name]; r != nil && (attr == "pfc" || attr == "pfcwd" || attr == "trust" || r.name != ProfileName) {
-					add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
-				}
-				if port, ok := ports[name]; ok {
-					add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
-				} else {
-					// A port the intent no longer names keeps its config:
-					// fabctl never touches unnamed ports (intent.Diff does not
-					// produce this), so there is nothing to send.
-					continue
-				}
-			}
-		}
-		out = append(out, drivers.Change{Paths: gr.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.Paths)),
-			Payload: payload, Disruptive: gr.Disruptive})
 	}
-	return out, nil
+	return clicore.Sections(diff, fields, key, groupRank, func(path string, add func(string, func() []string)) {
+		switch {
+		case strings.HasPrefix(path, "dscp/"):
+			add("dscp", func() []string { return p.DSCPLines() })
+		case path == "trust" || strings.HasPrefix(path, "tc/"):
+			// tx-queues are the same in every profile; the switch
+			// trust and lossless classes are FABCTL's.
+			for _, r := range p.profiles {
+				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
+			}
+		case strings.HasPrefix(path, "pfcwd/"):
+			add("watchdog", func() []string { return p.WatchdogLines(true) })
+		case strings.HasPrefix(path, "port/"):
+			name, attr := splitPort(path)
+			if attr == "cable" {
+				return // no EOS setting
+			}
+			// The interface section names the port's profile: send the
+			// profile first when the port's QoS changes, or when it is
+			// one of the extra profiles (FABCTL exists whenever the
+			// switch-level settings read back unchanged).
+			if r := p.byPort[name]; r != nil && (attr == "pfc" || attr == "pfcwd" || attr == "trust" || r.name != ProfileName) {
+				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
+			}
+			// A port the intent no longer names keeps its config: fabctl
+			// never touches unnamed ports (intent.Diff does not produce
+			// this), so there is nothing to send.
+			if port, ok := ports[name]; ok {
+				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
+			}
+		}
+	}), nil
 }
 
 // clearsFrom reads from the diff's before values what the profiles and

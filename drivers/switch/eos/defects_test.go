@@ -100,7 +100,7 @@ func TestClearPFCDocumentedForms(t *testing.T) {
 		{Path: "port/" + port + "/pfc", Action: intent.Update, Before: "3", After: ""},
 		{Path: "tc/" + strconv.Itoa(sw.TCs[1].TC) + "/ecn/min", Action: intent.Delete, Before: "150000"},
 	}
-	steps, err := (&Driver{}).Changes(drivers.Target{Device: sw.Device, Intent: sw}, diff, nil)
+	steps, err := New().Changes(drivers.Target{Device: sw.Device, Intent: sw}, diff, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,6 @@
 package eos
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -86,27 +85,30 @@ const Name = "eos"
 // Platform is scrapligo v1.4.3's built-in EOS platform.
 const Platform = "arista_eos"
 
-// Driver is the EOS driver. One Driver serves one run: it remembers each
-// applied transaction's prior running-config for Rollback.
-type Driver struct {
-	// SSH tunes connections (timeouts, known_hosts, secret lookup);
-	// Platform is always arista_eos.
-	SSH sshtransport.Options
-
-	core clicore.Core
-}
+// Driver is the EOS driver: the SSH CLI core (clicore.Core) with EOS's
+// grammar (grammar, in hooks.go). One Driver serves one run: it remembers
+// each applied transaction's prior running-config for Rollback.
+type Driver struct{ clicore.Core }
 
 // New returns a driver with default SSH settings.
-func New() drivers.Driver { return &Driver{} }
+func New() drivers.Driver { return NewWith(sshtransport.Options{}) }
+
+// NewWith returns a driver whose connections use o (timeouts,
+// known_hosts, secret lookup).
+func NewWith(o sshtransport.Options) *Driver {
+	return &Driver{clicore.Core{SSH: o, Facts: facts, P: grammar{}}}
+}
+
+// facts: configuration sessions with commit timers, and rollback from
+// the running-config recorded before the apply.
+var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCommand, SaveStep: saveCommand, PriorKind: "config",
+	Capabilities: drivers.Capabilities{Sessions: true, CommitConfirm: true, Rollback: true}, Fields: fields}
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Renderer = (*Driver)(nil)
 	_ drivers.Saver    = (*Driver)(nil)
 )
-
-// Name is "eos".
-func (d *Driver) Name() string { return Name }
 
 var _ drivers.Limiter = (*Driver)(nil)
 
@@ -132,20 +134,13 @@ func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[strin
 	return out
 }
 
-// Capabilities: configuration sessions with commit timers, and rollback.
-func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{Sessions: true, CommitConfirm: true, Rollback: true}
-}
-
-// Fields: ECN thresholds are rendered in whole kbytes.
-func (d *Driver) Fields() []intent.Field {
-	return []intent.Field{
-		{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
-		{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
-		{Pattern: "port/*/mtu", Disruptive: "an IP MTU change on a routed port drops routing adjacencies (OSPF) whose peer MTU then differs, until both ends match"},
-		{Pattern: "port/*/pfc", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
-		{Pattern: "tc/*/lossless", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
-	}
+// fields: ECN thresholds are rendered in whole kbytes.
+var fields = []intent.Field{
+	{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+	{Pattern: "port/*/mtu", Disruptive: "an IP MTU change on a routed port drops routing adjacencies (OSPF) whose peer MTU then differs, until both ends match"},
+	{Pattern: "port/*/pfc", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
@@ -162,21 +157,15 @@ const (
 	saveCommand = "copy running-config startup-config"
 )
 
-func running(c *sshtransport.Conn) (string, error) {
-	out, err := c.Send(showRunning)
+func running(s *clicore.Session) (string, error) {
+	out, err := s.Send(showRunning)
 	if err != nil {
 		return "", err
 	}
 	if !strings.Contains(out, "end") {
-		return "", fmt.Errorf("%s: %s: output has no final \"end\" line (truncated?)", c.Device(), showRunning)
+		return "", fmt.Errorf("%s: %s: output has no final \"end\" line (truncated?)", s.Device(), showRunning)
 	}
 	return out, nil
-}
-
-// Read returns the managed settings of the running-config and
-// config/saved (`show startup-config` compared with it).
-func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	return d.core.Read(ctx, t, hooks{d})
 }
 
 // SameConfig compares a startup-config with a running-config as EOS
@@ -198,15 +187,6 @@ func SameConfig(startup, running string) bool {
 	return strings.Contains(startup, "end") && body(startup) == body(running)
 }
 
-// SaveSteps is the save as plans show it.
-func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
-
-// Save copies the running configuration to the startup configuration
-// (hooks.CheckSave checks it took).
-func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	return d.core.Save(ctx, t, hooks{d})
-}
-
 // noDiffs says whether `show session-config diffs` output shows no change:
 // EOS prints a unified diff whose first two lines are the `--- ` / `+++ `
 // header (pyeapi-session-config-diffs.txt:11-12); NAPALM drops them
@@ -220,11 +200,6 @@ func noDiffs(out string) bool {
 		return false
 	}
 	return true
-}
-
-// Changes turns a diff into steps carrying EOS CLI lines.
-func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
 // Render writes the managed configuration as EOS CLI.
@@ -263,25 +238,9 @@ func timer(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
-// Apply applies the steps in one configuration session (session below).
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	return d.core.Apply(ctx, t, steps, opts, hooks{d})
-}
-
-// Confirm makes a commit-timer commit permanent.
-func (d *Driver) Confirm(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	return d.core.Confirm(ctx, t, r, hooks{d})
-}
-
-// Rollback restores the QoS and interface configuration from before the
-// apply in a second session (see the package documentation).
-func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	return d.core.Rollback(ctx, t, r, hooks{d})
-}
-
 // restore brings the managed sections of the running-config back to
 // pre in session name, and checks the result byte for byte.
-func restore(c *sshtransport.Conn, pre, name string) error {
+func restore(c *clicore.Session, pre, name string) error {
 	cur, err := running(c)
 	if err != nil {
 		return err

@@ -7,54 +7,39 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
-	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
-// hooks are EOS's facts for clicore.Core: read and startup compare,
+// grammar is EOS's side of clicore.Core: read and startup compare,
 // steps, the save check, the configuration session and the restore
 // session.
-type hooks struct{ d *Driver }
+type grammar struct{}
 
 var (
-	_ clicore.Platform  = hooks{}
-	_ clicore.Confirmer = hooks{}
+	_ clicore.Platform  = grammar{}
+	_ clicore.Confirmer = grammar{}
 )
 
-func (hooks) Facts() clicore.Facts {
-	return clicore.Facts{Name: Name, SaveCommand: saveCommand, SaveStep: saveCommand, PriorKind: "config"}
-}
-
-func (h hooks) Options() sshtransport.Options {
-	o := h.d.SSH
-	o.Platform = Platform
-	return o
-}
-
-// Read parses `show running-config`; raw is its text.
-func (hooks) Read(s *clicore.Session, sw *intent.Switch) (intent.State, any, error) {
-	out, err := running(s.Conn())
+// Read parses `show running-config` and compares `show startup-config`
+// with it.
+func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, error) {
+	out, err := running(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
 	st, err := ReadRunningConfig(out, sw)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
-	return st, out, nil
-}
-
-// Saved compares `show startup-config` with the running-config.
-func (hooks) Saved(s *clicore.Session, raw any) (bool, error) {
 	start, err := s.Send(showStartup)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	return SameConfig(start, raw.(string)), nil
+	return st, SameConfig(start, out), nil
 }
 
-func (h hooks) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, h.d.Fields())
+func (grammar) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff)
 }
 
 // CheckSave: EOS reports a failed copy with a "% " line (scrapligo's
@@ -62,7 +47,7 @@ func (h hooks) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChan
 // a successful copy, so the save is then checked the way Read reports
 // config/saved (startup compared with running), and a save that did not
 // take fails with what the NOS printed.
-func (hooks) CheckSave(s *clicore.Session, out string) error {
+func (grammar) CheckSave(s *clicore.Session, out string) error {
 	fail := func(err error) error { return &stepError{Device: s.Device(), Step: saveCommand, Err: err} }
 	out = strings.TrimSpace(strings.ReplaceAll(out, "\r", ""))
 	for _, l := range strings.Split(out, "\n") {
@@ -70,7 +55,7 @@ func (hooks) CheckSave(s *clicore.Session, out string) error {
 			return fail(errors.New(out))
 		}
 	}
-	run, err := running(s.Conn())
+	run, err := running(s)
 	if err != nil {
 		return fail(err)
 	}
@@ -87,17 +72,17 @@ func (hooks) CheckSave(s *clicore.Session, out string) error {
 	return nil
 }
 
-func (hooks) Transaction(_ drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
+func (grammar) Transaction(_ drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
 	lines, _ := clicore.JoinLines(steps)
 	script := Script(lines)
 	if len(script) == 0 {
 		return nil, nil
 	}
-	return &session{script: script}, nil
+	return &session{Tx: clicore.Tx[string]{Script: script}}, nil
 }
 
 // Confirm commits the pending session.
-func (hooks) Confirm(s *clicore.Session, r drivers.Result) error {
+func (grammar) Confirm(s *clicore.Session, r drivers.Result) error {
 	if _, err := s.Send("configure session " + r.Token + " commit"); err != nil {
 		return &stepError{Device: s.Device(), Step: "confirm session " + r.Token, Err: err}
 	}
@@ -105,9 +90,9 @@ func (hooks) Confirm(s *clicore.Session, r drivers.Result) error {
 }
 
 // Rollback aborts a pending session or restores the prior config.
-func (hooks) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool) error {
+func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool) error {
 	pre := prior.(string)
-	c := s.Conn()
+	c := s
 	if r.Pending {
 		// A commit-timer session still pending is rolled back as NAPALM
 		// does: `configure session <S> abort` (napalm-config-session.txt:23-24).
@@ -129,34 +114,31 @@ func (hooks) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool) e
 	return nil
 }
 
-// session is one apply in a named configuration session.
+// session is one apply in a named configuration session (its ID; Pre
+// is the running-config before it).
 type session struct {
-	script    []string
-	token     string
-	pre       string
+	clicore.Tx[string]
 	committed bool
 }
 
 func (x *session) Begin(s *clicore.Session) (bool, error) {
-	pre, err := running(s.Conn())
+	pre, err := running(s)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: "read running-config before apply", Err: err}
 	}
-	x.pre, x.token = pre, newToken()
+	x.Pre, x.ID = pre, newToken()
 	return false, nil
 }
 
 func (x *session) Open(s *clicore.Session) error {
-	if _, err := s.Send("configure session " + x.token); err != nil {
-		return clicore.Failed("configure session "+x.token, err)
+	if _, err := s.Send("configure session " + x.ID); err != nil {
+		return clicore.Failed("configure session "+x.ID, err)
 	}
 	return nil
 }
 
-func (x *session) Lines() []string { return x.script }
-
 func (x *session) Where(i, n int, l string) string {
-	return fmt.Sprintf("%s (line %d of %d in session %s)", l, i+1, n, x.token)
+	return fmt.Sprintf("%s (line %d of %d in session %s)", l, i+1, n, x.ID)
 }
 
 func (x *session) Check(s *clicore.Session) (bool, error) {
@@ -183,36 +165,32 @@ func (x *session) Commit(s *clicore.Session, opts drivers.ApplyOptions) (bool, e
 	pending := opts.ConfirmTimeout > 0
 	if pending {
 		if _, err := s.Send("end"); err != nil {
-			return false, clicore.Failed("end (session "+x.token+")", err)
+			return false, clicore.Failed("end (session "+x.ID+")", err)
 		}
-		commit = "configure session " + x.token + " commit timer " + timer(opts.ConfirmTimeout)
+		commit = "configure session " + x.ID + " commit timer " + timer(opts.ConfirmTimeout)
 	}
 	if _, err := s.Send(commit); err != nil {
 		if pending && !isConnLoss(err) {
 			// Outside the session now: discard it from exec (napalm-config-session.txt:22).
-			_, _ = s.Send("configure session " + x.token + " abort")
+			_, _ = s.Send("configure session " + x.ID + " abort")
 			x.committed = true // nothing left for Recover's in-session abort
 		}
-		return false, clicore.Failed(commit+" (session "+x.token+")", err)
+		return false, clicore.Failed(commit+" (session "+x.ID+")", err)
 	}
 	x.committed = true
 	return pending, nil
 }
 
-func (x *session) Verify(*clicore.Session) error { return nil }
-func (x *session) Token() string                 { return x.token }
-func (x *session) Prior() any                    { return x.pre }
-
 func (x *session) Stranded(se *clicore.StepError, err error) error {
-	return fmt.Errorf("%v; reconnecting failed: %v; session %s may be pending or committed on the switch", se, err, x.token)
+	return fmt.Errorf("%v; reconnecting failed: %v; session %s may be pending or committed on the switch", se, err, x.ID)
 }
 
 // Recover aborts the session (or, when the commit went through before
 // the connection dropped, restores the prior configuration) and says
 // which state the switch is in.
 func (x *session) Recover(s *clicore.Session, se *clicore.StepError, lost bool) error {
-	name, token := s.Device(), x.token
-	conn := s.Conn()
+	name, token := s.Device(), x.ID
+	conn := s
 	if lost {
 		// A session left pending by the dropped connection: abort it.
 		_, _ = conn.Send("configure session " + token + " abort")
@@ -225,11 +203,11 @@ func (x *session) Recover(s *clicore.Session, se *clicore.StepError, lost bool) 
 	if err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the running-config after the failure: %v", se, err)}
 	}
-	if now == x.pre {
+	if now == x.Pre {
 		return fmt.Errorf("%v; session %s aborted, the running-config is unchanged", se, token)
 	}
 	// The session was committed (the drop came after `commit` ran).
-	if err := restore(conn, x.pre, token+"-rb"); err != nil {
+	if err := restore(conn, x.Pre, token+"-rb"); err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; session %s was committed and restoring the prior config failed: %v", se, token, err)}
 	}
 	return fmt.Errorf("%v; session %s had been committed, the prior config was restored with session %s-rb", se, token, token)

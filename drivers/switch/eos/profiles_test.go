@@ -47,7 +47,7 @@ func TestSeveralProfiles(t *testing.T) {
 	}
 	defer emu.Close()
 	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	drv := &Driver{SSH: opts}
+	drv := NewWith(opts)
 	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
 		return switchtest.Plan(t, drv, target, expressible(sw))
 	}

@@ -21,7 +21,7 @@ func TestSuite(t *testing.T) {
 			}
 			return emu
 		},
-		NewDriver: func(opts sshtransport.Options) drivers.Driver { return &Driver{SSH: opts} },
+		NewDriver: func(opts sshtransport.Options) drivers.Driver { return NewWith(opts) },
 		Drift: func(t testing.TB, emu switchtest.SSHEmulator) []string {
 			emu.(*eosemu.Switch).Edit(func(c *eosemu.Config) {
 				c.Interfaces["Ethernet1"].MTU = 1600

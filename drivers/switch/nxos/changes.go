@@ -1,7 +1,6 @@
 package nxos
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,14 +10,14 @@ import (
 	"github.com/fabctl/fabctl/intent"
 )
 
-// changes groups a diff into steps. NX-OS commands set a value whatever
-// was there, so a step carries the whole desired section for its scope
-// (classification, the queuing/network-qos policies with system qos, the
-// watchdog lines, one interface) plus the `no` lines for what the diff's
-// before values say is configured and no longer wanted. Each section
-// appears once, in the first step that needs it; payload lines are
-// indented like the running-config (two spaces per mode).
-func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, fields []intent.Field) ([]drivers.Change, error) {
+// changes groups a diff into steps (clicore.Sections). NX-OS commands
+// set a value whatever was there, so a step carries the whole desired
+// section for its scope (classification, the queuing/network-qos
+// policies with system qos, the watchdog lines, one interface) plus the
+// `no` lines for what the diff's before values say is configured and no
+// longer wanted; payload lines are indented like the running-config (two
+// spaces per mode).
+func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
 	p, err := Build(sw)
 	if err != nil {
 		return nil, err
@@ -28,60 +27,45 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State, 
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
-	done := map[string]bool{}
-	var out []drivers.Change
-	for _, gr := range clicore.GroupDiff(diff, fields, groupOf, groupRank) {
-		g := gr.Key
-		var payload []string
-		// add renders a section only the first time: a diff names the
-		// same section for many paths (64 dscp/* paths on a new switch).
-		add := func(section string, lines func() []string) {
-			if !done[section] {
-				done[section] = true
-				payload = append(payload, lines()...)
+	out := clicore.Sections(diff, fields, groupOf, groupRank, func(path string, add func(string, func() []string)) {
+		switch {
+		case path == "trust" || strings.HasPrefix(path, "dscp/"):
+			add("classification", func() []string { return p.ClassificationLines(cl) })
+		case strings.HasPrefix(path, "tc/"):
+			// CoS classes follow the traffic classes.
+			add("cos", func() []string { return p.CoSLines(cl) })
+			add("queuing", func() []string { return p.QueuingLines(cl) })
+		case strings.HasPrefix(path, "pfcwd/"):
+			add("watchdog", func() []string { return p.WatchdogLines(true) })
+		case strings.HasPrefix(path, "port/"):
+			name, attr := splitPort(path)
+			if attr == "cable" {
+				return // no NX-OS setting
 			}
-		}
-		for _, path := range gr.Paths {
-			switch {
-			case path == "trust" || strings.HasPrefix(path, "dscp/"):
-				add("classification", func() []string { return p.ClassificationLines(cl) })
-			case strings.HasPrefix(path, "tc/"):
-				// CoS classes follow the traffic classes.
+			port, ok := ports[name]
+			if !ok {
+				return
+			}
+			if attr == "trust" {
 				add("cos", func() []string { return p.CoSLines(cl) })
-				add("queuing", func() []string { return p.QueuingLines(cl) })
-			case strings.HasPrefix(path, "pfcwd/"):
-				add("watchdog", func() []string { return p.WatchdogLines(true) })
-			case strings.HasPrefix(path, "port/"):
-				name, attr := splitPort(path)
-				if attr == "cable" {
-					continue // no NX-OS setting
-				}
-				port, ok := ports[name]
-				if !ok {
-					continue
-				}
-				if attr == "trust" {
-					add("cos", func() []string { return p.CoSLines(cl) })
-				}
-				if attr == "pfcwd" && cl.wdOff[name] && !sw.Watchdog.Enabled {
-					// A switch watchdog line left on the switch covers
-					// every port and no source shows a per-port off: the
-					// intent has no switch watchdog, so remove it too.
-					add("watchdog", func() []string { return p.WatchdogLines(true) })
-				}
-				add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 			}
+			if attr == "pfcwd" && cl.wdOff[name] && !sw.Watchdog.Enabled {
+				// A switch watchdog line left on the switch covers
+				// every port and no source shows a per-port off: the
+				// intent has no switch watchdog, so remove it too.
+				add("watchdog", func() []string { return p.WatchdogLines(true) })
+			}
+			add("interface "+name, func() []string { return p.InterfaceLines(port, cl) })
 		}
-		dis := gr.Disruptive
-		for _, l := range payload {
-			if dis == "" && strings.HasPrefix(l, "no policy-map ") {
+	})
+	for i := range out {
+		for _, l := range out[i].Payload {
+			if out[i].Disruptive == "" && strings.HasPrefix(l, "no policy-map ") {
 				// A rebuild (clear): between the detach and the re-attach
 				// the switch uses its default policy for that type.
-				dis = "rebuilds a QoS policy (detach, remove, write anew, attach): until the transaction re-attaches it the switch applies its default policy"
+				out[i].Disruptive = "rebuilds a QoS policy (detach, remove, write anew, attach): until the transaction re-attaches it the switch applies its default policy"
 			}
 		}
-		out = append(out, drivers.Change{Paths: gr.Paths, Summary: fmt.Sprintf("%s (%d setting(s))", g, len(gr.Paths)),
-			Payload: payload, Disruptive: dis})
 	}
 	return out, nil
 }

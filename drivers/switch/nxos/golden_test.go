@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
-	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/internal/testutil"
 )
@@ -67,10 +66,4 @@ func FuzzReadRunningConfig(f *testing.F) {
 		_ = Script(strings.Split(s, "\n"))
 		_ = Normalize(s)
 	})
-}
-
-// expressible is the switch's desired state without what NX-OS cannot
-// express (Unexpressible): what a read-back can ever show.
-func expressible(sw *intent.Switch) intent.State {
-	return (&Driver{}).expressible(drivers.Target{}, sw)
 }

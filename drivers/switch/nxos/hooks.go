@@ -6,67 +6,52 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
-	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
 )
 
-// hooks are NX-OS's facts for clicore.Core: read and startup compare,
+// grammar is NX-OS's side of clicore.Core: read and startup compare,
 // steps, the save check, the checkpoint transaction and its rollback.
-type hooks struct{ d *Driver }
+type grammar struct{}
 
-var _ clicore.Platform = hooks{}
+var _ clicore.Platform = grammar{}
 
-func (hooks) Facts() clicore.Facts {
-	return clicore.Facts{Name: Name, SaveCommand: saveCmd, SaveStep: saveCmd}
-}
-
-func (h hooks) Options() sshtransport.Options {
-	o := h.d.SSH
-	o.Platform = Platform
-	return o
-}
-
-// Read parses the normalised running-config; raw is it.
-func (hooks) Read(s *clicore.Session, sw *intent.Switch) (intent.State, any, error) {
-	out, err := runningConfig(s.Conn())
+// Read parses the normalised running-config and compares the
+// startup-config's body with its.
+func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, error) {
+	out, err := runningConfig(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
 	st, err := ReadRunningConfig(out, sw)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
-	return st, out, nil
-}
-
-// Saved compares the startup-config's body with the running one's.
-func (hooks) Saved(s *clicore.Session, raw any) (bool, error) {
 	start, err := s.Send(showStartup)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if !strings.Contains(start, "!Command: "+showStartup) {
-		return false, fmt.Errorf("%s: %s: output lacks the command header (truncated?)", s.Device(), showStartup)
+		return nil, false, fmt.Errorf("%s: %s: output lacks the command header (truncated?)", s.Device(), showStartup)
 	}
-	return ConfigBody(start) == ConfigBody(raw.(string)), nil
+	return st, ConfigBody(start) == ConfigBody(out), nil
 }
 
-func (h hooks) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, desired, h.d.Fields())
+func (grammar) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff, desired)
 }
 
 // CheckSave: NX-OS reports success with "Copy complete" (cisco.nxos
 // cliconf, napalm nxos_ssh _copy_run_start: save.txt); anything else,
 // such as "Configuration update aborted: ...", is the switch refusing,
 // returned as the error.
-func (hooks) CheckSave(s *clicore.Session, out string) error {
+func (grammar) CheckSave(s *clicore.Session, out string) error {
 	if !strings.Contains(out, "Copy complete") {
 		return &stepError{Device: s.Device(), Step: saveCmd, Err: fmt.Errorf("the switch did not save: %s", strings.TrimSpace(out))}
 	}
 	return nil
 }
 
-func (h hooks) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
+func (grammar) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
 	sw, err := switchIntent(t)
 	if err != nil {
 		return nil, err
@@ -76,18 +61,18 @@ func (h hooks) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.A
 	if len(script) == 0 {
 		return nil, nil
 	}
-	return &checkpoint{d: h.d, t: t, sw: sw, script: script, paths: paths}, nil
+	return &checkpoint{Tx: clicore.Tx[string]{Script: script}, sw: sw, paths: paths}, nil
 }
 
 // Rollback restores the checkpoint, checks the running-config against
 // the recorded one (when this run recorded it) and deletes the
 // checkpoint.
-func (hooks) Rollback(s *clicore.Session, r drivers.Result, pre any, ok bool) error {
+func (grammar) Rollback(s *clicore.Session, r drivers.Result, pre any, ok bool) error {
 	if _, err := s.Send("rollback running-config checkpoint " + r.Token); err != nil {
 		return &stepError{Device: s.Device(), Step: "rollback running-config checkpoint " + r.Token, Err: err}
 	}
 	if ok {
-		now, err := runningConfig(s.Conn())
+		now, err := runningConfig(s)
 		if err != nil {
 			return &stepError{Device: s.Device(), Step: "read running-config after rollback", Err: err}
 		}
@@ -102,28 +87,27 @@ func (hooks) Rollback(s *clicore.Session, r drivers.Result, pre any, ok bool) er
 	return nil
 }
 
-// checkpoint is one apply inside a checkpoint, verified by reading back.
+// checkpoint is one apply inside a checkpoint (its ID; Pre is the
+// normalised running-config before it), verified by reading back.
 type checkpoint struct {
-	d             *Driver
-	t             drivers.Target
-	sw            *intent.Switch
-	script, paths []string
-	token, pre    string
-	inConfig      bool
+	clicore.Tx[string]
+	sw       *intent.Switch
+	paths    []string
+	inConfig bool
 }
 
 func (x *checkpoint) Begin(s *clicore.Session) (bool, error) {
-	pre, err := runningConfig(s.Conn())
+	pre, err := runningConfig(s)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: "read running-config before apply", Err: err}
 	}
-	x.pre, x.token = pre, newToken()
-	if _, err := s.Send("checkpoint " + x.token); err != nil {
-		se := &stepError{Device: s.Device(), Step: "checkpoint " + x.token, Err: err}
+	x.Pre, x.ID = pre, newToken()
+	if _, err := s.Send("checkpoint " + x.ID); err != nil {
+		se := &stepError{Device: s.Device(), Step: "checkpoint " + x.ID, Err: err}
 		if isConnLoss(err) {
 			// The checkpoint may exist; nothing else was sent.
 			if nc, derr := s.Dial(); derr == nil {
-				_, _ = nc.Send("no checkpoint " + x.token)
+				_, _ = nc.Send("no checkpoint " + x.ID)
 				nc.Close()
 			}
 		}
@@ -134,16 +118,14 @@ func (x *checkpoint) Begin(s *clicore.Session) (bool, error) {
 
 func (x *checkpoint) Open(s *clicore.Session) error {
 	if _, err := s.Send("configure terminal"); err != nil {
-		return clicore.Failed("configure terminal (checkpoint "+x.token+")", err)
+		return clicore.Failed("configure terminal (checkpoint "+x.ID+")", err)
 	}
 	x.inConfig = true
 	return nil
 }
 
-func (x *checkpoint) Lines() []string { return x.script }
-
 func (x *checkpoint) Where(i, n int, l string) string {
-	return fmt.Sprintf("%s (line %d of %d, checkpoint %s)", l, i+1, n, x.token)
+	return fmt.Sprintf("%s (line %d of %d, checkpoint %s)", l, i+1, n, x.ID)
 }
 
 func (x *checkpoint) Check(s *clicore.Session) (bool, error) {
@@ -154,12 +136,9 @@ func (x *checkpoint) Check(s *clicore.Session) (bool, error) {
 	return false, nil
 }
 
-// Commit: the lines are live once sent; the checkpoint is the rollback.
-func (x *checkpoint) Commit(*clicore.Session, drivers.ApplyOptions) (bool, error) { return false, nil }
-
 // Verify: every path the steps settle reads back as desired.
 func (x *checkpoint) Verify(s *clicore.Session) error {
-	post, err := runningConfig(s.Conn())
+	post, err := runningConfig(s)
 	if err != nil {
 		return clicore.Failed("read running-config after apply", err)
 	}
@@ -167,34 +146,31 @@ func (x *checkpoint) Verify(s *clicore.Session) error {
 	if err != nil {
 		return clicore.Failed("verify", err)
 	}
-	if b := clicore.VerifyPaths(x.paths, x.d.expressible(x.t, x.sw), live, x.d.Fields()); len(b) > 0 {
+	if b := clicore.VerifyPaths(x.paths, expressible(x.sw), live, fields); len(b) > 0 {
 		return clicore.Failed("verify", fmt.Errorf("the switch accepted the lines but reads back differently: %s", strings.Join(b, "; ")))
 	}
 	return nil
 }
 
-func (x *checkpoint) Token() string { return x.token }
-func (x *checkpoint) Prior() any    { return x.pre }
-
 func (x *checkpoint) Stranded(se *clicore.StepError, err error) error {
-	return fmt.Errorf("%v; reconnecting failed: %v; checkpoint %s is on the switch: restore it with `rollback running-config checkpoint %s`", se, err, x.token, x.token)
+	return fmt.Errorf("%v; reconnecting failed: %v; checkpoint %s is on the switch: restore it with `rollback running-config checkpoint %s`", se, err, x.ID, x.ID)
 }
 
 // Recover rolls the switch back to the checkpoint and says which state
 // it is in.
 func (x *checkpoint) Recover(s *clicore.Session, se *clicore.StepError, lost bool) error {
-	name, token := s.Device(), x.token
+	name, token := s.Device(), x.ID
 	if !lost && x.inConfig {
 		_, _ = s.Send("end")
 	}
 	if _, err := s.Send("rollback running-config checkpoint " + token); err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rollback to checkpoint %s failed: %v", se, token, err)}
 	}
-	now, err := runningConfig(s.Conn())
+	now, err := runningConfig(s)
 	if err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; rolled back to checkpoint %s but reading the running-config failed: %v", se, token, err)}
 	}
-	if now != x.pre {
+	if now != x.Pre {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; after the rollback to checkpoint %s the running-config still differs from before the apply", se, token)}
 	}
 	note := ""

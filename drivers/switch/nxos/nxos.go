@@ -86,17 +86,24 @@ const Name = "nxos"
 // Platform is scrapligo v1.4.3's built-in NX-OS platform.
 const Platform = "cisco_nxos"
 
-// Driver is the NX-OS driver. One Driver serves one run.
-type Driver struct {
-	// SSH tunes connections (timeouts, known_hosts, secret lookup);
-	// Platform is always cisco_nxos.
-	SSH sshtransport.Options
-
-	core clicore.Core // token -> normalised running-config before the apply
-}
+// Driver is the NX-OS driver: the SSH CLI core (clicore.Core) with
+// NX-OS's grammar (grammar, in hooks.go). One Driver serves one run.
+type Driver struct{ clicore.Core }
 
 // New returns a driver with default SSH settings.
-func New() drivers.Driver { return &Driver{} }
+func New() drivers.Driver { return NewWith(sshtransport.Options{}) }
+
+// NewWith returns a driver whose connections use o (timeouts,
+// known_hosts, secret lookup).
+func NewWith(o sshtransport.Options) *Driver {
+	return &Driver{clicore.Core{SSH: o, Facts: facts, P: grammar{}}}
+}
+
+// facts: checkpoints and rollback; the checkpoint is the rollback point,
+// so Rollback needs no recorded configuration (it compares with one when
+// this run recorded it).
+var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCmd, SaveStep: saveCmd,
+	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)
@@ -104,9 +111,6 @@ var (
 	_ drivers.Limiter  = (*Driver)(nil)
 	_ drivers.Saver    = (*Driver)(nil)
 )
-
-// Name is "nxos".
-func (d *Driver) Name() string { return Name }
 
 // Unexpressible: what fabctl cannot configure on NX-OS with a command a
 // vendor source shows (docs/vendor-sources.md, NX-OS; testdata/vendor/nxos):
@@ -119,7 +123,11 @@ func (d *Driver) Name() string { return Name }
 //   - a port without the watchdog on a switch whose watchdog is on: the
 //     global line covers every port and no source shows a per-port `off`;
 //   - port/*/pause: no NX-OS `flowcontrol` excerpt in the corpus.
-func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
+func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+	return unexpressible(desired)
+}
+
+func unexpressible(desired intent.State) map[string]string {
 	out := map[string]string{}
 	wdOn := desired["pfcwd/action"] != ""
 	for k, v := range desired {
@@ -139,20 +147,13 @@ func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[strin
 	return out
 }
 
-// Capabilities: checkpoints and rollback.
-func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{Checkpoints: true, Rollback: true}
-}
-
-// Fields: ECN thresholds are rendered in whole kbytes.
-func (d *Driver) Fields() []intent.Field {
-	return []intent.Field{
-		{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
-		{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
-		{Pattern: "port/*/mtu", Disruptive: "an MTU change on a routed port drops routing adjacencies (OSPF/BGP sessions whose peer MTU then differs) until both ends match"},
-		{Pattern: "port/*/pfc", Disruptive: "changing PFC mode flaps the port's lossless queues (PFC renegotiation)"},
-		{Pattern: "tc/*/lossless", Disruptive: "changing the network-qos no-drop classes re-carves the lossless buffers of every port"},
-	}
+// fields: ECN thresholds are rendered in whole kbytes.
+var fields = []intent.Field{
+	{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+	{Pattern: "port/*/mtu", Disruptive: "an MTU change on a routed port drops routing adjacencies (OSPF/BGP sessions whose peer MTU then differs) until both ends match"},
+	{Pattern: "port/*/pfc", Disruptive: "changing PFC mode flaps the port's lossless queues (PFC renegotiation)"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the network-qos no-drop classes re-carves the lossless buffers of every port"},
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
@@ -166,21 +167,15 @@ const (
 )
 
 // runningConfig reads and normalises the running-config.
-func runningConfig(c *sshtransport.Conn) (string, error) {
-	out, err := c.Send(showRunning)
+func runningConfig(s *clicore.Session) (string, error) {
+	out, err := s.Send(showRunning)
 	if err != nil {
 		return "", err
 	}
 	if !strings.Contains(out, "!Command: show running-config") || !strings.Contains(out, "\ninterface ") {
-		return "", fmt.Errorf("%s: %s: output lacks the command header or interfaces (truncated?)", c.Device(), showRunning)
+		return "", fmt.Errorf("%s: %s: output lacks the command header or interfaces (truncated?)", s.Device(), showRunning)
 	}
 	return Normalize(out), nil
-}
-
-// Read returns the managed settings of the running-config and
-// config/saved: whether the startup-config holds the running one.
-func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	return d.core.Read(ctx, t, hooks{d})
 }
 
 // ConfigBody is a show running-config / show startup-config output
@@ -200,22 +195,6 @@ func ConfigBody(text string) string {
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
-}
-
-// SaveSteps is the NX-OS save (testdata/vendor/nxos/save.txt).
-func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
-
-// Save copies the running-config to the startup-config (hooks.CheckSave).
-// The apply engine saves only after the transaction is verified, so the
-// checkpoint rollback (Apply's recovery, Rollback) always runs before any
-// save: a save never persists a configuration fabctl may still revert.
-func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	return d.core.Save(ctx, t, hooks{d})
-}
-
-// Changes turns a diff into steps carrying NX-OS CLI lines.
-func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return d.core.Changes(t, diff, desired, hooks{d})
 }
 
 // Render writes the managed configuration as NX-OS CLI.
@@ -243,25 +222,12 @@ type stepError = clicore.StepError
 var isConnLoss = clicore.IsConnLoss
 
 // expressible is the desired state without what Unexpressible lists.
-func (d *Driver) expressible(t drivers.Target, sw *intent.Switch) intent.State {
+func expressible(sw *intent.Switch) intent.State {
 	st := sw.Flatten()
-	for k := range d.Unexpressible(t, st) {
+	for k := range unexpressible(st) {
 		delete(st, k)
 	}
 	return st
-}
-
-// Apply applies the steps inside a checkpoint (see the package documentation).
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	return d.core.Apply(ctx, t, steps, opts, hooks{d})
-}
-
-// Confirm: NX-OS has no commit-confirm; there is never a pending commit.
-func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error { return nil }
-
-// Rollback restores the checkpoint taken before the apply and deletes it.
-func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	return d.core.Rollback(ctx, t, r, hooks{d})
 }
 
 // Release deletes the checkpoint a successful apply kept, once the run
@@ -270,7 +236,7 @@ func (d *Driver) Release(ctx context.Context, t drivers.Target, r drivers.Result
 	if r.Token == "" {
 		return nil
 	}
-	s, err := d.core.Dial(ctx, t, hooks{d})
+	s, err := d.Dial(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -278,6 +244,6 @@ func (d *Driver) Release(ctx context.Context, t drivers.Target, r drivers.Result
 	if _, err := s.Send("no checkpoint " + r.Token); err != nil {
 		return &stepError{Device: t.Device.Name, Step: "no checkpoint " + r.Token, Err: err}
 	}
-	d.core.Forget(r.Token)
+	d.Forget(r.Token)
 	return nil
 }

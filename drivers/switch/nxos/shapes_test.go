@@ -177,7 +177,7 @@ func exercise(t *testing.T) []string {
 	}
 	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw2, "admin")
-	r2 := &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw2, target: target}
+	r2 := &rig{emu: emu, drv: NewWith(opts), sw: sw2, target: target}
 	_, _, steps = r2.plan(t)
 	if _, err := r2.drv.Apply(ctx, r2.target, steps, drivers.ApplyOptions{}); err != nil {
 		t.Fatal(err)

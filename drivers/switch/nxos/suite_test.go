@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 			}
 			return emu
 		},
-		NewDriver: func(opts sshtransport.Options) drivers.Driver { return &Driver{SSH: opts} },
+		NewDriver: func(opts sshtransport.Options) drivers.Driver { return NewWith(opts) },
 		Drift: func(t testing.TB, emu switchtest.SSHEmulator) []string {
 			emu.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.Interfaces["Ethernet1/1"].MTU = 9100 })
 			return []string{"port/Ethernet1/1/mtu"}

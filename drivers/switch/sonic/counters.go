@@ -26,7 +26,7 @@ func (d *Driver) CounterCommands() []string { return append([]string(nil), count
 
 // ReadCounters polls the data-plane counters on one connection.
 func (d *Driver) ReadCounters(ctx context.Context, t drivers.Target) (*drivers.Counters, error) {
-	outs, err := d.core.Poll(ctx, t, hooks{d}, counterCommands)
+	outs, err := d.Poll(ctx, t, counterCommands)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func rigWith(t *testing.T, o sonicemu.Options) *rig {
 	}
 	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
+	return &rig{emu: emu, drv: NewWith(opts), sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
 func (r *rig) applyAll(t *testing.T) {
@@ -199,15 +199,21 @@ func TestTraditionalBufferModel(t *testing.T) {
 	if db["BUFFER_PG"]["Ethernet0|3"]["profile"] != "pg_lossless_100000_5m_profile" {
 		t.Fatalf("buffermgrd's PG row missing: %v", db["BUFFER_PG"])
 	}
-	if _, diff, _ := r.plan(t); len(diff) != 0 {
+	live, diff, _ := r.plan(t)
+	if len(diff) != 0 {
 		t.Fatalf("re-plan: %+v", diff)
 	}
+	if live[FactBufferModel] != ModelTraditional {
+		t.Fatalf("read buffer model %q, want the fact %q", live[FactBufferModel], ModelTraditional)
+	}
+	r.target.Live = live // as the planner hands it back
 	r.sw.Headroom = 100000
 	if un := r.drv.Unexpressible(r.target, r.sw.Flatten()); un["buffer/headroom"] == "" {
 		t.Fatalf("headroom not listed as not expressible: %v", un)
 	}
 	// A plan made for the dynamic model is refused on a traditional switch.
-	dyn := &Driver{SSH: r.drv.SSH}
+	dyn := NewWith(r.drv.SSH)
+	r.target.Live = nil
 	steps2, err := dyn.Changes(r.target, []intentChange{{Path: "tc/3/lossless"}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -23,14 +23,12 @@
 package sonic
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -42,23 +40,32 @@ import (
 // Name is the platform name.
 const Name = "sonic"
 
-// Driver is the SONiC driver. One Driver serves one run: it remembers
-// each applied transaction's prior CONFIG_DB for Rollback.
-type Driver struct {
-	// SSH tunes connections (timeouts, known_hosts, secret lookup);
-	// Platform is always the SONiC definition.
-	SSH sshtransport.Options
+// Platform is a scrapligo v1.4 platform definition for a SONiC switch's
+// bash login shell (scrapligo v1.4.x ships none): the admin prompt
+// "admin@sonic:~$", no privilege escalation (config commands run with
+// sudo, which SONiC's admin may use without a password), and the error
+// texts of bash and sonic-utilities' click commands as failures.
+var Platform = clicore.ShellPlatform("sonic", `(?im)^[\w.\-]+@[\w.\-]+:\S+\$\s*$`,
+	"command not found", "Failed to ", "Root privileges are required", "No such file or directory", `Try "config`, `Try "show`)
 
-	core clicore.Core // token -> CONFIG_DB before the apply
-	mu   sync.Mutex
-	// model is each device's buffer model as Read last saw it
-	// (DEVICE_METADATA|localhost buffer_model); Changes and Unexpressible
-	// render for it.
-	model map[string]string
-}
+// Driver is the SONiC driver: the SSH CLI core (clicore.Core) with
+// SONiC's grammar (grammar, in hooks.go). One Driver serves one run: it
+// remembers each applied transaction's prior CONFIG_DB for Rollback.
+type Driver struct{ clicore.Core }
 
 // New returns a driver with default SSH settings.
-func New() drivers.Driver { return &Driver{} }
+func New() drivers.Driver { return NewWith(sshtransport.Options{}) }
+
+// NewWith returns a driver whose connections use o (timeouts,
+// known_hosts, secret lookup).
+func NewWith(o sshtransport.Options) *Driver {
+	return &Driver{clicore.Core{SSH: o, Facts: facts, P: grammar{}}}
+}
+
+// facts: GCU checkpoints and rollback (`config replace` with the
+// CONFIG_DB recorded before the apply); no commit-confirm timer.
+var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCmd, SaveStep: "config save", Refused: refused,
+	PriorKind: "config", Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)
@@ -67,25 +74,30 @@ var (
 	_ drivers.Limiter  = (*Driver)(nil)
 )
 
-// Name is "sonic".
-func (d *Driver) Name() string { return Name }
-
-// Capabilities: GCU checkpoints and rollback; no commit-confirm timer.
-func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{Checkpoints: true, Rollback: true}
+// fields: ECN thresholds may be quantised to buffer cells by the ASIC.
+var fields = []intent.Field{
+	{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
+	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
+	{Pattern: "port/*/mtu", Disruptive: "a PORT mtu change re-programs the port (brief link flap) and recomputes its lossless buffers"},
+	{Pattern: "port/*/pfc", Disruptive: "changing pfc_enable re-creates the port's lossless priority-group buffers"},
+	{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless PG reallocates buffers on every port"},
+	{Pattern: "buffer/headroom", Disruptive: "a new headroom profile reallocates lossless PG buffers"},
+	{Pattern: "port/*/cable", Disruptive: "a cable length change recomputes the port's headroom"},
 }
 
-// Fields: ECN thresholds may be quantised to buffer cells by the ASIC.
-func (d *Driver) Fields() []intent.Field {
-	return []intent.Field{
-		{Pattern: "tc/*/ecn/min", Tolerance: 0.05},
-		{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
-		{Pattern: "port/*/mtu", Disruptive: "a PORT mtu change re-programs the port (brief link flap) and recomputes its lossless buffers"},
-		{Pattern: "port/*/pfc", Disruptive: "changing pfc_enable re-creates the port's lossless priority-group buffers"},
-		{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless PG reallocates buffers on every port"},
-		{Pattern: "buffer/headroom", Disruptive: "a new headroom profile reallocates lossless PG buffers"},
-		{Pattern: "port/*/cable", Disruptive: "a cable length change recomputes the port's headroom"},
+// FactBufferModel is the device fact (drivers.PathFacts) Read returns
+// for DEVICE_METADATA|localhost buffer_model: Changes and Unexpressible
+// render for the model the planner's Read found (Target.Live), and for
+// the dynamic model when the device was not read (Apply then refuses
+// BUFFER_PG rows on a traditional switch).
+const FactBufferModel = drivers.PathFacts + "buffer-model"
+
+// modelOf is the buffer model t.Live reports.
+func modelOf(t drivers.Target) string {
+	if m := t.Live[FactBufferModel]; m != "" {
+		return m
 	}
+	return ModelDynamic
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }
@@ -103,10 +115,6 @@ const (
 	showSaved   = "sonic-cfggen -j " + StartupFile + " --print-data"
 )
 
-// send runs a command and fails on sonic-utilities' click errors as well
-// as the transport's failure texts (refused).
-func send(c *sshtransport.Conn, cmd string) (string, error) { return clicore.Send(c, refused, cmd) }
-
 // refused finds sonic-utilities' click errors: click 8 (sonic-utilities
 // pins click>=8.0,<8.2) prints "Usage: ...", "Try 'config -h' for help."
 // and "Error: ..." (sonic-utilities tests/bgp_commands_test.py,
@@ -120,8 +128,8 @@ func refused(out string) string {
 	return ""
 }
 
-func running(c *sshtransport.Conn) ([]byte, map[string]any, error) {
-	out, err := send(c, showRunning)
+func running(c *clicore.Session) ([]byte, map[string]any, error) {
+	out, err := c.Send(showRunning)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,52 +181,22 @@ func savedMatches(run, saved DB) bool {
 }
 
 // readSaved reads /etc/sonic/config_db.json.
-func readSaved(c *sshtransport.Conn) (DB, error) {
-	out, err := send(c, showSaved)
+func readSaved(c *clicore.Session) (DB, error) {
+	out, err := c.Send(showSaved)
 	if err != nil {
 		return nil, err
 	}
 	return ParseConfigDB([]byte(out))
 }
 
-// Read returns the managed settings of the running CONFIG_DB and whether
-// they are saved (drivers.PathSaved).
-func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, error) {
-	return d.core.Read(ctx, t, hooks{d})
-}
-
-// modelOf is the device's buffer model as Read last saw it (dynamic
-// before any Read: Apply refuses BUFFER_PG rows on a traditional switch).
-func (d *Driver) modelOf(t drivers.Target) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if m, ok := d.model[t.Device.Name]; ok {
-		return m
-	}
-	return ModelDynamic
-}
-
-// Unexpressible lists desired settings SONiC cannot hold (drivers.Limiter).
+// Unexpressible lists desired settings SONiC cannot hold (drivers.Limiter)
+// with the buffer model the planner's Read found.
 func (d *Driver) Unexpressible(t drivers.Target, _ intent.State) map[string]string {
 	sw, err := switchIntent(t)
 	if err != nil {
 		return nil
 	}
-	return Unexpressible(sw, d.modelOf(t))
-}
-
-// SaveSteps is the save as plans show it.
-func (d *Driver) SaveSteps() []string { return d.core.SaveSteps(hooks{d}) }
-
-// Save runs `sudo config save -y` and checks that the saved CONFIG_DB
-// now holds the running one; a failure carries the command's output.
-func (d *Driver) Save(ctx context.Context, t drivers.Target) error {
-	return d.core.Save(ctx, t, hooks{d})
-}
-
-// Changes turns a diff into steps carrying JSON patch operations.
-func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return d.core.Changes(t, diff, desired, hooks{d})
+	return Unexpressible(sw, modelOf(t))
 }
 
 // Render writes the managed CONFIG_DB rows as a config_db.json fragment.
@@ -244,12 +222,6 @@ func newToken() string {
 
 // stepError names the step of the transaction that failed.
 type stepError = clicore.StepError
-
-// Apply applies the steps as one GCU patch inside a checkpoint (patch in
-// hooks.go).
-func (d *Driver) Apply(ctx context.Context, t drivers.Target, steps []drivers.Change, opts drivers.ApplyOptions) (drivers.Result, error) {
-	return d.core.Apply(ctx, t, steps, opts, hooks{d})
-}
 
 // firstMismatch is the first path the patch set whose running value is
 // not the patched one ("" when all match). Only the patched paths are
@@ -285,16 +257,4 @@ func lookup(doc map[string]any, parts []string) (any, bool) {
 		}
 	}
 	return node, true
-}
-
-var isConnLoss = clicore.IsConnLoss
-
-// Confirm: SONiC has no commit-confirm; nothing is ever pending.
-func (d *Driver) Confirm(context.Context, drivers.Target, drivers.Result) error { return nil }
-
-// Rollback restores the CONFIG_DB from before the apply with
-// `config replace` (the apply's checkpoint is deleted once it succeeds;
-// the driver keeps the prior config for the run).
-func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Result) error {
-	return d.core.Rollback(ctx, t, r, hooks{d})
 }

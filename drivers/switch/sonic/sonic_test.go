@@ -50,7 +50,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	return &rig{emu: emu, drv: &Driver{SSH: opts}, sw: sw, s: s, f: f, creds: target.Credentials, target: target}
+	return &rig{emu: emu, drv: NewWith(opts), sw: sw, s: s, f: f, creds: target.Credentials, target: target}
 }
 
 func (r *rig) plan(t *testing.T) (intent.State, []intent.AttrChange, []drivers.Change) {
@@ -216,7 +216,7 @@ func TestHostKeyMismatchAndWrongPassword(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "host key verification failed") {
 		t.Fatalf("want host key refusal, got %v", err)
 	}
-	d := &Driver{SSH: sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }}}
+	d := NewWith(sshtransport.Options{Getenv: func(string) string { return "WRONG-secret-xyz" }})
 	_, err = d.Read(context.Background(), r.target)
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "WRONG-secret-xyz") {
 		t.Fatalf("want auth error without the password, got %v", err)

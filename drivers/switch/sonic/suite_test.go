@@ -32,7 +32,7 @@ func TestConformanceSuite(t *testing.T) {
 			}
 			return emu
 		},
-		NewDriver: func(o sshtransport.Options) drivers.Driver { return &Driver{SSH: o} },
+		NewDriver: func(o sshtransport.Options) drivers.Driver { return NewWith(o) },
 		Drift: func(t testing.TB, emu switchtest.SSHEmulator) []string {
 			e := emu.(*sonicemu.Switch)
 			var port string

@@ -37,13 +37,13 @@ func newYANGRig(t *testing.T) *rig {
 	}
 	creds := &spec.Credentials{Name: "testbed-ssh", Username: "admin",
 		Password: &spec.SecretRef{Kind: "env", Name: "FABCTL_TESTBED_PASSWORD"}, KnownHosts: kh}
-	drv := &Driver{SSH: sshtransport.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+	drv := NewWith(sshtransport.Options{ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
 		Getenv: func(k string) string {
 			if k == "FABCTL_TESTBED_PASSWORD" {
 				return pw
 			}
 			return ""
-		}}}
+		}})
 	return &rig{emu: emu, drv: drv, sw: sw, s: s, f: f, creds: creds,
 		target: drivers.Target{Device: sw.Device, Intent: sw, Credentials: creds}}
 }

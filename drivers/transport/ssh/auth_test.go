@@ -96,7 +96,7 @@ func serveAgent(t *testing.T, keys ...ed25519.PrivateKey) string {
 }
 
 func agentOpts(sock string) Options {
-	return Options{Platform: SONiC, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second,
+	return Options{Platform: bashShell, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second,
 		Getenv: func(k string) string {
 			if k == "SSH_AUTH_SOCK" {
 				return sock
@@ -155,7 +155,7 @@ func TestEncryptedKey(t *testing.T) {
 	tg := keyRig(t, pubOf(t, key), &spec.Credentials{
 		PrivateKey: &spec.SecretRef{Kind: "file", Name: keyFile},
 		Passphrase: &spec.SecretRef{Kind: "env", Name: "KEY_PASS"}})
-	o := Options{Platform: SONiC, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second}
+	o := Options{Platform: bashShell, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second}
 	env := map[string]string{"KEY_PASS": pass}
 	o.Getenv = func(k string) string { return env[k] }
 	c, err := Dial(context.Background(), tg, o)

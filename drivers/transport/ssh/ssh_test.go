@@ -22,6 +22,16 @@ import (
 
 const secret = "s3cr3t-Pa55"
 
+// bashShell is the scrapligo platform of the SONiC emulator's login
+// shell (testdata/bash-shell.yaml).
+var bashShell = func() []byte {
+	b, err := os.ReadFile("testdata/bash-shell.yaml")
+	if err != nil {
+		panic(err) // the package's own test data
+	}
+	return b
+}()
+
 func rig(t *testing.T) (*sonicemu.Switch, drivers.Target, Options) {
 	t.Helper()
 	sw, err := sonicemu.Start(sonicemu.Options{Password: secret, Ports: 4})
@@ -39,7 +49,7 @@ func rig(t *testing.T) (*sonicemu.Switch, drivers.Target, Options) {
 			Password: &spec.SecretRef{Kind: "env", Name: "LAB_PW"}, KnownHosts: kh},
 	}
 	env := map[string]string{"LAB_PW": secret}
-	return sw, tg, Options{Platform: SONiC, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second,
+	return sw, tg, Options{Platform: bashShell, ConnectTimeout: 3 * time.Second, CommandTimeout: 2 * time.Second,
 		Getenv: func(k string) string { return env[k] }}
 }
 
