@@ -170,11 +170,27 @@ type Limiter interface {
 // about something the spec does not set or fabctl cannot change: a PCIe
 // link trained below its maximum, a NIC on another NUMA node than
 // declared, queue sizes above the device's limits.
+//
+// Severity SeverityError is a verdict: the device does not match the
+// spec and no change fixes it (an InfiniBand cable down or miswired, a
+// link trained narrower, a node the spec does not declare, a port that
+// could not be read). A plan holding one never says the fabric matches,
+// and plan and drift exit with their documented code for it.
 type Finding struct {
-	Severity string `json:"severity"`       // "warning" or "info"
+	Severity string `json:"severity"`       // SeverityError, "warning" or "info"
 	Path     string `json:"path,omitempty"` // the state path it concerns (nic/ens1f0/pcie)
 	Message  string `json:"message"`
+	// Kind classifies the finding for scripts ("link-down", "miswired"
+	// for InfiniBand cabling); "" when the driver does not classify.
+	Kind string `json:"kind,omitempty"`
+	// IDs are the device's own identifiers of what the finding is about,
+	// beside the spec's names the Message uses (InfiniBand: "node_guid",
+	// "port_guid", "lid", "port").
+	IDs map[string]string `json:"ids,omitempty"`
 }
+
+// SeverityError is the severity of a finding that no change fixes.
+const SeverityError = "error"
 
 // Reporter is implemented by drivers that report findings. Plans call it
 // after Read and list the findings per device; they never block apply.

@@ -107,6 +107,10 @@ type Counts struct {
 	Disruptive int `json:"disruptive"`
 	Drifted    int `json:"drifted"`
 	Errored    int `json:"errored"`
+	// Mismatched counts the devices with a finding no change fixes
+	// (drivers.SeverityError): the fabric does not match the spec even
+	// after apply.
+	Mismatched int `json:"mismatched"`
 }
 
 // Counts totals the plan.
@@ -122,6 +126,9 @@ func (p *Plan) Counts() Counts {
 		}
 		if len(d.Drift) > 0 {
 			c.Drifted++
+		}
+		if len(d.Mismatches()) > 0 {
+			c.Mismatched++
 		}
 		for _, ch := range d.Changes {
 			switch ch.Action {
@@ -178,6 +185,29 @@ func (d *DevicePlan) Unchanged() int {
 func (p *Plan) HasChanges() bool {
 	for _, d := range p.Devices {
 		if d.HasChanges() {
+			return true
+		}
+	}
+	return false
+}
+
+// Mismatches are the device's findings no change fixes
+// (drivers.SeverityError).
+func (d *DevicePlan) Mismatches() []drivers.Finding {
+	var out []drivers.Finding
+	for _, f := range d.Findings {
+		if f.Severity == drivers.SeverityError {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Mismatched reports whether a device has a finding no change fixes: the
+// fabric does not match the spec, and applying the plan does not make it.
+func (p *Plan) Mismatched() bool {
+	for _, d := range p.Devices {
+		if d.Error == "" && len(d.Mismatches()) > 0 {
 			return true
 		}
 	}

@@ -21,6 +21,13 @@ const (
 	// ExitNothingTested: validation ran but no check applied (for example
 	// no host or link matched), so it proves nothing.
 	ExitNothingTested ExitCode = 5
+	// ExitMismatch: the fabric does not match the spec and no change fixes
+	// it: plan and drift found a finding of the kind apply cannot repair
+	// (an InfiniBand cable down or miswired, a link trained narrower or
+	// slower, an undeclared node, a port that could not be read). Takes
+	// precedence over ExitChanges: the plan's changes, if any, are shown
+	// too, but applying them leaves the fabric broken.
+	ExitMismatch ExitCode = 6
 	// ExitUsage: the command line is wrong: unknown command or flag, bad
 	// flag value, wrong number of arguments (BSD sysexits EX_USAGE).
 	ExitUsage ExitCode = 64
@@ -37,5 +44,6 @@ var exitCodes = []struct {
 	{ExitStalePlan, "stale-plan"},
 	{ExitLocked, "locked"},
 	{ExitNothingTested, "nothing-tested"},
+	{ExitMismatch, "mismatch"},
 	{ExitUsage, "usage"},
 }

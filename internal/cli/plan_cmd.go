@@ -70,8 +70,11 @@ from, for fabctl show and fabctl apply. The file is sealed: an edited plan
 is refused.
 
 Exit status: 0 when the plan succeeded (with or without changes), 1 on an
-error (spec errors, a device that could not be read), 64 on a usage error.
-With --detailed-exitcode: 0 no changes, 1 error, 2 changes.`,
+error (spec errors, a device that could not be read), 6 when the fabric does
+not match the spec in a way no change fixes (an InfiniBand cable down or
+miswired, a link trained narrower or slower, an undeclared node, a port
+that could not be read: see Findings), 64 on a usage error. With
+--detailed-exitcode: 0 no changes, 1 error, 2 changes, 6 as above.`,
 		Example: `  fabctl plan fabric/
   fabctl plan --verbose --show-payload --target 'switch.leaf*' fabric/
   fabctl plan -out plan.fab fabric/ && fabctl apply plan.fab
@@ -255,6 +258,9 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	}
 	if p.Errored() {
 		return planDeviceErrors(p, opts.Out)
+	}
+	if p.Mismatched() {
+		return exitWith(ExitMismatch)
 	}
 	if opts.DetailedExitcode && (p.HasChanges() || opts.driftCheck && p.Counts().Drifted > 0) {
 		return exitWith(ExitChanges)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -447,16 +448,22 @@ func writeFindings(h *humanWriter, p *plan.Plan, o PlanOptions) {
 		}
 		if !any {
 			h.line("%s", apply(st.Warn, "Findings (read-only: fabctl reports them, the spec does not change them):"))
+			if p.Mismatched() {
+				h.line("  %s marks what does not match the spec and no change fixes: repair the fabric (cables, links, nodes), then plan again.", apply(st.Error, "✘"))
+			}
 			any = true
 		}
 		h.line("")
 		h.line("  %s:", apply(st.Bold, deviceTitle(d)))
 		for _, f := range d.Findings {
-			mark := "!"
-			if f.Severity == "info" {
-				mark = "i"
+			switch f.Severity {
+			case drivers.SeverityError:
+				h.line("      %s %s", apply(st.Error, "✘"), f.Message)
+			case "info":
+				h.line("      i %s", f.Message)
+			default:
+				h.line("      ! %s", f.Message)
 			}
-			h.line("      %s %s", mark, f.Message)
 		}
 	}
 	if any {
@@ -671,8 +678,20 @@ func writeFooter(h *humanWriter, p *plan.Plan, st Style) {
 		h.line("%s on the %s that could be read.", apply(st.Bold, "No changes"), plural(planned, "device", "devices"))
 	case len(p.Devices) == 0:
 		h.line("%s no device matched the selection.", apply(st.Bold, "No changes:"))
+	case c.Mismatched > 0:
+		h.line("%s but the fabric does not match the spec (see the findings above).", apply(st.Bold, "No changes,"))
 	default:
 		h.line("%s The fabric matches the spec on all %s.", apply(st.Bold, "No changes."), plural(planned, "device", "devices"))
+	}
+	if c.Mismatched > 0 {
+		n := 0
+		for _, d := range p.Devices {
+			if d.Error == "" {
+				n += len(d.Mismatches())
+			}
+		}
+		h.line("%s %s on %s that no change fixes: the fabric does not match the spec after apply either.",
+			apply(st.Error, "Mismatch:"), plural(n, "finding", "findings"), plural(c.Mismatched, "device", "devices"))
 	}
 	if c.Disruptive > 0 {
 		verb := "interrupt"

@@ -21,6 +21,10 @@ type PlanJSONDoc struct {
 	// Complete is false when a selected device could not be read.
 	Complete   bool `json:"complete"`
 	HasChanges bool `json:"has_changes"`
+	// Mismatch is true when a device has a finding no change fixes
+	// (severity "error"): the fabric does not match the spec even once
+	// the changes are applied.
+	Mismatch bool `json:"mismatch"`
 	// Targeted is true when --target / --exclude limited the plan to
 	// Counts.Devices of FabricDevices devices.
 	Targeted      bool        `json:"targeted"`
@@ -133,7 +137,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 	c := p.Counts()
 	doc := PlanJSONDoc{
 		FormatVersion: plan.FormatVersion, FabctlVersion: p.FabctlVersion, Fabric: p.Fabric, SpecHash: p.SpecHash,
-		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Targeted: p.Targeted(),
+		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Mismatch: p.Mismatched(), Targeted: p.Targeted(),
 		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
 		Counts: c, DisruptiveChanges: []PlanJSONDisruptive{}, Devices: make([]PlanJSONDevice, 0, len(p.Devices)),
 		Diagnostics: nonNil(p.Diagnostics),

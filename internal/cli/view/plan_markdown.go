@@ -24,6 +24,9 @@ func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	case c.Changed > 0:
 		status = countsPhrase(c.Add, c.Change, c.Remove)
 	}
+	if c.Errored == 0 && c.Mismatched > 0 {
+		status += "; the fabric does not match the spec"
+	}
 	cmd := o.Command
 	if cmd == "" {
 		cmd = "plan"
@@ -64,6 +67,19 @@ func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 				paths[i] = "`" + mdCode(x) + "`"
 			}
 			h.line("> - `%s` %s: %s", mdCode(g.Address), strings.Join(paths, ", "), mdText(g.Reason))
+		}
+		h.line("")
+	}
+	if c.Mismatched > 0 {
+		h.line("> [!CAUTION]")
+		h.line("> **The fabric does not match the spec, and no change fixes it:** repair the fabric (cables, links, nodes), then plan again.")
+		for _, d := range p.Devices {
+			if d.Error != "" {
+				continue
+			}
+			for _, f := range d.Mismatches() {
+				h.line("> - `%s`: %s", mdCode(deviceTitle(d)), mdText(f.Message))
+			}
 		}
 		h.line("")
 	}

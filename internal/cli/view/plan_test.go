@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -198,5 +199,69 @@ func TestPlanErrorsFirst(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	if len(lines) < 3 || lines[0] != "Not planned: these devices could not be read" || !strings.Contains(lines[2], "authentication failed") {
 		t.Errorf("the error is not at the top:\n%s", b.String())
+	}
+}
+
+// Issue 38: a finding no change fixes (an InfiniBand cable down) is a
+// verdict: the human footer never says the fabric matches, markdown calls
+// it out, JSON says mismatch, with or without changes beside it.
+func TestPlanMismatch(t *testing.T) {
+	down := drivers.Finding{Severity: drivers.SeverityError, Path: "fabric/leaf1/2", Kind: "link-down",
+		Message: "leaf1 port 2: no link to cn02:ib0 (link down, or no cable) [link-down]",
+		IDs:     map[string]string{"node_guid": "0x0210000012345600", "lid": "3"}}
+	warn := drivers.Finding{Severity: "warning", Message: "opensm runs at a non-default place"}
+	for _, changes := range []bool{false, true} {
+		sm := &plan.DevicePlan{Address: "sm.sm01", Kind: "sm", Name: "sm01", Platform: "opensm", Findings: []drivers.Finding{warn, down}}
+		if changes {
+			sm.Changes = []intent.AttrChange{{Path: "partitions/storage/pkey", Action: intent.Update, Before: "0x0002", After: "0x0001"}}
+		}
+		p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: 2, Devices: []*plan.DevicePlan{
+			sm, {Address: "host.cn01", Kind: "host", Name: "cn01", Platform: "linux"}}}
+		if !p.Mismatched() || p.Counts().Mismatched != 1 {
+			t.Fatalf("Mismatched %v, counts %+v", p.Mismatched(), p.Counts())
+		}
+		var b bytes.Buffer
+		if err := WritePlanHuman(&b, p, PlanOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, want := range []string{"✘ leaf1 port 2: no link to cn02:ib0", "! opensm runs at a non-default place",
+			"Mismatch: 1 finding on 1 device that no change fixes"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("changes=%v: human view lacks %q:\n%s", changes, want, out)
+			}
+		}
+		if strings.Contains(out, "matches the spec on all") {
+			t.Errorf("changes=%v: a broken fabric reads as matching:\n%s", changes, out)
+		}
+		if !changes && !strings.Contains(out, "No changes, but the fabric does not match the spec") {
+			t.Errorf("no-change summary:\n%s", out)
+		}
+		b.Reset()
+		if err := WritePlanMarkdown(&b, p, PlanOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		if !strings.Contains(md, "the fabric does not match the spec)") || !strings.Contains(md, "- `sm.sm01 (opensm)`: leaf1 port 2: no link to cn02:ib0") {
+			t.Errorf("changes=%v: markdown:\n%s", changes, md)
+		}
+		b.Reset()
+		if err := WriteJSON(&b, PlanJSON(p)); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Mismatch bool        `json:"mismatch"`
+			Counts   plan.Counts `json:"counts"`
+			Devices  []struct {
+				Findings []drivers.Finding `json:"findings"`
+			} `json:"devices"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if !doc.Mismatch || doc.Counts.Mismatched != 1 || len(doc.Devices[0].Findings) != 2 ||
+			doc.Devices[0].Findings[1].Kind != "link-down" || doc.Devices[0].Findings[1].IDs["lid"] != "3" {
+			t.Errorf("changes=%v: JSON: %s", changes, b.String())
+		}
 	}
 }
