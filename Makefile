@@ -59,7 +59,8 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
-                ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump
+                ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump \
+                ./internal/safefile:FuzzFileOps
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))

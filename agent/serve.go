@@ -29,6 +29,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/traffic"
@@ -334,7 +335,7 @@ func Save(dir string, req *agentproto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, agentproto.SavedName(name)), append(b, '\n'), 0o600); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, agentproto.SavedName(name)), append(b, '\n'), 0o600, safefile.Agent); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
@@ -355,27 +356,6 @@ func Save(dir string, req *agentproto.Request) error {
 		return err
 	}
 	return nil
-}
-
-func writeAtomic(path string, b []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	if err := f.Chmod(mode); werr == nil {
-		werr = err
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-	}
-	return werr
 }
 
 // SavedFiles lists the saved desired states at path: the file itself, or
@@ -401,7 +381,7 @@ func SavedFiles(path string) ([]string, error) {
 
 // LoadSaved reads one saved desired state (a stepless "apply" request).
 func LoadSaved(file string) (*agentproto.Request, error) {
-	f, err := os.Open(file)
+	f, err := safefile.Open(file, safefile.Agent)
 	if err != nil {
 		return nil, err
 	}

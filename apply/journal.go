@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // Journal event types, in the order a run writes them.
@@ -200,7 +201,10 @@ func CreateJournal(path, runID string, now func() time.Time, secrets []string) (
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create journal directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// A regular file only, never through a link (safefile): a FIFO or
+	// device planted at the path is refused instead of blocking the run
+	// or swallowing its record.
+	f, err := safefile.OpenAppend(path, 0o600, safefile.Journal)
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // LockInfo is what a lock file holds: who took the lock, for what and
@@ -138,7 +140,11 @@ func Acquire(ctx context.Context, stateDir, fabric string, opts LockOptions) (*L
 	info := LockInfo{ID: NewID(), Operation: opts.Operation, Who: Holder(), PID: os.Getpid(),
 		Version: opts.Version, Created: opts.Now().UTC(), Path: path}
 	deadline := time.Now().Add(opts.Timeout)
-	for {
+	// Every pass of the loop checks the context and the deadline and,
+	// unless the lock was just released, waits a poll interval: no input
+	// (a dangling link, a file that keeps vanishing) makes it spin or
+	// outlive --lock-timeout and Ctrl-C.
+	for vanished := 0; ; {
 		err := create(path, info)
 		if err == nil {
 			return &Lock{Info: info}, nil
@@ -147,9 +153,11 @@ func Acquire(ctx context.Context, stateDir, fabric string, opts LockOptions) (*L
 			return nil, fmt.Errorf("create lock file: %w", err)
 		}
 		held, rerr := readLock(path)
-		if errors.Is(rerr, fs.ErrNotExist) {
-			continue // released between our create and read: try again
+		if errors.Is(rerr, fs.ErrNotExist) && vanished < 3 {
+			vanished++
+			continue // released between our create and read: try again at once, a few times
 		}
+		vanished = 0
 		if time.Now().After(deadline) {
 			return nil, &LockedError{Path: path, Info: held, Unreadable: rerr}
 		}
@@ -163,8 +171,11 @@ func Acquire(ctx context.Context, stateDir, fabric string, opts LockOptions) (*L
 	}
 }
 
+// create makes the lock file with O_CREAT|O_EXCL (safefile: a link
+// already at the path, even a dangling one, counts as a held lock and is
+// never followed) and writes the holder into it.
 func create(path string, info LockInfo) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := safefile.CreateExclusive(path, 0o600, safefile.Lock)
 	if err != nil {
 		return err
 	}
@@ -183,16 +194,18 @@ func create(path string, info LockInfo) error {
 	return nil
 }
 
-// readLock reads a lock file. A holder creates the file and then writes
-// it, so an empty or partial file is read again a few times before it is
-// reported as unreadable.
+// readLock reads a lock file: a regular file, not a link (a planted
+// link, FIFO or device is reported as unreadable, never followed or
+// waited on), of at most 64 KiB. A holder creates the file and then
+// writes it, so an empty or partial file is read again a few times
+// before it is reported as unreadable.
 func readLock(path string) (LockInfo, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 		}
-		b, err := os.ReadFile(path)
+		b, err := safefile.ReadFile(path, safefile.Lock)
 		if err != nil {
 			return LockInfo{Path: path}, err
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -125,5 +127,80 @@ func TestSafeName(t *testing.T) {
 		if got := SafeName(in); got != want {
 			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Issue 37: whatever is planted at the lock file's path (a dangling or
+// live link, a FIFO, a directory, a link to /dev/zero), Acquire neither
+// follows it, blocks on it, nor spins: it reports the lock as held and
+// unreadable, names what is there, returns by --lock-timeout and at once
+// on cancellation, and uses little CPU while it waits.
+func TestLockPlantedPaths(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		plant func(path, dir string) error
+		says  string
+	}{
+		{"dangling link", func(p, dir string) error { return os.Symlink(filepath.Join(dir, "nowhere"), p) }, "symbolic link"},
+		{"link to a lock", func(p, dir string) error {
+			other := filepath.Join(dir, "other.json")
+			if err := os.WriteFile(other, []byte(`{"id":"x","operation":"apply"}`), 0o600); err != nil {
+				return err
+			}
+			return os.Symlink(other, p)
+		}, "symbolic link"},
+		{"link to /dev/zero", func(p, _ string) error { return os.Symlink("/dev/zero", p) }, "symbolic link"},
+		{"FIFO", func(p, _ string) error { return syscall.Mkfifo(p, 0o600) }, "FIFO"},
+		{"directory", func(p, _ string) error { return os.Mkdir(p, 0o700) }, "directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := LockPath(dir, "f")
+			if err := c.plant(path, dir); err != nil {
+				t.Skip(err)
+			}
+			for _, mode := range []string{"timeout", "cancel"} {
+				ctx, cancel := context.WithCancel(context.Background())
+				timeout := 400 * time.Millisecond
+				if mode == "cancel" {
+					timeout = time.Hour
+					time.AfterFunc(150*time.Millisecond, cancel)
+				}
+				var ru0, ru1 syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				start := time.Now()
+				done := make(chan error, 1)
+				go func() {
+					_, err := Acquire(ctx, dir, "f", LockOptions{Operation: "apply", Timeout: timeout, Poll: 20 * time.Millisecond})
+					done <- err
+				}()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(5 * time.Second):
+					cancel()
+					t.Fatalf("%s: Acquire did not return (past --lock-timeout / cancellation)", mode)
+				}
+				cancel()
+				took := time.Since(start)
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime)-syscall.TimevalToNsec(ru0.Utime)) +
+					time.Duration(syscall.TimevalToNsec(ru1.Stime)-syscall.TimevalToNsec(ru0.Stime))
+				var le *LockedError
+				if !errors.As(err, &le) || le.Unreadable == nil || !strings.Contains(err.Error(), c.says) {
+					t.Errorf("%s: %v, want a held, unreadable lock that says %q", mode, err, c.says)
+				}
+				if took > 2*time.Second {
+					t.Errorf("%s: returned after %v", mode, took)
+				}
+				// A busy loop would burn about as much CPU as the wait took.
+				if cpu > took/2 {
+					t.Errorf("%s: %v of CPU in a %v wait: the lock loop spins", mode, cpu, took)
+				}
+			}
+			if st, err := os.Lstat(path); err != nil || (c.name != "directory" && st.Mode().IsRegular()) {
+				t.Errorf("the planted %s was replaced: %v", c.name, err)
+			}
+		})
 	}
 }

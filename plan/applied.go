@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // Applied records, per device, the desired state fabctl last applied and
@@ -29,7 +30,7 @@ func AppliedPath(stateDir, fabric string) string {
 // LoadApplied reads the record; a missing file is an empty record.
 func LoadApplied(stateDir, fabric string) (*Applied, error) {
 	a := &Applied{FormatVersion: FormatVersion, Fabric: fabric, Devices: map[string]intent.State{}}
-	b, err := os.ReadFile(AppliedPath(stateDir, fabric))
+	b, err := safefile.ReadFile(AppliedPath(stateDir, fabric), safefile.Record)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a, nil
 	}
@@ -54,10 +55,7 @@ func (a *Applied) Save(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	p := AppliedPath(stateDir, a.Fabric)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	// Atomic, through an unpredictable temporary name; a link planted at
+	// the record's name is replaced, never written through.
+	return safefile.WriteFile(AppliedPath(stateDir, a.Fabric), append(b, '\n'), 0o600, safefile.Record)
 }

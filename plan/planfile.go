@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -80,12 +81,10 @@ func (s *SavedPlan) Write(path string) error {
 	return writeFile(path, b)
 }
 
+// writeFile replaces path atomically (safefile: an unpredictable
+// temporary name created exclusively, never a planted link followed).
 func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return safefile.WriteFile(path, b, 0o600, safefile.Plan)
 }
 
 // Decode parses and checks a saved plan.
@@ -112,7 +111,7 @@ func Decode(b []byte, name string) (*SavedPlan, error) {
 
 // Read loads and checks a saved plan file (and its signature: DecodeKey).
 func Read(path, key string) (*SavedPlan, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func (s *SavedPlan) Staleness() []string {
 		out = append(out, fmt.Sprintf("the spec at %s changed since the plan was made (%s)", s.SpecPath, changedFiles(src, files)))
 	}
 	for _, vf := range s.VarFiles {
-		b, err := os.ReadFile(vf.Name)
+		b, err := safefile.ReadFile(vf.Name, safefile.VarFile)
 		switch {
 		case err != nil:
 			out = append(out, fmt.Sprintf("var file %s cannot be read (%v)", vf.Name, err))

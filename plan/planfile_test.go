@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/spec/spectest"
@@ -79,5 +81,33 @@ func TestSavedPlanRoundTripAndSeal(t *testing.T) {
 	edited := bytes.Replace(b, []byte(`"FAB_VAR_x=1"`), []byte(`"FAB_VAR_x=2"`), 1)
 	if _, err := Decode(edited, "p.fab"); err == nil || !strings.Contains(err.Error(), "modified") {
 		t.Errorf("edited plan accepted: %v", err)
+	}
+}
+
+// Issue 37: show's staleness check reads a plan's var files from disk: a
+// FIFO or a link to /dev/zero there is reported, never read.
+func TestStalenessPlantedVarFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "vars.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	zero := filepath.Join(dir, "vars.zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	sp := &SavedPlan{FormatVersion: FormatVersion, Plan: &Plan{}, VarFiles: []spec.File{{Name: fifo}, {Name: zero}}}
+	done := make(chan []string, 1)
+	go func() { done <- sp.Staleness() }()
+	select {
+	case got := <-done:
+		all := strings.Join(got, "\n")
+		for _, want := range []string{fifo, "FIFO", zero, "device"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("staleness does not say %q:\n%s", want, all)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Staleness blocked on a var file")
 	}
 }

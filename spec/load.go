@@ -3,6 +3,7 @@ package spec
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // File is one spec source: a name (used in diagnostics) and its bytes.
@@ -30,6 +33,10 @@ type LoadOptions struct {
 	Vars []string
 	// VarFiles are -var-file paths (HCL files of name = value lines).
 	VarFiles []string
+	// VarFileData are variables files already read (a saved plan's
+	// embedded copies, or the CLI's single read of --var-file), applied
+	// after VarFiles in order.
+	VarFileData []File
 	// Env is the process environment ("K=V"); FAB_VAR_<name> sets variables.
 	Env []string
 	// Platforms are the switch platforms of this build, in the order
@@ -131,9 +138,16 @@ func ReadFiles(path string) ([]File, hcl.Diagnostics) {
 			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec directory", Detail: err.Error()}}
 		}
 		for _, e := range entries {
-			if !e.IsDir() && IsSpecFile(e.Name()) {
-				names = append(names, filepath.Join(path, e.Name()))
+			if e.IsDir() || !IsSpecFile(e.Name()) {
+				continue
 			}
+			n := filepath.Join(path, e.Name())
+			if e.Type()&os.ModeSymlink != 0 {
+				if d := linkInside(n, path); d != nil {
+					return nil, hcl.Diagnostics{d}
+				}
+			}
+			names = append(names, n)
 		}
 		if len(names) == 0 {
 			return nil, hcl.Diagnostics{{
@@ -148,34 +162,37 @@ func ReadFiles(path string) ([]File, hcl.Diagnostics) {
 	sort.Strings(names)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
-		// A FIFO, device or socket would block or never end: refuse it
-		// before opening it (a symlink to a regular file is fine).
-		if st, err := os.Stat(n); err == nil && !st.Mode().IsRegular() {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec file",
-				Detail: fmt.Sprintf("%s is not a regular file (%s): give a spec file or a directory of *.fab.hcl files.", n, fileKind(st.Mode()))}}
-		}
-		b, err := os.ReadFile(n)
+		// A FIFO, device or socket would block or never end, a huge file
+		// eat the memory: safefile refuses them before reading.
+		b, err := safefile.ReadFile(n, safefile.Spec)
 		if err != nil {
-			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec file", Detail: err.Error()}}
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read spec file",
+				Detail: err.Error() + ": give a spec file or a directory of *.fab.hcl files."}}
 		}
 		files = append(files, File{Name: n, Data: b})
 	}
 	return files, nil
 }
 
-// fileKind names a non-regular file's type.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
+// linkInside refuses a spec file in a directory that is a symbolic link
+// to a file outside that directory: a pull request can add such a link,
+// and a diagnostic would then print lines of whatever it points at
+// (/proc/self/environ, a key) into a pipeline's log. A link within the
+// directory's tree is read as the file it points at.
+func linkInside(link, dir string) *hcl.Diagnostic {
+	target, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read spec file",
+			Detail: fmt.Sprintf("%s is a symbolic link that cannot be resolved (%v).", link, errors.Unwrap(err))}
 	}
-	return "mode " + m.String()
+	root, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		if rel, rerr := filepath.Rel(root, target); rerr == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+			return nil
+		}
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Spec file links outside the spec directory",
+		Detail: fmt.Sprintf("%s is a symbolic link to %s, outside %s: fabctl reads only the spec files within the directory it is given (copy the file into it, or name it as the spec path).", link, target, dir)}
 }
 
 // Load reads and decodes the spec at path (file or directory).

@@ -182,3 +182,41 @@ func cpuTime(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Issue 37: a spec directory's file that is a link to a file outside the
+// directory is refused (a pull request could point it at
+// /proc/self/environ or a key, and a diagnostic would print its lines);
+// a link within the directory is read.
+func TestReadFilesLinkOutside(t *testing.T) {
+	dir := t.TempDir()
+	specDir := filepath.Join(dir, "spec")
+	if err := os.MkdirAll(filepath.Join(specDir, "parts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("TOKEN=hunter22\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(specDir, "parts", "b.hcl")
+	if err := os.WriteFile(inside, []byte("fabric \"f\" {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(inside, filepath.Join(specDir, "b.fab.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	files, diags := ReadFiles(specDir)
+	if diags.HasErrors() || len(files) != 1 {
+		t.Fatalf("a link within the directory: %v %d files", diags, len(files))
+	}
+	for _, target := range []string{secret, "/proc/self/environ"} {
+		link := filepath.Join(specDir, "a.fab.hcl")
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		_, diags := ReadFiles(specDir)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "outside") || strings.Contains(diags.Error(), "hunter22") {
+			t.Errorf("link to %s: %v", target, diags)
+		}
+	}
+}

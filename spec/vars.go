@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // VarEnvPrefix is the environment prefix that sets spec variables:
@@ -129,13 +130,19 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 			assign(strings.TrimPrefix(k, VarEnvPrefix), val, hcl.Range{}, "environment")
 		}
 	}
+	varFiles := make([]File, 0, len(l.opts.VarFiles)+len(l.opts.VarFileData))
 	for _, path := range l.opts.VarFiles {
-		src, err := os.ReadFile(path)
+		src, err := safefile.ReadFile(path, safefile.VarFile)
 		if err != nil {
 			l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read variables file", Detail: err.Error()})
 			continue
 		}
-		f, d := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+		varFiles = append(varFiles, File{Name: path, Data: src})
+	}
+	varFiles = append(varFiles, l.opts.VarFileData...)
+	for _, vf := range varFiles {
+		path := vf.Name
+		f, d := hclsyntax.ParseConfig(vf.Data, path, hcl.InitialPos)
 		l.diags = append(l.diags, d...)
 		if d.HasErrors() {
 			continue

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/vishvananda/netlink"
 )
 
@@ -113,7 +113,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 	}
 	if todo[""]["nccl"] {
 		tok.EnvFile = h.NCCLEnvFile
-		if b, err := os.ReadFile(h.NCCLEnvFile); err == nil {
+		if b, err := safefile.ReadFile(h.NCCLEnvFile, safefile.Host); err == nil {
 			v := string(b)
 			tok.Env = &v
 		}
@@ -526,12 +526,10 @@ func writeEnvFile(path string, env map[string]string) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%s\n", k, env[k])
 	}
-	tmp := path + ".fabctl-tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("nccl env file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	// Atomic through an unpredictable temporary name (safefile): the
+	// agent runs as root, and a link planted at a predictable name in the
+	// file's directory would redirect the write.
+	if err := safefile.WriteFile(path, []byte(b.String()), 0o644, safefile.Host); err != nil {
 		return fmt.Errorf("nccl env file: %w", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -255,7 +255,7 @@ func readIRQBalance(want string) string {
 
 func readEnvFile(path string) map[string]string {
 	out := map[string]string{}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Host)
 	if err != nil {
 		return out
 	}

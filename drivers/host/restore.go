@@ -10,6 +10,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // restore puts the NICs of a token back as they were.
@@ -89,7 +90,7 @@ func restore(s *session, h *intent.Host, tok token) error {
 			if err := os.Remove(tok.EnvFile); err != nil && !os.IsNotExist(err) {
 				errs = append(errs, err)
 			}
-		} else if err := os.WriteFile(tok.EnvFile, []byte(*tok.Env), 0o644); err != nil {
+		} else if err := safefile.WriteFile(tok.EnvFile, []byte(*tok.Env), 0o644, safefile.Host); err != nil {
 			errs = append(errs, err)
 		}
 	}

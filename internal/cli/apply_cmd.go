@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -195,7 +196,7 @@ func readSavedPlan(path, key string) (*plan.SavedPlan, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return nil, nil // a directory is a spec; a missing or non-regular path is reported by the loader
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.Plan)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -78,7 +79,9 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 		}
 	}
 	for _, p := range varFiles {
-		b, err := os.ReadFile(p)
+		// Read once (safefile: a regular file of at most 16 MiB): the
+		// loader gets these bytes, and a saved plan embeds the same ones.
+		b, err := safefile.ReadFile(p, safefile.VarFile)
 		if err != nil {
 			return nil, fmt.Errorf("read --var-file: %w", err)
 		}
@@ -92,7 +95,7 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 	lf.Sources = files
 	// spec.Load may reorder the environment slice it is given; pass a copy.
 	env := append([]string(nil), f.Env...)
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Vars: vars, VarFiles: varFiles, Env: env, Platforms: builtin.SpecPlatforms()})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Vars: vars, VarFileData: lf.VarFiles, Env: env, Platforms: builtin.SpecPlatforms()})
 	return lf.compile(f, s, diags)
 }
 
@@ -101,24 +104,7 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 // the files on disk, which may have changed since).
 func loadSavedFabric(f *Factory, sp *plan.SavedPlan) (*loadedFabric, error) {
 	lf := &loadedFabric{Path: sp.SpecPath, Sources: sp.Sources, Vars: sp.Vars, VarFiles: sp.VarFiles, Env: sp.Env}
-	var varPaths []string
-	if len(sp.VarFiles) > 0 {
-		// spec.LoadOptions takes var files by path: stage the embedded
-		// contents in a private temporary directory.
-		dir, err := os.MkdirTemp("", "fabctl-vars-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		for i, vf := range sp.VarFiles {
-			p := filepath.Join(dir, fmt.Sprintf("%d-%s", i, filepath.Base(vf.Name)))
-			if err := os.WriteFile(p, vf.Data, 0o600); err != nil {
-				return nil, err
-			}
-			varPaths = append(varPaths, p)
-		}
-	}
-	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFiles: varPaths, Env: append([]string(nil), sp.Env...), Platforms: builtin.SpecPlatforms()})
+	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFileData: sp.VarFiles, Env: append([]string(nil), sp.Env...), Platforms: builtin.SpecPlatforms()})
 	return lf.compile(f, s, diags)
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // FmtOptions are the inputs of fabctl fmt.
@@ -141,7 +143,7 @@ func fmtRun(opts *FmtOptions) error {
 		paths, diags := collectFmtFiles(opts.Paths, opts.Recursive)
 		res.Diagnostics = append(res.Diagnostics, diags...)
 		for _, p := range paths {
-			src, err := os.ReadFile(p)
+			src, err := safefile.ReadFile(p, safefile.Spec)
 			if err != nil {
 				res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: err.Error()})
 				continue
@@ -252,12 +254,18 @@ func collectFmtFiles(paths []string, recursive bool) ([]string, hcl.Diagnostics)
 	return out, diags
 }
 
+// writeFilePreservingMode rewrites a spec file atomically (safefile),
+// keeping its mode. A path the operator gave as a link is rewritten
+// where the link points (the link stays).
 func writeFilePreservingMode(path string, data []byte) error {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, st.Mode().Perm())
+	return safefile.WriteFile(path, data, st.Mode().Perm(), safefile.Spec)
 }
 
 // unifiedDiff returns a diff -u style diff of a file's formatting change.

@@ -3,9 +3,9 @@ package cli
 import (
 	"encoding/xml"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/lint"
 	"github.com/hashicorp/hcl/v2"
@@ -103,7 +103,7 @@ func writeJUnit(path string, res *validateResult) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return safefile.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644, safefile.Report)
 }
 
 type junitSkipped struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/cli/view"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -292,7 +293,7 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(p, rf.Data, 0o644); err != nil {
+			if err := safefile.WriteFile(p, rf.Data, 0o644, safefile.Output); err != nil {
 				return err
 			}
 			names = append(names, filepath.ToSlash(filepath.Join(renderDir(d), rf.Name)))

@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // sessionLogContext turns on the device session transcripts (SSH CLI
@@ -28,7 +28,7 @@ func (f *Factory) sessionLogContext(ctx context.Context) (context.Context, func(
 	})
 	switch {
 	case f.Global.DebugFile != "":
-		fh, err := os.OpenFile(f.Global.DebugFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		fh, err := safefile.OpenAppend(f.Global.DebugFile, 0o600, safefile.DebugLog)
 		if err != nil {
 			return ctx, func() {}, fmt.Errorf("--debug-file: %w", err)
 		}

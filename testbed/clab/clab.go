@@ -37,6 +37,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -621,7 +622,7 @@ func (l *Lab) Write(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
+		if err := safefile.WriteFile(p, f.Data, f.Mode, safefile.Output); err != nil {
 			return err
 		}
 		if err := os.Chmod(p, f.Mode); err != nil {

@@ -3,11 +3,11 @@ package ibsim
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // Faults on a running simulated subnet, for `fabctl testbed fault`: what
@@ -59,7 +59,7 @@ func (s *Sim) PartitionsFile() string { return s.path(OpenSMDir, "partitions.con
 // drifted from the spec (an old render, a hand edit), and the port loses
 // the partition's P_Key.
 func (s *Sim) DropMember(ctx context.Context, partition string, portGUID uint64) error {
-	b, err := os.ReadFile(s.PartitionsFile())
+	b, err := safefile.ReadFile(s.PartitionsFile(), safefile.Testbed)
 	if err != nil {
 		return fmt.Errorf("the simulated subnet manager has no partitions file (run fabctl apply first): %w", err)
 	}
@@ -67,11 +67,7 @@ func (s *Sim) DropMember(ctx context.Context, partition string, portGUID uint64)
 	if err != nil {
 		return err
 	}
-	tmp := s.PartitionsFile() + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, s.PartitionsFile()); err != nil {
+	if err := safefile.WriteFile(s.PartitionsFile(), []byte(out), 0o644, safefile.Testbed); err != nil {
 		return err
 	}
 	return s.Resweep(ctx)

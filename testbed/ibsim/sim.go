@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // Files in a Sim's directory.
@@ -238,7 +239,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sim, err error) {
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(s.path(NetFileName), net, 0o644); err != nil {
+	if err := safefile.WriteFile(s.path(NetFileName), net, 0o644, safefile.Testbed); err != nil {
 		return nil, err
 	}
 	if err := s.writeFiles(cfg.Files); err != nil {
@@ -267,11 +268,7 @@ func (s *Sim) saveState() error {
 	if err != nil {
 		return err
 	}
-	tmp := s.path(StateFile + ".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.path(StateFile))
+	return safefile.WriteFile(s.path(StateFile), append(b, '\n'), 0o644, safefile.Testbed)
 }
 
 func (s *Sim) sysProcAttr() *syscall.SysProcAttr {
@@ -294,12 +291,12 @@ func (s *Sim) startIBSim() error {
 		return err
 	}
 	s.fifo = f
-	out, err := os.Create(s.path(ConsoleOut))
+	out, err := safefile.Create(s.path(ConsoleOut), 0o644, safefile.Testbed)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	errf, err := os.Create(s.path(IBSimErr))
+	errf, err := safefile.Create(s.path(IBSimErr), 0o644, safefile.Testbed)
 	if err != nil {
 		return err
 	}
@@ -318,7 +315,7 @@ func (s *Sim) startIBSim() error {
 	// Ready once the console prompt is printed (after parsing and linking).
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(s.path(ConsoleOut))
+		b, _ := safefile.ReadFile(s.path(ConsoleOut), safefile.Testbed)
 		if bytes.Contains(b, []byte("sim> ")) {
 			return nil
 		}
@@ -383,12 +380,7 @@ func contains(list []string, s string) bool {
 
 func (s *Sim) writeFiles(files SMFiles) error {
 	w := func(name string, data []byte) error {
-		p := s.path(OpenSMDir, name)
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o644); err != nil {
-			return err
-		}
-		return os.Rename(tmp, p)
+		return safefile.WriteFile(s.path(OpenSMDir, name), data, 0o644, safefile.Testbed)
 	}
 	if err := w("opensm.conf", s.composeConf(files.OpenSMConf)); err != nil {
 		return err
@@ -407,7 +399,7 @@ func (s *Sim) writeFiles(files SMFiles) error {
 }
 
 func (s *Sim) startOpenSM() error {
-	out, err := os.Create(s.path(OpenSMOut))
+	out, err := safefile.Create(s.path(OpenSMOut), 0o644, safefile.Testbed)
 	if err != nil {
 		return err
 	}
@@ -433,7 +425,7 @@ var reSubnetUp = regexp.MustCompile(`(?m)-> SUBNET UP$`)
 // SubnetUps counts the SUBNET UP lines in opensm's log: one per
 // completed heavy sweep.
 func (s *Sim) SubnetUps() int {
-	b, _ := os.ReadFile(s.path(OpenSMLog))
+	b, _ := safefile.ReadFile(s.path(OpenSMLog), safefile.Testbed)
 	return len(reSubnetUp.FindAllIndex(b, -1))
 }
 
@@ -441,7 +433,7 @@ func (s *Sim) SubnetUps() int {
 // per heavy sweep that did not bring the subnet up (a link changing state
 // mid-sweep, as a miswire or a flap makes, is one); opensm sweeps again.
 func (s *Sim) initErrors() int {
-	b, _ := os.ReadFile(s.path(OpenSMLog))
+	b, _ := safefile.ReadFile(s.path(OpenSMLog), safefile.Testbed)
 	return bytes.Count(b, []byte("Errors during initialization"))
 }
 
@@ -689,7 +681,7 @@ func alive(pid int) bool {
 // Down stops the Sim recorded in dir's state.json: from another process
 // than the one that started it (fabctl testbed down).
 func Down(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	b, err := safefile.ReadFile(filepath.Join(dir, StateFile), safefile.Testbed)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -708,7 +700,7 @@ func Down(dir string) error {
 // Attach returns the Sim recorded in dir, to run commands against a
 // fabric another process started.
 func Attach(dir string) (*Sim, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	b, err := safefile.ReadFile(filepath.Join(dir, StateFile), safefile.Testbed)
 	if err != nil {
 		return nil, err
 	}
@@ -731,7 +723,7 @@ func fileSize(p string) int64 {
 }
 
 func readFrom(p string, off int64) string {
-	f, err := os.Open(p)
+	f, err := safefile.Open(p, safefile.Testbed)
 	if err != nil {
 		return ""
 	}
@@ -747,7 +739,7 @@ func readFrom(p string, off int64) string {
 func (s *Sim) tail(names ...string) string {
 	var parts []string
 	for _, n := range names {
-		b, err := os.ReadFile(s.path(n))
+		b, err := safefile.ReadFile(s.path(n), safefile.Testbed)
 		if err != nil {
 			continue
 		}
@@ -796,7 +788,9 @@ func (s *Sim) WriteDiagWrappers() (string, error) {
 	for _, t := range diagWrapped {
 		body := fmt.Sprintf("#!/bin/sh\n# Written by fabctl (testbed/ibsim): %s on the simulated subnet %s.\ncd %s || exit 1\nLD_PRELOAD=%s IBSIM_SOCKNAME=%s SIM_HOST=%s\nexport LD_PRELOAD IBSIM_SOCKNAME SIM_HOST\nexec %s \"$@\"\n",
 			t, s.Dir, shellQuote(s.path(ClientsDir)), shellQuote(s.Preload), shellQuote(s.Socket), shellQuote(s.SMNode), shellQuote(lookTool(t)))
-		if err := os.WriteFile(filepath.Join(dir, t), []byte(body), 0o755); err != nil {
+		// The directory is world-writable (sticky): never through a link
+		// another user planted there.
+		if err := safefile.WriteFile(filepath.Join(dir, t), []byte(body), 0o755, safefile.Testbed); err != nil {
 			return "", err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric/ibspec"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/ibsim"
 )
@@ -66,7 +67,7 @@ func upIB(s *spec.Spec, r *Record, opts Options) error {
 		return fmt.Errorf("simulated InfiniBand subnet: %w", err)
 	}
 	r.IBSim = dir
-	if err := os.WriteFile(filepath.Join(dir, OpenSMPIDFile), []byte(strconv.Itoa(sim.OpenSMPID)+"\n"), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, OpenSMPIDFile), []byte(strconv.Itoa(sim.OpenSMPID)+"\n"), 0o644, safefile.Testbed); err != nil {
 		return err
 	}
 	if _, err := sim.WriteDiagWrappers(); err != nil {

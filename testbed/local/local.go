@@ -41,6 +41,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -425,7 +426,16 @@ func resolvePasswords(r *Record, opts Options) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := os.WriteFile(e.PasswordName, []byte(pw+"\n"), 0o600); err != nil {
+			// Created, never overwritten, never through a link: the path
+			// is the spec's file() reference.
+			f, err := safefile.CreateExclusive(e.PasswordName, 0o600, safefile.Secret)
+			if err == nil {
+				_, err = f.Write([]byte(pw + "\n"))
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%s: password file: %w", e.Name, err)
 			}
 			r.Files = append(r.Files, mustAbs(e.PasswordName))
@@ -449,7 +459,7 @@ func resolvePasswords(r *Record, opts Options) ([]string, error) {
 			}
 		}
 		p := filepath.Join(r.Dir, PasswordFile)
-		if err := os.WriteFile(p, []byte(pw+"\n"), 0o600); err != nil {
+		if err := safefile.WriteFile(p, []byte(pw+"\n"), 0o600, safefile.Testbed); err != nil {
 			return nil, err
 		}
 		r.Files = append(r.Files, p)
@@ -557,7 +567,7 @@ func startServe(r *Record, env []string, opts Options) error {
 		args = []string{"testbed", "serve", "--dir", r.Dir}
 	}
 	logPath := filepath.Join(r.Dir, LogFile)
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	lf, err := safefile.Create(logPath, 0o600, safefile.Testbed)
 	if err != nil {
 		return err
 	}
@@ -639,7 +649,7 @@ func reachable(addr string) bool {
 }
 
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.Testbed)
 	if err != nil {
 		return "(no log)"
 	}
@@ -655,17 +665,12 @@ func writeRecord(r *Record) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(r.Dir, RecordFile)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return safefile.WriteFile(filepath.Join(r.Dir, RecordFile), append(b, '\n'), 0o600, safefile.Testbed)
 }
 
 // ReadRecord reads <dir>/testbed.json.
 func ReadRecord(dir string) (*Record, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	b, err := safefile.ReadFile(filepath.Join(dir, RecordFile), safefile.Testbed)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s has no %s", ErrNoTestbed, dir, RecordFile)
 	}

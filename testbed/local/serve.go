@@ -12,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
@@ -82,10 +83,7 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 		logf(log, "%s: %s emulator listening on %s", e.Name, e.Platform, e.Address)
 	}
 	kh := filepath.Join(dir, KnownHostsFile)
-	if err := os.WriteFile(kh+".tmp", []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(kh+".tmp", kh); err != nil {
+	if err := safefile.WriteFile(kh, []byte(strings.Join(lines, "\n")+"\n"), 0o644, safefile.Testbed); err != nil {
 		return err
 	}
 	logf(log, "wrote %s; serving until SIGTERM", kh)
@@ -213,11 +211,11 @@ func newGNMIServing(dir string, r *Record, log io.Writer) (*gnmiServing, error) 
 	if err != nil {
 		return nil, fmt.Errorf("gNMI TLS certificates: %w", err)
 	}
-	ca, err := os.ReadFile(p.CA)
+	ca, err := safefile.ReadFile(p.CA, safefile.TLS)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, GNMICAFile), ca, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, GNMICAFile), ca, 0o644, safefile.Testbed); err != nil {
 		return nil, err
 	}
 	g.pki = p

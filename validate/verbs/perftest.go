@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // The perftest backend runs linux-rdma/perftest's ib_{write,send,read}_
@@ -203,7 +205,7 @@ func RunPerftest(ctx context.Context, t Test, l Local, port int, server string, 
 		}
 		return nil, fmt.Errorf("%s: %v: %s", PerftestBinary(t), err, lastLines(out.String(), 4))
 	}
-	b, err := os.ReadFile(jf)
+	b, err := safefile.ReadFile(jf, safefile.Report)
 	if err != nil {
 		return nil, fmt.Errorf("%s wrote no --out_json report: %v: %s", PerftestBinary(t), err, lastLines(out.String(), 4))
 	}

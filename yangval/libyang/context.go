@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/fabctl/fabctl/internal/safefile"
 )
 
 // Context is a compiled set of YANG modules: a pool of identical libyang
@@ -108,7 +109,7 @@ func readDir(dir string) (map[string]string, error) {
 	}
 	texts := map[string]string{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, safefile.YANG)
 		if err != nil {
 			return nil, err
 		}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -181,9 +182,9 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		tc.InsecureSkipVerify = true // explicit --insecure only
 	} else if c.CAFile != "" {
 		cl.caFile = CredentialPath(c, c.CAFile)
-		pem, err := os.ReadFile(cl.caFile)
+		pem, err := safefile.ReadFile(cl.caFile, safefile.TLS)
 		if err != nil {
-			return nil, nil, fail(codes.InvalidArgument, "credentials %q: ca_file %s: %v", c.Name, cl.caFile, errors.Unwrap(err))
+			return nil, nil, fail(codes.InvalidArgument, "credentials %q: ca_file %s: %s", c.Name, cl.caFile, safeCause(err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -195,7 +196,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		if c.CertFile == "" || c.KeyFile == "" {
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: mTLS needs both cert_file and key_file", c.Name)
 		}
-		cert, err := tls.LoadX509KeyPair(CredentialPath(c, c.CertFile), CredentialPath(c, c.KeyFile))
+		cert, err := loadKeyPair(CredentialPath(c, c.CertFile), CredentialPath(c, c.KeyFile))
 		if err != nil {
 			// The key's content never appears: only the files and the cause.
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: client certificate %s / key %s: %s", c.Name,
@@ -514,4 +515,28 @@ func requestPath(req *gpb.SetRequest) string {
 		return paths[0]
 	}
 	return fmt.Sprintf("%s (+%d more paths)", paths[0], len(paths)-1)
+}
+
+// loadKeyPair is tls.LoadX509KeyPair through safefile: regular files of
+// bounded size (the key is read once, never printed).
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := safefile.ReadFile(certFile, safefile.TLS)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := safefile.ReadFile(keyFile, safefile.TLS)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
+
+// safeCause is why a file named in a credentials block was refused: the
+// problem safefile found, without repeating the path.
+func safeCause(err error) string {
+	var se *safefile.Error
+	if errors.As(err, &se) {
+		return se.Problem
+	}
+	return err.Error()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -205,13 +207,47 @@ func hostKeyDB(path string) (*knownhosts.HostKeyDB, error) {
 	if e, ok := khCache.m[path]; ok && e.size == st.Size() && e.mod.Equal(st.ModTime()) && e.ino == ino {
 		return e.db, nil
 	}
-	db, err := knownhosts.NewDB(path)
+	db, err := parseKnownHosts(path)
 	if err != nil {
-		return nil, fmt.Errorf("known_hosts file %s: %v", path, err)
+		return nil, err
 	}
 	if khCache.m == nil {
 		khCache.m = map[string]khEntry{}
 	}
 	khCache.m[path] = khEntry{db: db, size: st.Size(), mod: st.ModTime(), ino: ino}
+	return db, nil
+}
+
+// parseKnownHosts reads a known_hosts file the safe way (safefile: a
+// regular file of at most 16 MiB; a FIFO or /dev/zero named by a spec
+// would block or never end) and parses that content. knownhosts.NewDB
+// opens files by name, so the bytes read are handed to it as a private
+// copy (an exclusive file in a new 0700 directory), never the path again.
+func parseKnownHosts(path string) (*knownhosts.HostKeyDB, error) {
+	b, err := safefile.ReadFile(path, safefile.KnownHosts)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fabctl-known-hosts-")
+	if err != nil {
+		return nil, fmt.Errorf("known_hosts file %s: %v", path, err)
+	}
+	defer os.RemoveAll(dir)
+	cp := filepath.Join(dir, "known_hosts")
+	f, err := safefile.CreateExclusive(cp, 0o600, safefile.KnownHosts)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("known_hosts file %s: %v", path, err)
+	}
+	db, err := knownhosts.NewDB(cp)
+	if err != nil {
+		// Name the spec's file, not the private copy.
+		return nil, fmt.Errorf("known_hosts file %s: %s", path, strings.ReplaceAll(err.Error(), cp, path))
+	}
 	return db, nil
 }

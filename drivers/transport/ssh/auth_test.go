@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -207,5 +208,52 @@ func TestKnownHostsReread(t *testing.T) {
 		if err == nil {
 			c.Close()
 		}
+	}
+}
+
+// Issue 37: a known_hosts file that is a FIFO, a link to /dev/zero, a
+// dangling link or a directory is refused at once with its name (it
+// blocked or ate memory); a known_hosts link to a good file works, and
+// a parse error names the spec's file, not a private copy.
+func TestKnownHostsPlanted(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	key, _ := sshemu.NewHostKey()
+	if err := os.WriteFile(good, []byte(knownhosts.Line([]string{"192.0.2.1"}, key.PublicKey())+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plants := map[string]func(string) error{
+		"FIFO":                func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"device":              func(p string) error { return os.Symlink("/dev/zero", p) },
+		"no known_hosts file": func(p string) error { return os.Symlink(filepath.Join(dir, "gone"), p) },
+		"directory":           func(p string) error { return os.Mkdir(p, 0o700) },
+		":1:":                 func(p string) error { return os.WriteFile(p, []byte("not a known_hosts line\n"), 0o600) },
+	}
+	for says, plant := range plants {
+		p := filepath.Join(dir, strings.NewReplacer(" ", "-", ":", "").Replace(says)+"-x")
+		if err := plant(p); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := hostKeyDB(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), says) {
+				t.Errorf("%s: %v", says, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "fabctl-known-hosts-") {
+				t.Errorf("%s: the error names the private copy: %v", says, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("known_hosts %s blocked", says)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	db, err := hostKeyDB(link)
+	if err != nil || len(db.HostKeys("192.0.2.1:22")) != 1 {
+		t.Fatalf("known_hosts through a link: %v", err)
 	}
 }
