@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -16,9 +16,9 @@ import (
 // env("NAME") that is not set or a file("PATH") that cannot be read is
 // one error naming it (with where the spec asks for it and the devices
 // that need it), not one connection error per device. The drivers
-// resolve the same references when they connect (drivers/transport/ssh
-// authConfig, drivers/transport/gnmi dial: every reference that is set
-// is resolved), so a reference this check passes is one they can read.
+// resolve the same references with the same resolver when they connect
+// (spec.SecretRef.Resolve), so a reference this check passes is one they
+// can read.
 func checkSecrets(f *Factory, s *spec.Spec, fab *intent.Fabric, targets, excludes []string) error {
 	if s == nil || fab == nil || f.SkipSecretCheck {
 		return nil
@@ -58,28 +58,21 @@ func checkSecrets(f *Factory, s *spec.Spec, fab *intent.Fabric, targets, exclude
 		if c == nil {
 			continue // the loader reports an unknown credentials name
 		}
-		for _, r := range []struct {
-			attr string
-			ref  *spec.SecretRef
-		}{{"password", c.Password}, {"private_key", c.PrivateKey}, {"passphrase", c.Passphrase},
-			{"enable_password", c.EnablePassword}, {"token", c.Token}} {
-			if r.ref == nil {
-				continue
-			}
-			why := secretProblem(*r.ref, getenv)
+		for _, r := range c.Secrets() {
+			why := secretProblem(*r.Ref, getenv)
 			if why == "" {
 				continue
 			}
-			key := r.ref.Kind + "\x00" + r.ref.Path()
+			key := r.Ref.Kind + "\x00" + r.Ref.Path()
 			m := byRef[key]
 			if m == nil {
-				m = &missing{ref: *r.ref, why: why}
+				m = &missing{ref: *r.Ref, why: why}
 				byRef[key] = m
 				order = append(order, key)
 			}
-			use := fmt.Sprintf("%s of credentials %q", r.attr, c.Name)
-			if r.ref.Src.Filename != "" {
-				use += fmt.Sprintf(" (%s:%d)", r.ref.Src.Filename, r.ref.Src.Start.Line)
+			use := fmt.Sprintf("%s of credentials %q", r.Attr, c.Name)
+			if r.Ref.Src.Filename != "" {
+				use += fmt.Sprintf(" (%s:%d)", r.Ref.Src.Filename, r.Ref.Src.Start.Line)
 			}
 			m.uses = append(m.uses, use)
 			m.devices = append(m.devices, users[n]...)
@@ -104,24 +97,19 @@ func checkSecrets(f *Factory, s *spec.Spec, fab *intent.Fabric, targets, exclude
 	return fmt.Errorf("%s", b.String())
 }
 
-// secretProblem is why a reference cannot be resolved ("" when it can).
+// secretProblem is why a reference cannot be resolved ("" when it can):
+// the resolver the transports use (spec.SecretRef.Resolve), so what this
+// check passes is what they send. The value is dropped at once.
 func secretProblem(r spec.SecretRef, getenv func(string) string) string {
-	switch r.Kind {
-	case "env":
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if getenv(r.Name) == "" {
-			return "is not set"
-		}
-	case "file":
-		f, err := os.Open(r.Path())
-		if err != nil {
-			return fmt.Sprintf("cannot be read (%s)", r.Path())
-		}
-		f.Close()
+	_, err := r.Resolve(getenv)
+	var se *spec.SecretError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &se):
+		return se.Problem
 	}
-	return ""
+	return err.Error()
 }
 
 // deviceList is "switch.leaf1", "switch.leaf1 and switch.leaf2" or

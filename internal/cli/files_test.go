@@ -108,6 +108,9 @@ func TestPlantedPaths(t *testing.T) {
 		{name: "plan -out", path: func(e *applyEnv) string { return filepath.Join(e.dir, "plan.fab") },
 			args:  func(e *applyEnv, p string) []string { return []string{"plan", "-out", p, e.spec} },
 			write: true, follows: true, says: "plan file"},
+		{name: "file() secret", path: func(e *applyEnv) string { return filepath.Join(e.dir, "secret") },
+			args:    func(e *applyEnv, _ string) []string { return []string{"apply", "--auto-approve", e.spec} },
+			follows: true, says: "secret"},
 	}
 	for _, c := range cases {
 		for _, p := range []planted{plantFIFO, plantDevZero, plantDangling, plantTmpLink} {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
-	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
@@ -62,7 +61,7 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 	sv.gnmi = gnmi
 	var lines []string
 	for _, e := range r.Emulators {
-		pw, err := sshtransport.ResolveSecret(&spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}, os.Getenv)
+		pw, err := (spec.SecretRef{Kind: e.PasswordKind, Name: e.PasswordName}).Resolve(os.Getenv)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}

@@ -210,7 +210,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		md["username"] = c.Username
 	}
 	if c.Password != nil {
-		pw, err := sshtransport.ResolveSecret(c.Password, o.Getenv)
+		pw, err := c.Password.Resolve(o.Getenv)
 		if err != nil {
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
 		}
@@ -218,7 +218,7 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Client, *gpb.Capab
 		cl.secrets = append(cl.secrets, pw)
 	}
 	if c.Token != nil {
-		tok, err := sshtransport.ResolveSecret(c.Token, o.Getenv)
+		tok, err := c.Token.Resolve(o.Getenv)
 		if err != nil {
 			return nil, nil, fail(codes.InvalidArgument, "credentials %q: %v", c.Name, err)
 		}

@@ -52,14 +52,14 @@ func authConfig(c *spec.Credentials, addr, kh string, insecure bool, o Options) 
 		getenv = os.Getenv
 	}
 	if c.PrivateKey != nil {
-		key, err := ResolveSecret(c.PrivateKey, getenv)
+		key, err := c.PrivateKey.Resolve(getenv)
 		if err != nil {
 			return nil, err
 		}
-		a.secrets = append(a.secrets, keySecrets(key)...)
+		a.secrets = append(a.secrets, spec.Masks(key)...)
 		var signer ssh.Signer
 		if c.Passphrase != nil {
-			pass, err := ResolveSecret(c.Passphrase, getenv)
+			pass, err := c.Passphrase.Resolve(getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -86,7 +86,7 @@ func authConfig(c *spec.Credentials, addr, kh string, insecure bool, o Options) 
 		a.cfg.Auth = append(a.cfg.Auth, m)
 	}
 	if c.Password != nil {
-		pw, err := ResolveSecret(c.Password, getenv)
+		pw, err := c.Password.Resolve(getenv)
 		if err != nil {
 			a.close()
 			return nil, err
@@ -106,7 +106,7 @@ func authConfig(c *spec.Credentials, addr, kh string, insecure bool, o Options) 
 		return nil, fmt.Errorf("credentials %q have no password, private_key or ssh_agent = true", c.Name)
 	}
 	if c.EnablePassword != nil {
-		en, err := ResolveSecret(c.EnablePassword, getenv)
+		en, err := c.EnablePassword.Resolve(getenv)
 		if err != nil {
 			a.close()
 			return nil, err
@@ -163,18 +163,6 @@ func agentAuth(c *spec.Credentials, getenv func(string) string, timeout time.Dur
 	}
 	a.tried = append(a.tried, fmt.Sprintf("ssh-agent (%d key(s))", len(keys)))
 	return ssh.PublicKeysCallback(ag.Signers), nil
-}
-
-// keySecrets is a private key's value plus each long line of it, so a
-// log that wraps it differently still does not show it.
-func keySecrets(key string) []string {
-	out := []string{key}
-	for _, l := range strings.Split(key, "\n") {
-		if l = strings.TrimSpace(l); len(l) >= 16 && !strings.HasPrefix(l, "-----") {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // known_hosts databases parsed once per file version: a plan of 64

@@ -119,31 +119,6 @@ func SplitAddress(addr string) (string, int, error) {
 	return strings.Trim(addr, "[]"), DefaultPort, nil
 }
 
-// ResolveSecret reads a SecretRef's value: env(NAME) or file(PATH).
-func ResolveSecret(ref *spec.SecretRef, getenv func(string) string) (string, error) {
-	if ref == nil {
-		return "", nil
-	}
-	switch ref.Kind {
-	case "env":
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		v := getenv(ref.Name)
-		if v == "" {
-			return "", fmt.Errorf("secret %s is not set", ref)
-		}
-		return v, nil
-	case "file":
-		b, err := os.ReadFile(ref.Path())
-		if err != nil {
-			return "", fmt.Errorf("secret %s: cannot read the file", ref)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	return "", fmt.Errorf("secret %s: unknown kind", ref)
-}
-
 // KnownHostsPath is the credentials' known_hosts file, a relative path
 // resolved against the directory of the spec file that declares the
 // credentials (so `known_hosts = ".fabctl/testbed/known_hosts"` means the
