@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -203,16 +205,25 @@ func (t *Topology) Slurm() string {
 // LabelPrefix is the prefix of fabctl's Kubernetes node labels.
 const LabelPrefix = "topology.fabctl.io/"
 
-// Labels are each host's Kubernetes node labels: leaf, spine-group and
-// rail (the rail of the NIC the leaf label names: 0), and per rail
-// rail<N>-leaf when the host has more than one.
+// FabricLabel marks a node as a host of the fabric, its value the
+// fabric's name: every host of the spec carries it, cabled or not. The
+// Kubernetes engine's agent DaemonSet runs on the nodes that carry it
+// (kube.FabricLabel, docs/kubernetes.md).
+const FabricLabel = "fabctl.io/fabric"
+
+// Labels are each host's Kubernetes node labels: FabricLabel on every
+// host; for a cabled host leaf, spine-group and rail (the rail of the NIC
+// the leaf label names: 0), and per rail rail<N>-leaf when the host has
+// more than one.
 func (t *Topology) Labels() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, h := range t.Hosts {
+		l := map[string]string{FabricLabel: t.Fabric}
+		out[h.Name] = l
 		if h.Leaf == "" {
 			continue
 		}
-		l := map[string]string{LabelPrefix + "leaf": h.Leaf, LabelPrefix + "rail": "0"}
+		l[LabelPrefix+"leaf"], l[LabelPrefix+"rail"] = h.Leaf, "0"
 		if h.SpineGroup != "" {
 			l[LabelPrefix+"spine-group"] = h.SpineGroup
 		}
@@ -225,9 +236,38 @@ func (t *Topology) Labels() map[string]map[string]string {
 		if len(h.Rails) > 1 {
 			l[LabelPrefix+"rail0-leaf"] = h.Rails[0]
 		}
-		out[h.Name] = l
 	}
 	return out
+}
+
+// CheckLabels reports the first host name that is no valid node name, or
+// label value Kubernetes would refuse (at most 63 characters of A-Z, a-z,
+// 0-9, '-', '_' and '.', starting and ending with a letter or digit),
+// naming the host and the label; nil when kubectl label takes them all
+// (and Kubectl's lines then hold no character a shell would interpret).
+func (t *Topology) CheckLabels() error {
+	ls := t.Labels()
+	hosts := make([]string, 0, len(ls))
+	for h := range ls {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		if errs := validation.IsDNS1123Subdomain(h); len(errs) > 0 {
+			return fmt.Errorf("host %q is not a valid Kubernetes node name (%s): the host's name in the spec is its node's name", h, strings.Join(errs, "; "))
+		}
+		keys := make([]string, 0, len(ls[h]))
+		for k := range ls[h] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if errs := validation.IsValidLabelValue(ls[h][k]); len(errs) > 0 {
+				return fmt.Errorf("host %q: label %s=%q is not a valid Kubernetes label value (%s): rename the fabric or switch it comes from", h, k, ls[h][k], strings.Join(errs, "; "))
+			}
+		}
+	}
+	return nil
 }
 
 // Kubectl is the kubectl commands that set the labels.

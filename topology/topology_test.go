@@ -61,8 +61,41 @@ func TestTestbedTopology(t *testing.T) {
 	if l[LabelPrefix+"leaf"] != "leaf2" || l[LabelPrefix+"spine-group"] != "spine1" || l[LabelPrefix+"rail"] != "0" {
 		t.Errorf("h3 labels: %v", l)
 	}
-	if k := tp.Kubectl(); !strings.Contains(k, "kubectl label node h1 --overwrite topology.fabctl.io/leaf=leaf1 topology.fabctl.io/rail=0 topology.fabctl.io/spine-group=spine1\n") {
+	if k := tp.Kubectl(); !strings.Contains(k, "kubectl label node h1 --overwrite fabctl.io/fabric=testbed topology.fabctl.io/leaf=leaf1 topology.fabctl.io/rail=0 topology.fabctl.io/spine-group=spine1\n") {
 		t.Errorf("kubectl:\n%s", k)
+	}
+}
+
+// TestFabricLabel: every host of the spec, cabled or not, is labelled
+// as a host of the fabric (the agent DaemonSet's default node selection);
+// names Kubernetes would refuse are an error naming the host.
+func TestFabricLabel(t *testing.T) {
+	s := testutil.LoadSrc(t, `
+fabric "pod-1" { transport = "rocev2" }
+host "gpu01" {
+  connect = "local"
+  nic "eth0" { device = "mlx5_0" }
+}
+`)
+	tp := FromSpec(s)
+	if l := tp.Labels()["gpu01"]; len(l) != 1 || l[FabricLabel] != "pod-1" {
+		t.Errorf("uncabled host's labels %v, want only %s=pod-1", l, FabricLabel)
+	}
+	if err := tp.CheckLabels(); err != nil {
+		t.Error(err)
+	}
+	if k := tp.Kubectl(); k != "kubectl label node gpu01 --overwrite fabctl.io/fabric=pod-1\n" {
+		t.Errorf("kubectl: %q", k)
+	}
+	for _, c := range []struct{ fabric, host, want string }{
+		{strings.Repeat("f", 64), "gpu01", "label fabctl.io/fabric"},
+		{"pod_1-", "gpu01", "label fabctl.io/fabric"},
+		{"pod1", "GPU01", "not a valid Kubernetes node name"},
+	} {
+		tp := &Topology{Fabric: c.fabric, Hosts: []Host{{Name: c.host}}}
+		if err := tp.CheckLabels(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("fabric %q host %q: %v, want an error with %q", c.fabric, c.host, err, c.want)
+		}
 	}
 }
 

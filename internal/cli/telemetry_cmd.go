@@ -227,7 +227,8 @@ func NewCmdTopology(f *Factory) *cobra.Command {
 		Long: `fabctl topology prints the switch hierarchy the spec's cabling defines, for
 topology-aware placement: --format slurm is a topology.conf for Slurm's tree
 plugin (TopologyPlugin=topology/tree), --format k8s-labels the kubectl commands
-that set topology.fabctl.io/leaf, /spine-group and /rail on each host's node.
+that set fabctl.io/fabric=<fabric> (where the Kubernetes engine's agent runs)
+and topology.fabctl.io/leaf, /spine-group and /rail on each host's node.
 --json prints the topology, the labels and the topology.conf as one document.
 
 Exit status: 0 success, 1 spec invalid, 64 usage error.`,
@@ -243,6 +244,11 @@ Exit status: 0 success, 1 spec invalid, 64 usage error.`,
 				return err
 			}
 			tp := topology.FromSpec(s)
+			if opts.Format == "k8s-labels" {
+				if err := tp.CheckLabels(); err != nil {
+					return err
+				}
+			}
 			if opts.JSON {
 				return writeJSON(opts.IO.Out, struct {
 					FormatVersion string                       `json:"format_version"`
