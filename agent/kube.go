@@ -51,6 +51,7 @@ type KubeAgent struct {
 	Now func() time.Time
 
 	mu       sync.Mutex
+	ready    readiness
 	lastGen  int64 // generation converged by this process (0: none yet)
 	applies  int64 // transactions with changes made by this process
 	status   kube.HostStatus
@@ -81,12 +82,14 @@ func (a *KubeAgent) Run(ctx context.Context) error {
 	sel := "metadata.name=" + a.Node
 	backoff := 200 * time.Millisecond
 	defer a.stopWatch()
+	defer a.setReady(false, "stopped")
 	for ctx.Err() == nil {
 		list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
+			a.setReady(false, "cannot list FabricHostConfig "+a.Node+": "+err.Error())
 			a.logf("list: %v (retrying in %s)", err, backoff)
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 5*time.Second)
@@ -100,11 +103,14 @@ func (a *KubeAgent) Run(ctx context.Context) error {
 		for ctx.Err() == nil {
 			w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv, AllowWatchBookmarks: true})
 			if err != nil {
+				a.setReady(false, "cannot watch FabricHostConfig "+a.Node+": "+err.Error())
 				a.logf("watch: %v (re-listing)", err)
 				sleep(ctx, backoff)
 				break
 			}
+			a.setReady(true, "watching FabricHostConfig "+a.Node)
 			rv = a.drain(ctx, w, rv)
+			a.setReady(false, "the watch of FabricHostConfig "+a.Node+" ended; watching again")
 			if rv == "" {
 				break // expired or failed: list again
 			}
@@ -367,12 +373,15 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 	for ctx.Err() == nil {
 		_, err := a.Clients.Dyn.Resource(kube.GVR).Patch(ctx, a.Node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "fabctl-agent"}, "status")
 		if err == nil {
+			a.setStatusErr(nil)
 			return
 		}
 		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) && time.Now().After(forbiddenUntil) {
+			a.setStatusErr(nil)
 			a.logf("status not written: %v", err)
 			return
 		}
+		a.setStatusErr(err)
 		a.logf("status write: %v (retrying in %s)", err, backoff)
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 5*time.Second)

@@ -49,7 +49,9 @@ type AgentOptions struct {
 	// service-account token and CA (the harness acts as the kubelet).
 	KubeNetns    string
 	KubeTokenDir string
-	getenv       func(string) string
+	// KubeProbeAddr serves --kube's readiness probe (/readyz) there.
+	KubeProbeAddr string
+	getenv        func(string) string
 }
 
 // NewCmdAgent returns `fabctl agent`.
@@ -83,7 +85,9 @@ re-applies first and then watches.
 --kube runs the agent of the Kubernetes engine (the fabctl-agent DaemonSet,
 docs/kubernetes.md): it watches this node's FabricHostConfig ($NODE_NAME),
 applies it as --reapply does, writes its status and drift, and removes the
-node's fabctl.io/unconfigured taint once the apply is verified.
+node's fabctl.io/unconfigured taint once the apply is verified; with
+--kube-probe-addr ADDR it answers the DaemonSet's readiness probe there
+(GET /readyz: 200 while its watch of the node's object is open).
 --metrics ADDR --metrics-spec SPEC serves Prometheus metrics of this host's
 NICs (PFC, ECN, CNP, retransmit and error counters, link, DCB drift; labelled
 from the spec) at http://ADDR/metrics until stopped: docs/telemetry.md.
@@ -103,8 +107,8 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 			if opts.Kube && (opts.VersionCheck || opts.Reapply != "" || opts.Watch != "" || opts.Metrics != "") {
 				return FlagErrorf("--kube cannot be combined with --version-check, --reapply, --watch or --metrics")
 			}
-			if !opts.Kube && (opts.KubeNetns != "" || opts.KubeTokenDir != "") {
-				return FlagErrorf("--kube-netns and --kube-token-dir go with --kube")
+			if !opts.Kube && (opts.KubeNetns != "" || opts.KubeTokenDir != "" || opts.KubeProbeAddr != "") {
+				return FlagErrorf("--kube-netns, --kube-token-dir and --kube-probe-addr go with --kube")
 			}
 			opts.getenv = f.Getenv
 			if opts.VersionCheck && (opts.Reapply != "" || opts.Watch != "") {
@@ -137,6 +141,7 @@ Exit status: 0 success, 1 failure (the JSON response says which kind),
 	fl.StringVar(&opts.MetricsSpec, "metrics-spec", "", "The spec (`path`) whose hosts, cabling and fabric label the metrics")
 	fl.StringSliceVar(&opts.MetricsHosts, "metrics-host", nil, "The spec `host`(s) this agent serves (default: the one named like this machine)")
 	fl.BoolVar(&opts.Kube, "kube", false, "Run as the Kubernetes engine's node agent (the fabctl-agent DaemonSet): converge this node's FabricHostConfig ($NODE_NAME) until stopped")
+	fl.StringVar(&opts.KubeProbeAddr, "kube-probe-addr", "", "With --kube: answer the DaemonSet's readiness probe at this `address` (GET /readyz: 200 while the watch of this node's FabricHostConfig is open)")
 	fl.StringVar(&opts.KubeNetns, "kube-netns", "", "Test knob of --kube: apply inside this network `namespace` instead of the host's own")
 	fl.StringVar(&opts.KubeTokenDir, "kube-token-dir", "", "Test knob of --kube: read the service-account token and ca.crt from this `directory` instead of the pod's")
 	_ = fl.MarkHidden("kube-netns")

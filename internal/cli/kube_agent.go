@@ -23,6 +23,22 @@ func agentKube(ctx context.Context, opts *AgentOptions, srv *agent.Server) error
 		return fmt.Errorf("agent --kube: %w", err)
 	}
 	a := &agent.KubeAgent{Node: node, Clients: cl, Server: srv, Netns: opts.KubeNetns, Watch: opts.WatchDCB, Log: opts.IO.ErrOut}
+	var probe <-chan error
+	pctx, stopProbe := context.WithCancel(ctx)
+	defer stopProbe()
+	if opts.KubeProbeAddr != "" {
+		if probe, err = a.ServeProbe(pctx, opts.KubeProbeAddr); err != nil {
+			return fmt.Errorf("agent --kube: %w", err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "agent --kube %s: readiness probe at http://%s/readyz\n", node, opts.KubeProbeAddr)
+	}
 	fmt.Fprintf(opts.IO.ErrOut, "agent --kube %s: watching FabricHostConfig %s at %s\n", node, node, cfg.Host)
-	return a.Run(ctx)
+	err = a.Run(ctx)
+	stopProbe()
+	if probe != nil {
+		if perr := <-probe; perr != nil && err == nil {
+			err = fmt.Errorf("agent --kube: readiness probe: %w", perr)
+		}
+	}
+	return err
 }
