@@ -309,10 +309,13 @@ func now(clock func() time.Time) time.Time {
 	return time.Now()
 }
 
-// devices pairs each device plan with its driver target. For a saved
-// plan it also checks that the plan's embedded spec still compiles to the
-// desired state the plan recorded (it may not under another fabctl
-// version); the plan's content is what is applied either way.
+// devices pairs each device plan with its driver target, built from the
+// spec's unit (address, credentials, known_hosts, ca_file: never from
+// the plan). For a saved plan it also checks, before any device is
+// contacted, that each device plan is the device the embedded spec
+// declares with the driver it derives (plan.CheckDerived), and that the
+// spec still compiles to the desired state the plan recorded (it may not
+// under another fabctl version).
 func devices(f *intent.Fabric, p *plan.Plan, popts plan.Options, saved bool, version string) ([]Device, error) {
 	units := map[string]plan.Unit{}
 	for _, u := range plan.Units(f) {
@@ -323,6 +326,13 @@ func devices(f *intent.Fabric, p *plan.Plan, popts plan.Options, saved bool, ver
 		u, ok := units[dp.Address]
 		if !ok {
 			return nil, fmt.Errorf("the plan has %s, which its spec does not declare: the plan file is inconsistent; run fabctl plan again", dp.Address)
+		}
+		if saved {
+			// Who the device is and which driver talks to it follow from
+			// the spec, never from the plan file (a forged driver).
+			if err := plan.CheckDerived(dp, u); err != nil {
+				return nil, err
+			}
 		}
 		if saved && dp.Error == "" && plan.Expressed(u.State, dp).Fingerprint() != dp.Desired.Fingerprint() {
 			return nil, fmt.Errorf("the saved plan's spec no longer compiles to the state the plan recorded for %s (was it made by another fabctl version? this is %s, the plan %s): run fabctl plan again",

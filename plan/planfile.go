@@ -2,13 +2,10 @@ package plan
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,8 +35,15 @@ type SavedPlan struct {
 	// wherever it runs from.
 	StateDir string `json:"state_dir,omitempty"`
 	Plan     *Plan  `json:"plan"`
-	// Signature is an HMAC-SHA256 over the content under the key in
-	// FABCTL_PLAN_KEY, when it was set (DecodeKey checks it).
+	// SpecDir is the absolute directory of the spec files: apply names
+	// the embedded sources as files in it, so a relative known_hosts,
+	// ca_file or file() path means the same file wherever apply runs
+	// (never apply's working directory). Plans without it (older
+	// fabctl) derive it from SpecPath (SavedPlan.Dir).
+	SpecDir string `json:"spec_dir,omitempty"`
+	// Signature signs the content (sign.go): "hmac-sha256:<hex>" under
+	// FABCTL_PLAN_KEY, or "ed25519:<key id>:<base64>" under an ed25519
+	// key; DecodeKey checks it against the keys configured.
 	Signature   string `json:"signature,omitempty"`
 	ContentHash string `json:"content_hash"`
 }
@@ -72,7 +76,8 @@ func (s *SavedPlan) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Write saves the plan to path (mode 0600: plans name devices and addresses).
+// Write saves the plan to path (mode 0600: plans name devices and
+// addresses), unsigned.
 func (s *SavedPlan) Write(path string) error {
 	b, err := s.Encode()
 	if err != nil {
@@ -109,13 +114,14 @@ func Decode(b []byte, name string) (*SavedPlan, error) {
 	return &s, nil
 }
 
-// Read loads and checks a saved plan file (and its signature: DecodeKey).
-func Read(path, key string) (*SavedPlan, error) {
+// Read loads and checks a saved plan file: its seal, its signature
+// under keys (Verify) and what binds it to its embedded spec (Check).
+func Read(path string, keys Keys) (*SavedPlan, error) {
 	b, err := safefile.ReadFile(path, safefile.Plan)
 	if err != nil {
 		return nil, err
 	}
-	return DecodeKey(b, path, key)
+	return DecodeKey(b, path, keys)
 }
 
 func major(v string) string {
@@ -154,7 +160,7 @@ func (s *SavedPlan) Staleness() []string {
 		out = append(out, "the plan file does not record its spec path, so the spec on disk cannot be compared")
 	} else if files, diags := spec.ReadFiles(s.SpecPath); diags.HasErrors() {
 		out = append(out, fmt.Sprintf("the spec at %s cannot be read (%s), so it cannot be compared", s.SpecPath, diagSummary(diags)))
-	} else if src := rebase(s.Sources, s.SpecPath); SourceHash(files) != s.Plan.SpecHash && SourceHash(files) != SourceHash(src) {
+	} else if src := s.SpecFiles(); SourceHash(files) != s.Plan.SpecHash && SourceHash(files) != SourceHash(src) {
 		// Compared by file name within the spec directory: the plan may
 		// record the files under the path given to plan (relative), the
 		// disk is read at the absolute spec path.
@@ -215,21 +221,6 @@ func changedFiles(before, after []spec.File) string {
 	return strings.Join(parts, ", ")
 }
 
-// rebase names the plan's spec files as spec.ReadFiles(specPath) names
-// them: a spec directory is not recursive, so each file is its base name
-// in the spec directory (or the spec file itself).
-func rebase(files []spec.File, specPath string) []spec.File {
-	dir := specPath
-	if st, err := os.Stat(specPath); err != nil || !st.IsDir() {
-		dir = filepath.Dir(specPath)
-	}
-	out := make([]spec.File, len(files))
-	for i, f := range files {
-		out[i] = spec.File{Name: filepath.Join(dir, filepath.Base(f.Name)), Data: f.Data}
-	}
-	return out
-}
-
 func minor(v string) int {
 	_, m, ok := strings.Cut(v, ".")
 	if !ok {
@@ -237,72 +228,4 @@ func minor(v string) int {
 	}
 	n, _ := strconv.Atoi(m)
 	return n
-}
-
-// KeyEnv is the environment variable holding the key that signs saved
-// plans (HMAC-SHA256). With it set, plan -out signs and apply and show
-// refuse a plan without a valid signature.
-const KeyEnv = "FABCTL_PLAN_KEY"
-
-func (s *SavedPlan) sign(key string) (string, error) {
-	c := *s
-	c.Signature = ""
-	c.ContentHash = ""
-	b, err := json.Marshal(&c)
-	if err != nil {
-		return "", err
-	}
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write(b)
-	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil)), nil
-}
-
-// EncodeSigned seals the plan and, when key is not empty, signs it with
-// an HMAC-SHA256 under key.
-func (s *SavedPlan) EncodeSigned(key string) ([]byte, error) {
-	s.Signature = ""
-	if key != "" {
-		s.FormatVersion = FormatVersion
-		sig, err := s.sign(key)
-		if err != nil {
-			return nil, err
-		}
-		s.Signature = sig
-	}
-	return s.Encode()
-}
-
-// WriteSigned saves the plan as Write does, signed with key when it is
-// not empty.
-func (s *SavedPlan) WriteSigned(path, key string) error {
-	b, err := s.EncodeSigned(key)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, b)
-}
-
-// DecodeKey parses and checks a saved plan as Decode, and its signature:
-// with a key, the plan must be signed with it; without one, a signed plan
-// is refused (it cannot be checked).
-func DecodeKey(b []byte, name, key string) (*SavedPlan, error) {
-	s, err := Decode(b, name)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case key == "" && s.Signature != "":
-		return nil, fmt.Errorf("%s is signed: set %s to the key it was signed with to check it", name, KeyEnv)
-	case key != "" && s.Signature == "":
-		return nil, fmt.Errorf("%s has no signature, and %s is set: only plans signed with that key are applied; re-run fabctl plan -out with the key", name, KeyEnv)
-	case key != "":
-		want, err := s.sign(key)
-		if err != nil {
-			return nil, err
-		}
-		if !hmac.Equal([]byte(want), []byte(s.Signature)) {
-			return nil, fmt.Errorf("%s: the signature does not match %s (edited, or signed with another key): re-run fabctl plan -out", name, KeyEnv)
-		}
-	}
-	return s, nil
 }

@@ -2,15 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
-	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -45,6 +41,9 @@ type ApplyOptions struct {
 	VarFiles         []string
 	Insecure         bool
 	DetailedExitcode bool
+	// VerifyKey is an ed25519 public key file a saved plan must be
+	// signed with (also FABCTL_PLAN_VERIFY_KEY; FABCTL_PLAN_KEY for HMAC).
+	VerifyKey string
 	// EngineOptions and Rollout: --engine kubernetes (kube_engine.go).
 	EngineOptions
 	Rollout RolloutFlags
@@ -135,6 +134,7 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	// The SSH-specific spelling users of SSH tools look for; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 2 when changes were applied successfully, 0 when there was nothing to do")
+	fl.StringVar(&opts.VerifyKey, "verify-key", "", "Apply a saved plan only when it is signed with the ed25519 key in this public key `file` (also "+plan.VerifyKeyEnv+"; "+plan.KeyEnv+" for HMAC)")
 	opts.EngineOptions.addFlags(fl)
 	opts.Rollout.addFlags(fl)
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
@@ -189,32 +189,6 @@ func stdinIsTTY(ios *IOStreams) bool {
 	return ok
 }
 
-// readSavedPlan tells a saved plan from a spec by content: a JSON object
-// with "plan" and "content_hash". It returns nil for a spec.
-func readSavedPlan(path, key string) (*plan.SavedPlan, error) {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, nil // a directory is a spec; a missing or non-regular path is reported by the loader
-	}
-	b, err := safefile.ReadFile(path, safefile.Plan)
-	if err != nil {
-		return nil, err
-	}
-	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
-		return nil, nil
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(b, &probe) != nil {
-		return nil, nil
-	}
-	_, hasPlan := probe["plan"]
-	_, hasHash := probe["content_hash"]
-	if !hasPlan && !hasHash {
-		return nil, nil // a JSON spec (*.fab.hcl.json)
-	}
-	return plan.DecodeKey(b, path, key)
-}
-
 func applyRun(f *Factory, opts *ApplyOptions) error {
 	clock := f.Now
 	if clock == nil {
@@ -250,9 +224,19 @@ func applyLoad(f *Factory, opts *ApplyOptions, out *applyOutcome) (*plan.SavedPl
 		out.Status, out.Err = status, err
 		return nil, nil, code
 	}
-	sp, err := readSavedPlan(opts.Path, f.Getenv(plan.KeyEnv))
+	// A saved plan is checked before anything it says is used: its seal,
+	// its signature when a verification key is configured, and that its
+	// embedded spec hashes to its spec_hash (plan.Sniff).
+	keys, err := plan.LoadKeys(f.Getenv, "", opts.VerifyKey)
 	if err != nil {
 		return fail(applyStatusError, err, ExitError)
+	}
+	sp, err := plan.Sniff(opts.Path, keys)
+	if err != nil {
+		return fail(applyStatusError, err, ExitError)
+	}
+	if sp == nil && opts.VerifyKey != "" {
+		return fail(applyStatusError, FlagErrorf("--verify-key checks a saved plan; %s is a spec", opts.Path), ExitUsage)
 	}
 	if sp != nil {
 		out.PlanFile = opts.Path
@@ -325,11 +309,12 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	}
 
 	// The state directory: beside the spec; for a saved plan, the one of
-	// the fabric it was made for, wherever apply runs from.
+	// the fabric it was made for, wherever apply runs from (a plan made
+	// with --state-dir needs the same --state-dir from the operator).
 	dir := stateDir(opts.Path, opts.StateDir)
-	if sp != nil && opts.StateDir == "" {
+	if sp != nil {
 		var err error
-		if dir, err = savedStateDir(sp); err != nil {
+		if dir, err = sp.StateDirFor(opts.StateDir); err != nil {
 			return fail(applyStatusError, err)
 		}
 	}
@@ -370,25 +355,6 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	out.Status, out.Err, out.Plan, out.Waves, out.Result = o.Status, err, o.Plan, o.Waves, o.Result
 	out.Journal, out.Lock, out.Warnings = o.Journal, o.Lock, append(out.Warnings, o.Warnings...)
 	return applyExitCode(o.Status, opts.DetailedExitcode)
-}
-
-// savedStateDir is the state directory (lock, applied record, journals)
-// of the fabric a saved plan was made for: the one it records, or, for an
-// older plan, .fabctl beside its absolute spec path. It is never resolved
-// against the current directory, and it must exist: a missing one would
-// mean a new lock beside a run that may hold the real one.
-func savedStateDir(sp *plan.SavedPlan) (string, error) {
-	dir := sp.StateDir
-	if dir == "" {
-		if sp.SpecPath == "" || !filepath.IsAbs(sp.SpecPath) {
-			return "", fmt.Errorf("the saved plan does not record where its fabric's state directory is (spec path %q), so its lock and applied record cannot be found: pass --state-dir", sp.SpecPath)
-		}
-		dir = stateDir(sp.SpecPath, "")
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("the state directory of the fabric this plan was made for, %s, is not here, so its lock and applied record cannot be found: nothing was applied; pass --state-dir if it moved", dir)
-	}
-	return dir, nil
 }
 
 // applyExitCode is the exit status of a run that ended with status.

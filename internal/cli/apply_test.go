@@ -353,10 +353,10 @@ func (e *applyEnv) savePlan(f *Factory, path string) *plan.SavedPlan {
 		e.t.Fatal(err)
 	}
 	p := plan.Make(context.Background(), lf.Spec, lf.Fabric, e.registry(), popts)
-	if err := lf.writeSavedPlan(p, path, ""); err != nil {
+	if err := lf.writeSavedPlan(p, path, plan.Keys{}); err != nil {
 		e.t.Fatal(err)
 	}
-	sp, err := plan.Read(path, "")
+	sp, err := plan.Read(path, plan.Keys{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

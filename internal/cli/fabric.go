@@ -103,8 +103,12 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 // from the sources, variables and var-file contents it embeds (not from
 // the files on disk, which may have changed since).
 func loadSavedFabric(f *Factory, sp *plan.SavedPlan) (*loadedFabric, error) {
-	lf := &loadedFabric{Path: sp.SpecPath, Sources: sp.Sources, Vars: sp.Vars, VarFiles: sp.VarFiles, Env: sp.Env}
-	s, diags := spec.LoadFiles(sp.Sources, spec.LoadOptions{Vars: sp.Vars, VarFileData: sp.VarFiles, Env: append([]string(nil), sp.Env...), Platforms: builtin.SpecPlatforms()})
+	// The sources are named as files of the recorded spec directory, so
+	// relative paths in the spec (known_hosts, file() secrets, ca_file)
+	// resolve there, never against the working directory.
+	files := sp.SpecFiles()
+	lf := &loadedFabric{Path: sp.SpecPath, Sources: files, Vars: sp.Vars, VarFiles: sp.VarFiles, Env: sp.Env}
+	s, diags := spec.LoadFiles(files, sp.LoadOptions(builtin.SpecPlatforms()))
 	return lf.compile(f, s, diags)
 }
 
@@ -204,12 +208,12 @@ func (lf *loadedFabric) planOptions(dir string) (plan.Options, error) {
 // writeSavedPlan saves p to path as plan -out does: it creates the
 // state directory the plan records (apply refuses a plan whose state
 // directory, and so its lock, cannot be found), and signs the plan with
-// key when it is not empty.
-func (lf *loadedFabric) writeSavedPlan(p *plan.Plan, path, key string) error {
+// keys' signing key when there is one.
+func (lf *loadedFabric) writeSavedPlan(p *plan.Plan, path string, keys plan.Keys) error {
 	if err := os.MkdirAll(lf.StateDir, 0o700); err != nil {
 		return err
 	}
-	return lf.savedPlan(p).WriteSigned(path, key)
+	return lf.savedPlan(p).WriteSigned(path, keys)
 }
 
 // savedPlan wraps a plan with what it was computed from, for -out: the
@@ -223,9 +227,16 @@ func (lf *loadedFabric) savedPlan(p *plan.Plan) *plan.SavedPlan {
 	if a, err := filepath.Abs(stateDir); err == nil && stateDir != "" {
 		stateDir = a
 	}
+	// The directory the spec files were read from: the spec path, or the
+	// directory of a spec file given by name.
+	specDir := specPath
+	if st, err := os.Stat(specPath); err != nil || !st.IsDir() {
+		specDir = filepath.Dir(specPath)
+	}
 	return &plan.SavedPlan{
 		FabctlVersion: p.FabctlVersion,
 		SpecPath:      specPath,
+		SpecDir:       specDir,
 		StateDir:      stateDir,
 		Sources:       lf.Sources,
 		Vars:          lf.Vars,

@@ -33,12 +33,15 @@ type PlanOptions struct {
 	ShowPayload      bool     // --show-payload
 	DetailedExitcode bool     // --detailed-exitcode
 	Out              string   // -out FILE
-	StateDir         string   // --state-dir
-	Vars             []string // --var
-	VarFiles         []string // --var-file
-	Insecure         bool     // --insecure
-	Format           string   // human | json | markdown (--json: json)
-	EngineOptions             // --engine kubernetes (kube_engine.go)
+	// SigningKey is an ed25519 private key file -out signs the plan with
+	// (also FABCTL_PLAN_SIGNING_KEY; FABCTL_PLAN_KEY signs with HMAC).
+	SigningKey    string
+	StateDir      string   // --state-dir
+	Vars          []string // --var
+	VarFiles      []string // --var-file
+	Insecure      bool     // --insecure
+	Format        string   // human | json | markdown (--json: json)
+	EngineOptions          // --engine kubernetes (kube_engine.go)
 
 	driftCheck bool // fabctl drift: exit 2 on drift as well as on changes
 }
@@ -127,6 +130,7 @@ that could not be read: see Findings), 64 on a usage error. With
 	fl.BoolVar(&opts.ShowPayload, "show-payload", false, "Show each device's driver steps with their native payload")
 	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "Exit 0 with no changes, 1 on error, 2 with changes")
 	fl.StringVar(&opts.Out, "out", "", "Save the plan to `file` (mode 0600) for fabctl show and fabctl apply")
+	fl.StringVar(&opts.SigningKey, "signing-key", "", "Sign the plan saved with -out with the ed25519 private key in this `file` (also "+plan.SigningKeyEnv+"; "+plan.KeyEnv+" signs with HMAC)")
 	fl.StringVar(&opts.StateDir, "state-dir", "", "Keep fabctl's local state (last-applied record, for drift) in `dir` (default: .fabctl beside the spec)")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
@@ -187,6 +191,15 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	defer closeLog()
+	var keys plan.Keys
+	if opts.Out != "" {
+		// The signing key is read before any device: a bad key fails now.
+		if keys, err = plan.LoadKeys(f.Getenv, opts.SigningKey, ""); err != nil {
+			return err
+		}
+	} else if opts.SigningKey != "" {
+		return FlagErrorf("--signing-key signs the plan saved with -out: give -out FILE")
+	}
 	lf, err := loadFabric(f, opts.Path, opts.Vars, opts.VarFiles)
 	if errors.Is(err, errSpecInvalid) {
 		return reportSpecErrors(opts.IO, lf, opts.Format)
@@ -234,7 +247,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	var saveErr error
 	saved := false
 	if opts.Out != "" && !p.Errored() {
-		if saveErr = lf.writeSavedPlan(p, opts.Out, f.Getenv(plan.KeyEnv)); saveErr == nil {
+		if saveErr = lf.writeSavedPlan(p, opts.Out, keys); saveErr == nil {
 			saved = true
 		}
 	}

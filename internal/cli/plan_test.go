@@ -389,7 +389,7 @@ func TestPlanSavedRoundTrip(t *testing.T) {
 	if bytes.Contains(raw, []byte(planTestSecret)) {
 		t.Error("the saved plan contains the credentials' secret")
 	}
-	sp, err := plan.Read(file, "")
+	sp, err := plan.Read(file, plan.Keys{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestPlanSavedRoundTrip(t *testing.T) {
 	if strings.Contains(shown, "stale") {
 		t.Errorf("fresh plan shown as stale:\n%s", shown)
 	}
-	testutil.Golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.ReplaceAll(strings.ReplaceAll(shown, file, "PLANFILE"), absSpec, fx.spec)))
+	testutil.Golden(t, filepath.Join(fx.dir, "show.golden"), []byte(strings.NewReplacer(file, "PLANFILE", absState, "STATEDIR", absSpec, fx.spec).Replace(shown)))
 
 	// show --json is plan --json plus the saved_plan object.
 	planJSON, _, _ := fx.plan(t, "--json")

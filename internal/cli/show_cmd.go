@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +21,14 @@ type ShowOptions struct {
 	Verbose     bool
 	ShowPayload bool
 	Format      string // human | json | markdown
-	Key         string // FABCTL_PLAN_KEY: checks a signed plan
+	// VerifyKey is an ed25519 public key file the plan must be signed
+	// with (also FABCTL_PLAN_VERIFY_KEY; FABCTL_PLAN_KEY for HMAC).
+	VerifyKey string
+	// Keys verify the plan's signature (filled from the environment and
+	// VerifyKey); Load loads the spec the plan embeds (loadSavedFabric),
+	// for the endpoints apply would connect to.
+	Keys plan.Keys
+	Load func(sp *plan.SavedPlan) (*loadedFabric, error)
 }
 
 // NewCmdShow returns `fabctl show`.
@@ -29,11 +40,18 @@ func NewCmdShow(f *Factory, runF func(*ShowOptions) error) *cobra.Command {
 		Long: `Show a plan saved with fabctl plan -out, in the same views as plan.
 
 show checks the file's seal (a plan edited after fabctl wrote it is an
-error) and whether it is stale: when the spec files at the plan's spec
+error), its signature when a verification key is configured (--verify-key,
+FABCTL_PLAN_VERIFY_KEY, FABCTL_PLAN_KEY), that its embedded spec hashes to
+its spec hash, and whether it is stale: when the spec files at the plan's spec
 path, or its var files, no longer match the copies the plan embeds, or
 the file is an older format, show warns and still renders the plan.
 fabctl apply PLANFILE applies the plan from the spec copy it embeds and
 refuses devices whose live state moved since the plan.
+
+Before the plan, show lists what apply will connect to, derived from the
+spec the plan embeds (never from the plan's other fields): each device's
+transport, address, user, secret references (file paths resolved) and
+known_hosts or CA file.
 
 Exit status: 0 when the plan was shown (stale or not), 1 when the file
 cannot be read, is not a plan, or was modified, 64 on a usage error.`,
@@ -57,7 +75,12 @@ cannot be read, is not a plan, or was modified, 64 on a usage error.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			opts.Key = f.Getenv(plan.KeyEnv)
+			keys, err := plan.LoadKeys(f.Getenv, "", opts.VerifyKey)
+			if err != nil {
+				return err
+			}
+			opts.Keys = keys
+			opts.Load = func(sp *plan.SavedPlan) (*loadedFabric, error) { return loadSavedFabric(f, sp) }
 			return showRun(opts)
 		},
 	}
@@ -65,17 +88,19 @@ cannot be read, is not a plan, or was modified, 64 on a usage error.`,
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "List every changed setting, tolerated values and unchanged devices")
 	fl.BoolVar(&opts.ShowPayload, "show-payload", false, "Show each device's driver steps with their native payload")
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown (--json is --format json)")
+	fl.StringVar(&opts.VerifyKey, "verify-key", "", "Show the plan only when it is signed with the ed25519 key in this public key `file` (also "+plan.VerifyKeyEnv+"; "+plan.KeyEnv+" for HMAC)")
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)
 	return cmd
 }
 
 func showRun(opts *ShowOptions) error {
-	sp, err := plan.Read(opts.Path, opts.Key)
+	sp, err := plan.Read(opts.Path, opts.Keys)
 	if err != nil {
 		return err
 	}
 	info := &view.SavedPlanInfo{Path: opts.Path, FormatVersion: sp.FormatVersion, FabctlVersion: sp.FabctlVersion,
-		SpecPath: sp.SpecPath, Warnings: sp.Staleness()}
+		SpecPath: sp.SpecPath, SpecDir: sp.Dir(), StateDir: sp.StateDir, SignedBy: sp.Signer(), Warnings: sp.Staleness()}
+	info.Endpoints, info.LoadError = savedEndpoints(opts, sp)
 	info.Stale = len(info.Warnings) > 0
 	if v := readBuildInfo().Version; sp.FabctlVersion != v {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("the plan was made by fabctl %s; this is fabctl %s", sp.FabctlVersion, v))
@@ -108,6 +133,7 @@ func showRun(opts *ShowOptions) error {
 			}
 			fmt.Fprintln(w)
 		}
+		writeEndpointsMarkdown(w, info)
 		return view.WritePlanMarkdown(w, sp.Plan, o)
 	default:
 		st := o.Style
@@ -133,6 +159,92 @@ func showRun(opts *ShowOptions) error {
 		if len(info.Warnings) > 0 {
 			fmt.Fprintln(w)
 		}
+		writeEndpointsHuman(w, info, bold)
 		return view.WritePlanHuman(w, sp.Plan, o)
 	}
+}
+
+// savedEndpoints derives what apply would connect to from the spec the
+// plan embeds (as apply loads it). A spec that does not load is reported
+// (apply would refuse it), not fatal to show.
+func savedEndpoints(opts *ShowOptions, sp *plan.SavedPlan) ([]plan.Endpoint, string) {
+	if opts.Load == nil {
+		return nil, ""
+	}
+	lf, err := opts.Load(sp)
+	switch {
+	case errors.Is(err, errSpecInvalid):
+		return []plan.Endpoint{}, fmt.Sprintf("the spec the plan embeds has %s: fabctl apply would refuse the plan", plural(lf.Errors, "error", "errors"))
+	case err != nil:
+		return []plan.Endpoint{}, err.Error()
+	}
+	return plan.Endpoints(plan.Units(lf.Fabric), lf.Spec.CredentialsByName, sp.Plan, false), ""
+}
+
+// endpointLine is one device's connection in a line: transport,
+// user@address, secrets, and what verifies the device.
+func endpointLine(e plan.Endpoint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)", e.Transport, e.Driver)
+	switch {
+	case e.Address != "" && e.Username != "":
+		fmt.Fprintf(&b, " %s@%s", e.Username, e.Address)
+	case e.Address != "":
+		fmt.Fprintf(&b, " %s", e.Address)
+	}
+	if len(e.Secrets) > 0 {
+		fmt.Fprintf(&b, ", %s", strings.Join(e.Secrets, ", "))
+	}
+	if e.KnownHosts != "" {
+		fmt.Fprintf(&b, ", known_hosts %s", e.KnownHosts)
+	}
+	if e.CAFile != "" {
+		fmt.Fprintf(&b, ", ca_file %s", e.CAFile)
+	}
+	if e.CertFile != "" {
+		fmt.Fprintf(&b, ", cert_file %s, key_file %s", e.CertFile, e.KeyFile)
+	}
+	return b.String()
+}
+
+func writeEndpointsHuman(w io.Writer, info *view.SavedPlanInfo, bold func(string) string) {
+	signed := "unsigned"
+	if info.SignedBy != "" {
+		signed = "signed by " + info.SignedBy
+	}
+	fmt.Fprintf(w, "%s (%s), from its embedded spec (%s); lock and applied record in %s:\n", bold("fabctl apply connects to"), signed, info.SpecDir, stateDirOrDefault(info))
+	if info.LoadError != "" {
+		fmt.Fprintf(w, "  %s\n\n", info.LoadError)
+		return
+	}
+	width := 0
+	for _, e := range info.Endpoints {
+		width = max(width, len(e.Device))
+	}
+	for _, e := range info.Endpoints {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, e.Device, endpointLine(e))
+	}
+	fmt.Fprintln(w)
+}
+
+func writeEndpointsMarkdown(w io.Writer, info *view.SavedPlanInfo) {
+	signed := "unsigned"
+	if info.SignedBy != "" {
+		signed = "signed by " + info.SignedBy
+	}
+	fmt.Fprintf(w, "<details><summary>fabctl apply connects to %d devices (%s)</summary>\n\n", len(info.Endpoints), signed)
+	if info.LoadError != "" {
+		fmt.Fprintf(w, "%s\n", info.LoadError)
+	}
+	for _, e := range info.Endpoints {
+		fmt.Fprintf(w, "- `%s`: `%s`\n", e.Device, strings.ReplaceAll(endpointLine(e), "`", "'"))
+	}
+	fmt.Fprintf(w, "\n</details>\n\n")
+}
+
+func stateDirOrDefault(info *view.SavedPlanInfo) string {
+	if info.StateDir != "" {
+		return info.StateDir
+	}
+	return filepath.Join(info.SpecDir, ".fabctl")
 }

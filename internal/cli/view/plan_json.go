@@ -109,6 +109,17 @@ type SavedPlanInfo struct {
 	// why.
 	Stale    bool     `json:"stale"`
 	Warnings []string `json:"warnings"`
+	// SpecDir is the directory the embedded spec's relative paths resolve
+	// against; StateDir the state directory the plan records ("": the
+	// spec directory's .fabctl); SignedBy who signed it ("": unsigned).
+	SpecDir  string `json:"spec_dir"`
+	StateDir string `json:"state_dir,omitempty"`
+	SignedBy string `json:"signed_by,omitempty"`
+	// Endpoints are what fabctl apply would connect to, derived from the
+	// embedded spec; LoadError says why they could not be (the spec does
+	// not load: apply would refuse the plan).
+	Endpoints []plan.Endpoint `json:"endpoints"`
+	LoadError string          `json:"load_error,omitempty"`
 }
 
 // ActionWord names an action in JSON: add, change, remove.
