@@ -8,8 +8,8 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
-// Transports a switch platform's driver manages it over: the values of a
-// spec switch's driver attribute.
+// Transports a switch platform's driver manages it over (a spec
+// switch's Driver).
 const (
 	TransportSSH  = "ssh"  // an SSH CLI session
 	TransportGNMI = "gnmi" // gNMI over TLS
@@ -23,12 +23,18 @@ const (
 type Platform struct {
 	// Name is the spec's platform value and the driver registry key.
 	Name string
+	// Title names the platform in messages ("SR Linux").
+	Title string
 	// New builds the platform's driver (drivers/builtin registers it
 	// under Name).
 	New Factory
-	// Transport is the driver a switch uses unless the spec sets one
-	// (TransportSSH or TransportGNMI).
+	// Transport is what the driver manages a switch over (TransportSSH
+	// or TransportGNMI).
 	Transport string
+	// Limits are what the driver or the platform's model refuses or
+	// cannot express, as data the static checks (lint) read without a
+	// render; a test of the platform's driver keeps them true.
+	Limits spec.PlatformLimits
 	// YANG is the model set the driver's payload is validated against
 	// (zero: the payload is not YANG-modelled).
 	YANG YANGModels
@@ -57,7 +63,7 @@ type Platform struct {
 
 // Spec is the part of the platform the spec loader needs.
 func (p Platform) Spec() spec.PlatformInfo {
-	return spec.PlatformInfo{Name: p.Name, DefaultDriver: p.Transport, InfiniBand: p.InfiniBand}
+	return spec.PlatformInfo{Name: p.Name, Title: p.Title, Transport: p.Transport, InfiniBand: p.InfiniBand, Limits: p.Limits}
 }
 
 // YANGModels names a model set under a --yang-dir.

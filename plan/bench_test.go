@@ -18,7 +18,6 @@ import (
 	"github.com/fabctl/fabctl/internal/fabgen"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 // benchFields are tolerances and disruptive flags like a real driver's.
@@ -205,7 +204,7 @@ func BenchmarkPlanPod(b *testing.B) {
 		p := fabgen.Pod.Scale(div)
 		var last result
 		ok := b.Run(fmt.Sprintf("hosts=%d/switches=%d", p.Hosts, p.Leaves+p.Spines), func(b *testing.B) {
-			s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: fabgen.Generate(p)}}, spec.LoadOptions{Platforms: spectest.Platforms})
+			s, diags := spec.LoadFiles([]spec.File{{Name: "bench.fab.hcl", Data: fabgen.Generate(p)}}, spec.LoadOptions{Platforms: testutil.Platforms()})
 			if diags.HasErrors() {
 				b.Fatal(diags)
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 func TestSourceHashMatchesSpec(t *testing.T) {
@@ -19,7 +19,7 @@ func TestSourceHashMatchesSpec(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: spectest.Platforms})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: testutil.Platforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

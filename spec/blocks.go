@@ -211,7 +211,11 @@ func (l *loader) switchBlock(in instance) *Switch {
 	}
 	sw.InfiniBand = platformIB(platforms, sw.Platform)
 	sw.Address = d.str("address", "")
-	sw.Driver = d.enum("driver", defaultDriver(platforms, sw.Platform), "ssh", "gnmi")
+	sw.Driver = platformTransport(platforms, sw.Platform)
+	if d.str("driver", ""); d.src.Has("driver") {
+		rng := d.src.Attr("driver")
+		l.errf(&rng, "Unsupported argument", "switch %q: %s", name, driverRemoved)
+	}
 	sw.PortCount = d.integer("ports", 0, 1, 254)
 	sw.VLs = d.integer("vls", 0, 1, 15)
 	if sw.InfiniBand {

@@ -46,21 +46,6 @@ type LoadOptions struct {
 	Platforms []PlatformInfo
 }
 
-// PlatformInfo is what the loader knows of a switch platform. The
-// platform's driver package describes it (drivers.Platform); spec does
-// not import the drivers.
-type PlatformInfo struct {
-	// Name is the value of a switch's platform attribute.
-	Name string
-	// DefaultDriver is the switch's driver ("ssh" or "gnmi") unless the
-	// spec sets one.
-	DefaultDriver string
-	// InfiniBand marks an InfiniBand switch platform: no driver logs in
-	// (the subnet manager programs the switch); the spec gives its port
-	// count, cabling and rates.
-	InfiniBand bool
-}
-
 // PlatformInfiniBand is the InfiniBand switch platform's name.
 const PlatformInfiniBand = "infiniband"
 
@@ -95,13 +80,19 @@ func platformNames(ps []PlatformInfo) []string {
 	return out
 }
 
-// defaultDriver is the driver a switch of the platform uses unless the
-// spec says otherwise ("ssh" for a platform not in the list, which the
-// loader has reported).
-func defaultDriver(ps []PlatformInfo, platform string) string {
+// driverRemoved is the error for a switch's driver attribute, which the
+// language had until the platform alone picked the driver: a platform has
+// one driver, and the attribute could only repeat its transport.
+const driverRemoved = "driver is not an attribute: the platform picks the driver and its transport (sonic, cumulus, eos and " +
+	"nxos over SSH, srlinux and openconfig over gNMI); remove the line. For a switch with OpenConfig models over gNMI, use platform = \"openconfig\"."
+
+// platformTransport is the transport of the platform's driver ("ssh"
+// for a platform not in the list, which the loader has reported, and for
+// an InfiniBand switch, which no driver logs into).
+func platformTransport(ps []PlatformInfo, platform string) string {
 	for _, p := range ps {
-		if p.Name == platform && p.DefaultDriver != "" {
-			return p.DefaultDriver
+		if p.Name == platform && p.Transport != "" {
+			return p.Transport
 		}
 	}
 	return "ssh"
@@ -239,6 +230,7 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 	if len(overrides) > 0 && !diags.HasErrors() {
 		diags = append(diags, applyOverrides(s, overrides)...)
 	}
+	s.platforms = opts.Platforms
 	return s, diags
 }
 

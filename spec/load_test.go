@@ -37,27 +37,35 @@ link {
 }
 `
 
-// testPlatforms are the switch platforms the loader's tests pass: a copy
-// of drivers/builtin.SpecPlatforms(), which spec cannot import.
+// testPlatforms are the switch platforms the loader's tests pass (spec
+// cannot import the drivers' descriptors; drivers/builtin's tests load
+// every example with those).
 var testPlatforms = []PlatformInfo{
-	{Name: "sonic", DefaultDriver: "ssh"},
-	{Name: "cumulus", DefaultDriver: "ssh"},
-	{Name: "eos", DefaultDriver: "ssh"},
-	{Name: "nxos", DefaultDriver: "ssh"},
-	{Name: "srlinux", DefaultDriver: "gnmi"},
-	{Name: "openconfig", DefaultDriver: "gnmi"},
+	{Name: "sonic", Transport: "ssh"},
+	{Name: "cumulus", Transport: "ssh"},
+	{Name: "eos", Transport: "ssh"},
+	{Name: "nxos", Transport: "ssh"},
+	{Name: "srlinux", Title: "SR Linux", Transport: "gnmi", Limits: PlatformLimits{
+		WatchdogDetect: Range[time.Duration]{Min: 10 * time.Millisecond, Max: 1500 * time.Millisecond, Setting: "detection-timer"}}},
+	{Name: "openconfig", Transport: "gnmi", Limits: PlatformLimits{NoPFC: "no PFC leaves"}},
 }
 
-// TestLoadPlatforms: a switch's default driver is its platform's; a spec
-// with a switch does not load without a platform list.
+// TestLoadPlatforms: a switch's driver is its platform's transport, and
+// the spec keeps what the loader was told of each platform; a spec with a
+// switch does not load without a platform list.
 func TestLoadPlatforms(t *testing.T) {
 	src := "fabric \"x\" {}\nswitch \"s\" {\n  platform = \"srl\"\n  address = \"192.0.2.1\"\n}\n"
-	s, diags := load(t, src, LoadOptions{Platforms: []PlatformInfo{{Name: "srl", DefaultDriver: "gnmi"}}})
+	srl := PlatformInfo{Name: "srl", Transport: "gnmi", Limits: PlatformLimits{NoPFC: "none"}}
+	s, diags := load(t, src, LoadOptions{Platforms: []PlatformInfo{srl}})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if sw := s.Switch("s"); sw == nil || sw.Driver != "gnmi" {
+	sw := s.Switch("s")
+	if sw == nil || sw.Driver != "gnmi" {
 		t.Fatalf("switch %+v: want driver gnmi", sw)
+	}
+	if got := s.PlatformOf(sw); got != srl {
+		t.Errorf("PlatformOf = %+v, want %+v", got, srl)
 	}
 	_, diags = load(t, src, LoadOptions{})
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "No switch platforms") {
@@ -65,6 +73,34 @@ func TestLoadPlatforms(t *testing.T) {
 	}
 	if _, diags = load(t, "fabric \"x\" {}\n", LoadOptions{}); diags.HasErrors() {
 		t.Errorf("a spec without switches needs no platforms: %v", diags)
+	}
+}
+
+// TestSwitchDriverRemoved: the driver attribute is gone from the
+// language (the platform picks the driver): a spec that still sets it
+// gets an error at the attribute saying so.
+func TestSwitchDriverRemoved(t *testing.T) {
+	src := "fabric \"x\" {}\nswitch \"s\" {\n  platform = \"eos\"\n  address = \"192.0.2.1\"\n  driver = \"gnmi\"\n}\n"
+	_, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
+	if !diags.HasErrors() {
+		t.Fatal("a switch with a driver attribute loaded")
+	}
+	d := diags[0]
+	if !strings.Contains(d.Detail, "driver is not an attribute: the platform picks the driver") || d.Subject == nil || d.Subject.Start.Line != 5 {
+		t.Errorf("want the driver line (5) named, got %v at %v", d, d.Subject)
+	}
+}
+
+// TestRange: a zero bound is no bound.
+func TestRange(t *testing.T) {
+	r := Range[int]{Min: 68, Max: 9216}
+	for v, want := range map[int]bool{67: false, 68: true, 9216: true, 9217: false} {
+		if r.Contains(v) != want {
+			t.Errorf("%v contains %d = %v", r, v, !want)
+		}
+	}
+	if (Range[int]{}).Bounded() || !(Range[int]{Max: 1}).Bounded() || !(Range[int]{Max: 1}).Contains(-5) {
+		t.Error("a zero bound is no bound")
 	}
 }
 

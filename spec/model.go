@@ -220,6 +220,7 @@ type Spec struct {
 	classes     map[string]*Class
 	credentials map[string]*Credentials
 	lossless    []int // cached LosslessPriorities, set when loading ends
+	platforms   []PlatformInfo
 }
 
 // Switch returns the switch with that name, or nil.
@@ -356,9 +357,9 @@ type ECNProfile struct {
 // Switch is a switch the fabric configures.
 type Switch struct {
 	Name        string
-	Platform    string // sonic | cumulus | eos | nxos | srlinux | openconfig
+	Platform    string // one of LoadOptions.Platforms
 	Address     string // management address, host or host:port
-	Driver      string // ssh | gnmi
+	Driver      string // the transport of the platform's driver (PlatformInfo.Transport): ssh | gnmi
 	Credentials string // name of a credentials block
 	Role        string // leaf | spine | superspine | border | ...
 	Tier        int    // 1 leaf, 2 spine, 3 superspine (Clos level)

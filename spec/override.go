@@ -147,12 +147,9 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 		case sw != nil && k == "credentials":
 			sw.Credentials = val
 		case sw != nil && k == "driver":
-			if val != "ssh" && val != "gnmi" {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for driver",
-					Detail: fmt.Sprintf("switch %q: driver = %q; use \"ssh\" or \"gnmi\".", name, val), Subject: &rng})
-				continue
-			}
-			sw.Driver = val
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported argument",
+				Detail: fmt.Sprintf("switch %q: %s", name, driverRemoved), Subject: &rng})
+			continue
 		case h != nil && k == "address":
 			h.Address = val
 		case h != nil && k == "credentials":

@@ -40,6 +40,7 @@ host "h1" {
 		{`host "h1" { address = upper("x") }`, `must be a quoted string`},
 		{`switch "leaf1" { address = "a" }` + "\n" + `switch "leaf1" { address = "b" }`, `overridden twice`},
 		{`fabric "x" {}`, `Unsupported block type`},
+		{`switch "leaf1" { driver = "gnmi" }`, `driver is not an attribute: the platform picks the driver`},
 	} {
 		_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
 			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{Platforms: testPlatforms})

@@ -12,15 +12,14 @@ import (
 
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 func testbed(t testing.TB) *spec.Spec {
-	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/testbed"), spec.LoadOptions{Platforms: spectest.Platforms})
+	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/testbed"), spec.LoadOptions{Platforms: testutil.Platforms()})
 }
 
 func ibTestbed(t testing.TB) *spec.Spec {
-	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/ib-testbed"), spec.LoadOptions{Platforms: spectest.Platforms})
+	return testutil.Load(t, filepath.Join(testutil.RepoRoot(t), "examples/ib-testbed"), spec.LoadOptions{Platforms: testutil.Platforms()})
 }
 
 // TestIBTopology: the InfiniBand cabling (platform "infiniband"

@@ -15,9 +15,9 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	sshtransport "github.com/fabctl/fabctl/drivers/transport/ssh"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 // MixedQoS is the test spec whose leaves (one per SSH CLI platform) have
@@ -35,7 +35,7 @@ const (
 // Load loads and compiles the spec at path.
 func Load(t testing.TB, path string, vars ...string) (*spec.Spec, *intent.Fabric) {
 	t.Helper()
-	s, diags := spec.Load(path, spec.LoadOptions{Platforms: spectest.Platforms, Vars: vars, Env: []string{PasswordEnv + "=" + Password}})
+	s, diags := spec.Load(path, spec.LoadOptions{Platforms: testutil.Platforms(), Vars: vars, Env: []string{PasswordEnv + "=" + Password}})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 // update is the -update flag of every test binary that imports testutil:
@@ -166,7 +165,7 @@ func CPUTime() time.Duration {
 // options and the built-in platforms; diagnostics fail the test.
 func LoadSrc(tb testing.TB, src string) *spec.Spec {
 	tb.Helper()
-	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: spectest.Platforms})
+	s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(src)}}, spec.LoadOptions{Platforms: Platforms()})
 	if diags.HasErrors() {
 		tb.Fatalf("t.fab.hcl does not load:\n%s", diagText(s, diags))
 	}
@@ -178,7 +177,7 @@ func LoadSrc(tb testing.TB, src string) *spec.Spec {
 func Load(tb testing.TB, path string, opts spec.LoadOptions) *spec.Spec {
 	tb.Helper()
 	if opts.Platforms == nil {
-		opts.Platforms = spectest.Platforms
+		opts.Platforms = Platforms()
 	}
 	s, diags := spec.Load(path, opts)
 	if diags.HasErrors() {

@@ -533,7 +533,8 @@ func checkQOS9(c *Context) {
 		return
 	}
 	for _, sw := range s.Switches {
-		if sw.Platform != "openconfig" {
+		plat := s.PlatformOf(sw)
+		if plat.Limits.NoPFC == "" {
 			continue
 		}
 		var ports []string
@@ -545,15 +546,13 @@ func checkQOS9(c *Context) {
 		if len(ports) == 0 {
 			continue
 		}
-		extra := ""
+		what := "PFC and the PFC watchdog"
 		if sw.Buffer != nil && sw.Buffer.Headroom > 0 {
-			extra = " nor its buffer headroom"
+			what = "PFC, the PFC watchdog and the buffer headroom"
 		}
-		c.Reportf(Warning, sw.Src.Attr("platform"), switchAddress(sw), []spec.LintIgnores{sw.Ignore}, "PFC is not expressible in OpenConfig",
-			"switch %s has PFC on %s (%s), but OpenConfig QoS has no PFC, PFC watchdog or headroom leaves: the openconfig driver "+
-				"configures classification, queues, ECN, scheduling and MTU, and cannot configure PFC, the watchdog%s. Those ports are "+
-				"lossless only if PFC is configured natively on the switch. Use the switch's native driver (srlinux has PFC over gNMI), "+
-				"or configure PFC by other means and silence QOS-9 here with a reason.",
-			sw.Name, plural(len(ports), "port"), capList(ports, 8), extra)
+		c.Reportf(Warning, sw.Src.Attr("platform"), switchAddress(sw), []spec.LintIgnores{sw.Ignore}, "PFC is not expressible in "+plat.Title,
+			"switch %s has PFC on %s (%s), but the %s driver cannot configure %s: %s. Those ports are lossless only if PFC "+
+				"is configured natively on the switch; if it is, silence QOS-9 here with a reason.",
+			sw.Name, plural(len(ports), "port"), capList(ports, 8), sw.Platform, what, plat.Limits.NoPFC)
 	}
 }

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,9 +72,15 @@ const (
 	wdDetectMax  = 5000 * time.Millisecond
 	wdRestoreMin = 100 * time.Millisecond
 	wdRestoreMax = 60000 * time.Millisecond
-	// SR Linux deadlock detection-timer 10..1500 ms, recovery-timer 100..1500 ms.
-	srlTimerMax = 1500 * time.Millisecond
 )
+
+// wdLimited are the platforms whose watchdog timer limits
+// (spec.PlatformLimits) apply: those of switches the watchdog runs on,
+// each with its switches, in spec order.
+type wdLimited struct {
+	plat     spec.PlatformInfo
+	switches []string
+}
 
 func checkWatchdog(c *Context) {
 	s := c.Spec
@@ -83,7 +90,8 @@ func checkWatchdog(c *Context) {
 	}
 	wd := f.PFCWatchdog
 	runs := false
-	var unguarded, srl []string
+	var unguarded []string
+	var limited []*wdLimited
 	switches := map[string]bool{}
 	for _, sw := range s.Switches {
 		runsHere := false
@@ -111,8 +119,13 @@ func checkWatchdog(c *Context) {
 			switches[sw.Name] = true
 		}
 		runs = runs || runsHere
-		if runsHere && sw.Platform == "srlinux" && !c.silencedFor(sw.Ignore) {
-			srl = append(srl, sw.Name)
+		if plat := s.PlatformOf(sw); runsHere && (plat.Limits.WatchdogDetect.Bounded() || plat.Limits.WatchdogRestore.Bounded()) && !c.silencedFor(sw.Ignore) {
+			i := slices.IndexFunc(limited, func(l *wdLimited) bool { return l.plat.Name == plat.Name })
+			if i < 0 {
+				limited = append(limited, &wdLimited{plat: plat})
+				i = len(limited) - 1
+			}
+			limited[i].switches = append(limited[i].switches, sw.Name)
 		}
 	}
 	if len(unguarded) > 0 {
@@ -125,34 +138,53 @@ func checkWatchdog(c *Context) {
 	if !runs {
 		return
 	}
-	srlNote := func(v time.Duration) string {
-		if len(srl) == 0 || v <= srlTimerMax {
+	// outside is the first platform limit v breaks: the setting, the
+	// range's bound and the platform's switches ("" none).
+	outside := func(v time.Duration, r func(spec.PlatformLimits) spec.Range[time.Duration]) (setting, bound, on string) {
+		for _, l := range limited {
+			rg := r(l.plat.Limits)
+			if !rg.Bounded() || rg.Contains(v) {
+				continue
+			}
+			bound = "above " + rg.Max.String() + ", the largest"
+			if rg.Min != 0 && v < rg.Min {
+				bound = "below " + rg.Min.String() + ", the smallest"
+			}
+			return rg.Setting, bound, fmt.Sprintf("%s switch(es) %s", l.plat.Title, capList(l.switches, 8))
+		}
+		return "", "", ""
+	}
+	note := func(v time.Duration, r func(spec.PlatformLimits) spec.Range[time.Duration]) string {
+		setting, bound, on := outside(v, r)
+		if setting == "" {
 			return ""
 		}
-		return fmt.Sprintf(" SR Linux also caps it at 1.5s, and the watchdog runs on SR Linux switch(es) %s.", capList(srl, 8))
+		return fmt.Sprintf(" It is also %s value %s accepts, and the watchdog runs on %s.", bound, setting, on)
 	}
+	detect := func(l spec.PlatformLimits) spec.Range[time.Duration] { return l.WatchdogDetect }
+	restore := func(l spec.PlatformLimits) spec.Range[time.Duration] { return l.WatchdogRestore }
 	switch {
 	case wd.Detect < wdDetectMin || wd.Detect > wdDetectMax:
 		c.Reportf(Error, wd.Src.Attr("detect"), fabricAddress, nil, "PFC watchdog detection time out of range",
 			"pfc_watchdog detect = %s is outside 100ms..5s, the range SONiC's \"config pfcwd start\" accepts. Shorter times trip on "+
 				"ordinary congestion, longer ones leave a storm running. fabctl's default is 200ms.%s",
-			wd.Detect, srlNote(wd.Detect))
-	case srlNote(wd.Detect) != "":
+			wd.Detect, note(wd.Detect, detect))
+	case note(wd.Detect, detect) != "":
+		setting, bound, on := outside(wd.Detect, detect)
 		c.Reportf(Error, wd.Src.Attr("detect"), fabricAddress, nil, "PFC watchdog detection time out of range",
-			"pfc_watchdog detect = %s is above 1.5s, the largest deadlock detection-timer SR Linux accepts, and the watchdog runs on "+
-				"SR Linux switch(es) %s. Use at most 1500ms (fabctl's default is 200ms).",
-			wd.Detect, capList(srl, 8))
+			"pfc_watchdog detect = %s is %s value %s accepts, and the watchdog runs on %s. fabctl's default is 200ms.",
+			wd.Detect, bound, setting, on)
 	}
 	switch {
 	case wd.Restore < wdRestoreMin || wd.Restore > wdRestoreMax:
 		c.Reportf(Error, wd.Src.Attr("restore"), fabricAddress, nil, "PFC watchdog restoration time out of range",
 			"pfc_watchdog restore = %s is outside 100ms..60s, the range SONiC's \"config pfcwd start\" accepts. fabctl's default is 400ms.%s",
-			wd.Restore, srlNote(wd.Restore))
-	case srlNote(wd.Restore) != "":
+			wd.Restore, note(wd.Restore, restore))
+	case note(wd.Restore, restore) != "":
+		setting, bound, on := outside(wd.Restore, restore)
 		c.Reportf(Error, wd.Src.Attr("restore"), fabricAddress, nil, "PFC watchdog restoration time out of range",
-			"pfc_watchdog restore = %s is above 1.5s, the largest deadlock recovery-timer SR Linux accepts, and the watchdog runs on "+
-				"SR Linux switch(es) %s. Use at most 1500ms (fabctl's default is 400ms).",
-			wd.Restore, capList(srl, 8))
+			"pfc_watchdog restore = %s is %s value %s accepts, and the watchdog runs on %s. fabctl's default is 400ms.",
+			wd.Restore, bound, setting, on)
 	}
 	if limit := min(wd.Detect, wd.Restore) / 2; wd.Poll <= 0 || wd.Poll > limit {
 		c.Reportf(Warning, wd.Src.Attr("poll"), fabricAddress, nil, "PFC watchdog polls too slowly",

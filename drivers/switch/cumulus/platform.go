@@ -11,6 +11,7 @@ import (
 // testbeds see it.
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "Cumulus Linux",
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// swp1, swp2, ...; breakout lanes swpNsM live on swpN.

@@ -11,6 +11,7 @@ import (
 // it.
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "Arista EOS",
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// Ethernet1, Ethernet2, ... (Ethernet1/2 is a split lane).

@@ -26,6 +26,7 @@ const Name = "infiniband"
 // (testbed/ibsim simulates the whole subnet instead).
 var Descriptor = drivers.Platform{
 	Name:       Name,
+	Title:      "InfiniBand",
 	InfiniBand: true,
 	Ports:      drivers.PortNaming{First: 1, Step: 1},
 }

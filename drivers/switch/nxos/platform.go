@@ -11,6 +11,7 @@ import (
 // see it.
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "Cisco NX-OS",
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// Ethernet1/1, Ethernet1/2, ... (the emulator has slot 1 only).

@@ -1,6 +1,9 @@
 package openconfig
 
-import "github.com/fabctl/fabctl/drivers"
+import (
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/spec"
+)
 
 // Descriptor is the OpenConfig platform as the spec loader, the testbeds
 // and YANG validation see it. OpenConfig is not a NOS: in containerlab an
@@ -10,9 +13,12 @@ import "github.com/fabctl/fabctl/drivers"
 // interfaces).
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "OpenConfig",
 	New:       New,
 	Transport: drivers.TransportGNMI,
-	YANG:      drivers.YANGModels{Set: "openconfig", Marker: "openconfig-qos.yang", ModulePrefix: "openconfig-"},
+	// The reason Unexpressible gives for PFC and what comes with it.
+	Limits: spec.PlatformLimits{NoPFC: noPFC},
+	YANG:   drivers.YANGModels{Set: "openconfig", Marker: "openconfig-qos.yang", ModulePrefix: "openconfig-"},
 	// Ethernet0, Ethernet1, ...
 	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1},
 	Emulator:      "gnmi",

@@ -12,6 +12,7 @@ import (
 // YANG validation see it.
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "SONiC",
 	New:       New,
 	Transport: drivers.TransportSSH,
 	YANG:      drivers.YANGModels{Set: "sonic", Marker: "sonic-port.yang"},

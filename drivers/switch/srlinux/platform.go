@@ -3,17 +3,30 @@ package srlinux
 import (
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // Descriptor is the SR Linux platform as the spec loader, the testbeds
 // and YANG validation see it.
 var Descriptor = drivers.Platform{
 	Name:      Name,
+	Title:     "SR Linux",
 	New:       New,
 	Transport: drivers.TransportGNMI,
-	YANG:      drivers.YANGModels{Set: "srlinux", Marker: "srl_nokia-qos.yang", ModulePrefix: "srl_nokia-"},
+	// srl_nokia-qos (nokia/srlinux-yang-models v25.3) pfc-watchdog
+	// detection-timer range "10..1500" (milliseconds), recovery-timer
+	// range "100..1500"; Nokia SR Linux QoS guide, "PFC deadlock detection
+	// and recovery".
+	Limits: spec.PlatformLimits{
+		WatchdogDetect: spec.Range[time.Duration]{Min: 10 * time.Millisecond, Max: 1500 * time.Millisecond,
+			Setting: "SR Linux's deadlock detection-timer", Source: "srl_nokia-qos detection-timer range 10..1500 ms"},
+		WatchdogRestore: spec.Range[time.Duration]{Min: 100 * time.Millisecond, Max: 1500 * time.Millisecond,
+			Setting: "SR Linux's deadlock recovery-timer", Source: "srl_nokia-qos recovery-timer range 100..1500 ms"},
+	},
+	YANG: drivers.YANGModels{Set: "srlinux", Marker: "srl_nokia-qos.yang", ModulePrefix: "srl_nokia-"},
 	// ethernet-1/1, ethernet-1/2, ... (the gNMI target has slot 1 only).
 	Ports:         drivers.PortNaming{Prefix: "ethernet-1/", First: 1, Step: 1},
 	Emulator:      "gnmi",
