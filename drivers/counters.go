@@ -39,3 +39,55 @@ type CounterReader interface {
 	CounterCommands() []string
 	ReadCounters(ctx context.Context, t Target) (*Counters, error)
 }
+
+// Gauge metric names the gNMI platforms stream (on change); telemetry
+// exports each as fabctl_switch_<name>.
+const (
+	GaugePortUp    = "port_up"         // 1 when the port is operationally up
+	GaugePortSpeed = "port_speed_bits" // the port's speed, bits per second
+)
+
+// GNMITelemetry is what fabctl telemetry subscribes to on a gNMI
+// platform (Subscribe STREAM) and how it turns the notifications into
+// metrics, from the paths the platform's models define: the gNMI
+// platforms' counterpart of an SSH CLI driver's CounterReader, carried by
+// the descriptor (Platform.GNMITelemetry).
+type GNMITelemetry struct {
+	Subscriptions []GNMISubscription
+	// Leaves turn the leaves under a schema path suffix into a metric;
+	// the first whose suffix a leaf's path ends with applies.
+	Leaves []GNMILeaf
+	// Lacks are the metrics the platform's models do not carry (named
+	// without _total, as telemetry's counter_supported names them).
+	Lacks []string
+}
+
+// GNMISubscription is one subscription path.
+type GNMISubscription struct {
+	Path     string
+	OnChange bool // ON_CHANGE, else SAMPLE
+}
+
+// GNMILeaf turns the leaves under a schema path suffix into a metric.
+type GNMILeaf struct {
+	// Suffix is the schema path suffix: no keys, no module prefixes.
+	Suffix string
+	// Metric is a Counter* or Gauge* name.
+	Metric string
+	// Direction is the metric's direction label (rx|tx, "" none).
+	Direction string
+	// PriorityList is the list whose key is the priority
+	// ("pfc-priority", "queue"; "" none).
+	PriorityList string
+	// Value is how the leaf's value reads.
+	Value LeafValue
+}
+
+// LeafValue is how a streamed leaf's value reads as a number.
+type LeafValue string
+
+const (
+	LeafCounter    LeafValue = "counter"     // an unsigned integer
+	LeafOperStatus LeafValue = "oper-status" // "up" is 1; down, lower_layer_down, ... 0
+	LeafSpeed      LeafValue = "speed"       // "100G" (SR Linux), "openconfig-if-ethernet:SPEED_100GB"
+)

@@ -50,6 +50,10 @@ type Platform struct {
 	// configuration (a gNMI target's JSON_IETF object): what the device
 	// has before fabctl configures it.
 	EmulatorInitial func() []byte
+	// GNMITelemetry is what telemetry subscribes to on a gNMI platform's
+	// switches (nil: none; SSH CLI drivers read counters themselves,
+	// CounterReader).
+	GNMITelemetry *GNMITelemetry
 	// ClabKind is the containerlab kind that plays the platform ("" none).
 	ClabKind string
 	// Clab is that kind's facts when this platform's folder defines it;

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/agent"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/host"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -74,7 +75,7 @@ func TestPrometheusE2E(t *testing.T) {
 	agentAddr := listen(ah)
 
 	// The gNMI exporter.
-	sc := telemetry.NewSwitchCollector(s)
+	sc := telemetry.NewSwitchCollector(s, builtin.Platforms())
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

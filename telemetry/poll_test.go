@@ -65,7 +65,7 @@ link {
 func pollFabric(t testing.TB, s *spec.Spec, password string) (*SwitchCollector, *prometheus.Registry) {
 	t.Helper()
 	t.Setenv(sshPasswordEnv, password)
-	c := NewSwitchCollector(s)
+	c := NewSwitchCollector(s, builtin.Platforms())
 	added, skipped := c.AddPolled(s, builtin.Registry())
 	if len(added) != 1 || len(skipped) != 0 {
 		t.Fatalf("polled %v, skipped %v", added, skipped)

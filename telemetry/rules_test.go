@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/testutil"
 )
 
@@ -91,7 +92,7 @@ func TestRulesPromtool(t *testing.T) {
 	nics, _ := NICs(s, nil)
 	hc := NewHostCollector(nics, root)
 	hc.WatchingDCB()
-	sc := NewSwitchCollector(s)
+	sc := NewSwitchCollector(s, builtin.Platforms())
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(hc, sc)
 	ctx, cancel := context.WithCancel(context.Background())

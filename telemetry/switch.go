@@ -18,75 +18,12 @@ import (
 	"github.com/fabctl/fabctl/spec"
 )
 
-// Subscription is one gNMI subscription of a platform.
-type Subscription struct {
-	Path     string
-	OnChange bool // ON_CHANGE, else SAMPLE
-}
-
-// leafRule turns the leaves under a schema path suffix into a metric.
-type leafRule struct {
-	suffix string // schema path suffix, no keys and no module prefixes
-	metric string // fabctl_switch_<metric>
-	dir    string // direction label ("" none)
-	prio   string // the list whose key is the priority ("pfc-priority", "queue")
-	value  func(string) (float64, bool)
-}
-
-// GNMIPlatform is what telemetry subscribes to on a gNMI platform, from
-// the paths its models define, and what those models lack.
-type GNMIPlatform struct {
-	Subscriptions []Subscription
-	rules         []leafRule
-	// Lacks are the metrics the platform's models do not carry.
-	Lacks []string
-}
-
-// GNMIPlatforms are the gNMI platforms' telemetry paths: SR Linux's
-// native models (srl_nokia-interfaces, srl_nokia-qos: PFC per priority
-// with pause frames and deadlock recovery, i.e. the PFC watchdog) and
-// OpenConfig (openconfig-interfaces, -if-ethernet, -qos: per-queue ECN
-// marks and drops, MAC pause frames; no PFC).
-var GNMIPlatforms = map[string]GNMIPlatform{
-	"srlinux": {
-		Subscriptions: []Subscription{
-			{Path: "/interface[name=*]/oper-state", OnChange: true},
-			{Path: "/interface[name=*]/ethernet/port-speed", OnChange: true},
-			{Path: "/interface[name=*]/statistics"},
-			{Path: "/interface[name=*]/ethernet/statistics"},
-			{Path: "/qos/interfaces/interface[interface-id=*]/pfc/statistics"},
-		},
-		rules: []leafRule{
-			{suffix: "interface/oper-state", metric: "port_up", value: upValue},
-			{suffix: "interface/ethernet/port-speed", metric: "port_speed_bits", value: speedValue},
-			{suffix: "interface/statistics/in-discarded-packets", metric: "in_discards_total", value: counterValue},
-			{suffix: "interface/ethernet/statistics/in-mac-pause-frames", metric: "mac_pause_frames_total", dir: "rx", value: counterValue},
-			{suffix: "interface/ethernet/statistics/out-mac-pause-frames", metric: "mac_pause_frames_total", dir: "tx", value: counterValue},
-			{suffix: "pfc-priority/pfc-pause-frames-received", metric: "pfc_pause_frames_total", dir: "rx", prio: "pfc-priority", value: counterValue},
-			{suffix: "pfc-priority/pfc-pause-frames-generated", metric: "pfc_pause_frames_total", dir: "tx", prio: "pfc-priority", value: counterValue},
-			{suffix: "pfc-priority/deadlock-recovery-occurrences", metric: "pfc_watchdog_events_total", prio: "pfc-priority", value: counterValue},
-		},
-		Lacks: []string{"ecn_marked_packets", "queue_dropped_packets"},
-	},
-	"openconfig": {
-		Subscriptions: []Subscription{
-			{Path: "/interfaces/interface[name=*]/state/oper-status", OnChange: true},
-			{Path: "/interfaces/interface[name=*]/ethernet/state/negotiated-port-speed", OnChange: true},
-			{Path: "/interfaces/interface[name=*]/state/counters"},
-			{Path: "/interfaces/interface[name=*]/ethernet/state/counters"},
-			{Path: "/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state"},
-		},
-		rules: []leafRule{
-			{suffix: "interface/state/oper-status", metric: "port_up", value: upValue},
-			{suffix: "ethernet/state/negotiated-port-speed", metric: "port_speed_bits", value: speedValue},
-			{suffix: "interface/state/counters/in-discards", metric: "in_discards_total", value: counterValue},
-			{suffix: "ethernet/state/counters/in-mac-pause-frames", metric: "mac_pause_frames_total", dir: "rx", value: counterValue},
-			{suffix: "ethernet/state/counters/out-mac-pause-frames", metric: "mac_pause_frames_total", dir: "tx", value: counterValue},
-			{suffix: "queue/state/ecn-marked-pkts", metric: "ecn_marked_packets_total", prio: "queue", value: counterValue},
-			{suffix: "queue/state/dropped-pkts", metric: "queue_dropped_packets_total", prio: "queue", value: counterValue},
-		},
-		Lacks: []string{"pfc_pause_frames", "pfc_watchdog_events"},
-	},
+// leafValues read a streamed leaf's value as its descriptor says
+// (drivers.GNMILeaf.Value).
+var leafValues = map[drivers.LeafValue]func(string) (float64, bool){
+	drivers.LeafCounter:    counterValue,
+	drivers.LeafOperStatus: upValue,
+	drivers.LeafSpeed:      speedValue,
 }
 
 var switchMetrics = map[string]struct {
@@ -163,6 +100,9 @@ type SwitchCollector struct {
 	Fabric string
 	ports  map[[2]string]Labels // switch, port -> labels
 	plats  map[string]string    // switch -> platform
+	// gnmi are the gNMI platforms' telemetry paths, by platform name
+	// (their descriptors' GNMITelemetry).
+	gnmi map[string]*drivers.GNMITelemetry
 
 	mu   sync.Mutex
 	vals map[seriesKey]float64
@@ -177,18 +117,24 @@ type SwitchCollector struct {
 	descs map[string]*prometheus.Desc
 }
 
-// NewSwitchCollector is the collector of the gNMI switches of s.
-func NewSwitchCollector(s *spec.Spec) *SwitchCollector {
+// NewSwitchCollector is the collector of the gNMI switches of s, on the
+// telemetry paths their platforms' descriptors give (drivers/builtin's
+// Platforms()).
+func NewSwitchCollector(s *spec.Spec, platforms []drivers.Platform) *SwitchCollector {
 	c := &SwitchCollector{Fabric: s.Fabric.Name, ports: map[[2]string]Labels{}, plats: map[string]string{},
+		gnmi: map[string]*drivers.GNMITelemetry{},
 		vals: map[seriesKey]float64{}, up: map[string]bool{}, errs: map[string]string{}, spec: map[[2]string]float64{},
 		lacks: map[string][]string{}, polled: map[string]drivers.CounterReader{},
 		descs: map[string]*prometheus.Desc{}}
-	for _, sw := range s.Switches {
-		gp, ok := GNMIPlatforms[sw.Platform]
-		if !ok || sw.Driver != "gnmi" {
-			continue
+	for _, p := range platforms {
+		if p.GNMITelemetry != nil {
+			c.gnmi[p.Name] = p.GNMITelemetry
 		}
-		c.add(s, sw, gp.Lacks)
+	}
+	for _, sw := range s.Switches {
+		if gp := c.gnmi[sw.Platform]; gp != nil {
+			c.add(s, sw, gp.Lacks)
+		}
 	}
 	for name, m := range switchMetrics {
 		c.descs[name] = prometheus.NewDesc("fabctl_switch_"+name, m.help, append(append([]string{}, LabelNames...), m.extra...), nil)
@@ -263,7 +209,10 @@ func (c *SwitchCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Apply takes one notification of switch sw.
 func (c *SwitchCollector) Apply(sw string, n *gpb.Notification) {
-	plat := GNMIPlatforms[c.plats[sw]]
+	plat := c.gnmi[c.plats[sw]]
+	if plat == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, u := range n.GetUpdate() {
@@ -334,14 +283,14 @@ func bare(name string) string {
 	return name
 }
 
-func (c *SwitchCollector) applyLeaf(sw string, plat GNMIPlatform, p []*gpb.PathElem, leaf any) {
+func (c *SwitchCollector) applyLeaf(sw string, plat *drivers.GNMITelemetry, p []*gpb.PathElem, leaf any) {
 	names := make([]string, len(p))
 	for i, e := range p {
 		names[i] = bare(e.GetName())
 	}
 	schema := strings.Join(names, "/")
-	for _, r := range plat.rules {
-		if !strings.HasSuffix(schema, r.suffix) {
+	for _, r := range plat.Leaves {
+		if !strings.HasSuffix(schema, r.Suffix) {
 			continue
 		}
 		var port, prio string
@@ -352,7 +301,7 @@ func (c *SwitchCollector) applyLeaf(sw string, plat GNMIPlatform, p []*gpb.PathE
 			} else if k, ok := e.GetKey()["name"]; ok && n == "interface" && port == "" {
 				port = k
 			}
-			if r.prio != "" && n == r.prio {
+			if r.PriorityList != "" && n == r.PriorityList {
 				for _, kv := range e.GetKey() {
 					prio = priorityOf(kv)
 				}
@@ -361,12 +310,15 @@ func (c *SwitchCollector) applyLeaf(sw string, plat GNMIPlatform, p []*gpb.PathE
 		if port == "" {
 			return
 		}
-		s := fmt.Sprint(leaf)
-		v, ok := r.value(s)
+		value := leafValues[r.Value]
+		if value == nil {
+			return
+		}
+		v, ok := value(fmt.Sprint(leaf))
 		if !ok {
 			return
 		}
-		c.vals[seriesKey{metric: r.metric, sw: sw, port: port, dir: r.dir, prio: prio}] = v
+		c.vals[seriesKey{metric: r.Metric, sw: sw, port: port, dir: r.Direction, prio: prio}] = v
 		return
 	}
 }
@@ -449,7 +401,10 @@ func streamOne(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchColl
 		return err
 	}
 	defer cl.Close()
-	plat := GNMIPlatforms[sw.Platform]
+	plat := c.gnmi[sw.Platform]
+	if plat == nil || len(plat.Subscriptions) == 0 {
+		return fmt.Errorf("%s: platform %s has no gNMI telemetry paths", sw.Name, sw.Platform)
+	}
 	sl := &gpb.SubscriptionList{Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_JSON_IETF}
 	for _, sub := range plat.Subscriptions {
 		p, err := gnmitransport.Path(sub.Path)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
@@ -117,7 +118,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // the host cabled to the port.
 func TestSwitchStreamSRLinux(t *testing.T) {
 	s, tg := gnmiFabric(t, "srlinux", "ethernet-1/1")
-	c := NewSwitchCollector(s)
+	c := NewSwitchCollector(s, builtin.Platforms())
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -169,7 +170,7 @@ func TestSwitchStreamSRLinux(t *testing.T) {
 // interface counters the target generates.
 func TestSwitchStreamOpenConfig(t *testing.T) {
 	s, tg := gnmiFabric(t, "openconfig", "Ethernet0")
-	c := NewSwitchCollector(s)
+	c := NewSwitchCollector(s, builtin.Platforms())
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	ctx, cancel := context.WithCancel(context.Background())

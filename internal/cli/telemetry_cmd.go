@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/agent"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/telemetry"
 	"github.com/fabctl/fabctl/topology"
@@ -104,7 +105,7 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 	if err != nil || s == nil {
 		return err
 	}
-	c := telemetry.NewSwitchCollector(s)
+	c := telemetry.NewSwitchCollector(s, builtin.Platforms())
 	polled, skipped := c.AddPolled(s, f.Drivers()) // SSH CLI switches: show-command poll
 	skippedNames := make([]string, 0, len(skipped))
 	for n := range skipped {

@@ -23,5 +23,27 @@ var Descriptor = drivers.Platform{
 	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1},
 	Emulator:      "gnmi",
 	EmulatorPorts: 4,
-	ClabKind:      "nokia_srlinux",
+	// Telemetry on openconfig-interfaces, -if-ethernet and -qos: per-queue
+	// ECN marks and drops, MAC pause frames; no PFC (queues are named as
+	// the driver names them, Q<traffic class>).
+	GNMITelemetry: &drivers.GNMITelemetry{
+		Subscriptions: []drivers.GNMISubscription{
+			{Path: "/interfaces/interface[name=*]/state/oper-status", OnChange: true},
+			{Path: "/interfaces/interface[name=*]/ethernet/state/negotiated-port-speed", OnChange: true},
+			{Path: "/interfaces/interface[name=*]/state/counters"},
+			{Path: "/interfaces/interface[name=*]/ethernet/state/counters"},
+			{Path: "/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state"},
+		},
+		Leaves: []drivers.GNMILeaf{
+			{Suffix: "interface/state/oper-status", Metric: drivers.GaugePortUp, Value: drivers.LeafOperStatus},
+			{Suffix: "ethernet/state/negotiated-port-speed", Metric: drivers.GaugePortSpeed, Value: drivers.LeafSpeed},
+			{Suffix: "interface/state/counters/in-discards", Metric: drivers.CounterInDiscards, Value: drivers.LeafCounter},
+			{Suffix: "ethernet/state/counters/in-mac-pause-frames", Metric: drivers.CounterMACPause, Direction: "rx", Value: drivers.LeafCounter},
+			{Suffix: "ethernet/state/counters/out-mac-pause-frames", Metric: drivers.CounterMACPause, Direction: "tx", Value: drivers.LeafCounter},
+			{Suffix: "queue/state/ecn-marked-pkts", Metric: drivers.CounterECNMarked, PriorityList: "queue", Value: drivers.LeafCounter},
+			{Suffix: "queue/state/dropped-pkts", Metric: drivers.CounterQueueDropped, PriorityList: "queue", Value: drivers.LeafCounter},
+		},
+		Lacks: []string{"pfc_pause_frames", "pfc_watchdog_events"},
+	},
+	ClabKind: "nokia_srlinux",
 }

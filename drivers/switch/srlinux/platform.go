@@ -34,7 +34,30 @@ var Descriptor = drivers.Platform{
 	// SR Linux starts with its system-reserved forwarding classes and
 	// queues, which the driver refers to.
 	EmulatorInitial: SystemDefaults,
-	ClabKind:        "nokia_srlinux",
+	// Telemetry on the native models (srl_nokia-interfaces,
+	// srl_nokia-qos): PFC per priority with pause frames and deadlock
+	// recovery (the PFC watchdog); no ECN marks or queue drops.
+	GNMITelemetry: &drivers.GNMITelemetry{
+		Subscriptions: []drivers.GNMISubscription{
+			{Path: "/interface[name=*]/oper-state", OnChange: true},
+			{Path: "/interface[name=*]/ethernet/port-speed", OnChange: true},
+			{Path: "/interface[name=*]/statistics"},
+			{Path: "/interface[name=*]/ethernet/statistics"},
+			{Path: "/qos/interfaces/interface[interface-id=*]/pfc/statistics"},
+		},
+		Leaves: []drivers.GNMILeaf{
+			{Suffix: "interface/oper-state", Metric: drivers.GaugePortUp, Value: drivers.LeafOperStatus},
+			{Suffix: "interface/ethernet/port-speed", Metric: drivers.GaugePortSpeed, Value: drivers.LeafSpeed},
+			{Suffix: "interface/statistics/in-discarded-packets", Metric: drivers.CounterInDiscards, Value: drivers.LeafCounter},
+			{Suffix: "interface/ethernet/statistics/in-mac-pause-frames", Metric: drivers.CounterMACPause, Direction: "rx", Value: drivers.LeafCounter},
+			{Suffix: "interface/ethernet/statistics/out-mac-pause-frames", Metric: drivers.CounterMACPause, Direction: "tx", Value: drivers.LeafCounter},
+			{Suffix: "pfc-priority/pfc-pause-frames-received", Metric: drivers.CounterPFCPause, Direction: "rx", PriorityList: "pfc-priority", Value: drivers.LeafCounter},
+			{Suffix: "pfc-priority/pfc-pause-frames-generated", Metric: drivers.CounterPFCPause, Direction: "tx", PriorityList: "pfc-priority", Value: drivers.LeafCounter},
+			{Suffix: "pfc-priority/deadlock-recovery-occurrences", Metric: drivers.CounterPFCWatchdog, PriorityList: "pfc-priority", Value: drivers.LeafCounter},
+		},
+		Lacks: []string{"ecn_marked_packets", "queue_dropped_packets"},
+	},
+	ClabKind: "nokia_srlinux",
 	// SR Linux (which also plays the openconfig platform): e1-N is
 	// ethernet-1/N, e1-C-N the breakout ethernet-1/C/N. Nokia documents
 	// PFC on the 7220 IXR-H4/H5/D4/D5 and 7250 IXR only, not on
