@@ -11,9 +11,9 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
-	"github.com/fabctl/fabctl/spec/spectest"
 )
 
 const fuzzSpec = `
@@ -85,7 +85,7 @@ func (r targetRecorder) Apply(ctx context.Context, t drivers.Target, ch []driver
 func fuzzRegistry(store *memory.Store, mu *sync.Mutex, got *[]reached) *drivers.Registry {
 	reg := drivers.NewRegistry()
 	names := []string{"host"}
-	for _, p := range spectest.Platforms {
+	for _, p := range testutil.Platforms() {
 		names = append(names, p.Name)
 	}
 	for _, n := range names {
@@ -102,7 +102,7 @@ func fuzzRegistry(store *memory.Store, mu *sync.Mutex, got *[]reached) *drivers.
 // a state directory and spec directory changed).
 func fuzzSeeds(t testing.TB) [][]byte {
 	files := []spec.File{{Name: "fabric/t.fab.hcl", Data: []byte(fuzzSpec)}}
-	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: spectest.Platforms})
+	s, diags := spec.LoadFiles(files, spec.LoadOptions{Platforms: testutil.Platforms()})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -169,7 +169,7 @@ func FuzzSavedPlanApply(f *testing.F) {
 		if plan.SourceHash(sp.Sources) != sp.Plan.SpecHash {
 			t.Fatal("a plan whose sources do not hash to its spec hash was accepted")
 		}
-		s, diags := spec.LoadFiles(sp.SpecFiles(), sp.LoadOptions(spectest.Platforms))
+		s, diags := spec.LoadFiles(sp.SpecFiles(), sp.LoadOptions(testutil.Platforms()))
 		if diags.HasErrors() || s == nil || s.Fabric == nil {
 			return // the CLI refuses a spec with errors before apply
 		}
@@ -219,7 +219,7 @@ func TestSavedPlanApplySeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := spec.LoadFiles(sp.SpecFiles(), sp.LoadOptions(spectest.Platforms))
+		s, _ := spec.LoadFiles(sp.SpecFiles(), sp.LoadOptions(testutil.Platforms()))
 		var mu sync.Mutex
 		var got []reached
 		out, err := RunFabric(context.Background(), RunOptions{Spec: s, Fabric: intent.Compile(s), Saved: sp, StateDir: t.TempDir(),
