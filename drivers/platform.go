@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/yangval"
 )
 
 // Transports a switch platform's driver manages it over (a spec
@@ -70,18 +71,19 @@ func (p Platform) Spec() spec.PlatformInfo {
 	return spec.PlatformInfo{Name: p.Name, Title: p.Title, Transport: p.Transport, InfiniBand: p.InfiniBand, Limits: p.Limits}
 }
 
-// YANGModels names a model set under a --yang-dir.
+// YANGModels names a model set under a --yang-dir and says how libyang
+// loads it for the platform.
 type YANGModels struct {
-	// Set is the model set and its sub-directory name ("sonic",
-	// "openconfig", "srlinux"); drivers.YANGPayload.Models names it.
-	Set string
+	// Profile: Set is the model set and its sub-directory name
+	// ("sonic", "openconfig", "srlinux"; drivers.YANGPayload.Models names
+	// it); Prefer picks among same-named top-level nodes of the set
+	// (ietf-interfaces and openconfig-interfaces both define
+	// "interfaces"), as a device serving that origin does; the modules,
+	// features and load-time rewrites libyang loads (yangval/libyang).
+	yangval.Profile
 	// Marker is the set's top-level module file: a directory holding it
 	// holds the set.
 	Marker string
-	// ModulePrefix picks among same-named top-level nodes of the set
-	// (ietf-interfaces and openconfig-interfaces both define
-	// "interfaces"), as a device serving that origin does ("" none).
-	ModulePrefix string
 }
 
 // PortNaming is how a platform numbers its front-panel ports: Prefix,

@@ -32,7 +32,8 @@ func gnmiFabric(t testing.TB, plat, port string) (*spec.Spec, *gnmitarget.Target
 	if plat == "srlinux" {
 		flavor = gnmitarget.FlavorSRLinux
 	}
-	tg, err := gnmitarget.Start(context.Background(), gnmitarget.Config{Flavor: flavor, YANGDir: testutil.Shared(t, "yang", plat),
+	desc, _ := builtin.Platform(plat)
+	tg, err := gnmitarget.Start(context.Background(), gnmitarget.Config{Flavor: flavor, YANGDir: testutil.Shared(t, "yang", plat), Profile: &desc.YANG.Profile,
 		TLS: pki.TLS(false), Username: "admin", Password: tgPassword, Interfaces: []string{port}})
 	if err != nil {
 		t.Fatal(err)

@@ -54,16 +54,24 @@ const (
 	validatorGoYANG  = "goyang"
 )
 
-// modulePrefix picks among same-named top-level nodes of a model set
-// (ietf-interfaces and openconfig-interfaces both define "interfaces"),
-// as a device serving that origin does (drivers.YANGModels.ModulePrefix).
-func modulePrefix(set string) string {
+// yangProfile is how libyang loads a model set (the descriptor's of the
+// platform whose set it is; ok false: no platform has it). Its Prefer
+// picks among same-named top-level nodes of the set (ietf-interfaces and
+// openconfig-interfaces both define "interfaces"), as a device serving
+// that origin does.
+func yangProfile(set string) (yangval.Profile, bool) {
 	for _, p := range builtin.Platforms() {
-		if p.YANG.Set == set && p.YANG.ModulePrefix != "" {
-			return p.YANG.ModulePrefix
+		if p.YANG.Set == set {
+			return p.YANG.Profile, true
 		}
 	}
-	return ""
+	return yangval.Profile{}, false
+}
+
+// modulePrefix is the set's Prefer (yangProfile).
+func modulePrefix(set string) string {
+	p, _ := yangProfile(set)
+	return p.Prefer
 }
 
 // yangModels loads each model set once per run.
@@ -100,10 +108,11 @@ func (m *yangModels) libyangFor(set, dir string) (*libyang.Context, string, erro
 	case !libyang.Available:
 		return nil, noLibYANGNote, nil
 	}
-	if _, ok := libyang.Profiles[set]; !ok || filepath.Base(dir) != set {
+	p, ok := yangProfile(set)
+	if !ok || filepath.Base(dir) != set {
 		return nil, fmt.Sprintf("libyang needs the %s models in their own directory (--yang-dir DIR with DIR/%s): goyang only, must, when and if-feature NOT evaluated", set, set), nil
 	}
-	c, err := libyang.ForDir(dir)
+	c, err := libyang.ForDir(dir, p)
 	if err != nil {
 		return nil, "", err
 	}

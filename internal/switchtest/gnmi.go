@@ -63,11 +63,16 @@ type GNMI struct {
 
 // StartGNMI starts a target for sw with the model set of flavor
 // (gnmitarget.FlavorOpenConfig: ../shared/yang/openconfig, FlavorSRLinux:
-// srlinux). cfg supplies Initial, SetLatency, CommitConfirm; Interfaces
-// default to the switch's ports; TLS, credentials and models are filled
-// in. sw.Address is pointed at the target.
+// srlinux) and the platform's libyang profile (cfg.Profile, required:
+// the driver's Descriptor.YANG.Profile). cfg supplies Initial,
+// SetLatency, CommitConfirm; Interfaces default to the switch's ports;
+// TLS, credentials and models are filled in. sw.Address is pointed at
+// the target.
 func StartGNMI(t testing.TB, sw *intent.Switch, cfg gnmitarget.Config, mtls bool) *GNMI {
 	t.Helper()
+	if cfg.Profile == nil {
+		t.Fatal("StartGNMI: cfg.Profile is nil: pass the platform's Descriptor.YANG.Profile, so that the target validates with libyang as the device does")
+	}
 	set := "openconfig"
 	if cfg.Flavor == gnmitarget.FlavorSRLinux {
 		set = "srlinux"
@@ -112,8 +117,10 @@ func StartGNMI(t testing.TB, sw *intent.Switch, cfg gnmitarget.Config, mtls bool
 
 // GNMICase describes one gNMI driver for RunGNMI.
 type GNMICase struct {
-	Flavor   string // gnmitarget.FlavorOpenConfig or FlavorSRLinux
-	Initial  []byte // the device's factory configuration (nil: only its ports)
+	Flavor  string // gnmitarget.FlavorOpenConfig or FlavorSRLinux
+	Initial []byte // the device's factory configuration (nil: only its ports)
+	// YANG is the platform's libyang profile (Descriptor.YANG.Profile).
+	YANG     *yangval.Profile
 	Spec     string // spec path
 	Switch   string // switch name in the spec
 	Platform string
@@ -143,7 +150,7 @@ func (c GNMICase) start(t *testing.T, cfg gnmitarget.Config) *gnmiRig {
 	t.Helper()
 	s, f := Load(t, c.Spec)
 	sw := Switch(t, f, c.Switch, c.Platform)
-	cfg.Flavor, cfg.Initial = c.Flavor, c.Initial
+	cfg.Flavor, cfg.Initial, cfg.Profile = c.Flavor, c.Initial, c.YANG
 	g := StartGNMI(t, sw, cfg, false)
 	return &gnmiRig{g: g, drv: c.New(g.Options), s: s, f: f, sw: sw}
 }
@@ -402,7 +409,7 @@ func RunGNMI(t *testing.T, c GNMICase) {
 			t.Fatalf("--insecure read: %v", err)
 		}
 		// mTLS: a target that demands a client certificate.
-		m := StartGNMI(t, r.sw, gnmitarget.Config{Flavor: c.Flavor, Initial: c.Initial}, true)
+		m := StartGNMI(t, r.sw, gnmitarget.Config{Flavor: c.Flavor, Initial: c.Initial, Profile: c.YANG}, true)
 		if _, err := c.New(m.Options).Read(context.Background(), m.DT); err != nil {
 			t.Fatalf("mTLS read: %v", err)
 		}

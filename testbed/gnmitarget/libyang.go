@@ -35,18 +35,18 @@ type lyEntry struct {
 }
 
 // libyangFor returns the libyang context of the target's models: cfg.
-// LibYANG, else the profile of the flavor loaded (once per process) from
-// the model directory of YANGDir or Schema, when its folder is the
-// profile's model set. nil when there is none (no models, no libyang).
+// LibYANG, else cfg.Profile loaded (once per process) from the model
+// directory of YANGDir or Schema, when its folder is the profile's model
+// set. nil when there is none (no models, no profile, no libyang).
 func libyangFor(cfg Config, dir string) (*libyang.Context, error) {
 	if cfg.LibYANG != nil {
 		return cfg.LibYANG, nil
 	}
-	if cfg.NoLibYANG || dir == "" || !libyang.Available {
+	if cfg.NoLibYANG || dir == "" || !libyang.Available || cfg.Profile == nil {
 		return nil, nil
 	}
-	p, ok := libyang.Profiles[cfg.Flavor]
-	if !ok || filepath.Base(filepath.Clean(dir)) != p.Set {
+	p := *cfg.Profile
+	if filepath.Base(filepath.Clean(dir)) != p.Set {
 		return nil, nil
 	}
 	root := filepath.Dir(filepath.Clean(dir))
@@ -55,7 +55,7 @@ func libyangFor(cfg Config, dir string) (*libyang.Context, error) {
 	defer lyMu.Unlock()
 	e := lyCache[key]
 	if e == nil {
-		c, err := p.Load(root)
+		c, err := libyang.Load(root, p)
 		e = &lyEntry{ctx: c, err: err}
 		lyCache[key] = e
 	}

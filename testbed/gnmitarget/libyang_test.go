@@ -95,7 +95,7 @@ func TestLibYANGConstraintClasses(t *testing.T) {
 // configuration the D5 would not load (a feature it lacks).
 func TestLibYANGFactory(t *testing.T) {
 	needLibYANG(t)
-	_, err := Start(ctxT(t), Config{Flavor: FlavorSRLinux, Schema: schema(t, "srlinux"), Insecure: true,
+	_, err := Start(ctxT(t), Config{Flavor: FlavorSRLinux, Schema: schema(t, "srlinux"), Profile: profile(FlavorSRLinux), Insecure: true,
 		Initial: []byte(`{"srl_nokia-qos:qos":{"queues":{"queue":[{"name":"q","queue-index":0}]},` +
 			`"forwarding-classes":{"forwarding-class":[{"name":"fc0","forwarding-class-index":0,"output":{"unicast-queue":"q"}}]}}}`)})
 	if err == nil {

@@ -50,11 +50,15 @@ type Config struct {
 	// LibYANG validates the whole resulting configuration of every Set
 	// (and Initial) with libyang: must, when, if-feature, leafref,
 	// mandatory, range and pattern, with the platform's features. nil
-	// loads the flavor's profile (yangval/libyang Profiles) from the
-	// models of YANGDir or Schema when this build has libyang, unless
-	// NoLibYANG; without libyang, goyang alone validates (see libyang.go).
+	// loads Profile from the models of YANGDir or Schema when this build
+	// has libyang, unless NoLibYANG; without libyang or a profile, goyang
+	// alone validates (see libyang.go).
 	LibYANG   *libyang.Context
 	NoLibYANG bool
+	// Profile is how libyang loads the models: the features and
+	// rewrites of the platform the target plays (its descriptor's
+	// YANG models, e.g. srlinux.Descriptor.YANG.Profile).
+	Profile *yangval.Profile
 
 	// TLS is the server certificate (required unless Insecure) and,
 	// with ClientCAFile, mandatory client certificates (mTLS).

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -125,8 +126,24 @@ func dial(t testing.TB, addr string, tc *tls.Config, c creds) gpb.GNMIClient {
 
 // start runs a target over TLS with auth and returns an authenticated
 // client.
+// profile is the libyang profile of the platform a flavor plays (its
+// descriptor's), as the testbed gives it.
+func profile(flavor string) *yangval.Profile {
+	if flavor == "" {
+		flavor = FlavorOpenConfig
+	}
+	d, ok := builtin.Platform(flavor)
+	if !ok {
+		return nil
+	}
+	return &d.YANG.Profile
+}
+
 func start(t testing.TB, cfg Config) (*Target, gpb.GNMIClient) {
 	t.Helper()
+	if cfg.Profile == nil {
+		cfg.Profile = profile(cfg.Flavor)
+	}
 	p := pki(t)
 	cfg.TLS = p.TLS(false)
 	cfg.Username, cfg.Password = testUser, testPass

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/switch/srlinux"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
@@ -54,6 +55,9 @@ credentials "gnmi" {
 		cfg := gnmitarget.Config{Name: name, Flavor: p, Schema: schemas[p], TLS: pki.TLS(false),
 			Username: "admin", Password: benchPassword, Interfaces: []string{gnmiFirstPort[p]},
 			SetLatency: commitLatency, CommitConfirm: true}
+		if d, ok := builtin.Platform(p); ok {
+			cfg.Profile = &d.YANG.Profile
+		}
 		if p == "srlinux" {
 			cfg.Initial = srlinux.SystemDefaults()
 		}

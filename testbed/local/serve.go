@@ -120,7 +120,8 @@ var emulators = map[string]emulatorKind{
 			return nil
 		},
 		start: func(_ context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
-			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: sv.schemas[p.YANG.Set]})
+			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: sv.schemas[p.YANG.Set],
+				Profile: &p.YANG.Profile})
 		},
 	},
 	"eos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
@@ -248,7 +249,7 @@ func (g *gnmiServing) start(ctx context.Context, p drivers.Platform, e Emulator,
 		return nil, fmt.Errorf("no gNMI certificates") // newGNMIServing saw no gNMI emulator
 	}
 	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: e.Platform, TLS: g.pki.TLS(false),
-		Username: e.Username, Password: pw, Interfaces: gnmiPorts(p, e.Ports), CommitConfirm: true}
+		Username: e.Username, Password: pw, Interfaces: gnmiPorts(p, e.Ports), CommitConfirm: true, Profile: &p.YANG.Profile}
 	if p.EmulatorInitial != nil {
 		cfg.Initial = p.EmulatorInitial()
 	}

@@ -86,6 +86,11 @@ type Options struct {
 	// YANG is an already loaded schema (takes precedence over YANGDir;
 	// lets many emulators share one).
 	YANG *yangval.Schema
+	// Profile is how libyang loads the models (the SONiC platform's,
+	// sonic.Descriptor.YANG.Profile): with it and a libyang build, the
+	// whole patched CONFIG_DB is also validated with its must, when and
+	// mandatory, as GCU's sonic-yang validation does.
+	Profile *yangval.Profile
 	// BufferModel is DEVICE_METADATA|localhost buffer_model, what the
 	// image's init_cfg.json sets (testdata/vendor/sonic/
 	// buffermgrd-traditional.txt:29-33): "dynamic" (default: images built

@@ -25,7 +25,10 @@ func (sw *Switch) validate(db map[string]any) error {
 		}
 		// the whole patched CONFIG_DB with its must/when/mandatory, as
 		// GCU's sonic-yang validation does (libyang; nil without it)
-		return libyang.ValidateConfigDBDir(sw.opts.YANG.Dir(), db)
+		if sw.opts.Profile == nil {
+			return nil
+		}
+		return libyang.ValidateConfigDBDir(sw.opts.YANG.Dir(), *sw.opts.Profile, db)
 	}
 	return validate(db)
 }

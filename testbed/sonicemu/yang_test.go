@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers/switch/sonic"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
 func TestYANGValidation(t *testing.T) {
-	sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: testutil.Shared(t, "yang", "sonic")})
+	sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: testutil.Shared(t, "yang", "sonic"), Profile: &sonic.Descriptor.YANG.Profile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestYANGConstraintProbes(t *testing.T) {
 	dir := testutil.Shared(t, "yang", "sonic")
 	for _, p := range doc.Probes {
 		t.Run(p.Name, func(t *testing.T) {
-			sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: dir})
+			sw, err := Start(Options{Password: "pw", Ports: 4, YANGDir: dir, Profile: &sonic.Descriptor.YANG.Profile})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,9 +17,10 @@
 // # API
 //
 // A Context is built from a model directory, a module list and the
-// features enabled per module (New, or Load/Profile.Load for a platform
-// profile of the Profiles table: "srlinux" (a 7220 IXR-D5), "openconfig",
-// "sonic"), with the load-time rewrites of its profile. Then:
+// features enabled per module (New, or Load for a platform's
+// yangval.Profile, which its descriptor carries: drivers.YANGModels of
+// srlinux (a 7220 IXR-D5), openconfig and sonic), with the load-time
+// rewrites of its profile. Then:
 //
 //   - ValidateJSON: a whole RFC 7951 (JSON_IETF) tree;
 //   - ValidateSet: the configuration a gNMI SetRequest (as `fabctl render`
@@ -83,7 +84,8 @@
 // rewrite matching an exact expected number of expressions (a model
 // update that changes them makes loading fail, to be reviewed); the files
 // in the model directory are never modified, and nothing else is. The
-// rewrites, with their reasons, are Profile.Rewrites; Context.Rewrites
+// rewrites, with their reasons, are the SR Linux profile's Rewrites
+// (drivers/switch/srlinux); Context.Rewrites
 // lists every changed line.
 //
 // # Memory and concurrency

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+
+	"github.com/fabctl/fabctl/yangval"
 )
 
 var (
@@ -16,31 +18,25 @@ type dirEntry struct {
 	err error
 }
 
-// ForDir returns the context of the profile whose model set is dir
-// (root/<set>, the layout of `fabctl render --yang-dir` and of the
+// ForDir returns the context of profile p when dir holds its model set
+// (root/<p.Set>, the layout of `fabctl render --yang-dir` and of the
 // emulators' model directories), loaded once per process and shared.
-// It returns nil, nil when this build has no libyang or no profile has
-// that set: the caller then validates with goyang (package yangval) alone.
-func ForDir(dir string) (*Context, error) {
-	if !Available || dir == "" {
+// It returns nil, nil when this build has no libyang or dir is not the
+// profile's set: the caller then validates with goyang (package yangval)
+// alone.
+func ForDir(dir string, p yangval.Profile) (*Context, error) {
+	if !Available || dir == "" || p.Set == "" {
 		return nil, nil
 	}
 	dir = filepath.Clean(dir)
-	var p *Profile
-	for _, name := range ProfileNames() {
-		if pr := Profiles[name]; pr.Set == filepath.Base(dir) {
-			p = &pr
-			break
-		}
-	}
-	if p == nil {
+	if p.Set != filepath.Base(dir) {
 		return nil, nil
 	}
 	dirMu.Lock()
 	defer dirMu.Unlock()
 	e := dirCache[dir]
 	if e == nil {
-		c, err := p.Load(filepath.Dir(dir))
+		c, err := Load(filepath.Dir(dir), p)
 		e = &dirEntry{c: c, err: err}
 		dirCache[dir] = e
 	}
@@ -51,10 +47,10 @@ func ForDir(dir string) (*Context, error) {
 }
 
 // ValidateConfigDBDir validates a whole CONFIG_DB (table -> key -> row,
-// as a SONiC emulator holds it) with the profile of model directory dir
-// (ForDir); nil when there is no libyang or no profile for dir.
-func ValidateConfigDBDir(dir string, db map[string]any) error {
-	c, err := ForDir(dir)
+// as a SONiC emulator holds it) with profile p's models in dir (ForDir);
+// nil when there is no libyang or dir is not p's set.
+func ValidateConfigDBDir(dir string, p yangval.Profile, db map[string]any) error {
+	c, err := ForDir(dir, p)
 	if c == nil || err != nil {
 		return err
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/yangval"
 )
 
 // The models live outside the repository, in ../shared/yang beside it
@@ -39,6 +42,18 @@ var (
 	ctxCache = map[string]*Context{}
 )
 
+// profiles are the platforms' libyang profiles by model set (their
+// descriptors' YANG models).
+func profiles() map[string]yangval.Profile {
+	out := map[string]yangval.Profile{}
+	for _, p := range builtin.Platforms() {
+		if p.YANG.Set != "" {
+			out[p.YANG.Set] = p.YANG.Profile
+		}
+	}
+	return out
+}
+
 // profile returns the (shared, cached) context of a profile.
 func profile(t testing.TB, name string) *Context {
 	t.Helper()
@@ -48,7 +63,7 @@ func profile(t testing.TB, name string) *Context {
 	if c := ctxCache[name]; c != nil {
 		return c
 	}
-	c, err := Load(sharedYang, name)
+	c, err := Load(sharedYang, profiles()[name])
 	if err != nil {
 		t.Fatalf("Load(%s): %v", name, err)
 	}

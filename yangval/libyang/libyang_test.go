@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fabctl/fabctl/yangval"
 )
 
 // sonicBase is the part of a running CONFIG_DB every SONiC fragment
@@ -199,7 +201,7 @@ func TestRewrites(t *testing.T) {
 			if err := srl.ValidateSet(factory, req, Options{}); err != nil {
 				t.Fatalf("with the rewrite, the payload is refused:\n%v", err)
 			}
-			p := Profiles["srlinux"]
+			p := profiles()["srlinux"]
 			var rws []Rewrite
 			for _, rw := range p.Rewrites {
 				if rw.Name != name {
@@ -207,7 +209,7 @@ func TestRewrites(t *testing.T) {
 				}
 			}
 			p.Rewrites = rws
-			without, err := p.Load(sharedYang)
+			without, err := Load(sharedYang, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +234,7 @@ func TestNodeSetBoolean(t *testing.T) {
 		{`description "a = false() here";`, `description "a = false() here";`},
 		{`must ". != false()";`, `must ". != false()";`},
 	} {
-		got, _ := NodeSetBoolean(tc.in)
+		got, _ := yangval.NodeSetBoolean(tc.in)
 		if got != tc.want {
 			t.Errorf("NodeSetBoolean(%s)\n got %s\nwant %s", tc.in, got, tc.want)
 		}
@@ -310,31 +312,30 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestProfiles(t *testing.T) {
-	for _, n := range ProfileNames() {
-		p := Profiles[n]
-		if p.Source == "" || p.Set == "" {
-			t.Errorf("profile %s: no source or set", n)
+	for n, p := range profiles() {
+		if p.Source == "" || p.Set != n || p.Name == "" {
+			t.Errorf("profile %s: no source or name, or set %q", n, p.Set)
 		}
 		c := profile(t, n)
-		if n == "srlinux" && len(c.Features()["srl_nokia-features"]) != len(srl7220D5Features) {
+		if n == "srlinux" && len(c.Features()["srl_nokia-features"]) != len(p.Features["srl_nokia-features"]) {
 			t.Errorf("srlinux features: %d", len(c.Features()["srl_nokia-features"]))
 		}
 	}
-	if _, err := Load(sharedYang, "nope"); err == nil {
-		t.Error("unknown profile loaded")
+	if _, err := Load(sharedYang, yangval.Profile{Name: "nope", Set: "nope"}); err == nil {
+		t.Error("a profile without models loaded")
 	}
 	// a feature the models do not define is refused at load
-	p := Profiles["srlinux"]
+	p := profiles()["srlinux"]
 	p.Features = map[string][]string{"srl_nokia-features": {"no-such-feature"}}
 	p.Rewrites = nil
-	if c, err := p.Load(sharedYang); err == nil {
+	if c, err := Load(sharedYang, p); err == nil {
 		c.Close()
 		t.Error("unknown feature accepted")
 	}
 	// a rewrite that no longer matches the models is refused at load
-	p = Profiles["srlinux"]
+	p = profiles()["srlinux"]
 	p.Rewrites = []Rewrite{{Name: "stale", Module: "srl_nokia-qos", Old: "no such text", New: "x", Count: 1}}
-	if c, err := p.Load(sharedYang); err == nil {
+	if c, err := Load(sharedYang, p); err == nil {
 		c.Close()
 		t.Error("stale rewrite accepted")
 	}

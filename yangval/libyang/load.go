@@ -3,24 +3,16 @@
 package libyang
 
 import (
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/fabctl/fabctl/yangval"
 )
 
-// Load builds the context of profile name from the model sets under
-// root (root/<set>/*.yang, e.g. ../shared/yang).
-func Load(root, name string) (*Context, error) {
-	p, ok := Profiles[name]
-	if !ok {
-		return nil, fmt.Errorf("libyang: no profile %q (have %s)", name, strings.Join(ProfileNames(), ", "))
-	}
-	return p.Load(root)
-}
-
-// Load builds p's context from root/<p.Set>.
-func (p Profile) Load(root string) (*Context, error) {
+// Load builds the context of a platform's profile (its descriptor's
+// YANG models) from the model set root/<p.Set> (root: e.g. ../shared/yang).
+func Load(root string, p yangval.Profile) (*Context, error) {
 	dir := filepath.Join(root, p.Set)
 	texts, err := readDir(dir)
 	if err != nil {

@@ -2,6 +2,8 @@
 
 package libyang
 
+import "github.com/fabctl/fabctl/yangval"
+
 // Context is unusable in a build without libyang: every function
 // returns ErrUnavailable.
 type Context struct{}
@@ -10,10 +12,7 @@ type Context struct{}
 func New(Config) (*Context, error) { return nil, ErrUnavailable }
 
 // Load returns ErrUnavailable.
-func Load(root, name string) (*Context, error) { return nil, ErrUnavailable }
-
-// Load returns ErrUnavailable.
-func (p Profile) Load(root string) (*Context, error) { return nil, ErrUnavailable }
+func Load(string, yangval.Profile) (*Context, error) { return nil, ErrUnavailable }
 
 // Close does nothing.
 func (c *Context) Close() {}

@@ -13,7 +13,7 @@ import (
 func TestGnmicRequestFile(t *testing.T) {
 	s, f := load(t, "testdata/oc.fab.hcl")
 	sw := switchtest.Switch(t, f, "leaf1", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig}, false)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile}, false)
 	drv := newDriver(g.Options)
 	switchtest.CheckRequestFile(t, drv, switchtest.NewEngine(t, drv, s, f, sw, g.DT.Credentials), g)
 }

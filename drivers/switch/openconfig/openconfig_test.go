@@ -19,8 +19,8 @@ func newDriver(o gc.Options) drivers.Driver {
 // models.
 func TestAgainstTarget(t *testing.T) {
 	switchtest.RunGNMI(t, switchtest.GNMICase{
-		Flavor: gnmitarget.FlavorOpenConfig,
-		Spec:   "testdata/oc.fab.hcl", Switch: "leaf1", Platform: Name, New: newDriver,
+		Flavor: gnmitarget.FlavorOpenConfig, YANG: &Descriptor.YANG.Profile,
+		Spec: "testdata/oc.fab.hcl", Switch: "leaf1", Platform: Name, New: newDriver,
 		Drift: []gc.Op{
 			gc.NewOp(gc.OpUpdate, InterfacesRoot+"/interface[name=Ethernet0]/config", map[string]any{"mtu": 1514}),
 			gc.NewOp(gc.OpUpdate, QoSRoot+"/queue-management-profiles/queue-management-profile[name=fabctl-tc3-ecn]/wred/uniform/config",

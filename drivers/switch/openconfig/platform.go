@@ -18,7 +18,7 @@ var Descriptor = drivers.Platform{
 	Transport: drivers.TransportGNMI,
 	// The reason Unexpressible gives for PFC and what comes with it.
 	Limits: spec.PlatformLimits{NoPFC: noPFC},
-	YANG:   drivers.YANGModels{Set: "openconfig", Marker: "openconfig-qos.yang", ModulePrefix: "openconfig-"},
+	YANG:   drivers.YANGModels{Profile: yangProfile, Marker: "openconfig-qos.yang"},
 	// Ethernet0, Ethernet1, ...
 	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1},
 	Emulator:      "gnmi",

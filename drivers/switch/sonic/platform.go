@@ -15,7 +15,7 @@ var Descriptor = drivers.Platform{
 	Title:     "SONiC",
 	New:       New,
 	Transport: drivers.TransportSSH,
-	YANG:      drivers.YANGModels{Set: "sonic", Marker: "sonic-port.yang"},
+	YANG:      drivers.YANGModels{Profile: yangProfile, Marker: "sonic-port.yang"},
 	// Ethernet0, Ethernet4, ...: four lanes per port.
 	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 4},
 	Emulator:      "sonic",

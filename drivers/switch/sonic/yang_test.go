@@ -22,7 +22,7 @@ func newYANGRig(t *testing.T) *rig {
 	dir := testutil.Shared(t, "yang", "sonic")
 	s, f := load(t, "testbed")
 	sw := sonicSwitch(t, f, "leaf1")
-	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir, BufferModel: "dynamic"})
+	emu, err := sonicemu.Start(sonicemu.Options{Password: pw, Ports: 32, YANGDir: dir, BufferModel: "dynamic", Profile: &Descriptor.YANG.Profile})
 	if err != nil {
 		t.Fatal(err)
 	}

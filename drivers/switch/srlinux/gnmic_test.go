@@ -13,7 +13,7 @@ import (
 func TestGnmicRequestFile(t *testing.T) {
 	s, f := load(t, "testbed")
 	sw := switchtest.Switch(t, f, "leaf5", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Initial: SystemDefaults()}, false)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults()}, false)
 	drv := newDriver(g.Options)
 	switchtest.CheckRequestFile(t, drv, switchtest.NewEngine(t, drv, s, f, sw, g.DT.Credentials), g)
 }

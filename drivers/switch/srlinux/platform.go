@@ -26,7 +26,7 @@ var Descriptor = drivers.Platform{
 		WatchdogRestore: spec.Range[time.Duration]{Min: 100 * time.Millisecond, Max: 1500 * time.Millisecond,
 			Setting: "SR Linux's deadlock recovery-timer", Source: "srl_nokia-qos recovery-timer range 100..1500 ms"},
 	},
-	YANG: drivers.YANGModels{Set: "srlinux", Marker: "srl_nokia-qos.yang", ModulePrefix: "srl_nokia-"},
+	YANG: drivers.YANGModels{Profile: yangProfile, Marker: "srl_nokia-qos.yang"},
 	// ethernet-1/1, ethernet-1/2, ... (the gNMI target has slot 1 only).
 	Ports:         drivers.PortNaming{Prefix: "ethernet-1/", First: 1, Step: 1},
 	Emulator:      "gnmi",

@@ -20,7 +20,7 @@ func saveRig(t *testing.T) (*switchtest.Engine, *gnmitarget.Target) {
 	t.Helper()
 	s, f := load(t, "testbed")
 	sw := switchtest.Switch(t, f, "leaf5", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Initial: SystemDefaults(), CommitConfirm: true}, false)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults(), CommitConfirm: true}, false)
 	return switchtest.NewEngine(t, newDriver(g.Options), s, f, sw, g.DT.Credentials), g.Target
 }
 

@@ -20,7 +20,7 @@ func newDriver(o gc.Options) drivers.Driver {
 // against SR Linux targets validating every Set with the SR Linux models.
 func TestAgainstTarget(t *testing.T) {
 	switchtest.RunGNMI(t, switchtest.GNMICase{
-		Flavor: gnmitarget.FlavorSRLinux, Initial: SystemDefaults(),
+		Flavor: gnmitarget.FlavorSRLinux, YANG: &Descriptor.YANG.Profile, Initial: SystemDefaults(),
 		Spec: "../../../examples/testbed", Switch: "leaf5", Platform: Name, New: newDriver,
 		Drift: []gc.Op{
 			gc.NewOp(gc.OpUpdate, "/interface[name=ethernet-1/1]", map[string]any{"mtu": 1514}),
@@ -41,7 +41,7 @@ func TestAgainstTarget(t *testing.T) {
 func TestPortPFCProfiles(t *testing.T) {
 	_, f := load(t, "testbed")
 	sw := switchtest.Switch(t, f, "leaf5", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Initial: SystemDefaults()}, false)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults()}, false)
 	drv := newDriver(g.Options)
 	apply := func(wantIn, wantOut string) {
 		t.Helper()

@@ -1,60 +1,56 @@
-package libyang
+package srlinux
 
-import (
-	"sort"
-)
+import "github.com/fabctl/fabctl/yangval"
 
-// Profile is a platform and model family: which model set (a
-// sub-directory of the YANG root, as for `fabctl render --yang-dir`),
-// which modules are implemented, which features are enabled, which
-// load-time rewrites apply, and the sources for each choice.
-type Profile struct {
-	Name string
-	// Set is the sub-directory of the YANG root holding the modules.
-	Set string
-	// Modules are implemented in this order; nil means every module of
-	// the set (submodules excluded), First ones first.
-	Modules []string
-	First   []string
-	// Features enabled per module; every other feature is disabled.
-	Features map[string][]string
-	Rewrites []Rewrite
-	// Prefer picks among top-level nodes of the same name when a gNMI
-	// path is not module-qualified (a device serving that origin does).
-	Prefer string
-	Source string
+// yangProfile is how libyang loads the SR Linux models for this
+// platform (the descriptor's YANG models): the 7220 IXR-D5's features and
+// the load-time rewrites below.
+var yangProfile = yangval.Profile{
+	Name:     "srlinux",
+	Set:      "srlinux",
+	First:    []string{"srl_nokia-features"},
+	Features: map[string][]string{"srl_nokia-features": srl7220D5Features},
+	Rewrites: srlRewrites,
+	Prefer:   "srl_nokia-",
+	Source: "Nokia SR Linux 25.3 on a 7220 IXR-D5 (Trident4 data-centre leaf/spine with PFC, " +
+		"qos-pfc-xgs): the features the platform reports with `info from state system features`, " +
+		"as published by srl-labs/yang-browser static/releases/v25.3.1/platform_features/7220-IXR-D5.json " +
+		"(collected from containerlab nodes of type ixr-d5, refer/extract-features.sh). " +
+		"srl_nokia-features' own descriptions agree on the PFC split: qos-pfc-xgs is " +
+		"\"7220 D5/D4 and 7220 H4 variants\", qos-pfc-dnx the 7250 IXR. Every module of " +
+		"shared/yang/srlinux (the import closure of srl_nokia-qos and srl_nokia-interfaces) is implemented.",
 }
 
 // srlRewrites are the load-time rewrites of the SR Linux v25.3 models:
 // expressions that strict XPath 1.0 evaluation (libyang) can never
 // satisfy for data SR Linux itself accepts. Each is rewritten to its
 // evident meaning; everything else in the models is left as published.
-var srlRewrites = []Rewrite{
+var srlRewrites = []yangval.Rewrite{
 	{
 		Name:   "srl-nodeset-eq-boolean",
 		Module: "srl_nokia-qos",
-		Func:   NodeSetBoolean,
+		Func:   yangval.NodeSetBoolean,
 		Count:  7,
 		Reason: nodeSetBooleanReason,
 	},
 	{
 		Name:   "srl-nodeset-eq-boolean",
 		Module: "srl_nokia-interfaces",
-		Func:   NodeSetBoolean,
+		Func:   yangval.NodeSetBoolean,
 		Count:  9,
 		Reason: nodeSetBooleanReason,
 	},
 	{
 		Name:   "srl-nodeset-eq-boolean",
 		Module: "srl_nokia-interfaces-vlans",
-		Func:   NodeSetBoolean,
+		Func:   yangval.NodeSetBoolean,
 		Count:  9,
 		Reason: nodeSetBooleanReason,
 	},
 	{
 		Name:   "srl-nodeset-eq-boolean",
 		Module: "srl_nokia-if-ip",
-		Func:   NodeSetBoolean,
+		Func:   yangval.NodeSetBoolean,
 		Count:  4,
 		Reason: nodeSetBooleanReason,
 	},
@@ -73,7 +69,7 @@ var srlRewrites = []Rewrite{
 	{
 		Name:   "srl-subinterface-type-absent",
 		Module: "srl_nokia-qos",
-		Func:   SubinterfaceTypeNotEqual,
+		Func:   yangval.SubinterfaceTypeNotEqual,
 		Count:  4,
 		Reason: "qos classifier/rewrite attachments: `/interface[..]/subinterface[..]/type != 'srl_nokia-if:bridged'` " +
 			"(and != 'local-mirror-dest') compare the subinterface's type, which has no default and is absent on " +
@@ -106,56 +102,3 @@ const nodeSetBooleanReason = "`P = true()`, `P = false()`, `true() = P`, `false(
 	"together\", \"vlan-tagging and aggregate-id can not be configured together\"), so each is " +
 	"rewritten to compare the leaf's value: `P = 'true'` / `P = 'false'` (an absent leaf is then " +
 	"neither). `boolean(P) = false()` is already a boolean comparison and is left alone."
-
-// Profiles is the platform profile table.
-var Profiles = map[string]Profile{
-	"srlinux": {
-		Name:     "srlinux",
-		Set:      "srlinux",
-		First:    []string{"srl_nokia-features"},
-		Features: map[string][]string{"srl_nokia-features": srl7220D5Features},
-		Rewrites: srlRewrites,
-		Prefer:   "srl_nokia-",
-		Source: "Nokia SR Linux 25.3 on a 7220 IXR-D5 (Trident4 data-centre leaf/spine with PFC, " +
-			"qos-pfc-xgs): the features the platform reports with `info from state system features`, " +
-			"as published by srl-labs/yang-browser static/releases/v25.3.1/platform_features/7220-IXR-D5.json " +
-			"(collected from containerlab nodes of type ixr-d5, refer/extract-features.sh). " +
-			"srl_nokia-features' own descriptions agree on the PFC split: qos-pfc-xgs is " +
-			"\"7220 D5/D4 and 7220 H4 variants\", qos-pfc-dnx the 7250 IXR. Every module of " +
-			"shared/yang/srlinux (the import closure of srl_nokia-qos and srl_nokia-interfaces) is implemented.",
-	},
-	"openconfig": {
-		Name:    "openconfig",
-		Set:     "openconfig",
-		Modules: []string{"iana-if-type", "openconfig-qos-types", "openconfig-interfaces", "openconfig-if-ethernet", "openconfig-qos"},
-		// ietf-interfaces is only imported (for its typedefs), never implemented: its features do not apply.
-		Features: map[string][]string{},
-		Prefer:   "openconfig-",
-		Source: "openconfig/public at the commit of shared/yang/README.md: the top-level modules " +
-			"openconfig-interfaces, openconfig-if-ethernet and openconfig-qos (the paths fabctl's " +
-			"openconfig driver sets); the OpenConfig modules define no features. Imports are loaded " +
-			"as imports (libyang implements a module a leafref needs); iana-if-type and openconfig-qos-types " +
-			"are implemented as well, because a module's identities are valid identityref values only when " +
-			"it is implemented (interface config/type iana-if-type:ethernetCsmacd).",
-	},
-	"sonic": {
-		Name:     "sonic",
-		Set:      "sonic",
-		First:    []string{"sonic-device_metadata"},
-		Features: map[string][]string{},
-		Source: "sonic-net/sonic-buildimage src/sonic-yang-models at the commit of shared/yang/README.md: " +
-			"every sonic-* module of the set implemented, as sonic-yang-mgmt loads its whole model " +
-			"directory (device_metadata first so that when/must referring to it compile against an " +
-			"implemented module); the SONiC models define no features.",
-	},
-}
-
-// ProfileNames lists the profiles, sorted.
-func ProfileNames() []string {
-	var out []string
-	for n := range Profiles {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -1,6 +1,6 @@
 // Code generated from srl-labs/yang-browser; DO NOT EDIT.
 
-package libyang
+package srlinux
 
 // srl7220D5Features: `info from state system features` of an SR Linux 25.3.1 7220-IXR-D5,
 // srl-labs/yang-browser static/releases/v25.3.1/platform_features/7220-IXR-D5.json
