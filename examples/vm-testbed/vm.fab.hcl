@@ -105,15 +105,17 @@ link {
   cable_length = "1m"
 }
 
-# Soft-RoCE under qemu TCG moves 0.1-0.3 Gb/s with tens of microseconds of latency: line-rate
-# percentages mean nothing here, so the thresholds are absolute and catch "no traffic", a stuck
-# path or traffic on the wrong DSCP (the wire check), not a slow emulator.
+# Soft-RoCE under qemu TCG moves 0.1-0.3 Gb/s with tens of microseconds of latency on a quiet
+# host, and as little as 0.018 Gb/s with a 100 ms p99 (median 11 ms) when the host is busy (seen
+# at load 37 on 2 cores): line-rate percentages mean nothing here, so the thresholds are absolute,
+# well below the busy figures, and catch "no traffic", a stuck path or traffic on the wrong DSCP
+# (the wire check), not a slow or busy emulator.
 validate "ring-write" {
   pattern       = "ring"
   op            = "write"
   message_size  = "64KiB"
   iterations    = 1000
-  min_bandwidth = "20M"
+  min_bandwidth = "4M"
 }
 
 validate "pairs-read" {
@@ -121,7 +123,7 @@ validate "pairs-read" {
   op            = "read"
   message_size  = "64KiB"
   iterations    = 500
-  min_bandwidth = "20M"
+  min_bandwidth = "4M"
 }
 
 validate "send-latency" {
@@ -129,5 +131,5 @@ validate "send-latency" {
   op           = "send"
   message_size = "2B"
   iterations   = 1000
-  max_p99      = "100ms"
+  max_p99      = "500ms"
 }

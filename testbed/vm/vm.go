@@ -54,9 +54,10 @@ type Options struct {
 	// Dur is the perftest duration (-D) in seconds passed to sections as FABTB_DUR; 0 means 5.
 	Dur int
 	// PerfPairs is passed to sections as FABTB_PERF_PAIRS (verbs-perf's paired
-	// rounds) and Retries as FABTB_RETRIES (fab_pair's extra attempts); 0
-	// leaves the sections' defaults.
-	PerfPairs, Retries int
+	// rounds), Retries as FABTB_RETRIES (fab_pair's extra attempts) and
+	// DemoRuns as FABTB_DEMO_RUNS (demo-repeat's runs); 0 leaves the sections'
+	// defaults.
+	PerfPairs, Retries, DemoRuns int
 	// CI makes the guest export CI=true, so Go tests there fail instead of skipping.
 	CI bool
 	// Repo is the repository root; empty means the nearest directory above the
@@ -177,7 +178,7 @@ func Run(ctx context.Context, o Options) (Results, error) {
 	if dur == 0 {
 		dur = 5
 	}
-	serial, boot, vmTime, runErr := boot(ctx, qemu, img, share, kernelCmdline(secs, o.CI, dur, o.PerfPairs, o.Retries), timeout, logw, o.Verbose)
+	serial, boot, vmTime, runErr := boot(ctx, qemu, img, share, kernelCmdline(secs, o.CI, dur, o), timeout, logw, o.Verbose)
 	res.Boot, res.VM = boot, vmTime
 	res.SerialLog = serial
 	res.Sections, res.Figures = collect(filepath.Join(share, "results"), secs, serial)
@@ -333,7 +334,8 @@ func copyPath(src, dst string) error {
 
 // kernelCmdline is the guest's command line; the runner reads the fabtb_* words.
 // Words without a dot are not taken for module parameters by the kernel.
-func kernelCmdline(secs []Section, ci bool, dur, perfPairs, retries int) string {
+// The knobs come from o (PerfPairs, Retries, DemoRuns), each only when set.
+func kernelCmdline(secs []Section, ci bool, dur int, o Options) string {
 	names := make([]string, len(secs))
 	for i, s := range secs {
 		names[i] = s.Name
@@ -348,11 +350,13 @@ func kernelCmdline(secs []Section, ci bool, dur, perfPairs, retries int) string 
 	// and perftest's TSC-vs-gettimeofday calibration fails with r^2 < 0.9.
 	cmd := fmt.Sprintf("root=/dev/vda rw console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off tsc=reliable init=/fabtb/init fabtb_sections=%s fabtb_ci=%d fabtb_dur=%d",
 		strings.Join(names, ","), civ, dur)
-	if perfPairs > 0 {
-		cmd += fmt.Sprintf(" fabtb_perf_pairs=%d", perfPairs)
-	}
-	if retries > 0 {
-		cmd += fmt.Sprintf(" fabtb_retries=%d", retries)
+	for _, k := range []struct {
+		word string
+		n    int
+	}{{"perf_pairs", o.PerfPairs}, {"retries", o.Retries}, {"demo_runs", o.DemoRuns}} {
+		if k.n > 0 {
+			cmd += fmt.Sprintf(" fabtb_%s=%d", k.word, k.n)
+		}
 	}
 	return cmd
 }

@@ -32,7 +32,7 @@ func TestVM(t *testing.T) {
 	for _, v := range []struct {
 		env, want string
 		dst       *int
-	}{{"FABTB_DUR", "a number of seconds", &o.Dur}, {"FABTB_PERF_PAIRS", "a number of rounds", &o.PerfPairs}, {"FABTB_RETRIES", "a number of attempts", &o.Retries}} {
+	}{{"FABTB_DUR", "a number of seconds", &o.Dur}, {"FABTB_PERF_PAIRS", "a number of rounds", &o.PerfPairs}, {"FABTB_RETRIES", "a number of attempts", &o.Retries}, {"FABTB_DEMO_RUNS", "a number of runs", &o.DemoRuns}} {
 		if d := os.Getenv(v.env); d != "" {
 			n, err := strconv.Atoi(d)
 			if err != nil || n <= 0 {
@@ -252,17 +252,17 @@ func TestCollect(t *testing.T) {
 }
 
 func TestKernelCmdline(t *testing.T) {
-	got := kernelCmdline([]Section{{Name: "info"}, {Name: "rxe"}}, true, 3, 0, 0)
+	got := kernelCmdline([]Section{{Name: "info"}, {Name: "rxe"}}, true, 3, Options{})
 	for _, w := range []string{"init=/fabtb/init", "console=ttyS0", "panic=-1", "fabtb_sections=info,rxe", "fabtb_ci=1", "fabtb_dur=3"} {
 		if !strings.Contains(" "+got+" ", " "+w+" ") {
 			t.Errorf("cmdline %q lacks %q", got, w)
 		}
 	}
-	if strings.Contains(got, "fabtb_perf_pairs") || strings.Contains(got, "fabtb_retries") {
+	if strings.Contains(got, "fabtb_perf_pairs") || strings.Contains(got, "fabtb_retries") || strings.Contains(got, "fabtb_demo_runs") {
 		t.Errorf("cmdline %q sets knobs nobody asked for", got)
 	}
-	if c := kernelCmdline([]Section{{Name: "verbs-perf"}}, false, 5, 7, 2); !strings.Contains(c+" ", " fabtb_perf_pairs=7 ") || !strings.Contains(c+" ", " fabtb_retries=2 ") {
-		t.Errorf("cmdline %q lacks fabtb_perf_pairs=7 or fabtb_retries=2", c)
+	if c := kernelCmdline([]Section{{Name: "verbs-perf"}}, false, 5, Options{PerfPairs: 7, Retries: 2, DemoRuns: 4}); !strings.Contains(c+" ", " fabtb_perf_pairs=7 ") || !strings.Contains(c+" ", " fabtb_retries=2 ") || !strings.Contains(c+" ", " fabtb_demo_runs=4 ") {
+		t.Errorf("cmdline %q lacks fabtb_perf_pairs=7, fabtb_retries=2 or fabtb_demo_runs=4", c)
 	}
 	args := strings.Join(qemuArgs("/img", "/share", got), " ")
 	for _, w := range []string{"-nic none", "-no-reboot", "snapshot=on", "mount_tag=fab", "-numa node,nodeid=1,cpus=1"} {

@@ -20,7 +20,7 @@ sections=$(arg fabtb_sections "")
 export FABTB_SHARE=$share FABTB_BIN=$share/bin FABTB_FILES=$share/files FABCTL=$share/bin/fabctl
 export FABTB_DUR=$(arg fabtb_dur 5) FABTB_GUEST=1
 # Knobs the host's environment set (vm.go passes them on the command line only when set).
-for k in perf_pairs retries; do
+for k in perf_pairs retries demo_runs; do
 	v=$(arg "fabtb_$k" "")
 	[[ -z $v ]] || export "FABTB_${k^^}=$v"
 done
