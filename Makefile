@@ -8,7 +8,7 @@
 #   make demo-vm the same job in the VM testbed with real RDMA traffic (root; testbed/vm)
 #   make bench   benchmarks of spec loading and lint
 #   make bench-ssh  fabctl apply to 256 hosts over SSH (loopback sshd, netns hosts; root)
-#   make bench-ib   InfiniBand discovery of simulated fat trees up to 24 switches, 128 HCAs (ibsim; root)
+#   make bench-ib   InfiniBand discovery+compare beside ibnetdiscover, 16/64 and 24/128 fat trees (ibsim; root)
 #   make bench-ansible  the same MTU change by fabctl and by Ansible (tuned and default) on N netns hosts (root)
 #   make fuzz    each fuzz target for FUZZTIME (default 30s)
 #   make e2e-vm  the VM testbed: real kernel RDMA (rxe, siw) in qemu, every section (root; testbed/vm/README.md)
@@ -56,7 +56,8 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \
-                ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./internal/dcbnl:FuzzDecodeIEEE \
+                ./drivers/sm/ibfabric:FuzzParseTables ./drivers/sm/ibfabric:FuzzParseBatch ./drivers/sm/ibfabric:FuzzParseDump \
+                ./drivers/sm/ibfabric/ibmad:FuzzDecode ./internal/dcbnl:FuzzDecodeIEEE \
                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
                 ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump \
@@ -110,8 +111,12 @@ bench:
 bench-ssh:
 	$(GO) test -run '^$$' -bench 'SSHApply' -benchtime $${BENCHTIME:-3x} -timeout 30m ./drivers/host/
 
+# fabctl's InfiniBand read (fabctl ibmad: topology, PortInfo, P_Key, SL2VL and VL arbitration
+# tables in one process) plus the comparison, beside ibnetdiscover alone, on simulated 2-level fat
+# trees of 16 switches/64 adapters and 24/128 (testbed/ibsim/bench_test.go; ibsim + opensm, root).
+# Prints medians of 7 rounds, the ratio and the goal (within 2x of ibnetdiscover, under 1 s at 16/64).
 bench-ib:
-	$(GO) test -run '^$$' -bench 'FatTree' -benchtime 1x -timeout 40m ./testbed/ibsim/
+	$(GO) test -run '^$$' -bench 'FatTree' -benchtime 1x -timeout 20m ./testbed/ibsim/
 # The same change (read the MTU, set it, verify) on N netns hosts behind one loopback sshd, by fabctl
 # and by Debian's ansible-core, tuned and default, alternating rounds (drivers/host/ansible_bench_test.go;
 # root). Installs ansible-core and openssh-server when missing. BENCH_HOSTS=N (default 64), ROUNDS (2).

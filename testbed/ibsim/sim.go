@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric/ibmad"
 	"github.com/fabctl/fabctl/internal/safefile"
 )
 
@@ -564,13 +565,42 @@ func (s *Sim) SetWidth(ctx context.Context, p ibfabric.PortRef, guid uint64, w i
 	return nil
 }
 
-// Run runs a libibumad program (infiniband-diags, ibportstate) against
-// the simulated fabric, attached at the SM adapter, and returns its
-// standard output.
+// MADProgram is the program name under which Run and the diag wrappers
+// run fabctl's own MAD client (`fabctl ibmad`, drivers/sm/ibfabric/ibmad).
+const MADProgram = "fabctl"
+
+// helperExe is the fabctl that serves `fabctl ibmad` for the Sim: this
+// process's executable (fabctl itself, or a test binary whose TestMain
+// calls ibmad.RunIfHelper).
+func helperExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "fabctl"
+	}
+	return exe
+}
+
+// Run runs a libibumad program (infiniband-diags, ibportstate, or
+// MADProgram: fabctl's own MAD client) against the simulated fabric,
+// attached at the SM adapter, and returns its standard output.
 func (s *Sim) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, lookTool(name), args...)
+	return s.RunInput(ctx, nil, name, args...)
+}
+
+// RunInput is Run with standard input.
+func (s *Sim) RunInput(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	prog := lookTool(name)
+	env := s.env(true)
+	if name == MADProgram {
+		prog = helperExe()
+		env = append(env, ibmad.Helper+"=1")
+	}
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = s.path(ClientsDir)
-	cmd.Env = s.env(true)
+	cmd.Env = env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -583,8 +613,18 @@ func (s *Sim) Run(ctx context.Context, name string, args ...string) ([]byte, err
 	return stdout.Bytes(), nil
 }
 
-// Runner is the Sim as an ibfabric.Runner.
-func (s *Sim) Runner() ibfabric.Runner { return ibfabric.RunnerFunc(s.Run) }
+// Runner is the Sim as an ibfabric.Runner (and ibfabric.InputRunner).
+func (s *Sim) Runner() ibfabric.Runner { return simRunner{s} }
+
+type simRunner struct{ s *Sim }
+
+func (r simRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return r.s.Run(ctx, name, args...)
+}
+
+func (r simRunner) RunInput(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	return r.s.RunInput(ctx, stdin, name, args...)
+}
 
 // Stop ends opensm and ibsim and removes the Sim's directory when the
 // Sim made it (else it keeps the logs and removes state.json).
@@ -765,7 +805,7 @@ const DiagsDirName = "bin"
 
 // diagWrapped are the programs WriteDiagWrappers wraps: the
 // infiniband-diags fabctl's read-back runs, and ibportstate.
-var diagWrapped = []string{"ibnetdiscover", "smpquery", "saquery", "ibportstate"}
+var diagWrapped = []string{"ibnetdiscover", "smpquery", "saquery", "ibportstate", MADProgram}
 
 // WriteDiagWrappers writes, in <dir>/bin, one sh script per diagnostic
 // program that runs the real program on this simulated subnet: it sets
@@ -786,8 +826,12 @@ func (s *Sim) WriteDiagWrappers() (string, error) {
 		return "", err
 	}
 	for _, t := range diagWrapped {
-		body := fmt.Sprintf("#!/bin/sh\n# Written by fabctl (testbed/ibsim): %s on the simulated subnet %s.\ncd %s || exit 1\nLD_PRELOAD=%s IBSIM_SOCKNAME=%s SIM_HOST=%s\nexport LD_PRELOAD IBSIM_SOCKNAME SIM_HOST\nexec %s \"$@\"\n",
-			t, s.Dir, shellQuote(s.path(ClientsDir)), shellQuote(s.Preload), shellQuote(s.Socket), shellQuote(s.SMNode), shellQuote(lookTool(t)))
+		prog, extra := lookTool(t), ""
+		if t == MADProgram {
+			prog, extra = helperExe(), ibmad.Helper+"=1\nexport "+ibmad.Helper+"\n"
+		}
+		body := fmt.Sprintf("#!/bin/sh\n# Written by fabctl (testbed/ibsim): %s on the simulated subnet %s.\ncd %s || exit 1\nLD_PRELOAD=%s IBSIM_SOCKNAME=%s SIM_HOST=%s\nexport LD_PRELOAD IBSIM_SOCKNAME SIM_HOST\n%sexec %s \"$@\"\n",
+			t, s.Dir, shellQuote(s.path(ClientsDir)), shellQuote(s.Preload), shellQuote(s.Socket), shellQuote(s.SMNode), extra, shellQuote(prog))
 		// The directory is world-writable (sticky): never through a link
 		// another user planted there.
 		if err := safefile.WriteFile(filepath.Join(dir, t), []byte(body), 0o755, safefile.Testbed); err != nil {

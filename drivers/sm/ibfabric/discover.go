@@ -25,6 +25,19 @@ func (f RunnerFunc) Run(ctx context.Context, name string, args ...string) ([]byt
 	return f(ctx, name, args...)
 }
 
+// InputRunner is a Runner that can also give a command standard input:
+// the MAD client's requests (Restore, SMP).
+type InputRunner interface {
+	Runner
+	RunInput(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+}
+
+// MADProgram is the program a Runner runs as fabctl's own MAD client:
+// `fabctl ibmad` (drivers/sm/ibfabric/ibmad), on the subnet manager host
+// (the opensm driver's runner resolves it to diags_dir/fabctl, or this
+// fabctl when the SM is this machine) or under ibsim (testbed/ibsim).
+const MADProgram = "fabctl"
+
 // Options choose what Discover reads beyond the topology.
 type Options struct {
 	// PortInfo reads every cabled port's PortInfo (state, trained width
@@ -38,6 +51,9 @@ type Options struct {
 	// Parallel bounds the smpquery processes in flight (default
 	// DefaultParallel).
 	Parallel int
+	// Diags reads with infiniband-diags only (ibnetdiscover, then one
+	// smpquery per attribute), not with fabctl's MAD client.
+	Diags bool
 }
 
 // DefaultParallel is Discover's default bound on smpquery processes in
@@ -54,10 +70,62 @@ const DefaultParallel = 4
 // All reads everything.
 var All = Options{PortInfo: true, PKeys: true, QoS: true}
 
-// Discover reads the fabric: ibnetdiscover for nodes and cables, then
-// smpquery per port as the options ask. Ports are addressed by LID, so a
-// subnet manager must have assigned them.
+// Discover reads the fabric. It runs fabctl's MAD client (MADProgram
+// ibmad read: one process, every SMP by directed route, many in flight)
+// and, when that program is not there or fails, infiniband-diags:
+// ibnetdiscover for nodes and cables, then smpquery per port as the
+// options ask, ports addressed by LID (a subnet manager must have
+// assigned them). Fabric.Via says which read it, Fabric.Note why the MAD
+// client was not used. A port that could not be read has Port.Err; the
+// rest of the fabric is still read.
 func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
+	note := ""
+	if !o.Diags {
+		args := []string{"ibmad", "read"}
+		if o.PKeys || o.QoS {
+			args = append(args, "--tables")
+		}
+		out, err := r.Run(ctx, MADProgram, args...)
+		if err == nil {
+			f, perr := ParseDump(out)
+			if perr == nil {
+				f.Via = "fabctl ibmad"
+				f.trim(o)
+				return f, nil
+			}
+			err = perr
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		note = "fabctl's MAD client did not read the fabric (" + clip(err.Error()) + "): read with infiniband-diags, one process per attribute"
+	}
+	f, err := discoverDiags(ctx, r, o)
+	if f != nil {
+		f.Via, f.Note = "infiniband-diags", note
+	}
+	return f, err
+}
+
+// trim drops what the options did not ask for (the MAD client reads
+// PortInfo while it discovers, and all tables together).
+func (f *Fabric) trim(o Options) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if !o.PortInfo && p.Err == "" {
+				p.Info = nil
+			}
+			if !o.PKeys {
+				p.PKeys = nil
+			}
+			if !o.QoS {
+				p.SL2VL, p.VLArb = nil, nil
+			}
+		}
+	}
+}
+
+func discoverDiags(ctx context.Context, r Runner, o Options) (*Fabric, error) {
 	out, err := r.Run(ctx, "ibnetdiscover")
 	if err != nil {
 		return nil, fmt.Errorf("ibnetdiscover: %w", err)
@@ -84,7 +152,8 @@ func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
 			}
 			lid := p.LID
 			if lid == 0 {
-				return nil, fmt.Errorf("%s port %d has no LID: is a subnet manager running (ibnetdiscover reports lid 0)?", n.Name(), pn)
+				p.Err = "no LID: is a subnet manager running (ibnetdiscover reports lid 0)?"
+				continue
 			}
 			l, ps := strconv.Itoa(lid), strconv.Itoa(pn)
 			if o.PortInfo {
@@ -120,44 +189,48 @@ func Discover(ctx context.Context, r Runner, o Options) (*Fabric, error) {
 			return nil, fmt.Errorf("smpquery (%d calls in one batch): %w", len(jobs), err)
 		}
 		for i, j := range jobs {
-			if res[i].Err != nil {
-				return nil, fmt.Errorf("%s port %d: %w", j.node.Name(), j.port.Num, res[i].Err)
+			err := res[i].Err
+			if err == nil {
+				err = storeJob(j.node, j.port, j.what, j.args, res[i].Out, &mu)
 			}
-			if err := storeJob(j.node, j.port, j.what, j.args, res[i].Out, &mu); err != nil {
-				return nil, err
+			if err != nil {
+				portFailed(j.port, j.what, err, &mu)
 			}
 		}
 		return f, nil
 	}
 	var (
-		first error
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, par)
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, par)
 	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	for _, j := range jobs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(j job) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := runJob(ctx, r, j.node, j.port, j.what, j.args, &mu)
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-					cancel()
-				}
-				mu.Unlock()
+			if err := runJob(ctx, r, j.node, j.port, j.what, j.args, &mu); err != nil {
+				portFailed(j.port, j.what, err, &mu)
 			}
 		}(j)
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return f, nil
+}
+
+// portFailed records on the port that a read of it failed (under mu).
+func portFailed(p *Port, what string, err error, mu *sync.Mutex) {
+	mu.Lock()
+	defer mu.Unlock()
+	msg := what + ": " + clip(err.Error())
+	if p.Err == "" {
+		p.Err = msg
+	} else if !strings.Contains(p.Err, msg) {
+		p.Err += "; " + msg
+	}
 }
 
 // runJob runs one smpquery and stores what it read in the port (under mu).

@@ -15,6 +15,11 @@ type Fabric struct {
 	// From is the port the tools ran from (ibnetdiscover's
 	// "Initiated from" line).
 	From uint64
+	// Via is what read the fabric ("fabctl ibmad" or "infiniband-diags");
+	// Note why the MAD client did not ("" when it did).
+	Via, Note string
+	// MADs is how many MADs the MAD client sent (0: not known).
+	MADs int
 }
 
 // Node is a discovered switch, adapter or router.
@@ -24,6 +29,10 @@ type Node struct {
 	Desc     string // NodeDescription
 	NumPorts int
 	LID      int // a switch's base LID (port 0); 0 for adapters (see Port.LID)
+	// PKeyCap is NodeInfo's PartitionCap (an adapter port's P_Key
+	// entries) and EnforceCap SwitchInfo's PartitionEnforcementCap (a
+	// switch's external ports'); 0 when not read.
+	PKeyCap, EnforceCap int
 	// Ports by number: the cabled ports ibnetdiscover lists (and, after
 	// Discover, what smpquery read of them).
 	Ports map[int]*Port
@@ -59,6 +68,10 @@ type Port struct {
 	SL2VL map[int][16]int
 	// VLArb is the port's VL arbitration (nil: not queried).
 	VLArb *VLArb
+	// Err says what of the port could not be read and why ("" when all
+	// of it was): a finding on the port; the rest of the fabric is
+	// still judged.
+	Err string
 }
 
 // PeerRef is the far end of a cable.
@@ -77,26 +90,32 @@ type Link struct {
 // PortInfo is what fabctl reads of a port's PortInfo attribute
 // (smpquery portinfo).
 type PortInfo struct {
-	LID          int
-	State        string // LinkState: Down, Initialize, Armed, Active
-	PhysState    string // PhysLinkState: LinkUp, Polling, Disabled, ...
-	Width        Width  // LinkWidthActive
-	Speed        Speed  // from LinkSpeedActive and LinkSpeedExtActive
-	NeighborMTU  int    // bytes: the link's operational MTU
-	MTUCap       int    // bytes
-	OperVLs      int    // number of data VLs in use (OperVLs VL0-3 -> 4)
-	VLCap        int
-	PartEnfInb   bool
-	PartEnfOutb  bool
-	PKeyViolates int
+	LID          int    `json:"lid"`
+	State        string `json:"state"`        // LinkState: Down, Initialize, Armed, Active
+	PhysState    string `json:"phys_state"`   // PhysLinkState: LinkUp, Polling, Disabled, ...
+	Width        Width  `json:"width"`        // LinkWidthActive
+	Speed        Speed  `json:"speed"`        // from LinkSpeedActive and LinkSpeedExtActive
+	NeighborMTU  int    `json:"neighbor_mtu"` // bytes: the link's operational MTU
+	MTUCap       int    `json:"mtu_cap"`      // bytes
+	OperVLs      int    `json:"oper_vls"`     // number of data VLs in use (OperVLs VL0-3 -> 4)
+	VLCap        int    `json:"vl_cap"`
+	PartEnfInb   bool   `json:"part_enf_inb"`
+	PartEnfOutb  bool   `json:"part_enf_outb"`
+	PKeyViolates int    `json:"pkey_violations"`
+	// VLArbHighCap and VLArbLowCap are the VL arbitration tables'
+	// sizes; HasSLMap the capability bit of an SL-to-VL table (IsSLMappingSupported).
+	VLArbHighCap int  `json:"vlarb_high_cap"`
+	VLArbLowCap  int  `json:"vlarb_low_cap"`
+	HasSLMap     bool `json:"sl_map"`
 }
 
 // VLArb is a port's VL arbitration tables, without the zero-weight
 // entries, in table order.
 type VLArb struct {
-	High, Low []VLWeight
-	HighCap   int
-	LowCap    int
+	High    []VLWeight `json:"high"`
+	Low     []VLWeight `json:"low"`
+	HighCap int        `json:"high_cap"`
+	LowCap  int        `json:"low_cap"`
 }
 
 // Node returns the node with a GUID, or nil.

@@ -111,8 +111,8 @@ func Gbps(w Width, s Speed) float64 { return float64(w) * laneGbps[s] }
 
 // VLWeight is one VL arbitration table entry.
 type VLWeight struct {
-	VL     int
-	Weight int
+	VL     int `json:"vl"`
+	Weight int `json:"weight"`
 }
 
 // GUID formats a GUID the way opensm's files and fabctl's specs carry
@@ -159,6 +159,52 @@ type Topology struct {
 	Switches []SwitchSpec
 	HCAs     []HCASpec
 	Links    []LinkSpec
+	// Names are the spec's names of adapter ports ("cn02:ib0"), which
+	// findings use (PortName).
+	Names map[PortRef]string
+}
+
+// NodeGUID is the node GUID of the topology's node of that name.
+func (t *Topology) NodeGUID(name string) (uint64, bool) {
+	for _, s := range t.Switches {
+		if s.Name == name {
+			return s.SwitchGUID(), true
+		}
+	}
+	for _, h := range t.HCAs {
+		if h.Name == name {
+			return h.NodeGUID(), true
+		}
+	}
+	return 0, false
+}
+
+// PortName names a port of the topology the spec's way: an adapter port
+// by its Names entry ("cn02:ib0", else "cn02 mlx5_0 port 1"), a switch
+// port as "leaf1 port 2", a node (port 0) by its switch name or its
+// adapter's description ("cn02 mlx5_0").
+func (t *Topology) PortName(r PortRef) string {
+	if r.Port > 0 {
+		if n, ok := t.Names[r]; ok {
+			return n
+		}
+	}
+	for _, h := range t.HCAs {
+		if h.Name == r.Node {
+			label := h.Name
+			if h.Host != "" && h.Host != h.Name {
+				label = h.Description()
+			}
+			if r.Port == 0 {
+				return label
+			}
+			return label + " port " + strconv.Itoa(r.Port)
+		}
+	}
+	if r.Port == 0 {
+		return r.Node
+	}
+	return r.String()
 }
 
 // DeriveGUID returns the GUID a node gets when its spec names none: a
@@ -229,6 +275,12 @@ func (t *Topology) Clone() *Topology {
 		Switches: append([]SwitchSpec(nil), t.Switches...),
 		HCAs:     append([]HCASpec(nil), t.HCAs...),
 		Links:    append([]LinkSpec(nil), t.Links...),
+	}
+	if t.Names != nil {
+		c.Names = make(map[PortRef]string, len(t.Names))
+		for k, v := range t.Names {
+			c.Names[k] = v
+		}
 	}
 	return c
 }

@@ -1,0 +1,211 @@
+package ibmad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Port is an open umad port: libibumad's (OpenPort), or a test's.
+type Port interface {
+	// Send sends a 256-byte MAD to dlid/dqp (qkey for the GSI); timeout
+	// is the kernel's wait for the answer.
+	Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error
+	// Recv waits at most timeout for a MAD. nil, 0, nil: nothing came.
+	// status is umad_status: non-zero for a request of ours the kernel
+	// gave up on (it comes back instead of an answer).
+	Recv(timeout time.Duration) (mad []byte, status int, err error)
+	Close() error
+}
+
+// Options tune the engine.
+type Options struct {
+	// Window is how many MADs are in flight at once (default 32).
+	// libibnetdisc keeps 2 (ibnd_config.max_smps); a window the size of
+	// a switch's port count lets the SMA answer while the next requests
+	// travel.
+	Window int
+	// Timeout is one MAD's wait for its answer (default 500 ms) and
+	// Retries how often a MAD without one is sent again (default 2).
+	Timeout time.Duration
+	Retries int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = 32
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 500 * time.Millisecond
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	} else if o.Retries == 0 {
+		o.Retries = 2
+	}
+	return o
+}
+
+// call is one request in the engine: sent, waiting or queued.
+type call struct {
+	req      Request
+	done     func(*Response, error)
+	tries    int
+	deadline time.Time
+}
+
+// engine runs MADs over a Port with a window of them in flight. It is
+// single-threaded: the callbacks run on the engine's goroutine and may
+// queue more requests.
+type engine struct {
+	port    Port
+	o       Options
+	queue   []*call
+	flight  map[uint32]*call
+	nextTID uint32
+	sent    int
+}
+
+func newEngine(p Port, o Options) *engine {
+	return &engine{port: p, o: o.withDefaults(), flight: map[uint32]*call{}, nextTID: 1}
+}
+
+// do queues a request; done gets the answer (a status other than 0 is
+// an error) or the failure.
+func (e *engine) do(r Request, done func(*Response, error)) {
+	e.queue = append(e.queue, &call{req: r, done: done})
+}
+
+// run sends and receives until no request is left or ctx ends.
+func (e *engine) run(ctx context.Context) error {
+	// libibumad and umad2sim keep per-thread state in nothing, but one
+	// OS thread keeps the calls in the order the engine makes them.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for len(e.queue) > 0 || len(e.flight) > 0 {
+		if err := ctx.Err(); err != nil {
+			e.failAll(err)
+			return err
+		}
+		for len(e.flight) < e.o.Window && len(e.queue) > 0 {
+			c := e.queue[0]
+			e.queue = e.queue[1:]
+			e.send(c)
+		}
+		if len(e.flight) == 0 {
+			continue
+		}
+		wait := time.Until(e.earliest())
+		if wait < time.Millisecond {
+			wait = time.Millisecond
+		}
+		mad, status, err := e.port.Recv(wait)
+		if err != nil {
+			e.failAll(err)
+			return err
+		}
+		if mad != nil {
+			e.receive(mad, status)
+		}
+		e.expire()
+	}
+	return nil
+}
+
+func (e *engine) earliest() time.Time {
+	var t time.Time
+	for _, c := range e.flight {
+		if t.IsZero() || c.deadline.Before(t) {
+			t = c.deadline
+		}
+	}
+	return t
+}
+
+func (e *engine) send(c *call) {
+	tid := e.nextTID
+	e.nextTID++
+	if e.nextTID == 0 {
+		e.nextTID = 1
+	}
+	mad, err := c.req.Encode(uint64(tid))
+	if err != nil {
+		c.done(nil, err)
+		return
+	}
+	dlid, dqp, qkey := permissive, 0, uint32(0)
+	switch c.req.Class {
+	case ClassSMILID:
+		dlid = c.req.LID
+	case ClassSA:
+		dlid, dqp, qkey = c.req.LID, 1, QP1Qkey
+	}
+	c.tries++
+	c.deadline = time.Now().Add(e.o.Timeout)
+	if err := e.port.Send(mad, dlid, dqp, qkey, e.o.Timeout); err != nil {
+		c.done(nil, err)
+		return
+	}
+	e.sent++
+	e.flight[tid] = c
+}
+
+// receive matches an answer to its request by the low 32 bits of the
+// transaction id (the kernel and umad2sim put the agent in the high
+// bits).
+func (e *engine) receive(mad []byte, status int) {
+	r, err := DecodeResponse(mad)
+	if err != nil {
+		return // not ours to judge: an unsolicited or broken MAD
+	}
+	tid := uint32(r.TID)
+	c, ok := e.flight[tid]
+	if !ok {
+		return // a late answer to a retried request
+	}
+	delete(e.flight, tid)
+	if status != 0 {
+		e.retry(c, fmt.Errorf("no answer (umad status %d)", status))
+		return
+	}
+	if r.Method&0x80 == 0 || r.Attr != c.req.Attr {
+		c.done(nil, fmt.Errorf("answer of method 0x%02x attribute 0x%04x to a request for attribute 0x%04x", r.Method, r.Attr, c.req.Attr))
+		return
+	}
+	if r.Status != 0 {
+		c.done(r, errors.New(StatusText(r.Status)))
+		return
+	}
+	c.done(r, nil)
+}
+
+func (e *engine) expire() {
+	now := time.Now()
+	for tid, c := range e.flight {
+		if now.After(c.deadline) {
+			delete(e.flight, tid)
+			e.retry(c, fmt.Errorf("no answer within %s", e.o.Timeout))
+		}
+	}
+}
+
+func (e *engine) retry(c *call, why error) {
+	if c.tries <= e.o.Retries {
+		e.queue = append([]*call{c}, e.queue...)
+		return
+	}
+	c.done(nil, fmt.Errorf("%w after %d tries", why, c.tries))
+}
+
+func (e *engine) failAll(err error) {
+	for tid, c := range e.flight {
+		delete(e.flight, tid)
+		c.done(nil, err)
+	}
+	for _, c := range e.queue {
+		c.done(nil, err)
+	}
+	e.queue = nil
+}

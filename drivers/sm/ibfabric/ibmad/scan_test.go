@@ -1,0 +1,212 @@
+package ibmad
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
+)
+
+// fakeNode is a node of fakeFabric: what its SMA answers. The engine's
+// logic (window, matching, retries, per-port failures, the directed-route
+// walk) is tested against it; the real thing runs on ibsim
+// (testbed/ibsim).
+type fakeNode struct {
+	guid  uint64
+	typ   int
+	ports int
+	desc  string
+	peer  map[int][2]int // port -> {node index, port}
+	lid   int
+	// drop: attributes this node never answers.
+	drop map[uint16]bool
+}
+
+// fakeFabric answers SMPs by walking the directed route from node 0,
+// port 1, the way a subnet's SMAs would.
+type fakeFabric struct {
+	nodes []*fakeNode
+	queue [][]byte
+	sent  int
+}
+
+func (f *fakeFabric) Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error {
+	f.sent++
+	if mad[1] != ClassSMIDR {
+		return nil // only directed route here: nothing answers
+	}
+	hops := int(mad[7])
+	cur, in := 0, 1
+	for i := 1; i <= hops; i++ {
+		out := int(mad[128+i])
+		n := f.nodes[cur]
+		if i == 1 && cur == 0 {
+			out = in // the CA sends out of its own port
+		}
+		p, ok := n.peer[out]
+		if !ok {
+			return nil // no link: the SMP is lost
+		}
+		cur, in = p[0], p[1]
+	}
+	n := f.nodes[cur]
+	attr := binary.BigEndian.Uint16(mad[16:])
+	if n.drop[attr] {
+		return nil
+	}
+	mod := binary.BigEndian.Uint32(mad[20:])
+	resp := append([]byte(nil), mad...)
+	resp[3] = MethodGetResp
+	binary.BigEndian.PutUint16(resp[4:], directionBit)
+	d := resp[64:128]
+	for i := range d {
+		d[i] = 0
+	}
+	switch attr {
+	case AttrNodeInfo:
+		d[0], d[1], d[2], d[3] = 1, 1, byte(n.typ), byte(n.ports)
+		binary.BigEndian.PutUint64(d[12:], n.guid)
+		binary.BigEndian.PutUint64(d[20:], n.guid+uint64(in))
+		binary.BigEndian.PutUint16(d[28:], 64)
+		d[36] = byte(in)
+	case AttrNodeDesc:
+		copy(d, n.desc)
+	case AttrSwitchInfo:
+		binary.BigEndian.PutUint16(d[14:], 32)
+	case AttrPortInfo:
+		pn := int(mod)
+		binary.BigEndian.PutUint16(d[16:], uint16(n.lid))
+		binary.BigEndian.PutUint32(d[20:], capSLMap)
+		d[31] = 2 // 4x
+		state, phys := byte(1), byte(2)
+		if _, ok := n.peer[pn]; ok || pn == 0 {
+			state, phys = 4, 5
+		}
+		d[32] = 0x40 | state
+		d[33] = phys << 4
+		d[35] = 0x40 // QDR
+		d[36] = 4 << 4
+		d[37] = 4 << 4
+		d[39], d[40] = 8, 8
+		d[41] = 4
+		d[43] = 3 << 4
+	case AttrPKeyTable:
+		binary.BigEndian.PutUint16(d[0:], 0xffff)
+	case AttrSL2VL:
+		d[0] = 0x01
+	case AttrVLArb:
+		d[0], d[1] = 0, 32
+	}
+	f.queue = append(f.queue, resp)
+	return nil
+}
+
+func (f *fakeFabric) Recv(timeout time.Duration) ([]byte, int, error) {
+	if len(f.queue) == 0 {
+		time.Sleep(min(timeout, 2*time.Millisecond))
+		return nil, 0, nil
+	}
+	m := f.queue[0]
+	f.queue = f.queue[1:]
+	return m, 0, nil
+}
+
+func (f *fakeFabric) Close() error { return nil }
+
+// smallFabric: ca1 - sw1 - sw2 - ca2, ca3 on sw1.
+func smallFabric() *fakeFabric {
+	ca1 := &fakeNode{guid: 0x100, typ: 1, ports: 1, desc: "ca1", lid: 5, peer: map[int][2]int{1: {1, 1}}}
+	sw1 := &fakeNode{guid: 0x200, typ: 2, ports: 4, desc: "sw1", lid: 1, peer: map[int][2]int{1: {0, 1}, 2: {2, 3}, 3: {4, 1}}}
+	sw2 := &fakeNode{guid: 0x300, typ: 2, ports: 4, desc: "sw2", lid: 2, peer: map[int][2]int{3: {1, 2}, 1: {3, 1}}}
+	ca2 := &fakeNode{guid: 0x400, typ: 1, ports: 1, desc: "ca2", lid: 6, peer: map[int][2]int{1: {2, 1}}}
+	ca3 := &fakeNode{guid: 0x500, typ: 1, ports: 1, desc: "ca3", lid: 7, peer: map[int][2]int{1: {1, 3}}}
+	return &fakeFabric{nodes: []*fakeNode{ca1, sw1, sw2, ca2, ca3}}
+}
+
+func TestReadWalksTheFabric(t *testing.T) {
+	ff := smallFabric()
+	f, err := Read(context.Background(), ff, ReadOptions{Tables: true, Options: Options{Window: 4, Timeout: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Summary(); got != "2 switches, 3 adapters, 4 links" {
+		t.Fatalf("summary %q\n%s", got, f.Describe())
+	}
+	sw2 := f.Nodes[0x300]
+	if sw2 == nil || sw2.Desc != "sw2" || sw2.LID != 2 || sw2.EnforceCap != 32 {
+		t.Fatalf("sw2 %+v", sw2)
+	}
+	p := sw2.Ports[1]
+	if p.Peer == nil || *p.Peer != (ibfabric.PeerRef{Node: 0x400, Port: 1}) || p.Width != 4 || p.Speed != ibfabric.QDR || p.Err != "" {
+		t.Errorf("sw2 port 1 %+v", p)
+	}
+	if len(p.PKeys) != 1 || p.PKeys[0] != 0xffff || p.SL2VL == nil || p.VLArb == nil || len(p.VLArb.Low) != 1 {
+		t.Errorf("sw2 port 1 tables %+v %+v", p.PKeys, p.VLArb)
+	}
+	if ca := f.Nodes[0x400].Ports[1]; ca.GUID != 0x401 || ca.LID != 6 || ca.Info.NeighborMTU != 2048 {
+		t.Errorf("ca2 port 1 %+v %+v", ca, ca.Info)
+	}
+	if f.From != 0x101 || f.MADs == 0 {
+		t.Errorf("from %x, %d MADs", f.From, f.MADs)
+	}
+}
+
+// One node that answers no SL-to-VL query: its port says so, the rest
+// of the fabric is read; the retries are bounded.
+func TestReadOnePortUnreadable(t *testing.T) {
+	ff := smallFabric()
+	ff.nodes[3].drop = map[uint16]bool{AttrSL2VL: true}
+	start := time.Now()
+	f, err := Read(context.Background(), ff, ReadOptions{Tables: true, Options: Options{Window: 8, Timeout: 20 * time.Millisecond, Retries: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("a dead port held the read for %s", time.Since(start))
+	}
+	p := f.Nodes[0x400].Ports[1]
+	if !strings.Contains(p.Err, "SLtoVLMappingTable") || !strings.Contains(p.Err, "no answer") {
+		t.Errorf("ca2 port 1 error %q", p.Err)
+	}
+	if p.PKeys == nil || p.VLArb == nil {
+		t.Errorf("ca2's other tables were not read: %+v", p)
+	}
+	if q := f.Nodes[0x500].Ports[1]; q.Err != "" || q.SL2VL == nil {
+		t.Errorf("ca3 port 1 %+v", q)
+	}
+	// A node that answers nothing: the switch port facing it says so.
+	ff = smallFabric()
+	ff.nodes[4].drop = map[uint16]bool{AttrNodeInfo: true}
+	f, err = Read(context.Background(), ff, ReadOptions{Options: Options{Timeout: 10 * time.Millisecond, Retries: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := f.Nodes[0x200].Ports[3].Err; !strings.Contains(e, "NodeInfo of the node at the far end") {
+		t.Errorf("sw1 port 3 error %q", e)
+	}
+	if f.Nodes[0x500] != nil {
+		t.Errorf("a silent node was listed")
+	}
+}
+
+// The dump the command writes is what ParseDump reads back.
+func TestDumpRoundTrip(t *testing.T) {
+	f, err := Read(context.Background(), smallFabric(), ReadOptions{Tables: true, Options: Options{Timeout: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.MarshalDump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ibfabric.ParseDump(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Describe() != g.Describe() || len(f.Links) != len(g.Links) || g.MADs != f.MADs {
+		t.Errorf("round trip:\n%s\nvs\n%s", f.Describe(), g.Describe())
+	}
+}
