@@ -61,6 +61,13 @@ type Platform struct {
 	// nil when the kind is defined by another platform's (OpenConfig is
 	// played by SR Linux).
 	Clab *ClabKind
+	// ClabSetup is, per containerlab kind that plays the platform
+	// without being defined by it, the partial startup configuration
+	// (in the kind's CLI) that makes the node serve the platform, written
+	// under the switch's configs directory and made the node's
+	// startup-config (OpenConfig on SR Linux: the gNMI server serves the
+	// OpenConfig models).
+	ClabSetup map[string]ClabFile
 	// InfiniBand marks an InfiniBand switch platform: New is nil (the
 	// subnet manager programs the switch; see drivers/switch/ibswitch).
 	InfiniBand bool
@@ -154,6 +161,28 @@ type ClabKind struct {
 	GNMI bool
 	// VM: a vrnetlab virtual machine in a container (needs KVM).
 	VM bool
+	// Startup hooks a switch's rendered configuration file into its node
+	// the way the kind takes it (nil: the file is written, not hooked
+	// in); file is the rendered file's path in the lab directory
+	// (configs/<switch>/<rendered name>).
+	Startup func(file string) ClabStartup
+}
+
+// ClabStartup is how a node of a containerlab kind takes a rendered
+// configuration file: the path it is written at, and what the node gets.
+type ClabStartup struct {
+	// File is the path the file is written at ("": the path given).
+	File string
+	// StartupConfig is the node's startup-config ("": none).
+	StartupConfig string
+	// Binds and Exec are added to the node's binds and exec commands.
+	Binds, Exec []string
+}
+
+// ClabFile is a file a platform adds to its switch's node: its name in
+// the switch's configs directory and its text.
+type ClabFile struct {
+	Name, Text string
 }
 
 var clabEthNumRe = regexp.MustCompile(`^eth(\d+)`)

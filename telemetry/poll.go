@@ -15,11 +15,14 @@ import (
 // AddPolled adds the SSH CLI switches of s whose driver in reg reads
 // counters (drivers.CounterReader: SONiC, EOS, NX-OS, Cumulus) to the
 // collector, and returns their names; a switch whose driver does not is
-// returned second with the reason.
+// returned second with the reason. What a switch is comes from its
+// platform's descriptor as the loader was told it: a gNMI platform's
+// switches are streamed (NewSwitchCollector), an InfiniBand platform's
+// have no driver to poll (the subnet manager programs them).
 func (c *SwitchCollector) AddPolled(s *spec.Spec, reg *drivers.Registry) (added []string, skipped map[string]string) {
 	skipped = map[string]string{}
 	for _, sw := range s.Switches {
-		if _, ok := c.plats[sw.Name]; ok || sw.Driver == "gnmi" || sw.Platform == "infiniband" {
+		if _, ok := c.plats[sw.Name]; ok || sw.Driver == drivers.TransportGNMI || sw.InfiniBand {
 			continue
 		}
 		d, err := reg.New(sw.Platform)

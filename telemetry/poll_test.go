@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
@@ -197,4 +198,45 @@ func TestPollDown(t *testing.T) {
 		t.Error("counters exported while the switch is down")
 	}
 	t.Logf("down: %s", c.Status()["leaf6"])
+}
+
+// TestAddPolledByDescriptor: which switches AddPolled polls follows
+// from what the platforms' descriptors say, never from a platform's
+// name: an InfiniBand platform's switches (whatever the platform is
+// called) have no driver to poll and are neither added nor skipped with
+// an error, a gNMI platform's are streamed instead.
+func TestAddPolledByDescriptor(t *testing.T) {
+	plats := []spec.PlatformInfo{
+		{Name: "ib-director", Title: "an InfiniBand director", InfiniBand: true},
+		{Name: "gnmi-box", Title: "a gNMI switch", Transport: "gnmi"},
+	}
+	for _, c := range []struct{ name, src string }{
+		{"infiniband", `
+fabric "t" { transport = "infiniband" }
+switch "ib1" {
+  platform = "ib-director"
+  ports    = 8
+}
+`},
+		{"gnmi", `
+fabric "t" { transport = "rocev2" }
+switch "g1" {
+  platform = "gnmi-box"
+  address  = "192.0.2.1"
+  role     = "leaf"
+}
+`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(c.src)}}, spec.LoadOptions{Platforms: plats})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			c := NewSwitchCollector(s, nil)
+			added, skipped := c.AddPolled(s, drivers.NewRegistry())
+			if len(added) != 0 || len(skipped) != 0 {
+				t.Errorf("polled %v, skipped %v; want neither", added, skipped)
+			}
+		})
+	}
 }

@@ -61,10 +61,9 @@ type GNMI struct {
 	Options gnmicore.Options
 }
 
-// StartGNMI starts a target for sw with the model set of flavor
-// (gnmitarget.FlavorOpenConfig: ../shared/yang/openconfig, FlavorSRLinux:
-// srlinux) and the platform's libyang profile (cfg.Profile, required:
-// the driver's Descriptor.YANG.Profile). cfg supplies Initial,
+// StartGNMI starts a target for sw with the platform's libyang profile
+// (cfg.Profile, required: the driver's Descriptor.YANG.Profile) and the
+// model set it names (../shared/yang/<cfg.Profile.Set>). cfg supplies Initial,
 // SetLatency, CommitConfirm; Interfaces default to the switch's ports;
 // TLS, credentials and models are filled in. sw.Address is pointed at
 // the target.
@@ -73,11 +72,7 @@ func StartGNMI(t testing.TB, sw *intent.Switch, cfg gnmitarget.Config, mtls bool
 	if cfg.Profile == nil {
 		t.Fatal("StartGNMI: cfg.Profile is nil: pass the platform's Descriptor.YANG.Profile, so that the target validates with libyang as the device does")
 	}
-	set := "openconfig"
-	if cfg.Flavor == gnmitarget.FlavorSRLinux {
-		set = "srlinux"
-	}
-	cfg.Schema = Schema(t, set)
+	cfg.Schema = Schema(t, cfg.Profile.Set)
 	dir := t.TempDir()
 	pki, err := gnmitarget.NewTestPKI(dir)
 	if err != nil {

@@ -470,34 +470,23 @@ func switchConfigs(m *member, reg *drivers.Registry) ([]File, error) {
 	var out []File
 	for _, rf := range rendered {
 		name := path.Join(dir, rf.Name)
-		switch m.kind.Name {
-		case "arista_ceos":
-			// A partial startup config: containerlab merges it with the
-			// configuration it generates (management, users).
-			name = path.Join(dir, strings.TrimSuffix(rf.Name, ".cfg")+".partial.cfg")
-			m.node.StartupConfig = name
-		case "cisco_n9kv":
-			// containerlab copies a cisco_n9kv node's startup-config into
-			// the vrnetlab container's /config/startup-config.cfg, which
-			// vrnetlab applies once NX-OS has booted (containerlab
-			// nodes/vr_n9kv/vr-n9kv.go: PreDeploy, LoadStartupConfigFileVr).
-			m.node.StartupConfig = name
-		case "sonic-vs":
-			// fabctl's CONFIG_DB holds only what it manages; a sonic-vs
-			// startup config replaces config_db.json. It is merged into
-			// CONFIG_DB once the database answers.
-			m.node.Binds = append(m.node.Binds, name+":/etc/fabctl/"+rf.Name+":ro")
-			m.node.Exec = append(m.node.Exec, "bash -c 'for i in $(seq 120); do sonic-db-cli PING >/dev/null 2>&1 && break; sleep 2; done; config load -y /etc/fabctl/"+rf.Name+"'")
+		if m.kind.Startup != nil {
+			st := m.kind.Startup(name)
+			if st.File != "" {
+				name = st.File
+			}
+			if st.StartupConfig != "" {
+				m.node.StartupConfig = st.StartupConfig
+			}
+			m.node.Binds = append(m.node.Binds, st.Binds...)
+			m.node.Exec = append(m.node.Exec, st.Exec...)
 		}
 		out = append(out, File{Name: name, Data: rf.Data, Mode: 0o644})
 	}
-	if m.sw.Platform == "openconfig" && m.kind.Name == "nokia_srlinux" {
-		// containerlab enables OpenConfig on SR Linux; fabctl's OpenConfig
-		// driver needs the gNMI server to serve the OpenConfig models.
-		name := path.Join(dir, "openconfig.partial.cli")
+	if setup, ok := platformSetups[m.sw.Platform][m.kind.Name]; ok {
+		name := path.Join(dir, setup.Name)
 		m.node.StartupConfig = name
-		out = append(out, File{Name: name, Mode: 0o644, Data: []byte(
-			"set / system management openconfig admin-state enable\nset / system grpc-server mgmt yang-models openconfig\n")})
+		out = append(out, File{Name: name, Mode: 0o644, Data: []byte(setup.Text)})
 	}
 	return out, nil
 }

@@ -40,6 +40,18 @@ var platformKinds = func() map[string]string {
 	return m
 }()
 
+// platformSetups are, per switch platform, the partial startup
+// configurations kinds that play it need (drivers.Platform.ClabSetup).
+var platformSetups = func() map[string]map[string]drivers.ClabFile {
+	m := map[string]map[string]drivers.ClabFile{}
+	for _, p := range builtin.Platforms() {
+		if len(p.ClabSetup) > 0 {
+			m[p.Name] = p.ClabSetup
+		}
+	}
+	return m
+}()
+
 var linuxRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func linuxIf(p string) (string, error) {

@@ -3,6 +3,7 @@ package eos
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
 )
@@ -21,7 +22,15 @@ var Descriptor = drivers.Platform{
 	ClabKind:      "arista_ceos",
 	// cEOS: ethN is EthernetN, ethC_L the port-split EthernetC/L.
 	Clab: &drivers.ClabKind{Name: "arista_ceos", Image: "ceos:4.32.2F", IfName: clabIf,
-		User: "admin", PasswordEnv: "FABCTL_CLAB_CEOS_PASSWORD"},
+		User: "admin", PasswordEnv: "FABCTL_CLAB_CEOS_PASSWORD", Startup: clabStartup},
+}
+
+// clabStartup: the rendered configuration is a partial startup config,
+// which containerlab merges with the configuration it generates
+// (management, users).
+func clabStartup(file string) drivers.ClabStartup {
+	partial := strings.TrimSuffix(file, ".cfg") + ".partial.cfg"
+	return drivers.ClabStartup{File: partial, StartupConfig: partial}
 }
 
 var clabPortRe = regexp.MustCompile(`^Ethernet([1-9]\d*)(?:/([1-9]\d*))?$`)

@@ -22,7 +22,15 @@ var Descriptor = drivers.Platform{
 	// Nexus 9000v (vrnetlab): ethN is Ethernet1/N, 64 ports; breakout
 	// ports (Ethernet1/C/N) do not exist on it.
 	Clab: &drivers.ClabKind{Name: "cisco_n9kv", Image: "vrnetlab/cisco_n9kv:10.4.3", IfName: clabIf, Ports: 64, Index: drivers.ClabEthIndex,
-		User: "admin", PasswordEnv: "FABCTL_CLAB_N9KV_PASSWORD", VM: true},
+		User: "admin", PasswordEnv: "FABCTL_CLAB_N9KV_PASSWORD", VM: true, Startup: clabStartup},
+}
+
+// clabStartup: containerlab copies a cisco_n9kv node's startup-config
+// into the vrnetlab container's /config/startup-config.cfg, which
+// vrnetlab applies once NX-OS has booted (containerlab
+// nodes/vr_n9kv/vr-n9kv.go: PreDeploy, LoadStartupConfigFileVr).
+func clabStartup(file string) drivers.ClabStartup {
+	return drivers.ClabStartup{StartupConfig: file}
 }
 
 var (

@@ -46,4 +46,8 @@ var Descriptor = drivers.Platform{
 		Lacks: []string{"pfc_pause_frames", "pfc_watchdog_events"},
 	},
 	ClabKind: "nokia_srlinux",
+	// containerlab enables OpenConfig on SR Linux; fabctl's OpenConfig
+	// driver needs the gNMI server to serve the OpenConfig models.
+	ClabSetup: map[string]drivers.ClabFile{"nokia_srlinux": {Name: "openconfig.partial.cli",
+		Text: "set / system management openconfig admin-state enable\nset / system grpc-server mgmt yang-models openconfig\n"}},
 }

@@ -2,6 +2,7 @@ package sonic
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 
@@ -24,7 +25,16 @@ var Descriptor = drivers.Platform{
 	// SONiC virtual switch: ethK is Ethernet(4(K-1)) (four lanes per
 	// port); the image's default HWSKU (Force10-S6000) has 32 ports.
 	Clab: &drivers.ClabKind{Name: "sonic-vs", Image: "docker-sonic-vs:latest", IfName: clabIf, Ports: 32, Index: drivers.ClabEthIndex,
-		User: "admin", PasswordEnv: "FABCTL_CLAB_SONIC_PASSWORD"},
+		User: "admin", PasswordEnv: "FABCTL_CLAB_SONIC_PASSWORD", Startup: clabStartup},
+}
+
+// clabStartup: fabctl's CONFIG_DB holds only what it manages; a sonic-vs
+// startup config replaces config_db.json. It is bound into the container
+// and merged into CONFIG_DB once the database answers.
+func clabStartup(file string) drivers.ClabStartup {
+	in := "/etc/fabctl/" + path.Base(file)
+	return drivers.ClabStartup{Binds: []string{file + ":" + in + ":ro"},
+		Exec: []string{"bash -c 'for i in $(seq 120); do sonic-db-cli PING >/dev/null 2>&1 && break; sleep 2; done; config load -y " + in + "'"}}
 }
 
 var clabPortRe = regexp.MustCompile(`^Ethernet(\d+)$`)
