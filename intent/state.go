@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fabctl/fabctl/spec"
 )
 
 // State is a device's normalised state: setting path -> canonical value.
@@ -166,7 +168,7 @@ func (sw *Switch) Flatten() State {
 	st := make(State, 16+8+6*len(sw.TCs)+6*len(sw.Ports))
 	st["trust"] = sw.Trust
 	root := keysFor(&rootKeys, "", "")
-	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
+	if sw.Trust == spec.TrustDSCP && sw.Transport != spec.InfiniBand {
 		putDSCP(st, root, &sw.DSCPToTC)
 	}
 	flattenTCs(st, root, sw.TCs, true)
