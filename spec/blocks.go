@@ -214,7 +214,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 	sw.Driver = platformTransport(platforms, sw.Platform)
 	if d.str("driver", ""); d.src.Has("driver") {
 		rng := d.src.Attr("driver")
-		l.errf(&rng, "Unsupported argument", "switch %q: %s", name, driverRemoved)
+		l.errf(&rng, "Unsupported argument", "switch %q: %s", name, driverRemoved(platforms))
 	}
 	sw.PortCount = d.integer("ports", 0, 1, 254)
 	sw.VLs = d.integer("vls", 0, 1, 15)

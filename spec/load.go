@@ -82,9 +82,36 @@ func platformNames(ps []PlatformInfo) []string {
 
 // driverRemoved is the error for a switch's driver attribute, which the
 // language had until the platform alone picked the driver: a platform has
-// one driver, and the attribute could only repeat its transport.
-const driverRemoved = "driver is not an attribute: the platform picks the driver and its transport (sonic, cumulus, eos and " +
-	"nxos over SSH, srlinux and openconfig over gNMI); remove the line. For a switch with OpenConfig models over gNMI, use platform = \"openconfig\"."
+// one driver, and the attribute could only repeat its transport. It lists
+// the platforms of ps by transport ("sonic, cumulus, eos and nxos over
+// ssh, srlinux and openconfig over gnmi"), in their order.
+func driverRemoved(ps []PlatformInfo) string {
+	var transports []string
+	byTransport := map[string][]string{}
+	for _, p := range ps {
+		if p.Transport == "" || p.InfiniBand {
+			continue
+		}
+		if byTransport[p.Transport] == nil {
+			transports = append(transports, p.Transport)
+		}
+		byTransport[p.Transport] = append(byTransport[p.Transport], p.Name)
+	}
+	var parts []string
+	for _, tr := range transports {
+		names := byTransport[tr]
+		list := names[0]
+		if n := len(names); n > 1 {
+			list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+		}
+		parts = append(parts, list+" over "+tr)
+	}
+	out := "driver is not an attribute: the platform picks the driver and its transport"
+	if len(parts) > 0 {
+		out += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return out + "; remove the line (a platform served over another transport is a platform of its own)."
+}
 
 // platformTransport is the transport of the platform's driver ("ssh"
 // for a platform not in the list, which the loader has reported, and for

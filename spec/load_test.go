@@ -89,6 +89,17 @@ func TestSwitchDriverRemoved(t *testing.T) {
 	if !strings.Contains(d.Detail, "driver is not an attribute: the platform picks the driver") || d.Subject == nil || d.Subject.Start.Line != 5 {
 		t.Errorf("want the driver line (5) named, got %v at %v", d, d.Subject)
 	}
+	// The platforms and their transports are the ones the loader was
+	// told of (the descriptors), in their order.
+	if want := "(sonic, cumulus, eos and nxos over ssh, srlinux and openconfig over gnmi)"; !strings.Contains(d.Detail, want) {
+		t.Errorf("want %q in %q", want, d.Detail)
+	}
+	ps := []PlatformInfo{{Name: "vendorx", Transport: "ssh"}, {Name: "ib", InfiniBand: true}, {Name: "vendory", Transport: "gnmi"}}
+	src = "fabric \"x\" {}\nswitch \"s\" {\n  platform = \"vendorx\"\n  address = \"192.0.2.1\"\n  driver = \"ssh\"\n}\n"
+	_, diags = load(t, src, LoadOptions{Platforms: ps})
+	if want := "transport (vendorx over ssh, vendory over gnmi); remove the line"; len(diags) == 0 || !strings.Contains(diags[0].Detail, want) {
+		t.Errorf("want %q, got %v", want, diags)
+	}
 }
 
 // TestRange: a zero bound is no bound.

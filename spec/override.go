@@ -148,7 +148,7 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 			sw.Credentials = val
 		case sw != nil && k == "driver":
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported argument",
-				Detail: fmt.Sprintf("switch %q: %s", name, driverRemoved), Subject: &rng})
+				Detail: fmt.Sprintf("switch %q: %s", name, driverRemoved(s.platforms)), Subject: &rng})
 			continue
 		case h != nil && k == "address":
 			h.Address = val
