@@ -248,7 +248,10 @@ func (g *gnmiServing) start(ctx context.Context, p drivers.Platform, e Emulator,
 	if g.pki == nil {
 		return nil, fmt.Errorf("no gNMI certificates") // newGNMIServing saw no gNMI emulator
 	}
-	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: e.Platform, TLS: g.pki.TLS(false),
+	// The target impersonates the model family of the platform's YANG
+	// model set (gnmitarget.FlavorOpenConfig "openconfig",
+	// FlavorSRLinux "srlinux"), whatever the platform is called.
+	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: p.YANG.Set, TLS: g.pki.TLS(false),
 		Username: e.Username, Password: pw, Interfaces: gnmiPorts(p, e.Ports), CommitConfirm: true, Profile: &p.YANG.Profile}
 	if p.EmulatorInitial != nil {
 		cfg.Initial = p.EmulatorInitial()
