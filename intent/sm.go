@@ -58,7 +58,41 @@ type SubnetManager struct {
 	// managed.
 	MaxVLs    int
 	HighLimit *int
+	// Ports are the cabled InfiniBand ports whose tables opensm
+	// programs from these files, when the spec cables InfiniBand
+	// switches: their P_Keys, SL-to-VL and VL arbitration tables are
+	// desired state too (PathFabric), read back from the fabric by the
+	// opensm driver.
+	Ports []FabricPort
 }
+
+// FabricPort is a cabled InfiniBand port: a host NIC or a switch port at
+// one end of a link with an InfiniBand switch.
+type FabricPort struct {
+	Node   string // the switch or host
+	Port   string // the switch port's number, or the NIC's name
+	Switch bool
+	// PKeys maps each base P_Key the port must hold to "full" or
+	// "limited", from the partitions (compileIBPort): an adapter port's
+	// own, and on the switch port facing it the same, which opensm copies
+	// there while partition enforcement is on (its default, part_enforce
+	// both: opensm/osm_subnet.c; osm_pkey_mgr.c pkey_mgr_update_peer_port
+	// copies the adapter's P_Key entries to the peer switch port). nil:
+	// not checked (an inter-switch port, where opensm turns enforcement
+	// off and programs no P_Keys).
+	PKeys map[int]string
+}
+
+// Name is how messages name the port: "cn02:ib0", "leaf1 port 2".
+func (p FabricPort) Name() string {
+	if p.Switch {
+		return p.Node + " port " + p.Port
+	}
+	return p.Node + ":" + p.Port
+}
+
+// Path is the prefix of the port's settings: "ib/cn02/ib0/", "ib/leaf1/2/".
+func (p FabricPort) Path() string { return PathFabric + p.Node + "/" + p.Port + "/" }
 
 // Partition is one opensm partition.
 type Partition struct {
@@ -203,7 +237,54 @@ func compileSM(s *spec.Spec) *SubnetManager {
 	}
 	sort.SliceStable(sm.Partitions, func(i, j int) bool { return sm.Partitions[i].PKey < sm.Partitions[j].PKey })
 	sm.QoS = sm.QoS || len(ib.SL2VL) > 0 || len(ib.VLArbHigh) > 0 || len(ib.VLArbLow) > 0 || ib.MaxVLs > 0 || ib.VLHighLimit != nil
+	sm.Ports = fabricPorts(s, sm)
 	return sm
+}
+
+// fabricPorts lists both ends of every link with an InfiniBand switch at
+// one end, in link order.
+func fabricPorts(s *spec.Spec, sm *SubnetManager) []FabricPort {
+	ibSwitch := func(e spec.Endpoint) bool {
+		sw := s.Switch(e.Node)
+		return e.Kind != spec.KindHost && sw != nil && sw.InfiniBand
+	}
+	nicPKeys := func(e spec.Endpoint) map[int]string {
+		h := s.Host(e.Node)
+		if h == nil {
+			return nil
+		}
+		for _, n := range h.NICs {
+			if n.Name == e.Port {
+				if p := compileIBPort(s, sm, h, n); p != nil {
+					return p.PKeys
+				}
+			}
+		}
+		return nil
+	}
+	var out []FabricPort
+	seen := map[string]bool{}
+	for _, l := range s.Links {
+		if !ibSwitch(l.A) && !ibSwitch(l.B) {
+			continue
+		}
+		for _, e := range [][2]spec.Endpoint{{l.A, l.B}, {l.B, l.A}} {
+			me, other := e[0], e[1]
+			fp := FabricPort{Node: me.Node, Port: me.Port, Switch: ibSwitch(me)}
+			switch {
+			case !fp.Switch:
+				fp.PKeys = nicPKeys(me)
+			case other.Kind == spec.KindHost:
+				fp.PKeys = nicPKeys(other)
+			}
+			if seen[fp.Path()] {
+				continue // a port cabled twice: lint IB-5 refuses it
+			}
+			seen[fp.Path()] = true
+			out = append(out, fp)
+		}
+	}
+	return out
 }
 
 // partitionMembers resolves a partition's members to port GUIDs: a
@@ -275,6 +356,13 @@ const (
 	PathPartitions = "partitions/"
 	PathQoSPolicy  = "qos-policy/"
 	PathOpenSM     = "opensm/"
+	// PathFabric holds what opensm programs into each cabled port
+	// (SubnetManager.Ports), read back from the fabric, not from a file:
+	//
+	//	ib/<node>/<port>/pkey/<partition>   full | limited
+	//	ib/<node>/<port>/sl2vl              the VL of SL 0..15: "0,1,2,3,..."
+	//	ib/<node>/<port>/vlarb_high|low     "0:64,1:64" (non-zero entries)
+	PathFabric = "ib/"
 )
 
 // QoSLevelName is the qos-policy.conf level a partition's match rule uses.
@@ -304,6 +392,7 @@ func (sm *SubnetManager) Flatten() State {
 			st[pre+"member/"+id] = m.Membership()
 		}
 	}
+	sm.flattenPorts(st)
 	if !sm.QoS {
 		return st
 	}
@@ -348,6 +437,48 @@ func (sm *SubnetManager) Flatten() State {
 		st[PathQoSPolicy+"match/"+strconv.Itoa(n)] = MatchRuleString(PKeyString(p.PKey), QoSLevelName(p))
 	}
 	return st
+}
+
+// flattenPorts adds the fabric ports' tables: their P_Keys by partition
+// name, and with QoS managed the SL2VL and VL arbitration tables
+// (without zero-weight entries, the way the ports are read back).
+func (sm *SubnetManager) flattenPorts(st State) {
+	names := map[int]string{}
+	for _, p := range sm.Partitions {
+		names[p.PKey&0x7fff] = p.Name
+	}
+	for _, fp := range sm.Ports {
+		pre := fp.Path()
+		for pkey, m := range fp.PKeys {
+			name := names[pkey]
+			if name == "" {
+				name = PKeyString(pkey)
+			}
+			st[pre+"pkey/"+name] = m
+		}
+		if !sm.QoS {
+			continue
+		}
+		if len(sm.SL2VL) == 16 {
+			st[pre+"sl2vl"] = intsString(sm.SL2VL)
+		}
+		if sm.VLArbHigh != nil {
+			st[pre+"vlarb_high"] = VLArbString(nonZeroWeights(sm.VLArbHigh))
+		}
+		if sm.VLArbLow != nil {
+			st[pre+"vlarb_low"] = VLArbString(nonZeroWeights(sm.VLArbLow))
+		}
+	}
+}
+
+func nonZeroWeights(t []spec.VLWeight) []spec.VLWeight {
+	var out []spec.VLWeight
+	for _, w := range t {
+		if w.Weight != 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // VLArbString formats a VL arbitration table as opensm.conf takes it:

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabctl/fabctl/validate/ibreadback"
 )
 
 func readJUnit(t *testing.T, path string) junitSuites {
@@ -57,5 +59,37 @@ func TestValidateJUnit(t *testing.T) {
 	s = doc.Suites[0]
 	if s.Fails != 1 || s.Skipped != s.Tests-1 || s.Cases[0].Name[:4] != "load" {
 		t.Errorf("syntax: tests %d failures %d skipped %d", s.Tests, s.Fails, s.Skipped)
+	}
+}
+
+// Issue 38: the InfiniBand stage is in the JUnit report: a case per port
+// with one failure per finding (kind as type, GUID and LID in the text),
+// one passing case for a matching fabric, a skipped one when it did not
+// apply; Mismatch holds only when every finding is one no change fixes.
+func TestIBJUnitSuite(t *testing.T) {
+	down := ibreadback.Finding{Kind: "link-down", Where: "leaf1 port 2", Message: "no link to cn01:ib0", Verdict: ibreadback.VerdictMismatch, NodeGUID: "0x0210000000000100", LID: 3}
+	width := ibreadback.Finding{Kind: "width", Where: "leaf1 port 2", Message: "trained at 1x", Verdict: ibreadback.VerdictMismatch}
+	pkey := ibreadback.Finding{Kind: "switch-pkey", Where: "leaf2 port 2", Message: "lacks P_Key 0x0002", Verdict: ibreadback.VerdictRestorable}
+	r := &ibreadback.Result{Summary: "4 switches", Ports: 18, Findings: []ibreadback.Finding{down, width, pkey}}
+	s := ibJUnitSuite(r)
+	if s.Tests != 2 || s.Fails != 2 || len(s.Cases[0].Failures) != 2 || s.Cases[0].Name != "leaf1 port 2" || s.Cases[0].Failures[0].Type != "link-down" ||
+		!strings.Contains(s.Cases[0].Failures[0].Text, "node 0x0210000000000100, LID 3") {
+		t.Errorf("suite %+v", s)
+	}
+	if r.Mismatch() {
+		t.Error("a restorable finding beside the cabling ones: not a pure mismatch")
+	}
+	r.Findings = r.Findings[:2]
+	if !r.Mismatch() {
+		t.Error("cabling findings only: a mismatch")
+	}
+	if s := ibJUnitSuite(&ibreadback.Result{Summary: "x", Ports: 2, Findings: []ibreadback.Finding{}}); s.Tests != 1 || s.Fails != 0 {
+		t.Errorf("clean fabric: %+v", s)
+	}
+	if s := ibJUnitSuite(&ibreadback.Result{Skipped: "no fabric"}); s.Skipped != 1 {
+		t.Errorf("skipped: %+v", s)
+	}
+	if s := ibJUnitSuite(&ibreadback.Result{Error: "ibnetdiscover: exit 1"}); s.Fails != 1 {
+		t.Errorf("not read: %+v", s)
 	}
 }

@@ -299,6 +299,10 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	_, fail, notRun := trafficCounts(res.Traffic)
 	switch {
 	case res.Code != ExitOK:
+	case !res.Readback.Failed() && fail == 0 && res.IB.Mismatch():
+		// Only InfiniBand findings no change fixes: plan and drift's
+		// mismatch.
+		res.Code = ExitMismatch
 	case res.Readback.Failed() || res.IB.Failed() || fail > 0:
 		res.Code = ExitError
 	case notRun > 0:

@@ -73,11 +73,21 @@ func writeIB(w io.Writer, st styles, r *ibreadback.Result) {
 		return
 	}
 	fmt.Fprintf(w, "InfiniBand: %s, %d cabled ports read in %s\n", r.Summary, r.Ports, r.Discover.Round(time.Millisecond))
+	if r.Note != "" {
+		fmt.Fprintf(w, "  i %s\n", r.Note)
+	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(w, "  %s cabling, link widths and speeds, MTU, P_Keys, SL2VL and VL arbitration match the spec\n", st.OK.Render("✔"))
 		return
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s %s: %s [%s]\n", st.Fail.Render("✘"), f.Where, f.Message, f.Kind)
+		tail := ""
+		switch f.Verdict {
+		case ibreadback.VerdictRestorable:
+			tail = " (fabctl apply restores it)"
+		case ibreadback.VerdictMismatch:
+			tail = " (no change fixes it)"
+		}
+		fmt.Fprintf(w, "  %s %s: %s [%s]%s\n", st.Fail.Render("✘"), f.Where, f.Message, f.Kind, tail)
 	}
 }

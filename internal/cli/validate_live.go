@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/readback"
 	"github.com/fabctl/fabctl/validate/traffic"
 	"github.com/fabctl/fabctl/validate/verbs"
@@ -258,6 +259,9 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 		}
 		out = append(out, s)
 	}
+	if ib := res.IB; ib != nil {
+		out = append(out, ibJUnitSuite(ib))
+	}
 	if res.Traffic != nil || res.TrafficSkipped != "" {
 		s := junitSuite{Name: "fabctl validate: traffic"}
 		if rep := res.Traffic; rep != nil {
@@ -290,6 +294,52 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 		out = append(out, s)
 	}
 	return out
+}
+
+// ibJUnitSuite is the InfiniBand stage: a test case per port (or node)
+// with findings, one failure per finding; one passing case when the
+// fabric matches; a skipped one when the stage did not apply.
+func ibJUnitSuite(ib *ibreadback.Result) junitSuite {
+	s := junitSuite{Name: "fabctl validate: infiniband"}
+	switch {
+	case ib.Skipped != "":
+		s.add(junitCase{Name: "infiniband", Classname: "fabctl.infiniband", Skipped: &junitSkipped{Message: ib.Skipped}})
+		return s
+	case ib.Error != "":
+		s.add(junitCase{Name: "infiniband", Classname: "fabctl.infiniband",
+			Failures: []junitFailure{{Message: "not read: " + ib.Error, Type: "error", Text: ib.Error}}})
+		return s
+	}
+	if len(ib.Findings) == 0 {
+		s.add(junitCase{Name: fmt.Sprintf("fabric (%s, %d cabled ports)", ib.Summary, ib.Ports), Classname: "fabctl.infiniband"})
+		return s
+	}
+	byWhere := map[string][]ibreadback.Finding{}
+	var order []string
+	for _, f := range ib.Findings {
+		if _, ok := byWhere[f.Where]; !ok {
+			order = append(order, f.Where)
+		}
+		byWhere[f.Where] = append(byWhere[f.Where], f)
+	}
+	for _, w := range order {
+		c := junitCase{Name: w, Classname: "fabctl.infiniband"}
+		for _, f := range byWhere[w] {
+			text := fmt.Sprintf("%s: %s (verdict %s", w, f.Message, f.Verdict)
+			if f.NodeGUID != "" {
+				text += ", node " + f.NodeGUID
+			}
+			if f.PortGUID != "" {
+				text += ", port " + f.PortGUID
+			}
+			if f.LID != 0 {
+				text += fmt.Sprintf(", LID %d", f.LID)
+			}
+			c.Failures = append(c.Failures, junitFailure{Message: f.Message, Type: f.Kind, Text: text + ")"})
+		}
+		s.add(c)
+	}
+	return s
 }
 
 func (s *junitSuite) add(c junitCase) {

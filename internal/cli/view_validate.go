@@ -81,6 +81,8 @@ func liveVerdict(out io.Writer, st styles, r *validateResult) error {
 		_, err = fmt.Fprintf(out, "%s %s\n", st.OK.Render("✔ live fabric valid:"), summary)
 	case ExitNothingTested:
 		_, err = fmt.Fprintf(out, "%s %s: nothing failed, but not everything declared was tested\n", st.Warn.Render("! not proven:"), summary)
+	case ExitMismatch:
+		_, err = fmt.Fprintf(out, "%s %s: the fabric does not match the spec and no change fixes it\n", st.Fail.Render("✘ live fabric invalid:"), summary)
 	default:
 		_, err = fmt.Fprintf(out, "%s %s\n", st.Fail.Render("✘ live fabric invalid:"), summary)
 	}

@@ -229,11 +229,25 @@ func TestFabric(t *testing.T) {
 
 	t.Run("clean", func(t *testing.T) { check(t, s, in) })
 
-	t.Run("batch", func(t *testing.T) {
-		// The same read through one batch (ibfabric.ShellBatch over the
-		// diag wrappers) as through one process per call.
+	t.Run("mad-and-diags", func(t *testing.T) {
+		// The same fabric read by fabctl's MAD client (one process),
+		// by infiniband-diags (one smpquery per attribute), and by the
+		// diags in one batch (ibfabric.ShellBatch over the wrappers).
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		fm, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fm.Via != "fabctl ibmad" || fm.Note != "" {
+			t.Fatalf("read via %q: %s", fm.Via, fm.Note)
+		}
+		diags := ibfabric.All
+		diags.Diags = true
+		fo, err := ibfabric.Discover(ctx, s.Runner(), diags)
+		if err != nil {
+			t.Fatal(err)
+		}
 		br, err := s.BatchRunner()
 		if err != nil {
 			t.Fatal(err)
@@ -241,19 +255,18 @@ func TestFabric(t *testing.T) {
 		if _, ok := br.(ibfabric.BatchRunner); !ok {
 			t.Fatal("Sim.BatchRunner is not an ibfabric.BatchRunner")
 		}
-		fb, err := ibfabric.Discover(ctx, br, ibfabric.All)
+		fb, err := ibfabric.Discover(ctx, br, diags)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fo, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
-		if err != nil {
-			t.Fatal(err)
+		dm, do, db := fm.Describe(), fo.Describe(), fb.Describe()
+		if dm != do || db != do {
+			t.Errorf("the reads differ:\nfabctl ibmad:\n%s\ninfiniband-diags:\n%s\nbatched:\n%s", dm, do, db)
 		}
-		if db, do := fb.Describe(), fo.Describe(); db != do {
-			t.Errorf("batched read differs:\n%s\nper call:\n%s", db, do)
-		}
-		if fs, err := ibfabric.Compare(in, fb); err != nil || len(fs) != 0 {
-			t.Errorf("batched read: %v %v", fs, err)
+		for _, f := range []*ibfabric.Fabric{fm, fo, fb} {
+			if fs, err := ibfabric.Compare(in, f); err != nil || len(fs) != 0 {
+				t.Errorf("read via %s: %v %v", f.Via, fs, err)
+			}
 		}
 	})
 
@@ -287,8 +300,10 @@ func TestFabric(t *testing.T) {
 		if err := s.Reload(ctx, renderFiles(t, subnetManager(topo, drift))); err != nil {
 			t.Fatal(err)
 		}
-		fs := check(t, s, in, "pkey-missing cn02:1")
-		if len(fs) == 1 && !strings.Contains(fs[0].Message, "P_Key 0x0001 of partition storage") {
+		// cn02's port and the switch port facing it (opensm copies the
+		// adapter's P_Keys there) both lack the P_Key.
+		fs := check(t, s, in, "pkey-missing cn02:1", "switch-pkey sw1:2")
+		if len(fs) == 2 && !strings.Contains(fs[0].Message, "lacks P_Key 0x0001 of partition storage") {
 			t.Errorf("message: %s", fs[0].Message)
 		}
 		if err := s.Reload(ctx, files); err != nil {

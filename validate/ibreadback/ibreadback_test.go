@@ -2,15 +2,21 @@ package ibreadback
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric"
 	"github.com/fabctl/fabctl/drivers/sm/ibfabric/ibspec"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/ibsim"
 )
@@ -78,10 +84,10 @@ func TestMiswiredAndUncabled(t *testing.T) {
 		topo *ibfabric.Topology
 		want []string
 	}{
-		{"miswired", mis, []string{"leaf1 port 2: cabled to cn02-mlx5_0 port 1; the spec cables it to cn01-mlx5_0 port 1 [miswired]", "leaf1 port 3: cabled to cn01-mlx5_0 port 1; the spec cables it to cn02-mlx5_0 port 1 [miswired]",
+		{"miswired", mis, []string{"leaf1 port 2: cabled to cn02:ib0; the spec cables it to cn01:ib0 [miswired]", "leaf1 port 3: cabled to cn01:ib0; the spec cables it to cn02:ib0 [miswired]",
 			// and at the adapters' ends, in the spec's words
-			"cn01:ib0 (cn01-mlx5_0 port 1): cabled to leaf1 port 3; the spec cables it to leaf1 port 2 [miswired]",
-			"cn02:ib0 (cn02-mlx5_0 port 1): cabled to leaf1 port 2; the spec cables it to leaf1 port 3 [miswired]"}},
+			"cn01:ib0: cabled to leaf1 port 3; the spec cables it to leaf1 port 2 [miswired]",
+			"cn02:ib0: cabled to leaf1 port 2; the spec cables it to leaf1 port 3 [miswired]"}},
 		{"uncabled", unc, []string{"leaf2 port 8: no link to spine2 port 2 (link down, or no cable) [link-down]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,11 +102,18 @@ func TestMiswiredAndUncabled(t *testing.T) {
 			if res.Error != "" {
 				t.Fatal(res.Error)
 			}
+			planAgrees(t, sim, res)
 			var got []string
 			for _, x := range res.Findings {
 				if x.Kind == "miswired" || x.Kind == "link-down" {
 					got = append(got, x.Where+": "+x.Message+" ["+x.Kind+"]")
+					if x.Verdict != VerdictMismatch || x.NodeGUID == "" || x.LID == 0 {
+						t.Errorf("%s: verdict %q, node %q, LID %d: want a mismatch with the fabric's GUID and LID", x.Where, x.Verdict, x.NodeGUID, x.LID)
+					}
 				}
+			}
+			if res.Via != "fabctl ibmad" {
+				t.Errorf("read via %q (%s)", res.Via, res.Note)
 			}
 			all := strings.Join(got, "\n")
 			for _, w := range c.want {
@@ -129,5 +142,64 @@ func TestFromSpecInfiniBandExample(t *testing.T) {
 	in := f.Intent(s, nil)
 	if in.MTU != 4096 {
 		t.Errorf("MTU %d", in.MTU)
+	}
+}
+
+// planAgrees plans the subnet manager of examples/ib-testbed pointed at
+// the running simulated subnet (its opensm files, the diag wrappers) and
+// wants the plan's findings no change fixes to name the same ports and
+// kinds as validate's stage: a fault made outside the testbed (here, a
+// net file cabled unlike the spec) reads the same in both.
+func planAgrees(t *testing.T, sim *ibsim.Sim, res *Result) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "ib-testbed", "ib-testbed.fab.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := sim.WriteDiagWrappers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "opensm.pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(sim.OpenSMPID)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for _, r := range [][2]string{
+		{`".fabctl/testbed/ibsim/opensm/opensm.conf"`, strconv.Quote(filepath.Join(sim.Dir, ibsim.OpenSMDir, "opensm.conf"))},
+		{`".fabctl/testbed/ibsim/opensm.pid"`, strconv.Quote(pidFile)},
+		{`".fabctl/testbed/ibsim/bin"`, strconv.Quote(bin)},
+	} {
+		text = strings.Replace(text, r[0], r[1], 1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ib.fab.hcl"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := testutil.Load(t, dir, spec.LoadOptions{Platforms: builtin.SpecPlatforms(), Env: []string{}})
+	fab := intent.Compile(s)
+	p := plan.Make(context.Background(), s, fab, builtin.Registry(), plan.Options{Targets: []string{"sm.*"}})
+	if len(p.Devices) != 1 || p.Devices[0].Error != "" {
+		t.Fatalf("plan: %+v", p.Devices)
+	}
+	var fromPlan, fromValidate []string
+	for _, f := range p.Devices[0].Findings {
+		if f.Severity == drivers.SeverityError {
+			where, _, _ := strings.Cut(f.Message, ": ")
+			fromPlan = append(fromPlan, where+" ["+f.Kind+"]")
+		}
+	}
+	for _, f := range res.Findings {
+		if f.Verdict == VerdictMismatch {
+			fromValidate = append(fromValidate, f.Where+" ["+f.Kind+"]")
+		}
+	}
+	sort.Strings(fromPlan)
+	sort.Strings(fromValidate)
+	if strings.Join(fromPlan, "\n") != strings.Join(fromValidate, "\n") || len(fromPlan) == 0 {
+		t.Errorf("plan and validate disagree:\nplan:\n  %s\nvalidate:\n  %s", strings.Join(fromPlan, "\n  "), strings.Join(fromValidate, "\n  "))
+	}
+	if !p.Mismatched() {
+		t.Errorf("the plan of a miscabled fabric is not a mismatch")
 	}
 }

@@ -3,8 +3,10 @@ package opensm
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,24 +19,41 @@ import (
 // The fabric read-back of plan and apply. The files are only half of a
 // subnet manager's state: what counts is what opensm programmed into the
 // ports. When the spec cables an InfiniBand fabric (switches, links),
-// Read also discovers the fabric with infiniband-diags on the SM host
-// (ibnetdiscover, smpquery; drivers/sm/ibfabric) and compares it with the
-// spec:
+// Read also discovers the fabric on the SM host (fabctl's MAD client,
+// `fabctl ibmad`, from diags_dir; infiniband-diags when it is not there;
+// drivers/sm/ibfabric) and:
 //
-//   - a setting the files carry as the spec says but the fabric does not
-//     (a member port without the partition's P_Key, a port whose SL2VL or
-//     VL arbitration differs) reads back as "<value> (not programmed:
-//     ...)", so the plan shows it as a change, and as drift against the
-//     applied record; apply then signals opensm even though no file
-//     changes, and waits for the heavy sweep to program it;
-//   - what no file can change (a link down, a miswired or narrower link,
-//     an unreachable node, another MTU) is a plan finding naming the
-//     switch or host:nic and port.
+//   - reads every cabled port's P_Keys, SL-to-VL and VL arbitration
+//     tables into the state under intent.PathFabric, which the spec's
+//     desired state carries too (intent SubnetManager.Ports): a port
+//     that lost a P_Key, holds one it should not, or has another table
+//     than opensm.conf says is a change, on adapter and switch ports
+//     alike, and drift against the applied record;
+//   - reports what no change fixes (a link down, a miswired, narrower or
+//     slower link, an unreachable or undeclared node, another MTU, a
+//     port that could not be read) as findings of severity error, naming
+//     the port the spec's way with its GUID and LID.
 //
-// Apply waits after SIGHUP until a re-read of the fabric shows what the
-// spec asks opensm to program (SweepTimeout at most, then it restores the
-// previous files), so validate and the engine's read-back see a settled
-// fabric.
+// Apply writes the files and signals opensm when a file changed, then
+// settles the ports: opensm programs a port table only when the table it
+// keeps for the port differs from what it computes, or when it re-reads
+// the port (opensm 3.3.23: osm_pkey_mgr.c pkey_mgr_update_port compares
+// the new block with the stored one; osm_qos.c sl2vl_update_table and
+// vlarb_update_table_block likewise, unless force_update; the stored
+// tables are re-read from a port only when it needs an update:
+// osm_port_info_rcv.c osm_pi_rcv_update_self sets need_update for a port
+// in INIT, a new port or a subnet that needs an update, and only then
+// pi_rcv_get_pkey_slvl_vla_tables reads its tables; a heavy sweep on
+// SIGHUP, main.c osm_hup_flag -> force_heavy_sweep, reads PortInfo again
+// but not those tables). So a port whose table was changed behind
+// opensm's back keeps it across any number of SIGHUPs. fabctl restores
+// such a port itself: it reads the table opensm keeps for it from the
+// subnet administrator (PKeyTableRecord, SL2VLTableRecord,
+// VLArbitrationTableRecord: osm_sa_pkey_record.c and its siblings answer
+// from those stored tables) and, when that record is what the spec asks,
+// sets the port to it with the SMP opensm itself would send; when the
+// record is not (opensm has not applied its files), it signals opensm
+// and waits for the sweep. Then it reads the ports back.
 
 // DefaultSweepTimeout bounds apply's wait for opensm's heavy sweep.
 const DefaultSweepTimeout = 60 * time.Second
@@ -45,17 +64,19 @@ const sweepPoll = 500 * time.Millisecond
 // fabricView is one read-back of the fabric.
 type fabricView struct {
 	fab      *ibspec.Fabric
+	fabric   *ibfabric.Fabric
 	findings []ibfabric.Finding
-	summary  string
-	err      error
+	// live holds the ports' tables as state (intent.PathFabric).
+	live    intent.State
+	summary string
+	err     error
 }
 
-// diagRunner runs infiniband-diags over the session: from the spec's
-// diags_dir when set, through sudo -n when the host says sudo. Over SSH it
-// is an ibfabric.BatchRunner: Discover's smpquery calls go to the SM host
-// as one command (one SSH session), which runs them there in parallel.
-// A local runner is not batched: there the batch shell only adds
-// processes (make bench-ib).
+// diagRunner runs infiniband-diags and fabctl's MAD client over the
+// session: from the spec's diags_dir when set, through sudo -n when the
+// host says sudo. Over SSH it is an ibfabric.BatchRunner: the smpquery
+// calls of a fallback read go to the SM host as one command (one SSH
+// session), which runs them there in parallel.
 func (s *session) diagRunner() ibfabric.Runner {
 	if _, ssh := s.r.(sshRunner); ssh {
 		return batchDiags{sessionDiags{s}}
@@ -68,9 +89,17 @@ type sessionDiags struct{ s *session }
 // batchDiags is sessionDiags with RunBatch.
 type batchDiags struct{ sessionDiags }
 
+// prog is the program's path on the SM host: diags_dir/name, else the
+// name on PATH; fabctl's MAD client on this machine (sm_connect local
+// without diags_dir) is this very fabctl.
 func (d sessionDiags) prog(name string) string {
 	if d.s.sm != nil && d.s.sm.DiagsDir != "" {
 		return path.Join(d.s.sm.DiagsDir, name)
+	}
+	if _, local := d.s.r.(localRunner); local && name == ibfabric.MADProgram {
+		if exe, err := os.Executable(); err == nil {
+			return exe
+		}
 	}
 	return name
 }
@@ -83,6 +112,10 @@ func (d sessionDiags) prefix() string {
 }
 
 func (d sessionDiags) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return d.RunInput(ctx, nil, name, args...)
+}
+
+func (d sessionDiags) RunInput(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	var b strings.Builder
 	if p := d.prefix(); p != "" {
 		b.WriteString(p + " ")
@@ -91,7 +124,7 @@ func (d sessionDiags) Run(ctx context.Context, name string, args ...string) ([]b
 	for _, a := range args {
 		b.WriteString(" " + shq(a))
 	}
-	out, errb, code, err := d.s.r.run(ctx, b.String(), nil)
+	out, errb, code, err := d.s.r.run(ctx, b.String(), stdin)
 	switch {
 	case err != nil:
 		return out, d.s.runErr(name, err)
@@ -129,7 +162,7 @@ func readFabric(ctx context.Context, s *session, o ibfabric.Options) *fabricView
 	if !hasFabric(sm) {
 		return nil
 	}
-	v := &fabricView{}
+	v := &fabricView{live: intent.State{}}
 	f, err := ibspec.FromSpec(sm.Source)
 	if err != nil {
 		v.err = fmt.Errorf("the spec's InfiniBand topology: %w", err)
@@ -141,107 +174,180 @@ func readFabric(ctx context.Context, s *session, o ibfabric.Options) *fabricView
 		v.err = fmt.Errorf("discover the fabric: %w", err)
 		return v
 	}
+	v.fabric = fab
 	v.summary = fab.Summary()
 	v.findings, v.err = ibfabric.Compare(f.Intent(sm.Source, sm), fab)
+	names := pkeyNames(sm)
+	for _, fp := range sm.Ports {
+		n, p := v.port(fp)
+		if p == nil || p.Peer == nil {
+			continue
+		}
+		w := ibspec.Want(sm, fp)
+		if v.miswiredSwitchPort(fp) {
+			w.PKeys = nil // they follow the adapter it faces (notRead)
+		}
+		for k, val := range ibfabric.TableValues(n, p, w, names, false) {
+			v.live[fp.Path()+k] = val
+		}
+	}
 	return v
 }
 
-// programmed reports whether a finding is about something opensm
-// programs from its files (a SIGHUP and a heavy sweep settle it).
-func programmed(k ibfabric.Kind) bool {
-	switch k {
-	case ibfabric.KindPKeyMissing, ibfabric.KindPKeyMember, ibfabric.KindSwitchPKey, ibfabric.KindSL2VL, ibfabric.KindVLArb:
-		return true
+func pkeyNames(sm *intent.SubnetManager) map[uint16]string {
+	m := map[uint16]string{}
+	for _, p := range sm.Partitions {
+		m[uint16(p.PKey&0x7fff)] = p.Name
 	}
-	return false
+	return m
 }
 
-// pending lists the findings opensm should settle, as text.
-func (v *fabricView) pending() []string {
-	var out []string
-	for _, f := range v.findings {
-		if programmed(f.Kind) {
-			out = append(out, v.fab.Name(f.Node, f.Port)+": "+f.Message)
+// port returns the discovered node and port of a fabric port (nil when
+// not found).
+func (v *fabricView) port(fp intent.FabricPort) (*ibfabric.Node, *ibfabric.Port) {
+	if v == nil || v.fab == nil || v.fabric == nil {
+		return nil, nil
+	}
+	r, ok := v.fab.Ref(fp)
+	if !ok {
+		return nil, nil
+	}
+	g, ok := v.fab.Topology.NodeGUID(r.Node)
+	if !ok {
+		return nil, nil
+	}
+	n := v.fabric.Nodes[g]
+	if n == nil {
+		return nil, nil
+	}
+	return n, n.Ports[r.Port]
+}
+
+// miswiredSwitchPort reports whether a switch port is cabled to another
+// port than the spec says.
+func (v *fabricView) miswiredSwitchPort(fp intent.FabricPort) bool {
+	if !fp.Switch || v.fab == nil || v.fabric == nil {
+		return false
+	}
+	r, ok := v.fab.Ref(fp)
+	return ok && !ibfabric.CabledAsIntended(v.fab.Topology, v.fabric, r)
+}
+
+// notRead says why a fabric port's desired setting has no live value:
+// its port was not reached or read, or has no such table.
+func (v *fabricView) notRead(fp intent.FabricPort, attr string) string {
+	where := fp.Name()
+	n, p := v.port(fp)
+	switch {
+	case v.err != nil:
+		return "the fabric was not read back: " + v.err.Error()
+	case n == nil:
+		return "not read: " + where + "'s node was not found in the fabric (see the findings)"
+	case p == nil || p.Peer == nil:
+		if p != nil && p.Err != "" {
+			return "not read: " + where + ": " + p.Err
+		}
+		return "not read: the link at " + where + " is down (see the findings)"
+	case p.Err != "":
+		return "not read: " + where + ": " + p.Err
+	case strings.HasPrefix(attr, "pkey/") && v.miswiredSwitchPort(fp):
+		return where + " is cabled to another port than the spec says (see the findings): its P_Keys follow the adapter it faces"
+	case attr == "sl2vl" && (p.Info != nil && !p.Info.HasSLMap || n.Type == ibfabric.Switch && n.Ports[0] != nil && n.Ports[0].Info != nil && !n.Ports[0].Info.HasSLMap):
+		return where + " has no SL-to-VL table (PortInfo IsSLMappingSupported is 0): opensm programs none (osm_qos.c)"
+	case strings.HasPrefix(attr, "vlarb_") && p.Info != nil && p.Info.VLCap <= 1:
+		return where + " has one data VL (VLCap VL0): no VL arbitration to program (osm_qos.c vlarb_update)"
+	}
+	return "not read: " + where + ": the table was not read"
+}
+
+// unexpressible are the desired fabric settings the last read could not
+// judge, with the reason.
+func (lf *liveFiles) unexpressible(sm *intent.SubnetManager, desired intent.State) map[string]string {
+	out := map[string]string{}
+	if lf == nil || !hasFabric(sm) {
+		return out
+	}
+	for _, fp := range sm.Ports {
+		pre := fp.Path()
+		for k := range desired {
+			attr, ok := strings.CutPrefix(k, pre)
+			if !ok {
+				continue
+			}
+			switch {
+			case lf.fabricSkipped:
+				out[k] = "the InfiniBand stage of validate reads the fabric's ports"
+			case lf.fabric == nil:
+			case lf.fabric.err != nil:
+				out[k] = lf.fabric.notRead(fp, attr)
+			default:
+				if _, read := lf.fabric.live[k]; read {
+					continue
+				}
+				if strings.HasPrefix(attr, "pkey/") && !lf.fabric.miswiredSwitchPort(fp) {
+					// A missing P_Key of a port whose table was read is
+					// a change, not a gap.
+					if _, p := lf.fabric.port(fp); p != nil && p.Peer != nil && p.PKeys != nil && p.Err == "" {
+						continue
+					}
+				}
+				out[k] = lf.fabric.notRead(fp, attr)
+			}
 		}
 	}
 	return out
 }
 
-// annotate marks, in the live state read from the files, the settings
-// the files carry as the spec says but the fabric does not: their value
-// gets " (not programmed: ...)", so they differ from the desired value.
-func (v *fabricView) annotate(live, desired intent.State) {
-	if v == nil || v.err != nil {
-		return
-	}
-	portGUID := map[string]map[int]string{}
-	for _, h := range v.fab.Topology.HCAs {
-		m := map[int]string{}
-		for p := 1; p <= h.NumPorts(); p++ {
-			m[p] = ibfabric.GUID(h.PortGUID(p))
-		}
-		portGUID[h.Name] = m
-	}
-	notes := map[string][]string{}
-	var order []string
-	note := func(key, why string) {
-		if want, ok := desired[key]; !ok || live[key] != want {
-			return // the file differs already: that is the change
-		}
-		if _, seen := notes[key]; !seen {
-			order = append(order, key)
-		}
-		notes[key] = append(notes[key], why)
-	}
-	for _, f := range v.findings {
-		where := v.fab.Name(f.Node, f.Port)
-		switch f.Kind {
-		case ibfabric.KindPKeyMissing:
-			note(intent.PathPartitions+f.Subject+"/member/"+portGUID[f.Node][f.Port], "the P_Key is missing on "+where)
-		case ibfabric.KindPKeyMember:
-			note(intent.PathPartitions+f.Subject+"/member/"+portGUID[f.Node][f.Port], where+": "+f.Message)
-		case ibfabric.KindSL2VL:
-			note(intent.PathOpenSM+"qos_sl2vl", where+": "+f.Message)
-		case ibfabric.KindVLArb:
-			note(intent.PathOpenSM+"qos_vlarb_"+f.Subject, where+": "+f.Message)
-		}
-	}
-	for _, k := range order {
-		ws := notes[k]
-		why := ws[0]
-		if len(ws) > 1 {
-			why += fmt.Sprintf(" (and %d more ports)", len(ws)-1)
-		}
-		live[k] = live[k] + " (not programmed: " + why + ")"
-	}
-}
-
-// planFindings are the plan's findings of a read-back: what no file
-// changes (cabling, link state, width, speed, MTU, enforcement on switch
-// ports), or why the fabric could not be read.
+// planFindings are the plan's findings of a read-back: what no change
+// fixes (cabling, links, nodes, MTU, unreadable ports) as errors, or why
+// the fabric could not be read; how it was read when fabctl's MAD client
+// was not there.
 func (v *fabricView) planFindings(smName string) []drivers.Finding {
 	if v == nil {
 		return nil
 	}
 	if v.err != nil {
-		return []drivers.Finding{{Severity: "warning", Path: "fabric",
-			Message: fmt.Sprintf("the fabric was not read back on %s (%v): plan shows the files only; check infiniband-diags there (diags_dir)", smName, v.err)}}
+		return []drivers.Finding{{Severity: drivers.SeverityError, Path: "fabric", Kind: string(ibfabric.KindUnreadable),
+			Message: fmt.Sprintf("the fabric was not read back on %s (%v): its cabling and port tables are not judged; check fabctl or infiniband-diags there (diags_dir)", smName, v.err)}}
 	}
 	var out []drivers.Finding
+	if v.fabric != nil && v.fabric.Note != "" {
+		out = append(out, drivers.Finding{Severity: "info", Path: "fabric", Message: v.fabric.Note + "; put fabctl in diags_dir on " + smName + " for the one-process read and port-table restores"})
+	}
 	for _, f := range v.findings {
-		switch f.Kind {
-		case ibfabric.KindPKeyMissing, ibfabric.KindPKeyMember, ibfabric.KindSL2VL, ibfabric.KindVLArb, ibfabric.KindNotQueried:
-			continue // in the state (annotate), or nothing to say
+		if f.Kind.Restorable() || f.Kind == ibfabric.KindNotQueried {
+			continue // in the state as changes, or nothing to say
 		}
 		p := "fabric/" + f.Node
 		if f.Port > 0 {
-			p += fmt.Sprintf("/%d", f.Port)
+			p += "/" + strconv.Itoa(f.Port)
 		}
-		out = append(out, drivers.Finding{Severity: "warning", Path: p,
-			Message: fmt.Sprintf("%s: %s [%s]", v.fab.Name(f.Node, f.Port), f.Message, f.Kind)})
+		out = append(out, drivers.Finding{Severity: drivers.SeverityError, Path: p, Kind: string(f.Kind),
+			Message: fmt.Sprintf("%s: %s [%s]", f.Where, f.Message, f.Kind), IDs: findingIDs(f)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// findingIDs are the fabric's identifiers of a finding's node and port.
+func findingIDs(f ibfabric.Finding) map[string]string {
+	ids := map[string]string{}
+	if f.NodeGUID != 0 {
+		ids["node_guid"] = ibfabric.GUID(f.NodeGUID)
+	}
+	if f.PortGUID != 0 {
+		ids["port_guid"] = ibfabric.GUID(f.PortGUID)
+	}
+	if f.LID != 0 {
+		ids["lid"] = strconv.Itoa(f.LID)
+	}
+	if f.Port > 0 {
+		ids["port"] = strconv.Itoa(f.Port)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return ids
 }
 
 // sweepTimeout is the driver's bound on apply's wait.
@@ -250,46 +356,4 @@ func (d *Driver) sweepTimeout() time.Duration {
 		return d.Opts.SweepTimeout
 	}
 	return DefaultSweepTimeout
-}
-
-// waitProgrammed re-reads the fabric until opensm has programmed what the
-// spec asks (no P_Key, SL2VL or VL arbitration finding left), at most
-// timeout. It returns the time it waited, or an error naming the ports
-// still not programmed.
-func waitProgrammed(ctx context.Context, s *session, timeout time.Duration) (time.Duration, error) {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last []string
-	var lastErr error
-	for {
-		// What opensm programs only: P_Key and QoS tables, no PortInfo.
-		v := readFabric(ctx, s, ibfabric.Options{PKeys: true, QoS: true})
-		if v == nil {
-			return 0, nil
-		}
-		if v.err == nil {
-			if last = v.pending(); len(last) == 0 {
-				return time.Since(start), nil
-			}
-		} else {
-			lastErr = v.err
-		}
-		select {
-		case <-ctx.Done():
-			switch {
-			case len(last) > 0:
-				more := ""
-				if len(last) > 3 {
-					more = fmt.Sprintf("; and %d more", len(last)-3)
-					last = last[:3]
-				}
-				return time.Since(start), fmt.Errorf("opensm did not program the fabric within %s of SIGHUP (the fabric read back still differs: %s%s); check opensm's log on %s", timeout, strings.Join(last, "; "), more, s.name)
-			case lastErr != nil:
-				return time.Since(start), fmt.Errorf("the fabric could not be read back within %s of SIGHUP: %v", timeout, lastErr)
-			}
-			return time.Since(start), fmt.Errorf("the fabric read-back did not settle within %s of SIGHUP", timeout)
-		case <-time.After(sweepPoll):
-		}
-	}
 }

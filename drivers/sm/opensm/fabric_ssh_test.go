@@ -133,7 +133,7 @@ credentials "sm" {
 		t.Fatal("plan over SSH: no changes against opensm at its defaults")
 	}
 	for _, fd := range dp.Findings {
-		if fd.Severity == "warning" {
+		if fd.Severity == "warning" || fd.Severity == drivers.SeverityError {
 			t.Errorf("finding on a clean fabric: %s", fd.Message)
 		}
 	}
@@ -176,14 +176,24 @@ credentials "sm" {
 	if fs := read(); len(fs) != 0 {
 		t.Fatalf("findings over SSH on the applied fabric: %v", fs)
 	}
-	batched := time.Since(t1)
-	// The same read with one SSH session per call (RunBatch hidden).
+	mad := time.Since(t1)
+	// The same read with infiniband-diags (a SM host without fabctl): in
+	// one batch, and with one SSH session per call (RunBatch hidden).
 	t1 = time.Now()
-	if _, err := ibfabric.Discover(ctx, struct{ ibfabric.Runner }{r}, ibfabric.All); err != nil {
+	viaDiags, err := ibfabric.Discover(ctx, r, ibfabric.Options{PortInfo: true, PKeys: true, QoS: true, Diags: true})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("discovery over SSH of %d switches, %d adapters, %d links: %s in one batch, %s with one session per smpquery",
-		len(fab.Topology.Switches), len(fab.Topology.HCAs), len(fab.Topology.Links), batched.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
+	batched := time.Since(t1)
+	if fs, err := ibfabric.Compare(fab.Intent(s, sm), viaDiags); err != nil || len(fs) != 0 {
+		t.Fatalf("findings over SSH with infiniband-diags on the applied fabric: %v %v", fs, err)
+	}
+	t1 = time.Now()
+	if _, err := ibfabric.Discover(ctx, struct{ ibfabric.Runner }{r}, ibfabric.Options{PortInfo: true, PKeys: true, QoS: true, Diags: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("discovery over SSH of %d switches, %d adapters, %d links: %s with fabctl ibmad, %s with infiniband-diags in one batch, %s with one session per smpquery",
+		len(fab.Topology.Switches), len(fab.Topology.HCAs), len(fab.Topology.Links), mad.Round(time.Millisecond), batched.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 
 	// 4. A cable down: a plan finding named by port, and validate's
 	// runner names it too.
@@ -195,8 +205,15 @@ credentials "sm" {
 	for _, fd := range dp.Findings {
 		msgs = append(msgs, fd.Message)
 	}
-	if all := strings.Join(msgs, "\n"); !strings.Contains(all, "leaf2 port 2: no link to cn04-mlx5_0 port 1 (link down, or no cable) [link-down]") {
+	if all := strings.Join(msgs, "\n"); !strings.Contains(all, "leaf2 port 2: no link to cn04:ib0 (link down, or no cable) [link-down]") {
 		t.Errorf("plan findings lack the cable down at leaf2 port 2:\n%s", all)
+	}
+	mismatched := false
+	for _, fd := range dp.Findings {
+		mismatched = mismatched || fd.Severity == drivers.SeverityError && fd.Kind == "link-down" && fd.IDs["lid"] != ""
+	}
+	if !mismatched {
+		t.Errorf("the cable down is not an error finding with the switch's LID: %+v", dp.Findings)
 	}
 	fs := read()
 	if len(fs) == 0 || fs[0].Kind != ibfabric.KindUnreachable && fs[0].Kind != ibfabric.KindLinkDown {

@@ -110,8 +110,9 @@ type liveFiles struct {
 	conf, parts, qos remoteFile
 	pids             []int
 	// fabric is the fabric read back with the files (nil: the spec
-	// cables no InfiniBand fabric).
-	fabric *fabricView
+	// cables no InfiniBand fabric, or the caller reads it: fabricSkipped).
+	fabric        *fabricView
+	fabricSkipped bool
 }
 
 // New returns a driver with the default file locations.
@@ -121,7 +122,23 @@ var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Renderer = (*Driver)(nil)
 	_ drivers.Reporter = (*Driver)(nil)
+	_ drivers.Limiter  = (*Driver)(nil)
 )
+
+// Unexpressible are the fabric ports' settings the last Read could not
+// judge: a port not reached, down or unreadable (a finding says so), a
+// table the port does not have, or a read left to validate's
+// InfiniBand stage.
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
+	sm, err := smOf(t)
+	if err != nil {
+		return nil
+	}
+	d.mu.Lock()
+	lf := d.live[sm.Name]
+	d.mu.Unlock()
+	return lf.unexpressible(sm, desired)
+}
 
 // Name is "opensm".
 func (d *Driver) Name() string { return Name }
@@ -230,9 +247,12 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	}
 	desired := sm.Flatten()
 	live := liveState(lf, desired, sm.QoS)
-	if !fabricSkipped(ctx) {
-		lf.fabric = readFabric(ctx, s, ibfabric.All)
-		lf.fabric.annotate(live, desired)
+	if fabricSkipped(ctx) {
+		lf.fabricSkipped = true
+	} else if lf.fabric = readFabric(ctx, s, ibfabric.All); lf.fabric != nil {
+		for k, v := range lf.fabric.live {
+			live[k] = v
+		}
 	}
 	d.mu.Lock()
 	if d.live == nil {
@@ -305,7 +325,12 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 		lf = d.defaultLive(sm)
 	}
 	byFile := map[string][]intent.AttrChange{}
+	var ports []intent.AttrChange
 	for _, c := range diff {
+		if strings.HasPrefix(c.Path, intent.PathFabric) {
+			ports = append(ports, c)
+			continue
+		}
 		byFile[fileOf(c.Path)] = append(byFile[fileOf(c.Path)], c)
 	}
 	touched := map[string]bool{}
@@ -330,13 +355,6 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 				ch.Disruptive = c.Disruptive
 			}
 		}
-		if known && old.Present && old.Data == nf.Data {
-			// The file says it already; the fabric does not (annotate).
-			ch.Summary = fmt.Sprintf("%s already says it: opensm has not programmed it into the fabric", nf.Path)
-			ch.Payload = append(ch.Payload, "no write: the file is as the spec says")
-			out = append(out, ch)
-			continue
-		}
 		ch.Payload = append(ch.Payload, fmt.Sprintf("write %s atomically (temp file + rename), previous file kept as %s.fabctl.bak", nf.Path, nf.Path))
 		if known {
 			ch.Payload = append(ch.Payload, lineDiff(old, nf)...)
@@ -344,7 +362,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 		out = append(out, ch)
 	}
 	if len(out) == 0 {
-		return nil, nil
+		return portSteps(sm, ports), nil
 	}
 	reload := drivers.Change{Summary: "opensm rereads its files (SIGHUP: a heavy sweep applies them to the fabric)"}
 	switch {
@@ -358,7 +376,68 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	if hasFabric(sm) && len(reload.Payload) > 0 {
 		reload.Summary += fmt.Sprintf("; fabctl re-reads the fabric until it is programmed (at most %s)", d.sweepTimeout())
 	}
-	return append(out, reload), nil
+	return append(append(out, reload), portSteps(sm, ports)...), nil
+}
+
+// portSteps are the restores of fabric ports, one step per port.
+func portSteps(sm *intent.SubnetManager, cs []intent.AttrChange) []drivers.Change {
+	if len(cs) == 0 {
+		return nil
+	}
+	byPort := map[string][]intent.AttrChange{}
+	var order []intent.FabricPort
+	for _, fp := range sm.Ports {
+		pre := fp.Path()
+		for _, c := range cs {
+			if strings.HasPrefix(c.Path, pre) {
+				if byPort[pre] == nil {
+					order = append(order, fp)
+				}
+				byPort[pre] = append(byPort[pre], c)
+			}
+		}
+	}
+	var out []drivers.Change
+	for _, fp := range order {
+		ch := drivers.Change{}
+		tables := map[string]bool{}
+		for _, c := range byPort[fp.Path()] {
+			ch.Paths = append(ch.Paths, c.Path)
+			attr := strings.TrimPrefix(c.Path, fp.Path())
+			switch {
+			case strings.HasPrefix(attr, "pkey/"):
+				tables["P_Key table"] = true
+			case attr == "sl2vl":
+				tables["SL-to-VL table"] = true
+			default:
+				tables["VL arbitration table"] = true
+			}
+			ch.Payload = append(ch.Payload, restoreLine(c, attr))
+		}
+		var names []string
+		for n := range tables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		ch.Summary = fmt.Sprintf("restore %s's %s to what the subnet manager programs (its SA record, set by SMP; opensm's sweep when its record differs too), then read it back",
+			fp.Name(), strings.Join(names, " and "))
+		out = append(out, ch)
+	}
+	return out
+}
+
+// restoreLine says what restoring one setting does.
+func restoreLine(c intent.AttrChange, attr string) string {
+	if part, ok := strings.CutPrefix(attr, "pkey/"); ok {
+		switch c.Action {
+		case intent.Create:
+			return fmt.Sprintf("restore the P_Key of partition %s (%s member)", part, c.After)
+		case intent.Delete:
+			return fmt.Sprintf("remove the P_Key of partition %s (%s member), which the spec does not give the port", part, c.Before)
+		}
+		return fmt.Sprintf("restore partition %s's membership: %s, not %s", part, c.After, c.Before)
+	}
+	return fmt.Sprintf("restore %s: %s (the port has %s)", attr, c.After, c.Before)
 }
 
 func countActions(cs []intent.AttrChange) string {
@@ -417,8 +496,13 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 	}
 	defer s.r.close()
 	touched := map[string]bool{}
+	portsTouched := false
 	for _, ch := range changes {
 		for _, p := range ch.Paths {
+			if strings.HasPrefix(p, intent.PathFabric) {
+				portsTouched = true
+				continue
+			}
 			touched[fileOf(p)] = true
 		}
 	}
@@ -466,19 +550,18 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		}
 		tok.Files = append(tok.Files, old)
 	}
-	// Signal opensm when a file changed, or when none did but the fabric
-	// lacks what the files say (the plan's "not programmed" changes);
-	// then wait for the sweep to program the fabric.
-	hup := len(tok.Files) > 0
-	if !hup && len(lf.pids) > 0 && hasFabric(sm) {
-		v := readFabric(ctx, s, ibfabric.Options{PKeys: true, QoS: true})
-		hup = v.err == nil && len(v.pending()) > 0
-	}
-	if hup && len(lf.pids) > 0 {
+	// Signal opensm when a file changed; then settle the ports: re-read
+	// the fabric, restore ports opensm does not, wait for its sweep
+	// (fabric.go, settle.go).
+	hup := len(tok.Files) > 0 && len(lf.pids) > 0
+	if hup {
 		if err := s.hup(ctx, lf.pids); err != nil {
 			return fail(err)
 		}
-		if _, err := waitProgrammed(ctx, s, d.sweepTimeout()); err != nil {
+	}
+	if hasFabric(sm) && (hup || portsTouched) {
+		timeout := d.sweepTimeout()
+		if _, err := settle(ctx, s, sm.Flatten(), lf.pids, hup, timeout, saKey(lf)); err != nil {
 			if len(tok.Files) == 0 {
 				return drivers.Result{}, fmt.Errorf("%s: %w", sm.Name, err)
 			}
@@ -490,8 +573,10 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 					rerrs = append(rerrs, rerr.Error())
 				}
 			}
-			if herr := s.hup(bg, lf.pids); herr != nil {
-				rerrs = append(rerrs, "signal opensm: "+herr.Error())
+			if len(lf.pids) > 0 {
+				if herr := s.hup(bg, lf.pids); herr != nil {
+					rerrs = append(rerrs, "signal opensm: "+herr.Error())
+				}
 			}
 			if len(rerrs) > 0 {
 				return drivers.Result{}, &drivers.PartialError{Device: t.Device.Addr(), Err: fmt.Errorf("%s: %v; restoring the previous files failed: %s", sm.Name, err, strings.Join(rerrs, "; "))}
@@ -587,6 +672,13 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 		}
 	}
 	fs = append(fs, lf.fabric.planFindings(sm.Name)...)
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity == "warning" && fs[j].Severity != "warning" })
+	rank := map[string]int{drivers.SeverityError: 0, "warning": 1}
+	sev := func(s string) int {
+		if r, ok := rank[s]; ok {
+			return r
+		}
+		return 2
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return sev(fs[i].Severity) < sev(fs[j].Severity) })
 	return fs
 }

@@ -152,6 +152,10 @@ func FromSpec(s *spec.Spec) (*Fabric, error) {
 		}
 		f.Topology.Links = append(f.Topology.Links, ls)
 	}
+	f.Topology.Names = map[ibfabric.PortRef]string{}
+	for r, ep := range f.Endpoints {
+		f.Topology.Names[r] = ep
+	}
 	if err := f.Topology.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,31 +163,86 @@ func FromSpec(s *spec.Spec) (*Fabric, error) {
 }
 
 // Name is how a finding names a topology node and port in the spec's
-// words: an adapter port as "host:nic (adapter port n)", a switch port as
-// "switch port n".
+// words: an adapter port as "host:nic", a switch port as "switch port
+// n", a node by its name (an adapter: "host device").
 func (f *Fabric) Name(node string, port int) string {
-	if port > 0 {
-		if ep, ok := f.Endpoints[ibfabric.PortRef{Node: node, Port: port}]; ok {
-			return fmt.Sprintf("%s (%s port %d)", ep, node, port)
-		}
-		return fmt.Sprintf("%s port %d", node, port)
-	}
-	return node
+	return f.Topology.PortName(ibfabric.PortRef{Node: node, Port: port})
 }
 
-// Intent is what validate compares the discovered fabric with: the
-// topology; every partition of the compiled subnet manager with its
-// cabled member ports (keywords such as ALL and the default partition
-// are opensm's business, not a port list); P_Key enforcement (opensm's
-// default, part_enforce both); the QoS tables when the spec manages them;
-// the fabric's RDMA MTU as the operational MTU of every link.
+// Ref is the topology port of a subnet manager's fabric port.
+func (f *Fabric) Ref(fp intent.FabricPort) (ibfabric.PortRef, bool) {
+	if !fp.Switch {
+		r, ok := f.Ports[fp.Node+":"+fp.Port]
+		return r, ok
+	}
+	n, err := strconv.Atoi(fp.Port)
+	if err != nil {
+		return ibfabric.PortRef{}, false
+	}
+	return ibfabric.PortRef{Node: fp.Node, Port: n}, true
+}
+
+// Want is what a subnet manager's fabric port should hold, in
+// ibfabric's terms: the same P_Keys, SL2VL and VL arbitration tables the
+// port's state paths carry (intent SubnetManager.Flatten, PathFabric).
+func Want(sm *intent.SubnetManager, fp intent.FabricPort) ibfabric.PortWant {
+	var w ibfabric.PortWant
+	if fp.PKeys != nil {
+		names := map[int]string{}
+		for _, p := range sm.Partitions {
+			names[p.PKey&0x7fff] = p.Name
+		}
+		w.PKeys = map[uint16]ibfabric.PKeyWant{}
+		for pkey, m := range fp.PKeys {
+			name := names[pkey]
+			if name == "" {
+				name = intent.PKeyString(pkey)
+			}
+			w.PKeys[uint16(pkey&0x7fff)] = ibfabric.PKeyWant{Partition: name, Full: m == "full"}
+		}
+	}
+	if !sm.QoS {
+		return w
+	}
+	if len(sm.SL2VL) == 16 {
+		w.SL2VL = sm.SL2VL
+	}
+	if sm.VLArbHigh != nil {
+		w.VLArbHigh = weights(sm.VLArbHigh)
+	}
+	if sm.VLArbLow != nil {
+		w.VLArbLow = weights(sm.VLArbLow)
+	}
+	return w
+}
+
+func weights(t []spec.VLWeight) []ibfabric.VLWeight {
+	out := []ibfabric.VLWeight{}
+	for _, x := range t {
+		out = append(out, ibfabric.VLWeight{VL: x.VL, Weight: x.Weight})
+	}
+	return out
+}
+
+// Intent is what validate and the opensm driver compare the discovered
+// fabric with: the topology; every cabled port's tables as the subnet
+// manager's state carries them (Want: its partitions' P_Keys, with the
+// keywords ALL and ALL_CAS on every adapter port and the adapter's
+// P_Keys on the switch port facing it, which opensm copies there under
+// its default part_enforce both; the QoS tables when the spec manages
+// them); the fabric's RDMA MTU as the operational MTU of every link.
 func (f *Fabric) Intent(s *spec.Spec, sm *intent.SubnetManager) ibfabric.Intent {
-	in := ibfabric.Intent{Topology: f.Topology, Enforce: true}
+	in := ibfabric.Intent{Topology: f.Topology, Enforce: true, Tables: map[ibfabric.PortRef]ibfabric.PortWant{}}
 	if _, ok := intent.IBMTUCode(s.Fabric.RDMAMTU); ok {
 		in.MTU = s.Fabric.RDMAMTU
 	}
 	if sm == nil {
 		return in
+	}
+	for _, fp := range sm.Ports {
+		if r, ok := f.Ref(fp); ok {
+			in.Tables[r] = Want(sm, fp)
+		}
 	}
 	byGUID := map[string]ibfabric.PortRef{}
 	for ref := range f.Endpoints {
