@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,52 +89,139 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 	t.Logf("validate clean in %s:\n%s", time.Since(t0).Round(time.Millisecond), out)
 	must(ExitOK, "plan", "--detailed-exitcode", dir)
 
-	expect := func(out string, want ...string) {
+	expect := func(what, out string, want ...string) {
 		t.Helper()
 		for _, w := range want {
 			if !strings.Contains(out, w) {
-				t.Errorf("validate output lacks %q:\n%s", w, out)
+				t.Errorf("%s output lacks %q:\n%s", what, w, out)
 			}
 		}
 	}
-
-	// A cable down: named at the switch port.
-	must(ExitOK, "testbed", "fault", dir, "link-down", "leaf1:2")
-	expect(validateUntil(ExitError, dir), "leaf1 port 2: no link to cn01-mlx5_0 port 1", "[link-down]")
-	// plan reads the fabric back too: the cable is a finding of the
-	// subnet manager (no file changes it).
-	expectPlan := func(out string, want ...string) {
+	// agree checks that validate, plan and drift see the same fault:
+	// exit codes and the port named the spec's way in each.
+	agree := func(validateCode, planCode ExitCode, want ...string) {
 		t.Helper()
-		for _, w := range want {
-			if !strings.Contains(out, w) {
-				t.Errorf("plan output lacks %q:\n%s", w, out)
+		expect("validate", validateUntil(validateCode, dir), want...)
+		expect("plan", must(planCode, "plan", "--detailed-exitcode", dir), want...)
+		expect("drift", must(planCode, "drift", dir), want...)
+	}
+	fault := func(args ...string) string {
+		t.Helper()
+		return must(ExitOK, append([]string{"testbed", "fault", dir}, args...)...)
+	}
+	clean := func() {
+		t.Helper()
+		validateUntil(ExitOK, dir)
+		must(ExitOK, "plan", "--detailed-exitcode", dir)
+		must(ExitOK, "drift", dir)
+	}
+	repair := func() {
+		t.Helper()
+		t0 := time.Now()
+		must(ExitOK, "apply", "-auto-approve", dir)
+		t.Logf("apply repaired the fabric in %s", time.Since(t0).Round(time.Millisecond))
+		// apply verified the ports by read-back: clean at once.
+		must(ExitOK, "validate", "--skip-traffic", dir)
+		must(ExitOK, "plan", "--detailed-exitcode", dir)
+	}
+
+	// Cabling faults: findings no change fixes. validate, plan and drift
+	// name the port and exit 6; the summary never says the fabric
+	// matches; JSON has the port's GUID and LID.
+	fault("link-down", "leaf1:2")
+	agree(ExitMismatch, ExitMismatch, "leaf1 port 2: no link to cn01:ib0", "[link-down]")
+	out = must(ExitMismatch, "plan", dir)
+	expect("plan", out, "Mismatch:", "No changes, but the fabric does not match the spec")
+	if strings.Contains(out, "matches the spec on all") {
+		t.Errorf("a cable down reads as a matching fabric:\n%s", out)
+	}
+	js := must(ExitMismatch, "plan", "--json", dir)
+	var doc struct {
+		Mismatch bool `json:"mismatch"`
+		Devices  []struct {
+			Findings []struct {
+				Severity, Kind, Message string
+				IDs                     map[string]string `json:"ids"`
+			} `json:"findings"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range doc.Devices {
+		for _, f := range d.Findings {
+			if f.Kind == "link-down" && f.Severity == "error" && f.IDs["lid"] != "" && f.IDs["node_guid"] != "" && f.IDs["port"] == "2" {
+				found = true
 			}
 		}
 	}
-	expectPlan(must(ExitOK, "plan", "--detailed-exitcode", dir), "leaf1 port 2: no link to cn01-mlx5_0 port 1", "[link-down]")
-	must(ExitOK, "testbed", "fault", dir, "link-up", "cn01:ib0") // the same cable, named at its other end
-	validateUntil(ExitOK, dir)
+	if !doc.Mismatch || !found {
+		t.Errorf("plan --json: mismatch %v, link-down finding with GUID and LID %v:\n%s", doc.Mismatch, found, js)
+	}
+	expect("plan --format markdown", must(ExitMismatch, "plan", "--format", "markdown", dir), "the fabric does not match the spec", "leaf1 port 2: no link to cn01:ib0")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	must(ExitMismatch, "validate", "--skip-traffic", "--junit", junit, dir)
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `name="leaf1 port 2"`) || !strings.Contains(string(b), `type="link-down"`) {
+		t.Errorf("JUnit lacks the InfiniBand case (%v):\n%s", err, b)
+	}
+	fault("link-up", "cn01:ib0") // the same cable, named at its other end
+	clean()
 
-	// A link trained at 1x instead of 4x.
-	must(ExitOK, "testbed", "fault", dir, "width", "leaf2:1", "1x")
-	expect(validateUntil(ExitError, dir), "leaf2 port 1: link to cn03", "trained at 1x, lower than the spec's 4x", "[width]")
-	must(ExitOK, "testbed", "fault", dir, "width", "leaf2:1", "4x")
-	validateUntil(ExitOK, dir)
+	fault("width", "leaf2:1", "1x")
+	agree(ExitMismatch, ExitMismatch, "leaf2 port 1: link to cn03:ib0 trained at 1x, lower than the spec's 4x", "[width]")
+	fault("width", "leaf2:1", "4x")
+	clean()
 
 	// Two cables swapped: cn01 on leaf2 port 1, cn03 on leaf1 port 2.
-	must(ExitOK, "testbed", "fault", dir, "miswire", "cn01:ib0", "cn03:ib0")
-	expect(validateUntil(ExitError, dir), "leaf1 port 2: cabled to cn03-mlx5_0 port 1; the spec cables it to cn01-mlx5_0 port 1", "leaf2 port 1: cabled to cn01-mlx5_0 port 1", "[miswired]")
-	expectPlan(must(ExitOK, "plan", "--detailed-exitcode", dir), "leaf1 port 2: cabled to cn03-mlx5_0 port 1", "[miswired]")
-	must(ExitOK, "testbed", "fault", dir, "miswire", "cn01:ib0", "cn03:ib0") // back
-	validateUntil(ExitOK, dir)
+	fault("miswire", "cn01:ib0", "cn03:ib0")
+	agree(ExitMismatch, ExitMismatch, "leaf1 port 2: cabled to cn03:ib0; the spec cables it to cn01:ib0", "leaf2 port 1: cabled to cn01:ib0", "[miswired]")
+	fault("miswire", "cn01:ib0", "cn03:ib0") // back
+	clean()
+
+	// One port that does not answer: a finding on that port, the rest of
+	// the fabric is read and judged (a port-table fault elsewhere is still
+	// a change).
+	fault("unreadable", "cn02:ib0")
+	fault("pkey-remove", "leaf2:2", "storage")
+	expect("validate", validateUntil(ExitError, dir), "cn02:ib0: could not be read", "[unreadable]", "leaf2 port 2: lacks P_Key 0x0002 of partition storage", "[switch-pkey]")
+	expect("plan", must(ExitMismatch, "plan", "--detailed-exitcode", dir), "cn02:ib0: could not be read", "ib/leaf2/2/pkey/storage")
+	fault("readable", "cn02:ib0")
+	repair()
+
+	// Port tables changed behind opensm's back (SMP Sets): validate
+	// names the port, plan and drift show the restore (never "a port
+	// leaving a partition"), apply restores it and verifies by read-back.
+	for _, c := range []struct {
+		fault []string
+		want  []string
+	}{
+		{[]string{"pkey-remove", "leaf2:2", "storage"}, []string{"leaf2 port 2: lacks P_Key 0x0002 of partition storage", "[switch-pkey]"}},
+		{[]string{"pkey-remove", "cn03:ib0", "compute"}, []string{"cn03:ib0: lacks P_Key 0x0001 of partition compute", "[pkey-missing]"}},
+		{[]string{"pkey-limited", "cn03:ib0", "storage"}, []string{"cn03:ib0: partition storage (0x0002): the port is a limited member, the spec says full", "[pkey-membership]"}},
+		{[]string{"pkey-add", "sm01:ib0", "storage"}, []string{"sm01:ib0: holds P_Key 0x0002 (full member) of partition storage", "[pkey-extra]"}},
+		{[]string{"sl2vl-zero", "leaf1:7"}, []string{"leaf1 port 7: SL-to-VL table is", "[sl2vl]"}},
+		{[]string{"sl2vl-zero", "cn02:ib0"}, []string{"cn02:ib0: SL-to-VL table is 0,0,0", "[sl2vl]"}},
+		{[]string{"vlarb-weight", "cn04:ib0", "low", "1", "7"}, []string{"cn04:ib0: low-priority VL arbitration is 0:32,1:7,2:64", "[vlarb]"}},
+	} {
+		fault(c.fault...)
+		expect("validate", validateUntil(ExitError, dir), c.want...)
+		plan := must(ExitChanges, "plan", "--detailed-exitcode", "--show-payload", dir)
+		expect("plan", plan, "restore ")
+		if strings.Contains(plan, "leaving a partition") {
+			t.Errorf("%v: a restore reads as a port leaving a partition:\n%s", c.fault, plan)
+		}
+		must(ExitChanges, "drift", dir)
+		repair()
+	}
 
 	// A host dropped from a partition in opensm's file: validate names
-	// the port, plan shows the file's drift, apply puts it back.
-	must(ExitOK, "testbed", "fault", dir, "partition-drop", "storage", "cn04:ib0")
-	expect(must(ExitError, "validate", "--skip-traffic", dir), "cn04:ib0 (cn04-mlx5_0 port 1): P_Key 0x0002 of partition storage is not in the port's P_Key table", "[pkey-missing]")
-	expectPlan(must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01")
-	must(ExitOK, "apply", "-auto-approve", dir)
-	must(ExitOK, "validate", "--skip-traffic", dir)
+	// the port, plan shows the file's drift and the ports, apply puts it
+	// back.
+	fault("partition-drop", "storage", "cn04:ib0")
+	expect("validate", must(ExitError, "validate", "--skip-traffic", dir), "cn04:ib0: lacks P_Key 0x0002 of partition storage", "[pkey-missing]")
+	expect("plan", must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01", "ib/cn04/ib0/pkey/storage")
+	repair()
 
 	// A host missing from a partition: opensm runs an older spec without
 	// cn04 in storage. validate names cn04's port, plan shows the drift.
@@ -143,15 +231,15 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(ExitOK, "apply", "-auto-approve", old)
-	expect(validateUntil(ExitError, dir), "cn04:ib0 (cn04-mlx5_0 port 1): P_Key 0x0002 of partition storage is not in the port's P_Key table", "[pkey-missing]")
-	expect(must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01")
-	must(ExitOK, "apply", "-auto-approve", dir)
-	must(ExitOK, "validate", "--skip-traffic", dir)
+	expect("validate", validateUntil(ExitError, dir), "cn04:ib0: lacks P_Key 0x0002 of partition storage", "[pkey-missing]")
+	expect("plan", must(ExitChanges, "plan", "--detailed-exitcode", dir), "partitions/storage/member/0x0c42a10300000e01")
+	repair()
 
 	// The files say what the spec says but opensm never applied them
-	// (written without SIGHUP): plan reads the fabric back, shows cn04's
-	// missing P_Key as a change, and apply signals opensm although no
-	// file changes, then waits for the sweep.
+	// (written without SIGHUP): plan reads the ports, shows cn04's
+	// missing P_Key as a change; apply finds opensm's own record lacks
+	// it too, signals opensm although no file changes, and waits for the
+	// sweep.
 	partsFile := filepath.Join(local.IBSimDir(tbDir), "opensm", "partitions.conf")
 	good, err := os.ReadFile(partsFile)
 	if err != nil {
@@ -161,10 +249,11 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 	must(ExitError, "validate", "--skip-traffic", dir)
 	writeFile(t, partsFile, string(good))
 	out = must(ExitChanges, "plan", "--detailed-exitcode", dir)
-	expectPlan(out, "partitions/storage/member/0x0c42a10300000e01", "not programmed: the P_Key is missing on cn04:ib0 (cn04-mlx5_0 port 1)")
-	must(ExitOK, "apply", "-auto-approve", dir)
-	must(ExitOK, "validate", "--skip-traffic", dir)
-	must(ExitOK, "plan", "--detailed-exitcode", dir)
+	expect("plan", out, "ib/cn04/ib0/pkey/storage")
+	if strings.Contains(out, "partitions/storage") {
+		t.Errorf("the files are right; plan shows a file change:\n%s", out)
+	}
+	repair()
 }
 
 // TestTestbedFaultArgs: testbed fault refuses what it cannot do before it
@@ -206,12 +295,12 @@ func TestTestbedFaultArgs(t *testing.T) {
 		{"cn01:ib9", "not a port of the InfiniBand fabric"},
 		{"nosuch:1", "not a port of the InfiniBand fabric"},
 	} {
-		if _, err := faultPort(fab, c.ep); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("faultPort(%s): %v, want %q", c.ep, err, c.want)
+		if _, err := ibsim.FaultPort(fab, c.ep); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("FaultPort(%s): %v, want %q", c.ep, err, c.want)
 		}
 	}
-	if p, err := faultPort(fab, "cn03:ib0"); err != nil || p != (ibfabric.PortRef{Node: "cn03-mlx5_0", Port: 1}) {
-		t.Errorf("faultPort(cn03:ib0) = %v, %v", p, err)
+	if p, err := ibsim.FaultPort(fab, "cn03:ib0"); err != nil || p != (ibfabric.PortRef{Node: "cn03-mlx5_0", Port: 1}) {
+		t.Errorf("FaultPort(cn03:ib0) = %v, %v", p, err)
 	}
 }
 
