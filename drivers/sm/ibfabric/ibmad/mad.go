@@ -473,5 +473,16 @@ func RecordTable(attr uint16, query, data []byte, keyAt ...int) ([]byte, error) 
 			return nil, fmt.Errorf("SA answered another record (%x, asked %x)", data[:8], query[:8])
 		}
 	}
+	if attr == AttrPKeyRecord {
+		// The query's block_num is in network order, but opensm writes
+		// the record's in host order (opensm osm_sa_pkey_record.c:
+		// pkey_mad_rcv reads cl_ntoh16(p_rcvd_rec->block_num),
+		// sa_pkey_create stores block_num = block unconverted), so
+		// either byte order of the asked block is that block.
+		want := binary.BigEndian.Uint16(query[2:])
+		if binary.BigEndian.Uint16(data[2:]) != want && binary.LittleEndian.Uint16(data[2:]) != want {
+			return nil, fmt.Errorf("SA answered another record (%x, asked %x)", data[:8], query[:8])
+		}
+	}
 	return data[8:size], nil
 }

@@ -276,7 +276,7 @@ func (it RestoreItem) queries() (q []byte, attr uint16, keyAt []int, mod uint32,
 		if it.Switch {
 			mod |= uint32(it.Port) << 16
 		}
-		return PKeyRecordQuery(it.LID, it.Block, it.Port), AttrPKeyRecord, []int{2, 3}, mod, nil
+		return PKeyRecordQuery(it.LID, it.Block, it.Port), AttrPKeyRecord, []int{4}, mod, nil
 	case AttrSL2VL:
 		if it.Switch {
 			return SL2VLRecordQuery(it.LID, it.In, it.Out), AttrSL2VLRecord, []int{2, 3}, uint32(it.In)<<8 | uint32(it.Out), nil

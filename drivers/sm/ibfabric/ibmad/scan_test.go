@@ -210,3 +210,38 @@ func TestDumpRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%s\nvs\n%s", f.Describe(), g.Describe())
 	}
 }
+
+// TestRecordTablePKeyBlock: opensm answers a PKeyTableRecord with the
+// block number in host order although the query's is in network order
+// (osm_sa_pkey_record.c); the record of the asked block is accepted in
+// either order, another block or port is refused.
+func TestRecordTablePKeyBlock(t *testing.T) {
+	q := PKeyRecordQuery(2, 1, 2)
+	rec := func(lid uint16, block []byte, port byte) []byte {
+		b := make([]byte, 72)
+		binary.BigEndian.PutUint16(b, lid)
+		copy(b[2:4], block)
+		b[4] = port
+		b[8] = 0xff
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"host order (opensm)", rec(2, []byte{1, 0}, 2), true},
+		{"network order", rec(2, []byte{0, 1}, 2), true},
+		{"another block", rec(2, []byte{2, 0}, 2), false},
+		{"another port", rec(2, []byte{1, 0}, 3), false},
+		{"another LID", rec(3, []byte{1, 0}, 2), false},
+	} {
+		tbl, err := RecordTable(AttrPKeyRecord, q, c.data, 4)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if c.ok && (len(tbl) != 64 || tbl[0] != 0xff) {
+			t.Errorf("%s: table %x", c.name, tbl)
+		}
+	}
+}
