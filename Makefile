@@ -61,7 +61,11 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
                 ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump \
-                ./internal/safefile:FuzzFileOps ./apply:FuzzSavedPlanApply
+                ./internal/safefile:FuzzFileOps ./apply:FuzzSavedPlanApply \
+                ./drivers/switch/sonic:FuzzRenderedLines ./drivers/switch/eos:FuzzRenderedLines \
+                ./drivers/switch/nxos:FuzzRenderedLines ./drivers/switch/cumulus:FuzzRenderedLines \
+                ./drivers/switch/srlinux:FuzzRenderedLines ./drivers/switch/openconfig:FuzzRenderedLines \
+                ./drivers/host:FuzzHostPaths
 
 # Example specs `make demo` validates (every directory under examples/).
 EXAMPLES := $(sort $(patsubst %/,%,$(dir $(wildcard examples/*/*.fab.hcl))))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/ident"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -272,10 +273,21 @@ func WithoutSaved(changes []intent.AttrChange) []intent.AttrChange {
 
 // SwitchIntent returns the target's switch intent, or an error naming the
 // device and the driver that needs it.
+//
+// Every switch driver takes its intent here (render, steps, read), so
+// this is where a port name that would carry a CLI or shell
+// metacharacter, a line break or template text into a command line or a
+// request file is refused (ident.Port): the spec loader refuses it first,
+// against the platform's own grammar; this is the renderers' check.
 func SwitchIntent(t Target, driver string) (*intent.Switch, error) {
 	sw, ok := t.Intent.(*intent.Switch)
 	if !ok || sw == nil {
 		return nil, fmt.Errorf("%s: the %s driver needs a switch intent, got %T", t.Device.Name, driver, t.Intent)
+	}
+	for i := range sw.Ports {
+		if err := ident.Port(sw.Ports[i].Name); err != nil {
+			return nil, fmt.Errorf("%s: port %q %w: refused before rendering", t.Device.Name, sw.Ports[i].Name, err)
+		}
 	}
 	return sw, nil
 }

@@ -1,9 +1,11 @@
 package drivers
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/yangval"
@@ -75,7 +77,8 @@ type Platform struct {
 
 // Spec is the part of the platform the spec loader needs.
 func (p Platform) Spec() spec.PlatformInfo {
-	return spec.PlatformInfo{Name: p.Name, Title: p.Title, Transport: p.Transport, InfiniBand: p.InfiniBand, Limits: p.Limits}
+	return spec.PlatformInfo{Name: p.Name, Title: p.Title, Transport: p.Transport, InfiniBand: p.InfiniBand, Limits: p.Limits,
+		PortPattern: p.Ports.Pattern, PortSyntax: p.Ports.Syntax}
 }
 
 // YANGModels names a model set under a --yang-dir and says how libyang
@@ -105,6 +108,35 @@ type PortNaming struct {
 	Lane  string
 	First int
 	Step  int
+	// Pattern is the whole grammar of the platform's front-panel port
+	// names, a regular expression (anchored when used): the vendor's own
+	// naming, cited beside each descriptor's value
+	// (testdata/vendor/interface-names.txt). The spec loader refuses
+	// any other port name at its file:line; the drivers check it again
+	// before a name reaches a command line or a request file
+	// (CheckPort), and the fuzz of rendered lines holds every platform
+	// to it.
+	Pattern string
+	// Syntax is Pattern as people read it: "Ethernet<N>[/<lane>]".
+	Syntax string
+}
+
+var portRes sync.Map // Pattern -> *regexp.Regexp
+
+// CheckPort checks name against the platform's port grammar (Pattern):
+// nil when it is one of the platform's port names.
+func (n PortNaming) CheckPort(name string) error {
+	if n.Pattern == "" {
+		return nil
+	}
+	re, ok := portRes.Load(n.Pattern)
+	if !ok {
+		re, _ = portRes.LoadOrStore(n.Pattern, regexp.MustCompile(`^(?:`+n.Pattern+`)$`))
+	}
+	if !re.(*regexp.Regexp).MatchString(name) {
+		return fmt.Errorf("%q is not a port name of this platform (%s)", name, n.Syntax)
+	}
+	return nil
 }
 
 // Name is the name of the i-th port (from 0).

@@ -258,6 +258,7 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 		diags = append(diags, applyOverrides(s, overrides)...)
 	}
 	s.platforms = opts.Platforms
+	diags = append(diags, checkIdentifiers(s, opts.Platforms)...)
 	return s, diags
 }
 

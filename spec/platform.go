@@ -23,6 +23,13 @@ type PlatformInfo struct {
 	InfiniBand bool `json:"infiniband,omitzero"`
 	// Limits are what the platform's driver or model refuses.
 	Limits PlatformLimits `json:"limits,omitzero"`
+	// PortPattern is the grammar of the platform's port names, a
+	// regular expression matched whole (drivers.PortNaming.Pattern,
+	// vendor-sourced); PortSyntax says it for people. A port name
+	// outside it is refused at its file:line (ident.go). Empty: the
+	// safe class of every port name only.
+	PortPattern string `json:"port_pattern,omitzero"`
+	PortSyntax  string `json:"port_syntax,omitzero"`
 }
 
 // PlatformLimits are what a switch platform's driver, or the model its

@@ -42,6 +42,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/ident"
 )
 
 // Driver is the host driver. One instance serves one run.
@@ -82,10 +83,45 @@ func (d *Driver) Fields() []intent.Field {
 	}
 }
 
+// hostOf is the host intent of t, every name in it checked: NIC, VLAN
+// interface and RDMA device names become sysfs, configfs and procfs path
+// components and netlink names, the NCCL env file a path written on the
+// host. The spec loader refuses names outside their grammar
+// (internal/ident); this is the check again at the one place every
+// driver method (and the agent) takes its intent from, so a name never
+// reaches a path unchecked (../../etc/x).
 func hostOf(t drivers.Target) (*intent.Host, error) {
 	h, ok := t.Intent.(*intent.Host)
 	if !ok || h == nil {
 		return nil, fmt.Errorf("host driver: %s has no host intent", t.Device.Name)
 	}
+	if err := checkNames(h); err != nil {
+		return nil, fmt.Errorf("host driver: %s: %w", t.Device.Name, err)
+	}
 	return h, nil
+}
+
+func checkNames(h *intent.Host) error {
+	for i := range h.NICs {
+		n := &h.NICs[i]
+		if err := ident.Netdev(n.Name); err != nil {
+			return fmt.Errorf("nic %q %w", n.Name, err)
+		}
+		if n.VLANName != "" {
+			if err := ident.Netdev(n.VLANName); err != nil {
+				return fmt.Errorf("nic %s: VLAN interface %q %w", n.Name, n.VLANName, err)
+			}
+		}
+		if n.Device != "" {
+			if err := ident.RDMADevice(n.Device); err != nil {
+				return fmt.Errorf("nic %s: RDMA device %q %w", n.Name, n.Device, err)
+			}
+		}
+	}
+	if h.NCCLEnvFile != "" {
+		if err := ident.Path(h.NCCLEnvFile); err != nil {
+			return fmt.Errorf("nccl_env_file %q %w", h.NCCLEnvFile, err)
+		}
+	}
+	return nil
 }

@@ -18,6 +18,29 @@ type Params struct {
 	Uplinks int
 }
 
+// UplinkBase is the number of a leaf's first uplink port: the host
+// ports are numbered from 0, the uplinks from UplinkBase (both below the
+// largest port number every platform names: swp999).
+const UplinkBase = 500
+
+// leafPlatforms are the leaves' platforms, leaf l the l%4-th.
+var leafPlatforms = []string{"sonic", "cumulus", "eos", "nxos"}
+
+// leafPortFormat and leafPortFirst name port n (from 0) of a leaf of each
+// platform as the NOS does (testdata/vendor/interface-names.txt): SONiC
+// Ethernet0, Ethernet1, ...; Cumulus swp1, ...; EOS Ethernet1, ...;
+// NX-OS Ethernet1/1, ....
+var (
+	leafPortFormat = []string{"Ethernet%d", "swp%d", "Ethernet%d", "Ethernet1/%d"}
+	leafPortFirst  = []int{0, 1, 1, 1}
+)
+
+// LeafPort is the name of port n (from 0) of leaf l.
+func LeafPort(l, n int) string {
+	i := l % len(leafPlatforms)
+	return fmt.Sprintf(leafPortFormat[i], leafPortFirst[i]+n)
+}
+
 // Pod is the benchmark fabric of the foundation issue: 4,096 hosts x 8
 // NICs, 256 switches (224 leaves, 32 spines) and all their links.
 var Pod = Params{Hosts: 4096, Rails: 8, Leaves: 224, Spines: 32, Uplinks: 1}
@@ -109,7 +132,7 @@ class "default" {
   bandwidth = 50
 }
 `)
-	platforms := []string{"sonic", "cumulus", "eos", "nxos"}
+	platforms := leafPlatforms
 	leafPorts := make([]int, p.Leaves)
 	for l := 0; l < p.Leaves; l++ {
 		fmt.Fprintf(&b, "\nswitch \"leaf%d\" {\n  platform    = %q\n  address     = \"10.%d.%d.1\"\n  credentials = \"switches\"\n  role        = \"leaf\"\n  buffer {\n    total    = \"160MB\"\n    headroom = \"400KB\"\n  }\n}\n",
@@ -134,14 +157,14 @@ class "default" {
 			leaf := n % p.Leaves
 			port := leafPorts[leaf]
 			leafPorts[leaf]++
-			fmt.Fprintf(&b, "link {\n  endpoints    = [\"leaf%d:Ethernet%d\", \"gpu%05d:rail%d\"]\n  speed        = \"400G\"\n  cable_length = \"3m\"\n}\n", leaf, port, h, r)
+			fmt.Fprintf(&b, "link {\n  endpoints    = [\"leaf%d:%s\", \"gpu%05d:rail%d\"]\n  speed        = \"400G\"\n  cable_length = \"3m\"\n}\n", leaf, LeafPort(leaf, port), h, r)
 		}
 	}
 	for l := 0; l < p.Leaves; l++ {
 		for s := 0; s < p.Spines; s++ {
 			for u := 0; u < p.Uplinks; u++ {
-				fmt.Fprintf(&b, "link {\n  endpoints    = [\"leaf%d:Uplink%d\", \"spine%d:Ethernet%d\"]\n  speed        = \"800G\"\n  cable_length = \"30m\"\n}\n",
-					l, s*p.Uplinks+u, s, l*p.Uplinks+u)
+				fmt.Fprintf(&b, "link {\n  endpoints    = [\"leaf%d:%s\", \"spine%d:Ethernet%d\"]\n  speed        = \"800G\"\n  cable_length = \"30m\"\n}\n",
+					l, LeafPort(l, UplinkBase+s*p.Uplinks+u), s, l*p.Uplinks+u)
 			}
 		}
 	}
@@ -164,6 +187,9 @@ locals {
   leaves = %d
   spines = %d
   uplinks = %d
+  # Leaf l's port n as its platform (leaf l %% 4: sonic, cumulus, eos, nxos) names it.
+  port_format = ["Ethernet%%d", "swp%%d", "Ethernet%%d", "Ethernet1/%%d"]
+  port_first  = [0, 1, 1, 1]
   # NIC n = host*rails + rail goes to leaf n %% leaves, on that leaf's next port.
   nic_links = [for n in range(local.hosts * local.rails) : {
     leaf = n %% local.leaves
@@ -193,18 +219,18 @@ host "gpu" {
 
 link {
   for_each     = local.nic_links
-  endpoints    = ["leaf${each.value.leaf}:Ethernet${each.value.port}", "${each.value.host}:rail${each.value.rail}"]
+  endpoints    = ["leaf${each.value.leaf}:${format(local.port_format[each.value.leaf %% 4], local.port_first[each.value.leaf %% 4] + each.value.port)}", "${each.value.host}:rail${each.value.rail}"]
   speed        = "400G"
   cable_length = "3m"
 }
 
 link {
   for_each     = local.uplink_links
-  endpoints    = ["leaf${each.value.leaf}:Uplink${each.value.lport}", "spine${each.value.spine}:Ethernet${each.value.sport}"]
+  endpoints    = ["leaf${each.value.leaf}:${format(local.port_format[each.value.leaf %% 4], local.port_first[each.value.leaf %% 4] + %d + each.value.lport)}", "spine${each.value.spine}:Ethernet${each.value.sport}"]
   speed        = "800G"
   cable_length = "30m"
 }
-`, p.Hosts, p.Rails, p.Leaves, p.Spines, p.Uplinks)
+`, p.Hosts, p.Rails, p.Leaves, p.Spines, p.Uplinks, UplinkBase)
 	return b.Bytes()
 }
 
@@ -219,7 +245,7 @@ func GenerateJSON(p Params) []byte {
 "cnp":{"role":"cnp","priority":6,"dscp":[48],"strict":true},
 "default":{"priority":0,"default":true,"bandwidth":50}},
 "switch":{`)
-	platforms := []string{"sonic", "cumulus", "eos", "nxos"}
+	platforms := leafPlatforms
 	for l := 0; l < p.Leaves; l++ {
 		if l > 0 {
 			b.WriteByte(',')
@@ -262,15 +288,15 @@ func GenerateJSON(p Params) []byte {
 			port := leafPorts[leaf]
 			leafPorts[leaf]++
 			sep()
-			fmt.Fprintf(&b, "\n{\"endpoints\":[\"leaf%d:Ethernet%d\",\"gpu%05d:rail%d\"],\"speed\":\"400G\",\"cable_length\":\"3m\"}", leaf, port, h, r)
+			fmt.Fprintf(&b, "\n{\"endpoints\":[\"leaf%d:%s\",\"gpu%05d:rail%d\"],\"speed\":\"400G\",\"cable_length\":\"3m\"}", leaf, LeafPort(leaf, port), h, r)
 		}
 	}
 	for l := 0; l < p.Leaves; l++ {
 		for s := 0; s < p.Spines; s++ {
 			for u := 0; u < p.Uplinks; u++ {
 				sep()
-				fmt.Fprintf(&b, "\n{\"endpoints\":[\"leaf%d:Uplink%d\",\"spine%d:Ethernet%d\"],\"speed\":\"800G\",\"cable_length\":\"30m\"}",
-					l, s*p.Uplinks+u, s, l*p.Uplinks+u)
+				fmt.Fprintf(&b, "\n{\"endpoints\":[\"leaf%d:%s\",\"spine%d:Ethernet%d\"],\"speed\":\"800G\",\"cable_length\":\"30m\"}",
+					l, LeafPort(l, UplinkBase+s*p.Uplinks+u), s, l*p.Uplinks+u)
 			}
 		}
 	}

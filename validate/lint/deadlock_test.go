@@ -28,7 +28,7 @@ func newTopo(head string) *topo {
 
 func (tp *topo) sw(name, extra string) *topo {
 	tp.addrNext++
-	fmt.Fprintf(&tp.b, "switch %q {\n  platform = \"sonic\"\n  address = \"192.0.2.%d\"\n%s\n}\n", name, tp.addrNext, extra)
+	fmt.Fprintf(&tp.b, "switch %q {\n  platform = \"openconfig\"\n  address = \"192.0.2.%d\"\n%s\n}\n", name, tp.addrNext, extra)
 	return tp
 }
 
@@ -72,12 +72,12 @@ func clos2(leaves, spines, hostsPerLeaf int) *topo {
 	for l := 1; l <= leaves; l++ {
 		tp.sw(fmt.Sprintf("leaf%d", l), "")
 		for s := 1; s <= spines; s++ {
-			tp.link(fmt.Sprintf("leaf%d:Eth%d", l, s), fmt.Sprintf("spine%d:Eth%d", s, l))
+			tp.link(fmt.Sprintf("leaf%d:Ethernet%d", l, s), fmt.Sprintf("spine%d:Ethernet%d", s, l))
 		}
 		for h := 1; h <= hostsPerLeaf; h++ {
 			name := fmt.Sprintf("h%d_%d", l, h)
 			tp.host(name, false, "eth0")
-			tp.link(fmt.Sprintf("leaf%d:Eth%d", l, 100+h), name+":eth0")
+			tp.link(fmt.Sprintf("leaf%d:Ethernet%d", l, 100+h), name+":eth0")
 		}
 	}
 	return tp
@@ -128,24 +128,24 @@ func TestDeadlockClos3NoCycle(t *testing.T) {
 func TestDeadlockLeafLeafLink(t *testing.T) {
 	tp := newTopo("")
 	tp.sw("spine1", `  role = "spine"`).sw("leaf1", "").sw("leaf2", "")
-	tp.link("leaf1:Eth1", "spine1:Eth1")
-	tp.link("leaf2:Eth1", "spine1:Eth2")
-	tp.link("leaf1:Eth48", "leaf2:Eth48")
+	tp.link("leaf1:Ethernet1", "spine1:Ethernet1")
+	tp.link("leaf2:Ethernet1", "spine1:Ethernet2")
+	tp.link("leaf1:Ethernet48", "leaf2:Ethernet48")
 	tp.host("h1", false, "eth0").host("h2", false, "eth0")
-	tp.link("leaf1:Eth2", "h1:eth0")
-	tp.link("leaf2:Eth2", "h2:eth0")
+	tp.link("leaf1:Ethernet2", "h1:eth0")
+	tp.link("leaf2:Ethernet2", "h2:eth0")
 	s := testutil.LoadSrc(t, tp.String())
 	res := findDeadlocks(s, 20)
 	if len(res.Cycles) != 1 {
 		t.Fatalf("want 1 cycle, got %d", len(res.Cycles))
 	}
 	dc := res.Cycles[0]
-	want := "leaf1:Eth48 -> leaf2:Eth48, leaf2:Eth1 -> spine1:Eth2, spine1:Eth1 -> leaf1:Eth1"
+	want := "leaf1:Ethernet48 -> leaf2:Ethernet48, leaf2:Ethernet1 -> spine1:Ethernet2, spine1:Ethernet1 -> leaf1:Ethernet1"
 	if got := cycleString(dc); got != want {
 		t.Errorf("cycle:\n got  %s\n want %s", got, want)
 	}
-	if dc.Kind != kindLateral || dc.Culprit.A.String() != "leaf1:Eth48" {
-		t.Errorf("culprit %s kind %d, want the lateral link leaf1:Eth48--leaf2:Eth48", dc.Culprit.Address(), dc.Kind)
+	if dc.Kind != kindLateral || dc.Culprit.A.String() != "leaf1:Ethernet48" {
+		t.Errorf("culprit %s kind %d, want the lateral link leaf1:Ethernet48--leaf2:Ethernet48", dc.Culprit.Address(), dc.Kind)
 	}
 	if fmt.Sprint(dc.Prios) != "[3]" {
 		t.Errorf("priorities %v, want [3]", dc.Prios)
@@ -159,8 +159,8 @@ func TestDeadlockLeafLeafLink(t *testing.T) {
 
 func TestDeadlockLeafLeafInBigClos(t *testing.T) {
 	tp := clos2(6, 3, 1)
-	tp.link("leaf2:Eth48", "leaf3:Eth48")
-	tp.link("leaf5:Eth48", "leaf6:Eth48")
+	tp.link("leaf2:Ethernet48", "leaf3:Ethernet48")
+	tp.link("leaf5:Ethernet48", "leaf6:Ethernet48")
 	s := testutil.LoadSrc(t, tp.String())
 	res := findDeadlocks(s, 20)
 	if len(res.Cycles) != 2 {
@@ -173,7 +173,7 @@ func TestDeadlockLeafLeafInBigClos(t *testing.T) {
 		}
 		got[dc.Culprit.Address()] = true
 	}
-	for _, a := range []string{"link.leaf2:Eth48--leaf3:Eth48", "link.leaf5:Eth48--leaf6:Eth48"} {
+	for _, a := range []string{"link.leaf2:Ethernet48--leaf3:Ethernet48", "link.leaf5:Ethernet48--leaf6:Ethernet48"} {
 		if !got[a] {
 			t.Errorf("no cycle pinned to %s (got %v)", a, got)
 		}
@@ -192,16 +192,16 @@ func TestDeadlockLateralUTurnIsNoCycle(t *testing.T) {
 	// (a plain per-device hub would see leaf1 -> leaf2 -> leaf1).
 	tp := newTopo("")
 	tp.sw("leaf1", "").sw("leaf2", "")
-	tp.link("leaf1:Eth48", "leaf2:Eth48")
+	tp.link("leaf1:Ethernet48", "leaf2:Ethernet48")
 	tp.host("h1", false, "eth0").host("h2", false, "eth0")
-	tp.link("leaf1:Eth1", "h1:eth0").link("leaf2:Eth1", "h2:eth0")
+	tp.link("leaf1:Ethernet1", "h1:eth0").link("leaf2:Ethernet1", "h2:eth0")
 	if res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20); len(res.Cycles) != 0 {
 		t.Fatalf("unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
 	// The same pair bridged: still a line, not a loop.
 	tp = newTopo("")
 	tp.sw("sw1", `  forwarding = "bridged"`).sw("sw2", `  forwarding = "bridged"`)
-	tp.link("sw1:Eth1", "sw2:Eth1")
+	tp.link("sw1:Ethernet1", "sw2:Ethernet1")
 	if res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20); len(res.Cycles) != 0 {
 		t.Fatalf("unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
@@ -213,14 +213,14 @@ func TestDeadlockBridgedRing(t *testing.T) {
 		tp.sw(fmt.Sprintf("sw%d", i), `  forwarding = "bridged"`+"\n  unknown_unicast = \"drop\"")
 	}
 	for i := 1; i <= 4; i++ {
-		tp.link(fmt.Sprintf("sw%d:Eth2", i), fmt.Sprintf("sw%d:Eth1", i%4+1))
+		tp.link(fmt.Sprintf("sw%d:Ethernet2", i), fmt.Sprintf("sw%d:Ethernet1", i%4+1))
 	}
 	res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20)
 	if len(res.Cycles) != 1 {
 		t.Fatalf("bridged ring: want 1 cycle, got %d", len(res.Cycles))
 	}
 	dc := res.Cycles[0]
-	want := "sw1:Eth2 -> sw2:Eth1, sw2:Eth2 -> sw3:Eth1, sw3:Eth2 -> sw4:Eth1, sw4:Eth2 -> sw1:Eth1"
+	want := "sw1:Ethernet2 -> sw2:Ethernet1, sw2:Ethernet2 -> sw3:Ethernet1, sw3:Ethernet2 -> sw4:Ethernet1, sw4:Ethernet2 -> sw1:Ethernet1"
 	if got := cycleString(dc); got != want || dc.Kind != kindBridged {
 		t.Errorf("cycle %s (kind %d), want %s (bridged)", got, dc.Kind, want)
 	}
@@ -238,9 +238,9 @@ func TestDeadlockForwardingHost(t *testing.T) {
 	build := func(forwarding bool) *spec.Spec {
 		tp := newTopo("")
 		tp.sw("spine1", `  role = "spine"`).sw("leaf1", "").sw("leaf2", "")
-		tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2")
+		tp.link("leaf1:Ethernet1", "spine1:Ethernet1").link("leaf2:Ethernet1", "spine1:Ethernet2")
 		tp.host("gw", forwarding, "eth0", "eth1")
-		tp.link("leaf1:Eth2", "gw:eth0").link("leaf2:Eth2", "gw:eth1")
+		tp.link("leaf1:Ethernet2", "gw:eth0").link("leaf2:Ethernet2", "gw:eth1")
 		return testutil.LoadSrc(t, tp.String())
 	}
 	if res := findDeadlocks(build(false), 20); len(res.Cycles) != 0 {
@@ -251,7 +251,7 @@ func TestDeadlockForwardingHost(t *testing.T) {
 		t.Fatalf("forwarding host: want 1 cycle, got %d", len(res.Cycles))
 	}
 	dc := res.Cycles[0]
-	want := "leaf1:Eth2 -> gw:eth0, gw:eth1 -> leaf2:Eth2, leaf2:Eth1 -> spine1:Eth2, spine1:Eth1 -> leaf1:Eth1"
+	want := "leaf1:Ethernet2 -> gw:eth0, gw:eth1 -> leaf2:Ethernet2, leaf2:Ethernet1 -> spine1:Ethernet2, spine1:Ethernet1 -> leaf1:Ethernet1"
 	if got := cycleString(dc); got != want || dc.Kind != kindHostTransit {
 		t.Errorf("cycle %s (kind %d), want %s (host transit)", got, dc.Kind, want)
 	}
@@ -261,16 +261,16 @@ func TestDeadlockPFCOffBreaksCycle(t *testing.T) {
 	build := func(portA string) *spec.Spec {
 		tp := newTopo("")
 		tp.sw("spine1", `  role = "spine"`).sw("leaf1", portA).sw("leaf2", "")
-		tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2")
-		tp.link("leaf1:Eth48", "leaf2:Eth48")
+		tp.link("leaf1:Ethernet1", "spine1:Ethernet1").link("leaf2:Ethernet1", "spine1:Ethernet2")
+		tp.link("leaf1:Ethernet48", "leaf2:Ethernet48")
 		return testutil.LoadSrc(t, tp.String())
 	}
 	// Declaring ports makes the list exhaustive, so declare both.
-	off := "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = []\n  }"
+	off := "  port \"Ethernet1\" {}\n  port \"Ethernet48\" {\n    pfc = []\n  }"
 	if res := findDeadlocks(build(off), 20); len(res.Cycles) != 0 {
 		t.Fatalf("PFC off on one end of the lateral link: unexpected cycle %s", cycleString(res.Cycles[0]))
 	}
-	on := "  port \"Eth1\" {}\n  port \"Eth48\" {}"
+	on := "  port \"Ethernet1\" {}\n  port \"Ethernet48\" {}"
 	if res := findDeadlocks(build(on), 20); len(res.Cycles) != 1 {
 		t.Fatalf("PFC on: want 1 cycle, got %d", len(res.Cycles))
 	}
@@ -317,9 +317,9 @@ class "default" {
 }`
 	tp := newTopo(head)
 	tp.sw("spine1", `  role = "spine"`)
-	tp.sw("leaf1", "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = [4]\n  }")
-	tp.sw("leaf2", "  port \"Eth1\" {}\n  port \"Eth48\" {\n    pfc = [4]\n  }")
-	tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2").link("leaf1:Eth48", "leaf2:Eth48")
+	tp.sw("leaf1", "  port \"Ethernet1\" {}\n  port \"Ethernet48\" {\n    pfc = [4]\n  }")
+	tp.sw("leaf2", "  port \"Ethernet1\" {}\n  port \"Ethernet48\" {\n    pfc = [4]\n  }")
+	tp.link("leaf1:Ethernet1", "spine1:Ethernet1").link("leaf2:Ethernet1", "spine1:Ethernet2").link("leaf1:Ethernet48", "leaf2:Ethernet48")
 	res := findDeadlocks(testutil.LoadSrc(t, tp.String()), 20)
 	if len(res.Cycles) != 1 || fmt.Sprint(res.Cycles[0].Prios) != "[4]" {
 		t.Fatalf("want one cycle on priority 4 only, got %d cycles %+v", len(res.Cycles), res.Cycles)
@@ -329,9 +329,9 @@ class "default" {
 func TestDeadlockRuleFinding(t *testing.T) {
 	tp := newTopo("")
 	tp.sw("spine1", `  role = "spine"`).sw("leaf1", "").sw("leaf2", "")
-	tp.link("leaf1:Eth1", "spine1:Eth1").link("leaf2:Eth1", "spine1:Eth2")
+	tp.link("leaf1:Ethernet1", "spine1:Ethernet1").link("leaf2:Ethernet1", "spine1:Ethernet2")
 	tp.raw(`link {
-  endpoints = ["leaf1:Eth48", "leaf2:Eth48"]
+  endpoints = ["leaf1:Ethernet48", "leaf2:Ethernet48"]
   speed = "100G"
 }`)
 	s := testutil.LoadSrc(t, tp.String())
@@ -348,20 +348,20 @@ func TestDeadlockRuleFinding(t *testing.T) {
 	}
 	d := res.Diagnostics[0]
 	info := spec.Info(d)
-	if info == nil || info.Rule != "SAFE-2" || info.Address != "link.leaf1:Eth48--leaf2:Eth48" {
+	if info == nil || info.Rule != "SAFE-2" || info.Address != "link.leaf1:Ethernet48--leaf2:Ethernet48" {
 		t.Errorf("finding info %+v", info)
 	}
-	if !strings.Contains(d.Detail, "leaf1:Eth48 -> leaf2:Eth48, leaf2:Eth1 -> spine1:Eth2, spine1:Eth1 -> leaf1:Eth1") ||
+	if !strings.Contains(d.Detail, "leaf1:Ethernet48 -> leaf2:Ethernet48, leaf2:Ethernet1 -> spine1:Ethernet2, spine1:Ethernet1 -> leaf1:Ethernet1") ||
 		!strings.Contains(d.Detail, "tier-1") {
 		t.Errorf("detail does not name the cycle and the lateral link:\n%s", d.Detail)
 	}
 	// The finding is pinned to the endpoints of the lateral link.
-	if src := string(d.Subject.SliceBytes([]byte(tp.String()))); src != `["leaf1:Eth48", "leaf2:Eth48"]` {
+	if src := string(d.Subject.SliceBytes([]byte(tp.String()))); src != `["leaf1:Ethernet48", "leaf2:Ethernet48"]` {
 		t.Errorf("subject %q", src)
 	}
 	// lint_ignore on the link silences it and counts it.
-	ign := strings.Replace(tp.String(), `  endpoints = ["leaf1:Eth48", "leaf2:Eth48"]`,
-		`  endpoints = ["leaf1:Eth48", "leaf2:Eth48"]`+"\n  lint_ignore = { \"SAFE-2\" = \"MLAG peer link, lossy routes only\" }", 1)
+	ign := strings.Replace(tp.String(), `  endpoints = ["leaf1:Ethernet48", "leaf2:Ethernet48"]`,
+		`  endpoints = ["leaf1:Ethernet48", "leaf2:Ethernet48"]`+"\n  lint_ignore = { \"SAFE-2\" = \"MLAG peer link, lossy routes only\" }", 1)
 	res = RunRules(testutil.LoadSrc(t, ign), safe2)
 	if len(res.Diagnostics) != 0 || res.Suppressed != 1 {
 		t.Errorf("ignored: got %d findings, %d suppressed", len(res.Diagnostics), res.Suppressed)

@@ -159,18 +159,19 @@ func BenchmarkValidatePod256(b *testing.B) {
 
 // srlPortNames renames fabgen's ports for SR Linux, whose interface names
 // are ethernet-<slot>/<connector>/<port> (srl_nokia-interfaces
-// interface-all pattern; ports 1..128): EthernetN -> ethernet-1/(N/4+1)/
-// (N%4+1), UplinkN -> ethernet-2/(N/4+1)/(N%4+1).
+// interface-all pattern; ports 1..128): a host port numbered N (EthernetN,
+// swpN, Ethernet1/N) -> ethernet-1/(N/4+1)/(N%4+1), an uplink numbered
+// UplinkBase+N or above -> ethernet-2/(N/4+1)/(N%4+1).
 func srlPortNames(spec []byte) []byte {
 	return rePodPort.ReplaceAllFunc(spec, func(m []byte) []byte {
 		sub := rePodPort.FindSubmatch(m)
 		n, _ := strconv.Atoi(string(sub[2]))
 		slot := 1
-		if string(sub[1]) == "Uplink" {
-			slot = 2
+		if n >= fabgen.UplinkBase {
+			slot, n = 2, n-fabgen.UplinkBase
 		}
 		return []byte(fmt.Sprintf("ethernet-%d/%d/%d", slot, n/4+1, n%4+1))
 	})
 }
 
-var rePodPort = regexp.MustCompile(`\b(Ethernet|Uplink)([0-9]+)\b`)
+var rePodPort = regexp.MustCompile(`\b(Ethernet1/|Ethernet|swp)([0-9]+)\b`)

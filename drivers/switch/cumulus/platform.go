@@ -15,7 +15,10 @@ var Descriptor = drivers.Platform{
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// swp1, swp2, ...; breakout lanes swpNsM live on swpN.
-	Ports:         drivers.PortNaming{Prefix: "swp", Lane: "s", First: 1, Step: 1},
+	Ports: drivers.PortNaming{Prefix: "swp", Lane: "s", First: 1, Step: 1,
+		// swp<N>, a breakout lane swp<N>s<M> (NVUE reference: "swp1s0
+		// through swp32s3"): testdata/vendor/interface-names.txt:30.
+		Pattern: `swp[1-9][0-9]{0,2}(?:s[0-9])?`, Syntax: "swp<N> or swp<N>s<lane>"},
 	Emulator:      "cumulus",
 	EmulatorPorts: 32,
 	ClabKind:      "nvidia_cumulusvx",

@@ -16,7 +16,12 @@ var Descriptor = drivers.Platform{
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// Ethernet1, Ethernet2, ... (Ethernet1/2 is a split lane).
-	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 1, Step: 1},
+	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 1, Step: 1,
+		// Ethernet<port>, a lane of a split port Ethernet<port>/<lane>,
+		// on a modular system Ethernet<slot>/<port>[/<lane>] (EOS User
+		// Manual, Layer 1 Profiles; 7200 series interfaces; arista.eos):
+		// testdata/vendor/interface-names.txt:16-20.
+		Pattern: `Ethernet[1-9][0-9]{0,2}(?:/[1-9][0-9]{0,2}){0,2}`, Syntax: "Ethernet<N>[/<lane>] or Ethernet<slot>/<port>[/<lane>]"},
 	Emulator:      "eos",
 	EmulatorPorts: 8,
 	ClabKind:      "arista_ceos",

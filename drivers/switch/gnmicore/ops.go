@@ -131,7 +131,11 @@ func Sorted(ops []Op) []Op {
 // 5977503). gnmic sends the three lists as one SetRequest, which a target
 // applies deletes first, then replaces, then updates (gNMI specification
 // 3.4.3), the order fabctl's ops have anyway. gnmic renders the file as a
-// Go text template first; the rendering never contains "{{".
+// Go text template first (pkg/gtemplate): a "{{" would be an action, so a
+// spec string can never be one: the loader refuses port names holding
+// it, and RequestFile writes every "{" of a "{{" pair as the JSON escape
+// \u007b, which the template step leaves alone and gnmic's JSON/YAML
+// reader turns back into "{" (names are data).
 type requestFile struct {
 	Deletes  []string `json:"deletes,omitempty"`
 	Replaces []fileOp `json:"replaces,omitempty"`
@@ -182,7 +186,18 @@ func RequestFile(ops []Op) []byte {
 		sep = ",\n"
 	}
 	b.WriteString("\n}\n")
-	return []byte(b.String())
+	return []byte(EscapeTemplate(b.String()))
+}
+
+// EscapeTemplate makes JSON text inert under a Go text template with the
+// default delimiters: every "{{" becomes "{\u007b". In JSON a "{{" can
+// only be inside a string (an object never opens with an object), where
+// \u007b is the same character to any JSON or YAML reader.
+func EscapeTemplate(s string) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	return strings.ReplaceAll(s, "{{", `{\u007b`)
 }
 
 // ParseRequestFile reads a request file in gnmic's format back into ops;

@@ -15,7 +15,11 @@ var Descriptor = drivers.Platform{
 	New:       New,
 	Transport: drivers.TransportSSH,
 	// Ethernet1/1, Ethernet1/2, ... (the emulator has slot 1 only).
-	Ports:         drivers.PortNaming{Prefix: "Ethernet", OptionalSlot: "1/", First: 1, Step: 1},
+	Ports: drivers.PortNaming{Prefix: "Ethernet", OptionalSlot: "1/", First: 1, Step: 1,
+		// Ethernet<slot>/<port>, a breakout Ethernet<slot>/<port>/<n>
+		// (real NX-OS running-config; Cisco NX-API "Configuring
+		// Breakout": ethernet 1/1/1): testdata/vendor/interface-names.txt:23-26.
+		Pattern: `Ethernet[1-9][0-9]?/[1-9][0-9]{0,2}(?:/[1-9][0-9]?)?`, Syntax: "Ethernet<slot>/<port>[/<breakout>]"},
 	Emulator:      "nxos",
 	EmulatorPorts: 8,
 	ClabKind:      "cisco_n9kv",

@@ -39,3 +39,9 @@ func FuzzReadJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRenderedLines (issue 37, issue 30 item 5): any spec the loader
+// accepts renders an OpenConfig request file gnmic reads as data (no
+// template action from a name such as Ethernet{{.TargetName}}), with
+// the platform's port names only (switchtest.FuzzGNMI).
+func FuzzRenderedLines(f *testing.F) { switchtest.FuzzGNMI(f, Name, Descriptor.Ports, New) }

@@ -20,7 +20,12 @@ var Descriptor = drivers.Platform{
 	Limits: spec.PlatformLimits{NoPFC: noPFC},
 	YANG:   drivers.YANGModels{Profile: yangProfile, Marker: "openconfig-qos.yang"},
 	// Ethernet0, Ethernet1, ...
-	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1},
+	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1,
+		// openconfig-interfaces leaves names to the device ("A device
+		// MAY restrict the allowed values": testdata/vendor/interface-names.txt:36):
+		// fabctl takes a safe class that is a gNMI path key without
+		// escapes (no ']', '\', '=') and no template text for gnmic.
+		Pattern: `[A-Za-z][A-Za-z0-9_./:-]{0,63}`, Syntax: "a letter, then up to 63 letters, digits, '_', '.', '/', ':' or '-'"},
 	Emulator:      "gnmi",
 	EmulatorPorts: 4,
 	// Telemetry on openconfig-interfaces, -if-ethernet and -qos: per-queue

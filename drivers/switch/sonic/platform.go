@@ -18,7 +18,11 @@ var Descriptor = drivers.Platform{
 	Transport: drivers.TransportSSH,
 	YANG:      drivers.YANGModels{Profile: yangProfile, Marker: "sonic-port.yang"},
 	// Ethernet0, Ethernet4, ...: four lanes per port.
-	Ports:         drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 4},
+	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 4,
+		// SONiC names ports Ethernet<N> by first lane (port_config.ini's
+		// name column; sonic-port.yang "e.g., Ethernet0"):
+		// testdata/vendor/interface-names.txt:10-13.
+		Pattern: `Ethernet(?:0|[1-9][0-9]{0,3})`, Syntax: "Ethernet<N>"},
 	Emulator:      "sonic",
 	EmulatorPorts: 32,
 	ClabKind:      "sonic-vs",

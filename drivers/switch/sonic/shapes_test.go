@@ -57,7 +57,7 @@ func (s *shape) match(v string) bool { return s.Match(v) }
 
 // loadShapes reads shapes.txt (switchtest.LoadShapes: malformed rows and
 // evidence pointing outside the corpus fail) and compiles every row.
-func loadShapes(t *testing.T) []*shape {
+func loadShapes(t testing.TB) []*shape {
 	t.Helper()
 	var out []*shape
 	for _, r := range switchtest.LoadShapes(t, platform) {
@@ -146,7 +146,7 @@ func rowShape(shapes []*shape, table, key string, fields map[string]string, remo
 // shapesOf maps every line the emulator received to the shape it has
 // ("" and the line when it has none). Heredoc bodies of patch files are
 // checked op by op: the PATCH notation and the CONFIG_DB row written.
-func shapesOf(t *testing.T, shapes []*shape, lines []string) (used map[string]bool, bad []string) {
+func shapesOf(t testing.TB, shapes []*shape, lines []string) (used map[string]bool, bad []string) {
 	used = map[string]bool{}
 	var cmdShapes, rows []*shape
 	for _, s := range sent(shapes) {

@@ -38,3 +38,9 @@ func FuzzReadJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRenderedLines (issue 37, issue 30 item 5): any spec the loader
+// accepts renders an SR Linux request file gnmic reads as data (no
+// template action from a name such as ethernet-1/{{.TargetName}}), with
+// SR Linux's port names only (switchtest.FuzzGNMI).
+func FuzzRenderedLines(f *testing.F) { switchtest.FuzzGNMI(f, Name, Descriptor.Ports, New) }

@@ -28,7 +28,10 @@ var Descriptor = drivers.Platform{
 	},
 	YANG: drivers.YANGModels{Profile: yangProfile, Marker: "srl_nokia-qos.yang"},
 	// ethernet-1/1, ethernet-1/2, ... (the gNMI target has slot 1 only).
-	Ports:         drivers.PortNaming{Prefix: "ethernet-1/", First: 1, Step: 1},
+	Ports: drivers.PortNaming{Prefix: "ethernet-1/", First: 1, Step: 1,
+		// srl_nokia-common.yang typedef interface-eth's pattern (length
+		// 3..21): testdata/vendor/interface-names.txt:33.
+		Pattern: `ethernet-[1-9][0-9]?(?:/m[1-6])?(?:/[1-9][0-9]?)?/(?:[1-9][0-9]?|1[0-1][0-9]|12[0-8])`, Syntax: "ethernet-<slot>/<port>[/<breakout>]"},
 	Emulator:      "gnmi",
 	EmulatorPorts: 4,
 	// SR Linux starts with its system-reserved forwarding classes and

@@ -5,12 +5,26 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/scrapli/scrapligo/channel"
 	"github.com/scrapli/scrapligo/driver/network"
 	"github.com/scrapli/scrapligo/util"
+
+	"github.com/fabctl/fabctl/internal/ident"
 )
+
+// LineError is a line the transport refused to type: it holds a line
+// break or a control character (ident.Line). Nothing was sent.
+type LineError struct {
+	Line string
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("refused to send %s: it %v (nothing was sent)", strconv.Quote(e.Line), e.Err)
+}
 
 // One command is one round trip: the command and its return go to the
 // device in one write, and one read loop collects the echo, the output
@@ -29,7 +43,17 @@ import (
 // command runs cmd at the platform's default privilege level and
 // returns its output without the echo and the final prompt, and the
 // failed-when-contains text it holds ("" none).
+//
+// This is the one function every command typed into a CLI session goes
+// through (Conn.Send, the on-open commands): a line holding a line break
+// would run a second command, a control character would act on the
+// device's line editor, so such a line is refused here and nothing is
+// written (ident.Line). The spec loader refuses the identifiers that
+// could carry one; this is the last check before the device.
 func command(d *network.Driver, cmd string, timeout time.Duration) (string, string, error) {
+	if err := ident.Line(cmd); err != nil {
+		return "", "", &LineError{Line: cmd, Err: err}
+	}
 	if d.CurrentPriv != d.DefaultDesiredPriv {
 		// As scrapligo's network SendCommand does.
 		if err := d.AcquirePriv(d.DefaultDesiredPriv); err != nil {

@@ -3,6 +3,7 @@ package sshtransport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -198,5 +199,60 @@ func TestSessionLogPasswordEqualsUserName(t *testing.T) {
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("session log:\n%s", got)
+	}
+}
+
+// Issue 37: the one send path refuses a line holding a line break or a
+// control character, whatever built it: nothing of it reaches the
+// device (a port label with a newline sent "hostname PWNED-EOS" as a
+// command of its own).
+func TestSendRefusesLineBreaks(t *testing.T) {
+	sw, err := eosemu.Start(eosemu.Options{Hostname: "leaf1", Password: secret, Ports: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := sw.WriteKnownHosts(kh); err != nil {
+		t.Fatal(err)
+	}
+	tg := drivers.Target{
+		Device: intent.Device{Kind: intent.KindSwitch, Name: "leaf1", Platform: "eos", Address: sw.Addr()},
+		Credentials: &spec.Credentials{Name: "lab", Username: "admin", KnownHosts: kh,
+			Password: &spec.SecretRef{Kind: "env", Name: "PW"}},
+	}
+	o := Options{Platform: "arista_eos", ConnectTimeout: 3 * time.Second, CommandTimeout: 3 * time.Second,
+		Getenv: func(string) string { return secret }}
+	c, err := Dial(context.Background(), tg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, line := range []string{
+		"interface Ethernet1\nhostname PWNED-EOS",
+		"interface Ethernet1\rhostname PWNED-EOS",
+		"interface Ethernet1\x1b[A\x15hostname PWNED-EOS",
+		"interface Ethernet1\u0085hostname PWNED-EOS",
+		"interface Ethernet1\x00hostname PWNED-EOS",
+	} {
+		_, err := c.Send(line)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindRefused || !strings.Contains(e.Error(), "nothing was sent") {
+			t.Errorf("Send(%q) = %v, want a refusal", line, err)
+		}
+	}
+	if err := c.WriteFile("/tmp/x", "ok\nhostname PWNED\x1b\n"); err == nil {
+		t.Error("WriteFile sent a line with ESC")
+	}
+	if err := c.WriteFile("/tmp/x; reboot", "ok\n"); err == nil {
+		t.Error("WriteFile typed a path holding ';'")
+	}
+	for _, cmd := range sw.Commands() {
+		if strings.Contains(cmd, "PWNED") || strings.Contains(cmd, "reboot") {
+			t.Errorf("the device received %q", cmd)
+		}
+	}
+	if out, err := c.Send("show running-config"); err != nil || !strings.Contains(out, "hostname leaf1") {
+		t.Errorf("the session is not usable after the refusals: %v", err)
 	}
 }

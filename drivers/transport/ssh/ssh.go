@@ -39,6 +39,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/internal/ident"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -61,6 +62,9 @@ const (
 	KindConfig      Kind = "bad connection settings"
 	KindClosed      Kind = "connection lost"
 	KindCommand     Kind = "command failed"
+	// KindRefused: fabctl refused to type a line (a line break or a
+	// control character in it); nothing was sent.
+	KindRefused Kind = "line refused"
 )
 
 // Error is a connection or command error on one device.
@@ -304,6 +308,10 @@ func (c *Conn) Device() string { return c.device }
 // KindCommand error carrying the output.
 func (c *Conn) Send(cmd string) (string, error) {
 	out, failed, err := command(c.d, cmd, c.timeout)
+	var le *LineError
+	if errors.As(err, &le) {
+		return "", &Error{Device: c.device, Op: redact(strconv.Quote(cmd), c.secrets), Kind: KindRefused, Detail: redact(le.Err.Error()+": nothing was sent", c.secrets)}
+	}
 	if err != nil {
 		return "", c.cmdErr(redact(cmd, c.secrets), err)
 	}
@@ -325,6 +333,16 @@ var heredocPrompt = `(?m)^>\s?$`
 func (c *Conn) WriteFile(path, content string) error {
 	const delim = "FABCTL_EOF"
 	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	// Every line typed goes through the same check as a command: the
+	// path (typed into the shell) and each line of the here-document.
+	for _, l := range append([]string{path}, lines...) {
+		if err := ident.Line(l); err != nil {
+			return &Error{Device: c.device, Op: "cat > " + strconv.Quote(path), Kind: KindRefused, Detail: err.Error() + ": nothing was sent"}
+		}
+	}
+	if strings.ContainsAny(path, " \t'\"\\$`;&|<>(){}*?[]~#!") {
+		return &Error{Device: c.device, Op: "cat > " + strconv.Quote(path), Kind: KindRefused, Detail: "the path holds a shell metacharacter: nothing was sent"}
+	}
 	ev := make([]*channel.SendInteractiveEvent, 0, len(lines)+2)
 	ev = append(ev, &channel.SendInteractiveEvent{ChannelInput: "cat > " + path + " <<'" + delim + "'", ChannelResponse: heredocPrompt})
 	for _, l := range lines {
