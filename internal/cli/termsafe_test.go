@@ -66,3 +66,37 @@ func TestShowEscapesPlanFields(t *testing.T) {
 		t.Errorf("--json:\n%s", stdout)
 	}
 }
+
+// Issue 37: a saved plan whose embedded spec carries a hostile port name
+// (re-sealed, its spec_hash recomputed, as anyone who can write the file
+// can) fails apply's re-check: apply loads the embedded sources again,
+// and the loader refuses the name at its file:line before any device is
+// read or changed.
+func TestApplySavedPlanHostileSpec(t *testing.T) {
+	e := newApplyEnv(t)
+	e.converge()
+	f, _, _, _ := e.factory()
+	planFile := filepath.Join(e.dir, "plan.fab")
+	sp := e.savePlan(f, planFile)
+	src := string(sp.Sources[0].Data)
+	bad := strings.Replace(src, `"leaf1:Ethernet0"`, `"leaf1:Ethernet0\nhostname PWNED"`, 1)
+	if bad == src {
+		t.Fatal("leaf1:Ethernet0 not in the test spec")
+	}
+	sp.Sources[0].Data = []byte(bad)
+	sp.Plan.SpecHash = plan.SourceHash(sp.Sources)
+	if err := sp.Write(planFile); err != nil {
+		t.Fatal(err)
+	}
+	f, _, stdout, stderr := e.factory()
+	code := runCLI(f, "apply", planFile)
+	if code == ExitOK {
+		t.Fatalf("applied\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if len(e.store.Applied) != 0 {
+		t.Errorf("devices changed: %v", e.store.Applied)
+	}
+	if !strings.Contains(stderr.String()+stdout.String(), "Invalid port name") {
+		t.Errorf("the refusal does not name the port:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+}
