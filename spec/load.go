@@ -44,6 +44,10 @@ type LoadOptions struct {
 	// platform must be one of them. There is no default: a spec that
 	// declares a switch does not load without them.
 	Platforms []PlatformInfo
+	// Limits bound nesting, collection sizes and evaluation work
+	// (limits.go); zero fields: the environment's FABCTL_SPEC_MAX_*,
+	// else the defaults.
+	Limits Limits
 }
 
 // PlatformInfiniBand is the InfiniBand switch platform's name.
@@ -226,6 +230,17 @@ func Load(path string, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 // non-nil whenever the files parsed (it carries the files for diagnostic
 // snippets) but must not be used when diagnostics hold errors.
 func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
+	// Nesting first: every parser below recurses once per level.
+	depth := opts.limits().Depth
+	for _, f := range files {
+		if d := CheckNesting(f.Data, f.Name, strings.HasSuffix(f.Name, ".json"), depth); d != nil {
+			s := &Spec{Files: map[string]*hcl.File{}}
+			for _, f := range files {
+				s.Files[f.Name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: f.Data, Nav: lineNav(f.Data)}
+			}
+			return s, hcl.Diagnostics{d}
+		}
+	}
 	h := sha256.New()
 	for _, f := range files {
 		fmt.Fprintf(h, "%d:%s\n%d:", len(f.Name), f.Name, len(f.Data))
@@ -297,6 +312,13 @@ func loadWhole(files []File, opts LoadOptions, sourceHash string) (*Spec, hcl.Di
 		return s, diags
 	}
 	l := &loader{spec: s, opts: opts}
+	for _, f := range files {
+		if hf := fileMap[f.Name]; hf != nil {
+			if b, ok := hf.Body.(*hclsyntax.Body); ok {
+				instrumentFor(f.Data, b, l.budget())
+			}
+		}
+	}
 	l.load(hcl.MergeFiles(parsed))
 	diags = append(diags, l.diags...)
 	dropTrees(fileMap)
@@ -327,6 +349,16 @@ type loader struct {
 	// from (a stream worker's): hcl.Block views of its blocks come from
 	// it too.
 	alloc *fpAlloc
+	// bud is the load's evaluation budget (limits.go), made on first use.
+	bud *budget
+}
+
+// budget is the load's evaluation budget.
+func (l *loader) budget() *budget {
+	if l.bud == nil {
+		l.bud = &budget{lim: l.opts.limits()}
+	}
+	return l.bud
 }
 
 var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -379,7 +411,7 @@ func (l *loader) globals(byType map[string][]*hcl.Block) bool {
 	vars := l.variables(byType["variable"])
 	l.base = &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": vars},
-		Functions: Functions(),
+		Functions: boundedFunctions(l.budget()),
 	}
 	l.base.Variables["local"] = l.locals(byType["locals"])
 	if l.diags.HasErrors() {

@@ -131,6 +131,11 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 		}
 	}
 	l := &loader{spec: s, opts: opts}
+	for _, u := range units {
+		if u.early {
+			instrumentFor(u.src, u.body, l.budget())
+		}
+	}
 	if !l.globals(byType) {
 		return nil, false
 	}
@@ -174,11 +179,12 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			// switch, host or link block reads only the block, the
 			// fabric, the options and the variables (l.base), and writes
 			// only the loader's diagnostics and schema cache.
-			wl := &loader{spec: s, opts: opts, base: l.base}
+			wl := &loader{spec: s, opts: opts, base: l.base, bud: l.budget()}
 			alloc := &fpAlloc{}
 			for u := range jobs {
 				u.alloc, wl.alloc = alloc, alloc
 				u.body, u.diags = parseChunkWith(u.src, u.name, u.start, alloc)
+				instrumentFor(u.src, u.body, wl.budget())
 				if len(u.diags) == 0 && u.topBlocks() {
 					u.topOK = true
 					u.decode(wl)

@@ -103,6 +103,12 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 		if v.ty == cty.String || v.ty == cty.DynamicPseudoType {
 			val = cty.StringVal(raw)
 		} else {
+			if nd := CheckNesting([]byte(raw), from, false, l.opts.limits().Depth); nd != nil {
+				nd.Subject = nil
+				nd.Detail = fmt.Sprintf("%s: variable %q: %s", from, name, nd.Detail)
+				l.diags = append(l.diags, nd)
+				return
+			}
 			expr, d := hclsyntax.ParseExpression([]byte(raw), from, hcl.InitialPos)
 			if d.HasErrors() {
 				l.diags = append(l.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid variable value",
@@ -142,7 +148,16 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 	varFiles = append(varFiles, l.opts.VarFileData...)
 	for _, vf := range varFiles {
 		path := vf.Name
+		if nd := CheckNesting(vf.Data, path, false, l.opts.limits().Depth); nd != nil {
+			l.diags = append(l.diags, nd)
+			continue
+		}
 		f, d := hclsyntax.ParseConfig(vf.Data, path, hcl.InitialPos)
+		if f != nil {
+			if b, ok := f.Body.(*hclsyntax.Body); ok {
+				instrumentFor(vf.Data, b, l.budget())
+			}
+		}
 		l.diags = append(l.diags, d...)
 		if d.HasErrors() {
 			continue
@@ -201,7 +216,7 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 		if !v.set {
 			continue
 		}
-		ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": varObj}, Functions: Functions()}
+		ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": varObj}, Functions: boundedFunctions(l.budget())}
 		for _, rb := range v.rules {
 			c, d := rb.Body.Content(validationSchema)
 			l.diags = append(l.diags, d...)

@@ -31,6 +31,10 @@ const (
 	// ExitUsage: the command line is wrong: unknown command or flag, bad
 	// flag value, wrong number of arguments (BSD sysexits EX_USAGE).
 	ExitUsage ExitCode = 64
+	// ExitInternal: an internal error, a bug in fabctl: a panic, or the
+	// memory guard stopping a run that outgrew every bound (BSD
+	// sysexits EX_SOFTWARE). The message asks for a report.
+	ExitInternal ExitCode = 70
 )
 
 // exitCodes lists every code with its name, for docs and tests.
@@ -46,4 +50,5 @@ var exitCodes = []struct {
 	{ExitNothingTested, "nothing-tested"},
 	{ExitMismatch, "mismatch"},
 	{ExitUsage, "usage"},
+	{ExitInternal, "internal"},
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/internal/safefile"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // FmtOptions are the inputs of fabctl fmt.
@@ -30,11 +31,14 @@ type FmtOptions struct {
 	Write     bool     // --write: rewrite files (default true; off under --check)
 	List      bool     // --list: print the names of files that change (default true)
 	Recursive bool     // --recursive: descend into subdirectories
+	// MaxDepth bounds the nesting fmt parses (spec.CheckNesting): the
+	// parser and the formatter recurse once per level.
+	MaxDepth int
 }
 
 // NewCmdFmt returns `fabctl fmt`.
 func NewCmdFmt(f *Factory, runF func(*FmtOptions) error) *cobra.Command {
-	opts := &FmtOptions{IO: f.IOStreams}
+	opts := &FmtOptions{IO: f.IOStreams, MaxDepth: spec.DepthLimit(f.Env)}
 	cmd := &cobra.Command{
 		Use:   "fmt [PATH...]",
 		Short: "Rewrite spec files in the canonical HCL style",
@@ -129,7 +133,7 @@ func fmtRun(opts *FmtOptions) error {
 		if err != nil {
 			return fmt.Errorf("reading stdin: %w", err)
 		}
-		if out, ok := formatSource(res, "<stdin>", src); ok {
+		if out, ok := formatSource(res, "<stdin>", src, opts.MaxDepth); ok {
 			ff := fmtFile{Path: "-", Changed: !bytes.Equal(src, out)}
 			if opts.Diff && ff.Changed {
 				ff.Diff = unifiedDiff("<stdin>", src, out)
@@ -148,7 +152,7 @@ func fmtRun(opts *FmtOptions) error {
 				res.Diagnostics = append(res.Diagnostics, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: err.Error()})
 				continue
 			}
-			out, ok := formatSource(res, p, src)
+			out, ok := formatSource(res, p, src, opts.MaxDepth)
 			if !ok {
 				continue
 			}
@@ -177,7 +181,15 @@ func fmtRun(opts *FmtOptions) error {
 
 // formatSource parses src (so syntax errors are reported; hclwrite.Format
 // formats any token stream) and returns the formatted bytes.
-func formatSource(res *fmtResult, name string, src []byte) ([]byte, bool) {
+func formatSource(res *fmtResult, name string, src []byte, maxDepth int) ([]byte, bool) {
+	if maxDepth <= 0 {
+		maxDepth = spec.DefaultMaxDepth
+	}
+	if d := spec.CheckNesting(src, name, false, maxDepth); d != nil {
+		res.HCLFiles[name] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+		res.Diagnostics = append(res.Diagnostics, d)
+		return nil, false
+	}
 	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	if f == nil {
 		f = &hcl.File{Bytes: src}

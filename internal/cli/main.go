@@ -31,6 +31,7 @@ func Run(f *Factory, args []string) ExitCode {
 // with ExitError.
 func run(f *Factory, newRoot func() *cobra.Command, args []string) (code ExitCode) {
 	defer f.IOStreams.Flush()
+	defer startMemoryGuard(f)()
 	defer func() {
 		if r := recover(); r != nil {
 			code = reportPanic(f, r, debug.Stack())
@@ -84,7 +85,7 @@ func reportPanic(f *Factory, r any, stack []byte) ExitCode {
 	} else {
 		fmt.Fprintf(w, "Run the command again with --debug to include a stack trace.\n")
 	}
-	return ExitError
+	return ExitInternal
 }
 
 // handleError prints a command's error, if it has not been reported

@@ -12,7 +12,7 @@ import (
 
 func TestExitCodesAreStable(t *testing.T) {
 	// Documented API (docs/cli.md): a change here breaks users' scripts.
-	want := map[ExitCode]string{0: "ok", 1: "error", 2: "changes", 3: "stale-plan", 4: "locked", 5: "nothing-tested", 6: "mismatch", 64: "usage"}
+	want := map[ExitCode]string{0: "ok", 1: "error", 2: "changes", 3: "stale-plan", 4: "locked", 5: "nothing-tested", 6: "mismatch", 64: "usage", 70: "internal"}
 	if len(exitCodes) != len(want) {
 		t.Fatalf("%d exit codes, want %d", len(exitCodes), len(want))
 	}
@@ -99,8 +99,8 @@ func TestPanicIsInternalError(t *testing.T) {
 		if debug {
 			args = append(args, "--debug")
 		}
-		if code := execCmd(f, cmd, args...); code != ExitError {
-			t.Errorf("exit code %d, want 1", code)
+		if code := execCmd(f, cmd, args...); code != ExitInternal {
+			t.Errorf("exit code %d, want 70", code)
 		}
 		out := stderr.String()
 		if !strings.HasPrefix(out, "internal error: assignment to entry in nil map\n") || !strings.Contains(out, "Please report it at "+issuesURL) {

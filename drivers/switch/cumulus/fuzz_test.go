@@ -21,7 +21,7 @@ func FuzzRenderedLines(f *testing.F) {
 		if !ok {
 			return
 		}
-		drv := &Driver{}
+		drv := New().(*Driver)
 		target, steps := switchtest.FuzzSwitch(t, fab, drv)
 		var lines []string
 		for _, s := range steps {

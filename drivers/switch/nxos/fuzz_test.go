@@ -22,7 +22,7 @@ func FuzzRenderedLines(f *testing.F) {
 		if !ok {
 			return
 		}
-		drv := &Driver{}
+		drv := New().(*Driver)
 		target, steps := switchtest.FuzzSwitch(t, fab, drv)
 		var payload []string
 		for _, s := range steps {

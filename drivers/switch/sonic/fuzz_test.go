@@ -21,7 +21,7 @@ func FuzzRenderedLines(f *testing.F) {
 		if !ok {
 			return
 		}
-		drv := &Driver{}
+		drv := New().(*Driver)
 		target, steps := switchtest.FuzzSwitch(t, fab, drv)
 		typed := []string{"cat > /tmp/fabctl-fz.json <<'FABCTL_EOF'", "["}
 		for _, s := range steps {

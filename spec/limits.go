@@ -1,0 +1,645 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Bounded evaluation. A spec is a program: nested 60,000 deep its parser
+// (and hcl's, and fmt's) recursed until the Go stack overflowed, and a
+// 229-byte setproduct made a billion elements until the process ran out
+// of memory: both Go runtime fatal errors, not errors. Three limits stop
+// that, each with a clear error naming the file:line, the limit and how
+// to raise it:
+//
+//   - Depth: nesting in the source ({, [, (, template interpolations and
+//     heredocs, unary and conditional operators) is scanned before any
+//     parser runs (checkNesting, iterative), in spec files, var files,
+//     -var values, override files, saved plans' sources and fmt; a value
+//     a function makes (jsondecode) may not nest deeper either.
+//   - Elements: no function result, no collection a for expression
+//     iterates and no string a template builds holds more than Elements
+//     elements or characters; the functions whose result can outgrow
+//     their arguments (setproduct, join, replace, indent, format's
+//     widths) are checked before they allocate.
+//   - Work: the elements every function call and for expression of one
+//     load makes or iterates, in all (for expressions: instrumentFor).
+//
+// Defaults fit the largest fabrics (a 16,384-host pod written with
+// for_each iterates ~300,000 elements); the environment raises them.
+
+// Limits bound one spec load. A zero field is its default.
+type Limits struct {
+	Depth    int   // nesting of the source and of values (default 256)
+	Elements int   // elements of one collection or characters of one string (default 1,048,576)
+	Work     int64 // elements all function calls and for expressions of one load make or iterate (default 10,000,000)
+}
+
+// Limits' defaults and the environment variables that raise them.
+const (
+	DefaultMaxDepth    = 256
+	DefaultMaxElements = 1 << 20
+	DefaultMaxWork     = 10_000_000
+
+	EnvMaxDepth    = "FABCTL_SPEC_MAX_DEPTH"
+	EnvMaxElements = "FABCTL_SPEC_MAX_ELEMENTS"
+	EnvMaxWork     = "FABCTL_SPEC_MAX_WORK"
+)
+
+// limits are o's limits: LoadOptions.Limits, else the environment
+// (o.Env), else the defaults.
+func (o LoadOptions) limits() Limits {
+	l := o.Limits
+	env := func(k string, def int64) int64 {
+		if v, ok := lookupEnvList(o.Env, k); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+				return n
+			}
+		}
+		return def
+	}
+	if l.Depth <= 0 {
+		l.Depth = int(env(EnvMaxDepth, DefaultMaxDepth))
+	}
+	if l.Elements <= 0 {
+		l.Elements = int(env(EnvMaxElements, DefaultMaxElements))
+	}
+	if l.Work <= 0 {
+		l.Work = env(EnvMaxWork, DefaultMaxWork)
+	}
+	return l
+}
+
+func lookupEnvList(env []string, key string) (string, bool) {
+	val, found := "", false
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			val, found = v, true
+		}
+	}
+	return val, found
+}
+
+// DepthLimit is the nesting limit for callers that parse HCL themselves
+// (fmt): FABCTL_SPEC_MAX_DEPTH in env, else DefaultMaxDepth.
+func DepthLimit(env []string) int { return LoadOptions{Env: env}.limits().Depth }
+
+// CheckNesting scans src (HCL native syntax, or JSON when json is set)
+// without recursion and returns an error diagnostic at the first place
+// its nesting passes max (nil when it does not). Callers run it before
+// any parser: hcl's parsers, the fast parser and the formatter recurse
+// once per level.
+func CheckNesting(src []byte, name string, json bool, max int) *hcl.Diagnostic {
+	var at int
+	if json {
+		at = jsonNesting(src, max)
+	} else {
+		at = nativeNesting(src, max)
+	}
+	if at < 0 {
+		return nil
+	}
+	pos := posAt(src, at)
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Nesting too deep",
+		Detail:  fmt.Sprintf("The expression here nests more than %d levels deep (brackets, braces, parentheses, templates, unary and conditional operators). Flatten it; if the nesting is intended, raise the limit with the environment variable %s=N.", max, EnvMaxDepth),
+		Subject: &hcl.Range{Filename: name, Start: pos, End: posAt(src, min(at+1, len(src)))}}
+}
+
+// posAt is the hcl position of byte offset i in src (columns in bytes:
+// the diagnostic only needs the line right).
+func posAt(src []byte, i int) hcl.Pos {
+	line, col := 1, 1
+	for j := 0; j < i && j < len(src); j++ {
+		if src[j] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return hcl.Pos{Line: line, Column: col, Byte: i}
+}
+
+// jsonNesting returns the offset where JSON nesting passes max, or -1.
+func jsonNesting(src []byte, max int) int {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth > max {
+				return i
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// nativeNesting returns the offset where the nesting of HCL native syntax
+// passes max, or -1. It follows the lexer's modes: code, quoted strings
+// and heredocs (templates, whose ${ and %{ open code again), comments. In
+// code, brackets nest, and so do unary operators and '?' (each is one
+// more level of hcl's recursive descent) until the bracket they are in
+// closes. It is an upper bound of the parsers' depth, cheap enough for
+// every file (one pass, a table skips the bytes that do not matter).
+func nativeNesting(src []byte, max int) int {
+	type frame struct {
+		kind  byte // '{', '[', '(' in code; '"' string; 'h' heredoc; '$' template interpolation
+		ops   int  // unary and conditional operators in this bracket
+		delim []byte
+	}
+	stack := make([]frame, 1, 64)
+	stack[0] = frame{kind: '{'}
+	depth := 0 // brackets and templates open, plus every frame's ops
+	operand := false
+	n := len(src)
+	push := func(f frame) bool {
+		stack = append(stack, f)
+		depth++
+		return depth > max
+	}
+	pop := func() {
+		depth -= 1 + stack[len(stack)-1].ops
+		stack = stack[:len(stack)-1]
+	}
+	// directive counts a template's %{if} and %{for} (the template parser
+	// recurses into each until its %{endif} / %{endfor}) on the string or
+	// heredoc they are in; true when that passes max.
+	directive := func(i int) bool {
+		if src[i] != '%' {
+			return false
+		}
+		j := i + 2
+		for j < n && (src[j] == ' ' || src[j] == '\t' || src[j] == '~') {
+			j++
+		}
+		k := j
+		for k < n && isIdentCont(src[k]) {
+			k++
+		}
+		top := &stack[len(stack)-1]
+		switch string(src[j:k]) {
+		case "if", "for":
+			top.ops++
+			depth++
+		case "endif", "endfor":
+			if top.ops > 0 {
+				top.ops--
+				depth--
+			}
+		}
+		return depth > max
+	}
+	for i := 0; i < n; i++ {
+		top := &stack[len(stack)-1]
+		c := src[i]
+		switch top.kind {
+		case '"':
+			switch {
+			case c == '\\':
+				i++
+			case c == '"':
+				pop()
+				operand = true
+			case (c == '$' || c == '%') && i+1 < n && src[i+1] == '{':
+				if i > 0 && src[i-1] == c {
+					i++ // $${ and %%{ are literal
+					continue
+				}
+				if directive(i) {
+					return i
+				}
+				i++
+				if push(frame{kind: '$'}) {
+					return i
+				}
+				operand = false
+			case c == '\n':
+				// An unterminated string: the parser reports it.
+				pop()
+			}
+			continue
+		case 'h':
+			if c == '\n' {
+				// Does the next line close the heredoc?
+				j := i + 1
+				for j < n && (src[j] == ' ' || src[j] == '\t') {
+					j++
+				}
+				if k := j + len(top.delim); k <= n && string(src[j:k]) == string(top.delim) && (k == n || src[k] == '\n' || src[k] == '\r') {
+					pop()
+					i = k - 1
+					operand = true
+				}
+				continue
+			}
+			if (c == '$' || c == '%') && i+1 < n && src[i+1] == '{' {
+				if i > 0 && src[i-1] == c {
+					i++
+					continue
+				}
+				if directive(i) {
+					return i
+				}
+				i++
+				if push(frame{kind: '$'}) {
+					return i
+				}
+				operand = false
+			}
+			continue
+		}
+		// Code.
+		switch c {
+		case ' ', '\t', '\r':
+			continue
+		case '\n':
+			operand = false
+			continue
+		case '#':
+			for i < n && src[i] != '\n' {
+				i++
+			}
+			i--
+			continue
+		case '/':
+			if i+1 < n && src[i+1] == '/' {
+				for i < n && src[i] != '\n' {
+					i++
+				}
+				i--
+				continue
+			}
+			if i+1 < n && src[i+1] == '*' {
+				i += 2
+				for i+1 < n && !(src[i] == '*' && src[i+1] == '/') {
+					i++
+				}
+				i++
+				continue
+			}
+			operand = false
+		case '"':
+			if push(frame{kind: '"'}) {
+				return i
+			}
+		case '<':
+			if i+1 < n && src[i+1] == '<' {
+				j := i + 2
+				if j < n && src[j] == '-' {
+					j++
+				}
+				k := j
+				for k < n && (isIdentCont(src[k])) {
+					k++
+				}
+				if k > j {
+					// A heredoc: its body starts on the next line.
+					delim := src[j:k]
+					for k < n && src[k] != '\n' {
+						k++
+					}
+					if push(frame{kind: 'h', delim: delim}) {
+						return i
+					}
+					i = k - 1
+					continue
+				}
+			}
+			operand = false
+		case '{', '[', '(':
+			if push(frame{kind: c}) {
+				return i
+			}
+			operand = false
+		case '}':
+			if top.kind == '$' || top.kind == '{' && len(stack) > 1 {
+				pop()
+			}
+			operand = true
+		case ']':
+			if top.kind == '[' {
+				pop()
+			}
+			operand = true
+		case ')':
+			if top.kind == '(' {
+				pop()
+			}
+			operand = true
+		case '!', '?':
+			top.ops++
+			if depth++; depth > max {
+				return i
+			}
+			operand = false
+		case '-':
+			if !operand {
+				top.ops++
+				if depth++; depth > max {
+					return i
+				}
+			}
+			operand = false
+		default:
+			if isIdentCont(c) || c == '.' {
+				operand = true
+			} else {
+				operand = false
+			}
+		}
+	}
+	return -1
+}
+
+// budget is one load's evaluation budget (Limits), shared by the
+// bounded functions of that load. Stream workers evaluate concurrently.
+type budget struct {
+	lim  Limits
+	work atomic.Int64
+}
+
+// charge counts n elements of work; an error once the load's work
+// passes the limit.
+func (b *budget) charge(n int, what string) error {
+	if b.work.Add(int64(n)) > b.lim.Work {
+		return fmt.Errorf("%s: evaluating this spec takes more than %d elements of work in all (function results and for-expression iterations); the limit protects fabctl from specs that grow without bound: raise it with the environment variable %s=N if the spec is meant to be this large", what, b.lim.Work, EnvMaxWork)
+	}
+	return nil
+}
+
+// tooMany is the error for a result of n elements (or characters).
+func (b *budget) tooMany(what string, n float64) error {
+	return fmt.Errorf("%s would make %.0f elements (or characters); the limit is %d per collection or string: raise it with the environment variable %s=N if that is intended", what, n, b.lim.Elements, EnvMaxElements)
+}
+
+// boundedFunctions are Functions() checked against b: arguments that
+// would make an oversized result are refused before the function runs,
+// results are measured (size and depth) and charged.
+func boundedFunctions(b *budget) map[string]function.Function {
+	fns := Functions()
+	for name, f := range fns {
+		fns[name] = bounded(name, f, b)
+	}
+	return fns
+}
+
+func bounded(name string, f function.Function, b *budget) function.Function {
+	spec := &function.Spec{
+		Description: f.Description(),
+		Params:      f.Params(),
+		VarParam:    f.VarParam(),
+		Type: func(args []cty.Value) (cty.Type, error) {
+			types := make([]cty.Type, len(args))
+			for i, a := range args {
+				types[i] = a.Type()
+			}
+			return f.ReturnType(types)
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if err := precheck(name, args, b); err != nil {
+				return cty.NilVal, err
+			}
+			v, err := f.Call(args)
+			if err != nil {
+				return v, err
+			}
+			n, deep := measure(v, b.lim.Depth, b.lim.Elements)
+			if deep {
+				return cty.NilVal, fmt.Errorf("%s made a value nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", name, b.lim.Depth, EnvMaxDepth)
+			}
+			if n > b.lim.Elements {
+				return cty.NilVal, b.tooMany(name, float64(n))
+			}
+			if err := b.charge(n, name); err != nil {
+				return cty.NilVal, err
+			}
+			return v, nil
+		},
+	}
+	return function.New(spec)
+}
+
+// measure is the size of v for the limits (a collection's elements, a
+// string's characters, whichever is larger at any level) and whether it
+// nests deeper than maxDepth; it stops early past maxElems.
+func measure(v cty.Value, maxDepth, maxElems int) (n int, deep bool) {
+	type item struct {
+		v     cty.Value
+		depth int
+	}
+	stack := []item{{v, 0}}
+	for len(stack) > 0 && n <= maxElems {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.depth > maxDepth {
+			return n, true
+		}
+		x, _ := it.v.Unmark()
+		if x.IsNull() || !x.IsKnown() {
+			continue
+		}
+		ty := x.Type()
+		switch {
+		case ty == cty.String:
+			n = max(n, len(x.AsString()))
+		case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
+			l := x.LengthInt()
+			n = max(n, l)
+			if l > maxElems {
+				return n, false
+			}
+			for e := x.ElementIterator(); e.Next(); {
+				_, ev := e.Element()
+				stack = append(stack, item{ev, it.depth + 1})
+			}
+		}
+	}
+	return n, false
+}
+
+var formatWidth = regexp.MustCompile(`%[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?`)
+
+// precheck refuses the calls whose result would outgrow the limits
+// before the function allocates it.
+func precheck(name string, args []cty.Value, b *budget) error {
+	known := func(v cty.Value) bool { return v.IsKnown() && !v.IsNull() }
+	length := func(v cty.Value) float64 {
+		v, _ = v.Unmark()
+		if !known(v) || !(v.Type().IsCollectionType() || v.Type().IsTupleType() || v.Type().IsObjectType()) {
+			return 0
+		}
+		return float64(v.LengthInt())
+	}
+	str := func(v cty.Value) (string, bool) {
+		v, _ = v.Unmark()
+		if !known(v) || v.Type() != cty.String {
+			return "", false
+		}
+		return v.AsString(), true
+	}
+	limit := float64(b.lim.Elements)
+	switch name {
+	case "setproduct":
+		p := 1.0
+		for _, a := range args {
+			p *= length(a)
+		}
+		if p > limit {
+			return b.tooMany("setproduct", p)
+		}
+	case "join":
+		if len(args) == 0 {
+			return nil
+		}
+		sep, _ := str(args[0])
+		total, count := 0.0, 0.0
+		for _, l := range args[1:] {
+			l, _ = l.Unmark()
+			if !known(l) || !l.CanIterateElements() {
+				continue
+			}
+			for e := l.ElementIterator(); e.Next(); {
+				_, ev := e.Element()
+				if s, ok := str(ev); ok {
+					total += float64(len(s))
+				}
+				count++
+			}
+		}
+		if total+count*float64(len(sep)) > limit {
+			return b.tooMany("join", total+count*float64(len(sep)))
+		}
+	case "replace":
+		if len(args) == 3 {
+			s, ok1 := str(args[0])
+			old, ok2 := str(args[1])
+			rep, ok3 := str(args[2])
+			if ok1 && ok2 && ok3 {
+				var k float64
+				if old == "" {
+					k = float64(len(s) + 1)
+				} else if !strings.HasPrefix(old, "/") {
+					k = float64(strings.Count(s, old))
+				} else {
+					k = float64(len(s) + 1) // a regular expression: at most one match per position
+				}
+				if out := float64(len(s)) + k*float64(len(rep)); out > limit {
+					return b.tooMany("replace", out)
+				}
+			}
+		}
+	case "indent":
+		if len(args) == 2 {
+			s, ok := str(args[1])
+			if sp, _ := args[0].Unmark(); ok && known(sp) {
+				w, _ := sp.AsBigFloat().Float64()
+				if out := float64(len(s)) + w*float64(strings.Count(s, "\n")+1); out > limit || w > limit {
+					return b.tooMany("indent", out)
+				}
+			}
+		}
+	case "format", "formatlist":
+		if len(args) > 0 {
+			if f, ok := str(args[0]); ok {
+				for _, m := range formatWidth.FindAllStringSubmatch(f, -1) {
+					for _, w := range m[1:] {
+						if w == "*" {
+							return errors.New(name + ": widths and precisions given by * are not supported")
+						}
+						if x, err := strconv.ParseFloat(w, 64); err == nil && x > limit {
+							return b.tooMany(name, x)
+						}
+					}
+				}
+			}
+			if name == "formatlist" {
+				longest := 0.0
+				for _, a := range args[1:] {
+					longest = max(longest, length(a))
+				}
+				if longest > limit {
+					return b.tooMany(name, longest)
+				}
+			}
+		}
+	}
+	for _, a := range args {
+		if l := length(a); l > 0 {
+			if err := b.charge(int(l), name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// For expressions. hcl evaluates `[for x in C : ...]` by iterating C
+// itself, with no hook; instrumentFor wraps the collection expression of
+// every for expression of a native-syntax body (forColl), so that its
+// length is checked against Elements and charged to the load's work
+// before the iteration starts: nested for expressions over large
+// collections stop at the limit, at the for expression's file:line. Only
+// bodies whose source holds the word "for" are walked (a generated
+// inventory of literal blocks never is).
+func instrumentFor(src []byte, body *hclsyntax.Body, b *budget) {
+	if body == nil || b == nil || !bytes.Contains(src, []byte("for")) {
+		return
+	}
+	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+		if fe, ok := n.(*hclsyntax.ForExpr); ok {
+			if _, done := fe.CollExpr.(*forColl); !done {
+				fe.CollExpr = &forColl{Expression: fe.CollExpr, b: b, rng: fe.SrcRange}
+			}
+		}
+		return nil
+	})
+}
+
+// forColl is a for expression's collection, measured before hcl
+// iterates it. Embedding the interface keeps every other method (and
+// hclsyntax's unexported walk) the inner expression's.
+type forColl struct {
+	hclsyntax.Expression
+	b   *budget
+	rng hcl.Range
+}
+
+func (c *forColl) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	v, diags := c.Expression.Value(ctx)
+	if diags.HasErrors() {
+		return v, diags
+	}
+	u, _ := v.Unmark()
+	if u.IsNull() || !u.IsKnown() || !u.CanIterateElements() {
+		return v, diags
+	}
+	n := u.LengthInt()
+	err := error(nil)
+	if n > c.b.lim.Elements {
+		err = c.b.tooMany("this for expression", float64(n))
+	} else {
+		err = c.b.charge(n, "this for expression")
+	}
+	if err != nil {
+		rng := c.rng
+		return cty.DynamicVal, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: err.Error() + ".", Subject: &rng, Expression: c.Expression, EvalContext: ctx})
+	}
+	return v, diags
+}
