@@ -177,6 +177,7 @@ func (l *loader) credentials(in instance) *Credentials {
 		c.ConnectTimeout = 0
 	}
 	c.Src = d.src
+	l.ids().credentials(c)
 	return c
 }
 
@@ -299,6 +300,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 			p.Description = pd.str("description", "")
 			p.Ignore = pd.ignores()
 			p.Src = pd.src
+			l.ids().port(sw, p)
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[pname] = p
 		case "acl":
@@ -328,6 +330,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 	}
 	sw.declaredPorts = len(sw.Ports)
 	sw.Src = d.src
+	l.ids().switchAttrs(sw)
 	return sw
 }
 
@@ -426,6 +429,7 @@ func (l *loader) host(in instance) *Host {
 		}
 	}
 	h.Src = d.src
+	l.ids().hostAttrs(h)
 	l.freeDec(d)
 	return h
 }
@@ -507,6 +511,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		lim.Src = ld.src
 	}
 	n.Src = d.src
+	l.ids().nic(host, n)
 	l.freeDec(d)
 	return n
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -11,8 +12,8 @@ import (
 )
 
 // Typed identifiers. Every spec string that reaches a device, a host
-// path or a command line is checked here, after loading (overrides
-// included), against the grammar of what it names: a switch port
+// path or a command line is checked here, as it is decoded (and again
+// when an override file sets it), against the grammar of what it names: a switch port
 // against its platform's port names (PlatformInfo.PortPattern, from the
 // vendor's naming), a NIC against Linux's interface names, an address
 // against IP addresses and RFC 1123 host names, a user name against
@@ -41,113 +42,145 @@ func portRegexp(pattern string) (*regexp.Regexp, error) {
 }
 
 // identChecker checks identifiers, remembering verdicts: a pod names the
-// same ports and NICs on every switch and host.
+// same ports and NICs on every switch and host. Each loader has its own
+// (stream workers decode in parallel); the checks run as each object is
+// decoded, while its strings are still in the cache.
 type identChecker struct {
-	diags     hcl.Diagnostics
+	l         *loader
 	platforms map[string]PlatformInfo
-	ports     map[[2]string]string // platform, name -> "" or why not
+	ports     map[string]map[string]string // platform -> name -> "" or why not
 	netdevs   map[string]error
 }
 
-// checkIdentifiers checks every identifier of s (see above).
-func checkIdentifiers(s *Spec, platforms []PlatformInfo) hcl.Diagnostics {
-	if s == nil {
-		return nil
+// ids is the loader's identifier checker.
+func (l *loader) ids() *identChecker {
+	if l.idc == nil {
+		c := &identChecker{l: l, platforms: map[string]PlatformInfo{}, ports: map[string]map[string]string{}, netdevs: map[string]error{}}
+		for _, p := range l.opts.Platforms {
+			c.platforms[p.Name] = p
+		}
+		l.idc = c
 	}
-	c := &identChecker{platforms: map[string]PlatformInfo{}, ports: map[[2]string]string{}, netdevs: map[string]error{}}
-	for _, p := range platforms {
-		c.platforms[p.Name] = p
-	}
-	for _, cr := range s.Credentials {
-		if cr.Username != "" {
-			c.check(ident.UserName(cr.Username), cr.Src.Attr("username"), "Invalid user name", "credentials %q: username %q", cr.Name, cr.Username)
+	return l.idc
+}
+
+func (c *identChecker) credentials(cr *Credentials) {
+	if cr.Username != "" {
+		if err := ident.UserName(cr.Username); err != nil {
+			c.fail(err, cr.Src.Attr("username"), "Invalid user name", fmt.Sprintf("credentials %q: username %q", cr.Name, cr.Username))
 		}
 	}
-	for _, sw := range s.Switches {
-		if sw == nil {
-			continue
+}
+
+// switchAttrs checks a switch's own attributes (its ports are checked
+// as they are decoded or implied: port).
+func (c *identChecker) switchAttrs(sw *Switch) {
+	if sw.Address != "" {
+		if err := ident.Address(sw.Address); err != nil {
+			c.fail(err, sw.Src.Attr("address"), "Invalid address", fmt.Sprintf("switch %q: address %q", sw.Name, sw.Address))
 		}
-		if sw.Address != "" {
-			c.check(ident.Address(sw.Address), sw.Src.Attr("address"), "Invalid address", "switch %q: address %q", sw.Name, sw.Address)
+	}
+	if sw.Src.Has("role") {
+		if err := ident.Name(sw.Role, 64); err != nil {
+			c.fail(err, sw.Src.Attr("role"), "Invalid role", fmt.Sprintf("switch %q: role %q", sw.Name, sw.Role))
 		}
-		if sw.Src.Has("role") {
-			c.check(ident.Name(sw.Role, 64), sw.Src.Attr("role"), "Invalid role", "switch %q: role %q", sw.Name, sw.Role)
+	}
+	for _, a := range sw.ACLs {
+		if err := ident.Name(a.Name, 64); err != nil {
+			c.fail(err, a.Src.Block, "Invalid ACL name", fmt.Sprintf("switch %q: acl %q", sw.Name, a.Name))
 		}
-		for _, p := range sw.Ports {
-			c.port(sw, p)
-			if p.Description != "" {
-				c.check(ident.Description(p.Description), p.Src.Attr("description"), "Invalid description", "port %s:%s: description %q", sw.Name, p.Name, p.Description)
+	}
+}
+
+// hostAttrs checks a host's own attributes (its NICs: nic).
+func (c *identChecker) hostAttrs(h *Host) {
+	if h.Address != "" {
+		if err := ident.Address(h.Address); err != nil {
+			c.fail(err, h.Src.Attr("address"), "Invalid address", fmt.Sprintf("host %q: address %q", h.Name, h.Address))
+		}
+	}
+	if h.Src.Has("role") && h.Role != "" {
+		if err := ident.Name(h.Role, 64); err != nil {
+			c.fail(err, h.Src.Attr("role"), "Invalid role", fmt.Sprintf("host %q: role %q", h.Name, h.Role))
+		}
+	}
+	if h.Connect.Netns != "" {
+		if err := ident.Name(h.Connect.Netns, 255); err != nil {
+			c.fail(err, h.Src.Attr("connect"), "Invalid network namespace", fmt.Sprintf("host %q: namespace %q (a file under /run/netns)", h.Name, h.Connect.Netns))
+		}
+	}
+	if h.NCCLEnvFile != "" {
+		if err := ident.Path(h.NCCLEnvFile); err != nil {
+			c.fail(err, h.Src.Attr("nccl_env_file"), "Invalid path", fmt.Sprintf("host %q: nccl_env_file %q", h.Name, h.NCCLEnvFile))
+		}
+	}
+}
+
+func (c *identChecker) nic(host string, n *NIC) {
+	c.netdev(n.Name, func() hcl.Range { return n.Src.Block }, func() string { return fmt.Sprintf("host %q: nic %q", host, n.Name) })
+	if n.Device != "" {
+		if err := ident.RDMADevice(n.Device); err != nil {
+			c.fail(err, n.Src.Attr("device"), "Invalid RDMA device name", fmt.Sprintf("nic %s:%s: device %q", host, n.Name, n.Device))
+		}
+	}
+	if n.VLANInterface != "" && n.VLANInterface != n.Name+"."+strconv.Itoa(n.VLAN) {
+		c.netdev(n.VLANInterface, func() hcl.Range { return n.Src.Attr("vlan_interface") }, func() string {
+			return fmt.Sprintf("nic %s:%s: vlan_interface %q", host, n.Name, n.VLANInterface)
+		})
+	}
+}
+
+func (c *identChecker) infiniband(ib *InfiniBandConfig) {
+	for _, x := range []struct{ attr, v string }{{"opensm_conf", ib.OpenSMConf}, {"opensm_pid_file", ib.OpenSMPIDFile}, {"diags_dir", ib.DiagsDir}} {
+		if x.v != "" {
+			if err := ident.Line(x.v); err != nil {
+				c.fail(err, ib.Src.Attr(x.attr), "Invalid path", fmt.Sprintf("infiniband %s %q", x.attr, x.v))
 			}
 		}
-		for _, a := range sw.ACLs {
-			c.check(ident.Name(a.Name, 64), a.Src.Block, "Invalid ACL name", "switch %q: acl %q", sw.Name, a.Name)
-		}
 	}
-	for _, h := range s.Hosts {
-		if h == nil {
-			continue
-		}
-		if h.Address != "" {
-			c.check(ident.Address(h.Address), h.Src.Attr("address"), "Invalid address", "host %q: address %q", h.Name, h.Address)
-		}
-		if h.Src.Has("role") && h.Role != "" {
-			c.check(ident.Name(h.Role, 64), h.Src.Attr("role"), "Invalid role", "host %q: role %q", h.Name, h.Role)
-		}
-		if h.Connect.Netns != "" {
-			c.check(ident.Name(h.Connect.Netns, 255), h.Src.Attr("connect"), "Invalid network namespace", "host %q: namespace %q (a file under /run/netns)", h.Name, h.Connect.Netns)
-		}
-		if h.NCCLEnvFile != "" {
-			c.check(ident.Path(h.NCCLEnvFile), h.Src.Attr("nccl_env_file"), "Invalid path", "host %q: nccl_env_file %q", h.Name, h.NCCLEnvFile)
-		}
-		for _, n := range h.NICs {
-			c.netdev(n.Name, n.Src.Block, "host %q: nic %q", h.Name, n.Name)
-			if n.Device != "" {
-				c.check(ident.RDMADevice(n.Device), n.Src.Attr("device"), "Invalid RDMA device name", "nic %s:%s: device %q", h.Name, n.Name, n.Device)
-			}
-			if n.VLANInterface != "" && n.VLANInterface != n.Name+"."+fmt.Sprint(n.VLAN) {
-				c.netdev(n.VLANInterface, n.Src.Attr("vlan_interface"), "nic %s:%s: vlan_interface %q", h.Name, n.Name, n.VLANInterface)
-			}
-		}
-	}
-	if ib := s.InfiniBand; ib != nil {
-		for _, x := range []struct{ attr, v string }{{"opensm_conf", ib.OpenSMConf}, {"opensm_pid_file", ib.OpenSMPIDFile}, {"diags_dir", ib.DiagsDir}} {
-			if x.v != "" {
-				c.check(ident.Line(x.v), ib.Src.Attr(x.attr), "Invalid path", "infiniband %s %q", x.attr, x.v)
-			}
-		}
-	}
-	return c.diags
 }
 
 func (c *identChecker) errf(rng hcl.Range, summary, format string, args ...any) {
-	c.diags = append(c.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()})
+	c.l.errf(&rng, summary, format, args...)
 }
 
-// check reports err (a value outside its grammar) on rng: what, then why.
-func (c *identChecker) check(err error, rng hcl.Range, summary, what string, args ...any) {
-	if err == nil {
-		return
-	}
-	c.errf(rng, summary, "%s %s.", fmt.Sprintf(what, args...), err)
+// fail reports err (a value outside its grammar) on rng: what, then why.
+// Callers format what only on failure: the checks run over every NIC
+// and port of a pod, and formatting (boxing the arguments) allocates.
+func (c *identChecker) fail(err error, rng hcl.Range, summary, what string) {
+	c.errf(rng, summary, "%s %s.", what, err)
 }
 
-func (c *identChecker) netdev(name string, rng hcl.Range, what string, args ...any) {
+// netdev checks an interface name (verdicts remembered by name); what
+// describes it, on failure only.
+func (c *identChecker) netdev(name string, rng func() hcl.Range, what func() string) {
 	err, ok := c.netdevs[name]
 	if !ok {
 		err = ident.Netdev(name)
 		c.netdevs[name] = err
 	}
-	c.check(err, rng, "Invalid interface name", what, args...)
+	if err != nil {
+		c.fail(err, rng(), "Invalid interface name", what())
+	}
 }
 
-// port checks a switch port's name: the safe class, then the platform's
-// grammar.
+// port checks a switch port's name (the safe class, then the platform's
+// grammar) and description.
 func (c *identChecker) port(sw *Switch, p *Port) {
-	key := [2]string{sw.Platform, p.Name}
-	why, ok := c.ports[key]
+	verdicts := c.ports[sw.Platform]
+	if verdicts == nil {
+		verdicts = map[string]string{}
+		c.ports[sw.Platform] = verdicts
+	}
+	why, ok := verdicts[p.Name]
 	if !ok {
 		why = portProblem(c.platforms[sw.Platform], p.Name)
-		c.ports[key] = why
+		verdicts[p.Name] = why
+	}
+	if p.Description != "" {
+		if err := ident.Description(p.Description); err != nil {
+			c.fail(err, p.Src.Attr("description"), "Invalid description", fmt.Sprintf("port %s:%s: description %q", sw.Name, p.Name, p.Description))
+		}
 	}
 	if why != "" {
 		c.errf(p.Src.Block, "Invalid port name", "switch %q (platform %s): port %q %s.", sw.Name, sw.Platform, p.Name, why)

@@ -273,7 +273,6 @@ func LoadFiles(files []File, opts LoadOptions) (*Spec, hcl.Diagnostics) {
 		diags = append(diags, applyOverrides(s, overrides)...)
 	}
 	s.platforms = opts.Platforms
-	diags = append(diags, checkIdentifiers(s, opts.Platforms)...)
 	return s, diags
 }
 
@@ -351,6 +350,8 @@ type loader struct {
 	alloc *fpAlloc
 	// bud is the load's evaluation budget (limits.go), made on first use.
 	bud *budget
+	// idc checks identifiers as they are decoded (ident.go).
+	idc *identChecker
 }
 
 // budget is the load's evaluation budget.
@@ -529,6 +530,9 @@ func (l *loader) late(validations, ibs []*hcl.Block) {
 			l.errf(b.DefRange.Ptr(), "Duplicate infiniband block", "A spec has at most one infiniband block; the first is at %s.", ibs[0].DefRange)
 		}
 		l.spec.InfiniBand = l.infiniband(ibs[0])
+		if ib := l.spec.InfiniBand; ib != nil {
+			l.ids().infiniband(ib)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fabctl/fabctl/internal/ident"
 )
 
 // Override files (`*_override.fab.hcl`, Terraform's convention) change
@@ -141,6 +143,13 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown credentials", Detail: detail, Subject: &rng})
 			continue
 		}
+		if k == "address" {
+			if err := ident.Address(val); err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid address",
+					Detail: fmt.Sprintf("%s %q: address %q %s.", b.Type, name, val, err), Subject: &rng})
+				continue
+			}
+		}
 		switch {
 		case sw != nil && k == "address":
 			sw.Address = val
@@ -160,6 +169,13 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for connect",
 					Detail: fmt.Sprintf("host %q: connect = %q; use \"ssh\", \"local\", \"netns:<namespace>\" or \"ssh+netns:<namespace>\".", name, val), Subject: &rng})
 				continue
+			}
+			if c.Netns != "" {
+				if err := ident.Name(c.Netns, 255); err != nil {
+					diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid network namespace",
+						Detail: fmt.Sprintf("host %q: namespace %q %s.", name, c.Netns, err), Subject: &rng})
+					continue
+				}
 			}
 			h.Connect = c
 		}

@@ -302,6 +302,7 @@ func (l *loader) resolveEndpoint(ep *Endpoint, d device, slab *[]Port, n int) (e
 			}
 			*slab = append(*slab, Port{Name: ep.Port, Src: Source{Block: ep.Src}})
 			p = &(*slab)[len(*slab)-1]
+			l.ids().port(sw, p)
 			sw.Ports = append(sw.Ports, p)
 			sw.ports[p.Name] = p
 		}

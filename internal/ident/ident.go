@@ -201,8 +201,11 @@ func HostName(s string) error {
 	if len(s) > 253 {
 		return fmt.Errorf("has %d characters; a host name has at most 253", len(s))
 	}
-	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
-		if label == "" {
+	rest := strings.TrimSuffix(s, ".")
+	for more := true; more; {
+		var label string
+		label, rest, more = strings.Cut(rest, ".")
+		if label == "" || more && rest == "" {
 			return errors.New("has an empty label (\"..\")")
 		}
 		if len(label) > 63 {
