@@ -626,7 +626,7 @@ func instrumentFor(src []byte, body *hclsyntax.Body, b *budget) {
 	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
 		if fe, ok := n.(*hclsyntax.ForExpr); ok {
 			if _, done := fe.CollExpr.(*forColl); !done {
-				fe.CollExpr = &forColl{Expression: fe.CollExpr, b: b, rng: fe.SrcRange}
+				fe.CollExpr = &forColl{ParenthesesExpr: &hclsyntax.ParenthesesExpr{Expression: fe.CollExpr, SrcRange: fe.CollExpr.Range()}, b: b, rng: fe.SrcRange}
 			}
 		}
 		return nil
@@ -655,16 +655,21 @@ func hasForExpr(src []byte) bool {
 }
 
 // forColl is a for expression's collection, measured before hcl
-// iterates it. Embedding the interface keeps every other method (and
-// hclsyntax's unexported walk) the inner expression's.
+// iterates it. It embeds the collection in a ParenthesesExpr (which
+// evaluates to its inner expression) rather than embedding the inner
+// expression itself: hclsyntax's walk (Variables, which orders locals)
+// then visits the inner expression as a child. Embedding the inner
+// expression would promote its child walk but hide the node itself, and
+// a collection that is a plain reference (local.storage) would vanish
+// from the references of every expression around it.
 type forColl struct {
-	hclsyntax.Expression
+	*hclsyntax.ParenthesesExpr
 	b   *budget
 	rng hcl.Range
 }
 
 func (c *forColl) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
-	v, diags := c.Expression.Value(ctx)
+	v, diags := c.ParenthesesExpr.Value(ctx)
 	if diags.HasErrors() {
 		return v, diags
 	}
@@ -681,7 +686,7 @@ func (c *forColl) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	}
 	if err != nil {
 		rng := c.rng
-		return cty.DynamicVal, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: err.Error() + ".", Subject: &rng, Expression: c.Expression, EvalContext: ctx})
+		return cty.DynamicVal, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: err.Error() + ".", Subject: &rng, Expression: c.ParenthesesExpr.Expression, EvalContext: ctx})
 	}
 	return v, diags
 }

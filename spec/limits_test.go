@@ -130,3 +130,16 @@ func TestForExpressionsBounded(t *testing.T) {
 		t.Errorf("%v", diags)
 	}
 }
+
+// The for expressions' instrumentation keeps their references: a local
+// whose for expression iterates another local (by name before it in
+// order) is evaluated after it. examples/infiniband's ib_nodes iterates
+// local.storage; with the collection hidden from hclsyntax's walk it
+// was evaluated first and failed ("does not have an attribute named
+// storage").
+func TestForExpressionsKeepReferences(t *testing.T) {
+	src := base + "\nlocals {\n  a = { for i, h in local.z : h => i }\n  b = [for h in local.z : h]\n  z = [\"x\", \"y\"]\n}\n"
+	if _, diags := load(t, src, LoadOptions{Platforms: testPlatforms}); diags.HasErrors() {
+		t.Fatal(diags)
+	}
+}

@@ -61,7 +61,7 @@ link {
 }
 
 link {
-  endpoints    = ["leaf1:Ethernet8", "border1:Ethernet0"]
+  endpoints    = ["leaf1:Ethernet8", "border1:Ethernet1"]
   speed        = "400G"
   cable_length = "10m"
 }
