@@ -150,7 +150,9 @@ func (d *Driver) Capabilities() drivers.Capabilities { return drivers.Capabiliti
 // them at its next heavy sweep.
 func (d *Driver) Fields() []intent.Field {
 	return []intent.Field{
-		{Pattern: "partitions/*/member/*", Disruptive: "a port leaving a partition (or becoming a limited member) loses traffic on that P_Key"},
+		// A member put back (or added) interrupts nothing: only its
+		// removal, or full membership turning limited, does.
+		{Pattern: "partitions/*/member/*", Disruptive: "a port leaving a partition (or becoming a limited member) loses traffic on that P_Key", DisruptiveOnRemoval: true},
 		{Pattern: "partitions/*/pkey", Disruptive: "a new P_Key moves the partition: IPoIB interfaces and QPs on the old P_Key stop"},
 		{Pattern: "opensm/qos_sl2vl", Disruptive: "opensm reprograms every port's SL-to-VL table: traffic on remapped SLs moves to other VLs"},
 		{Pattern: "opensm/qos_max_vls", Disruptive: "opensm sets every port's operational VLs: the ports renegotiate them, and traffic on a VL above the new count stops"},

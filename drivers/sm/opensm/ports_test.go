@@ -82,3 +82,33 @@ func withoutKeys(st intent.State, keys ...string) intent.State {
 	}
 	return out
 }
+
+// TestMemberRestoreNotDisruptive: a member put back into partitions.conf
+// (testbed fault partition-drop, then apply) is a restore, not "a port
+// leaving a partition"; removing one, or full turning limited, is.
+func TestMemberRestoreNotDisruptive(t *testing.T) {
+	d := &Driver{}
+	const p = "partitions/storage/member/0x0c42a10300000e01"
+	for _, c := range []struct {
+		before, after string
+		disruptive    bool
+	}{
+		{"", "full", false},
+		{"", "limited", false},
+		{"full", "", true},
+		{"full", "limited", true},
+	} {
+		// The partition stays: desired owns its scope.
+		before, after := intent.State{"partitions/storage/pkey": "0x0002"}, intent.State{"partitions/storage/pkey": "0x0002"}
+		if c.before != "" {
+			before[p] = c.before
+		}
+		if c.after != "" {
+			after[p] = c.after
+		}
+		diff := intent.Diff(after, before, d.Fields())
+		if len(diff) != 1 || (diff[0].Disruptive != "") != c.disruptive {
+			t.Errorf("%q -> %q: %+v, want disruptive %v", c.before, c.after, diff, c.disruptive)
+		}
+	}
+}
