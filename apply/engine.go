@@ -867,7 +867,7 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	var cause string
 	if err != nil {
 		cause = "read-back after apply: " + err.Error()
-	} else if rem := drivers.WithoutSaved(intent.Diff(dp.Desired, live, drv.Fields())); len(rem) > 0 {
+	} else if rem := dp.WithoutUnexpressible(drivers.WithoutSaved(intent.Diff(dp.Desired, live, drv.Fields()))); len(rem) > 0 {
 		dr.Remaining = rem
 		cause = "verification: " + describeRemaining(rem)
 	}

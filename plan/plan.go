@@ -451,6 +451,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()
 	dp.Changes, dp.Tolerated = intent.DiffTolerated(u.State, live, fields)
+	dp.Changes = dp.WithoutUnexpressible(dp.Changes)
 	sortChanges(dp.Changes)
 	sortChanges(dp.Tolerated)
 	if last, ok := opts.Applied[dp.Address]; ok {
@@ -523,6 +524,28 @@ func withoutSaved(changes []intent.AttrChange, desired intent.State) ([]intent.A
 		}
 	}
 	return drivers.WithoutSaved(changes), d
+}
+
+// WithoutUnexpressible drops the removals of settings the plan lists as
+// not expressible: fabctl leaves such a setting as the device has it
+// (the desired state no longer names it, and its live value is not
+// fabctl's to remove). Plan and apply's verification both use it.
+func (d *DevicePlan) WithoutUnexpressible(changes []intent.AttrChange) []intent.AttrChange {
+	if len(d.Unexpressible) == 0 {
+		return changes
+	}
+	un := make(map[string]bool, len(d.Unexpressible))
+	for _, x := range d.Unexpressible {
+		un[x.Path] = true
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		if c.Action == intent.Delete && un[c.Path] {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Unexpressible is a desired setting a device's platform cannot express.

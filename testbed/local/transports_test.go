@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
+	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
 // TestTransportsApplyClean plans, applies and plans again two linked
@@ -56,6 +57,19 @@ func TestTransportsApplyClean(t *testing.T) {
 			applyClean(t, dir, tr, p, refused[tr+" "+p], devices)
 		}
 	}
+	// SONiC switches whose GCU refuses the watchdog (sonic-utilities
+	// generic_config_updater; the emulator runs its validators): one
+	// without PFC_WD|GLOBAL (GCU cannot create it, and a rollback to it
+	// would remove it), one whose HWSKU is in no GCU ASIC list. The plan
+	// lists what GCU refuses as not expressible and the rest applies clean.
+	dir, es := benchEmulators(t, []string{"sonic", "sonic"}, 0)
+	es[0].(*sonicemu.Switch).Edit(func(db map[string]any) {
+		db["PFC_WD"] = map[string]any{"Ethernet12": map[string]any{"action": "drop", "detection_time": "200", "restoration_time": "200"}}
+	})
+	es[1].(*sonicemu.Switch).Edit(func(db map[string]any) {
+		db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["hwsku"] = "DellEMC-Z9864f-O64"
+	})
+	applyClean(t, dir, "rocev2", "sonic", "", []reloader{es[0].(reloader), es[1].(reloader)})
 }
 
 // aiPodClasses are examples/ai-pod's traffic classes (its class blocks,

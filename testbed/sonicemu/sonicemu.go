@@ -100,6 +100,26 @@ type Options struct {
 	// shared testbeds, whose 1 m cables have no pg_profile_lookup.ini
 	// entry in the traditional model, on the model fabctl can converge.
 	BufferModel string
+	// ASICType is sonic_version.yml's asic_type, which GCU's
+	// rdma_config_update_validator reads with the HWSKU of
+	// DEVICE_METADATA|localhost to name the ASIC (sonic-utilities
+	// field_operation_validators.py get_asic_name l.23-78: "mellanox",
+	// "broadcom", "vs", "cisco-8000", "marvell-teralynx"). Default "vs",
+	// the virtual switch image this emulator's DEVICE_METADATA platform
+	// (x86_64-kvm_x86_64-r0) names; with it the HWSKU is looked up in the
+	// Mellanox and the Broadcom lists (gcu.go).
+	ASICType string
+	// BuildVersion is sonic_version.yml's build_version; its 8-digit
+	// part is the branch GCU compares with a platform's minimum
+	// (field_operation_validators.py l.102-109, l.168-173). Default "":
+	// no 8-digit part, no branch check.
+	BuildVersion string
+	// NoDefaultPFCWD starts a switch whose DEVICE_METADATA has
+	// default_pfcwd_status "disable": `pfcwd start_default` writes nothing,
+	// so CONFIG_DB has no PFC_WD table (and GCU refuses to create one,
+	// gcu.go). By default the factory CONFIG_DB is what start_default
+	// leaves with default_pfcwd_status "enable" (DefaultConfigDB).
+	NoDefaultPFCWD bool
 }
 
 // Switch is one emulated SONiC switch.
@@ -137,6 +157,9 @@ func Start(opts Options) (*Switch, error) {
 	if opts.BufferModel == "" {
 		opts.BufferModel = "dynamic"
 	}
+	if opts.ASICType == "" {
+		opts.ASICType = "vs"
+	}
 	if opts.YANG == nil && opts.YANGDir != "" {
 		schema, err := yangval.Load(opts.YANGDir)
 		if err != nil {
@@ -145,6 +168,10 @@ func Start(opts Options) (*Switch, error) {
 		opts.YANG = schema
 	}
 	db := DefaultConfigDB(opts.Hostname, opts.Ports)
+	if opts.NoDefaultPFCWD {
+		rowOf(db, "DEVICE_METADATA", "localhost")["default_pfcwd_status"] = "disable"
+		delete(db, "PFC_WD")
+	}
 	db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["buffer_model"] = opts.BufferModel
 	// A factory switch boots from its config_db.json: saved = running.
 	sw := &Switch{opts: opts, db: db, startup: render(db),
@@ -175,7 +202,13 @@ func Start(opts Options) (*Switch, error) {
 	return sw, nil
 }
 
-// DefaultConfigDB is a factory CONFIG_DB: DEVICE_METADATA and PORT.
+// DefaultConfigDB is a factory CONFIG_DB: DEVICE_METADATA, PORT and
+// what `pfcwd start_default` writes at boot when DEVICE_METADATA's
+// default_pfcwd_status is "enable" (sonic-utilities @691b1bbc
+// pfcwd/main.py start_default l.405-444): PFC_WD|GLOBAL POLL_INTERVAL,
+// 200 ms (DEFAULT_POLL_INTERVAL l.39) times max(1, (ports-1)/32+1),
+// at most 1000 (l.421-428); port rows only for ports with neighbours and
+// PFC enabled, which a factory CONFIG_DB has none of.
 func DefaultConfigDB(hostname string, ports int) map[string]any {
 	port := map[string]any{}
 	for i := 0; i < ports; i++ {
@@ -190,8 +223,10 @@ func DefaultConfigDB(hostname string, ports int) map[string]any {
 		"DEVICE_METADATA": map[string]any{"localhost": map[string]any{
 			"hostname": hostname, "hwsku": "Force10-S6000", "platform": "x86_64-kvm_x86_64-r0",
 			"mac": "52:54:00:12:34:56", "type": "LeafRouter", "buffer_model": "dynamic",
+			"default_pfcwd_status": "enable",
 		}},
-		"PORT": port,
+		"PORT":   port,
+		"PFC_WD": map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": fmt.Sprint(min(200*max(1, (ports-1)/32+1), 1000))}},
 	}
 }
 
@@ -651,8 +686,16 @@ func (s *shell) config(args []string) (string, int, bool) {
 		if err := json.Unmarshal(b, &target); err != nil {
 			return failed("replace config", "replace", "TARGET_FILE_PATH", err.Error()), 2, false
 		}
+		sw.mu.Lock()
+		cur := sw.db
+		sw.mu.Unlock()
+		// ConfigReplacer.replace applies the diff through PatchApplier
+		// (generic_updater.py l.171-183): the same field checks (gcu.go).
+		if err := sw.validateFieldOperation(cur, target); err != nil {
+			return replaceFailed("replace", "TARGET_FILE_PATH", err.Error()), 2, false
+		}
 		if err := sw.validate(target); err != nil {
-			return failed("replace config", "replace", "TARGET_FILE_PATH", err.Error()), 2, false
+			return replaceFailed("replace", "TARGET_FILE_PATH", err.Error()), 2, false
 		}
 		if !dry {
 			sw.mu.Lock()
@@ -674,14 +717,23 @@ func (s *shell) config(args []string) (string, int, bool) {
 		}
 		sw.mu.Lock()
 		b, ok := sw.checkpoints[pos[0]]
-		if ok && !dry {
-			var db map[string]any
-			_ = json.Unmarshal(b, &db)
-			sw.commit(db)
-		}
+		cur := sw.db
 		sw.mu.Unlock()
 		if !ok {
-			return failed("rollback config", "rollback", "CHECKPOINT_NAME", fmt.Sprintf("Checkpoint '%s' does not exist", pos[0])), 2, false
+			return replaceFailed("rollback", "CHECKPOINT_NAME", fmt.Sprintf("Checkpoint '%s' does not exist", pos[0])), 2, false
+		}
+		var db map[string]any
+		_ = json.Unmarshal(b, &db)
+		// FileSystemConfigRollbacker.rollback replaces with the
+		// checkpoint (generic_updater.py l.208-220): the same field
+		// checks as apply-patch (gcu.go).
+		if err := sw.validateFieldOperation(cur, db); err != nil {
+			return replaceFailed("rollback", "CHECKPOINT_NAME", err.Error()), 2, false
+		}
+		if !dry {
+			sw.mu.Lock()
+			sw.commit(db)
+			sw.mu.Unlock()
 		}
 		return fmt.Sprintf("Config Rollbacker: Config rollbacking starting.\nConfig Rollbacker: Checkpoint name: %s.\nConfig Rollbacker: Verifying '%s' exists.\nConfig Rollbacker: Loading checkpoint into memory.\nConfig Rollbacker: Replacing config using 'Config Replacer'.\nConfig Replacer: Config replacement starting.\nConfig Replacer: Config replacement completed.\nConfig Rollbacker: Config rollbacking completed.\nConfig rolled back successfully.\n", pos[0], pos[0]), 0, false
 	case "delete-checkpoint":
@@ -745,6 +797,13 @@ func failed(what, cmd, params, msg string) string {
 	return fmt.Sprintf("Failed to %s due to: %s\n", what, msg) + usage(cmd, params, msg)
 }
 
+// replaceFailed is `config replace` and `config rollback` failing
+// (config/main.py l.2074-2076, l.2097-2099): "Failed to replace config"
+// or "Failed to rollback config" in red, then click's ctx.fail(ex).
+func replaceFailed(cmd, params, msg string) string {
+	return fmt.Sprintf("Failed to %s config\n", cmd) + usage(cmd, params, msg)
+}
+
 func (s *shell) applyPatch(file string, dry bool) (string, int, bool) {
 	sw := s.sw
 	sw.mu.Lock()
@@ -772,6 +831,9 @@ func (s *shell) applyPatch(file string, dry bool) (string, int, bool) {
 		return out.String() + failed("apply patch", "apply-patch", "PATCH_FILE_PATH", err.Error()), 2, false
 	}
 	out.WriteString("Patch Applier: localhost: validating all JsonPatch operations are permitted on the specified fields\n")
+	if err := sw.validateFieldOperation(cur, target); err != nil {
+		return out.String() + failed("apply patch", "apply-patch", "PATCH_FILE_PATH", err.Error()), 2, false
+	}
 	if reject != "" {
 		return out.String() + failed("apply patch", "apply-patch", "PATCH_FILE_PATH", reject), 2, false
 	}

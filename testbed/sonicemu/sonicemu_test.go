@@ -161,7 +161,7 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 		t.Fatalf("range: %q", out)
 	}
 	// Leafref: a QoS map on a port that does not exist.
-	tm.write("/tmp/p.json", `[{"op": "add", "path": "/PFC_WD", "value": {"Ethernet99": {"action": "drop"}}}]`)
+	tm.write("/tmp/p.json", `[{"op": "add", "path": "/PFC_WD/Ethernet99", "value": {"action": "drop"}}]`)
 	if out := tm.cmd("sudo config apply-patch /tmp/p.json"); !strings.Contains(out, "points to a non-existing leaf") {
 		t.Fatalf("leafref: %q", out)
 	}

@@ -40,7 +40,7 @@ func TestYANGValidation(t *testing.T) {
 	}
 	t.Log(out)
 	// A leafref to a port that does not exist.
-	tm.write("/tmp/p.json", `[{"op": "add", "path": "/PFC_WD", "value": {"Ethernet99": {"action": "drop", "detection_time": "200", "restoration_time": "200"}}}]`)
+	tm.write("/tmp/p.json", `[{"op": "add", "path": "/PFC_WD/Ethernet99", "value": {"action": "drop", "detection_time": "200", "restoration_time": "200"}}]`)
 	if out := tm.cmd("sudo config apply-patch /tmp/p.json"); !strings.Contains(out, "Given patch will produce invalid config") || !strings.Contains(out, "Ethernet99") {
 		t.Fatalf("leafref: %q", out)
 	}

@@ -37,12 +37,18 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	}
 	st := db.State(sw)
 	st[FactBufferModel] = db.BufferModel()
+	st[FactHWSKU] = db["DEVICE_METADATA"]["localhost"]["hwsku"]
+	st[FactPFCWD] = pfcwdFact(db)
 	return st, savedMatches(db, saved), nil
 }
 
 // Steps renders for the buffer model the planner's Read found.
 func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, fields, modelOf(t))
+	steps, err := changes(sw, diff, fields, modelOf(t))
+	if err != nil {
+		return nil, err
+	}
+	return gcuFilter(steps, t.Live), nil
 }
 
 // CheckSave checks that the saved CONFIG_DB now holds the running one.
@@ -79,7 +85,23 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 	if err := json.Unmarshal(pre, &preDoc); err != nil {
 		return err
 	}
-	body, _ := json.MarshalIndent(configDB(preDoc), "", "    ")
+	target := configDB(preDoc)
+	// GCU refuses a replace whose diff removes PFC_WD|GLOBAL (or its
+	// POLL_INTERVAL) or creates PFC_WD rows it cannot create (gcu.go):
+	// keep the running PFC_WD then, restore the rest, and say so.
+	_, nowDoc, err := running(c)
+	if err != nil {
+		return &stepError{Device: s.Device(), Step: "read running config before rollback", Err: err}
+	}
+	kept := gcuRefusal(nowDoc, target)
+	if kept != "" {
+		if wd, ok := nowDoc["PFC_WD"]; ok {
+			target["PFC_WD"] = wd
+		} else {
+			delete(target, "PFC_WD")
+		}
+	}
+	body, _ := json.MarshalIndent(target, "", "    ")
 	file := "/tmp/" + r.Token + "-prior.json"
 	if err := c.WriteFile(file, string(body)+"\n"); err != nil {
 		return &stepError{Device: s.Device(), Step: "write " + file, Err: err}
@@ -91,6 +113,9 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 	now, _, err := running(c)
 	if err != nil {
 		return &stepError{Device: s.Device(), Step: "read-back after rollback", Err: err}
+	}
+	if kept != "" {
+		return fmt.Errorf("%s: rolled back except PFC_WD, which keeps its running rows: restoring it %s", s.Device(), kept)
 	}
 	if string(now) != string(pre) {
 		return fmt.Errorf("%s: after config replace the running config differs from before the apply", s.Device())
@@ -118,6 +143,15 @@ func (x *patch) Begin(s *clicore.Session) (bool, error) {
 	ops, target, err := effectivePatch(pre, x.steps)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: "build patch", Err: err}
+	}
+	// GCU checks the move from the running CONFIG_DB to the target, and a
+	// rollback checks the move back (gcu.go): refuse before the checkpoint
+	// what the switch would refuse, or could not undo.
+	if r := gcuRefusal(pre, target); r != "" {
+		return false, &stepError{Device: s.Device(), Step: "build patch", Err: fmt.Errorf("the switch would refuse the patch: %s; the running CONFIG_DB changed since the plan was made: plan again", r)}
+	}
+	if r := gcuRefusal(target, pre); r != "" {
+		return false, &stepError{Device: s.Device(), Step: "build patch", Err: fmt.Errorf("the patch could not be rolled back: %s; nothing was sent", r)}
 	}
 	if len(ops) == 0 {
 		return true, nil

@@ -191,12 +191,19 @@ func readSaved(c *clicore.Session) (DB, error) {
 
 // Unexpressible lists desired settings SONiC cannot hold (drivers.Limiter)
 // with the buffer model the planner's Read found.
-func (d *Driver) Unexpressible(t drivers.Target, _ intent.State) map[string]string {
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	sw, err := switchIntent(t)
 	if err != nil {
 		return nil
 	}
-	return Unexpressible(sw, modelOf(t))
+	out := Unexpressible(sw, modelOf(t))
+	// What GCU would refuse on the switch read (gcu.go).
+	for k, v := range gcuUnexpressible(sw, desired, t.Live) {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Render writes the managed CONFIG_DB rows as a config_db.json fragment.
