@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/validate/ibreadback"
+	"github.com/fabctl/fabctl/validate/readback"
 )
 
 func readJUnit(t *testing.T, path string) junitSuites {
@@ -91,5 +93,23 @@ func TestIBJUnitSuite(t *testing.T) {
 	}
 	if s := ibJUnitSuite(&ibreadback.Result{Error: "ibnetdiscover: exit 1"}); s.Fails != 1 {
 		t.Errorf("not read: %+v", s)
+	}
+}
+
+// TestReadbackNotesFabricPorts: the subnet manager's port tables, which
+// validate's InfiniBand stage reads, are not counted as settings the
+// device cannot express.
+func TestReadbackNotesFabricPorts(t *testing.T) {
+	var b strings.Builder
+	writeReadback(&b, newStyles(&b, false), &readback.Result{Match: 1, Devices: []readback.Device{{
+		Address: "sm.sm01", Status: readback.Match,
+		NotChecked: []plan.Unexpressible{
+			{Path: "ib/cn01/ib0/sl2vl", Reason: "the InfiniBand stage of validate reads the fabric's ports"},
+			{Path: "ib/leaf1/2/pkey/storage", Reason: "the InfiniBand stage of validate reads the fabric's ports"},
+			{Path: "opensm/qos_max_vls", Reason: "not readable"},
+		},
+	}}})
+	if got, want := b.String(), "✔ sm.sm01 (1 setting the device cannot express: not checked; 2 table settings of the fabric's ports: see InfiniBand)"; !strings.Contains(got, want) {
+		t.Errorf("read-back view:\n%s\nwant %q", got, want)
 	}
 }

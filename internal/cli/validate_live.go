@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/readback"
@@ -70,9 +71,24 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 	for _, d := range rb.Devices {
 		switch d.Status {
 		case readback.Match:
+			// A subnet manager's port tables are not the device's to
+			// express: the InfiniBand stage reads them from the ports.
+			ports := 0
+			for _, u := range d.NotChecked {
+				if strings.HasPrefix(u.Path, intent.PathFabric) {
+					ports++
+				}
+			}
+			var notes []string
+			if n := len(d.NotChecked) - ports; n > 0 {
+				notes = append(notes, fmt.Sprintf("%s the device cannot express: not checked", plural(n, "setting", "settings")))
+			}
+			if ports > 0 {
+				notes = append(notes, fmt.Sprintf("%s of the fabric's ports: see InfiniBand", plural(ports, "table setting", "table settings")))
+			}
 			extra := ""
-			if n := len(d.NotChecked); n > 0 {
-				extra = st.Faint.Render(fmt.Sprintf(" (%s the device cannot express: not checked)", plural(n, "setting", "settings")))
+			if len(notes) > 0 {
+				extra = st.Faint.Render(" (" + strings.Join(notes, "; ") + ")")
 			}
 			fmt.Fprintf(w, "  %s %s%s\n", st.OK.Render("✔"), d.Address, extra)
 		case readback.Differs:
