@@ -158,7 +158,7 @@ func TestCLIDocReference(t *testing.T) {
 
 	// Every flag a hand-written table of a "## fabctl X" section names
 	// exists on X (or a subcommand of X, or globally): no stale flags.
-	sections := regexp.MustCompile(`(?m)^## fabctl ([a-z-]+)\n`).FindAllStringSubmatchIndex(doc, -1)
+	sections := regexp.MustCompile(`(?m)^## fabctl ([a-z-]+(?: [a-z-]+)*)\n`).FindAllStringSubmatchIndex(doc, -1)
 	flagRe := regexp.MustCompile("`--?([a-z][a-z0-9-]*)")
 	for n, s := range sections {
 		name := doc[s[2]:s[3]]
@@ -169,8 +169,8 @@ func TestCLIDocReference(t *testing.T) {
 		if k := strings.Index(doc[s[0]:end], cliDocBegin); k >= 0 {
 			end = s[0] + k
 		}
-		cmd, _, err := root.Find([]string{name})
-		if err != nil || cmd == root {
+		cmd, _, err := root.Find(strings.Fields(name))
+		if err != nil || cmd == root || cmd.CommandPath() != "fabctl "+name {
 			t.Errorf("%s: section `fabctl %s` documents a command the binary does not have", cliDocPath, name)
 			continue
 		}

@@ -115,7 +115,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	if err := kube.InstallManifests(ctx, cl.Dyn, o.Image); err != nil {
+	if err := kube.InstallManifests(ctx, cl.Dyn, kube.ManifestOptions{Image: o.Image}); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("installing fabctl's manifests: %w", err)
 	}
