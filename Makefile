@@ -171,13 +171,13 @@ E2E_VM_TIMEOUT ?= 60m
 e2e-vm:
 	FABCTL_E2E_VM=1 $(GO) test -count=1 -v -timeout $(E2E_VM_TIMEOUT) -run '^TestVM(Harness)?$$' ./testbed/vm/
 
-# The Kubernetes engine (docs/kubernetes.md): kube-apiserver built from the module proxy by the nested
-# module testbed/kube (cached in FABCTL_KUBE_CACHE, default /var/cache/fabctl-kube; reused when its
-# inputs are unchanged), Debian's etcd, and every scenario of testbed/kubetb (root: netns hosts).
+# The Kubernetes engine (docs/kubernetes.md): kube-apiserver and kubectl built from the module proxy by
+# the nested module testbed/kube (cached in FABCTL_KUBE_CACHE, default /var/cache/fabctl-kube; reused
+# when its inputs are unchanged), Debian's etcd, and every scenario of testbed/kubetb (root: netns hosts).
 E2E_KUBE_TIMEOUT ?= 30m
 e2e-kube:
 	apiserver=$$(testbed/kube/build.sh | tail -n 1) && \
-	FABCTL_E2E_KUBE=1 FABCTL_KUBE_APISERVER=$$apiserver $(GO) test -count=1 -v -timeout $(E2E_KUBE_TIMEOUT) -run '^TestKubeEngine$$' ./testbed/kubetb/
+	FABCTL_E2E_KUBE=1 FABCTL_KUBE_APISERVER=$$apiserver FABCTL_KUBECTL=$$(dirname $$apiserver)/kubectl $(GO) test -count=1 -v -timeout $(E2E_KUBE_TIMEOUT) -run '^TestKubeEngine$$' ./testbed/kubetb/
 
 bench-kube:
 	apiserver=$$(testbed/kube/build.sh | tail -n 1) && \
