@@ -33,11 +33,16 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
 
 	"github.com/fabctl/fabctl/kube"
 )
@@ -52,6 +57,9 @@ type Options struct {
 	EtcdDataDir string
 	// Image is the agent image the DaemonSet names (never pulled here).
 	Image string
+	// Install installs fabctl's manifests on the new cluster (nil:
+	// kube.InstallManifests, server-side apply through client-go).
+	Install func(ctx context.Context, c *Cluster) error
 	// Log receives progress lines (nil: none).
 	Log func(format string, args ...any)
 }
@@ -71,6 +79,7 @@ type Cluster struct {
 	// Core is a typed core/v1 client (the harness's: fabctl itself uses
 	// the dynamic client only).
 	Core      corev1client.CoreV1Interface
+	Apps      appsv1client.AppsV1Interface
 	etcd      *exec.Cmd
 	apiserver *exec.Cmd
 }
@@ -115,7 +124,17 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	if err := kube.InstallManifests(ctx, cl.Dyn, kube.ManifestOptions{Image: o.Image}); err != nil {
+	if c.Apps, err = appsv1client.NewForConfig(c.AdminConfig()); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	install := o.Install
+	if install == nil {
+		install = func(ctx context.Context, c *Cluster) error {
+			return kube.InstallManifests(ctx, c.Admin.Dyn, kube.ManifestOptions{Image: o.Image})
+		}
+	}
+	if err := install(ctx, c); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("installing fabctl's manifests: %w", err)
 	}
@@ -381,22 +400,143 @@ func tail(p string) string {
 }
 
 // AddNode creates the Node object (tainted fabctl.io/unconfigured, as
-// kubelet --register-with-taints would) and the agent Pod bound to it
-// (spec.nodeName; never run), as the DaemonSet controller and scheduler
-// would; it returns the pod.
+// kubelet --register-with-taints would, and labelled as a host of a
+// fabric, as fabctl topology --format k8s-labels would) and the agent's
+// Pod on it, as the DaemonSet controller and the scheduler would; it
+// returns the pod.
 func (c *Cluster) AddNode(ctx context.Context, name string) (*corev1.Pod, error) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: kube.TaintKey, Effect: corev1.TaintEffectNoSchedule}}}}
-	if _, err := c.Core.Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("node %s: %w", name, err)
+	if err := c.CreateNode(ctx, name, map[string]string{kube.FabricLabel: "kubetb"}, nil); err != nil {
+		return nil, err
 	}
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "fabctl-agent-" + name, Namespace: kube.Namespace,
-		Labels: map[string]string{"app.kubernetes.io/name": "fabctl-agent"}},
-		Spec: corev1.PodSpec{NodeName: name, ServiceAccountName: kube.ServiceAccount, HostNetwork: true,
-			Containers: []corev1.Container{{Name: "agent", Image: c.opts.Image, Command: []string{"fabctl", "agent", "--kube"}}}}}
-	pod, err := c.Core.Pods(kube.Namespace).Create(ctx, p, metav1.CreateOptions{})
+	return c.CreateAgentPod(ctx, name)
+}
+
+// CreateNode creates a Node object as a kubelet registers it: its
+// hostname label and the given labels, the fabctl.io/unconfigured taint
+// (kubelet --register-with-taints) and the given taints.
+func (c *Cluster) CreateNode(ctx context.Context, name string, labels map[string]string, taints []corev1.Taint) error {
+	l := map[string]string{"kubernetes.io/hostname": name}
+	for k, v := range labels {
+		l[k] = v
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l},
+		Spec: corev1.NodeSpec{Taints: append([]corev1.Taint{{Key: kube.TaintKey, Effect: corev1.TaintEffectNoSchedule}}, taints...)}}
+	if _, err := c.Core.Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: "kubelet"}); err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	return nil
+}
+
+// NodeReady plays the node's kubelet and the node lifecycle controller
+// once the kubelet is up: the kubelet posts the Ready condition, and the
+// controller lifts node.kubernetes.io/not-ready:NoSchedule, the taint the
+// apiserver's TaintNodesByCondition admission puts on every new Node
+// (kubernetes v1.37.2 plugin/pkg/admission/nodetaint/admission.go;
+// pkg/controller/nodelifecycle/node_lifecycle_controller.go
+// doNoScheduleTaintingPass). DaemonSet pods do not tolerate that taint
+// (only not-ready:NoExecute): the DaemonSet runs on a node once it is
+// Ready.
+func (c *Cluster) NodeReady(ctx context.Context, name string) error {
+	n, err := c.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("pod of node %s: %w", name, err)
+		return err
+	}
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}}
+	if n, err = c.Core.Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
+		return fmt.Errorf("node %s Ready: %w", name, err)
+	}
+	keep := n.Spec.Taints[:0]
+	for _, t := range n.Spec.Taints {
+		if t.Key != corev1.TaintNodeNotReady || t.Effect != corev1.TaintEffectNoSchedule {
+			keep = append(keep, t)
+		}
+	}
+	n.Spec.Taints = keep
+	if _, err := c.Core.Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "kube-controller-manager"}); err != nil {
+		return fmt.Errorf("node %s: lifting %s: %w", name, corev1.TaintNodeNotReady, err)
+	}
+	return nil
+}
+
+// daemonSet reads the agent DaemonSet the cluster holds (what fabctl's
+// manifests installed).
+func (c *Cluster) daemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
+	ds, err := c.Apps.DaemonSets(kube.Namespace).Get(ctx, "fabctl-agent", metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the agent DaemonSet: %w", err)
+	}
+	return ds, nil
+}
+
+// daemonPod is the pod the DaemonSet controller makes for node: the
+// template, the namespace, the node, and the tolerations the controller
+// adds to every daemon pod (kubernetes v1.37.2
+// pkg/controller/daemon/daemon_controller.go NewPod and
+// pkg/controller/daemon/util/daemonset_util.go
+// AddOrUpdateDaemonPodTolerations; not importable outside
+// k8s.io/kubernetes, so listed here).
+func daemonPod(ds *appsv1.DaemonSet, node string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
+	p.Namespace = ds.Namespace
+	p.Name = "fabctl-agent-" + node
+	p.Spec.NodeName = node
+	add := []corev1.Toleration{
+		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+		{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+	if p.Spec.HostNetwork {
+		add = append(add, corev1.Toleration{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
+	p.Spec.Tolerations = append(p.Spec.Tolerations, add...)
+	return p
+}
+
+// Places reports whether the agent DaemonSet runs a pod on node, and if
+// not why: the DaemonSet controller's own test (kubernetes v1.37.2
+// pkg/controller/daemon/daemon_controller.go predicates) with the same
+// library calls, k8s.io/component-helpers' required node affinity and
+// untolerated NoSchedule/NoExecute taints.
+func (c *Cluster) Places(ctx context.Context, node string) (bool, string, error) {
+	ds, err := c.daemonSet(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	n, err := c.Core.Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	p := daemonPod(ds, node)
+	if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n); err != nil || !ok {
+		return false, fmt.Sprintf("node affinity does not match (labels %v)", n.Labels), err
+	}
+	t, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoExecute || t.Effect == corev1.TaintEffectNoSchedule
+	}, false)
+	if untolerated {
+		return false, "untolerated taint " + t.ToString(), nil
+	}
+	return true, "", nil
+}
+
+// CreateAgentPod creates the agent's pod on node from the DaemonSet's
+// template, as the DaemonSet controller would, bound to the node (what
+// the scheduler's binding does): the pod passes the apiserver's pod
+// admission (Pod Security on the namespace, the priority class, the
+// service account) as the real one would. It is never run.
+func (c *Cluster) CreateAgentPod(ctx context.Context, node string) (*corev1.Pod, error) {
+	ds, err := c.daemonSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := c.Core.Pods(kube.Namespace).Create(ctx, daemonPod(ds, node), metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("agent pod of node %s: %w", node, err)
 	}
 	return pod, nil
 }

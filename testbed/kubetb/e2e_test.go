@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,15 +72,33 @@ type env struct {
 	mu     sync.Mutex
 	agents map[string]*exec.Cmd
 	pods   map[string]string // node -> token dir
+	probes map[string]int    // node -> the port of its agent's readiness probe
 	cliEnv []string          // more environment for the CLI (a switch's password)
+	// kubectlPath is kubectl (testbed/kube/build.sh builds it).
+	kubectlPath string
 }
 
 func (e *env) netns(node string) string { return e.prefix + node }
 
-// startAgent starts node's agent as the DaemonSet pod would run it.
+// startAgent starts node's agent as the DaemonSet pod would run it, its
+// readiness probe on a loopback port of its own (the DaemonSet's port is
+// the same on every node; here every agent shares one machine).
 func (e *env) startAgent(node string) {
 	e.t.Helper()
-	cmd := exec.Command(e.fabctl, "agent", "--kube", "--kube-netns", e.netns(node), "--kube-token-dir", e.pods[node])
+	e.mu.Lock()
+	port := e.probes[node]
+	e.mu.Unlock()
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			e.t.Fatal(err)
+		}
+		e.mu.Lock()
+		e.probes[node] = port
+		e.mu.Unlock()
+	}
+	cmd := exec.Command(e.fabctl, "agent", "--kube", "--kube-netns", e.netns(node), "--kube-token-dir", e.pods[node],
+		"--kube-probe-addr", "127.0.0.1:"+strconv.Itoa(port))
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir}, e.c.PodEnv(node)...)
 	f, err := os.OpenFile(filepath.Join(e.dir, "agent-"+node+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

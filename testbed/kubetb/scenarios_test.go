@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,10 +35,15 @@ func TestKubeEngine(t *testing.T) {
 	apiserver, etcd := binaries(t)
 	dir := t.TempDir()
 	ctx := context.Background()
-	e := &env{t: t, dir: dir, prefix: "fkt" + randHex(3), agents: map[string]*exec.Cmd{}, pods: map[string]string{}}
+	e := &env{t: t, dir: dir, prefix: "fkt" + randHex(3), agents: map[string]*exec.Cmd{}, pods: map[string]string{}, probes: map[string]int{}}
+	e.kubectlPath = kubectlBin(t, apiserver)
 	e.fabctl = buildFabctl(t, dir)
 	start := time.Now()
-	c, err := Start(ctx, Options{APIServer: apiserver, Etcd: etcd, Dir: dir, Image: "fabctl:e2e", Log: t.Logf})
+	// fabctl's manifests go in as a user puts them: fabctl kube manifests
+	// | kubectl apply --server-side, and kubectl apply --dry-run=server
+	// accepts them (kubectlInstall).
+	c, err := Start(ctx, Options{APIServer: apiserver, Etcd: etcd, Dir: dir, Image: "fabctl:e2e", Log: t.Logf,
+		Install: kubectlInstall(t, e.kubectlPath, e.fabctl, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +56,39 @@ func TestKubeEngine(t *testing.T) {
 	})
 	t.Logf("cluster up with fabctl's manifests in %s", time.Since(start).Round(time.Second))
 	const N = 6
+	// The nodes register as kubelets would: tainted fabctl.io/unconfigured,
+	// h1 a GPU node (nvidia.com/gpu:NoSchedule), and turn Ready; then the
+	// labels fabctl topology prints for the spec make them fabric hosts. A
+	// control-plane node and a CPU-only node are no fabric hosts.
 	for i := 1; i <= N; i++ {
 		node := fmt.Sprintf("h%d", i)
 		e.nodes = append(e.nodes, node)
+		var taints []corev1.Taint
+		if i == 1 {
+			taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		if err := c.CreateNode(ctx, node, nil, taints); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CreateNode(ctx, "cp1", map[string]string{"node-role.kubernetes.io/control-plane": ""},
+		[]corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateNode(ctx, "cpu1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append([]string{"cp1", "cpu1"}, e.nodes...) {
+		if err := c.NodeReady(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.labelTopology(e.spec())
+	e.checkPlacement(ctx, "cp1", "cpu1")
+	for _, node := range e.nodes {
 		testutil.Netns(t, e.netns(node))
 		e.addLink(node)
-		pod, err := c.AddNode(ctx, node)
+		pod, err := c.CreateAgentPod(ctx, node)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,11 +122,14 @@ func TestKubeEngine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the shipped DaemonSet was not created: %v", err)
 		}
-		if ds.GetName() != "fabctl-agent" {
-			t.Fatal(ds.GetName())
+		managers := map[string]bool{}
+		for _, m := range ds.GetManagedFields() {
+			managers[m.Manager+"/"+string(m.Operation)] = true
+		}
+		if !managers["kubectl/Apply"] {
+			t.Fatalf("the DaemonSet's managers %v: want kubectl's server-side apply", managers)
 		}
 	})
-
 	// 1. Convergence, with the batch limit watched from outside.
 	step("converge with max-unavailable 2", func(t *testing.T) {
 		w := watchUnavailable(t, e)
@@ -118,6 +155,9 @@ func TestKubeEngine(t *testing.T) {
 			}
 			if tainted, err := c.Tainted(ctx, n); err != nil || tainted {
 				t.Errorf("%s: still tainted %s after a verified apply (%v)", n, kube.TaintKey, err)
+			}
+			if code, body := e.ready(n); code != http.StatusOK || !strings.Contains(body, "watching FabricHostConfig "+n) {
+				t.Errorf("%s: readiness probe %d %q, want 200 while the agent watches", n, code, body)
 			}
 		}
 		out, errOut, code = e.run(kc, "plan", "--engine", "kubernetes", "--json", "--detailed-exitcode", specDir)
@@ -148,14 +188,13 @@ func TestKubeEngine(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			t.Fatalf("h1's agent writing its own spec: %v; want 403 from RBAC", err)
 		}
-		_, err = cl.Dyn.Resource(kube.NodeGVR).Patch(ctx, "h2", types.MergePatchType, []byte(`{"spec":{"taints":[]}}`), metav1.PatchOptions{})
-		if !apierrors.IsInvalid(err) {
-			t.Fatalf("h1's agent untainting node h2: %v; want 422 from the admission policy", err)
-		}
-		_, err = cl.Dyn.Resource(kube.NodeGVR).Patch(ctx, "h1", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
-		if !apierrors.IsInvalid(err) {
-			t.Fatalf("h1's agent labelling its own node: %v; want 422 (only its taint)", err)
-		}
+	})
+
+	// 5b. Least privilege on the Node: each write but the documented taint
+	// is refused, through h1's agent's own token (h1 is the GPU node).
+	step("agent writes only its node's fabctl.io/unconfigured:NoSchedule taint", func(t *testing.T) {
+		tok, _ := os.ReadFile(e.pods["h1"] + "/token")
+		checkAgentNodeWrites(t, c, string(tok), "h1", "h2")
 	})
 
 	// 7. Version skew: an envelope the agent does not speak.
@@ -298,7 +337,19 @@ func TestKubeEngine(t *testing.T) {
 			return e.mtu("h1") == "7000"
 		})
 		c.StopAPIServer()
-		time.Sleep(2 * time.Second)
+		// The agents' watches end with the apiserver: their readiness
+		// probes say so (the DaemonSet would count them unavailable).
+		waitFor(t, 30*time.Second, "every agent not ready without the apiserver", func() bool {
+			for _, n := range e.nodes {
+				if code, _ := e.ready(n); code != http.StatusServiceUnavailable {
+					return false
+				}
+			}
+			return true
+		})
+		if code, body := e.ready("h6"); !strings.Contains(body, "FabricHostConfig h6") {
+			t.Errorf("h6's readiness without the apiserver: %d %q, want the reason", code, body)
+		}
 		if err := c.StartAPIServer(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -311,6 +362,14 @@ func TestKubeEngine(t *testing.T) {
 		if d := decodeApply(t, r.out, r.errOut); r.code != 0 || d.Counts.Applied != N {
 			t.Fatalf("apply across the restart: exit %d counts %+v\n%s\n%s", r.code, d.Counts, r.out, r.errOut)
 		}
+		waitFor(t, 60*time.Second, "every agent ready again", func() bool {
+			for _, n := range e.nodes {
+				if code, _ := e.ready(n); code != http.StatusOK {
+					return false
+				}
+			}
+			return true
+		})
 		for _, n := range e.nodes {
 			if m := e.mtu(n); m != "7000" {
 				t.Errorf("%s: MTU %s, want 7000", n, m)
@@ -367,4 +426,10 @@ func TestKubeEngine(t *testing.T) {
 
 	moreScenarios(e, step, specDir, kc) // scenarios2_test.go
 	waveScenarios(e, step, kc)          // waves_test.go
+
+	// The resources the DaemonSet asks for hold what the agents used
+	// through every scenario above (peak RSS of each agent process).
+	step("agents within the DaemonSet's memory limit", func(t *testing.T) {
+		e.checkAgentMemory(ctx)
+	})
 }
