@@ -23,6 +23,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,13 +103,12 @@ type Options struct {
 	Journal *Journal
 	// Record is updated with every verified device (nil: none).
 	Record *Recorder
-	// Nested: this run is one wave of a larger run whose caller writes
-	// run_start (and checks the journal can be written) and run_end (the
-	// Kubernetes engine's switch wave).
-	Nested bool
-	// FirstWave numbers this run's first wave in the journal and results
-	// (0: 1); the Kubernetes engine's switch wave is 2 when hosts go first.
-	FirstWave int
+	// HostBatches is the batch policy of the hosts' wave (zero: every
+	// host at once, up to Parallelism).
+	HostBatches BatchPolicy
+	// Lost, when set, says the fabric lock was taken over (nil: still
+	// held); no wave starts after it was.
+	Lost func() error
 	// Progress is told about every step. Calls are serialised; keep it
 	// cheap (it runs while a device's worker waits).
 	Progress func(ProgressEvent)
@@ -121,6 +121,8 @@ type Options struct {
 	SpecHash      string
 	PlanHash      string
 	PlanFile      string
+	// Engine is how hosts are reached, when not over SSH ("kubernetes").
+	Engine string
 }
 
 // Phases reported to Progress.
@@ -350,73 +352,11 @@ type run struct {
 // a *FailedError when some device did not end in the desired state, or
 // nil.
 func Run(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options) (*Result, error) {
-	r, err := runDevices(ctx, devs, reg, opts, false)
-	return r.res, err
-}
-
-// RunHeld is Run for a run that is one wave of a larger one (the
-// Kubernetes engine's switch wave): the devices it applied keep their
-// rollback points (NX-OS checkpoints, SONiC's GCU checkpoints) past its
-// end, for the caller to roll them back when a later wave fails under
-// --on-failure rollback (Held.Rollback), or to release (Held.Release).
-// One of the two must be called.
-func RunHeld(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options) (*Result, *Held, error) {
-	r, err := runDevices(ctx, devs, reg, opts, true)
-	return r.res, &Held{r: r}, err
-}
-
-// Held is a finished run whose applied devices still hold their
-// rollback points (RunHeld). Its methods are no-ops after the first call
-// of either, and on a nil Held.
-type Held struct{ r *run }
-
-// Rollback rolls back every device the run left applied, the later waves
-// first, as a run under --on-failure rollback does when one of its own
-// devices fails: each is read back (rolled_back, or rollback_failed in
-// the journal), the applied record reverts it, and the run's Result and
-// counts say so.
-func (h *Held) Rollback() {
-	r := h.take()
-	if r == nil {
-		return
-	}
-	r.rollbackAll()
-	r.res.Counts = count(r.res.Devices)
-	_ = r.j.Flush()
-}
-
-// Release lets the drivers remove the rollback points of the devices the
-// run applied: the larger run is over and they stay applied.
-func (h *Held) Release() {
-	r := h.take()
-	if r == nil {
-		return
-	}
-	r.release()
-	_ = r.j.Flush()
-}
-
-// take is the held run, once (nil after the first call, or for a nil
-// Held).
-func (h *Held) take() *run {
-	if h == nil {
-		return nil
-	}
-	r := h.r
-	h.r = nil
-	return r
-}
-
-// runDevices is Run; hold keeps the applied devices' rollback points.
-func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts Options, hold bool) (*run, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 16
 	}
 	if opts.OnFailure == "" {
 		opts.OnFailure = Stop
-	}
-	if opts.FirstWave < 1 {
-		opts.FirstWave = 1
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -436,7 +376,7 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 	r.waveOf = map[string]int{}
 	for w, wave := range wp.Waves {
 		for _, i := range wave {
-			r.waveOf[devs[i].Plan.Address] = w + opts.FirstWave
+			r.waveOf[devs[i].Plan.Address] = w + 1
 		}
 		r.total += len(wave)
 	}
@@ -444,7 +384,7 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 		dp := d.Plan
 		dr := &DeviceResult{Address: dp.Address, Kind: dp.Kind, Name: dp.Name, Changes: len(dp.Changes),
 			Wave: r.waveOf[dp.Address], Status: StatusNotAttempted}
-		if !dp.HasChanges() && dp.Error == "" {
+		if !dp.HasChanges() && (dp.Error == "" || dp.Repair) {
 			dr.Status = StatusUnchanged
 		}
 		r.res.Devices[i] = dr
@@ -453,12 +393,11 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 	if opts.ConfirmTimeout > 0 {
 		confirm = opts.ConfirmTimeout.String()
 	}
-	if !opts.Nested {
-		r.j.Write(Entry{Event: EventRunStart, FormatVersion: JournalFormatVersion, Fabric: opts.Fabric,
-			FabctlVersion: opts.FabctlVersion, SpecHash: opts.SpecHash, PlanHash: opts.PlanHash, PlanFile: opts.PlanFile,
-			Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
-			OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs)})
-	}
+	r.j.Write(Entry{Event: EventRunStart, FormatVersion: JournalFormatVersion, Fabric: opts.Fabric,
+		FabctlVersion: opts.FabctlVersion, SpecHash: opts.SpecHash, PlanHash: opts.PlanHash, PlanFile: opts.PlanFile,
+		Parallelism: opts.Parallelism, OnFailure: string(opts.OnFailure), Order: string(wp.Order),
+		OrderReason: wp.Reason, ConfirmTime: confirm, Devices: len(devs),
+		Engine: opts.Engine, MaxUnavailable: opts.HostBatches.MaxUnavailable.String(), Canary: opts.HostBatches.Canary})
 
 	// The journal must be writable before any device is touched.
 	var err error
@@ -467,9 +406,7 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 	} else {
 		err = r.execute(wp)
 	}
-	if !hold {
-		r.release()
-	}
+	r.release()
 	r.res.Finished = r.now()
 	r.res.Counts = count(r.res.Devices)
 	status := "ok"
@@ -489,11 +426,9 @@ func runDevices(ctx context.Context, devs []Device, reg *drivers.Registry, opts 
 		err = &FailedError{Result: r.res}
 	}
 	c := r.res.Counts
-	if !opts.Nested {
-		r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
-	}
+	r.j.Write(Entry{Event: EventRunEnd, Status: status, Counts: &c, Error: errText(err)})
 	_ = r.j.Flush() // write errors are the caller's to report (Journal.Err)
-	return r, err
+	return r.res, err
 }
 
 func refusal(err error) string {
@@ -519,13 +454,11 @@ func errText(err error) string {
 }
 
 func (r *run) execute(wp WavePlan) error {
-	var bad []*plan.DevicePlan
-	for _, d := range r.devs {
-		if d.Plan.Error != "" {
-			bad = append(bad, d.Plan)
-		}
+	plans := make([]*plan.DevicePlan, len(r.devs))
+	for i, d := range r.devs {
+		plans[i] = d.Plan
 	}
-	if len(bad) > 0 {
+	if bad := unplanned(plans); len(bad) > 0 {
 		return &PlanError{Devices: bad}
 	}
 	if r.opts.CheckStale {
@@ -544,7 +477,12 @@ func (r *run) execute(wp WavePlan) error {
 		r.links = links(r.devs)
 	}
 	for w, wave := range wp.Waves {
-		r.runWave(w+r.opts.FirstWave, wave)
+		if w > 0 && r.opts.Lost != nil {
+			if err := r.opts.Lost(); err != nil {
+				r.halt("stopped before wave " + strconv.Itoa(w+1) + ": " + err.Error())
+			}
+		}
+		r.runWave(w+1, wave)
 	}
 	// An interrupt ends the run "interrupted" even when every device was
 	// already in flight (none was left to skip).
@@ -668,7 +606,11 @@ func (r *run) checkStale() error {
 		}
 		r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseCheck}, 0, false)
 		live, err := drv.Read(r.ctx, d.Target)
-		if err != nil {
+		var ue *drivers.UnconfirmedError
+		switch {
+		case errors.As(err, &ue):
+			live = intent.State{} // still unconfirmed, as planned
+		case err != nil:
 			outs[i].err = err
 			return
 		}
@@ -724,8 +666,11 @@ func short(fp string) string {
 
 // parallel runs fn(0..n-1) on at most Parallelism goroutines, in order of
 // index, and waits.
-func (r *run) parallel(n int, fn func(i int)) {
-	workers := min(r.opts.Parallelism, n)
+func (r *run) parallel(n int, fn func(i int)) { r.parallelN(r.opts.Parallelism, n, fn) }
+
+// parallelN is parallel on at most workers goroutines.
+func (r *run) parallelN(workers, n int, fn func(i int)) {
+	workers = min(workers, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(workers)
@@ -744,8 +689,32 @@ func (r *run) parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// runWave applies a wave's devices, Parallelism at a time; the hosts'
+// wave in batches when the run has a batch policy (HostBatches): the
+// canary devices alone first, then the rest, at most MaxUnavailable in
+// flight. A failure stops what --on-failure stops, across the batches.
 func (r *run) runWave(wave int, idx []int) {
-	r.parallel(len(idx), func(k int) {
+	bp := r.opts.HostBatches
+	if bp.IsZero() || r.devs[idx[0]].Plan.Kind != intent.KindHost {
+		r.runBatch(wave, 0, r.opts.Parallelism, idx)
+		return
+	}
+	canary, inFlight := bp.batches(len(idx))
+	if inFlight <= 0 {
+		inFlight = r.opts.Parallelism
+	}
+	batch := 1
+	if canary > 0 {
+		r.runBatch(wave, batch, canary, idx[:canary])
+		batch++
+	}
+	r.runBatch(wave, batch, inFlight, idx[canary:])
+}
+
+// runBatch applies devices (indexes into devs), workers at a time;
+// batch numbers them in the journal (0: the run has no batches).
+func (r *run) runBatch(wave, batch, workers int, idx []int) {
+	r.parallelN(workers, len(idx), func(k int) {
 		i := idx[k]
 		dr := r.res.Devices[i]
 		if r.stop.Err() != nil {
@@ -767,7 +736,7 @@ func (r *run) runWave(wave int, idx []int) {
 				}
 			}
 		}
-		r.applyDevice(i, wave)
+		r.applyDevice(i, wave, batch)
 		if dr.Status == StatusFailed {
 			r.failed.Store(dr.Address, wave)
 			if r.opts.OnFailure != Continue {
@@ -777,35 +746,53 @@ func (r *run) runWave(wave int, idx []int) {
 	})
 }
 
-func (r *run) ms(start time.Time) *int64 {
-	v := r.now().Sub(start).Milliseconds()
-	return &v
-}
-
 // applyDevice runs one device's transaction, verification and confirm.
-func (r *run) applyDevice(i, wave int) {
+func (r *run) applyDevice(i, wave, batch int) {
 	d := r.devs[i]
 	dp, dr := d.Plan, r.res.Devices[i]
 	start := r.now()
+	drv, err := r.reg.New(dp.Driver)
+	if err != nil {
+		drv = nil
+	}
 	// The device is touched only once its device_start is in the journal.
-	if err := r.j.WriteSync(Entry{Event: EventDeviceStart, Device: dp.Address, Wave: wave, Changes: len(dp.Changes)}); err != nil {
+	if err := r.j.WriteSync(delivered(drv, d, Entry{Event: EventDeviceStart, Device: dp.Address, Wave: wave, Changes: len(dp.Changes), Batch: batch})); err != nil {
 		dr.Reason = "not started: the journal cannot be written"
 		r.halt("stopped: the journal cannot be written")
 		return
 	}
 	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseApply}, +1, false)
-	r.finishDevice(d, dr, start, r.transact(d, dr))
-}
-
-// transact does the device's work and returns the driver (for rollback
-// later), leaving the outcome in dr.
-func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
-	dp := d.Plan
-	drv, err := r.reg.New(dp.Driver)
 	if err != nil {
 		dr.Status, dr.Restored, dr.Error = StatusFailed, true, err.Error()
-		return nil
+		drv = nil
+	} else {
+		r.transact(drv, d, dr, batch)
 	}
+	r.finishDevice(d, dr, start, drv)
+}
+
+// delivered adds to a journal entry what an agent-delivered device's
+// driver handed over and what its agent reported (drivers.AgentApplier).
+func delivered(drv drivers.Driver, d Device, e Entry) Entry {
+	aa, ok := drv.(drivers.AgentApplier)
+	if !ok {
+		return e
+	}
+	x := aa.Delivery(d.Target)
+	e.Revision, e.PreviousRevision, e.Generation, e.ObservedGeneration = x.Revision, x.PreviousRevision, x.Generation, x.ObservedGeneration
+	if e.Reason == "" {
+		e.Reason = x.Reason
+	}
+	if e.Event == EventDeviceStart {
+		e.Generation, e.ObservedGeneration = 0, 0
+	}
+	return e
+}
+
+// transact does the device's work with its driver, leaving the outcome
+// in dr.
+func (r *run) transact(drv drivers.Driver, d Device, dr *DeviceResult, batch int) {
+	dp := d.Plan
 	saver, saves := drv.(drivers.Saver)
 	steps := dp.Steps
 	if saves {
@@ -813,35 +800,12 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 		if len(steps) == 0 {
 			// Only unsaved: nothing to transact, verify or confirm.
 			r.save(saver, d, dr)
-			return drv
+			return
 		}
 	}
-	var res drivers.Result
-	var after intent.State // the read-back of a checked transaction
-	if ca, ok := drv.(drivers.CheckedApplier); ok && r.opts.CheckStale && checkedInTransaction(drv, dp) {
-		res, after, err = ca.ApplyChecked(r.ctx, d.Target, steps, dp.Fingerprint, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
-		var se *drivers.StaleError
-		if errors.As(err, &se) {
-			// The staleness check, done in the transaction's round trip:
-			// nothing was applied on this device.
-			sd := StaleDevice{Address: dp.Address, Planned: dp.Fingerprint, Live: se.Live}
-			r.mu.Lock()
-			r.res.Stale = append(r.res.Stale, sd)
-			r.mu.Unlock()
-			r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: se.Live,
-				Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + ")"})
-			dr.Status, dr.Restored = StatusFailed, true
-			dr.Error = "stale plan: live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + "); nothing applied on this device: run fabctl plan again"
-			// The plan no longer describes the fabric: start no other
-			// device, and roll back what this run applied (execute), so
-			// the fabric is left as the plan found it, as when the
-			// re-read before the waves finds a device moved.
-			r.staleInTx.Store(true)
-			r.halt("stopped: " + dp.Address + " changed since the plan (stale plan)")
-			return drv
-		}
-	} else {
-		res, err = drv.Apply(r.ctx, d.Target, steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	res, after, err := r.applySteps(drv, d, dr, steps)
+	if dr.Status == StatusFailed {
+		return // stale: nothing applied
 	}
 	if err != nil {
 		dr.Status = StatusFailed
@@ -850,16 +814,23 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 		if errors.As(err, &pe) {
 			dr.Partial = true
 			dr.Error = err.Error()
-			return drv
+			return
 		}
 		// The driver says the device is back at its prior state: check.
 		dr.Restored, dr.Error = r.checkRestored(drv, d, dr.Error)
-		return drv
+		return
 	}
 	dr.Token = res.Token
-	r.j.Write(Entry{Event: EventDeviceApplied, Device: dp.Address, Token: res.Token, Pending: res.Pending})
+	r.j.Write(delivered(drv, d, Entry{Event: EventDeviceApplied, Device: dp.Address, Token: res.Token, Pending: res.Pending, Batch: batch}))
 
 	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseVerify}, 0, false)
+	if aa, ok := drv.(drivers.AgentApplier); ok {
+		// The device's agent applies and verifies it: wait for its report.
+		if err := aa.Await(r.ctx, d.Target, res); err != nil {
+			agentFailed(dr, err)
+			return
+		}
+	}
 	live := after
 	if live == nil {
 		live, err = drv.Read(r.ctx, d.Target)
@@ -884,12 +855,69 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 		if saves {
 			r.save(saver, d, dr)
 		}
-		return drv
+		return
 	}
-	// Not verified: undo it now rather than leave a device the run cannot
-	// vouch for.
+	r.undo(drv, d, dr, res, cause)
+}
+
+// applySteps runs the device's transaction: checked against the plan's
+// fingerprint in the same round trip where the driver can
+// (drivers.CheckedApplier; after is then the state read back). A device
+// that moved since the plan is left failed (and stale), with nothing
+// applied.
+func (r *run) applySteps(drv drivers.Driver, d Device, dr *DeviceResult, steps []drivers.Change) (res drivers.Result, after intent.State, err error) {
+	dp := d.Plan
+	ca, ok := drv.(drivers.CheckedApplier)
+	if !ok || !r.opts.CheckStale || !checkedInTransaction(drv, dp) {
+		res, err = drv.Apply(r.ctx, d.Target, steps, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+		return res, nil, err
+	}
+	res, after, err = ca.ApplyChecked(r.ctx, d.Target, steps, dp.Fingerprint, drivers.ApplyOptions{ConfirmTimeout: r.opts.ConfirmTimeout})
+	var se *drivers.StaleError
+	if !errors.As(err, &se) {
+		return res, after, err
+	}
+	// The staleness check, done in the transaction's round trip: nothing
+	// was applied on this device.
+	sd := StaleDevice{Address: dp.Address, Planned: dp.Fingerprint, Live: se.Live}
+	r.mu.Lock()
+	r.res.Stale = append(r.res.Stale, sd)
+	r.mu.Unlock()
+	r.j.Write(Entry{Event: EventStale, Device: dp.Address, Fingerprint: se.Live,
+		Reason: "live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + ")"})
+	dr.Status, dr.Restored = StatusFailed, true
+	dr.Error = "stale plan: live state changed since the plan (fingerprint " + short(dp.Fingerprint) + " -> " + short(se.Live) + "); nothing applied on this device: run fabctl plan again"
+	// The plan no longer describes the fabric: start no other device,
+	// and roll back what this run applied (execute), so the fabric is
+	// left as the plan found it, as when the re-read before the waves
+	// finds a device moved.
+	r.staleInTx.Store(true)
+	r.halt("stopped: " + dp.Address + " changed since the plan (stale plan)")
+	return res, nil, nil
+}
+
+// agentFailed records an agent's report that it did not apply the
+// device (drivers.AgentApplier.Await): restored as the agent says, since
+// the engine cannot read the device to check.
+func agentFailed(dr *DeviceResult, err error) {
+	dr.Status, dr.Error = StatusFailed, err.Error()
+	var pe *drivers.PartialError
+	var ae *drivers.AgentError
+	switch {
+	case errors.As(err, &pe):
+		dr.Partial = true
+	case errors.As(err, &ae):
+		dr.Restored = ae.Restored
+	default:
+		dr.Error = "apply: " + err.Error()
+	}
+}
+
+// undo rolls back a device whose transaction was not verified (cause
+// says why) rather than leave a device the run cannot vouch for.
+func (r *run) undo(drv drivers.Driver, d Device, dr *DeviceResult, res drivers.Result, cause string) {
 	dr.Status = StatusFailed
-	r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseRollback}, 0, false)
+	r.progress(ProgressEvent{Device: d.Plan.Address, Phase: PhaseRollback}, 0, false)
 	rerr := drv.Rollback(r.ctx, d.Target, res)
 	switch {
 	case rerr != nil && res.Pending && errors.Is(rerr, drivers.ErrUnsupported):
@@ -899,7 +927,6 @@ func (r *run) transact(d Device, dr *DeviceResult) drivers.Driver {
 	default:
 		dr.Restored, dr.Error = r.checkRestored(drv, d, cause+"; rolled back")
 	}
-	return drv
 }
 
 // save persists a verified (and confirmed) device's configuration. A
@@ -1023,7 +1050,7 @@ func (r *run) finishDevice(d Device, dr *DeviceResult, start time.Time, drv driv
 	switch dr.Status {
 	case StatusApplied:
 		r.opts.Record.Verified(d.Plan.Address, d.Plan.Desired)
-		r.j.Write(Entry{Event: EventDeviceVerified, Device: dr.Address, Token: dr.Token, Confirmed: dr.Confirmed, Saved: dr.Saved, DurationMS: &dur})
+		r.j.Write(delivered(drv, d, Entry{Event: EventDeviceVerified, Device: dr.Address, Token: dr.Token, Confirmed: dr.Confirmed, Saved: dr.Saved, DurationMS: &dur}))
 	case StatusFailed:
 		if dr.NotSaved {
 			// Applied and verified: record it, as unsaved, so drift and
@@ -1036,8 +1063,8 @@ func (r *run) finishDevice(d Device, dr *DeviceResult, start time.Time, drv driv
 			r.opts.Record.Verified(d.Plan.Address, unsaved)
 		}
 		restored := dr.Restored
-		r.j.Write(Entry{Event: EventDeviceFailed, Device: dr.Address, Error: dr.Error, Restored: &restored,
-			Partial: dr.Partial, NotSaved: dr.NotSaved, Remaining: dr.Remaining, DurationMS: &dur})
+		r.j.Write(delivered(drv, d, Entry{Event: EventDeviceFailed, Device: dr.Address, Error: dr.Error, Restored: &restored,
+			Partial: dr.Partial, NotSaved: dr.NotSaved, Remaining: dr.Remaining, DurationMS: &dur}))
 	}
 	r.mu.Lock()
 	r.seq++
@@ -1093,7 +1120,7 @@ func (r *run) rollbackOne(d Device, dr *DeviceResult) {
 	}
 	fail := func(msg string) {
 		dr.RollbackError = r.j.Redact(msg)
-		r.j.Write(Entry{Event: EventRollbackFailed, Device: dr.Address, Token: dr.Token, Error: dr.RollbackError})
+		r.j.Write(delivered(drv, d, Entry{Event: EventRollbackFailed, Device: dr.Address, Token: dr.Token, Error: dr.RollbackError}))
 	}
 	if drv == nil {
 		fail("no driver instance")
@@ -1131,7 +1158,7 @@ func (r *run) rollbackOne(d Device, dr *DeviceResult) {
 		dr.Error = strings.TrimPrefix(dr.Error+"; rolled back: "+note, "; ")
 	}
 	r.opts.Record.Revert(dr.Address)
-	r.j.Write(Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token, Reason: note})
+	r.j.Write(delivered(drv, d, Entry{Event: EventRolledBack, Device: dr.Address, Token: dr.Token, Reason: note}))
 }
 
 // unsavedBefore: the plan found the device's running configuration

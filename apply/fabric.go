@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -59,6 +60,12 @@ type RunOptions struct {
 	OnFailure      Policy
 	ConfirmTimeout time.Duration
 	LockTimeout    time.Duration
+	// HostBatches is the batch policy of the hosts' wave (Options).
+	HostBatches BatchPolicy
+	// Engine names how hosts are reached when not over SSH, for the
+	// journal ("kubernetes": the plan's host driver delivers through the
+	// cluster).
+	Engine string
 	// Journal is the journal file ("": <state-dir>/journal/<fabric>-<run-id>.jsonl).
 	Journal string
 	// Version is the running fabctl's version (lock, journal, checks of a
@@ -171,14 +178,11 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 			return fail(RunError, err)
 		}
 	}
-	if p.Errored() {
-		var bad []*plan.DevicePlan
-		for _, d := range p.Devices {
-			if d.Error != "" {
-				bad = append(bad, d)
-			}
-		}
+	if bad := unplanned(p.Devices); len(bad) > 0 {
 		return fail(RunRefused, &PlanError{Devices: bad})
+	}
+	if err := blocked(p); err != nil {
+		return fail(RunRefused, err)
 	}
 	changed := p.HasChanges()
 	if changed && o.Saved == nil && h.Confirm != nil {
@@ -203,6 +207,9 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 		// With no changes the plan's reads just confirmed every device; a
 		// saved plan is always checked (its steps are re-derived).
 		CheckStale:    changed || o.Saved != nil,
+		HostBatches:   o.HostBatches,
+		Lost:          lock.Lost,
+		Engine:        o.Engine,
 		Progress:      h.Progress,
 		Now:           o.Now,
 		Fabric:        name,
@@ -259,6 +266,59 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	out.Result = res
 	return fail(runStatus(res, err, changed), err)
+}
+
+// BlockedError refuses a run while a selected device has a finding that
+// blocks apply (drivers.Finding.BlocksApply: another owner manages its
+// settings); nothing was applied.
+type BlockedError struct{ Findings []DeviceFinding }
+
+// DeviceFinding is a device's finding.
+type DeviceFinding struct {
+	Device  string
+	Finding drivers.Finding
+}
+
+func (e *BlockedError) Error() string {
+	const show = 3
+	var parts []string
+	for i, f := range e.Findings {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Findings)-show))
+			break
+		}
+		parts = append(parts, f.Device+": "+f.Finding.Message)
+	}
+	return "apply refused, nothing was applied: " + strings.Join(parts, "; ")
+}
+
+// blocked is the refusal of a plan with findings that block apply.
+func blocked(p *plan.Plan) error {
+	var out []DeviceFinding
+	for _, d := range p.Devices {
+		for _, f := range d.Findings {
+			if f.BlocksApply {
+				out = append(out, DeviceFinding{Device: d.Address, Finding: f})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &BlockedError{Findings: out}
+}
+
+// unplanned are the devices that could not be planned: errored, except
+// those whose error is their own report of a failed configuration, which
+// apply configures again (plan.DevicePlan.Repair).
+func unplanned(devs []*plan.DevicePlan) []*plan.DevicePlan {
+	var bad []*plan.DevicePlan
+	for _, d := range devs {
+		if d.Error != "" && !d.Repair {
+			bad = append(bad, d)
+		}
+	}
+	return bad
 }
 
 // makePlan plans the spec, or returns the saved plan. The error is an

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -63,66 +62,6 @@ func TestReleaseAfterRun(t *testing.T) {
 		}
 		if got != fail {
 			t.Errorf("fail=%v: release_failed journaled = %v", fail, got)
-		}
-	}
-}
-
-// TestRunHeld: a held run keeps its applied devices' rollback points
-// until the caller decides: Release releases them as Run would have;
-// Rollback rolls them back (the store returns to its state before the
-// run, the result and the journal say rolled_back) and releases none.
-func TestRunHeld(t *testing.T) {
-	for _, rollback := range []bool{false, true} {
-		var mu sync.Mutex
-		var released []string
-		tds := []testDev{
-			sw("s1", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
-			sw("s2", intent.State{"mtu": "1500"}, intent.State{"mtu": "9100"}),
-		}
-		fx := newFixture(t, tds, func(d drivers.Driver) drivers.Driver {
-			return &releasing{Driver: d, mu: &mu, released: &released}
-		})
-		var buf bytes.Buffer
-		j := NewJournal(&buf, "run-1", fixedClock(), nil)
-		res, held, err := RunHeld(context.Background(), fx.devs, fx.reg, Options{Journal: j, Nested: true, OnFailure: Rollback})
-		if err != nil || res.Counts.Applied != 2 {
-			t.Fatalf("held run: %v %+v", err, res.Counts)
-		}
-		if len(released) != 0 {
-			t.Fatalf("released %v before the caller decided", released)
-		}
-		if rollback {
-			held.Rollback()
-		} else {
-			held.Release()
-		}
-		held.Release() // no-op after the first call
-		held.Rollback()
-		if err := j.Close(); err != nil {
-			t.Fatal(err)
-		}
-		es := parseJournal(t, buf.Bytes())
-		var got []string
-		for _, e := range es {
-			if e.Event == EventRolledBack || e.Event == EventReleaseFailed || e.Event == EventRollbackFailed {
-				got = append(got, e.Event+" "+e.Device)
-			}
-		}
-		for _, n := range []string{"s1", "s2"} {
-			live := fx.store.Get(n)["mtu"]
-			switch {
-			case rollback && (live != "1500" || res.dev("switch."+n).Status != StatusRolledBack):
-				t.Errorf("rollback: %s mtu %s, status %s; want 1500, rolled_back", n, live, res.dev("switch."+n).Status)
-			case !rollback && (live != "9100" || res.dev("switch."+n).Status != StatusApplied):
-				t.Errorf("release: %s mtu %s, status %s; want 9100, applied", n, live, res.dev("switch."+n).Status)
-			}
-		}
-		if rollback {
-			if res.Counts.RolledBack != 2 || res.Counts.Applied != 0 || len(released) != 0 || len(got) != 2 {
-				t.Errorf("rollback: counts %+v, released %v, journal %v", res.Counts, released, got)
-			}
-		} else if len(released) != 2 || len(got) != 0 {
-			t.Errorf("release: released %v, journal %v", released, got)
 		}
 	}
 }

@@ -157,7 +157,7 @@ func Waves(devs []*plan.DevicePlan) WavePlan {
 	}
 	var sw, hosts []int
 	for i, dp := range devs {
-		if !dp.HasChanges() || dp.Error != "" {
+		if !dp.HasChanges() || dp.Error != "" && !dp.Repair {
 			continue
 		}
 		if dp.Kind == intent.KindHost {

@@ -177,6 +177,11 @@ type Limiter interface {
 // link trained narrower, a node the spec does not declare, a port that
 // could not be read). A plan holding one never says the fabric matches,
 // and plan and drift exit with their documented code for it.
+//
+// BlocksApply makes apply refuse the whole run while a selected device
+// has the finding, before anything is applied (another owner manages the
+// device's settings: NVIDIA nic-configuration-operator on a node); plan
+// only shows it.
 type Finding struct {
 	Severity string `json:"severity"`       // SeverityError, "warning" or "info"
 	Path     string `json:"path,omitempty"` // the state path it concerns (nic/ens1f0/pcie)
@@ -187,7 +192,8 @@ type Finding struct {
 	// IDs are the device's own identifiers of what the finding is about,
 	// beside the spec's names the Message uses (InfiniBand: "node_guid",
 	// "port_guid", "lid", "port").
-	IDs map[string]string `json:"ids,omitempty"`
+	IDs         map[string]string `json:"ids,omitempty"`
+	BlocksApply bool              `json:"blocks_apply,omitempty"`
 }
 
 // SeverityError is the severity of a finding that no change fixes.
@@ -321,3 +327,58 @@ type StaleError struct {
 func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s: live state changed since the plan (fingerprint %.12s -> %.12s); nothing was applied: run fabctl plan again", e.Device, e.Planned, e.Live)
 }
+
+// UnconfirmedError is what Read returns for a device whose own agent
+// reports that it did not take its configuration (the Kubernetes
+// driver: the node's agent reported Applied=False for the published
+// revision): the device's state is not known. The plan lists the device
+// with the error (plan and drift fail on it) and every desired setting
+// as a change; apply configures the device again instead of refusing
+// the run as it refuses a device that could not be read.
+type UnconfirmedError struct{ Err error }
+
+func (e *UnconfirmedError) Error() string { return e.Err.Error() }
+func (e *UnconfirmedError) Unwrap() error { return e.Err }
+
+// AgentApplier is implemented by drivers that hand a device's
+// configuration to an agent on the device, which applies it, reads it
+// back and reports later (the Kubernetes driver: a FabricHostConfig
+// revision and its node agent's Applied condition). Apply only hands the
+// configuration over; the engine journals that (device_applied), then
+// Await waits for the agent's report: nil when the agent applied and
+// verified it, a *PartialError when it failed and could not restore the
+// device, an *AgentError otherwise. The engine trusts the agent on
+// whether a failed device was restored (it cannot read the device
+// itself), and runs no rollback of its own for it. Rollback hands the
+// previous configuration over and waits for the agent the same way.
+type AgentApplier interface {
+	Await(ctx context.Context, t Target, r Result) error
+	// Delivery describes the driver's hand-over of t's configuration for
+	// the journal: before Apply what it will hand over, after each step
+	// what it handed over and what the agent reported.
+	Delivery(t Target) Delivery
+}
+
+// Delivery is a hand-over to a device's agent (AgentApplier): the
+// revision of the configuration and the one it replaces, the generation
+// that stored it, and the agent's report (the generation it reported on
+// and its reason: Applied, Unchanged, ApplyFailed, Timeout, ...).
+type Delivery struct {
+	Revision           string
+	PreviousRevision   string
+	Generation         int64
+	ObservedGeneration int64
+	Reason             string
+}
+
+// AgentError is an agent's report that it did not apply a configuration
+// (AgentApplier.Await), with its reason. Restored: the agent left the
+// device as it was (its transaction was undone, or never began); false:
+// the device's state is not known (no report in time).
+type AgentError struct {
+	Reason   string
+	Message  string
+	Restored bool
+}
+
+func (e *AgentError) Error() string { return e.Message }

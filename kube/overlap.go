@@ -32,11 +32,27 @@ type Overlap struct {
 	Message  string `json:"message"`
 }
 
-// Overlaps finds fabctl hosts whose NICs a roceOptimized
+// Overlaps finds the NICs of the host h that a roceOptimized
 // NicConfigurationTemplate of nic-configuration-operator also manages:
 // both would set the same trust and PFC settings, and each would see the
-// other's writes as drift. No operator installed: none.
-func Overlaps(ctx context.Context, cl *Clients, hosts []*intent.Host) ([]Overlap, error) {
+// other's writes as drift. byNode is operatorPorts' index.
+func Overlaps(h *intent.Host, byNode map[string][]Overlap) []Overlap {
+	var out []Overlap
+	for _, x := range byNode[h.Name] {
+		for _, n := range h.NICs {
+			if n.Name == x.NIC {
+				out = append(out, x)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// operatorPorts lists, by node, the network interfaces the NicDevices
+// of roceOptimized NicConfigurationTemplates hold. No operator
+// installed: none.
+func operatorPorts(ctx context.Context, cl *Clients) (map[string][]Overlap, error) {
 	tl, err := cl.Dyn.Resource(ncoTemplates).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil // the CRD is not installed
@@ -44,15 +60,7 @@ func Overlaps(ctx context.Context, cl *Clients, hosts []*intent.Host) ([]Overlap
 	if err != nil {
 		return nil, fmt.Errorf("reading nic-configuration-operator templates: %w", err)
 	}
-	want := map[string]map[string]bool{} // node -> NIC names fabctl manages
-	for _, h := range hosts {
-		m := map[string]bool{}
-		for _, n := range h.NICs {
-			m[n.Name] = true
-		}
-		want[h.Name] = m
-	}
-	var out []Overlap
+	out := map[string][]Overlap{}
 	for _, t := range tl.Items {
 		on, _, _ := unstructured.NestedBool(t.Object, "spec", "template", "roceOptimized", "enabled")
 		if !on {
@@ -65,28 +73,21 @@ func Overlaps(ctx context.Context, cl *Clients, hosts []*intent.Host) ([]Overlap
 				continue
 			}
 			node, _, _ := unstructured.NestedString(d.Object, "status", "node")
-			nics, ok := want[node]
-			if !ok {
-				continue
-			}
 			ports, _, _ := unstructured.NestedSlice(d.Object, "status", "ports")
 			for _, p := range ports {
 				pm, _ := p.(map[string]any)
 				nif, _ := pm["networkInterface"].(string)
-				if nif == "" || !nics[nif] {
+				if nif == "" || node == "" {
 					continue
 				}
-				out = append(out, Overlap{Host: node, NIC: nif, Template: t.GetNamespace() + "/" + t.GetName(), Device: dn,
+				out[node] = append(out[node], Overlap{Host: node, NIC: nif, Template: t.GetNamespace() + "/" + t.GetName(), Device: dn,
 					Message: fmt.Sprintf("host %s NIC %s is also configured by nic-configuration-operator (NicConfigurationTemplate %s/%s with roceOptimized, NicDevice %s): both set trust and PFC at runtime and would undo each other; leave the runtime QoS to one owner (disable roceOptimized in that template, or exclude the host from fabctl)",
 						node, nif, t.GetNamespace(), t.GetName(), dn)})
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Host != out[j].Host {
-			return out[i].Host < out[j].Host
-		}
-		return out[i].NIC < out[j].NIC
-	})
+	for _, xs := range out {
+		sort.Slice(xs, func(i, j int) bool { return xs[i].NIC < xs[j].NIC })
+	}
 	return out, nil
 }

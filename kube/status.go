@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -30,7 +29,7 @@ func ListFabric(ctx context.Context, cl *Clients, fabric string) (map[string]*Fa
 		if cont != "" {
 			req = req.Param("continue", cont)
 		}
-		raw, err := req.Do(ctx).Raw()
+		raw, err := result(req.Do(ctx))
 		if err != nil {
 			return nil, "", fmt.Errorf("listing %s of fabric %s: %w", Resource, fabric, err)
 		}
@@ -61,9 +60,12 @@ type Tracker struct {
 	fabric string
 	mu     sync.Mutex
 	objs   map[string]*FabricHostConfig
-	notify chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
+	// waiting holds, per object name, the channel Changed handed out,
+	// closed at that object's next change: thousands of hosts waiting
+	// for their agents each wake for their own object only.
+	waiting map[string]chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
 	// failed is when the list or watch last failed, and failure why;
 	// zero while it works.
 	failed  time.Time
@@ -77,7 +79,7 @@ func Track(ctx context.Context, cl *Clients, fabric string) (*Tracker, error) {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	t := &Tracker{cl: cl, fabric: fabric, objs: objs, notify: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	t := &Tracker{cl: cl, fabric: fabric, objs: objs, waiting: map[string]chan struct{}{}, cancel: cancel, done: make(chan struct{})}
 	go t.run(wctx, rv)
 	return t, nil
 }
@@ -94,8 +96,10 @@ func (t *Tracker) run(ctx context.Context, rv string) {
 			}
 			t.mu.Lock()
 			t.objs = objs
+			for name := range t.waiting {
+				t.poke(name)
+			}
 			t.mu.Unlock()
-			t.poke()
 			rv = lrv
 		}
 		body, err := t.cl.REST.Get().AbsPath(objectPath("")).Param("watch", "true").Param("fieldSelector", "spec.fabric="+t.fabric).
@@ -144,8 +148,8 @@ func (t *Tracker) drain(body io.ReadCloser, rv string) string {
 		} else {
 			t.objs[o.Metadata.Name] = &o
 		}
+		t.poke(o.Metadata.Name)
 		t.mu.Unlock()
-		t.poke()
 	}
 }
 
@@ -172,10 +176,11 @@ func (t *Tracker) FailedSince(since time.Time) error {
 	return t.failure
 }
 
-func (t *Tracker) poke() {
-	select {
-	case t.notify <- struct{}{}:
-	default:
+// poke wakes who waits for name's next change; t.mu is held.
+func (t *Tracker) poke(name string) {
+	if ch, ok := t.waiting[name]; ok {
+		close(ch)
+		delete(t.waiting, name)
 	}
 }
 
@@ -200,8 +205,21 @@ func (t *Tracker) Set(o *FabricHostConfig) {
 	t.objs[o.Metadata.Name] = o
 }
 
-// Changed is signalled after the tracker saw a change.
-func (t *Tracker) Changed() <-chan struct{} { return t.notify }
+// Changed returns a channel closed at the next change of the object
+// named name (or after the tracker listed the objects again).
+func (t *Tracker) Changed(name string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting == nil {
+		t.waiting = map[string]chan struct{}{}
+	}
+	ch, ok := t.waiting[name]
+	if !ok {
+		ch = make(chan struct{})
+		t.waiting[name] = ch
+	}
+	return ch
+}
 
 // Stop ends the watch.
 func (t *Tracker) Stop() {
@@ -231,78 +249,46 @@ const (
 	HostForeign     HostState = "other_fabric" // the node's object belongs to another fabric
 )
 
-// HostReport is one host of plan --engine kubernetes.
+// HostReport is a host's standing as its object and the node agent's
+// status say.
 type HostReport struct {
-	Name      string              `json:"name"`
-	State     HostState           `json:"state"`
-	Revision  string              `json:"revision"`            // compiled from the spec
-	Published string              `json:"published,omitempty"` // spec.revision of the object
-	Observed  string              `json:"observed,omitempty"`  // status.observedRevision
-	Reason    string              `json:"reason,omitempty"`    // the Applied (or Drifted) condition's reason
-	Message   string              `json:"message,omitempty"`
-	Changes   []intent.AttrChange `json:"changes,omitempty"` // published intent -> compiled (outdated), live -> desired (drifted)
-	Drift     []intent.AttrChange `json:"drift,omitempty"`   // applied -> live, from the agent's DCB watch
-	NICs      []NICStatus         `json:"nics,omitempty"`
-	Diff      []string            `json:"diff,omitempty"`
+	Name      string
+	State     HostState
+	Revision  string // compiled from the spec
+	Published string // spec.revision of the object
+	Observed  string // status.observedRevision
+	Reason    string // the Applied condition's reason
+	Message   string
 }
 
-// Report compares the compiled hosts with their objects: no SSH, only
-// the status the agents wrote.
-func Report(hosts []*intent.Host, fabric string, objs map[string]*FabricHostConfig) ([]HostReport, error) {
-	out := make([]HostReport, 0, len(hosts))
-	for _, h := range hosts {
-		_, rev, err := EncodeIntent(h)
-		if err != nil {
-			return nil, err
-		}
-		r := HostReport{Name: h.Name, Revision: rev}
-		o := objs[h.Name]
-		switch {
-		case o == nil:
-			r.State = HostUnpublished
-			r.Changes = changesFrom(nil, h)
-		case o.Spec.Fabric != fabric:
-			r.State, r.Message = HostForeign, "the node's FabricHostConfig belongs to fabric "+o.Spec.Fabric
-		default:
-			r.Published, r.Observed, r.NICs, r.Diff = o.Spec.Revision, o.Status.ObservedRevision, o.Status.NICs, o.Status.Diff
-			if c := o.Status.Cond(CondApplied); c != nil {
-				r.Reason, r.Message = c.Reason, c.Message
-			}
-			switch {
-			case o.Spec.Revision != rev:
-				r.State = HostOutdated
-				old, _ := DecodeIntent(o.Spec.Intent)
-				r.Changes = changesFrom(old, h)
-			case o.FailedCurrent():
-				r.State = HostFailed
-			case !o.AppliedCurrent():
-				r.State = HostPending
-			case o.Status.IsTrue(CondDrifted):
-				r.State = HostDrifted
-				c := o.Status.Cond(CondDrifted)
-				r.Reason, r.Message = c.Reason, c.Message
-				for _, d := range o.Status.Drift {
-					r.Drift = append(r.Drift, intent.AttrChange{Path: d.Path, Action: intent.Update, Before: d.Applied, After: d.Live})
-					r.Changes = append(r.Changes, intent.AttrChange{Path: d.Path, Action: intent.Update, Before: d.Live, After: d.Applied})
-				}
-			default:
-				r.State = HostInSync
-			}
-		}
-		out = append(out, r)
+// Report compares a compiled host with its object (nil: none): no SSH,
+// only the status the node's agent wrote. rev is the host's revision
+// (EncodeIntent).
+func Report(h *intent.Host, rev, fabric string, o *FabricHostConfig) HostReport {
+	r := HostReport{Name: h.Name, Revision: rev}
+	switch {
+	case o == nil:
+		r.State = HostUnpublished
+		return r
+	case o.Spec.Fabric != fabric:
+		r.State, r.Message = HostForeign, "the node's FabricHostConfig belongs to fabric "+o.Spec.Fabric
+		return r
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// changesFrom is the difference between two host intents as settings
-// (old nil: everything is new).
-func changesFrom(old, h *intent.Host) []intent.AttrChange {
-	var live intent.State
-	if old != nil {
-		live = old.Flatten()
-	} else {
-		live = intent.State{}
+	r.Published, r.Observed = o.Spec.Revision, o.Status.ObservedRevision
+	if c := o.Status.Cond(CondApplied); c != nil {
+		r.Reason, r.Message = c.Reason, c.Message
 	}
-	return intent.Diff(h.Flatten(), live, nil)
+	switch {
+	case o.Spec.Revision != rev:
+		r.State = HostOutdated
+	case o.FailedCurrent():
+		r.State = HostFailed
+	case !o.AppliedCurrent():
+		r.State = HostPending
+	case o.Status.IsTrue(CondDrifted):
+		r.State = HostDrifted
+	default:
+		r.State = HostInSync
+	}
+	return r
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -81,6 +82,11 @@ type DevicePlan struct {
 	Steps []drivers.Change `json:"steps,omitempty"`
 	// Error is why the device could not be planned (unreachable, ...).
 	Error string `json:"error,omitempty"`
+	// Repair: Error is the device's own report that it did not take its
+	// configuration (drivers.UnconfirmedError); Changes are every desired
+	// setting, and apply configures the device again rather than
+	// refusing the run.
+	Repair bool `json:"repair,omitempty"`
 }
 
 // HasChanges reports whether applying would change the device.
@@ -248,6 +254,10 @@ type Options struct {
 	Credentials func(name string) *spec.Credentials
 	// Insecure passes through to drivers (skip host-key / TLS checks).
 	Insecure bool
+	// HostDriver is the driver hosts are planned (and applied) with: ""
+	// for the host driver (SSH or local), "kubernetes" for delivery
+	// through the cluster (kube.Driver, --engine kubernetes).
+	HostDriver string
 	// Started, when set, is told as the read of a device begins; Progress
 	// as each device finishes. Both are called from the planning
 	// goroutines, Progress under a lock with done counting up to total.
@@ -415,7 +425,7 @@ func sameJSON[T any](a, b []T) bool {
 func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {
 	u = flatten(u)
 	dp := &DevicePlan{Address: u.Device.Addr(), Kind: u.Device.Kind, Name: u.Device.Name,
-		Platform: u.Device.Platform, Role: u.Device.Role, Driver: drivers.For(u.Device), Desired: u.State}
+		Platform: u.Device.Platform, Role: u.Device.Role, Driver: driverFor(u.Device, opts), Desired: u.State}
 	drv, err := reg.New(dp.Driver)
 	if err != nil {
 		dp.Error = err.Error()
@@ -426,7 +436,13 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	}
 	t := Target(u, opts)
 	live, err := drv.Read(ctx, t)
-	if err != nil {
+	var ue *drivers.UnconfirmedError
+	switch {
+	case errors.As(err, &ue):
+		// The device says it failed its configuration: nothing of its
+		// state is confirmed, every setting is to set.
+		dp.Error, dp.Repair, live = ue.Error(), true, intent.State{}
+	case err != nil:
 		dp.Error = fmt.Sprintf("read %s: %v", dp.Address, err)
 		return dp
 	}
@@ -485,6 +501,15 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		}
 	}
 	return dp
+}
+
+// driverFor is the driver of a device: drivers.For, or the host driver
+// the options name.
+func driverFor(d intent.Device, opts Options) string {
+	if d.Kind == intent.KindHost && opts.HostDriver != "" {
+		return opts.HostDriver
+	}
+	return drivers.For(d)
 }
 
 // Expressed is the state a device plan wants: st, the device's compiled

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -44,7 +45,7 @@ type ApplyOptions struct {
 	// VerifyKey is an ed25519 public key file a saved plan must be
 	// signed with (also FABCTL_PLAN_VERIFY_KEY; FABCTL_PLAN_KEY for HMAC).
 	VerifyKey string
-	// EngineOptions and Rollout: --engine kubernetes (kube_engine.go).
+	// EngineOptions and Rollout: --engine kubernetes (engine.go).
 	EngineOptions
 	Rollout RolloutFlags
 }
@@ -108,8 +109,10 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 			if err := opts.EngineOptions.check(); err != nil {
 				return err
 			}
-			if opts.Engine == engineKubernetes && opts.Rollout.Canary < 0 {
-				return FlagErrorf("invalid --canary %d: want 0 or more", opts.Rollout.Canary)
+			if opts.Engine == engineKubernetes {
+				if err := opts.Rollout.check(); err != nil {
+					return err
+				}
 			}
 			opts.JSON = f.Global.JSON
 			if runF != nil {
@@ -301,7 +304,10 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
 			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
 	}
-	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
+	if opts.Engine == engineKubernetes && sp != nil {
+		return usage(FlagErrorf("--engine kubernetes applies a spec, not a saved plan: hosts are planned from their agents' status at apply time"))
+	}
+	if err := checkSecrets(f, lf.Spec, opts.secretsFabric(lf.Fabric), opts.Targets, opts.Excludes); err != nil {
 		return fail(applyStatusError, err)
 	}
 	if opts.Insecure {
@@ -338,19 +344,24 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	if !opts.AutoApprove {
 		hooks.Confirm = view.Confirm
 	}
-	if opts.Engine == engineKubernetes {
-		if sp != nil {
-			return usage(FlagErrorf("--engine kubernetes applies a spec, not a saved plan: hosts are planned from their agents' status at apply time"))
-		}
-		return kubeApply(ctx, f, opts, lf, popts, hooks, view, out) // kube_engine.go
+	del, err := opts.EngineOptions.delivery(ctx, f, lf.Fabric.Name, kube.HostsOptions{HostTimeout: opts.Rollout.HostTimeout,
+		Publishers: opts.Parallelism, Warn: view.Warn, Now: f.Now})
+	if err != nil {
+		return fail(applyStatusError, err)
 	}
-	o, err := apply.RunFabric(ctx, apply.RunOptions{
+	defer del.Close()
+	popts.HostDriver = del.HostDriver
+	ro := apply.RunOptions{
 		Spec: lf.Spec, Fabric: lf.Fabric, Saved: sp, PlanFile: out.PlanFile, Diagnostics: lf.JSONDiagnostics(),
-		StateDir: dir, Plan: popts, Registry: f.Drivers(),
+		StateDir: dir, Plan: popts, Registry: del.Registry, Locker: del.Locker,
 		Parallelism: opts.Parallelism, OnFailure: apply.Policy(opts.OnFailure), ConfirmTimeout: opts.ConfirmTimeout,
 		LockTimeout: opts.LockTimeout, Journal: opts.Journal, Version: readBuildInfo().Version,
 		Now: f.Now, Getenv: f.Getenv, Hooks: hooks,
-	})
+	}
+	if opts.Engine == engineKubernetes {
+		ro.Engine, ro.HostBatches = engineKubernetes, opts.Rollout.batches()
+	}
+	o, err := apply.RunFabric(ctx, ro)
 	view.ProgressDone()
 	out.Status, out.Err, out.Plan, out.Waves, out.Result = o.Status, err, o.Plan, o.Waves, o.Result
 	out.Journal, out.Lock, out.Warnings = o.Journal, o.Lock, append(out.Warnings, o.Warnings...)

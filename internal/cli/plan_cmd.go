@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -41,7 +42,7 @@ type PlanOptions struct {
 	VarFiles      []string // --var-file
 	Insecure      bool     // --insecure
 	Format        string   // human | json | markdown (--json: json)
-	EngineOptions          // --engine kubernetes (kube_engine.go)
+	EngineOptions          // --engine kubernetes (engine.go)
 
 	driftCheck bool // fabctl drift: exit 2 on drift as well as on changes
 }
@@ -101,6 +102,9 @@ that could not be read: see Findings), 64 on a usage error. With
 			opts.Format = format
 			if err := opts.EngineOptions.check(); err != nil {
 				return err
+			}
+			if opts.Engine == engineKubernetes && opts.Out != "" {
+				return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
 			}
 			if opts.Parallelism < 1 {
 				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
@@ -218,28 +222,24 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if err := checkSelection(lf.Fabric, opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
-	if err := checkSecrets(f, lf.Spec, lf.Fabric, opts.Targets, opts.Excludes); err != nil {
+	if err := checkSecrets(f, lf.Spec, opts.secretsFabric(lf.Fabric), opts.Targets, opts.Excludes); err != nil {
 		return err
 	}
 	selected := countSelected(lf.Fabric, opts.Targets, opts.Excludes)
 	if opts.Insecure {
 		fmt.Fprintln(opts.IO.ErrOut, "Warning: --insecure: SSH host keys and TLS certificates are not verified.")
 	}
+	del, err := opts.EngineOptions.delivery(ctx, f, lf.Fabric.Name, kube.HostsOptions{
+		Warn: func(msg string) { fmt.Fprintln(opts.IO.ErrOut, "Warning: "+msg) }})
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	popts.HostDriver = del.HostDriver
 	prog := newPlanProgress(opts.IO, f.Now)
 	popts.Started, popts.Progress = prog.Started, prog.Done
 	prog.Start(selected)
-	var p *plan.Plan
-	if opts.Engine == engineKubernetes {
-		if opts.Out != "" {
-			return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
-		}
-		if p, err = kubePlan(ctx, f, &opts.EngineOptions, lf, popts); err != nil {
-			prog.Stop(0)
-			return err
-		}
-	} else {
-		p = plan.Make(ctx, lf.Spec, lf.Fabric, f.Drivers(), popts)
-	}
+	p := plan.Make(ctx, lf.Spec, lf.Fabric, del.Registry, popts)
 	prog.Stop(len(p.Devices))
 	p.Diagnostics = lf.JSONDiagnostics()
 	f.Debugf("planned %d devices: %+v", len(p.Devices), p.Counts())

@@ -84,12 +84,24 @@ func anyUnder(p string, prefixes []string) bool {
 	return false
 }
 
-// isTestRig: a package whose name ends in "test" (switchtest, sshdtest,
-// testutil...) exists for tests; it may reach further than its neighbours
-// but only test files may import it.
+// testRigs are the packages that exist for tests, by declaration (not
+// by a name: a package named contest or latest is held to its rules):
+// they may reach further than their neighbours, and only test files (or
+// other rigs) import them. TestTestRigsDeclared keeps the list true.
+var testRigs = []string{
+	"internal/testutil",   // one -update flag, RequireRoot, ../shared lookups
+	"internal/switchtest", // the switch drivers' rig and conformance suites
+	"internal/sshdtest",   // a real OpenSSH server
+	"spec/spectest",       // the platform list below drivers/builtin
+}
+
 func isTestRig(p string) bool {
-	b := path.Base(p)
-	return strings.HasSuffix(b, "test") || b == "testutil"
+	for _, r := range testRigs {
+		if p == r {
+			return true
+		}
+	}
+	return false
 }
 
 // Every package of the module matches the rule with the longest prefix;
@@ -115,6 +127,13 @@ var rules = []struct {
 	// intent model and YANG checks; never the engine (plan, apply,
 	// validate, agent) and never a testbed.
 	{"drivers", []string{"drivers", "intent", "spec", "yangval", "internal"}},
+	// A platform imports the contract, the shared cores and transports:
+	// never another platform or the host driver (what platforms share
+	// goes into a core).
+	{"drivers/switch", []string{"=drivers", "drivers/switch/clicore", "drivers/switch/gnmicore", "drivers/transport", "intent", "spec", "yangval", "internal"}},
+	{"drivers/host", []string{"=drivers", "drivers/host", "drivers/transport", "intent", "spec", "yangval", "internal"}},
+	{"drivers/sm", []string{"=drivers", "drivers/sm/ibfabric", "drivers/transport", "intent", "spec", "internal"}},
+	{"drivers/memory", []string{"=drivers", "intent"}},
 	{"drivers/transport", []string{"drivers/transport", "=drivers", "spec", "yangval", "internal"}},
 	{"plan", []string{"=drivers", "intent", "spec", "internal"}},
 	{"apply", []string{"plan", "=drivers", "intent", "spec", "internal"}},
@@ -127,9 +146,11 @@ var rules = []struct {
 	// The agent is the engine on a host: it plans and applies through the
 	// host driver it serves and runs traffic steps.
 	{"agent", []string{"apply", "plan", "validate/traffic", "telemetry", "=drivers", "drivers/host", "kube", "intent", "spec", "internal"}},
-	// The Kubernetes engine: the FabricHostConfig API, manifests, client,
-	// rollout, status plan and Lease lock; the agent serves its node side.
-	{"kube", []string{"apply", "plan", "=drivers", "drivers/host/agentproto", "intent", "spec", "internal"}},
+	// Delivery through Kubernetes: the FabricHostConfig API, manifests,
+	// client, the hosts' driver of --engine kubernetes (a driver: never
+	// the engine, not even transitively) and the Lease object; the agent
+	// serves its node side.
+	{"kube", []string{"=drivers", "intent", "spec", "internal"}},
 	// The fabric lock as a Lease: an apply.Locker backend on kube's Lease.
 	{"kube/kubelock", []string{"apply", "=kube", "internal"}},
 	// Telemetry reads NIC counters with validate's reader and switches
@@ -160,6 +181,9 @@ func ruleFor(p string) (may []string, ok bool) {
 
 // allowed reports whether a package under a rule may import imp.
 func allowed(may []string, imp string) bool {
+	if isTestRig(imp) {
+		return false // only tests import a test rig
+	}
 	for _, m := range may {
 		switch {
 		case m == "*":
@@ -221,11 +245,16 @@ func TestNothingImportsTheCLI(t *testing.T) {
 	}
 }
 
-// Drivers never reach the engine, not even transitively.
+// Drivers never reach the engine, not even transitively: the drivers'
+// folder, and kube, whose host driver delivers through the cluster.
+// The engine is every package that plans, applies, validates or serves:
+// plan, apply, validate, the agent, kube's lock and telemetry, the
+// testbeds and the CLI.
 func TestDriversDoNotReachTheEngine(t *testing.T) {
-	engine := []string{"plan", "apply", "validate", "agent", "testbed", "internal/cli"}
+	engine := []string{"plan", "apply", "validate", "agent", "kube", "telemetry", "testbed", "internal/cli"}
 	for _, p := range listPackages(t, "verbs") {
-		if !under(p.ImportPath, "drivers") || isTestRig(p.ImportPath) {
+		driver := under(p.ImportPath, "drivers") || p.ImportPath == "kube"
+		if !driver || isTestRig(p.ImportPath) {
 			continue
 		}
 		var bad []string
@@ -244,11 +273,21 @@ func TestDriversDoNotReachTheEngine(t *testing.T) {
 // The rule engine itself: a table of verdicts, so a mistake in allowed
 // cannot make every check pass.
 func TestAllowed(t *testing.T) {
+	for _, p := range []string{"drivers/switch/contest", "internal/latest"} {
+		if isTestRig(p) {
+			t.Errorf("%s counts as a test rig by its name", p)
+		}
+	}
 	cases := []struct {
 		pkg, imp string
 		want     bool
 	}{
 		{"drivers/switch/eos", "drivers/switch/clicore", true},
+		{"drivers/switch/eos", "drivers/switch/sonic", false},
+		{"drivers/switch/eos", "drivers/host", false},
+		{"drivers/sm/opensm", "drivers/host", false},
+		{"drivers/sm/opensm", "drivers/sm/ibfabric", true},
+		{"drivers/builtin", "drivers/switch/eos", true},
 		{"drivers/switch/eos", "plan", false},
 		{"drivers/switch/eos", "internal/cli", false},
 		{"drivers/switch/eos", "internal/switchtest", false},
@@ -265,6 +304,16 @@ func TestAllowed(t *testing.T) {
 		{"internal/cli/view", "plan", true},
 		{"internal/cli/view", "internal/cli", false},
 		{"internal/cli/view", "apply", false},
+		{"kube", "apply", false},
+		{"kube", "plan", false},
+		{"kube", "drivers", true},
+		{"kube/kubelock", "apply", true},
+		{"drivers/host", "kube", false},
+		{"drivers/switch/sonic", "telemetry", false},
+		// A package is a test rig by declaration, not by its name.
+		{"drivers/switch/contest", "plan", false},
+		{"internal/latest", "internal/cli", false},
+		{"drivers/switch/eos", "spec/spectest", false},
 	}
 	for _, c := range cases {
 		may, ok := ruleFor(c.pkg)
@@ -293,6 +342,24 @@ func TestDefaultBinaryNeedsNoLibyang(t *testing.T) {
 		links := strings.Contains(string(out), " libyang")
 		if want := tags == "libyang"; links != want {
 			t.Errorf("tags %q: fabctl links libyang = %v, want %v", tags, links, want)
+		}
+	}
+}
+
+// TestTestRigsDeclared: every declared test rig exists, and every
+// package that looks like one by its name is declared (or renamed).
+func TestTestRigsDeclared(t *testing.T) {
+	have := map[string]bool{}
+	for _, p := range listPackages(t, "verbs") {
+		have[p.ImportPath] = true
+		b := path.Base(p.ImportPath)
+		if (strings.HasSuffix(b, "test") || b == "testutil") && !isTestRig(p.ImportPath) {
+			t.Errorf("%s is named like a test rig but is not one: add it to testRigs if only tests import it", p.ImportPath)
+		}
+	}
+	for _, r := range testRigs {
+		if !have[r] {
+			t.Errorf("test rig %s is declared but does not exist: drop it from testRigs", r)
 		}
 	}
 }

@@ -26,9 +26,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/kube/kubelock"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -228,8 +230,8 @@ type publishRun struct {
 }
 
 // runPublish starts a cluster, registers n nodes with their agents' pods
-// and tokens, starts the light agents' process, and times kube.Apply of
-// n host intents until every one is Applied with its current generation.
+// and tokens, starts the light agents' process, and times the apply of
+// n host intents through the Kubernetes engine's host driver until every one is Applied with its current generation.
 func runPublish(b *testing.B, apiserver, etcd, etcdDir string, n int) publishRun {
 	dir := b.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -342,24 +344,32 @@ func runPublish(b *testing.B, apiserver, etcd, etcdDir string, n int) publishRun
 	aPid, ePid, gPid := c.apiserver.Process.Pid, c.etcd.Process.Pid, agents.Process.Pid
 	cpu0, a0, e0, g0 := selfCPU(), procCPU(aPid), procCPU(ePid), procCPU(gPid)
 	t0 = time.Now()
-	out, err := kube.Apply(ctx, kube.ApplyOptions{Clients: pub, Locker: kubelock.Locker{Clients: pub}, Spec: &spec.Spec{}, Fabric: f, Parallelism: 64, OnFailure: apply.Stop,
-		MaxUnavailable: kube.MaxUnavailable{N: 100, Percent: true}, Canary: 0, HostTimeout: 5 * time.Minute, Version: "bench",
-		Rollout: func(e kube.RolloutEvent) {
-			switch e.Phase {
-			case "released":
-				released.Add(1)
-			case string(apply.StatusApplied), string(apply.StatusUnchanged):
+	hosts := kube.NewHosts(pub, f.Name, kube.HostsOptions{HostTimeout: 5 * time.Minute, Publishers: 64})
+	defer hosts.Close()
+	reg := drivers.NewRegistry()
+	if err := reg.Register(kube.DriverName, hosts.Driver); err != nil {
+		b.Fatal(err)
+	}
+	out, err := apply.RunFabric(ctx, apply.RunOptions{Spec: &spec.Spec{}, Fabric: f, StateDir: filepath.Join(dir, "state"),
+		Plan: plan.Options{Parallelism: 64, HostDriver: kube.DriverName}, Registry: reg, Locker: kubelock.Locker{Clients: pub},
+		Parallelism: 64, OnFailure: apply.Stop, Engine: kube.DriverName, Version: "bench",
+		HostBatches: apply.BatchPolicy{MaxUnavailable: apply.MaxUnavailable{N: 100, Percent: true}},
+		Hooks: apply.Hooks{Progress: func(e apply.ProgressEvent) {
+			switch {
+			case e.Phase == apply.PhaseVerify:
+				released.Add(1) // published: its agent applies it
+			case e.Phase == apply.PhaseDone && e.Result != nil && e.Result.Status == apply.StatusApplied:
 				applied.Add(1)
 			}
-		}})
+		}}})
 	r := publishRun{hosts: n, wall: time.Since(t0)}
 	r.publisherCPU, r.apiserverCPU, r.etcdCPU, r.agentsCPU = selfCPU()-cpu0, procCPU(aPid)-a0, procCPU(ePid)-e0, procCPU(gPid)-g0
 	close(stopProgress)
 	if err != nil {
 		b.Fatalf("apply: %v (%s)", err, out.Status)
 	}
-	if out.Rollout == nil || out.Rollout.Applied != n {
-		b.Fatalf("applied %v of %d", out.Rollout, n)
+	if out.Result == nil || out.Result.Counts.Applied != n {
+		b.Fatalf("applied %+v of %d", out.Result, n)
 	}
 	r.apiserverRSS, r.apiserverPeak = rss(aPid)
 	r.etcdRSS, r.etcdHWM = rss(ePid)
@@ -407,9 +417,10 @@ func (c *Cluster) apiserverProfile(ctx context.Context, path string, secs int) e
 	return err
 }
 
-// BenchmarkPublish4096 publishes host intents with the engine's publisher
-// (kube.Apply: Lease, paginated LIST, plan from status, create, wait for
-// Applied with the current generation) to light agents (one watch each,
+// BenchmarkPublish4096 publishes host intents through the one fabric
+// operation with the Kubernetes engine's host driver (apply.RunFabric:
+// Lease, paginated LIST, plan from status, create, wait for Applied
+// with the current generation, journal and applied record) to light agents (one watch each,
 // each node's own pod-bound token, in a process of their own) for 1,024,
 // 2,048 and 4,096 hosts, each on a fresh cluster, and prints a line per
 // size and the figure: wall time, objects/s, the publisher's CPU and its

@@ -59,6 +59,7 @@ type PlanJSONDevice struct {
 	// Status is "changes", "no-changes" or "error".
 	Status      string              `json:"status"`
 	Error       string              `json:"error,omitempty"`
+	Repair      bool                `json:"repair,omitempty"`
 	Fingerprint string              `json:"fingerprint,omitempty"`
 	Counts      plan.DeviceCounts   `json:"counts"`
 	Unchanged   int                 `json:"unchanged"`
@@ -159,7 +160,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 	for _, d := range p.Devices {
 		jd := PlanJSONDevice{
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
-			Error: d.Error, Fingerprint: d.Fingerprint,
+			Error: d.Error, Repair: d.Repair, Fingerprint: d.Fingerprint,
 			Changes: []PlanJSONChange{}, Tolerated: []PlanJSONTolerated{}, Drift: []PlanJSONDrift{}, Steps: nonNil(d.Steps),
 			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible),
 		}

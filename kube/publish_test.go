@@ -1,103 +1,23 @@
 package kube
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 
 	"github.com/fabctl/fabctl/intent"
 )
-
-func TestParseMaxUnavailable(t *testing.T) {
-	for _, c := range []struct {
-		in    string
-		total int
-		want  int
-		err   bool
-	}{
-		{"2", 100, 2, false},
-		{"10%", 100, 10, false},
-		{"10%", 8, 1, false}, // rounded up
-		{"25%", 6, 2, false},
-		{"100%", 4096, 4096, false},
-		{"1%", 3, 1, false}, // at least one
-		{"0", 5, 0, true},
-		{"-1", 5, 0, true},
-		{"0%", 5, 0, true},
-		{"101%", 5, 0, true},
-		{"x", 5, 0, true},
-		{"", 5, 0, true},
-	} {
-		m, err := ParseMaxUnavailable(c.in)
-		if (err != nil) != c.err {
-			t.Errorf("%q: err %v, want error %v", c.in, err, c.err)
-			continue
-		}
-		if err == nil && m.Of(c.total) != c.want {
-			t.Errorf("%q of %d = %d, want %d", c.in, c.total, m.Of(c.total), c.want)
-		}
-	}
-}
-
-func obj(name string, h *intent.Host, gen, observed int64, applied, reason string, drift []DriftEntry) *FabricHostConfig {
-	raw, rev, _ := EncodeIntent(h)
-	o := &FabricHostConfig{Metadata: ObjectMeta{Name: name, Generation: gen},
-		Spec: HostSpec{Fabric: "f", Protocol: Protocol, Revision: rev, Intent: raw}}
-	o.Status.ObservedGeneration = observed
-	o.Status.ObservedRevision = rev
-	if applied != "" {
-		o.Status.Conditions = append(o.Status.Conditions, Condition{Type: CondApplied, Status: applied, Reason: reason})
-	}
-	if drift != nil {
-		o.Status.Conditions = append(o.Status.Conditions, Condition{Type: CondDrifted, Status: "True", Reason: ReasonDrift})
-		o.Status.Drift = drift
-	}
-	return o
-}
-
-// TestReport: each host's standing is read from its object and status
-// alone, the way plan --engine kubernetes shows it.
-func TestReport(t *testing.T) {
-	host := func(name string, mtu int) *intent.Host {
-		return &intent.Host{Device: intent.Device{Kind: intent.KindHost, Name: name}, NICs: []intent.NIC{{Name: "eth1", MTU: mtu}}}
-	}
-	hosts := []*intent.Host{host("a", 9000), host("b", 9000), host("c", 9000), host("d", 9000), host("e", 9000), host("f", 9000), host("g", 9000)}
-	objs := map[string]*FabricHostConfig{
-		"b": obj("b", host("b", 9000), 2, 2, "True", ReasonApplied, nil),
-		"c": obj("c", host("c", 1500), 3, 3, "True", ReasonApplied, nil),
-		"d": obj("d", host("d", 9000), 4, 3, "True", ReasonApplied, nil),
-		"e": obj("e", host("e", 9000), 5, 5, "False", ReasonVerify, nil),
-		"f": obj("f", host("f", 9000), 1, 1, "True", ReasonApplied, []DriftEntry{{Path: "nic/eth1/pfc", Applied: "3", Live: "3,4"}}),
-		"g": obj("g", host("g", 9000), 1, 1, "True", ReasonApplied, nil),
-	}
-	objs["g"].Spec.Fabric = "other"
-	reps, err := Report(hosts, "f", objs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]HostState{"a": HostUnpublished, "b": HostInSync, "c": HostOutdated, "d": HostPending, "e": HostFailed, "f": HostDrifted, "g": HostForeign}
-	for _, r := range reps {
-		if r.State != want[r.Name] {
-			t.Errorf("%s: %s, want %s", r.Name, r.State, want[r.Name])
-		}
-		switch r.Name {
-		case "c":
-			if len(r.Changes) != 1 || r.Changes[0].Path != "nic/eth1/mtu" || r.Changes[0].Before != "1500" || r.Changes[0].After != "9000" {
-				t.Errorf("c: changes %+v, want the MTU 1500 -> 9000", r.Changes)
-			}
-		case "f":
-			if len(r.Drift) != 1 || r.Drift[0].After != "3,4" || len(r.Changes) != 1 || r.Changes[0].After != "3" {
-				t.Errorf("f: drift %+v changes %+v", r.Drift, r.Changes)
-			}
-		case "e":
-			if r.Reason != ReasonVerify {
-				t.Errorf("e: reason %q", r.Reason)
-			}
-		}
-	}
-}
 
 func TestUnstructuredRoundTrip(t *testing.T) {
 	raw, rev, _ := EncodeIntent(&intent.Host{Device: intent.Device{Name: "n1"}})
@@ -185,14 +105,25 @@ func TestObjectBody(t *testing.T) {
 // a deleted one dropped, a bookmark only moves the resource version, and
 // an error event asks for a new LIST ("").
 func TestTrackerDrain(t *testing.T) {
-	tr := &Tracker{objs: map[string]*FabricHostConfig{"gone": {}}, notify: make(chan struct{}, 1)}
+	tr := &Tracker{objs: map[string]*FabricHostConfig{"gone": {}}}
 	stream := `{"type":"ADDED","object":{"kind":"FabricHostConfig","metadata":{"name":"a","generation":1,"resourceVersion":"10"},"spec":{"fabric":"f","revision":"r1"}}}
 {"type":"MODIFIED","object":{"metadata":{"name":"a","generation":1,"resourceVersion":"11"},"spec":{"fabric":"f","revision":"r1"},"status":{"observedGeneration":1}}}
 {"type":"DELETED","object":{"metadata":{"name":"gone","resourceVersion":"12"}}}
 {"type":"BOOKMARK","object":{"kind":"FabricHostConfig","metadata":{"resourceVersion":"15"}}}
 `
+	waitA, waitB := tr.Changed("a"), tr.Changed("b")
 	if rv := tr.drain(io.NopCloser(strings.NewReader(stream)), "9"); rv != "15" {
 		t.Errorf("resource version after the stream: %q, want 15", rv)
+	}
+	select {
+	case <-waitA:
+	default:
+		t.Error("a changed, and who waits for it was not woken")
+	}
+	select {
+	case <-waitB:
+		t.Error("b did not change, and who waits for it was woken")
+	default:
 	}
 	if a := tr.Get("a"); a == nil || a.Status.ObservedGeneration != 1 || a.Spec.Revision != "r1" {
 		t.Errorf("a: %+v", a)
@@ -203,5 +134,53 @@ func TestTrackerDrain(t *testing.T) {
 	errStream := `{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}` + "\n"
 	if rv := tr.drain(io.NopCloser(strings.NewReader(errStream)), "15"); rv != "" {
 		t.Errorf("after an error event: %q, want a new LIST", rv)
+	}
+}
+
+// TestPublishFinalErrors: an answer the API server means as final (422
+// Invalid, 409 AlreadyExists on a create, 403) ends the write at once
+// with that Status; only an outage (5xx, 429, no answer) is waited out.
+// client-go's Result.Raw gives every HTTP error as an "unexpected server
+// response", which made each of them look transient.
+func TestPublishFinalErrors(t *testing.T) {
+	for _, c := range []struct {
+		code   int
+		reason string
+		is     func(error) bool
+	}{
+		{http.StatusUnprocessableEntity, "Invalid", apierrors.IsInvalid},
+		{http.StatusConflict, "AlreadyExists", apierrors.IsAlreadyExists},
+		{http.StatusForbidden, "Forbidden", apierrors.IsForbidden},
+	} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(c.code)
+			fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"message":"refused","code":%d}`, c.reason, c.code)
+		}))
+		cl, err := NewClients(&rest.Config{Host: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		_, err = create(ctx, cl, "n1", HostSpec{Fabric: "f"})
+		if !c.is(err) || time.Since(start) > 5*time.Second || calls.Load() != 1 {
+			t.Errorf("create answered %d: %v after %s and %d requests, want the %s at once", c.code, err, time.Since(start), calls.Load(), c.reason)
+		}
+		if c.code == http.StatusForbidden {
+			cancel()
+			srv.Close()
+			continue // Publish waits 20 s for an apiserver's authorizer
+		}
+		calls.Store(0)
+		start = time.Now()
+		_, err = Publish(ctx, cl, "n1", HostSpec{Fabric: "f"}, "")
+		if err == nil || time.Since(start) > 5*time.Second || calls.Load() != 1 {
+			t.Errorf("publish answered %d: %v after %s and %d requests", c.code, err, time.Since(start), calls.Load())
+		}
+		cancel()
+		srv.Close()
 	}
 }
