@@ -15,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/yangval"
+	"github.com/fabctl/fabctl/yangval/check"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
@@ -89,7 +90,8 @@ func BenchmarkValidate256(b *testing.B) {
 			size += len(o.Val)
 		}
 	}
-	models := &yangModels{root: filepath.Dir(dir), sets: map[string]*yangval.Schema{dir: s}}
+	models := &yangModels{root: filepath.Dir(dir)}
+	models.check().Preloaded(dir, s)
 	// with the driver's Tree (references resolved in the configuration
 	// left on a factory-default device), and from the operations alone
 	modes := []string{"tree", "ops"}
@@ -129,7 +131,7 @@ func BenchmarkValidate256(b *testing.B) {
 				if mode == "ops" {
 					p.Tree = nil
 				}
-				distinct[payloadKey(dir, p)] = true
+				distinct[check.PayloadKey(dir, checkPayload(&p))] = true
 			}
 			b.ReportMetric(float64(len(payloads)), "payloads")
 			b.ReportMetric(float64(len(distinct)), "validations")
@@ -212,11 +214,7 @@ func BenchmarkRenderYANGPod256(b *testing.B) {
 			models := &yangModels{root: root}
 			distinct := map[[32]byte]bool{}
 			for _, d := range devs {
-				ms, err := models.load(d.yang.Models)
-				if err != nil {
-					b.Fatal(err)
-				}
-				distinct[payloadKey(ms.dir, *d.yang)] = true
+				distinct[check.PayloadKey(models.check().Dir(d.yang.Models), checkPayload(d.yang))] = true
 			}
 			invalid := 0
 			b.ResetTimer()

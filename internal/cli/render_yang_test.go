@@ -15,6 +15,7 @@ import (
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
+	"github.com/fabctl/fabctl/yangval/check"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
 
@@ -338,6 +339,7 @@ func TestRenderYANGSharedVerdicts(t *testing.T) {
 	bad := corpusPayload(t, "srlinux", c.Interfaces, c.Base, c.Violations[1].Ops)
 	bad2 := corpusPayload(t, "srlinux", c.Interfaces, c.Base, c.Violations[1].Ops)
 	devs := []renderedDevice{{Address: "a", yang: &bad}, {Address: "b", yang: &good}, {Address: "c", yang: &bad2}}
+	payloadKey := func(dir string, p drivers.YANGPayload) [32]byte { return check.PayloadKey(dir, checkPayload(&p)) }
 	if payloadKey("d", bad) != payloadKey("d", bad2) || payloadKey("d", bad) == payloadKey("d", good) || payloadKey("d", bad) == payloadKey("e", bad) {
 		t.Fatal("payload keys")
 	}

@@ -123,6 +123,8 @@ var rules = []struct {
 	{"yangval", []string{"internal"}},
 	// libyang validation reuses yangval's gNMI path parser.
 	{"yangval/libyang", []string{"=yangval", "internal"}},
+	// Offline validation of rendered payloads: goyang and libyang together.
+	{"yangval/check", []string{"=yangval", "yangval/libyang", "internal"}},
 	// Drivers: the contract, other drivers' shared cores, transports, the
 	// intent model and YANG checks; never the engine (plan, apply,
 	// validate, agent) and never a testbed.
