@@ -13,8 +13,17 @@ import (
 // completionShells are the shells `fabctl completion` writes scripts for.
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 
+// CompletionOptions are the inputs of fabctl completion.
+type CompletionOptions struct {
+	IO    *IOStreams
+	Shell string
+	// Root is the command tree the script completes.
+	Root *cobra.Command
+}
+
 // NewCmdCompletion returns `fabctl completion SHELL`.
-func NewCmdCompletion(f *Factory) *cobra.Command {
+func NewCmdCompletion(f *Factory, runF func(*CompletionOptions) error) *cobra.Command {
+	opts := &CompletionOptions{IO: f.IOStreams}
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Write a shell completion script",
@@ -29,21 +38,28 @@ func NewCmdCompletion(f *Factory) *cobra.Command {
 		Args:                  usageArgs(cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs)),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := cmd.Root()
-			out := f.IOStreams.Out
-			switch args[0] {
-			case "bash":
-				return root.GenBashCompletionV2(out, true)
-			case "zsh":
-				return root.GenZshCompletion(out)
-			case "fish":
-				return root.GenFishCompletion(out, true)
-			case "powershell":
-				return root.GenPowerShellCompletionWithDesc(out)
+			opts.Shell, opts.Root = args[0], cmd.Root()
+			if runF != nil {
+				return runF(opts)
 			}
-			return FlagErrorf("unknown shell %q", args[0])
+			return completionRun(opts)
 		},
 	}
+}
+
+func completionRun(opts *CompletionOptions) error {
+	out := opts.IO.Out
+	switch opts.Shell {
+	case "bash":
+		return opts.Root.GenBashCompletionV2(out, true)
+	case "zsh":
+		return opts.Root.GenZshCompletion(out)
+	case "fish":
+		return opts.Root.GenFishCompletion(out, true)
+	case "powershell":
+		return opts.Root.GenPowerShellCompletionWithDesc(out)
+	}
+	return FlagErrorf("unknown shell %q", opts.Shell)
 }
 
 // deviceCompletion completes --target and --exclude with the devices of

@@ -32,7 +32,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupTool, NewCmdVerbs(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
-		inGroup(groupTool, NewCmdCompletion(f)),
+		inGroup(groupTool, NewCmdCompletion(f, nil)),
 		NewCmdIBMAD(f), // hidden: run on the subnet manager host
 	}
 }

@@ -30,7 +30,7 @@ type ContainerlabOptions struct {
 	VarFiles        []string
 }
 
-func newCmdTestbedContainerlab(f *Factory) *cobra.Command {
+func newCmdTestbedContainerlab(f *Factory, runF func(*ContainerlabOptions) error) *cobra.Command {
 	opts := &ContainerlabOptions{IO: f.IOStreams, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "containerlab SPEC -o DIR",
@@ -64,6 +64,9 @@ Exit status: 0 written, 1 error (including an incomplete lab without --allow-inc
 			opts.JSON = f.Global.JSON
 			if opts.Out == "" {
 				return FlagErrorf("containerlab needs -o DIR")
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return containerlabRun(opts)
 		},

@@ -66,21 +66,38 @@ printed. DIR defaults to .fabctl/testbed beside the spec.`,
   fabctl testbed status examples/testbed
   fabctl testbed down examples/testbed`,
 	}
-	cmd.AddCommand(newCmdTestbedUp(f), newCmdTestbedDown(f), newCmdTestbedStatus(f), newCmdTestbedServe(f),
-		newCmdTestbedContainerlab(f), newCmdTestbedFault(f))
+	cmd.AddCommand(newCmdTestbedUp(f, nil), newCmdTestbedDown(f, nil), newCmdTestbedStatus(f, nil), newCmdTestbedServe(f, nil),
+		newCmdTestbedContainerlab(f, nil), newCmdTestbedFault(f))
 	return cmd
 }
 
-func testbedOpts(f *Factory, args []string) *TestbedOptions {
-	o := &TestbedOptions{IO: f.IOStreams, JSON: f.Global.JSON, Spec: ".", Getenv: f.Getenv}
+// testbedArgs fills the options every testbed command takes from its
+// arguments and the global flags.
+func (o *TestbedOptions) testbedArgs(f *Factory, args []string) {
+	o.JSON, o.Spec, o.Getenv = f.Global.JSON, ".", f.Getenv
 	if len(args) > 0 {
 		o.Spec = args[0]
 	}
+}
+
+// testbedOpts returns the options of a testbed command from its
+// arguments (testbed fault's).
+func testbedOpts(f *Factory, args []string) *TestbedOptions {
+	o := &TestbedOptions{IO: f.IOStreams}
+	o.testbedArgs(f, args)
 	return o
 }
 
-func newCmdTestbedUp(f *Factory) *cobra.Command {
-	var dir, yangDir, fabricNetns string
+// testbedRun runs a testbed command: runF when a test injects one.
+func testbedRun(o *TestbedOptions, runF, run func(*TestbedOptions) error) error {
+	if runF != nil {
+		return runF(o)
+	}
+	return run(o)
+}
+
+func newCmdTestbedUp(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
+	o := &TestbedOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "up SPEC",
 		Short: "Start the emulated switches and create the host namespaces",
@@ -94,21 +111,18 @@ ones like the real GCU ("Given patch will produce invalid config").
 Exit status: 0 up, 1 error (nothing is left behind).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := testbedOpts(f, args)
-			o.Dir = dir
-			o.YANGDir = yangDir
-			o.FabricNetns = fabricNetns
-			return testbedUpRun(o)
+			o.testbedArgs(f, args)
+			return testbedRun(o, runF, testbedUpRun)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
-	cmd.Flags().StringVar(&yangDir, "yang-dir", "", "Directory of SONiC YANG models: the SONiC emulators validate every patch against them, like GCU")
-	cmd.Flags().StringVar(&fabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	cmd.Flags().StringVar(&o.YANGDir, "yang-dir", "", "Directory of SONiC YANG models: the SONiC emulators validate every patch against them, like GCU")
+	cmd.Flags().StringVar(&o.FabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
 	return cmd
 }
 
-func newCmdTestbedDown(f *Factory) *cobra.Command {
-	var dir string
+func newCmdTestbedDown(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
+	o := &TestbedOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "down [SPEC]",
 		Short: "Remove everything testbed up made",
@@ -118,17 +132,16 @@ made, as recorded in DIR/testbed.json; nothing else is touched.
 Exit status: 0 removed, 1 no testbed or an error.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := testbedOpts(f, args)
-			o.Dir = dir
-			return testbedDownRun(o)
+			o.testbedArgs(f, args)
+			return testbedRun(o, runF, testbedDownRun)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	return cmd
 }
 
-func newCmdTestbedStatus(f *Factory) *cobra.Command {
-	var dir string
+func newCmdTestbedStatus(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
+	o := &TestbedOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "status [SPEC]",
 		Short: "List the testbed's emulators, namespaces and links, and whether they are live",
@@ -138,33 +151,39 @@ emulator's port, each namespace.
 Exit status: 0 healthy, 1 no testbed, or something is down.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := testbedOpts(f, args)
-			o.Dir = dir
-			return testbedStatusRun(o)
+			o.testbedArgs(f, args)
+			return testbedRun(o, runF, testbedStatusRun)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	return cmd
 }
 
-func newCmdTestbedServe(f *Factory) *cobra.Command {
-	var dir string
+func newCmdTestbedServe(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
+	o := &TestbedOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:    "serve --dir DIR",
 		Short:  "Run the testbed's emulators until SIGTERM (started by testbed up)",
 		Hidden: true,
 		Args:   usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
+			if o.Dir == "" {
 				return &FlagError{Err: errors.New("serve needs --dir")}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
-			return local.Serve(ctx, dir, f.IOStreams.Out)
+			o.testbedArgs(f, nil)
+			o.Spec = ""
+			return testbedRun(o, runF, testbedServeRun)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "Testbed directory")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory")
 	return cmd
+}
+
+// testbedServeRun runs the emulators until SIGTERM or SIGINT.
+func testbedServeRun(o *TestbedOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return local.Serve(ctx, o.Dir, o.IO.Out)
 }
 
 func testbedUpRun(o *TestbedOptions) error {

@@ -66,11 +66,12 @@ test could not run here (no verbs support, no RDMA device, no perftest);
   fabctl verbs server --listen 198.18.1.1 --rdma-cm          # iWARP (siw)`,
 		Args: usageArgs(cobra.NoArgs),
 	}
-	cmd.AddCommand(newCmdVerbsSide(f, true), newCmdVerbsSide(f, false))
+	cmd.AddCommand(newCmdVerbsSide(f, true, nil), newCmdVerbsSide(f, false, nil))
 	return cmd
 }
 
-func newCmdVerbsSide(f *Factory, server bool) *cobra.Command {
+// newCmdVerbsSide returns `fabctl verbs server` or `fabctl verbs client`.
+func newCmdVerbsSide(f *Factory, server bool, runF func(*VerbsOptions) error) *cobra.Command {
 	opts := &VerbsOptions{IO: f.IOStreams, Server: server}
 	var size, dur, op, mode string
 	var rdmaCM bool
@@ -134,6 +135,9 @@ func newCmdVerbsSide(f *Factory, server bool) *cobra.Command {
 			case "fabctl", "perftest":
 			default:
 				return FlagErrorf("invalid --backend %q: want fabctl or perftest", opts.Backend)
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return verbsRun(cmd.Context(), opts)
 		},
