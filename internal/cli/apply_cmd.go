@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -91,8 +92,8 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			if opts.Parallelism < 1 {
-				return FlagErrorf("invalid --parallelism %d: want at least 1", opts.Parallelism)
+			if err := arguments.Parallelism(opts.Parallelism); err != nil {
+				return usageError(err)
 			}
 			if _, err := apply.ParsePolicy(opts.OnFailure); err != nil {
 				return &FlagError{Err: err}
@@ -100,11 +101,11 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 			if opts.ConfirmTimeout < 0 || opts.LockTimeout < 0 {
 				return FlagErrorf("--confirm-timeout and --lock-timeout must not be negative")
 			}
-			if err := checkGlobs(opts.Targets, "--target"); err != nil {
-				return err
+			if err := arguments.Selection(opts.Targets, opts.Excludes); err != nil {
+				return usageError(err)
 			}
-			if err := checkGlobs(opts.Excludes, "--exclude"); err != nil {
-				return err
+			if err := arguments.Vars(opts.Vars); err != nil {
+				return usageError(err)
 			}
 			if err := opts.EngineOptions.check(); err != nil {
 				return err

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 )
 
@@ -36,26 +34,8 @@ status).`,
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			format, err := outputFormat(f, opts.Format, cmd.Flags().Changed("format"))
-			if err != nil {
+			if err := opts.check(cmd); err != nil {
 				return err
-			}
-			opts.Format = format
-			if err := opts.EngineOptions.check(); err != nil {
-				return err
-			}
-			if opts.Parallelism < 1 {
-				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
-			}
-			for _, g := range [][]string{opts.Targets, opts.Excludes} {
-				if err := checkGlobs(g, "--target/--exclude"); err != nil {
-					return err
-				}
-			}
-			for _, v := range opts.Vars {
-				if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
-					return FlagErrorf("invalid --var %q: want name=value", v)
-				}
 			}
 			if runF != nil {
 				return runF(opts)

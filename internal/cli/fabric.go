@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -73,10 +74,8 @@ func loadFabric(f *Factory, specPath string, vars, varFiles []string) (*loadedFa
 		}
 	}
 	sort.Strings(lf.Env)
-	for _, v := range vars {
-		if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
-			return nil, FlagErrorf("invalid --var %q: want name=value, e.g. --var leaf_count=8", v)
-		}
+	if err := arguments.Vars(vars); err != nil {
+		return nil, usageError(err)
 	}
 	for _, p := range varFiles {
 		// Read once (safefile: a regular file of at most 16 MiB): the

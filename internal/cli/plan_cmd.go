@@ -4,21 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
 
 // Output formats of plan and show.
 const (
-	formatHuman    = "human"
-	formatJSON     = "json"
-	formatMarkdown = "markdown"
+	formatHuman    = arguments.FormatHuman
+	formatJSON     = arguments.FormatJSON
+	formatMarkdown = arguments.FormatMarkdown
 )
 
 // PlanOptions are the inputs of fabctl plan.
@@ -95,30 +95,11 @@ that could not be read: see Findings), 64 on a usage error. With
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			format, err := outputFormat(f, opts.Format, cmd.Flags().Changed("format"))
-			if err != nil {
-				return err
-			}
-			opts.Format = format
-			if err := opts.EngineOptions.check(); err != nil {
+			if err := opts.check(cmd); err != nil {
 				return err
 			}
 			if opts.Engine == engineKubernetes && opts.Out != "" {
 				return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
-			}
-			if opts.Parallelism < 1 {
-				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
-			}
-			if err := checkGlobs(opts.Targets, "--target"); err != nil {
-				return err
-			}
-			if err := checkGlobs(opts.Excludes, "--exclude"); err != nil {
-				return err
-			}
-			for _, v := range opts.Vars {
-				if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
-					return FlagErrorf("invalid --var %q: want name=value, e.g. --var leaf_count=8", v)
-				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -156,33 +137,31 @@ func formatCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCo
 	return []string{formatHuman, formatJSON, formatMarkdown}, cobra.ShellCompDirectiveNoFileComp
 }
 
-// outputFormat reconciles --format with the global --json.
-func outputFormat(f *Factory, format string, set bool) (string, error) {
-	switch format {
-	case formatHuman, formatJSON, formatMarkdown:
-	default:
-		return "", FlagErrorf("invalid --format %q: want human, json or markdown", format)
+// check checks the flags plan and drift share (internal/cli/arguments)
+// and the engine's, and sets the output format.
+func (opts *PlanOptions) check(cmd *cobra.Command) error {
+	format, err := arguments.Plan{Parallelism: opts.Parallelism, Targets: opts.Targets, Excludes: opts.Excludes,
+		Vars: opts.Vars, Format: opts.Format, FormatSet: cmd.Flags().Changed("format"), JSON: opts.Factory.Global.JSON}.Check()
+	if err != nil {
+		return usageError(err)
 	}
-	if f.Global.JSON {
-		if set && format != formatJSON {
-			return "", FlagErrorf("--json and --format %s conflict: give one", format)
-		}
-		return formatJSON, nil
-	}
-	return format, nil
+	opts.Format = format
+	return opts.EngineOptions.check()
 }
 
-// checkGlobs rejects malformed --target / --exclude patterns.
-func checkGlobs(globs []string, flag string) error {
-	for _, g := range globs {
-		if strings.TrimSpace(g) == "" {
-			return FlagErrorf("invalid %s %q: want a device name, address or role:NAME glob", flag, g)
-		}
-		if _, err := path.Match(g, ""); err != nil {
-			return FlagErrorf("invalid %s %q: %v", flag, g, err)
-		}
+// outputFormat reconciles --format with the global --json.
+func outputFormat(f *Factory, format string, set bool) (string, error) {
+	format, err := arguments.Format(format, set, f.Global.JSON)
+	return format, usageError(err)
+}
+
+// usageError makes an argument check's error a usage error (exit 64,
+// with the command's usage).
+func usageError(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	return &FlagError{Err: err}
 }
 
 func planRun(ctx context.Context, opts *PlanOptions) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/plan"
@@ -83,8 +84,8 @@ failure or a YANG violation, 64 on a usage error.`,
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			if err := checkGlobs(opts.Devices, "--device"); err != nil {
-				return err
+			if err := arguments.Globs("--device", opts.Devices); err != nil {
+				return usageError(err)
 			}
 			opts.JSON = f.Global.JSON
 			if runF != nil {

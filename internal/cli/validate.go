@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/drivers/sm/opensm"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -111,10 +111,8 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 			if len(args) == 1 {
 				opts.Path = args[0]
 			}
-			for _, v := range opts.Vars {
-				if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
-					return FlagErrorf("invalid --var %q: want name=value, e.g. --var leaf_count=8", v)
-				}
+			if err := arguments.Vars(opts.Vars); err != nil {
+				return usageError(err)
 			}
 			opts.JSON = f.Global.JSON
 			opts.Env = f.Env
@@ -122,8 +120,8 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 			opts.Drivers = f.Drivers
 			opts.SecretCheck = func(s *spec.Spec) error { return checkSecrets(f, s, intent.Compile(s), nil, nil) }
 			opts.Ctx = cmd.Context()
-			if opts.Parallelism < 1 {
-				return FlagErrorf("invalid --parallelism %d: want 1 or more", opts.Parallelism)
+			if err := arguments.Parallelism(opts.Parallelism); err != nil {
+				return usageError(err)
 			}
 			if opts.TrafficBackend != "fabctl" && opts.TrafficBackend != "perftest" {
 				return FlagErrorf("invalid --traffic-backend %q: want fabctl or perftest", opts.TrafficBackend)

@@ -92,7 +92,6 @@ var testRigs = []string{
 	"internal/testutil",   // one -update flag, RequireRoot, ../shared lookups
 	"internal/switchtest", // the switch drivers' rig and conformance suites
 	"internal/sshdtest",   // a real OpenSSH server
-	"spec/spectest",       // the platform list below drivers/builtin
 }
 
 func isTestRig(p string) bool {
@@ -118,6 +117,8 @@ var rules = []struct {
 	{"internal/cli", []string{"*"}}, // the CLI wires everything
 	// Its views render the engine's results and never reach back into it.
 	{"internal/cli/view", []string{"plan", "=drivers", "intent", "spec", "internal"}},
+	// The shared flag checks are pure: flags in, usage errors out.
+	{"internal/cli/arguments", nil},
 	{"spec", []string{"spec", "internal"}},
 	{"intent", []string{"spec", "internal"}},
 	{"yangval", []string{"internal"}},
@@ -306,6 +307,7 @@ func TestAllowed(t *testing.T) {
 		{"internal/cli/view", "plan", true},
 		{"internal/cli/view", "internal/cli", false},
 		{"internal/cli/view", "apply", false},
+		{"internal/cli/arguments", "plan", false},
 		{"kube", "apply", false},
 		{"kube", "plan", false},
 		{"kube", "drivers", true},
@@ -315,7 +317,7 @@ func TestAllowed(t *testing.T) {
 		// A package is a test rig by declaration, not by its name.
 		{"drivers/switch/contest", "plan", false},
 		{"internal/latest", "internal/cli", false},
-		{"drivers/switch/eos", "spec/spectest", false},
+		{"drivers/switch/eos", "internal/switchtest", false},
 	}
 	for _, c := range cases {
 		may, ok := ruleFor(c.pkg)
