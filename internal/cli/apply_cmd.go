@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/internal/cli/arguments"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -198,11 +199,11 @@ func applyRun(f *Factory, opts *ApplyOptions) error {
 	if clock == nil {
 		clock = time.Now
 	}
-	var view ApplyView = newApplyHuman(opts.IO, clock)
+	var v ApplyView = newApplyHuman(opts.IO, clock)
 	if opts.JSON {
-		view = &ApplyJSON{IO: opts.IO, progress: newApplyHuman(opts.IO, clock)}
+		v = &ApplyJSON{IO: opts.IO, progress: newApplyHuman(opts.IO, clock)}
 	}
-	ctx, release := interruptContext(view.Interrupted)
+	ctx, release := interruptContext(v.Interrupted)
 	defer release()
 	ctx, closeLog, err := f.sessionLogContext(ctx)
 	if err != nil {
@@ -210,11 +211,11 @@ func applyRun(f *Factory, opts *ApplyOptions) error {
 	}
 	defer closeLog()
 	out := &applyOutcome{}
-	code := applyMain(ctx, f, opts, view, out)
+	code := applyMain(ctx, f, opts, v, out)
 	if code == ExitUsage {
 		return out.Err // printed with the usage hint, no document
 	}
-	if err := view.Result(out); err != nil {
+	if err := v.Result(out); err != nil {
 		return err
 	}
 	return exitWith(code)
@@ -281,7 +282,7 @@ func applyLoad(f *Factory, opts *ApplyOptions, out *applyOutcome) (*plan.SavedPl
 // applyMain checks the flags against the input, loads the spec, runs
 // apply.RunFabric with the view's hooks and fills out; it returns the
 // exit code.
-func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyView, out *applyOutcome) ExitCode {
+func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v ApplyView, out *applyOutcome) ExitCode {
 	fail := func(status apply.RunStatus, err error) ExitCode {
 		out.Status, out.Err = status, err
 		return ExitError
@@ -312,7 +313,7 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		return fail(applyStatusError, err)
 	}
 	if opts.Insecure {
-		view.Warn("--insecure: SSH host keys and TLS certificates are not verified.")
+		v.Warn("--insecure: SSH host keys and TLS certificates are not verified.")
 	}
 
 	// The state directory: beside the spec; for a saved plan, the one of
@@ -333,20 +334,20 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 	popts.Targets, popts.Excludes = opts.Targets, opts.Excludes
 	popts.Insecure = opts.Insecure
 
-	prog := newPlanProgress(opts.IO, f.Now)
+	prog := view.NewPlanProgress(opts.IO, f.Now)
 	popts.Started, popts.Progress = prog.Started, prog.Done
 	hooks := apply.Hooks{
 		Planning: func() { prog.Start(selected) },
 		Planned:  func(p *plan.Plan) { prog.Stop(len(p.Devices)) },
-		Plan:     view.Plan,
-		Warn:     view.Warn,
-		Progress: view.Progress,
+		Plan:     v.Plan,
+		Warn:     v.Warn,
+		Progress: v.Progress,
 	}
 	if !opts.AutoApprove {
-		hooks.Confirm = view.Confirm
+		hooks.Confirm = v.Confirm
 	}
 	del, err := opts.EngineOptions.delivery(ctx, f, lf.Fabric.Name, kube.HostsOptions{HostTimeout: opts.Rollout.HostTimeout,
-		Publishers: opts.Parallelism, Warn: view.Warn, Now: f.Now})
+		Publishers: opts.Parallelism, Warn: v.Warn, Now: f.Now})
 	if err != nil {
 		return fail(applyStatusError, err)
 	}
@@ -363,7 +364,7 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, view ApplyVi
 		ro.Engine, ro.HostBatches = engineKubernetes, opts.Rollout.batches()
 	}
 	o, err := apply.RunFabric(ctx, ro)
-	view.ProgressDone()
+	v.ProgressDone()
 	out.Status, out.Err, out.Plan, out.Waves, out.Result = o.Status, err, o.Plan, o.Waves, o.Result
 	out.Journal, out.Lock, out.Warnings = o.Journal, o.Lock, append(out.Warnings, o.Warnings...)
 	return applyExitCode(o.Status, opts.DetailedExitcode)

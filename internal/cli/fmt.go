@@ -16,6 +16,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -87,44 +88,18 @@ or, with --check, when a file is not formatted, 64 on a usage error.`,
 	return cmd
 }
 
-// fmtFile is the outcome for one file.
-type fmtFile struct {
-	Path      string `json:"path"`
-	Changed   bool   `json:"changed"`
-	Written   bool   `json:"written"`
-	Diff      string `json:"diff,omitempty"`
-	Formatted string `json:"formatted,omitempty"` // stdin only
-}
-
-// fmtResult is the outcome of a fmt run.
-type fmtResult struct {
-	Check       bool
-	Stdin       bool
-	Files       []fmtFile
-	Diagnostics hcl.Diagnostics
-	HCLFiles    map[string]*hcl.File // for diagnostic snippets
-}
-
-func (r *fmtResult) failed() bool {
-	if r.Diagnostics.HasErrors() {
-		return true
-	}
-	if r.Check {
-		for _, f := range r.Files {
-			if f.Changed {
-				return true
-			}
-		}
-	}
-	return false
-}
+// fmt's outcome and its views are internal/cli/view's.
+type (
+	fmtFile   = view.FmtFile
+	fmtResult = view.FmtResult
+)
 
 func fmtRun(opts *FmtOptions) error {
 	res := &fmtResult{Check: opts.Check, HCLFiles: map[string]*hcl.File{}}
 	write := opts.Write && !opts.Check
-	var view FmtView = &FmtHuman{IO: opts.IO, List: opts.List}
+	var fv view.FmtView = &view.FmtHuman{IO: opts.IO, List: opts.List}
 	if opts.JSON {
-		view = &FmtJSON{IO: opts.IO}
+		fv = &view.FmtJSON{IO: opts.IO}
 	}
 
 	if len(opts.Paths) == 1 && opts.Paths[0] == "-" {
@@ -170,10 +145,10 @@ func fmtRun(opts *FmtOptions) error {
 			res.Files = append(res.Files, ff)
 		}
 	}
-	if err := view.Result(res); err != nil {
+	if err := fv.Result(res); err != nil {
 		return err
 	}
-	if res.failed() {
+	if res.Failed() {
 		return exitWith(ExitError)
 	}
 	return nil

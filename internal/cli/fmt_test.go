@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/fabctl/fabctl/internal/cli/view"
 )
 
 func TestFmtFlags(t *testing.T) {
@@ -245,7 +247,7 @@ func TestFmtSyntaxError(t *testing.T) {
 
 	f, _, stdout, _ = testFactory()
 	runCLI(f, "fmt", "--json", "--check", "bad.fab.hcl")
-	var doc fmtJSONDoc
+	var doc view.FmtJSONDoc
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/cli/arguments"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/kube"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -215,7 +216,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	}
 	defer del.Close()
 	popts.HostDriver = del.HostDriver
-	prog := newPlanProgress(opts.IO, f.Now)
+	prog := view.NewPlanProgress(opts.IO, f.Now)
 	popts.Started, popts.Progress = prog.Started, prog.Done
 	prog.Start(selected)
 	p := plan.Make(ctx, lf.Spec, lf.Fabric, del.Registry, popts)

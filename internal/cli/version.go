@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/internal/cli/view"
 )
 
 // Set at build time:
@@ -114,10 +116,9 @@ func versionRun(opts *VersionOptions) error {
 	return err
 }
 
-// jsonFormatVersion is the format_version of every --json document. A
-// change that could break a consumer (removed or retyped field) bumps the
-// major number; added fields bump the minor number.
-const jsonFormatVersion = "1.1"
+// jsonFormatVersion is the format_version of every --json document
+// (view.JSONFormatVersion).
+const jsonFormatVersion = view.JSONFormatVersion
 
 // writeJSON writes v as indented JSON and a newline, without HTML
 // escaping (details quote "<reason>" and "a->b").

@@ -201,6 +201,12 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 	return doc
 }
 
+// JSONFormatVersion is the format_version of every --json document but
+// plan's (which has plan.FormatVersion). A change that could break a
+// consumer (removed or retyped field) bumps the major number; added
+// fields bump the minor number.
+const JSONFormatVersion = "1.1"
+
 // WriteJSON writes a JSON document indented, without HTML escaping, and
 // a newline.
 func WriteJSON(w io.Writer, v any) error {

@@ -1,18 +1,20 @@
-package cli
+package view
 
 import (
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fabctl/fabctl/internal/iostreams"
 )
 
-// planProgress shows device reads on stderr while a plan runs, when
+// PlanProgress shows device reads on stderr while a plan runs, when
 // stderr is a terminal: a totals line and one line per device in flight,
 // redrawn in place. Elsewhere (CI logs, files, tests) it writes nothing,
 // so plan output stays byte-for-byte deterministic.
-type planProgress struct {
-	ios     *IOStreams
+type PlanProgress struct {
+	ios     *iostreams.IOStreams
 	now     func() time.Time
 	enabled bool
 
@@ -35,15 +37,17 @@ type planFlight struct {
 // progressMaxLines bounds the in-flight lines drawn.
 const progressMaxLines = 10
 
-func newPlanProgress(ios *IOStreams, now func() time.Time) *planProgress {
+// NewPlanProgress returns the progress view of a plan's reads on ios's
+// stderr.
+func NewPlanProgress(ios *iostreams.IOStreams, now func() time.Time) *PlanProgress {
 	if now == nil {
 		now = time.Now
 	}
-	return &planProgress{ios: ios, now: now, enabled: ios.IsStderrTTY()}
+	return &PlanProgress{ios: ios, now: now, enabled: ios.IsStderrTTY()}
 }
 
 // Start begins redrawing (every 100 ms) when enabled.
-func (p *planProgress) Start(total int) {
+func (p *PlanProgress) Start(total int) {
 	if !p.enabled {
 		return
 	}
@@ -67,7 +71,7 @@ func (p *planProgress) Start(total int) {
 }
 
 // Started records a device read beginning (plan.Options.Started).
-func (p *planProgress) Started(device string) {
+func (p *PlanProgress) Started(device string) {
 	if !p.enabled {
 		return
 	}
@@ -77,7 +81,7 @@ func (p *planProgress) Started(device string) {
 }
 
 // Done records a device finished (plan.Options.Progress).
-func (p *planProgress) Done(done, total int, device string) {
+func (p *PlanProgress) Done(done, total int, device string) {
 	if !p.enabled {
 		return
 	}
@@ -93,7 +97,7 @@ func (p *planProgress) Done(done, total int, device string) {
 }
 
 // Stop erases the progress lines and prints the totals once.
-func (p *planProgress) Stop(devices int) {
+func (p *PlanProgress) Stop(devices int) {
 	if !p.enabled {
 		return
 	}
@@ -102,18 +106,18 @@ func (p *planProgress) Stop(devices int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.erase()
-	st := newStyles(p.ios.ErrOut, p.ios.ErrColorEnabled())
+	st := iostreams.NewStyles(p.ios.ErrOut, p.ios.ErrColorEnabled())
 	fmt.Fprintln(p.ios.ErrOut, st.Faint.Render(fmt.Sprintf("Read %s in %s.", plural(devices, "device", "devices"), p.now().Sub(p.started).Round(10*time.Millisecond))))
 }
 
-func (p *planProgress) erase() {
+func (p *PlanProgress) erase() {
 	if p.drawn > 0 {
 		p.ios.EraseErrLines(p.drawn)
 		p.drawn = 0
 	}
 }
 
-func (p *planProgress) draw() {
+func (p *PlanProgress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()

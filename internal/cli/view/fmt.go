@@ -1,4 +1,4 @@
-package cli
+package view
 
 import (
 	"fmt"
@@ -6,12 +6,47 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/fabctl/fabctl/internal/iostreams"
 	"github.com/fabctl/fabctl/spec"
 )
 
+// FmtFile is fmt's outcome for one file.
+type FmtFile struct {
+	Path      string `json:"path"`
+	Changed   bool   `json:"changed"`
+	Written   bool   `json:"written"`
+	Diff      string `json:"diff,omitempty"`
+	Formatted string `json:"formatted,omitempty"` // stdin only
+}
+
+// FmtResult is the outcome of a fmt run.
+type FmtResult struct {
+	Check       bool
+	Stdin       bool
+	Files       []FmtFile
+	Diagnostics hcl.Diagnostics
+	HCLFiles    map[string]*hcl.File // for diagnostic snippets
+}
+
+// Failed reports a run that exits 1: a syntax error, or with --check a
+// file whose formatting changes.
+func (r *FmtResult) Failed() bool {
+	if r.Diagnostics.HasErrors() {
+		return true
+	}
+	if r.Check {
+		for _, f := range r.Files {
+			if f.Changed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FmtView renders the result of fabctl fmt.
 type FmtView interface {
-	Result(r *fmtResult) error
+	Result(r *FmtResult) error
 }
 
 var (
@@ -22,13 +57,13 @@ var (
 // FmtHuman lists changed files (and diffs) on stdout, syntax errors on
 // stderr; for stdin it writes the formatted text to stdout.
 type FmtHuman struct {
-	IO   *IOStreams
+	IO   *iostreams.IOStreams
 	List bool
 }
 
-func (v *FmtHuman) Result(r *fmtResult) error {
+func (v *FmtHuman) Result(r *FmtResult) error {
 	out := v.IO.Out
-	st := newStyles(out, v.IO.ColorEnabled())
+	st := iostreams.NewStyles(out, v.IO.ColorEnabled())
 	for _, f := range r.Files {
 		if r.Stdin {
 			fmt.Fprint(v.IO.DataOut(), f.Formatted)
@@ -45,7 +80,7 @@ func (v *FmtHuman) Result(r *fmtResult) error {
 	return nil
 }
 
-func writeDiff(w interface{ Write([]byte) (int, error) }, st styles, diff string) {
+func writeDiff(w interface{ Write([]byte) (int, error) }, st iostreams.Styles, diff string) {
 	for _, line := range strings.SplitAfter(diff, "\n") {
 		if line == "" {
 			continue
@@ -66,22 +101,22 @@ func writeDiff(w interface{ Write([]byte) (int, error) }, st styles, diff string
 }
 
 // FmtJSON writes one JSON document (docs/json-output.md).
-type FmtJSON struct{ IO *IOStreams }
+type FmtJSON struct{ IO *iostreams.IOStreams }
 
-// fmtJSONDoc is format_version 1.0 of fmt --json.
-type fmtJSONDoc struct {
+// FmtJSONDoc is format_version 1.0 of fmt --json.
+type FmtJSONDoc struct {
 	FormatVersion string                `json:"format_version"`
 	Check         bool                  `json:"check"`
-	Files         []fmtFile             `json:"files"`
+	Files         []FmtFile             `json:"files"`
 	ChangedCount  int                   `json:"changed_count"`
 	ErrorCount    int                   `json:"error_count"`
 	Diagnostics   []spec.JSONDiagnostic `json:"diagnostics"`
 }
 
-func (v *FmtJSON) Result(r *fmtResult) error {
-	doc := fmtJSONDoc{FormatVersion: jsonFormatVersion, Check: r.Check, Files: r.Files, Diagnostics: spec.ToJSON(r.Diagnostics, r.HCLFiles)}
+func (v *FmtJSON) Result(r *FmtResult) error {
+	doc := FmtJSONDoc{FormatVersion: JSONFormatVersion, Check: r.Check, Files: r.Files, Diagnostics: spec.ToJSON(r.Diagnostics, r.HCLFiles)}
 	if doc.Files == nil {
-		doc.Files = []fmtFile{}
+		doc.Files = []FmtFile{}
 	}
 	for _, f := range r.Files {
 		if f.Changed {
@@ -93,5 +128,5 @@ func (v *FmtJSON) Result(r *fmtResult) error {
 			doc.ErrorCount++
 		}
 	}
-	return writeJSON(v.IO.Out, doc)
+	return WriteJSON(v.IO.Out, doc)
 }
