@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -164,25 +162,11 @@ const (
 	applyStatusCancelled   = apply.RunCancelled
 	applyStatusInterrupted = apply.RunInterrupted
 	applyStatusError       = apply.RunError
-	applyStatusInvalid     = apply.RunStatus("invalid") // the spec has errors
+	applyStatusInvalid     = view.ApplyStatusInvalid // the spec has errors
 )
 
-// applyOutcome is what an apply run did; the views render it.
-type applyOutcome struct {
-	Fabric   string
-	PlanFile string // the saved plan applied, or ""
-	Status   apply.RunStatus
-	Plan     *plan.Plan
-	Result   *apply.Result
-	Journal  string
-	Lock     *apply.LockInfo // set when the lock was held by another run
-	Err      error
-	Loaded   *loadedFabric // for diagnostics
-	Waves    apply.WavePlan
-	// Warnings are problems that did not fail the run (journal or record
-	// write errors, a lock released by someone else).
-	Warnings []string
-}
+// applyOutcome is what an apply run did (view.ApplyOutcome).
+type applyOutcome = view.ApplyOutcome
 
 // stdinIsTTY reports whether stdin is a terminal. A test stream says so by
 // implementing IsTerminal.
@@ -199,9 +183,9 @@ func applyRun(f *Factory, opts *ApplyOptions) error {
 	if clock == nil {
 		clock = time.Now
 	}
-	var v ApplyView = newApplyHuman(opts.IO, clock)
+	var v view.ApplyView = view.NewApplyHuman(opts.IO, clock)
 	if opts.JSON {
-		v = &ApplyJSON{IO: opts.IO, progress: newApplyHuman(opts.IO, clock)}
+		v = view.NewApplyJSON(opts.IO, clock)
 	}
 	ctx, release := interruptContext(v.Interrupted)
 	defer release()
@@ -282,7 +266,7 @@ func applyLoad(f *Factory, opts *ApplyOptions, out *applyOutcome) (*plan.SavedPl
 // applyMain checks the flags against the input, loads the spec, runs
 // apply.RunFabric with the view's hooks and fills out; it returns the
 // exit code.
-func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v ApplyView, out *applyOutcome) ExitCode {
+func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v view.ApplyView, out *applyOutcome) ExitCode {
 	fail := func(status apply.RunStatus, err error) ExitCode {
 		out.Status, out.Err = status, err
 		return ExitError
@@ -466,25 +450,3 @@ func interruptContext(onInterrupt func()) (context.Context, func()) {
 
 // exitProcess ends the process (a second interrupt).
 var exitProcess = os.Exit
-
-// readAnswer reads one line from r; an interrupt while waiting gives "".
-func readAnswer(ctx context.Context, r io.Reader) (string, error) {
-	type answer struct {
-		line string
-		err  error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		line, err := bufio.NewReader(r).ReadString('\n')
-		if errors.Is(err, io.EOF) {
-			err = nil // end of input: whatever was typed, usually nothing
-		}
-		ch <- answer{strings.TrimSpace(line), err}
-	}()
-	select {
-	case a := <-ch:
-		return a.line, a.err
-	case <-ctx.Done():
-		return "", nil
-	}
-}

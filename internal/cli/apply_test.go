@@ -20,6 +20,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -435,7 +436,7 @@ func TestApplyStalePlan(t *testing.T) {
 	if code := runCLI(f, "apply", "--json", planFile); code != ExitStalePlan {
 		t.Fatalf("exit %d", code)
 	}
-	var doc applyJSONDoc
+	var doc view.ApplyJSONDoc
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +470,7 @@ func TestApplyLocked(t *testing.T) {
 	if code := runCLI(f, "apply", "--json", "--auto-approve", e.spec); code != ExitLocked {
 		t.Fatalf("json: exit %d", code)
 	}
-	var doc applyJSONDoc
+	var doc view.ApplyJSONDoc
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Status != "locked" || doc.Lock == nil || doc.Lock.ID != held.Info.ID || doc.Lock.Operation != "apply" {
 		t.Errorf("%v %+v", err, doc)
 	}

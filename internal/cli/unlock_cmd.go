@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/internal/cli/view"
 )
 
 // ForceUnlockOptions are the inputs of fabctl force-unlock.
@@ -64,10 +65,10 @@ error.`,
 
 // forceUnlockJSONDoc is format_version 1.0 of force-unlock --json.
 type forceUnlockJSONDoc struct {
-	FormatVersion string         `json:"format_version"`
-	Unlocked      bool           `json:"unlocked"`
-	Lock          *applyJSONLock `json:"lock"`
-	Error         string         `json:"error"`
+	FormatVersion string              `json:"format_version"`
+	Unlocked      bool                `json:"unlocked"`
+	Lock          *view.ApplyJSONLock `json:"lock"`
+	Error         string              `json:"error"`
 }
 
 func forceUnlockRun(opts *ForceUnlockOptions) error {
@@ -81,7 +82,7 @@ func forceUnlockRun(opts *ForceUnlockOptions) error {
 	if opts.JSON {
 		doc := forceUnlockJSONDoc{FormatVersion: jsonFormatVersion, Unlocked: err == nil}
 		if info.Who != "" {
-			doc.Lock = &applyJSONLock{ID: info.ID, Operation: info.Operation, Who: info.Who, PID: info.PID,
+			doc.Lock = &view.ApplyJSONLock{ID: info.ID, Operation: info.Operation, Who: info.Who, PID: info.PID,
 				Version: info.Version, Created: info.Created.UTC(), Path: info.Path}
 		}
 		if err != nil {

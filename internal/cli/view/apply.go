@@ -1,18 +1,21 @@
-package cli
+package view
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/fabctl/fabctl/apply"
+	fabapply "github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/iostreams"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -21,19 +24,19 @@ import (
 // progress on stderr, and the result.
 type ApplyView interface {
 	// Plan shows the plan about to be applied (not for saved plans).
-	Plan(p *plan.Plan, wp apply.WavePlan) error
+	Plan(p *plan.Plan, wp fabapply.WavePlan) error
 	// Confirm asks whether to apply; only "yes" approves. An interrupt
 	// (ctx done) is a no.
 	Confirm(ctx context.Context, p *plan.Plan) (bool, error)
 	// Progress reports each device step; ProgressDone ends the display.
-	Progress(ev apply.ProgressEvent)
+	Progress(ev fabapply.ProgressEvent)
 	ProgressDone()
 	// Interrupted says a first Ctrl-C was received.
 	Interrupted()
 	// Warn reports a problem that does not stop the run, as it is found.
 	Warn(msg string)
 	// Result renders the outcome.
-	Result(o *applyOutcome) error
+	Result(o *ApplyOutcome) error
 }
 
 var (
@@ -44,7 +47,7 @@ var (
 // ApplyHuman writes the plan, the question and the result table to
 // stdout, progress and errors to stderr.
 type ApplyHuman struct {
-	IO  *IOStreams
+	IO  *iostreams.IOStreams
 	Now func() time.Time
 
 	mu       sync.Mutex
@@ -63,21 +66,22 @@ type flight struct {
 	start time.Time
 }
 
-func newApplyHuman(io *IOStreams, now func() time.Time) *ApplyHuman {
+// NewApplyHuman returns the human view of an apply.
+func NewApplyHuman(io *iostreams.IOStreams, now func() time.Time) *ApplyHuman {
 	return &ApplyHuman{IO: io, Now: now, inFlight: map[string]*flight{}}
 }
 
 // Plan writes the plan as fabctl plan does (compact view), then the
 // wave order.
-func (v *ApplyHuman) Plan(p *plan.Plan, wp apply.WavePlan) error {
-	if err := writePlan(v.IO, p, formatHuman, planViewOptions(v.IO, false, false)); err != nil {
+func (v *ApplyHuman) Plan(p *plan.Plan, wp fabapply.WavePlan) error {
+	if err := WritePlan(v.IO, p, FormatHuman, PlanViewOptions(v.IO, false, false)); err != nil {
 		return err
 	}
 	if !p.HasChanges() {
 		return nil
 	}
 	out := v.IO.Out
-	st := newStyles(out, v.IO.ColorEnabled())
+	st := iostreams.NewStyles(out, v.IO.ColorEnabled())
 	fmt.Fprintf(out, "\nOrder: %s: %s.\n", orderText(wp.Order), wp.Reason)
 	if wp.Conflict {
 		fmt.Fprintf(out, "%s no wave order is hitless for this plan (see docs/apply.md#waves).\n", st.Warn.Render("Warning:"))
@@ -85,8 +89,8 @@ func (v *ApplyHuman) Plan(p *plan.Plan, wp apply.WavePlan) error {
 	return nil
 }
 
-func orderText(o apply.Order) string {
-	if o == apply.HostsFirst {
+func orderText(o fabapply.Order) string {
+	if o == fabapply.HostsFirst {
 		return "hosts first, then switches"
 	}
 	return "switches first, then hosts"
@@ -94,7 +98,7 @@ func orderText(o apply.Order) string {
 
 func (v *ApplyHuman) Confirm(ctx context.Context, p *plan.Plan) (bool, error) {
 	out := v.IO.Out
-	st := newStyles(out, v.IO.ColorEnabled())
+	st := iostreams.NewStyles(out, v.IO.ColorEnabled())
 	fmt.Fprintf(out, "\n%s\n", st.Bold.Render("Do you want to apply these changes?"))
 	fmt.Fprintf(out, "  fabctl will apply the changes shown above to %s.\n", plural(p.Counts().Changed, "device", "devices"))
 	fmt.Fprintf(out, "  Only 'yes' will be accepted to approve.\n\n")
@@ -111,7 +115,7 @@ func (v *ApplyHuman) Warn(msg string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.clearRegion()
-	st := newStyles(v.IO.ErrOut, v.IO.ErrColorEnabled())
+	st := iostreams.NewStyles(v.IO.ErrOut, v.IO.ErrColorEnabled())
 	fmt.Fprintf(v.IO.ErrOut, "%s %s\n", st.Warn.Render("Warning:"), msg)
 	v.drawRegion()
 }
@@ -127,17 +131,17 @@ func (v *ApplyHuman) Interrupted() {
 // Progress: on a terminal, a live region (one line per device in flight,
 // then totals) under the permanent lines of finished devices; otherwise
 // plain lines.
-func (v *ApplyHuman) Progress(ev apply.ProgressEvent) {
+func (v *ApplyHuman) Progress(ev fabapply.ProgressEvent) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.done, v.total = ev.Done, ev.Total
 	tty := v.IO.IsStderrTTY()
-	st := newStyles(v.IO.ErrOut, v.IO.ErrColorEnabled())
+	st := iostreams.NewStyles(v.IO.ErrOut, v.IO.ErrColorEnabled())
 	var line string
 	switch ev.Phase {
-	case apply.PhaseCheck:
+	case fabapply.PhaseCheck:
 		return
-	case apply.PhaseApply:
+	case fabapply.PhaseApply:
 		v.inFlight[ev.Device] = &flight{phase: ev.Phase, start: v.Now()}
 		if !tty {
 			line = fmt.Sprintf("%s: applying", ev.Device)
@@ -145,7 +149,7 @@ func (v *ApplyHuman) Progress(ev apply.ProgressEvent) {
 		if tty && v.ticker == nil {
 			v.startTicker()
 		}
-	case apply.PhaseRollback:
+	case fabapply.PhaseRollback:
 		if f := v.inFlight[ev.Device]; f != nil {
 			f.phase = ev.Phase
 		} else {
@@ -155,13 +159,13 @@ func (v *ApplyHuman) Progress(ev apply.ProgressEvent) {
 		if tty {
 			line = ""
 		}
-	case apply.PhaseDone:
+	case fabapply.PhaseDone:
 		delete(v.inFlight, ev.Device)
-		if ev.Result != nil && ev.Result.Status == apply.StatusFailed {
+		if ev.Result != nil && ev.Result.Status == fabapply.StatusFailed {
 			v.failed++
 		}
 		line = fmt.Sprintf("[%d/%d] %s", ev.Done, ev.Total, resultLine(st, ev.Result))
-		if ev.Result != nil && (ev.Result.Status == apply.StatusRolledBack || ev.Result.RollbackError != "") {
+		if ev.Result != nil && (ev.Result.Status == fabapply.StatusRolledBack || ev.Result.RollbackError != "") {
 			line = resultLine(st, ev.Result)
 		}
 	default:
@@ -185,14 +189,14 @@ func (v *ApplyHuman) Progress(ev apply.ProgressEvent) {
 	v.drawRegion()
 }
 
-func resultLine(st styles, r *apply.DeviceResult) string {
+func resultLine(st iostreams.Styles, r *fabapply.DeviceResult) string {
 	if r == nil {
 		return ""
 	}
 	switch {
 	case r.RollbackError != "":
 		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("rollback FAILED"), r.RollbackError)
-	case r.Status == apply.StatusApplied:
+	case r.Status == fabapply.StatusApplied:
 		s := "applied and verified"
 		if r.Confirmed {
 			s += ", confirmed"
@@ -201,13 +205,13 @@ func resultLine(st styles, r *apply.DeviceResult) string {
 			s += ", saved"
 		}
 		return fmt.Sprintf("%s: %s", r.Address, st.OK.Render(s))
-	case r.Status == apply.StatusRolledBack:
+	case r.Status == fabapply.StatusRolledBack:
 		return fmt.Sprintf("%s: %s", r.Address, st.Warn.Render("rolled back"))
-	case r.Status == apply.StatusFailed && r.NotSaved:
+	case r.Status == fabapply.StatusFailed && r.NotSaved:
 		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("FAILED, APPLIED BUT NOT SAVED"), r.Error)
-	case r.Status == apply.StatusFailed && r.Restored:
+	case r.Status == fabapply.StatusFailed && r.Restored:
 		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("failed (restored)"), r.Error)
-	case r.Status == apply.StatusFailed:
+	case r.Status == fabapply.StatusFailed:
 		return fmt.Sprintf("%s: %s: %s", r.Address, st.Fail.Render("FAILED, NOT RESTORED"), r.Error)
 	}
 	return fmt.Sprintf("%s: %s", r.Address, r.Status)
@@ -229,7 +233,7 @@ func (v *ApplyHuman) drawRegion() {
 	}
 	v.last = time.Now()
 	w := v.IO.ErrOut
-	st := newStyles(w, v.IO.ErrColorEnabled())
+	st := iostreams.NewStyles(w, v.IO.ErrColorEnabled())
 	names := make([]string, 0, len(v.inFlight))
 	for n := range v.inFlight {
 		names = append(names, n)
@@ -290,10 +294,10 @@ func (v *ApplyHuman) ProgressDone() {
 	v.clearRegion()
 }
 
-func (v *ApplyHuman) Result(o *applyOutcome) error {
+func (v *ApplyHuman) Result(o *ApplyOutcome) error {
 	out, errw := v.IO.Out, v.IO.ErrOut
-	st := newStyles(out, v.IO.ColorEnabled())
-	est := newStyles(errw, v.IO.ErrColorEnabled())
+	st := iostreams.NewStyles(out, v.IO.ColorEnabled())
+	est := iostreams.NewStyles(errw, v.IO.ErrColorEnabled())
 	errorf := func(format string, args ...any) {
 		fmt.Fprintf(errw, "%s %s\n", est.Fail.Render("Error:"), fmt.Sprintf(format, args...))
 	}
@@ -303,13 +307,13 @@ func (v *ApplyHuman) Result(o *applyOutcome) error {
 		}
 	}()
 	switch o.Status {
-	case applyStatusInvalid:
+	case ApplyStatusInvalid:
 		if o.Loaded != nil {
-			return o.Loaded.writeDiagnostics(errw, v.IO.TerminalWidth(), v.IO.ErrColorEnabled())
+			return o.Loaded.WriteDiagnostics(errw, v.IO.TerminalWidth(), v.IO.ErrColorEnabled())
 		}
 		errorf("%v", o.Err)
 		return nil
-	case applyStatusLocked:
+	case fabapply.RunLocked:
 		l := o.Lock
 		errorf("the fabric is locked by another fabctl run; nothing was applied")
 		fmt.Fprintf(errw, "  Lock ID:   %s\n  Holder:    %s (pid %d)\n  Operation: %s\n  Since:     %s\n  Lock file: %s\n",
@@ -319,23 +323,23 @@ func (v *ApplyHuman) Result(o *applyOutcome) error {
 			fmt.Fprintf(errw, "(%v)\n", o.Err)
 		}
 		return nil
-	case applyStatusCancelled:
+	case fabapply.RunCancelled:
 		fmt.Fprintln(errw, "Apply cancelled: nothing was applied.")
 		return nil
-	case applyStatusStale:
+	case fabapply.RunStale:
 		errorf("%v", o.Err)
 		for _, s := range o.Result.Stale {
 			fmt.Fprintf(errw, "  %s: state fingerprint %s at plan time, %s now\n", s.Address, short(s.Planned), short(s.Live))
 		}
 		v.journalLine(errw, o)
 		return nil
-	case applyStatusRefused, applyStatusError:
+	case fabapply.RunRefused, fabapply.RunError:
 		if o.Err != nil {
 			errorf("%v", o.Err)
 		}
 		v.journalLine(errw, o)
 		return nil
-	case applyStatusNoChanges:
+	case fabapply.RunNoChanges:
 		fmt.Fprintf(out, "\n%s nothing to apply.\n", st.OK.Render("Apply complete:"))
 		return nil
 	}
@@ -352,7 +356,7 @@ func (v *ApplyHuman) Result(o *applyOutcome) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DEVICE\tRESULT\tWAVE\tCHANGES\tDETAIL")
 	for _, d := range r.Devices {
-		if d.Status == apply.StatusUnchanged {
+		if d.Status == fabapply.StatusUnchanged {
 			continue
 		}
 		res, detail := tableCells(st, d)
@@ -368,9 +372,9 @@ func (v *ApplyHuman) Result(o *applyOutcome) error {
 	fmt.Fprintln(out)
 	summary := fmt.Sprintf("%d applied, %d failed, %d rolled back, %d not attempted, %d unchanged.", c.Applied, c.Failed, c.RolledBack, c.NotAttempted, c.Unchanged)
 	switch o.Status {
-	case applyStatusApplied:
+	case fabapply.RunApplied:
 		fmt.Fprintf(out, "%s %s\n", st.OK.Render("Apply complete:"), summary)
-	case applyStatusInterrupted:
+	case fabapply.RunInterrupted:
 		fmt.Fprintf(out, "%s %s\n", st.Fail.Render("Apply interrupted:"), summary)
 	default:
 		fmt.Fprintf(out, "%s %s\n", st.Fail.Render("Apply failed:"), summary)
@@ -379,12 +383,12 @@ func (v *ApplyHuman) Result(o *applyOutcome) error {
 		fmt.Fprintf(out, "%s %s in neither the old nor the new state: inspect %s before planning again.\n",
 			st.Fail.Render("Attention:"), plural(c.NotRestored, "device is", "devices are"), pronoun(c.NotRestored))
 	}
-	if o.Status != applyStatusApplied {
+	if o.Status != fabapply.RunApplied {
 		fmt.Fprintln(out, "Devices not applied keep their previous configuration; run fabctl plan to see what remains.")
 	}
 	v.journalLine(out, o)
-	if o.Err != nil && o.Status != applyStatusApplied {
-		var fe *apply.FailedError
+	if o.Err != nil && o.Status != fabapply.RunApplied {
+		var fe *fabapply.FailedError
 		if errors.As(o.Err, &fe) {
 			errorf("%v", o.Err)
 		}
@@ -399,17 +403,17 @@ func pronoun(n int) string {
 	return "them"
 }
 
-func (v *ApplyHuman) journalLine(w io.Writer, o *applyOutcome) {
+func (v *ApplyHuman) journalLine(w io.Writer, o *ApplyOutcome) {
 	if o.Journal != "" {
 		fmt.Fprintf(w, "Journal: %s\n", o.Journal)
 	}
 }
 
-func tableCells(st styles, d *apply.DeviceResult) (string, string) {
+func tableCells(st iostreams.Styles, d *fabapply.DeviceResult) (string, string) {
 	switch {
 	case d.RollbackError != "":
 		return st.Fail.Render("applied, rollback FAILED"), d.RollbackError
-	case d.Status == apply.StatusApplied:
+	case d.Status == fabapply.StatusApplied:
 		how := "verified"
 		if d.Confirmed {
 			how += ", confirmed"
@@ -418,15 +422,15 @@ func tableCells(st styles, d *apply.DeviceResult) (string, string) {
 			how += ", saved"
 		}
 		return st.OK.Render("applied"), how
-	case d.Status == apply.StatusRolledBack:
+	case d.Status == fabapply.StatusRolledBack:
 		return st.Warn.Render("rolled back"), "restored to its state before the run"
-	case d.Status == apply.StatusFailed && d.NotSaved:
+	case d.Status == fabapply.StatusFailed && d.NotSaved:
 		return st.Fail.Render("FAILED, NOT SAVED"), d.Error
-	case d.Status == apply.StatusFailed && d.Restored:
+	case d.Status == fabapply.StatusFailed && d.Restored:
 		return st.Fail.Render("failed (restored)"), d.Error
-	case d.Status == apply.StatusFailed:
+	case d.Status == fabapply.StatusFailed:
 		return st.Fail.Render("FAILED, NOT RESTORED"), d.Error
-	case d.Status == apply.StatusNotAttempted:
+	case d.Status == fabapply.StatusNotAttempted:
 		return st.Faint.Render("not attempted"), d.Reason
 	}
 	return string(d.Status), ""
@@ -442,50 +446,56 @@ func short(fp string) string {
 	return fp
 }
 
+// NewApplyJSON returns the JSON view of an apply: one document on
+// stdout, progress on stderr as the human view writes it.
+func NewApplyJSON(io *iostreams.IOStreams, now func() time.Time) *ApplyJSON {
+	return &ApplyJSON{IO: io, progress: NewApplyHuman(io, now)}
+}
+
 // ApplyJSON writes one JSON document (docs/json-output.md#apply); progress
 // still goes to stderr as plain lines.
 type ApplyJSON struct {
-	IO       *IOStreams
+	IO       *iostreams.IOStreams
 	progress *ApplyHuman
 	warnings []string
 }
 
 func (v *ApplyJSON) Warn(msg string) { v.warnings = append(v.warnings, msg) }
 
-func (v *ApplyJSON) Plan(*plan.Plan, apply.WavePlan) error { return nil }
+func (v *ApplyJSON) Plan(*plan.Plan, fabapply.WavePlan) error { return nil }
 func (v *ApplyJSON) Confirm(context.Context, *plan.Plan) (bool, error) {
 	return false, errors.New("cannot ask for confirmation with --json")
 }
-func (v *ApplyJSON) Progress(ev apply.ProgressEvent) { v.progress.Progress(ev) }
-func (v *ApplyJSON) ProgressDone()                   { v.progress.ProgressDone() }
-func (v *ApplyJSON) Interrupted()                    { v.progress.Interrupted() }
+func (v *ApplyJSON) Progress(ev fabapply.ProgressEvent) { v.progress.Progress(ev) }
+func (v *ApplyJSON) ProgressDone()                      { v.progress.ProgressDone() }
+func (v *ApplyJSON) Interrupted()                       { v.progress.Interrupted() }
 
-// applyJSONDoc is format_version 1.0 of apply --json.
-type applyJSONDoc struct {
-	FormatVersion string                `json:"format_version"`
-	Status        string                `json:"status"`
-	Fabric        string                `json:"fabric"`
-	RunID         string                `json:"run_id"`
-	PlanFile      string                `json:"plan_file"`
-	Journal       string                `json:"journal"`
-	Order         string                `json:"order"`
-	OrderReason   string                `json:"order_reason"`
-	OrderConflict bool                  `json:"order_conflict"`
-	Counts        apply.Counts          `json:"counts"`
-	Devices       []applyJSONDevice     `json:"devices"`
-	Stale         []apply.StaleDevice   `json:"stale"`
-	Unreachable   []apply.StaleDevice   `json:"unreachable"`
-	Lock          *applyJSONLock        `json:"lock"`
-	Error         string                `json:"error"`
-	Warnings      []string              `json:"warnings"`
-	Diagnostics   []spec.JSONDiagnostic `json:"diagnostics"`
+// ApplyJSONDoc is format_version 1.0 of apply --json.
+type ApplyJSONDoc struct {
+	FormatVersion string                 `json:"format_version"`
+	Status        string                 `json:"status"`
+	Fabric        string                 `json:"fabric"`
+	RunID         string                 `json:"run_id"`
+	PlanFile      string                 `json:"plan_file"`
+	Journal       string                 `json:"journal"`
+	Order         string                 `json:"order"`
+	OrderReason   string                 `json:"order_reason"`
+	OrderConflict bool                   `json:"order_conflict"`
+	Counts        fabapply.Counts        `json:"counts"`
+	Devices       []applyJSONDevice      `json:"devices"`
+	Stale         []fabapply.StaleDevice `json:"stale"`
+	Unreachable   []fabapply.StaleDevice `json:"unreachable"`
+	Lock          *ApplyJSONLock         `json:"lock"`
+	Error         string                 `json:"error"`
+	Warnings      []string               `json:"warnings"`
+	Diagnostics   []spec.JSONDiagnostic  `json:"diagnostics"`
 }
 
 type applyJSONDevice struct {
 	Address       string              `json:"address"`
 	Kind          string              `json:"kind"`
 	Name          string              `json:"name"`
-	Status        apply.Status        `json:"status"`
+	Status        fabapply.Status     `json:"status"`
 	Wave          int                 `json:"wave"`
 	Changes       int                 `json:"changes"`
 	Restored      bool                `json:"restored"`
@@ -501,7 +511,7 @@ type applyJSONDevice struct {
 	DurationMS    int64               `json:"duration_ms"`
 }
 
-type applyJSONLock struct {
+type ApplyJSONLock struct {
 	ID        string    `json:"id"`
 	Operation string    `json:"operation"`
 	Who       string    `json:"who"`
@@ -511,19 +521,19 @@ type applyJSONLock struct {
 	Path      string    `json:"path"`
 }
 
-func (v *ApplyJSON) Result(o *applyOutcome) error {
-	doc := applyJSONDoc{FormatVersion: jsonFormatVersion, Status: string(o.Status), Fabric: o.Fabric, PlanFile: o.PlanFile,
+func (v *ApplyJSON) Result(o *ApplyOutcome) error {
+	doc := ApplyJSONDoc{FormatVersion: JSONFormatVersion, Status: string(o.Status), Fabric: o.Fabric, PlanFile: o.PlanFile,
 		Journal: o.Journal, Order: string(o.Waves.Order), OrderReason: o.Waves.Reason, OrderConflict: o.Waves.Conflict,
-		Devices: []applyJSONDevice{}, Stale: []apply.StaleDevice{}, Unreachable: []apply.StaleDevice{},
+		Devices: []applyJSONDevice{}, Stale: []fabapply.StaleDevice{}, Unreachable: []fabapply.StaleDevice{},
 		Warnings: append(append([]string{}, v.warnings...), o.Warnings...), Diagnostics: []spec.JSONDiagnostic{}}
 	if o.Err != nil {
 		doc.Error = o.Err.Error()
 	}
-	if o.Loaded != nil && len(o.Loaded.Diagnostics) > 0 {
+	if o.Loaded != nil && o.Loaded.DiagnosticCount() > 0 {
 		doc.Diagnostics = o.Loaded.JSONDiagnostics()
 	}
 	if l := o.Lock; l != nil {
-		doc.Lock = &applyJSONLock{ID: l.ID, Operation: l.Operation, Who: l.Who, PID: l.PID, Version: l.Version, Created: l.Created.UTC(), Path: l.Path}
+		doc.Lock = &ApplyJSONLock{ID: l.ID, Operation: l.Operation, Who: l.Who, PID: l.PID, Version: l.Version, Created: l.Created.UTC(), Path: l.Path}
 	}
 	if r := o.Result; r != nil {
 		doc.RunID, doc.Counts = r.RunID, r.Counts
@@ -541,5 +551,59 @@ func (v *ApplyJSON) Result(o *applyOutcome) error {
 			doc.Devices = append(doc.Devices, jd)
 		}
 	}
-	return writeJSON(v.IO.Out, doc)
+	return WriteJSON(v.IO.Out, doc)
+}
+
+// ApplyStatusInvalid is the status of an apply whose spec has errors
+// (beside the run's own, fabapply.RunStatus).
+const ApplyStatusInvalid = fabapply.RunStatus("invalid")
+
+// ApplyOutcome is what an apply run did; the views render it.
+type ApplyOutcome struct {
+	Fabric   string
+	PlanFile string // the saved plan applied, or ""
+	Status   fabapply.RunStatus
+	Plan     *plan.Plan
+	Result   *fabapply.Result
+	Journal  string
+	Lock     *fabapply.LockInfo // set when the lock was held by another run
+	Err      error
+	// Loaded is the spec's diagnostics (nil when no spec was loaded).
+	Loaded SpecDiagnostics
+	Waves  fabapply.WavePlan
+	// Warnings are problems that did not fail the run (journal or record
+	// write errors, a lock released by someone else).
+	Warnings []string
+}
+
+// SpecDiagnostics are a loaded spec's diagnostics, as views show them.
+type SpecDiagnostics interface {
+	DiagnosticCount() int
+	ErrorCount() int
+	WarningCount() int
+	JSONDiagnostics() []spec.JSONDiagnostic
+	// WriteDiagnostics writes them with source snippets and a count line.
+	WriteDiagnostics(w io.Writer, width int, color bool) error
+}
+
+// readAnswer reads one line from r; an interrupt while waiting gives "".
+func readAnswer(ctx context.Context, r io.Reader) (string, error) {
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			err = nil // end of input: whatever was typed, usually nothing
+		}
+		ch <- answer{strings.TrimSpace(line), err}
+	}()
+	select {
+	case a := <-ch:
+		return a.line, a.err
+	case <-ctx.Done():
+		return "", nil
+	}
 }
