@@ -170,7 +170,7 @@ func agentRun(opts *AgentOptions) error {
 				fmt.Fprintln(opts.IO.ErrOut, "agent: re-apply failed; serving metrics anyway")
 			}
 		}
-		return agentMetrics(ctx, opts) // telemetry_cmd.go
+		return agentMetrics(ctx, opts) // agent_metrics.go
 	}
 	if opts.Reapply != "" || opts.Watch != "" {
 		if opts.Reapply != "" {

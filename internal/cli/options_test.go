@@ -17,7 +17,7 @@ func group(use string, leaf *cobra.Command) *cobra.Command {
 }
 
 // TestLeafCommandsTakeRunF: the commands that run a testbed, the traffic
-// test or write a completion script parse their flags into Options and
+// test, telemetry or topology, or write a completion script parse their flags into Options and
 // hand them to an injected run function, as every other command does
 // (cli/cli's NewCmdX(f, runF)): nothing runs.
 func TestLeafCommandsTakeRunF(t *testing.T) {
@@ -57,6 +57,23 @@ func TestLeafCommandsTakeRunF(t *testing.T) {
 		"testbed", "containerlab", "spec", "-o", "lab", "--strict", "--kind", "openconfig=arista_ceos")
 	if code != ExitOK || co == nil || co.Path != "spec" || co.Out != "lab" || !co.Strict || len(co.Kinds) != 1 {
 		t.Errorf("testbed containerlab: exit %d, %+v", code, co)
+	}
+
+	var tpo *TopologyOptions
+	code = execCmd(f, NewCmdTopology(f, func(o *TopologyOptions) error { tpo = o; return nil }), "topology", "spec", "--format", "k8s-labels")
+	if code != ExitOK || tpo == nil || tpo.Path != "spec" || tpo.Format != "k8s-labels" || tpo.Factory != f {
+		t.Errorf("topology: exit %d, %+v", code, tpo)
+	}
+	var teo *TelemetryOptions
+	runTel := func(o *TelemetryOptions) error { teo = o; return nil }
+	code = execCmd(f, group("telemetry", newCmdTelemetryServe(f, runTel)), "telemetry", "serve", "spec", "--listen", "127.0.0.1:0", "--sample", "5s")
+	if code != ExitOK || teo == nil || teo.Path != "spec" || teo.Listen != "127.0.0.1:0" || teo.Sample.Seconds() != 5 {
+		t.Errorf("telemetry serve: exit %d, %+v", code, teo)
+	}
+	teo = nil
+	code = execCmd(f, group("telemetry", newCmdTelemetryRules(f, runTel)), "telemetry", "rules", "spec", "--pause-rate", "50")
+	if code != ExitOK || teo == nil || teo.Path != "spec" || teo.PauseRate != 50 {
+		t.Errorf("telemetry rules: exit %d, %+v", code, teo)
 	}
 
 	var cpl *CompletionOptions

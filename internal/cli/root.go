@@ -28,7 +28,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupTool, NewCmdAgent(f, nil)),
 		inGroup(groupTool, NewCmdKube(f)),        // kube_cmd.go
 		inGroup(groupFabric, NewCmdTelemetry(f)), // telemetry_cmd.go
-		inGroup(groupFabric, NewCmdTopology(f)),
+		inGroup(groupFabric, NewCmdTopology(f, nil)),
 		inGroup(groupTool, NewCmdVerbs(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),

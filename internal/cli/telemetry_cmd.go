@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,6 @@ import (
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/telemetry"
-	"github.com/fabctl/fabctl/topology"
 )
 
 // loadSpecFor loads and lints the spec at path for a read-only command;
@@ -68,11 +65,11 @@ Exit status: 0 success, 1 failure (spec invalid, listen failed; serve --once:
 a switch stream not established), 64 usage error.`,
 		Args: usageArgs(cobra.NoArgs),
 	}
-	cmd.AddCommand(newCmdTelemetryServe(f), newCmdTelemetryRules(f))
+	cmd.AddCommand(newCmdTelemetryServe(f, nil), newCmdTelemetryRules(f, nil))
 	return cmd
 }
 
-func newCmdTelemetryServe(f *Factory) *cobra.Command {
+func newCmdTelemetryServe(f *Factory, runF func(*TelemetryOptions) error) *cobra.Command {
 	opts := &TelemetryOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:     "serve SPEC",
@@ -81,6 +78,9 @@ func newCmdTelemetryServe(f *Factory) *cobra.Command {
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path, opts.JSON = args[0], f.Global.JSON
+			if runF != nil {
+				return runF(opts)
+			}
 			return telemetryServe(f, opts)
 		},
 	}
@@ -178,7 +178,7 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 	return nil
 }
 
-func newCmdTelemetryRules(f *Factory) *cobra.Command {
+func newCmdTelemetryRules(f *Factory, runF func(*TelemetryOptions) error) *cobra.Command {
 	opts := &TelemetryOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:     "rules SPEC",
@@ -187,23 +187,10 @@ func newCmdTelemetryRules(f *Factory) *cobra.Command {
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path, opts.JSON = args[0], f.Global.JSON
-			s, err := loadSpecFor(f, opts.IO, opts.Path, opts.JSON)
-			if err != nil || s == nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			rf := telemetry.Rules(s, telemetry.RuleOptions{PauseRate: opts.PauseRate, For: opts.For})
-			if opts.JSON {
-				return writeJSON(opts.IO.Out, struct {
-					FormatVersion string `json:"format_version"`
-					*telemetry.RuleFile
-				}{jsonFormatVersion, rf})
-			}
-			b, err := rf.YAML()
-			if err != nil {
-				return err
-			}
-			_, err = opts.IO.Out.Write(b)
-			return err
+			return telemetryRules(f, opts)
 		},
 	}
 	cmd.Flags().Float64Var(&opts.PauseRate, "pause-rate", 1000, "PFC pause frames per second on a lossless priority that make a pause storm")
@@ -211,96 +198,22 @@ func newCmdTelemetryRules(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// TopologyOptions are the inputs of fabctl topology.
-type TopologyOptions struct {
-	IO     *IOStreams
-	JSON   bool
-	Path   string
-	Format string
-}
-
-// NewCmdTopology returns `fabctl topology`.
-func NewCmdTopology(f *Factory) *cobra.Command {
-	opts := &TopologyOptions{IO: f.IOStreams}
-	cmd := &cobra.Command{
-		Use:   "topology SPEC",
-		Short: "The fabric's topology for the job scheduler: Slurm topology.conf or Kubernetes node labels",
-		Long: `fabctl topology prints the switch hierarchy the spec's cabling defines, for
-topology-aware placement: --format slurm is a topology.conf for Slurm's tree
-plugin (TopologyPlugin=topology/tree), --format k8s-labels the kubectl commands
-that set fabctl.io/fabric=<fabric> (where the Kubernetes engine's agent runs)
-and topology.fabctl.io/leaf, /spine-group and /rail on each host's node.
---json prints the topology, the labels and the topology.conf as one document.
-
-Exit status: 0 success, 1 spec invalid, 64 usage error.`,
-		Example: "  fabctl topology examples/testbed --format slurm > /etc/slurm/topology.conf",
-		Args:    usageArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path, opts.JSON = args[0], f.Global.JSON
-			if opts.Format != "slurm" && opts.Format != "k8s-labels" {
-				return FlagErrorf("--format must be slurm or k8s-labels, not %q", opts.Format)
-			}
-			s, err := loadSpecFor(f, opts.IO, opts.Path, opts.JSON)
-			if err != nil || s == nil {
-				return err
-			}
-			tp := topology.FromSpec(s)
-			if opts.Format == "k8s-labels" {
-				if err := tp.CheckLabels(); err != nil {
-					return err
-				}
-			}
-			if opts.JSON {
-				return writeJSON(opts.IO.Out, struct {
-					FormatVersion string                       `json:"format_version"`
-					Topology      *topology.Topology           `json:"topology"`
-					Labels        map[string]map[string]string `json:"labels"`
-					Slurm         string                       `json:"slurm_topology_conf"`
-				}{jsonFormatVersion, tp, tp.Labels(), tp.Slurm()})
-			}
-			if opts.Format == "slurm" {
-				_, err = fmt.Fprint(opts.IO.Out, tp.Slurm())
-			} else {
-				_, err = fmt.Fprint(opts.IO.Out, tp.Kubectl())
-			}
-			return err
-		},
-	}
-	cmd.Flags().StringVar(&opts.Format, "format", "slurm", "Output `format`: slurm | k8s-labels")
-	return cmd
-}
-
-// agentMetrics is fabctl agent --metrics: the NICs of the served hosts,
-// read at every scrape, their DCB watched for drift.
-func agentMetrics(ctx context.Context, opts *AgentOptions) error {
-	s, err := opts.loadSpec(opts.MetricsSpec)
+func telemetryRules(f *Factory, opts *TelemetryOptions) error {
+	s, err := loadSpecFor(f, opts.IO, opts.Path, opts.JSON)
 	if err != nil || s == nil {
 		return err
 	}
-	hosts := opts.MetricsHosts
-	if len(hosts) == 0 {
-		name, err := os.Hostname()
-		if err != nil {
-			return err
-		}
-		hosts = []string{name}
+	rf := telemetry.Rules(s, telemetry.RuleOptions{PauseRate: opts.PauseRate, For: opts.For})
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, struct {
+			FormatVersion string `json:"format_version"`
+			*telemetry.RuleFile
+		}{jsonFormatVersion, rf})
 	}
-	nics, unknown := telemetry.NICs(s, hosts)
-	if len(unknown) > 0 {
-		return FlagErrorf("--metrics-host: no host %s in %s", strings.Join(unknown, ", "), opts.MetricsSpec)
-	}
-	c := telemetry.NewHostCollector(nics, "/sys")
-	agent.WatchMetrics(ctx, c, opts.WatchDCB, func(h string, err error) {
-		fmt.Fprintf(opts.IO.ErrOut, "agent: %s: DCB watch: %v\n", h, err)
-	})
-	h, err := agent.MetricsHandler(c)
+	b, err := rf.YAML()
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.Metrics)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "agent: serving metrics of %d NIC(s) at http://%s/metrics\n", len(nics), ln.Addr())
-	return agent.ServeMetrics(ctx, ln, h)
+	_, err = opts.IO.Out.Write(b)
+	return err
 }

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabctl/fabctl/topology"
+)
+
+// TopologyOptions are the inputs of fabctl topology.
+type TopologyOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+	Path    string
+	Format  string
+}
+
+// NewCmdTopology returns `fabctl topology`.
+func NewCmdTopology(f *Factory, runF func(*TopologyOptions) error) *cobra.Command {
+	opts := &TopologyOptions{IO: f.IOStreams, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "topology SPEC",
+		Short: "The fabric's topology for the job scheduler: Slurm topology.conf or Kubernetes node labels",
+		Long: `fabctl topology prints the switch hierarchy the spec's cabling defines, for
+topology-aware placement: --format slurm is a topology.conf for Slurm's tree
+plugin (TopologyPlugin=topology/tree), --format k8s-labels the kubectl commands
+that set fabctl.io/fabric=<fabric> (where the Kubernetes engine's agent runs)
+and topology.fabctl.io/leaf, /spine-group and /rail on each host's node.
+--json prints the topology, the labels and the topology.conf as one document.
+
+Exit status: 0 success, 1 spec invalid, 64 usage error.`,
+		Example: "  fabctl topology examples/testbed --format slurm > /etc/slurm/topology.conf",
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path, opts.JSON = args[0], f.Global.JSON
+			if opts.Format != "slurm" && opts.Format != "k8s-labels" {
+				return FlagErrorf("--format must be slurm or k8s-labels, not %q", opts.Format)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return topologyRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", "slurm", "Output `format`: slurm | k8s-labels")
+	return cmd
+}
+
+func topologyRun(opts *TopologyOptions) error {
+	s, err := loadSpecFor(opts.Factory, opts.IO, opts.Path, opts.JSON)
+	if err != nil || s == nil {
+		return err
+	}
+	tp := topology.FromSpec(s)
+	if opts.Format == "k8s-labels" {
+		if err := tp.CheckLabels(); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, struct {
+			FormatVersion string                       `json:"format_version"`
+			Topology      *topology.Topology           `json:"topology"`
+			Labels        map[string]map[string]string `json:"labels"`
+			Slurm         string                       `json:"slurm_topology_conf"`
+		}{jsonFormatVersion, tp, tp.Labels(), tp.Slurm()})
+	}
+	if opts.Format == "slurm" {
+		_, err = fmt.Fprint(opts.IO.Out, tp.Slurm())
+	} else {
+		_, err = fmt.Fprint(opts.IO.Out, tp.Kubectl())
+	}
+	return err
+}
