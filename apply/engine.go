@@ -267,21 +267,30 @@ func (e *UnreachableError) Error() string {
 type PlanError struct{ Devices []*plan.DevicePlan }
 
 func (e *PlanError) Error() string {
-	const show = 3
-	var parts []string
-	for i, d := range e.Devices {
-		if i == show {
-			parts = append(parts, fmt.Sprintf("and %d more", len(e.Devices)-show))
-			break
-		}
-		parts = append(parts, d.Address+": "+strings.TrimPrefix(d.Error, "read "+d.Address+": "))
-	}
+	parts := firstFew(len(e.Devices), func(i int) string {
+		d := e.Devices[i]
+		return d.Address + ": " + strings.TrimPrefix(d.Error, "read "+d.Address+": ")
+	})
 	what := "1 device"
 	if len(e.Devices) != 1 {
 		what = fmt.Sprintf("%d devices", len(e.Devices))
 	}
 	return fmt.Sprintf("the plan is incomplete, nothing was applied: %s could not be planned (%s); fix them or leave them out with --exclude",
 		what, strings.Join(parts, "; "))
+}
+
+// firstFew lists the first three of n items (item(i)), and how many
+// more there are.
+func firstFew(n int, item func(i int) string) []string {
+	const show = 3
+	var parts []string
+	for i := 0; i < n; i++ {
+		if i == show {
+			return append(parts, fmt.Sprintf("and %d more", n-show))
+		}
+		parts = append(parts, item(i))
+	}
+	return parts
 }
 
 // FailedError summarises the devices a run did not bring to the desired

@@ -280,15 +280,7 @@ type DeviceFinding struct {
 }
 
 func (e *BlockedError) Error() string {
-	const show = 3
-	var parts []string
-	for i, f := range e.Findings {
-		if i == show {
-			parts = append(parts, fmt.Sprintf("and %d more", len(e.Findings)-show))
-			break
-		}
-		parts = append(parts, f.Device+": "+f.Finding.Message)
-	}
+	parts := firstFew(len(e.Findings), func(i int) string { return e.Findings[i].Device + ": " + e.Findings[i].Finding.Message })
 	return "apply refused, nothing was applied: " + strings.Join(parts, "; ")
 }
 

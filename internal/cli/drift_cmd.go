@@ -29,19 +29,7 @@ status).`,
 		Example: `  fabctl drift fabric/
   fabctl drift --format markdown fabric/ > drift.md || notify-oncall`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path = "."
-			if len(args) == 1 {
-				opts.Path = args[0]
-			}
-			if err := opts.check(cmd); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return planRun(cmd.Context(), opts)
-		},
+		RunE: opts.runE(runF),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")

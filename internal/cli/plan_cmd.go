@@ -91,22 +91,7 @@ that could not be read: see Findings), 64 on a usage error. With
 			}
 			return []string{"hcl"}, cobra.ShellCompDirectiveFilterFileExt
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path = "."
-			if len(args) == 1 {
-				opts.Path = args[0]
-			}
-			if err := opts.check(cmd); err != nil {
-				return err
-			}
-			if opts.Engine == engineKubernetes && opts.Out != "" {
-				return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return planRun(cmd.Context(), opts)
-		},
+		RunE: opts.runE(runF),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
@@ -138,6 +123,23 @@ func formatCompletion(*cobra.Command, []string, string) ([]string, cobra.ShellCo
 	return []string{formatHuman, formatJSON, formatMarkdown}, cobra.ShellCompDirectiveNoFileComp
 }
 
+// runE is plan's and drift's RunE: the arguments, then runF or planRun.
+func (opts *PlanOptions) runE(runF func(*PlanOptions) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		opts.Path = "."
+		if len(args) == 1 {
+			opts.Path = args[0]
+		}
+		if err := opts.check(cmd); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return planRun(cmd.Context(), opts)
+	}
+}
+
 // check checks the flags plan and drift share (internal/cli/arguments)
 // and the engine's, and sets the output format.
 func (opts *PlanOptions) check(cmd *cobra.Command) error {
@@ -147,7 +149,13 @@ func (opts *PlanOptions) check(cmd *cobra.Command) error {
 		return usageError(err)
 	}
 	opts.Format = format
-	return opts.EngineOptions.check()
+	if err := opts.EngineOptions.check(); err != nil {
+		return err
+	}
+	if opts.Engine == engineKubernetes && opts.Out != "" {
+		return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
+	}
+	return nil
 }
 
 // outputFormat reconciles --format with the global --json.

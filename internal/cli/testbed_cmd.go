@@ -122,38 +122,35 @@ Exit status: 0 up, 1 error (nothing is left behind).`,
 }
 
 func newCmdTestbedDown(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
-	o := &TestbedOptions{IO: f.IOStreams}
-	cmd := &cobra.Command{
+	return newCmdTestbedOfDir(f, runF, testbedDownRun, &cobra.Command{
 		Use:   "down [SPEC]",
 		Short: "Remove everything testbed up made",
 		Long: `Stop the emulators and delete the namespaces, links and files that "testbed up"
 made, as recorded in DIR/testbed.json; nothing else is touched.
 
 Exit status: 0 removed, 1 no testbed or an error.`,
-		Args: usageArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.testbedArgs(f, args)
-			return testbedRun(o, runF, testbedDownRun)
-		},
-	}
-	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
-	return cmd
+	})
 }
 
 func newCmdTestbedStatus(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
-	o := &TestbedOptions{IO: f.IOStreams}
-	cmd := &cobra.Command{
+	return newCmdTestbedOfDir(f, runF, testbedStatusRun, &cobra.Command{
 		Use:   "status [SPEC]",
 		Short: "List the testbed's emulators, namespaces and links, and whether they are live",
 		Long: `List what "testbed up" made and whether it is live: the emulator process, each
 emulator's port, each namespace.
 
 Exit status: 0 healthy, 1 no testbed, or something is down.`,
-		Args: usageArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.testbedArgs(f, args)
-			return testbedRun(o, runF, testbedStatusRun)
-		},
+	})
+}
+
+// newCmdTestbedOfDir completes cmd as a testbed command of an optional
+// SPEC and --dir that runs run (or runF).
+func newCmdTestbedOfDir(f *Factory, runF, run func(*TestbedOptions) error, cmd *cobra.Command) *cobra.Command {
+	o := &TestbedOptions{IO: f.IOStreams}
+	cmd.Args = usageArgs(cobra.MaximumNArgs(1))
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o.testbedArgs(f, args)
+		return testbedRun(o, runF, run)
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	return cmd
