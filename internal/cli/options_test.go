@@ -17,7 +17,7 @@ func group(use string, leaf *cobra.Command) *cobra.Command {
 }
 
 // TestLeafCommandsTakeRunF: the commands that run a testbed, the traffic
-// test, telemetry or topology, or write a completion script parse their flags into Options and
+// test, telemetry or topology, inject a testbed fault, or write a completion script parse their flags into Options and
 // hand them to an injected run function, as every other command does
 // (cli/cli's NewCmdX(f, runF)): nothing runs.
 func TestLeafCommandsTakeRunF(t *testing.T) {
@@ -74,6 +74,13 @@ func TestLeafCommandsTakeRunF(t *testing.T) {
 	code = execCmd(f, group("telemetry", newCmdTelemetryRules(f, runTel)), "telemetry", "rules", "spec", "--pause-rate", "50")
 	if code != ExitOK || teo == nil || teo.Path != "spec" || teo.PauseRate != 50 {
 		t.Errorf("telemetry rules: exit %d, %+v", code, teo)
+	}
+
+	var fo *TestbedFaultOptions
+	code = execCmd(f, group("testbed", newCmdTestbedFault(f, func(o *TestbedFaultOptions) error { fo = o; return nil })),
+		"testbed", "fault", "spec", "width", "leaf1:2", "4x", "--dir", "d")
+	if code != ExitOK || fo == nil || fo.Spec != "spec" || fo.Dir != "d" || fo.Kind != "width" || len(fo.Args) != 2 || fo.Args[1] != "4x" {
+		t.Errorf("testbed fault: exit %d, %+v", code, fo)
 	}
 
 	var cpl *CompletionOptions

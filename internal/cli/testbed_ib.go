@@ -23,7 +23,7 @@ type TestbedFaultOptions struct {
 	Args    []string // the kind's arguments
 }
 
-func newCmdTestbedFault(f *Factory) *cobra.Command {
+func newCmdTestbedFault(f *Factory, runF func(*TestbedFaultOptions) error) *cobra.Command {
 	var dir string
 	var kinds strings.Builder
 	for _, k := range ibsim.Faults {
@@ -54,6 +54,9 @@ Exit status: 0 done, 1 error (no simulated subnet, unknown port, ...), 64 usage.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := &TestbedFaultOptions{TestbedOptions: *testbedOpts(f, args[:1]), Factory: f, Kind: args[1], Args: args[2:]}
 			o.Dir = dir
+			if runF != nil {
+				return runF(o)
+			}
 			return testbedFaultRun(o)
 		},
 	}
