@@ -247,7 +247,7 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 		if path == "" {
 			path = JournalPath(o.StateDir, name, runID)
 		}
-		j, err := CreateJournal(path, runID, o.Now, SecretValues(o.Spec.Credentials, o.Getenv))
+		j, err := CreateJournal(path, runID, o.Now, SecretValues(runCredentials(o), o.Getenv))
 		if err != nil {
 			rec.Close()
 			return fail(RunError, err)

@@ -119,3 +119,28 @@ func TestRunFabricSavedPlanOfSaver(t *testing.T) {
 		t.Fatalf("saved plan of a saving driver: %+v %v", out, err)
 	}
 }
+
+// TestRunFabricHostDriverResolvesNoHostSecrets: when the hosts go through
+// another driver than their own (--engine kubernetes), the journal's
+// redactor does not resolve the credentials only hosts log in with: the
+// run never reads the hosts' SSH secrets. With their own driver it does.
+func TestRunFabricHostDriverResolvesNoHostSecrets(t *testing.T) {
+	for _, hostDriver := range []string{"", "host"} {
+		_, o := runFixture(t)
+		o.Fabric.Hosts[0].Credentials = "hosts"
+		o.Spec.Credentials = []*spec.Credentials{
+			{Name: "hosts", Password: &spec.SecretRef{Kind: "env", Name: "HOST_PW"}},
+			{Name: "other", Password: &spec.SecretRef{Kind: "env", Name: "OTHER_PW"}},
+		}
+		o.Plan.HostDriver = hostDriver
+		asked := map[string]bool{}
+		o.Getenv = func(k string) string { asked[k] = true; return "secret-" + k }
+		out, err := RunFabric(context.Background(), o)
+		if err != nil || out.Status != RunApplied || out.Journal == "" {
+			t.Fatalf("host driver %q: %+v %v", hostDriver, out, err)
+		}
+		if want := hostDriver == ""; asked["HOST_PW"] != want || !asked["OTHER_PW"] {
+			t.Errorf("host driver %q: resolved %v, want HOST_PW %v and OTHER_PW", hostDriver, asked, want)
+		}
+	}
+}
