@@ -12,22 +12,37 @@ import (
 // driver and validate run on the subnet manager host (and the testbed
 // under ibsim) to read the fabric in one process and restore port tables
 // (drivers/sm/ibfabric/ibmad). Its flags and JSON are that package's.
-func NewCmdIBMAD(f *Factory) *cobra.Command {
+func NewCmdIBMAD(f *Factory, runF func(*IBMADOptions) error) *cobra.Command {
 	return &cobra.Command{
 		Use:                "ibmad read|smp|restore [flags]",
 		Short:              "Read or repair the InfiniBand fabric with MADs from this host (run by fabctl on the subnet manager host)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
+			opts := &IBMADOptions{IO: f.IOStreams, Args: args, Ctx: cmd.Context()}
+			if opts.Ctx == nil {
+				opts.Ctx = context.Background()
 			}
-			code := ibmad.Main(ctx, args, f.IOStreams.In, f.IOStreams.Out, f.IOStreams.ErrOut)
-			// Through the C library's exit: libumad2sim's atexit
-			// cleanup must run under ibsim (ibmad.Exit).
-			ibmad.Exit(code)
-			return nil
+			if runF != nil {
+				return runF(opts)
+			}
+			return ibmadRun(opts)
 		},
 	}
+}
+
+// IBMADOptions are the inputs of the hidden fabctl ibmad: its arguments
+// as given (ibmad parses them).
+type IBMADOptions struct {
+	IO   *IOStreams
+	Ctx  context.Context
+	Args []string
+}
+
+func ibmadRun(opts *IBMADOptions) error {
+	code := ibmad.Main(opts.Ctx, opts.Args, opts.IO.In, opts.IO.Out, opts.IO.ErrOut)
+	// Through the C library's exit: libumad2sim's atexit cleanup must
+	// run under ibsim (ibmad.Exit).
+	ibmad.Exit(code)
+	return nil
 }

@@ -83,6 +83,13 @@ func TestLeafCommandsTakeRunF(t *testing.T) {
 		t.Errorf("testbed fault: exit %d, %+v", code, fo)
 	}
 
+	// ibmad parses its own arguments: they reach it as given.
+	var ibo *IBMADOptions
+	code = execCmd(f, NewCmdIBMAD(f, func(o *IBMADOptions) error { ibo = o; return nil }), "ibmad", "read", "--json", "-C", "mlx5_0")
+	if code != ExitOK || ibo == nil || len(ibo.Args) != 4 || ibo.Args[1] != "--json" || ibo.Ctx == nil {
+		t.Errorf("ibmad: exit %d, %+v", code, ibo)
+	}
+
 	var cpl *CompletionOptions
 	code = execCmd(f, NewCmdCompletion(f, func(o *CompletionOptions) error { cpl = o; return nil }), "completion", "zsh")
 	if code != ExitOK || cpl == nil || cpl.Shell != "zsh" || cpl.Root == nil {

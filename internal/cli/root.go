@@ -33,7 +33,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
 		inGroup(groupTool, NewCmdCompletion(f, nil)),
-		NewCmdIBMAD(f), // hidden: run on the subnet manager host
+		NewCmdIBMAD(f, nil), // hidden: run on the subnet manager host
 	}
 }
 
