@@ -128,6 +128,12 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 
 func readAddrs(s *session, link netlink.Link) ([]string, error) {
 	list, err := s.nl.AddrList(link, netlink.FAMILY_ALL)
+	// The kernel marks a dump that raced with an address change
+	// (NLM_F_DUMP_INTR, netlink.ErrDumpInterrupted: a link coming up adds
+	// its IPv6 link-local address meanwhile): dump again.
+	for i := 0; i < 3 && errors.Is(err, netlink.ErrDumpInterrupted); i++ {
+		list, err = s.nl.AddrList(link, netlink.FAMILY_ALL)
+	}
 	if err != nil {
 		return nil, err
 	}
