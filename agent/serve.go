@@ -42,6 +42,13 @@ type unsupportedReporter interface {
 	Unsupported(host string) map[string]string
 }
 
+// factsReporter is the host driver's view of what Read learned of the
+// NICs' kernel drivers (drivers/host.Driver.Facts), which the
+// controller's change list depends on.
+type factsReporter interface {
+	Facts(host string) map[string]string
+}
+
 // Server runs agent requests on this machine.
 type Server struct {
 	// NewDriver builds the host driver the agent works with.
@@ -105,6 +112,9 @@ func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto
 		resp.State = st
 		if u, ok := drv.(unsupportedReporter); ok {
 			resp.Unsupported = u.Unsupported(h.Name)
+		}
+		if f, ok := drv.(factsReporter); ok {
+			resp.Facts = f.Facts(h.Name)
 		}
 		if r, ok := drv.(drivers.Reporter); ok {
 			resp.Findings = r.Findings(t)

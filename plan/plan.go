@@ -493,6 +493,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 				return dp
 			}
 			dp.Steps = steps
+			markDisruptiveSteps(dp.Changes, steps)
 		}
 		if saves {
 			// Every apply on such a device ends with a save, and a device
@@ -510,6 +511,37 @@ func driverFor(d intent.Device, opts Options) string {
 		return opts.HostDriver
 	}
 	return drivers.For(d)
+}
+
+// markDisruptiveSteps marks the changes of a step the driver found
+// disruptive from the device (a host NIC's kernel driver, say) where its
+// static Fields could not tell: a disruptive step none of whose changes
+// is marked. A step whose mark came from one of its changes' Fields
+// leaves the others as they are.
+func markDisruptiveSteps(changes []intent.AttrChange, steps []drivers.Change) {
+	idx := make(map[string]int, len(changes))
+	for i, c := range changes {
+		idx[c.Path] = i
+	}
+	for _, st := range steps {
+		if st.Disruptive == "" {
+			continue
+		}
+		marked := false
+		for _, p := range st.Paths {
+			if i, ok := idx[p]; ok && changes[i].Disruptive != "" {
+				marked = true
+			}
+		}
+		if marked {
+			continue
+		}
+		for _, p := range st.Paths {
+			if i, ok := idx[p]; ok {
+				changes[i].Disruptive = st.Disruptive
+			}
+		}
+	}
 }
 
 // Expressed is the state a device plan wants: st, the device's compiled

@@ -264,7 +264,7 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 		}
 	}
 	setETS := func(cur *dcbnl.IEEE) error {
-		want := desiredETSLayout(n, needsCompactTCs(fam, cur, n))
+		want := etsFor(n, fam, cur)
 		var e dcbnl.ETS
 		if cur.ETS != nil {
 			e = *cur.ETS

@@ -47,12 +47,17 @@ import (
 //     priorities: ecn_enable reads as the spec's dcqcn_priorities when on.
 //
 // The in-tree driver (torvalds/linux drivers/infiniband/hw/bnxt_re)
-// enables congestion control with ECT(1) marking at load on P5/P7 chips
-// (main.c bnxt_re_setup_cc: enable = 1, tos_ecn = 1; the mode is the
-// firmware's) and exposes the parameters in debugfs only, created
-// read-only (debugfs.c bnxt_re_debugfs_add_pdev: cc_config/<param>, mode
-// 0400): fabctl reads enable_cc there when debugfs is mounted, else takes
-// bnxt_re_setup_cc's default, and lists what it cannot set.
+// enables congestion control with ECT(1) marking at load, but only since
+// "RDMA/bnxt_re: Enable congestion control by default" and only on P5/P7
+// physical functions (main.c bnxt_re_setup_cc: enable = 1, tos_ecn = 1);
+// older kernels, P4 chips and VFs keep the firmware's setting. It shows
+// the parameters in debugfs only (debugfs.c bnxt_re_debugfs_add_pdev:
+// bnxt_re/<pci>/cc_config/<param>, mode 0400 but with a write handler,
+// bnxt_re_cc_config_set -> bnxt_qplib_modify_cc; reads come from the
+// firmware, bnxt_qplib_query_cc_param): fabctl reads enable_cc and the
+// CNP marking (alt_vlan_dscp, alt_vlan_pcp) there, reports them unknown
+// without debugfs, and lists what it cannot set (debugfs is no stable
+// interface).
 
 func bnxtCCRoot() string { return filepath.Join(cfgRoot, "bnxt_re") }
 
@@ -285,35 +290,67 @@ func readBnxt(n *intent.NIC, h *intent.Host, pciDev string, st, unsup map[string
 		}
 		return nil
 	}
-	// In-tree bnxt_re: CC on at load, parameters in read-only debugfs.
-	enabled, from := true, "the in-tree bnxt_re default (bnxt_re_setup_cc enables it at load on P5/P7 chips)"
+	// In-tree bnxt_re: the CC parameters live in firmware and show in
+	// debugfs only.
 	dbg := bnxtDebugfs(pciDev)
+	enabled, known := false, false
 	if dbg != "" {
 		if v, ok := readTrim(filepath.Join(dbg, "enable_cc")); ok {
-			enabled, from = v == "1", "debugfs "+filepath.Join(dbg, "enable_cc")
+			enabled, known = v == "1", true
 		}
 	}
 	switch {
+	case !known:
+		unsup[p+"ecn"] = fmt.Sprintf("%s: DCQCN state unknown: the in-tree bnxt_re shows it only in debugfs (bnxt_re/<pci>/cc_config/enable_cc, which bnxt_re_cc_config_get reads from the firmware), and %s. Its default is no safe guess: bnxt_re_setup_cc turns congestion control on at load only in kernels with \"RDMA/bnxt_re: Enable congestion control by default\" and only on P5/P7 physical functions; older kernels, P4 chips (BCM5741x) and VFs keep the firmware's setting. Mount debugfs (mount -t debugfs none /sys/kernel/debug) so fabctl can read it",
+			n.Name, bnxtDebugfsWhy(pciDev))
 	case len(n.ECNPrios) > 0 && enabled:
 		st[p+"ecn"] = intsList(n.ECNPrios)
-	case len(n.ECNPrios) > 0:
-		unsup[p+"ecn"] = fmt.Sprintf("%s: DCQCN is off (%s) and the in-tree bnxt_re cannot turn it on: it sets congestion control only at load (bnxt_re_setup_cc); its debugfs cc_config is read-only (0400). Broadcom's out-of-tree bnxt_re takes it through configfs (ports/1/cc/ecn_enable)", n.Name, from)
+	case len(n.ECNPrios) == 0 && !enabled:
+		st[p+"ecn"] = ""
 	default:
-		unsup[p+"ecn"] = fmt.Sprintf("%s: DCQCN off is not expressible on the in-tree bnxt_re: it enables congestion control at load (bnxt_re_setup_cc; read from %s) and offers no interface to turn it off (debugfs cc_config is read-only, 0400); Broadcom's out-of-tree bnxt_re takes ports/1/cc/ecn_enable in configfs", n.Name, from)
+		want := "on"
+		if len(n.ECNPrios) == 0 {
+			want = "off"
+		}
+		unsup[p+"ecn"] = fmt.Sprintf("%s: DCQCN is %s (debugfs %s/enable_cc) and the spec wants it %s, which the in-tree bnxt_re offers no interface for: it sets congestion control only at load (bnxt_re_setup_cc), and its debugfs cc_config files, though root can write them (bnxt_re_cc_config_set -> bnxt_qplib_modify_cc), are no stable interface (debugfs is not an ABI; kernel lockdown refuses them); write it there by hand (echo %d > %s/enable_cc) and fabctl reads it back, or use Broadcom's out-of-tree bnxt_re (configfs ports/1/cc/ecn_enable)",
+			n.Name, onOff(enabled), dbg, want, map[bool]int{true: 1, false: 0}[want == "on"], dbg)
 	}
 	if wantCNP {
-		cur := ""
+		cur, d, pr := "", "", ""
 		if dbg != "" {
-			d, ok1 := readTrim(filepath.Join(dbg, "alt_vlan_dscp"))
-			pr, ok2 := readTrim(filepath.Join(dbg, "alt_vlan_pcp"))
+			var ok1, ok2 bool
+			d, ok1 = readTrim(filepath.Join(dbg, "alt_vlan_dscp"))
+			pr, ok2 = readTrim(filepath.Join(dbg, "alt_vlan_pcp"))
 			if ok1 && ok2 {
+				if d == strconv.Itoa(n.CNPDSCP) && pr == strconv.Itoa(n.CNPPriority) {
+					// In effect: what the spec wants is what the NIC does.
+					st[p+"cnp_dscp"], st[p+"cnp_prio"] = d, pr
+					return nil
+				}
 				cur = fmt.Sprintf(" (the NIC uses DSCP %s, priority %s: debugfs cc_config alt_vlan_dscp, alt_vlan_pcp)", d, pr)
 			}
 		}
-		unsup[p+"cnp"] = fmt.Sprintf("%s: CNP DSCP %d / priority %d: the in-tree bnxt_re has no CNP marking setting (bnxt_re_setup_cc sets enable and tos_ecn only; debugfs cc_config is read-only)%s; Broadcom's out-of-tree bnxt_re takes ports/1/cc/cnp_dscp and cnp_prio in configfs",
+		unsup[p+"cnp"] = fmt.Sprintf("%s: CNP DSCP %d / priority %d: the in-tree bnxt_re has no interface for the CNP marking (bnxt_re_setup_cc sets enable and tos_ecn only; debugfs cc_config alt_vlan_dscp and alt_vlan_pcp are root-writable through bnxt_re_cc_config_set but no stable interface)%s; Broadcom's out-of-tree bnxt_re takes ports/1/cc/cnp_dscp and cnp_prio in configfs",
 			n.Name, n.CNPDSCP, n.CNPPriority, cur)
 	}
 	return nil
+}
+
+// bnxtDebugfsWhy says why the in-tree driver's debugfs directory of a PCI
+// function cannot be read.
+func bnxtDebugfsWhy(pciDev string) string {
+	root := filepath.Join(sysRoot, "kernel/debug")
+	if _, err := os.Stat(filepath.Join(root, "bnxt_re")); err != nil {
+		if ents, _ := os.ReadDir(root); len(ents) == 0 {
+			return "debugfs is not mounted on " + root
+		}
+		return "debugfs has no bnxt_re directory (" + filepath.Join(root, "bnxt_re") + ")"
+	}
+	name := "this NIC's PCI function"
+	if t, err := filepath.EvalSymlinks(pciDev); err == nil {
+		name = filepath.Base(t)
+	}
+	return "debugfs has no bnxt_re/" + name + "/cc_config"
 }
 
 // bnxtDebugfs is the in-tree driver's cc_config directory of the NIC's

@@ -174,7 +174,11 @@ func TestReadBnxtConfigfs(t *testing.T) {
 	}
 }
 
-// The in-tree driver: CC on at load (bnxt_re_setup_cc), debugfs read-only.
+// The in-tree driver: without debugfs the DCQCN state is unknown (its
+// load-time default depends on the kernel, the chip and PF/VF), never
+// taken as on; with debugfs enable_cc and the CNP marking are read, and
+// what differs is not expressible (debugfs is writable by root but no
+// stable interface).
 func TestReadBnxtInTree(t *testing.T) {
 	dir := withRoots(t)
 	pci := filepath.Join(dir, "sys/devices/pci0000:00/0000:3b:00.0")
@@ -182,29 +186,40 @@ func TestReadBnxtInTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := "nic/ens1f0np0/"
-	// No debugfs: bnxt_re_setup_cc's default (on) is the model.
-	st, unsup := map[string]string{}, map[string]string{}
-	readBnxt(ccNIC(true), &intent.Host{}, pci, st, unsup)
-	if st[p+"ecn"] != "0,1,2,3,4,5,6,7" || !strings.Contains(unsup[p+"cnp"], "in-tree bnxt_re has no CNP marking setting") {
-		t.Errorf("default: state %v unsup %v", st, unsup)
-	}
-	st, unsup = map[string]string{}, map[string]string{}
-	readBnxt(ccNIC(false), &intent.Host{}, pci, st, unsup)
-	if _, ok := st[p+"ecn"]; ok || !strings.Contains(unsup[p+"ecn"], "DCQCN off is not expressible on the in-tree bnxt_re") {
-		t.Errorf("off wanted: state %v unsup %v", st, unsup)
+	// No debugfs: unknown, whatever the spec wants.
+	for _, on := range []bool{true, false} {
+		st, unsup := map[string]string{}, map[string]string{}
+		readBnxt(ccNIC(on), &intent.Host{}, pci, st, unsup)
+		if _, ok := st[p+"ecn"]; ok || !strings.Contains(unsup[p+"ecn"], "DCQCN state unknown") || !strings.Contains(unsup[p+"ecn"], "debugfs is not mounted") {
+			t.Errorf("no debugfs, DCQCN %v wanted: state %v unsup %v", on, st, unsup)
+		}
 	}
 	// debugfs says off (and shows the CNP marking): on is not expressible.
 	cc := filepath.Join(sysRoot, "kernel/debug/bnxt_re/0000:3b:00.0/cc_config")
 	writeTree(t, map[string]string{filepath.Join(cc, "enable_cc"): "0\n", filepath.Join(cc, "alt_vlan_dscp"): "48\n", filepath.Join(cc, "alt_vlan_pcp"): "7\n"})
-	st, unsup = map[string]string{}, map[string]string{}
+	st, unsup := map[string]string{}, map[string]string{}
 	readBnxt(ccNIC(true), &intent.Host{}, pci, st, unsup)
-	if _, ok := st[p+"ecn"]; ok || !strings.Contains(unsup[p+"ecn"], "DCQCN is off (debugfs") || !strings.Contains(unsup[p+"cnp"], "the NIC uses DSCP 48, priority 7") {
+	if _, ok := st[p+"ecn"]; ok || !strings.Contains(unsup[p+"ecn"], "DCQCN is off (debugfs") || !strings.Contains(unsup[p+"ecn"], "bnxt_re_cc_config_set") || !strings.Contains(unsup[p+"cnp"], "the NIC uses DSCP 48, priority 7") {
 		t.Errorf("debugfs off: state %v unsup %v", st, unsup)
+	}
+	// Off wanted, off read: in effect.
+	st, unsup = map[string]string{}, map[string]string{}
+	readBnxt(ccNIC(false), &intent.Host{}, pci, st, unsup)
+	if v, ok := st[p+"ecn"]; !ok || v != "" || unsup[p+"ecn"] != "" {
+		t.Errorf("debugfs off, off wanted: state %v unsup %v", st, unsup)
 	}
 	writeTree(t, map[string]string{filepath.Join(cc, "enable_cc"): "1\n"})
 	st, unsup = map[string]string{}, map[string]string{}
 	readBnxt(ccNIC(true), &intent.Host{}, pci, st, unsup)
 	if st[p+"ecn"] != "0,1,2,3,4,5,6,7" || unsup[p+"ecn"] != "" {
 		t.Errorf("debugfs on: state %v unsup %v", st, unsup)
+	}
+	// The CNP marking the spec wants is the NIC's: in effect.
+	n := ccNIC(true)
+	n.CNPDSCP, n.CNPPriority = 48, 7
+	st, unsup = map[string]string{}, map[string]string{}
+	readBnxt(n, &intent.Host{}, pci, st, unsup)
+	if st[p+"cnp_dscp"] != "48" || st[p+"cnp_prio"] != "7" || unsup[p+"cnp"] != "" {
+		t.Errorf("debugfs CNP as wanted: state %v unsup %v", st, unsup)
 	}
 }

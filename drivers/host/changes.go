@@ -93,6 +93,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	}
 	d.mu.Lock()
 	unsup := d.unsupported[h.Name]
+	facts := d.facts[h.Name]
 	d.mu.Unlock()
 	where := ""
 	if h.Connect.Netns != "" { // netns:NAME, or ssh+netns:NAME on the remote host
@@ -132,8 +133,11 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 				ch.Disruptive = c.Disruptive
 			}
 		}
+		if why := disruptiveFor(facts, k.nic, k.feat); why != "" && ch.Disruptive == "" {
+			ch.Disruptive = why // the NIC's driver interrupts traffic for it (nicfacts.go)
+		}
 		n := nics[k.nic]
-		ch.Summary, ch.Payload = describe(k.nic, k.feat, n, h, cs, where)
+		ch.Summary, ch.Payload = describe(k.nic, k.feat, n, h, cs, where, facts)
 		if why := blocked(unsup, k.nic, k.feat); why != "" {
 			ch.Summary += " — cannot apply: " + why
 		} else if k.nic != "" && !applicable(k.feat) {
@@ -194,7 +198,10 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	}
 	switch feat {
 	case "ets", "pfc", "app":
-		return unsup[p+"dcb"]
+		if why := unsup[p+"dcb"]; why != "" {
+			return why
+		}
+		return unsup[p+feat]
 	case "cable_len", "maxrate", "buffer":
 		if why := unsup[p+"dcb"]; why != "" {
 			return why
@@ -206,7 +213,7 @@ func blocked(unsup map[string]string, nic, feat string) string {
 	return ""
 }
 
-func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrChange, where string) (string, []string) {
+func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrChange, where string, facts map[string]string) (string, []string) {
 	if n == nil && nic != "" {
 		return "nic " + nic + " is not in the spec", nil
 	}
@@ -226,9 +233,8 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 		}
 		return fmt.Sprintf("%s: addresses %s", nic, strings.Join(n.Addresses, ",")), pl
 	case "ets":
-		e := desiredETS(n)
 		return fmt.Sprintf("%s: ETS prio-tc/tsa/bandwidth", nic), []string{fmt.Sprintf(
-			"dcb ieee ets dev %s prio_tc %v tc_tsa %v tc_bw %v (DCB_CMD_IEEE_SET{ETS}, read-modify-write)%s", nic, e.PrioTC, e.TCTSA, e.TCTxBW, where)}
+			"dcb ieee ets dev %s %s (DCB_CMD_IEEE_SET{ETS}, read-modify-write)%s", nic, etsPayload(facts, n), where)}
 	case "pfc":
 		return fmt.Sprintf("%s: PFC on priorities %q", nic, intsList(n.PFC)), []string{fmt.Sprintf(
 			"dcb ieee pfc dev %s enable %s (DCB_CMD_IEEE_SET{PFC}, delay kept)%s", nic, orNone(intsList(n.PFC)), where)}
@@ -381,6 +387,9 @@ func desiredETSLayout(n *intent.NIC, compact bool) dcbnl.ETS {
 // identity itself), bnxt when its firmware offers fewer TCs than the
 // highest class priority needs (ets_cap).
 func needsCompactTCs(fam family, cur *dcbnl.IEEE, n *intent.NIC) bool {
+	if cur == nil {
+		return false
+	}
 	switch fam {
 	case famICE:
 		return !hasDSCPApp(cur)
@@ -394,6 +403,116 @@ func needsCompactTCs(fam family, cur *dcbnl.IEEE, n *intent.NIC) bool {
 		return cur.ETS != nil && cur.ETS.ETSCap > 0 && int(cur.ETS.ETSCap) <= high
 	}
 	return false
+}
+
+// etsFor is the ETS apply writes on a NIC of a family with DCB state cur:
+// desiredETSLayout, compacted where the driver needs it
+// (needsCompactTCs). On bnxt a TC no priority maps to carries neither a
+// TSA nor a bandwidth (TSA 0 is strict): bnxt_ets_validate
+// (drivers/net/ethernet/broadcom/bnxt/bnxt_dcb.c) returns -EINVAL for
+// "(ets->tc_tx_bw[i] || ets->tc_tsa[i]) && i > bp->max_tc", and since
+// c08c59653415 "bnxt_en: reject ETS settings that will starve a TC"
+// (5.14) for an ETS TC with 0 % while the ETS TCs sum to 100 ("rejecting
+// ETS config starving a TC"), over all eight TCs until b74c2a2e9cc4
+// "bnxt_en: Fix DCB ETS validation" (6.16) limited that loop to the TCs
+// in use; fabctl's 0 % ETS on unused TCs failed both.
+func etsFor(n *intent.NIC, fam family, cur *dcbnl.IEEE) dcbnl.ETS {
+	e := desiredETSLayout(n, needsCompactTCs(fam, cur, n))
+	if fam == famBNXT {
+		var used [8]bool
+		for _, tc := range e.PrioTC {
+			if tc < 8 {
+				used[tc] = true
+			}
+		}
+		for tc := range used {
+			if !used[tc] {
+				e.TCTSA[tc], e.TCTxBW[tc] = dcbnl.TSAStrict, 0
+			}
+		}
+	}
+	return e
+}
+
+// bnxtTCCount is the TC count bnxt sets up for an ETS: the highest TC a
+// priority maps to, plus one (bnxt_ets_validate's *tc, passed to
+// bnxt_setup_mq_tc).
+func bnxtTCCount(e dcbnl.ETS) int {
+	high := 0
+	for _, tc := range e.PrioTC {
+		if int(tc) > high && tc < 8 {
+			high = int(tc)
+		}
+	}
+	return high + 1
+}
+
+// bnxtNumTC is the TC count a bnxt NIC has now: 0 until the host set an
+// ETS (bnxt_dcbnl_ieee_getets leaves the ETS zero while bp->ieee_ets is
+// unset in host mode; bnxt_setup_mq_tc runs only from the setets),
+// else bnxtTCCount of the ETS it reports.
+func bnxtNumTC(cur *dcbnl.IEEE) int {
+	if cur == nil || cur.ETS == nil {
+		return 0
+	}
+	e := *cur.ETS
+	if e.PrioTC == ([8]uint8{}) && e.TCTSA == ([8]uint8{}) && e.TCTxBW == ([8]uint8{}) {
+		return 0
+	}
+	return bnxtTCCount(e)
+}
+
+// bnxtLimits lists the DCB settings a Broadcom NIC's firmware cannot take
+// (bnxt_dcb.c): more classes than the TCs it offers (ets_cap is
+// bp->max_tc, bnxt_dcbnl_ieee_getets; a prio_tc above it is -EINVAL in
+// bnxt_ets_validate), more lossless TCs than it has lossless queues
+// (pfc_cap is bp->max_lltc, bnxt_dcbnl_ieee_getpfc;
+// bnxt_hwrm_queue_pfc_cfg: "lltc_count > bp->max_lltc" -> -EINVAL), an
+// ETS class with 0 % (bnxt_ets_validate: "starving a TC"). PFC needs the
+// ETS (bnxt_hwrm_queue_pfc_cfg: -EINVAL without bp->ieee_ets), so a
+// refused ETS takes PFC with it.
+func bnxtLimits(n *intent.NIC, cur *dcbnl.IEEE, unsup map[string]string) {
+	p := "nic/" + n.Name + "/"
+	classes := 0
+	ets, zero := 0, ""
+	for _, tc := range n.TCs {
+		if tc.TC < 0 || tc.TC > 7 {
+			continue
+		}
+		classes++
+		if !tc.Strict {
+			ets += tc.Bandwidth
+			if tc.Bandwidth == 0 {
+				zero = tc.Name
+			}
+		}
+	}
+	if cur.ETS != nil && cur.ETS.ETSCap > 0 && classes > int(cur.ETS.ETSCap) {
+		unsup[p+"ets"] = fmt.Sprintf("%s: the Broadcom firmware offers %d TCs (ets_cap, bnxt max_tc) and the spec has %d classes: bnxt refuses a priority on a TC above them (bnxt_ets_validate, -EINVAL); merge classes to fit %d, or use a NIC with more TCs",
+			n.Name, cur.ETS.ETSCap, classes, cur.ETS.ETSCap)
+	} else if zero != "" && ets == 100 {
+		unsup[p+"ets"] = fmt.Sprintf("%s: class %s is ETS with 0 %% while the ETS classes sum to 100 %%: bnxt refuses it (bnxt_ets_validate: \"rejecting ETS config starving a TC\", -EINVAL); give it a bandwidth or make it strict", n.Name, zero)
+	}
+	if why := unsup[p+"ets"]; why != "" && len(n.PFC) > 0 {
+		unsup[p+"pfc"] = why + "; bnxt takes PFC only after an ETS (bnxt_hwrm_queue_pfc_cfg: -EINVAL without bp->ieee_ets)"
+		return
+	}
+	if cur.PFC == nil || cur.PFC.Cap == 0 || len(n.PFC) == 0 {
+		return
+	}
+	e := etsFor(n, famBNXT, cur)
+	var lossless [8]bool
+	count := 0
+	for _, prio := range n.PFC {
+		if prio >= 0 && prio < 8 && !lossless[e.PrioTC[prio]] {
+			lossless[e.PrioTC[prio]] = true
+			count++
+		}
+	}
+	if count > int(cur.PFC.Cap) {
+		unsup[p+"pfc"] = fmt.Sprintf("%s: PFC on %d TCs, but the Broadcom firmware has %d lossless queues (pfc_cap, bnxt max_lltc): bnxt refuses more (bnxt_hwrm_queue_pfc_cfg, -EINVAL); make fewer classes lossless",
+			n.Name, count, cur.PFC.Cap)
+	}
 }
 
 func desiredPFC(n *intent.NIC) uint8 {

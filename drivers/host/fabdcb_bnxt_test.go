@@ -2,8 +2,11 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 )
 
@@ -142,5 +146,174 @@ func TestFabdcbBnxtCC(t *testing.T) {
 	}
 	if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
 		t.Fatalf("not clean after the repair: %v %+v", d.Error, d.Changes)
+	}
+}
+
+// fabdcbParam reads a fabdcb module parameter (/sys/module/fabdcb/parameters).
+func fabdcbParam(t *testing.T, name string) int {
+	t.Helper()
+	v, ok := readTrim("/sys/module/fabdcb/parameters/" + name)
+	if !ok {
+		t.Fatalf("fabdcb has no parameter %s", name)
+	}
+	if v == "Y" || v == "N" {
+		return map[string]int{"Y": 1, "N": 0}[v]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("fabdcb parameter %s = %q", name, v)
+	}
+	return n
+}
+
+func reopensOf(t *testing.T, dev string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(testutil.Run(t, "cat", "/sys/class/net/"+dev+"/fabdcb/nic_reopens")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// addClass puts one more class into the VM spec.
+func addClass(src, class string) string {
+	return strings.Replace(src, `class "bulk" {`, class+"\nclass \"bulk\" {", 1)
+}
+
+// TestFabdcbBnxtMaxTC: a Broadcom NIC whose firmware offers max_tc TCs
+// and max_lltc lossless queues (the module's parameters; the dcb section
+// loads the bnxt personality with several). The spec's three classes
+// (priorities 0, 3, 6) apply within max_tc, compacted below it when the
+// highest priority does not fit (bnxt_ets_validate refuses a TC above
+// it), with the unused TCs neither ETS nor with a bandwidth; the first
+// ETS sets up the TC count and the lossless TC lands on a lossless queue,
+// each reopening the NIC as the plan says (bnxt_setup_mq_tc,
+// bnxt_queue_remap); the re-plan is clean. A fourth class on a
+// three-TC NIC, and a second lossless class beyond max_lltc, are listed
+// as not expressible instead of failing in apply.
+func TestFabdcbBnxtMaxTC(t *testing.T) {
+	dev := fabdcbDev(t, 0)
+	if fam := personalityOf(t, "", dev); fam != famBNXT {
+		t.Skipf("max_tc is the bnxt personality's (this load is %s)", fam)
+	}
+	if fabdcbParam(t, "fw_lldp_agent") == 1 {
+		t.Skip("the firmware LLDP agent keeps DCB from the host: TestFabdcbBnxtLLDPAgent")
+	}
+	maxTC, maxLLTC := fabdcbParam(t, "max_tc"), fabdcbParam(t, "max_lltc")
+	t.Logf("fabdcb bnxt max_tc=%d max_lltc=%d", maxTC, maxLLTC)
+	reg := registry(t)
+	ctx := context.Background()
+	src := fabdcbSpec(t, dev, "local")
+	s, f := loadSpec(t, src)
+	p := plan.Make(ctx, s, f, reg, plan.Options{})
+	dp := p.Device("host.vm")
+	if dp.Error != "" {
+		t.Fatal(dp.Error)
+	}
+	for _, u := range dp.Unexpressible {
+		if fe := feature(u.Path); fe == "ets" || fe == "pfc" || fe == "app" {
+			t.Errorf("three classes on %d TCs: %s not expressible: %s", maxTC, u.Path, u.Reason)
+		}
+	}
+	disrupts := false
+	for _, c := range dp.Changes {
+		if strings.HasPrefix(c.Path, "nic/"+dev+"/tc/") && strings.Contains(c.Disruptive, "bnxt_setup_mq_tc") {
+			disrupts = true
+		}
+	}
+	if !disrupts {
+		t.Errorf("the first ETS on bnxt is not marked disruptive (TC count 0 -> n): %+v", dp.Changes)
+	}
+	reopens0 := reopensOf(t, dev)
+	res, err := applyPlan(t, p, f, reg)
+	if err != nil || res.Devices[0].Status != apply.StatusApplied {
+		t.Fatalf("apply on max_tc %d: %v %+v", maxTC, err, res.Devices[0])
+	}
+	checkApplied(t, "", dev)
+	e := dcbShow(t, "", "ets", "show", "dev", dev)
+	prioTC, _ := e["prio_tc"].([]any)
+	for prio, tc := range prioTC {
+		if n, _ := strconv.Atoi(fmt.Sprint(tc)); n >= maxTC {
+			t.Errorf("priority %d on TC %d, the firmware offers %d", prio, n, maxTC)
+		}
+	}
+	if n := reopensOf(t, dev) - reopens0; n < 1 {
+		t.Errorf("apply reopened the NIC %d times: the first ETS sets up the TC count", n)
+	}
+	if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+		t.Fatalf("re-plan not clean: %v %+v", d.Error, d.Changes)
+	}
+	reopens1 := reopensOf(t, dev)
+	if _, err := applyPlan(t, plan.Make(ctx, s, f, reg, plan.Options{}), f, reg); err != nil {
+		t.Fatal(err)
+	}
+	if n := reopensOf(t, dev) - reopens1; n != 0 {
+		t.Errorf("a no-change apply reopened the NIC %d times", n)
+	}
+
+	// More than the firmware takes: listed, not planned.
+	more := addClass(src, `class "storage" {
+  priority  = 4
+  dscp      = [10]
+  lossless  = true
+  bandwidth = 10
+}`)
+	more = strings.Replace(more, "bandwidth = 40", "bandwidth = 30", 1)
+	s2, f2 := loadSpec(t, more)
+	d2 := plan.Make(ctx, s2, f2, reg, plan.Options{}).Device("host.vm")
+	if d2.Error != "" {
+		t.Fatal(d2.Error)
+	}
+	why := map[string]string{}
+	for _, u := range d2.Unexpressible {
+		why[feature(u.Path)] = u.Reason
+	}
+	switch {
+	case maxTC < 4:
+		if !strings.Contains(why["ets"], "offers") {
+			t.Errorf("4 classes on %d TCs: ETS not listed as not expressible: %v", maxTC, why)
+		}
+	case maxLLTC < 2:
+		if !strings.Contains(why["pfc"], "lossless queues") {
+			t.Errorf("2 lossless classes on %d lossless queues: PFC not listed: %v", maxLLTC, why)
+		}
+	default:
+		if why["ets"] != "" || why["pfc"] != "" {
+			t.Errorf("4 classes, 2 lossless fit max_tc %d, max_lltc %d: %v", maxTC, maxLLTC, why)
+		}
+	}
+}
+
+// TestFabdcbBnxtLLDPAgent: a Broadcom NIC whose firmware runs an LLDP
+// agent without a DCBX agent (fabdcb's fw_lldp_agent: bnxt_dcb_init leaves
+// DCBX IEEE only, and bnxt_dcbnl_setdcbx refuses host mode): the plan
+// lists DCB as not expressible, naming the cause, instead of planning
+// writes that fail in apply; iproute2's dcb gets the same refusal.
+func TestFabdcbBnxtLLDPAgent(t *testing.T) {
+	dev := fabdcbDev(t, 0)
+	if fam := personalityOf(t, "", dev); fam != famBNXT || fabdcbParam(t, "fw_lldp_agent") != 1 {
+		t.Skip("needs the bnxt personality loaded with fw_lldp_agent=1")
+	}
+	s, f := loadSpec(t, fabdcbSpec(t, dev, "local"))
+	d := plan.Make(context.Background(), s, f, registry(t), plan.Options{}).Device("host.vm")
+	if d.Error != "" {
+		t.Fatal(d.Error)
+	}
+	why := map[string]string{}
+	for _, u := range d.Unexpressible {
+		why[feature(u.Path)] = u.Reason
+	}
+	for _, fe := range []string{"ets", "pfc", "app"} {
+		if !strings.Contains(why[fe], "BNXT_FW_CAP_LLDP_AGENT") {
+			t.Errorf("%s: not listed as not expressible with the LLDP agent's refusal: %q", fe, why[fe])
+		}
+	}
+	for _, c := range d.Changes {
+		if fe := feature(c.Path); fe == "ets" || fe == "pfc" || fe == "app" {
+			t.Errorf("planned a DCB change bnxt refuses: %+v", c)
+		}
+	}
+	if out, err := exec.Command("dcb", "dcbx", "set", "dev", dev, "host", "ieee").CombinedOutput(); err == nil {
+		t.Errorf("dcb dcbx set host ieee succeeded on a bnxt with the firmware LLDP agent:\n%s", out)
 	}
 }

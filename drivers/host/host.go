@@ -53,13 +53,16 @@ type Driver struct {
 	unsupported map[string]map[string]string // host -> path prefix -> reason
 	// findings are Read's read-only observations per host (findings.go).
 	findings map[string][]drivers.Finding
+	// facts are what Read learned of each NIC's kernel driver that the
+	// change list depends on (nicfacts.go): host -> key -> value.
+	facts map[string]map[string]string
 	// SSH tunes the transport of hosts reached over SSH (transport_ssh.go).
 	SSH SSHOptions
 }
 
 // New returns a host driver.
 func New() drivers.Driver {
-	return &Driver{unsupported: map[string]map[string]string{}, findings: map[string][]drivers.Finding{}}
+	return &Driver{unsupported: map[string]map[string]string{}, findings: map[string][]drivers.Finding{}, facts: map[string]map[string]string{}}
 }
 
 var _ drivers.Driver = (*Driver)(nil)
@@ -74,7 +77,7 @@ func (d *Driver) Capabilities() drivers.Capabilities { return drivers.Capabiliti
 // Fields marks the disruptive host settings.
 func (d *Driver) Fields() []intent.Field {
 	return []intent.Field{
-		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5 and resets the netdev on ice (as every ice DCB change does)"},
+		{Pattern: "nic/*/pfc", Disruptive: "a PFC change flaps the link on mlx5 (mlx5_toggle_port_link), resets the netdev on ice (ice_dcbnl_devreset, as every ice DCB change does) and on bnxt closes and reopens the NIC when a lossless TC is on a lossy queue (bnxt_queue_remap)"},
 		{Pattern: "nic/*/mtu", Disruptive: "an MTU change restarts the NIC's queues (brief traffic loss, RDMA QPs re-negotiate path MTU)"},
 		{Pattern: "nic/*/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},
 		{Pattern: "nic/*/vlan/addresses", Disruptive: "removing an address drops the connections that use it", DisruptiveOnRemoval: true},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -130,16 +132,51 @@ func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[
 				n.Name, dcbx, n.Name, iceLLDPFlag)
 		}
 	case famBNXT:
-		if dcbx&dcbnl.DCBXLLDManaged != 0 {
-			unsup[p+"dcb"] = fmt.Sprintf("%s: the Broadcom firmware DCBX agent owns DCB (dcbx 0x%02x, LLD_MANAGED): bnxt refuses every DCB write without host DCBX and refuses the switch (\"All firmware DCBX settings are set in NVRAM\", bnxt_dcbnl_setdcbx); disable the firmware LLDP/DCBX agent in NVRAM (Broadcom niccli/bnxtnvm) and reload",
-				n.Name, dcbx)
+		bnxtDCBX(n.Name, ieee, unsup)
+		if unsup[p+"dcb"] != "" {
+			return // the firmware keeps DCB: nothing below can be applied
 		}
+		bnxtLimits(n, ieee, unsup)
 		if n.RDMAPriority >= 0 && !hasRoCEApp(ieee, n) {
 			*fs = append(*fs, drivers.Finding{Severity: "warning", Path: p + "app", Message: fmt.Sprintf(
 				"%s: no APP entry %s -> priority %d: bnxt programs the RoCE priority into firmware only from that entry (bnxt_dcbnl_ieee_setapp); fabctl adds it with the DSCP table on apply (dcb app add dev %s %s:%d)",
 				n.Name, roceAppText(n), n.RDMAPriority, n.Name, roceAppDcb(n), n.RDMAPriority)})
 		}
 	}
+}
+
+// bnxtDCBX lists DCB as not expressible where bnxt's DCBX mode keeps the
+// host out: the firmware DCBX agent owns DCB (LLD_MANAGED), or host mode
+// would be refused (bnxtIEEEOnly). Any other mode without HOST (set by
+// hand) apply switches to host IEEE, which bnxt takes.
+func bnxtDCBX(nic string, ieee *dcbnl.IEEE, unsup map[string]string) {
+	if ieee == nil || ieee.DCBX == nil {
+		return
+	}
+	dcbx := *ieee.DCBX
+	switch {
+	case dcbx&dcbnl.DCBXLLDManaged != 0:
+		unsup["nic/"+nic+"/dcb"] = fmt.Sprintf("%s: the Broadcom firmware DCBX agent owns DCB (dcbx 0x%02x, LLD_MANAGED): bnxt refuses every DCB write without host DCBX and refuses the switch (\"All firmware DCBX settings are set in NVRAM\", bnxt_dcbnl_setdcbx); disable the firmware LLDP/DCBX agent in NVRAM (Broadcom niccli/bnxtnvm) and reload",
+			nic, dcbx)
+	case dcbx == dcbnl.DCBXVerIEEE:
+		unsup["nic/"+nic+"/dcb"] = bnxtIEEEOnly(nic)
+	}
+}
+
+// bnxtIEEEOnly is why DCB is not expressible on a bnxt NIC whose DCBX is
+// IEEE without HOST: bnxt_dcb_init gives a PF host DCBX only when its
+// firmware runs no LLDP agent (and LLD_MANAGED only with a firmware DCBX
+// agent), so IEEE alone is a VF or a PF whose firmware runs an LLDP agent
+// without a DCBX agent, and bnxt_dcbnl_setdcbx refuses host mode to both
+// ("BNXT_VF(bp) || (bp->fw_cap & BNXT_FW_CAP_LLDP_AGENT)"): the switch
+// fabctl would make fails, and every DCB write needs it.
+func bnxtIEEEOnly(nic string) string {
+	what := "its firmware runs an LLDP agent without a DCBX agent (BNXT_FW_CAP_LLDP_AGENT)"
+	if _, err := os.Stat(filepath.Join(sysRoot, "class/net", nic, "device/physfn")); err == nil {
+		what = "it is a VF"
+	}
+	return fmt.Sprintf("%s: DCBX is IEEE without HOST (0x%02x), as bnxt sets it at load when %s: bnxt refuses host DCBX then (bnxt_dcbnl_setdcbx) and every ETS, PFC and APP write without it (bnxt_dcbnl_ieee_set*, -EINVAL). Disable the firmware LLDP agent in NVRAM (Broadcom niccli/bnxtnvm) and reload the driver; if the mode was set by hand (dcb dcbx set dev %s ieee), `dcb dcbx set dev %s host ieee` gives DCB back to the host",
+		nic, dcbnl.DCBXVerIEEE, what, nic, nic)
 }
 
 // roceApp is the APP entry bnxt needs for the RoCE priority.

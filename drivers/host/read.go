@@ -34,6 +34,7 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	defer s.close()
 	st := intent.State{}
 	unsup := map[string]string{}
+	facts := map[string]string{}
 	st["irqbalance"] = readIRQBalance(h.IRQBalance)
 	var fs []drivers.Finding
 	if h.NCCLEnvFile != "" {
@@ -50,7 +51,7 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := readNIC(s, &h.NICs[i], st, unsup, &fs); err != nil {
+		if err := readNIC(s, &h.NICs[i], st, unsup, facts, &fs); err != nil {
 			return nil, err
 		}
 	}
@@ -60,12 +61,13 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	}
 	d.mu.Lock()
 	d.unsupported[h.Name] = unsup
+	d.facts[h.Name] = facts
 	d.findings[h.Name] = append(fs, sysFs...)
 	d.mu.Unlock()
 	return st, nil
 }
 
-func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string, fs *[]drivers.Finding) error {
+func readNIC(s *session, n *intent.NIC, st intent.State, unsup, facts map[string]string, fs *[]drivers.Finding) error {
 	p := "nic/" + n.Name + "/"
 	link, err := s.nl.LinkByName(n.Name)
 	if err != nil {
@@ -107,6 +109,7 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup map[string]string
 			*fs = append(*fs, *f) // ice: readFamily says what to do
 		}
 		readFamily(s, n, fam, ieee, st, unsup, fs)
+		nicDCBFacts(facts, n, fam, ieee)
 		readCableLen(n, fam, ieee, dcb, unsup)
 		readMaxrate(n, fam, ieee, dcb, unsup)
 		readBuffer(s, n, fam, ieee, dcb, unsup)

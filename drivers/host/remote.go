@@ -27,6 +27,7 @@ func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Hos
 	}
 	d.mu.Lock()
 	d.unsupported[h.Name] = unsup
+	d.facts[h.Name] = resp.Facts
 	d.findings[h.Name] = resp.Findings
 	d.mu.Unlock()
 	if resp.State == nil {

@@ -148,6 +148,11 @@ type Response struct {
 	// Unsupported: what Read found the host cannot do, per NIC path
 	// prefix, with the reason (the host driver's Limiter input).
 	Unsupported map[string]string `json:"unsupported,omitempty"`
+	// Facts: what Read learned of the NICs' kernel drivers that the
+	// change list depends on ("nic/<n>/family" = "bnxt", the ETS layout
+	// for that driver, why an ETS or APP change interrupts traffic there),
+	// for the controller's Changes.
+	Facts map[string]string `json:"facts,omitempty"`
 	// Findings: what Read observed and the spec cannot change (NUMA,
 	// PCIe link, device limits, DCBX owner), for the controller's plan.
 	Findings []drivers.Finding `json:"findings,omitempty"`

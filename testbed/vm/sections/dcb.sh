@@ -10,7 +10,7 @@
 #    applies them, ice and bnxt list them as not expressible); ice's netdev reset after every DCB
 #    change (the spec's IPv6 address is back after apply);
 #  - the fabctl binary does the same from a spec file: plan, apply, clean re-plan, drift.
-# All of it once per fabdcb personality (modprobe fabdcb personality=mlx5|ice|bnxt: the module
+# All of it once per fabdcb personality, and the bnxt one again with firmware offering 3, 4 and 6 TCs (modprobe fabdcb personality=mlx5|ice|bnxt: the module
 # reproduces en_dcbnl.c, ice_dcb_nl.c or bnxt_dcb.c, and for bnxt the congestion control configfs of
 # Broadcom's out-of-tree bnxt_re, which fabctl plans, applies and reads back); the dcbnl encoder tests, written against
 # mlx5's rules, run on the mlx5 personality only. On ice the spec hands DCB from the firmware LLDP
@@ -121,7 +121,31 @@ personality_run() {
 	fab_log "===== personality $pers passed ====="
 }
 
+# Broadcom firmware offers fewer TCs and lossless queues than 8 (Broadcom's own scripts plan for 3):
+# the bnxt personality once more per firmware shape, max_tc max_lltc [bnxt_ets_fix] (bnxt_dcb.c
+# bnxt_ets_validate, bnxt_hwrm_queue_pfc_cfg; the ETS starving check over all TCs as in 5.14..6.15, or
+# only the used ones as since b74c2a2e9cc4). The personality run above had max_tc 8.
+# The fourth argument loads it with a firmware LLDP agent (bnxt_dcb_init: DCBX IEEE only, host refused).
+bnxt_firmware_run() {
+	local maxtc=$1 lltc=$2 fix=${3:-0} lldp=${4:-0}
+	fab_log "===== fabdcb bnxt max_tc=$maxtc max_lltc=$lltc bnxt_ets_fix=$fix fw_lldp_agent=$lldp ====="
+	fab_run modprobe fabdcb count=1 personality=bnxt max_tc="$maxtc" max_lltc="$lltc" bnxt_ets_fix="$fix" fw_lldp_agent="$lldp" ||
+		fab_fail "modprobe fabdcb bnxt max_tc=$maxtc"
+	ip link set fabdcb0 up || fab_fail "ip link set fabdcb0 up"
+	(cd "$FABTB_FILES/drivers/host" && export FABCTL_FABDCB=fabdcb0 && fab_run "$FABTB_BIN/host.test" -test.v -test.count=1 \
+		-test.run 'TestFabdcbBnxtMaxTC|TestFabdcbBnxtLLDPAgent') || fab_fail "bnxt max_tc=$maxtc max_lltc=$lltc fw_lldp_agent=$lldp"
+	fab_run dcb ets show dev fabdcb0
+	fab_run cat /sys/class/net/fabdcb0/fabdcb/nic_reopens
+	fab_run rmmod fabdcb || fab_fail "rmmod fabdcb (bnxt max_tc=$maxtc)"
+}
+
 for pers in ${FABTB_FABDCB_PERSONALITIES:-mlx5 ice bnxt}; do
 	personality_run "$pers"
 done
+if [ -z "${FABTB_FABDCB_PERSONALITIES:-}" ] || [[ " $FABTB_FABDCB_PERSONALITIES " == *" bnxt "* ]]; then
+	bnxt_firmware_run 3 1
+	bnxt_firmware_run 4 2
+	bnxt_firmware_run 6 2 1
+	bnxt_firmware_run 8 8 0 1
+fi
 exit 0

@@ -27,8 +27,9 @@
  *    -EINVAL, port_update_shared_buffer); every lossless buffer must hold
  *    xoff + max_mtu + one cell (update_xoff_threshold, -ENOMEM), with
  *    xoff = (301 + 2.16 * cable_len) * speed [Gbit/s] + 2.72 * MTU
- *    (calculate_xoff; this netdev has no PTYS speed, so the driver's floor,
- *    40 Gbit/s) and max_mtu at least 9216 (MINIMUM_MAX_MTU). Sizes are
+ *    (calculate_xoff; speed is the link's, sysfs link_speed, at least
+ *    40 Gbit/s, the driver's floor) and max_mtu at least 9216
+ *    (MINIMUM_MAX_MTU). Sizes are
  *    kept in 128-byte cells, the rest cut off (port_set_buffer do_div;
  *    1 << MLX5E_BUFFER_CELL_SHIFT without an SBCAM register). In manual
  *    mode a PFC or cable length change re-checks the lossless buffers the
@@ -71,17 +72,35 @@
  *    to 100 (-EINVAL). APP: DSCP only (-EINVAL), priority = TC < max_tc, a
  *    DSCP already mapped is -EINVAL (delete it first); the first entry
  *    switches to DSCP mode, resets ETS to TC 0 = 100 % with prio_tc the
- *    identity and the DSCP map to dscp >> 3 (ice_dcbnl_setapp); in DSCP mode
+ *    identity and the DSCP map to ice's default (dscp >> 3 with 8 TCs; with
+ *    fewer, the driver's i * max_tc + j loops) (ice_dcbnl_setapp); the
+ *    DCBX app[] holds ICE_DCBX_MAX_APPS (64) and the driver appends
+ *    without a bound, so fabdcb refuses the 65th with -EOVERFLOW; every
+ *    reconfiguration sets the netdev's num_tc and prio_tc_map
+ *    (ice_vsi_cfg_netdev_tc), which rdma_cm reads; in DSCP mode
  *    setets keeps prio_tc; a deleted entry maps to dscp % 8, the last one
  *    back to VLAN mode (ice_dcbnl_delapp).
- *  bnxt (bnxt_dcb.c 0898782): ops ETS, PFC, APP, DCBX only; every set is
- *    -EINVAL unless DCBX is IEEE + HOST (bnxt_dcbnl_ieee_set*); host mode at
- *    load (bnxt_dcb_init, PF without firmware LLDP agent). ETS
+ *  bnxt (bnxt_dcb.c 0898782; gregkh/linux 0118fe8 for the ETS checks):
+ *    ops ETS, PFC, APP, DCBX only; every set is -EINVAL unless DCBX is IEEE
+ *    + HOST (bnxt_dcbnl_ieee_set*); host mode at load for a PF without the
+ *    firmware LLDP agent, IEEE only with it (module parameter
+ *    fw_lldp_agent: bnxt_dcb_init), and then setdcbx refuses host mode
+ *    (bnxt_dcbnl_setdcbx: BNXT_FW_CAP_LLDP_AGENT). ETS
  *    (bnxt_ets_validate): prio_tc > max_tc -EINVAL, a TC above max_tc with
  *    a bandwidth or TSA -EINVAL, TSA other than strict/ETS -EOPNOTSUPP, ETS
- *    bandwidths above 100 % in all -EINVAL. APP: any selector is kept;
- *    DSCP code points above 63 -EINVAL (bnxt_dcbnl_ieee_dscp_app_prep).
- *    ETS and PFC read as zero until set in host mode (bnxt_dcbnl_ieee_getets).
+ *    bandwidths above 100 % -EINVAL, an ETS TC with 0 % while the ETS TCs
+ *    sum to 100 -EINVAL ("starving a TC", c08c59653415; over all eight TCs,
+ *    or with bnxt_ets_fix only below the highest TC in use, b74c2a2e9cc4);
+ *    a new TC count (highest prio_tc + 1) closes and reopens the NIC and
+ *    sets the netdev's num_tc, never its prio_tc_map (bnxt_setup_mq_tc).
+ *    PFC (bnxt_hwrm_queue_pfc_cfg): -EINVAL before any ETS
+ *    (bp->ieee_ets) and for more lossless TCs than max_lltc (module
+ *    parameter, reported as pfc_cap by bnxt_dcbnl_ieee_getpfc); a lossless
+ *    TC on a lossy queue remaps the queues and reopens the NIC
+ *    (bnxt_queue_remap; fabdcb's lossless queues are the last max_lltc).
+ *    APP: any selector is kept; DSCP code points above 63 -EINVAL
+ *    (bnxt_dcbnl_ieee_dscp_app_prep). ETS and PFC read as zero until set in
+ *    host mode (bnxt_dcbnl_ieee_getets); ets_cap is max_tc.
  * Module parameter max_tc (default 8): the TCs the ice/bnxt firmware
  * offers (bnxt may offer 3).
  *
@@ -93,6 +112,11 @@
  *   buffer_mode   ro  auto | manual
  *   link_flaps    ro  carrier flaps caused by PFC changes (mlx5)
  *   dev_resets    ro  ice_dcbnl_devreset runs (ice)
+ *   nic_reopens   ro  bnxt_close_nic + bnxt_open_nic runs: a new TC count
+ *                     (bnxt_setup_mq_tc) or a queue remap (bnxt)
+ *   link_speed    rw  the link's speed in Mb/s (0: unknown), reported by
+ *                     ethtool and used by mlx5's headroom (module
+ *                     parameter speed at load)
  *   pfc_counters  rw  read: "prio requests indications" per line;
  *                     write "prio requests indications": adds to them
  *   peer_pfc      wo  hex/decimal mask advertised by the DCBX peer
@@ -120,6 +144,7 @@
 #define FABDCB_DEFAULT_CABLE_LEN 7 /* MLX5E_DEFAULT_CABLE_LEN */
 #define FABDCB_100MB 100000ULL     /* MLX5E_100MB, Kbps */
 #define FABDCB_1GB 1000000ULL      /* MLX5E_1GB, Kbps */
+#define FABDCB_ICE_MAX_APPS 64     /* ICE_DCBX_MAX_APPS, ice_type.h */
 
 static int count = 1;
 module_param(count, int, 0444);
@@ -132,6 +157,22 @@ MODULE_PARM_DESC(personality, "NIC driver reproduced: mlx5 (default), ice or bnx
 static int max_tc = IEEE_8021QAZ_MAX_TCS;
 module_param(max_tc, int, 0444);
 MODULE_PARM_DESC(max_tc, "Traffic classes the ice/bnxt firmware offers (1..8, default 8)");
+
+static int speed;
+module_param(speed, int, 0444);
+MODULE_PARM_DESC(speed, "Link speed in Mb/s the devices report at load (ethtool; mlx5's PTYS oper speed), 0: unknown; sysfs fabdcb/link_speed changes it");
+
+static int max_lltc = IEEE_8021QAZ_MAX_TCS;
+module_param(max_lltc, int, 0444);
+MODULE_PARM_DESC(max_lltc, "bnxt: lossless queues the firmware offers (bp->max_lltc, 0..max_tc, default 8)");
+
+static bool bnxt_ets_fix;
+module_param(bnxt_ets_fix, bool, 0444);
+MODULE_PARM_DESC(bnxt_ets_fix, "bnxt: ETS starving check over the used TCs only (b74c2a2e9cc4, 6.16) instead of all eight (c08c59653415, 5.14)");
+
+static bool fw_lldp_agent;
+module_param(fw_lldp_agent, bool, 0444);
+MODULE_PARM_DESC(fw_lldp_agent, "bnxt: the firmware runs an LLDP agent without a DCBX agent (BNXT_FW_CAP_LLDP_AGENT): DCBX IEEE only, host mode refused");
 
 enum fabdcb_pers { PERS_MLX5, PERS_ICE, PERS_BNXT };
 
@@ -162,9 +203,15 @@ struct fabdcb_priv {
 	u32 link_flaps;
 	struct ethtool_pauseparam pause;
 	enum fabdcb_pers pers;
-	bool fw_lldp;       /* ice: ICE_FLAG_FW_LLDP_AGENT */
+	bool fw_lldp;       /* ice: ICE_FLAG_FW_LLDP_AGENT; bnxt: BNXT_FW_CAP_LLDP_AGENT */
+	bool ieee_ets_set;  /* bnxt: bp->ieee_ets (an ETS was set) */
+	u8 num_tc;          /* bnxt: bp->num_tc (bnxt_setup_mq_tc) */
+	u8 tc_to_qidx[IEEE_8021QAZ_MAX_TCS]; /* bnxt: bp->tc_to_qidx */
+	u32 nic_reopens;    /* bnxt: bnxt_close_nic + bnxt_open_nic runs */
+	u32 link_speed;     /* Mb/s, 0 unknown (mlx5: PTYS eth_proto_oper) */
 	bool dscp_mode;     /* ice: ICE_QOS_MODE_DSCP */
 	u64 dscp_mapped;    /* ice: dscp_mapped bitmap */
+	int ice_numapps;    /* ice: desired_dcbx_cfg.numapps */
 };
 
 /* ice_dcb_get_num_tc(): contiguous TCs from TC 0 in prio_tc, else 1. */
@@ -256,35 +303,184 @@ static int ice_setets(struct net_device *dev, struct ieee_ets *ets)
 	return 0;
 }
 
-static int bnxt_setets(struct net_device *dev, struct ieee_ets *ets)
+/* bnxt_close_nic + bnxt_open_nic on a running NIC: the rings are freed
+ * and re-allocated, the carrier goes down and up; the netdev stays up
+ * (no dev_close: its addresses stay). */
+static void bnxt_reopen(struct net_device *dev)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
-	int i, total = 0;
 
-	if (bnxt_not_host(p))
+	if (netif_running(dev)) {
+		netif_carrier_off(dev);
+		netif_carrier_on(dev);
+	}
+	p->nic_reopens++;
+}
+
+/* bnxt_setup_mq_tc (bnxt.c): a new TC count closes the NIC, sets the
+ * netdev's TC count (netdev_set_num_tc; bnxt never sets a prio_tc_map, so
+ * every priority maps to TC 0 there) and opens it again. */
+static int bnxt_setup_mq_tc(struct net_device *dev, u8 tc)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	if (tc > max_tc) {
+		netdev_err(dev, "Too many traffic classes requested: %d. Max supported is %d.\n", tc, max_tc);
 		return -EINVAL;
-	/* bnxt_ets_validate */
+	}
+	if (p->num_tc == tc)
+		return 0;
+	if (tc)
+		netdev_set_num_tc(dev, tc);
+	else
+		netdev_reset_tc(dev);
+	p->num_tc = tc;
+	bnxt_reopen(dev);
+	return 0;
+}
+
+/* The firmware's queue profiles: fabdcb makes the last max_lltc queues the
+ * lossless ones (BNXT_LLQ(q_info[j].queue_profile)), so that PFC on a TC
+ * still mapped to a lossy queue runs the remap as on a NIC whose
+ * firmware puts them elsewhere. */
+static bool bnxt_llq(int qidx)
+{
+	return qidx >= max_tc - max_lltc;
+}
+
+/* bnxt_queue_remap: the lossless TCs go to the lossless queues first,
+ * the others to the queues left; then close and open the NIC. */
+static void bnxt_queue_remap(struct net_device *dev, unsigned int lltc_mask)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	unsigned long qmap = 0;
+	int i, j;
+
+	for (i = 0, j = 0; i < max_tc; ) {
+		if (lltc_mask & (1 << i)) {
+			if (j >= max_tc)
+				break;
+			if (bnxt_llq(j)) {
+				p->tc_to_qidx[i] = j;
+				__set_bit(j, &qmap);
+				i++;
+			}
+			j++;
+			continue;
+		}
+		i++;
+	}
+	for (i = 0, j = 0; i < max_tc; i++) {
+		if (lltc_mask & (1 << i))
+			continue;
+		j = find_next_zero_bit(&qmap, max_tc, j);
+		p->tc_to_qidx[i] = j;
+		__set_bit(j, &qmap);
+		j++;
+	}
+	bnxt_reopen(dev);
+}
+
+/* bnxt_ets_validate (bnxt_dcb.c): a priority on a TC above max_tc, a TSA or
+ * bandwidth on a TC above max_tc (the ">" lets TC max_tc itself through),
+ * a TSA other than strict/ETS, ETS bandwidths above 100 %, and (since
+ * c08c59653415 "bnxt_en: reject ETS settings that will starve a TC") an
+ * ETS TC with 0 % while the ETS TCs sum to 100 % are refused; that last
+ * loop ran over all eight TCs until b74c2a2e9cc4 "bnxt_en: Fix DCB ETS
+ * validation" (6.16) limited it to the TCs below the highest one in use
+ * (module parameter bnxt_ets_fix). *tc is the TC count to set up. */
+static int bnxt_ets_validate(struct net_device *dev, struct ieee_ets *ets, u8 *tc)
+{
+	int i, n, total = 0;
+	bool zero = false;
+	u8 high = 0;
+
 	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
 		if (ets->prio_tc[i] > max_tc) {
 			netdev_err(dev, "priority to TC mapping exceeds TC count %d\n", ets->prio_tc[i]);
 			return -EINVAL;
 		}
+		if (ets->prio_tc[i] > high)
+			high = ets->prio_tc[i];
 		if ((ets->tc_tx_bw[i] || ets->tc_tsa[i]) && i > max_tc)
 			return -EINVAL;
+	}
+	n = bnxt_ets_fix ? high : IEEE_8021QAZ_MAX_TCS;
+	for (i = 0; i < n; i++) {
 		switch (ets->tc_tsa[i]) {
 		case IEEE_8021QAZ_TSA_STRICT:
 			break;
 		case IEEE_8021QAZ_TSA_ETS:
 			total += ets->tc_tx_bw[i];
+			zero = zero || !ets->tc_tx_bw[i];
 			break;
 		default:
 			return -EOPNOTSUPP;
 		}
 	}
-	if (total > 100)
+	if (total > 100) {
+		netdev_warn(dev, "rejecting ETS config exceeding available bandwidth\n");
 		return -EINVAL;
+	}
+	if (zero && total == 100) {
+		netdev_warn(dev, "rejecting ETS config starving a TC\n");
+		return -EINVAL;
+	}
+	*tc = high >= max_tc ? max_tc : high + 1;
+	return 0;
+}
+
+/* bnxt_dcbnl_ieee_setets */
+static int bnxt_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	u8 tc = 0;
+	int err;
+
+	if (bnxt_not_host(p))
+		return -EINVAL;
+	err = bnxt_ets_validate(dev, ets, &tc);
+	if (err)
+		return err;
+	err = bnxt_setup_mq_tc(dev, tc);
+	if (err)
+		return err;
 	p->ets = *ets;
 	p->ets.ets_cap = max_tc;
+	p->ieee_ets_set = true;
+	return 0;
+}
+
+/* bnxt_dcbnl_ieee_setpfc -> bnxt_hwrm_queue_pfc_cfg: -EINVAL without an
+ * ETS (bp->ieee_ets) and for more lossless TCs than lossless queues
+ * (max_lltc); a lossless TC on a lossy queue remaps the queues, which
+ * closes and opens the NIC (bnxt_queue_remap). */
+static int bnxt_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	unsigned int tc_mask = 0;
+	int i, prio, lltc_count = 0;
+	bool need_q_remap = false;
+
+	if (!p->ieee_ets_set)
+		return -EINVAL;
+	for (i = 0; i < max_tc; i++) {
+		for (prio = 0; prio < IEEE_8021QAZ_MAX_TCS; prio++)
+			if ((pfc->pfc_en & (1 << prio)) && p->ets.prio_tc[prio] == i)
+				tc_mask |= 1 << i;
+		if (tc_mask & (1 << i))
+			lltc_count++;
+	}
+	if (lltc_count > max_lltc)
+		return -EINVAL;
+	for (i = 0; i < max_tc; i++)
+		if ((tc_mask & (1 << i)) && !bnxt_llq(p->tc_to_qidx[i]))
+			need_q_remap = true;
+	if (need_q_remap)
+		bnxt_queue_remap(dev, tc_mask);
+	p->pfc.pfc_en = pfc->pfc_en;
+	p->pfc.mbc = pfc->mbc;
+	p->pfc.delay = pfc->delay;
 	return 0;
 }
 
@@ -338,10 +534,29 @@ static int fabdcb_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 	struct fabdcb_priv *p = netdev_priv(dev);
 
 	*pfc = p->pfc;
-	pfc->pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	/* bnxt_dcbnl_ieee_getpfc: pfc_cap = bp->max_lltc */
+	pfc->pfc_cap = p->pers == PERS_BNXT ? max_lltc : IEEE_8021QAZ_MAX_TCS;
 	memcpy(pfc->requests, p->requests, sizeof(pfc->requests));
 	memcpy(pfc->indications, p->indications, sizeof(pfc->indications));
 	return 0;
+}
+
+/* ice_vsi_cfg_netdev_tc (ice_lib.c), run by ice_pf_dcb_recfg on every DCB
+ * reconfiguration and at load: the netdev's TC count is the number of
+ * enabled TCs (contiguous from TC 0: ice_dcb_get_ena_tc), and each user
+ * priority maps to the netdev TC of its ETS TC (netdev_set_prio_tc_map;
+ * the netdev TC of an enabled TC is its index). rdma_cm takes a RoCE
+ * connection's SL from this map whenever the real netdev has num_tc
+ * (cma.c get_vlan_ndev_tc / iboe_tos_to_sl), not from the VLAN egress map. */
+static void ice_cfg_netdev_tc(struct net_device *dev)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+	int i, num = ice_num_tc(&p->ets);
+
+	if (netdev_set_num_tc(dev, num))
+		return;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+		netdev_set_prio_tc_map(dev, i, num > 1 ? p->ets.prio_tc[i] : 0);
 }
 
 /* ice_dcbnl_devreset: "enough of a ifdown/ifup to sync DCBNL info", run by
@@ -352,6 +567,7 @@ static void ice_devreset(struct net_device *dev)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
 
+	ice_cfg_netdev_tc(dev); /* ice_pf_dcb_cfg -> ice_pf_dcb_recfg, before the reset */
 	dev_close(dev);
 	netdev_state_change(dev);
 	dev_open(dev, NULL);
@@ -360,12 +576,13 @@ static void ice_devreset(struct net_device *dev)
 }
 
 /* calculate_xoff (port_buffer.c): xoff = (301 + 2.16 * len [m]) * speed
- * [Gbps] + 2.72 MTU [B], in the driver's u32 arithmetic; speed from PTYS,
- * at least SPEED_40000 (this netdev has none: the floor). */
+ * [Gbps] + 2.72 MTU [B], in the driver's u32 arithmetic; speed from PTYS
+ * (mlx5e_port_linkspeed: the link's operational speed, here sysfs
+ * link_speed), SPEED_40000 when it cannot be read, and at least that. */
 static u32 mlx5_xoff(struct net_device *dev)
 {
 	struct fabdcb_priv *p = netdev_priv(dev);
-	u32 speed = SPEED_40000;
+	u32 speed = max_t(u32, p->link_speed, SPEED_40000);
 
 	return (301 + 216 * (u32)p->pfc.delay / 100) * speed / 1000 + 272 * dev->mtu / 100;
 }
@@ -443,12 +660,8 @@ static int fabdcb_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 			ice_devreset(dev);
 		return 0;
 	}
-	if (p->pers != PERS_MLX5) {
-		p->pfc.pfc_en = pfc->pfc_en;
-		p->pfc.mbc = pfc->mbc;
-		p->pfc.delay = pfc->delay;
-		return 0;
-	}
+	if (p->pers == PERS_BNXT)
+		return bnxt_setpfc(dev, pfc);
 	/* mlx5e_dcbnl_ieee_setpfc: PFC is set (and the link toggled) first. */
 	if (pfc->pfc_en != p->pfc.pfc_en) {
 		p->pfc.pfc_en = pfc->pfc_en;
@@ -644,13 +857,38 @@ static int ice_setapp(struct net_device *dev, struct dcb_app *app)
 		return -EINVAL;
 	}
 	p->dscp_mapped |= BIT_ULL(app->protocol);
+	if (p->ice_numapps >= FABDCB_ICE_MAX_APPS) {
+		/* ice_dcbnl_setapp appends to desired_dcbx_cfg.app[] without a
+		 * bound ("new_cfg->app[new_cfg->numapps++]"): the real driver
+		 * writes past ICE_DCBX_MAX_APPS; fabdcb refuses, so that a test
+		 * sees it. */
+		netdev_err(dev, "fabdcb: app %d would overflow ice's app[%d] (ICE_DCBX_MAX_APPS)\n",
+			   p->ice_numapps, FABDCB_ICE_MAX_APPS);
+		p->dscp_mapped &= ~BIT_ULL(app->protocol);
+		dcb_ieee_delapp(dev, app);
+		return -EOVERFLOW;
+	}
 	if (!p->dscp_mode) {
+		int j;
+
 		netdev_info(dev, "Switched QoS to L3 DSCP mode\n");
 		p->dscp_mode = true;
-		for (i = 0; i < FABDCB_MAX_DSCP; i++)
-			p->dscp2prio[i] = i >> 3; /* (i * max_tc) + j, 8 TCs */
+		/* "set default DSCP QoS values": dscp_map[i * max_tc + j] = i for
+		 * j < ICE_BYTES_PER_DSCP_VAL, and with fewer than 8 TCs also at
+		 * + max_tc * 8 (later TCs overwrite; with 8 TCs dscp >> 3; the
+		 * real driver does not bound the index, fabdcb stops at 63) */
+		for (i = 0; i < max_tc; i++)
+			for (j = 0; j < 8; j++) {
+				int dscp = i * max_tc + j;
+
+				if (dscp < FABDCB_MAX_DSCP)
+					p->dscp2prio[dscp] = i;
+				if (max_tc < IEEE_8021QAZ_MAX_TCS && dscp + max_tc * 8 < FABDCB_MAX_DSCP)
+					p->dscp2prio[dscp + max_tc * 8] = i;
+			}
 		ice_dscp_mode_ets(p);
 	}
+	p->ice_numapps++;
 	p->dscp2prio[app->protocol] = app->priority;
 	p->dscp_app_cnt++;
 	ice_devreset(dev); /* the APP table changed: ice_pf_dcb_cfg, then devreset */
@@ -671,6 +909,8 @@ static int ice_delapp(struct net_device *dev, struct dcb_app *app)
 		return err;
 	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= FABDCB_MAX_DSCP)
 		return 0;
+	if (p->ice_numapps)
+		p->ice_numapps--;
 	p->dscp_mapped &= ~BIT_ULL(app->protocol);
 	p->dscp2prio[app->protocol] = app->protocol % 8; /* ICE_BYTES_PER_DSCP_VAL */
 	if (p->dscp_app_cnt)
@@ -802,6 +1042,8 @@ static u8 fabdcb_setdcbx(struct net_device *dev, u8 mode)
 	if (p->pers == PERS_BNXT) { /* bnxt_dcbnl_setdcbx */
 		if (p->dcbx_cap & DCB_CAP_DCBX_LLD_MANAGED)
 			return 1; /* "All firmware DCBX settings are set in NVRAM" */
+		if ((mode & DCB_CAP_DCBX_HOST) && p->fw_lldp)
+			return 1; /* BNXT_VF(bp) || (bp->fw_cap & BNXT_FW_CAP_LLDP_AGENT) */
 		if ((mode & DCB_CAP_DCBX_HOST) &&
 		    ((mode & DCB_CAP_DCBX_VER_CEE) || !(mode & DCB_CAP_DCBX_VER_IEEE)))
 			return 1;
@@ -880,6 +1122,35 @@ static ssize_t dev_resets_show(struct device *d, struct device_attribute *a, cha
 }
 static DEVICE_ATTR_RO(dev_resets);
 
+static ssize_t nic_reopens_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_priv(d)->nic_reopens);
+}
+static DEVICE_ATTR_RO(nic_reopens);
+
+static ssize_t link_speed_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_priv(d)->link_speed);
+}
+
+/* The link trains at another speed (a test plays the cable): ethtool and
+ * mlx5's headroom follow. */
+static ssize_t link_speed_store(struct device *d, struct device_attribute *a,
+				const char *buf, size_t len)
+{
+	u32 v;
+	int err = kstrtou32(buf, 0, &v);
+
+	if (err)
+		return err;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	to_priv(d)->link_speed = v;
+	rtnl_unlock();
+	return len;
+}
+static DEVICE_ATTR_RW(link_speed);
+
 static ssize_t pfc_counters_show(struct device *d, struct device_attribute *a, char *buf)
 {
 	struct fabdcb_priv *p = to_priv(d);
@@ -944,6 +1215,8 @@ static struct attribute *fabdcb_attrs[] = {
 	&dev_attr_buffer_mode.attr,
 	&dev_attr_link_flaps.attr,
 	&dev_attr_dev_resets.attr,
+	&dev_attr_nic_reopens.attr,
+	&dev_attr_link_speed.attr,
 	&dev_attr_pfc_counters.attr,
 	&dev_attr_peer_pfc.attr,
 	NULL,
@@ -1068,7 +1341,19 @@ static int fabdcb_set_pauseparam(struct net_device *dev, struct ethtool_pausepar
 	return 0;
 }
 
+static int fabdcb_get_link_ksettings(struct net_device *dev, struct ethtool_link_ksettings *cmd)
+{
+	struct fabdcb_priv *p = netdev_priv(dev);
+
+	cmd->base.speed = p->link_speed && netif_carrier_ok(dev) ? p->link_speed : SPEED_UNKNOWN;
+	cmd->base.duplex = cmd->base.speed == SPEED_UNKNOWN ? DUPLEX_UNKNOWN : DUPLEX_FULL;
+	cmd->base.port = PORT_DA;
+	cmd->base.autoneg = AUTONEG_DISABLE;
+	return 0;
+}
+
 static const struct ethtool_ops fabdcb_ethtool_ops = {
+	.get_link_ksettings = fabdcb_get_link_ksettings,
 	.get_drvinfo = fabdcb_get_drvinfo,
 	.get_sset_count = fabdcb_get_sset_count,
 	.get_strings = fabdcb_get_strings,
@@ -1121,8 +1406,18 @@ static void fabdcb_setup(struct net_device *dev)
 		p->fw_lldp = true;
 		p->dcbx_cap = DCB_CAP_DCBX_LLD_MANAGED | DCB_CAP_DCBX_VER_IEEE;
 	}
-	if (p->pers == PERS_BNXT) /* bnxt: zero ETS/PFC until the host sets them */
+	if (p->pers == PERS_BNXT) { /* bnxt: zero ETS/PFC until the host sets them */
 		memset(&p->ets, 0, sizeof(p->ets));
+		for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+			p->tc_to_qidx[i] = i;
+		/* bnxt_dcb_init: IEEE; HOST for a PF without the firmware LLDP
+		 * agent, else LLD_MANAGED only with a firmware DCBX agent */
+		if (fw_lldp_agent) {
+			p->fw_lldp = true;
+			p->dcbx_cap = DCB_CAP_DCBX_VER_IEEE;
+		}
+	}
+	p->link_speed = speed > 0 ? speed : 0;
 	p->pause.autoneg = AUTONEG_DISABLE;
 	p->pause.rx_pause = 1;
 	p->pause.tx_pause = 1;
@@ -1148,16 +1443,21 @@ static int __init fabdcb_init_one(int i)
 		return -ENOMEM;
 	dev->rtnl_link_ops = &fabdcb_link_ops;
 	err = register_netdevice(dev);
-	if (err < 0)
+	if (err < 0) {
 		free_netdev(dev);
-	return err;
+		return err;
+	}
+	if (pers() == PERS_ICE) /* ice_init_pf_dcb -> ice_pf_dcb_recfg at probe */
+		ice_cfg_netdev_tc(dev);
+	return 0;
 }
 
 static int __init fabdcb_init(void)
 {
 	int i, err;
 
-	if (count < 0 || count > 64 || max_tc < 1 || max_tc > IEEE_8021QAZ_MAX_TCS)
+	if (count < 0 || count > 64 || max_tc < 1 || max_tc > IEEE_8021QAZ_MAX_TCS ||
+	    max_lltc < 0 || max_lltc > max_tc)
 		return -EINVAL;
 	if (strcmp(personality, "mlx5") && strcmp(personality, "ice") && strcmp(personality, "bnxt"))
 		return -EINVAL;
