@@ -282,7 +282,7 @@ func applyNIC(s *session, n *intent.NIC, feats map[string]bool, cur *dcbnl.IEEE)
 	if fam == famICE && feats["app"] {
 		// ice: the first DSCP entry resets ETS (ice_dcbnl_setapp), so the
 		// APP table goes first and ETS is checked again after it.
-		if err := setAppsOrdered(s, n.Name, cur, desiredAppsFor(n, fam), true); err != nil {
+		if err := setAppsOrdered(s, n.Name, cur, iceApps(n, cur), true); err != nil {
 			return err
 		}
 		fresh, err := s.dcb.IEEE(n.Name)

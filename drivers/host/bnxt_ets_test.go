@@ -89,8 +89,8 @@ func TestBnxtETSWithinMaxTC(t *testing.T) {
 		}
 		a, b := intent.State{}, intent.State{}
 		ident := desiredETS(n)
-		putDCBFor(a, "nic/v0a/", &dcbnl.IEEE{ETS: &ident, PFC: &dcbnl.PFC{Enable: desiredPFC(n)}}, n, false)
-		putDCBFor(b, "nic/v0a/", &dcbnl.IEEE{ETS: &e, PFC: &dcbnl.PFC{Enable: desiredPFC(n)}}, n, false)
+		putDCBFor(a, "nic/v0a/", &dcbnl.IEEE{ETS: &ident, PFC: &dcbnl.PFC{Enable: desiredPFC(n)}}, n, famMLX5)
+		putDCBFor(b, "nic/v0a/", &dcbnl.IEEE{ETS: &e, PFC: &dcbnl.PFC{Enable: desiredPFC(n)}}, n, famMLX5)
 		for _, c := range intent.Diff(a, b, nil) {
 			t.Errorf("max_tc %d reads differently: %s %s %q/%q", maxTC, c.Action, c.Path, c.Before, c.After)
 		}
@@ -150,25 +150,30 @@ fabric "t" {`, 1)
 	}
 }
 
-// TestNICFactsDisruptive: the change list marks an ETS step disruptive
-// where the NIC's driver interrupts traffic for it (bnxt reopens the NIC
-// for a new TC count), and shows the ETS layout that driver gets.
+// TestNICFactsDisruptive: the change list marks ETS and APP steps
+// disruptive where the NIC's driver interrupts traffic for them (ice
+// resets the netdev; bnxt reopens the NIC for a new TC count), and shows
+// the ETS layout that driver gets.
 func TestNICFactsDisruptive(t *testing.T) {
 	_, f := loadSpec(t, roceSpec)
 	n := &f.Hosts[0].NICs[0]
 	for _, c := range []struct {
 		fam       family
 		cur       *dcbnl.IEEE
-		ets       bool
+		ets, app  bool
 		etsLayout string
 	}{
-		{famMLX5, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}, false, "prio_tc [0 0 0 3 0 0 6 0]"},
-		{famBNXT, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 3}}, true, "prio_tc [0 0 0 1 0 0 2 0] tc_tsa [2 2 0 0 0 0 0 0]"},
+		{famMLX5, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}, false, false, "prio_tc [0 0 0 3 0 0 6 0]"},
+		{famICE, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}, true, true, "prio_tc [0 0 0 1 0 0 2 0]"},
+		{famBNXT, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 3}}, true, false, "prio_tc [0 0 0 1 0 0 2 0] tc_tsa [2 2 0 0 0 0 0 0]"},
 	} {
 		facts := map[string]string{}
 		nicDCBFacts(facts, n, c.fam, c.cur)
 		if got := disruptiveFor(facts, "v0a", "ets") != ""; got != c.ets {
 			t.Errorf("%s: ETS disruptive %v", c.fam, got)
+		}
+		if got := disruptiveFor(facts, "v0a", "app") != ""; got != c.app {
+			t.Errorf("%s: APP disruptive %v", c.fam, got)
 		}
 		if !strings.Contains(etsPayload(facts, n), c.etsLayout) {
 			t.Errorf("%s: ETS payload %q, want %q", c.fam, etsPayload(facts, n), c.etsLayout)
@@ -184,14 +189,16 @@ func TestNICFactsDisruptive(t *testing.T) {
 	}
 	d := New().(*Driver)
 	d.facts["h1"] = map[string]string{}
-	nicDCBFacts(d.facts["h1"], n, famBNXT, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 3}})
+	nicDCBFacts(d.facts["h1"], n, famICE, &dcbnl.IEEE{})
 	h := f.Hosts[0]
-	chs, err := d.Changes(drivers.Target{Device: h.Device, Intent: h}, []intent.AttrChange{{Path: "nic/v0a/tc/3/bandwidth", Action: intent.Update, Before: "50", After: "60"}}, nil)
+	chs, err := d.Changes(drivers.Target{Device: h.Device, Intent: h}, []intent.AttrChange{{Path: "nic/v0a/dscp/26", Action: intent.Update, Before: "3", After: "4"}, {Path: "nic/v0a/tc/3/bandwidth", Action: intent.Update, Before: "50", After: "60"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(chs) != 1 || !strings.Contains(chs[0].Disruptive, "bnxt_setup_mq_tc") {
-		t.Errorf("bnxt ETS step not disruptive: %+v", chs)
+	for _, ch := range chs {
+		if ch.Disruptive == "" {
+			t.Errorf("ice step %q not disruptive", ch.Summary)
+		}
 	}
 }
 

@@ -239,6 +239,10 @@ func describe(nic, feat string, n *intent.NIC, h *intent.Host, cs []intent.AttrC
 		return fmt.Sprintf("%s: PFC on priorities %q", nic, intsList(n.PFC)), []string{fmt.Sprintf(
 			"dcb ieee pfc dev %s enable %s (DCB_CMD_IEEE_SET{PFC}, delay kept)%s", nic, orNone(intsList(n.PFC)), where)}
 	case "app":
+		if w := facts[factKey(nic, factAppWrites)]; familyFact(facts, nic) == famICE && w != "" {
+			return fmt.Sprintf("%s: trust %s, %s DSCP app writes (ice: one netdev reset each)", nic, n.Trust, w), []string{fmt.Sprintf(
+				"dcb app replace dev %s dscp-prio: the code points that differ from ice's DSCP-mode default map (DCB_CMD_IEEE_DEL changed, then DCB_CMD_IEEE_SET; %s writes)%s", nic, w, where)}
+		}
 		want := desiredApps(n)
 		return fmt.Sprintf("%s: trust %s, %d DSCP app entries", nic, n.Trust, len(want)), []string{fmt.Sprintf(
 			"dcb ieee app dev %s replace dscp-prio table (%d entries; DCB_CMD_IEEE_DEL stale + DCB_CMD_IEEE_SET new)%s", nic, len(want), where)}
@@ -576,3 +580,169 @@ func desiredAppsFor(n *intent.NIC, fam family) []dcbnl.App {
 // absent entry with it, so an entry missing from the live table is drift
 // unless the spec wants exactly that.
 func FirmwareDSCPDefault(dscp int) int { return dscp >> 3 }
+
+// ICE_DCBX_MAX_APPS (ice_type.h): the app[] slots of ice's DCBX
+// configuration. ice_dcbnl_setapp appends each new entry there
+// ("new_cfg->app[new_cfg->numapps++]") without a bound.
+const iceMaxApps = 64
+
+// iceDSCPDefaults is the DSCP map ice sets when the first DSCP APP entry
+// switches the port to DSCP mode (ice_dcb_nl.c ice_dcbnl_setapp, "set
+// default DSCP QoS values"): for TC i below max_tc and j below 8
+// (ICE_BYTES_PER_DSCP_VAL), dscp_map[i*max_tc + j] = i, and with fewer
+// than 8 TCs also dscp_map[that + max_tc*8] = i; later TCs overwrite
+// earlier ones. With 8 TCs that is dscp >> 3 (Intel 800 Series flow
+// control guide: "default DSCP/8"). A code point the loops never reach
+// is -1: its mapping is not the driver's to tell, so fabctl writes it.
+// (A deleted entry maps to dscp % 8 instead, ice_dcbnl_delapp: fabctl
+// never deletes an ice entry it does not replace.)
+func iceDSCPDefaults(maxTC int) [64]int {
+	var m [64]int
+	for d := range m {
+		m[d] = -1
+	}
+	if maxTC <= 0 || maxTC > 8 {
+		maxTC = 8
+	}
+	for i := 0; i < maxTC; i++ {
+		for j := 0; j < 8; j++ {
+			d := i*maxTC + j
+			if d < 64 {
+				m[d] = i
+			}
+			if maxTC < 8 && d+maxTC*8 < 64 {
+				m[d+maxTC*8] = i
+			}
+		}
+	}
+	return m
+}
+
+// iceMaxTC is the TC count ice reports (ieee_ets.ets_cap = maxtcs,
+// ice_dcbnl_getets), 8 when unknown.
+func iceMaxTC(cur *dcbnl.IEEE) int {
+	if cur != nil && cur.ETS != nil && cur.ETS.ETSCap > 0 && cur.ETS.ETSCap <= 8 {
+		return int(cur.ETS.ETSCap)
+	}
+	return 8
+}
+
+// dscpDefaults is the priority a NIC gives each code point without a
+// DSCP APP entry: ice's DSCP-mode default (iceDSCPDefaults), else
+// FirmwareDSCPDefault.
+func dscpDefaults(fam family, cur *dcbnl.IEEE) [64]int {
+	if fam == famICE {
+		return iceDSCPDefaults(iceMaxTC(cur))
+	}
+	var m [64]int
+	for d := range m {
+		m[d] = FirmwareDSCPDefault(d)
+	}
+	return m
+}
+
+// iceApps is the DSCP table fabctl keeps on an ice NIC: every ETS, PFC or
+// APP write that changes something resets the netdev there (ice_pf_dcb_cfg,
+// ice_dcbnl_devreset), so it writes only the code points whose priority
+// differs from ice's DSCP-mode default, keeps the entries the NIC already
+// has (replacing those with another priority: deleting one maps it to
+// dscp % 8, not to the default) and writes at least one entry, which
+// switches the port to DSCP mode. Trust pcp: none.
+func iceApps(n *intent.NIC, cur *dcbnl.IEEE) []dcbnl.App {
+	if n.Trust != "dscp" {
+		return nil
+	}
+	def := iceDSCPDefaults(iceMaxTC(cur))
+	have := [64]bool{}
+	if cur != nil {
+		for _, a := range cur.Apps {
+			if a.Selector == dcbnl.SelDSCP && a.Protocol < 64 {
+				have[a.Protocol] = true
+			}
+		}
+	}
+	var out []dcbnl.App
+	for d, tc := range n.DSCPToTC {
+		if tc > 7 {
+			tc = 0
+		}
+		if int(tc) != def[d] || have[d] {
+			out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: tc, Protocol: uint16(d)})
+		}
+	}
+	if len(out) == 0 {
+		// The whole table is ice's default: one entry still switches the
+		// port to DSCP mode; the RDMA class's code point, else DSCP 0.
+		d := 0
+		for c, tc := range n.DSCPToTC {
+			if n.RDMAPriority >= 0 && int(tc) == n.RDMAPriority {
+				d = c
+				break
+			}
+		}
+		out = append(out, dcbnl.App{Selector: dcbnl.SelDSCP, Priority: n.DSCPToTC[d], Protocol: uint16(d)})
+	}
+	return out
+}
+
+// iceAppWrites counts the APP writes (each a netdev reset on ice) that
+// turn cur's DSCP table into want: entries to delete, then to add.
+func iceAppWrites(cur *dcbnl.IEEE, want []dcbnl.App) int {
+	wantSet := map[dcbnl.App]bool{}
+	for _, a := range want {
+		wantSet[a] = true
+	}
+	haveSet := map[dcbnl.App]bool{}
+	n := 0
+	if cur != nil {
+		for _, a := range cur.Apps {
+			if a.Selector != dcbnl.SelDSCP {
+				continue
+			}
+			haveSet[a] = true
+			if !wantSet[a] {
+				n++
+			}
+		}
+	}
+	for _, a := range want {
+		if !haveSet[a] {
+			n++
+		}
+	}
+	return n
+}
+
+// iceAppLimits lists the DSCP table ice cannot take: a priority at or
+// above its TC count (in DSCP mode the priority is the TC: ice_dcbnl_setapp
+// "TC %d out of range, max TC %d", -EINVAL), more entries than
+// ICE_DCBX_MAX_APPS with the other APP entries the NIC has and one slot
+// for the FCoE entry ice_dcb_sw_dflt_cfg puts in the desired
+// configuration (ice_dcbnl_setapp appends without a bound).
+func iceAppLimits(n *intent.NIC, cur *dcbnl.IEEE, unsup map[string]string) {
+	want := iceApps(n, cur)
+	if len(want) == 0 {
+		return
+	}
+	p := "nic/" + n.Name + "/"
+	maxTC := iceMaxTC(cur)
+	for _, a := range want {
+		if int(a.Priority) >= maxTC {
+			unsup[p+"app"] = fmt.Sprintf("%s: DSCP %d on priority %d, but ice in DSCP mode takes the priority as the TC, below its %d TCs (ice_dcbnl_setapp: \"TC %d out of range\", -EINVAL); put the class on a priority below %d",
+				n.Name, a.Protocol, a.Priority, maxTC, a.Priority, maxTC)
+			return
+		}
+	}
+	other := 0
+	if cur != nil {
+		for _, a := range cur.Apps {
+			if a.Selector != dcbnl.SelDSCP {
+				other++
+			}
+		}
+	}
+	if total := len(want) + other + 1; total > iceMaxApps {
+		unsup[p+"app"] = fmt.Sprintf("%s: %d DSCP entries differ from ice's default map, which with %d other APP entries and the FCoE entry of ice's default configuration is %d, more than the %d slots of ice's APP table (ICE_DCBX_MAX_APPS; ice_dcbnl_setapp appends without a bound); map more code points as ice does by default (dscp >> 3 with 8 TCs)",
+			n.Name, len(want), other, total, iceMaxApps)
+	}
+}

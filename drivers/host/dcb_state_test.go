@@ -233,8 +233,8 @@ func TestCompactTCs(t *testing.T) {
 	pfc := &dcbnl.PFC{Enable: desiredPFC(n)}
 	a, b := intent.State{}, intent.State{}
 	ident := desiredETS(n)
-	putDCBFor(a, "nic/v0a/", &dcbnl.IEEE{ETS: &ident, PFC: pfc}, n, false)
-	putDCBFor(b, "nic/v0a/", &dcbnl.IEEE{ETS: &e, PFC: pfc}, n, false)
+	putDCBFor(a, "nic/v0a/", &dcbnl.IEEE{ETS: &ident, PFC: pfc}, n, famMLX5)
+	putDCBFor(b, "nic/v0a/", &dcbnl.IEEE{ETS: &e, PFC: pfc}, n, famMLX5)
 	for _, c := range intent.Diff(a, b, nil) {
 		t.Errorf("compact layout reads differently: %s %s %q/%q", c.Action, c.Path, c.Before, c.After)
 	}

@@ -132,13 +132,33 @@ func checkApplied(t *testing.T, ns, dev string) {
 	if fmt.Sprint(p["prio_pfc"]) != "[false false false true false false false false]" {
 		t.Errorf("dcb pfc: %v", p["prio_pfc"])
 	}
+	// The spec's DSCP map: 26 -> 3, 48 -> 6, the rest on the default
+	// class (0). mlx5 and bnxt get all 64 entries; ice only those that
+	// differ from its DSCP-mode default (dscp >> 3 with 8 TCs,
+	// ice_dcbnl_setapp), each write being a netdev reset.
 	a := dcbShow(t, ns, "app", "show", "dev", dev)
-	got := map[string]bool{}
+	got := map[int]int{}
 	for _, e := range a["dscp_prio"].([]any) {
-		got[fmt.Sprint(e)] = true
+		pair, _ := e.([]any)
+		if len(pair) == 2 {
+			d, _ := strconv.Atoi(fmt.Sprint(pair[0]))
+			p, _ := strconv.Atoi(fmt.Sprint(pair[1]))
+			got[d] = p
+		}
 	}
-	if !got["[26 3]"] || !got["[48 6]"] {
-		t.Errorf("dcb app: %v", a["dscp_prio"])
+	ice := personalityOf(t, ns, dev) == famICE
+	for d := 0; d < 64; d++ {
+		want := map[int]int{26: 3, 48: 6}[d]
+		p, ok := got[d]
+		switch {
+		case ok && p != want:
+			t.Errorf("dcb app: DSCP %d -> %d, want %d", d, p, want)
+		case !ok && (!ice || want != d>>3):
+			t.Errorf("dcb app: no entry for DSCP %d (want %d; %v)", d, want, a["dscp_prio"])
+		}
+	}
+	if ice && len(got) != 54 {
+		t.Errorf("ice: %d DSCP entries, want the 54 that differ from dscp >> 3", len(got))
 	}
 	// By the classes, whatever TCs the NIC's driver puts them on (ice and
 	// a bnxt with fewer TCs compact them; bnxt leaves unused TCs strict).
@@ -217,6 +237,14 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 			t.Errorf("unexpressible on a DCB NIC: %s (%s)", u.Path, u.Reason)
 		}
 	}
+	if fam == famICE {
+		// Every ice ETS and APP write resets the netdev: the plan says so.
+		for _, c := range dp.Changes {
+			if f := feature(c.Path); (f == "ets" || f == "app") && !strings.Contains(c.Disruptive, "ice_dcbnl_devreset") {
+				t.Errorf("ice: %s not marked disruptive (%q)", c.Path, c.Disruptive)
+			}
+		}
+	}
 	flaps0, resets0 := flapsOf(t, "", dev), resetsOf(t, "", dev)
 	res, err := applyPlan(t, p, f, reg)
 	if err != nil || res.Devices[0].Status != apply.StatusApplied {
@@ -256,7 +284,12 @@ func TestFabdcbHostPlanApply(t *testing.T) {
 		t.Errorf("%s: %d netdev resets for the apply", fam, resets)
 	}
 	if fam == famICE {
+		// One reset per changed write: the 54 DSCP entries that differ from
+		// ice's default, ETS, PFC; not 64 entries.
 		t.Logf("ice: the apply reset the netdev %d times (one per changed ETS, PFC or APP write)", resets)
+		if resets > 54+3 {
+			t.Errorf("ice: %d netdev resets for 54 DSCP entries, ETS and PFC", resets)
+		}
 	}
 
 	// Drift behind fabctl's back, seen by the kernel notification watch

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
@@ -16,14 +17,17 @@ import (
 //   - ets: the ETS apply writes for that family and the NIC's state, in
 //     dcb's words (prio_tc, tc_tsa, tc_bw);
 //   - disruptive/ets, disruptive/app: why an ETS or APP change interrupts
-//     traffic on this NIC (bnxt: a new TC count closes and reopens the
-//     NIC), "" when it does
-//     not.
+//     traffic on this NIC (ice: every changed write resets the netdev;
+//     bnxt: a new TC count closes and reopens the NIC), "" when it does
+//     not;
+//   - app/writes: the APP entries apply deletes and adds on ice (each a
+//     netdev reset).
 const (
 	factFamily        = "family"
 	factETS           = "ets"
 	factDisruptiveETS = "disruptive/ets"
 	factDisruptiveApp = "disruptive/app"
+	factAppWrites     = "app/writes"
 )
 
 func factKey(nic, fact string) string { return "nic/" + nic + "/" + fact }
@@ -54,6 +58,11 @@ func nicDCBFacts(facts map[string]string, n *intent.NIC, fam family, ieee *dcbnl
 	e := etsFor(n, fam, ieee)
 	facts[factKey(n.Name, factETS)] = etsText(e)
 	switch fam {
+	case famICE:
+		why := "ice resets the netdev after every ETS or APP write that changes something (ice_pf_dcb_cfg takes the VSIs down and up, then ice_dcbnl_devreset runs dev_close + dev_open): the link goes down and up once per write, and the kernel flushes its IPv6 addresses (fabctl puts the spec's back)"
+		facts[factKey(n.Name, factDisruptiveETS)] = why
+		facts[factKey(n.Name, factDisruptiveApp)] = why
+		facts[factKey(n.Name, factAppWrites)] = strconv.Itoa(iceAppWrites(ieee, iceApps(n, ieee)))
 	case famBNXT:
 		if have, want := bnxtNumTC(ieee), bnxtTCCount(e); have != want {
 			facts[factKey(n.Name, factDisruptiveETS)] = fmt.Sprintf("the ETS takes bnxt from %d to %d TCs: bnxt_setup_mq_tc closes and reopens the NIC (bnxt_close_nic, bnxt_open_nic) to re-allocate its rings", have, want)

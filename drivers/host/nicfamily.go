@@ -125,8 +125,9 @@ func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[
 		handedOver := n.FirmwareLLDP != nil && !*n.FirmwareLLDP
 		if !(has && on) || handedOver {
 			*fs = append(*fs, drivers.Finding{Severity: "info", Path: p + "dcb", Message: n.Name +
-				": ice resets the netdev after every ETS, PFC or APP write that changes something (ice_pf_dcb_cfg takes the VSIs down and up, then ice_dcbnl_devreset runs dev_close + dev_open): the link goes down and up once per write (once per DSCP entry of the table), and the kernel flushes the netdev's IPv6 addresses; fabctl writes only what differs and puts the spec's addresses back"})
+				": ice resets the netdev after every ETS, PFC or APP write that changes something (ice_pf_dcb_cfg takes the VSIs down and up, then ice_dcbnl_devreset runs dev_close + dev_open): the link goes down and up once per write, one per DSCP entry (dcbnl_ieee_set calls ieee_setapp per entry, so one netlink message does not batch them), and the kernel flushes the netdev's IPv6 addresses; fabctl writes only the DSCP entries that differ from ice's DSCP-mode default map and what differs from the NIC's state, marks those steps disruptive, and puts the spec's addresses back"})
 		}
+		iceAppLimits(n, ieee, unsup)
 		if has && on && !handedOver {
 			unsup[p+"dcb"] = fmt.Sprintf("%s: the E810 firmware LLDP agent owns DCB (dcbx 0x%02x, LLD_MANAGED): ice refuses ETS, PFC and APP writes with EINVAL and any DCBX change (ice_dcbnl_setets, ice_dcbnl_setdcbx). Hand DCB to the host with `ethtool --set-priv-flags %s %s off`, or set firmware_lldp = false on the nic and fabctl does it",
 				n.Name, dcbx, n.Name, iceLLDPFlag)

@@ -104,9 +104,9 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup, facts map[string
 	default:
 		fam := nicFamily(s, n)
 		dcb := intent.State{}
-		putDCBFor(dcb, p, ieee, n, fam == famICE)
-		if f := dcbxFinding(n.Name, ieee); f != nil && fam != famICE {
-			*fs = append(*fs, *f) // ice: readFamily says what to do
+		putDCBFor(dcb, p, ieee, n, fam)
+		if f := dcbxFinding(n.Name, ieee); f != nil && fam == famMLX5 {
+			*fs = append(*fs, *f) // ice and bnxt: readFamily says what to do
 		}
 		readFamily(s, n, fam, ieee, st, unsup, fs)
 		nicDCBFacts(facts, n, fam, ieee)
@@ -158,7 +158,7 @@ func readAddrs(s *session, link netlink.Link) ([]string, error) {
 // putDCB writes the DCB part of a NIC's state as Flatten does, for a NIC
 // whose classes are not known (the DCB watch): every TC a priority maps to
 // is reported under its own number.
-func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) { putDCBFor(st, p, ieee, nil, false) }
+func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) { putDCBFor(st, p, ieee, nil, famMLX5) }
 
 // putDCBFor writes the DCB part of a NIC's state as Flatten does: a class
 // on priority c is tc/c, read from the TC its priority maps to (prio_tc[c]:
@@ -166,7 +166,10 @@ func putDCB(st intent.State, p string, ieee *dcbnl.IEEE) { putDCBFor(st, p, ieee
 // some priority maps to are reported under their own number, so a changed
 // prio_tc is drift, except when the driver forces the layout (ice in DSCP
 // mode makes prio_tc the identity: ice_dcbnl_setapp, ice_dcbnl_setets).
-func putDCBFor(st intent.State, p string, ieee *dcbnl.IEEE, n *intent.NIC, forced bool) {
+// A code point without a DSCP entry reads as the family's default
+// (dscpDefaults).
+func putDCBFor(st intent.State, p string, ieee *dcbnl.IEEE, n *intent.NIC, fam family) {
+	forced := fam == famICE
 	var pfcEn uint8
 	if ieee.PFC != nil {
 		pfcEn = ieee.PFC.Enable
@@ -189,12 +192,13 @@ func putDCBFor(st intent.State, p string, ieee *dcbnl.IEEE, n *intent.NIC, force
 	st[p+"trust"] = trust
 	if trust == "dscp" {
 		var table [64]int
+		def := dscpDefaults(fam, ieee)
 		for i, v := range tbl {
 			if v >= 0 {
 				table[i] = v
 			} else {
-				// No entry: the NIC keeps its firmware mapping (desiredApps).
-				table[i] = FirmwareDSCPDefault(i)
+				// No entry: the NIC keeps its default mapping (desiredApps).
+				table[i] = def[i]
 			}
 		}
 		intent.PutDSCP(st, p, &table)
