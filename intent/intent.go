@@ -8,6 +8,7 @@ package intent
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -419,8 +420,20 @@ func ncclEnv(s *spec.Spec, h *spec.Host, out *Host) map[string]string {
 		env["NCCL_IB_TC"] = strconv.Itoa(out.RDMATos)
 		// The GID index depends on the host's GID table (VLANs, IPv6,
 		// address order): the host driver resolves "auto" to the index of
-		// the RDMA interface's IPv4 GID of this RoCE version.
+		// the RDMA interface's GID of this RoCE version for its IPv4
+		// address, else its global IPv6 one, and leaves the variable out
+		// where it cannot. NCCL 2.21 and later then choose a GID by
+		// NCCL_IB_ADDR_FAMILY (default AF_INET) and NCCL_IB_ROCE_VERSION_NUM
+		// (default 2) (NVIDIA/nccl src/transport/net_ib/connect.cc
+		// ncclIbGetGidIndex), so both are set where the defaults would pick
+		// the wrong GID: IPv6-only hosts, RoCEv1.
 		env["NCCL_IB_GID_INDEX"] = "auto"
+		if ipv6Only(out.NICs) {
+			env["NCCL_IB_ADDR_FAMILY"] = "AF_INET6"
+		}
+		if s.Fabric.Transport == spec.RoCEv1 {
+			env["NCCL_IB_ROCE_VERSION_NUM"] = "1"
+		}
 	case spec.InfiniBand:
 		for _, c := range s.ClassesByRole(spec.RoleRDMA) {
 			if c.SL != nil {
@@ -430,6 +443,28 @@ func ncclEnv(s *spec.Spec, h *spec.Host, out *Host) map[string]string {
 		}
 	}
 	return env
+}
+
+// ipv6Only says whether a host's RDMA NICs have addresses and all of them
+// are IPv6.
+func ipv6Only(nics []NIC) bool {
+	seen := false
+	for _, n := range nics {
+		if n.Device == "" {
+			continue
+		}
+		for _, a := range n.Addresses {
+			p, err := netip.ParsePrefix(a)
+			if err != nil {
+				continue
+			}
+			if p.Addr().Unmap().Is4() {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
 }
 
 // portLess orders port names naturally: Ethernet2 before Ethernet10.

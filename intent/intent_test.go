@@ -272,3 +272,36 @@ host "h1" {
 		}
 	}
 }
+
+// TestNCCLFamilyAndVersion: where the host driver leaves an unresolvable
+// NCCL_IB_GID_INDEX out, NCCL 2.21+ picks the GID by NCCL_IB_ADDR_FAMILY
+// (default AF_INET) and NCCL_IB_ROCE_VERSION_NUM (default 2): an IPv6-only
+// host gets AF_INET6, a RoCEv1 fabric version 1; dual-stack and IPv4
+// hosts on RoCEv2 keep NCCL's defaults.
+func TestNCCLFamilyAndVersion(t *testing.T) {
+	src := func(transport, addrs string) string {
+		return `
+fabric "t" {
+  transport = "` + transport + `"
+}
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = [` + addrs + `]
+  }
+}
+`
+	}
+	for _, c := range []struct{ transport, addrs, family, version string }{
+		{"rocev2", `"fd00::1/64"`, "AF_INET6", ""},
+		{"rocev2", `"fd00::1/64", "198.18.0.1/24"`, "", ""},
+		{"rocev2", `"198.18.0.1/24"`, "", ""},
+		{"rocev1", `"198.18.0.1/24"`, "", "1"},
+	} {
+		h := Compile(testutil.LoadSrc(t, src(c.transport, c.addrs))).Hosts[0]
+		if h.NCCL["NCCL_IB_ADDR_FAMILY"] != c.family || h.NCCL["NCCL_IB_ROCE_VERSION_NUM"] != c.version || h.NCCL["NCCL_IB_GID_INDEX"] != "auto" {
+			t.Errorf("%s %s: %v", c.transport, c.addrs, h.NCCL)
+		}
+	}
+}

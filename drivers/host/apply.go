@@ -151,7 +151,7 @@ func (d *Driver) Apply(ctx context.Context, t drivers.Target, changes []drivers.
 		return fail(err)
 	}
 	if todo[""]["nccl"] {
-		env, _ := ncclEnv(h)
+		env, _, _ := ncclEnv(h)
 		if err := writeEnvFile(h.NCCLEnvFile, env); err != nil {
 			return fail(err)
 		}

@@ -175,6 +175,9 @@ func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[strin
 	for k := range desired {
 		nic := nicOf(k)
 		if nic == "" {
+			if why := unsup[k]; why != "" && strings.HasPrefix(k, "nccl/") {
+				out[k] = why // an NCCL value the host cannot give (nccl.go)
+			}
 			continue
 		}
 		if _, absent := unsup["nic/"+nic+"/"]; absent {

@@ -2,109 +2,89 @@ package host
 
 import (
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/rdmagid"
 )
 
 const ncclGIDIndex = "NCCL_IB_GID_INDEX"
 
-// gidIndex finds the index of the RDMA interface's IPv4 GID of the NIC's
-// RoCE mode in the device's port 1 GID table: the kernel lists every GID
-// in /sys/class/infiniband/<dev>/ports/1/gids/<i> (%pI6; an IPv4 address
-// as ::ffff:a.b.c.d), its type in gid_attrs/types/<i> ("IB/RoCE v1",
-// "RoCE v2") and its netdev in gid_attrs/ndevs/<i>
-// (drivers/infiniband/core/sysfs.c). The index depends on VLANs, IPv6
-// addresses and the order addresses were added, so it is read, never
-// assumed (NCCL_IB_GID_INDEX 3 is only mlx5's first RoCE v2 IPv4 GID on an
-// untagged port with one link-local address).
-func gidIndex(n *intent.NIC) (int, bool) {
+// gidIndex finds the index of the NIC's RDMA GID in its device's port 1
+// GID table: the GID of its preferred address (IPv4 first, then global
+// IPv6, as NCCL prefers them: internal/rdmagid) of the NIC's RoCE type on
+// its RDMA interface (the VLAN interface when it has one: rdma_cm and
+// NCCL use the VLAN netdev's GID). NCCL_IB_GID_INDEX 3 is only mlx5's
+// first RoCE v2 IPv4 GID on an untagged port with one link-local address.
+func gidIndex(n *intent.NIC) (int, error) {
 	if n.Device == "" || n.RoCEMode == "" {
-		return 0, false
+		return 0, fmt.Errorf("no RDMA device")
 	}
 	netdev := n.Name
 	if n.VLANName != "" {
-		netdev = n.VLANName // rdma_cm and NCCL use the VLAN netdev's GID
+		netdev = n.VLANName
 	}
-	want := "RoCE v2"
-	if n.RoCEMode == "v1" {
-		want = "IB/RoCE v1"
+	table, err := rdmagid.ReadTable(sysRoot, n.Device, 1)
+	if err != nil {
+		return 0, err
 	}
-	addrs := map[netip.Addr]bool{}
-	for _, a := range n.Addresses {
-		if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() {
-			addrs[p.Addr()] = true
-		}
+	e, err := rdmagid.Resolve(table, netdev, rdmagid.TypeOf(n.RoCEMode), rdmagid.PrefixAddrs(n.Addresses))
+	if err != nil {
+		return 0, err
 	}
-	port := filepath.Join(sysRoot, "class/infiniband", n.Device, "ports/1")
-	for i := 0; i < 4096; i++ {
-		is := strconv.Itoa(i)
-		g, err := os.ReadFile(filepath.Join(port, "gids", is))
-		if os.IsNotExist(err) {
-			break
-		}
-		if err != nil {
-			continue // an empty slot reads as an error on some kernels
-		}
-		a, err := netip.ParseAddr(string(trimNL(g)))
-		if err != nil || !addrs[a.Unmap()] {
-			continue
-		}
-		if t, ok := readTrim(filepath.Join(port, "gid_attrs/types", is)); !ok || t != want {
-			continue
-		}
-		if d, ok := readTrim(filepath.Join(port, "gid_attrs/ndevs", is)); !ok || d != netdev {
-			continue
-		}
-		return i, true
-	}
-	return 0, false
-}
-
-func trimNL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return e.Index, nil
 }
 
 // ncclEnv is the NCCL environment to write: the spec's, with
 // NCCL_IB_GID_INDEX = "auto" resolved to the index found on the host (the
 // first RDMA NIC's; NCCL takes one index for every HCA, so NICs that
-// disagree are a finding). Unresolved stays "auto", with a finding.
-func ncclEnv(h *intent.Host) (map[string]string, []drivers.Finding) {
-	env := make(map[string]string, len(h.NCCL))
+// disagree are a finding). An index that cannot be resolved is left out
+// of the file, never written as "auto": NCCL reads its parameters with
+// strtoll(str, nullptr, 0) (src/misc/param.cc ncclLoadParam), which turns
+// "auto" into 0 without an error, and index 0 is the port's link-local
+// RoCE v1 GID on mlx5. Without the variable NCCL 2.21 and later pick the
+// GID themselves (ncclIbGetGidIndex: NCCL_IB_ADDR_FAMILY,
+// NCCL_IB_ROCE_VERSION_NUM, which intent sets for IPv6-only and RoCEv1
+// hosts); older NCCL takes index 0. unresolved says why the index is left
+// out ("" when it is not): Read lists it as not expressible.
+func ncclEnv(h *intent.Host) (env map[string]string, fs []drivers.Finding, unresolved string) {
+	env = make(map[string]string, len(h.NCCL))
 	for k, v := range h.NCCL {
 		env[k] = v
 	}
 	if env[ncclGIDIndex] != "auto" {
-		return env, nil
+		return env, nil, ""
 	}
-	var fs []drivers.Finding
 	found := map[string]int{}
-	var names []string
+	var names, why []string
 	for i := range h.NICs {
 		n := &h.NICs[i]
 		if n.Device == "" || n.RoCEMode == "" {
 			continue
 		}
-		if idx, ok := gidIndex(n); ok {
+		if idx, err := gidIndex(n); err == nil {
 			found[n.Name] = idx
 			names = append(names, n.Name)
 		} else {
-			fs = append(fs, drivers.Finding{Severity: "warning", Path: "nccl/" + ncclGIDIndex, Message: fmt.Sprintf(
-				"%s (%s): no RoCE %s GID for %v in /sys/class/infiniband/%s/ports/1/gids: NCCL_IB_GID_INDEX cannot be derived for it",
-				n.Name, n.Device, n.RoCEMode, n.Addresses, n.Device)})
+			why = append(why, fmt.Sprintf("%s (%s): %v", n.Name, n.Device, err))
 		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return env, fs
+		delete(env, ncclGIDIndex)
+		if len(why) == 0 {
+			why = append(why, "no RoCE NIC of the host names its RDMA device (nic device = ...)")
+		}
+		unresolved = "NCCL_IB_GID_INDEX cannot be derived on this host (" + strings.Join(why, "; ") +
+			"): fabctl leaves it out of the NCCL env file rather than write \"auto\", which NCCL's strtoll reads as index 0 (the link-local RoCE v1 GID on mlx5); NCCL 2.21 and later then choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ROCE_VERSION_NUM, older NCCL takes index 0"
+		fs = append(fs, drivers.Finding{Severity: "warning", Path: "nccl/" + ncclGIDIndex, Message: unresolved})
+		return env, fs, unresolved
+	}
+	for _, w := range why {
+		fs = append(fs, drivers.Finding{Severity: "warning", Path: "nccl/" + ncclGIDIndex, Message: w + ": NCCL_IB_GID_INDEX is derived from the host's other RDMA NICs and may not fit this one"})
 	}
 	first := found[names[0]]
 	env[ncclGIDIndex] = strconv.Itoa(first)
@@ -115,5 +95,5 @@ func ncclEnv(h *intent.Host) (map[string]string, []drivers.Finding) {
 				names[0], first, nm, found[nm], first, nm)})
 		}
 	}
-	return env, fs
+	return env, fs, ""
 }

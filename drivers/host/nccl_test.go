@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 )
 
 // TestNCCLGIDIndexFromGIDTable: NCCL_IB_GID_INDEX is the index of the RDMA
@@ -72,7 +75,7 @@ host "h1" {
 	}
 	_, f := loadSpec(t, strings.Replace(src, "ENVFILE", env, 1))
 	h := f.Hosts[0]
-	got, fs := ncclEnv(h)
+	got, fs, _ := ncclEnv(h)
 	if got["NCCL_IB_GID_INDEX"] != "4" || len(fs) != 0 {
 		t.Fatalf("NCCL_IB_GID_INDEX %q (findings %v), want 4: the RoCE v1 GID of 192.168.100.11 on ens1f0.100", got["NCCL_IB_GID_INDEX"], fs)
 	}
@@ -91,12 +94,105 @@ host "h1" {
 	}
 	// A v2 fabric picks the v2 entry.
 	h.NICs[0].RoCEMode = "v2"
-	if got, _ := ncclEnv(h); got["NCCL_IB_GID_INDEX"] != "5" {
+	if got, _, _ := ncclEnv(h); got["NCCL_IB_GID_INDEX"] != "5" {
 		t.Errorf("RoCE v2 GID index %q, want 5", got["NCCL_IB_GID_INDEX"])
 	}
-	// No matching GID: stays auto, with a finding.
+	// No matching GID: left out of the env file (never "auto", which
+	// NCCL's strtoll reads as index 0), with a finding and the reason the
+	// plan lists it as not expressible.
 	h.NICs[0].Addresses = []string{"10.9.9.9/24"}
-	if got, fs := ncclEnv(h); got["NCCL_IB_GID_INDEX"] != "auto" || len(fs) != 1 {
-		t.Errorf("unresolvable: %q %v", got["NCCL_IB_GID_INDEX"], fs)
+	got, fs, why := ncclEnv(h)
+	if v, ok := got["NCCL_IB_GID_INDEX"]; ok || len(fs) != 1 || !strings.Contains(why, "10.9.9.9") || !strings.Contains(why, "strtoll") {
+		t.Errorf("unresolvable: %q (present %v) %v %q", v, ok, fs, why)
+	}
+	if err := writeEnvFile(env, got); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(env); strings.Contains(string(b), "NCCL_IB_GID_INDEX") {
+		t.Errorf("env file names an unresolved index:\n%s", b)
+	}
+}
+
+// gidFixture writes a port's GID table under sysRoot.
+func gidFixture(t *testing.T, dev string, gids []struct{ gid, typ, ndev string }) {
+	t.Helper()
+	port := filepath.Join(sysRoot, "class/infiniband", dev, "ports/1")
+	for i, g := range gids {
+		for sub, v := range map[string]string{"gids": g.gid, "gid_attrs/types": g.typ, "gid_attrs/ndevs": g.ndev} {
+			p := filepath.Join(port, sub, strconv.Itoa(i))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestNCCLGIDIndexFamilies: NCCL_IB_GID_INDEX on IPv6-only, dual-stack
+// and IPv4 RoCE v2 NICs, from the GID table mlx5 builds for them (the
+// link-local default GID first, then v1 and v2 entries per address; an
+// IPv4 address as ::ffff:a.b.c.d). IPv6-only resolves to its global
+// address's v2 GID, never the link-local one; dual-stack to the IPv4
+// GID, as NCCL prefers AF_INET; and the plan lists an unresolvable index
+// as not expressible.
+func TestNCCLGIDIndexFamilies(t *testing.T) {
+	dir := t.TempDir()
+	oldRoot := sysRoot
+	t.Cleanup(func() { sysRoot = oldRoot })
+	sysRoot = filepath.Join(dir, "sys")
+	type g = struct{ gid, typ, ndev string }
+	ll := "fe80:0000:0000:0000:0a0b:0cff:fe0d:0e0f"
+	v6 := "fd00:0128:0000:0000:0000:0000:0000:0001"
+	v4 := "0000:0000:0000:0000:0000:ffff:c612:0001"
+	gidFixture(t, "mlx5_6", []g{{ll, "IB/RoCE v1", "e6"}, {ll, "RoCE v2", "e6"}, {v6, "IB/RoCE v1", "e6"}, {v6, "RoCE v2", "e6"}})
+	gidFixture(t, "mlx5_d", []g{{ll, "IB/RoCE v1", "ed"}, {ll, "RoCE v2", "ed"}, {v6, "IB/RoCE v1", "ed"}, {v6, "RoCE v2", "ed"}, {v4, "IB/RoCE v1", "ed"}, {v4, "RoCE v2", "ed"}})
+	gidFixture(t, "mlx5_4", []g{{ll, "IB/RoCE v1", "e4"}, {ll, "RoCE v2", "e4"}, {v4, "IB/RoCE v1", "e4"}, {v4, "RoCE v2", "e4"}})
+	src := func(nic, dev, addrs string) string {
+		return `
+fabric "t" {
+  transport = "rocev2"
+}
+host "h1" {
+  address       = "192.0.2.10"
+  nccl_env_file = "` + filepath.Join(dir, "nccl-"+nic) + `"
+  nic "` + nic + `" {
+    device    = "` + dev + `"
+    addresses = [` + addrs + `]
+  }
+}
+`
+	}
+	for _, c := range []struct {
+		nic, dev, addrs, want string
+	}{
+		{"e6", "mlx5_6", `"fd00:128::1/64"`, "3"},
+		{"ed", "mlx5_d", `"fd00:128::1/64", "198.18.0.1/24"`, "5"},
+		{"e4", "mlx5_4", `"198.18.0.1/24"`, "3"},
+	} {
+		_, f := loadSpec(t, src(c.nic, c.dev, c.addrs))
+		got, fs, why := ncclEnv(f.Hosts[0])
+		if got["NCCL_IB_GID_INDEX"] != c.want || len(fs) != 0 || why != "" {
+			t.Errorf("%s (%s): NCCL_IB_GID_INDEX %q, want %s (findings %v, %q)", c.nic, c.addrs, got["NCCL_IB_GID_INDEX"], c.want, fs, why)
+		}
+	}
+	// The IPv6-only NIC whose table has only the link-local GID: not
+	// expressible, with the table in the reason.
+	gidFixture(t, "mlx5_l", []g{{ll, "IB/RoCE v1", "el"}, {ll, "RoCE v2", "el"}})
+	s, f := loadSpec(t, src("el", "mlx5_l", `"fd00:128::1/64"`))
+	_ = s
+	d := New().(*Driver)
+	tg := drivers.Target{Device: f.Hosts[0].Device, Intent: f.Hosts[0]}
+	unsup := map[string]string{}
+	_, _, why := ncclEnv(f.Hosts[0])
+	unsup["nccl/"+ncclGIDIndex] = why
+	d.unsupported["h1"] = unsup
+	un := d.Unexpressible(tg, intent.State{"nccl/NCCL_IB_GID_INDEX": "auto", "nccl/NCCL_IB_TC": "106"})
+	if r := un["nccl/NCCL_IB_GID_INDEX"]; !strings.Contains(r, "no RoCE v2 GID for fd00:128::1 on el") || !strings.Contains(r, "[1] fe80::a0b:cff:fe0d:e0f RoCE v2") {
+		t.Errorf("unresolved index not listed as not expressible: %v", un)
+	}
+	if _, ok := un["nccl/NCCL_IB_TC"]; ok {
+		t.Errorf("NCCL_IB_TC listed: %v", un)
 	}
 }

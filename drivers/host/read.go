@@ -38,10 +38,13 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	st["irqbalance"] = readIRQBalance(h.IRQBalance)
 	var fs []drivers.Finding
 	if h.NCCLEnvFile != "" {
-		want, nfs := ncclEnv(h)
+		want, nfs, unresolved := ncclEnv(h)
 		fs = append(fs, nfs...)
+		if unresolved != "" {
+			unsup["nccl/"+ncclGIDIndex] = unresolved
+		}
 		for k, v := range readEnvFile(h.NCCLEnvFile) {
-			if k == ncclGIDIndex && h.NCCL[k] == "auto" && want[k] != "auto" && v == want[k] {
+			if k == ncclGIDIndex && h.NCCL[k] == "auto" && want[k] != "" && v == want[k] {
 				v = "auto" // the index "auto" stands for on this host
 			}
 			st["nccl/"+k] = v

@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/fabctl/fabctl/internal/rdmagid"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/verbs"
 )
@@ -15,8 +16,14 @@ type Endpoint struct {
 	Host *spec.Host
 	NIC  *spec.NIC
 	// Addr is the NIC's address the test uses (the first IPv4 one, else
-	// the first): the control channel, the GID and rdma_cm follow it.
+	// the first global IPv6 one: rdmagid.Preferred, the address whose GID
+	// the host driver writes as NCCL_IB_GID_INDEX): the control channel,
+	// the GID and rdma_cm follow it.
 	Addr netip.Addr
+	// GIDType is the RoCE GID type of the fabric ("v2", "v1"; "" off
+	// RoCE): with Addr, the GID a raw-verbs side (marking = "self") uses
+	// is the one NCCL_IB_GID_INDEX names on the host.
+	GIDType string
 }
 
 func (e Endpoint) String() string { return e.Host.Name + ":" + e.NIC.Name }
@@ -132,6 +139,13 @@ func endpoints(s *spec.Spec, globs []string) [][]Endpoint {
 			continue
 		}
 		k := 0
+		gidType := ""
+		switch s.Fabric.Transport {
+		case spec.RoCEv2:
+			gidType = "v2"
+		case spec.RoCEv1:
+			gidType = "v1"
+		}
 		for _, n := range h.NICs {
 			a, ok := nicAddr(n)
 			if !ok {
@@ -140,7 +154,7 @@ func endpoints(s *spec.Spec, globs []string) [][]Endpoint {
 			if k == len(rails) {
 				rails = append(rails, nil)
 			}
-			rails[k] = append(rails[k], Endpoint{Host: h, NIC: n, Addr: a})
+			rails[k] = append(rails[k], Endpoint{Host: h, NIC: n, Addr: a, GIDType: gidType})
 			k++
 		}
 	}
@@ -160,10 +174,12 @@ func selected(name string, globs []string) bool {
 }
 
 func nicAddr(n *spec.NIC) (netip.Addr, bool) {
-	for _, p := range n.Addresses {
-		if p.Addr().Is4() {
-			return p.Addr(), true
-		}
+	addrs := make([]netip.Addr, len(n.Addresses))
+	for i, p := range n.Addresses {
+		addrs[i] = p.Addr()
+	}
+	if pref := rdmagid.Preferred(addrs); len(pref) > 0 {
+		return pref[0], true
 	}
 	if len(n.Addresses) > 0 {
 		return n.Addresses[0].Addr(), true

@@ -189,3 +189,33 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 		}
 	}
 }
+
+// TestPlanEndpointGID: a test side takes the address whose GID the host
+// driver writes as NCCL_IB_GID_INDEX (rdmagid.Preferred: IPv4 first, then
+// global IPv6, never link-local) and the fabric's RoCE GID type, so a
+// raw-verbs side (marking = "self") uses the GID NCCL will use.
+func TestPlanEndpointGID(t *testing.T) {
+	src := strings.NewReplacer(`["198.18.0.1/24"]`, `["fe80::1/64", "fd00:1::1/64", "198.18.0.1/24"]`,
+		`["198.18.0.2/24"]`, `["fe80::2/64", "fd00:1::2/64"]`).Replace(twoHosts)
+	for _, c := range []struct{ transport, typ string }{{"rocev2", "v2"}, {"rocev1", "v1"}} {
+		s := testutil.LoadSrc(t, strings.Replace(src, `"rocev2"`, `"`+c.transport+`"`, 1)+`
+validate "bw" {
+  marking = "self"
+}
+`)
+		tests := Plan(s)
+		if len(tests) == 0 || len(tests[0].Rounds) == 0 {
+			t.Fatalf("%s: no pairs: %+v", c.transport, tests)
+		}
+		p := tests[0].Rounds[0][0]
+		for _, ep := range []Endpoint{p.Client, p.Server} {
+			want := map[string]string{"a": "198.18.0.1", "b": "fd00:1::2"}[ep.Host.Name]
+			if ep.Addr.String() != want || ep.GIDType != c.typ {
+				t.Errorf("%s %s: address %s type %q, want %s %s", c.transport, ep, ep.Addr, ep.GIDType, want, c.typ)
+			}
+			if l := sideLocal(ep); l.GIDType != c.typ || l.Addr != ep.Addr {
+				t.Errorf("%s %s: side %+v", c.transport, ep, l)
+			}
+		}
+	}
+}

@@ -259,7 +259,7 @@ func (r *Runner) sideCall(ctx context.Context, ep Endpoint, req SideRequest, rea
 // sideLocal is the side of an endpoint as sent to its host: the declared
 // device only (the host finds it from the netdev otherwise).
 func sideLocal(ep Endpoint) verbs.Local {
-	l := verbs.Local{Device: ep.NIC.Device, Port: 1, Netdev: ep.NIC.Name, Addr: ep.Addr, GIDIndex: -1, NUMANode: ep.NIC.NUMANode}
+	l := verbs.Local{Device: ep.NIC.Device, Port: 1, Netdev: ep.NIC.Name, Addr: ep.Addr, GIDIndex: -1, GIDType: ep.GIDType, NUMANode: ep.NIC.NUMANode}
 	if !ep.NIC.NUMA.Auto && len(ep.NIC.NUMA.CPUs) > 0 {
 		l.CPUs = ep.NIC.NUMA.CPUs
 	}
