@@ -151,7 +151,11 @@ type NIC struct {
 	// mlnx_qos --cable_len).
 	CableLength spec.Length
 	Speed       spec.BitRate
-	IB          *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	// ManualBuffers: fabctl sizes the NIC's receive buffers
+	// (receive_buffers = "manual"); otherwise the firmware does, and
+	// fabctl sets the cable length only.
+	ManualBuffers bool
+	IB            *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -337,6 +341,7 @@ func Compile(s *spec.Spec) *Fabric {
 			}
 			nic.RDMASkbPriority = RTTos2Priority(tos)
 			nic.FirmwareLLDP = n.FirmwareLLDP
+			nic.ManualBuffers = n.ReceiveBuffers == spec.BuffersManual
 			nic.CableLength = nicCable(h, n)
 			nic.CNPDSCP, nic.CNPPriority = -1, -1
 			if cc := s.ClassesByRole(spec.RoleCNP); nic.ECN && len(cc) > 0 {

@@ -784,11 +784,15 @@ func onOffString(b bool) string {
 // holds the PFC headroom its link needs.
 const BufferHeadroom = "headroom"
 
-// ManagesBuffers says whether fabctl sizes the NIC's receive buffers: a
-// RoCE NIC with lossless priorities on a link with a cable_length (the
-// headroom grows with it).
+// ManagesBuffers says whether fabctl sizes the NIC's receive buffers: the
+// spec asks for it (receive_buffers = "manual": the first sizing puts an
+// mlx5 port in manual buffer mode for good, and its firmware stops sizing
+// the buffers, e.g. after a speed change) on a RoCE NIC with lossless
+// priorities on a link with a cable_length (the headroom grows with it).
+// By default the firmware sizes them, as NVIDIA's nic-configuration-operator
+// leaves them (it sets only the cable length, mlnx_qos --cable_len).
 func (n *NIC) ManagesBuffers() bool {
-	return n.RoCEMode != "" && len(n.PFC) > 0 && n.CableLength > 0
+	return n.ManualBuffers && n.RoCEMode != "" && len(n.PFC) > 0 && n.CableLength > 0
 }
 
 // Prio2Buffer is the NIC's receive buffer per priority when ManagesBuffers:

@@ -342,7 +342,7 @@ var hostSchema = &hcl.BodySchema{
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "receive_buffers", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -478,6 +478,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		n.DCQCNPrios = v
 	}
 	n.FirmwareLLDP = d.optBool("firmware_lldp")
+	n.ReceiveBuffers = d.enum("receive_buffers", BuffersFirmware, BuffersFirmware, BuffersManual)
 	n.Pause = d.boolean("pause", false)
 	n.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	n.VLAN = d.integer("vlan", 0, 0, 4094)

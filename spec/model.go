@@ -41,6 +41,18 @@ const (
 	TrustPCP  = "pcp"
 )
 
+// Receive buffer policies of a host NIC (receive_buffers).
+const (
+	// BuffersFirmware leaves a NIC's receive buffers to its firmware, as
+	// NVIDIA's nic-configuration-operator does (it sets the cable length
+	// only): the default.
+	BuffersFirmware = "firmware"
+	// BuffersManual has fabctl size them (mlx5 manual buffer mode, for
+	// good): each lossless priority on a buffer of its own, at least the
+	// PFC headroom the driver computes for the link.
+	BuffersManual = "manual"
+)
+
 // Congestion control schemes.
 const (
 	CCDCQCN   = "dcqcn"
@@ -521,13 +533,16 @@ type NIC struct {
 	// flag off; ice refuses every DCB write while the agent runs); nil
 	// leaves it alone.
 	FirmwareLLDP *bool
-	Pause        bool // IEEE 802.3x global pause
-	DSCPMap      map[int]int
-	VLAN         int    // VLAN id of the RDMA interface (0 = untagged)
-	GUID         string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
-	Limits       DeviceLimits
-	Ignore       LintIgnores
-	Src          Source
+	// ReceiveBuffers is who sizes the NIC's receive buffers
+	// (receive_buffers): BuffersFirmware (default) or BuffersManual.
+	ReceiveBuffers string
+	Pause          bool // IEEE 802.3x global pause
+	DSCPMap        map[int]int
+	VLAN           int    // VLAN id of the RDMA interface (0 = untagged)
+	GUID           string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
+	Limits         DeviceLimits
+	Ignore         LintIgnores
+	Src            Source
 
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/safchain/ethtool"
 )
 
 // NIC receive buffers (dcb buffer; mlnx_qos --buffer_size/--prio2buffer)
@@ -28,8 +29,9 @@ import (
 // mlx5 (drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c,
 // torvalds/linux 06449e9):
 //   - calculate_xoff: xoff = (301 + 216*cable_len/100) * speed/1000 +
-//     272*mtu/100 bytes, in u32 arithmetic, speed in Mb/s from PTYS and at
-//     least SPEED_40000, mtu the netdev's;
+//     272*mtu/100 bytes, in u32 arithmetic, speed in Mb/s from PTYS (the
+//     link's operational speed: fabctl takes the larger of it and the
+//     spec's) and at least SPEED_40000, mtu the netdev's;
 //   - update_xoff_threshold: a lossless buffer must hold xoff + max_mtu +
 //     one cell, else -ENOMEM, max_mtu = max(netdev max_mtu, 9216)
 //     (MINIMUM_MAX_MTU);
@@ -82,7 +84,12 @@ type bufferNeeds struct {
 	cableM, speedMbs, mtu, maxMTU uint32
 }
 
-func needsOf(n *intent.NIC, liveMTU, maxMTU int) bufferNeeds {
+// needsOf is what the NIC's lossless buffers need at the larger of the
+// spec's link speed and the speed the link runs at (liveMbs, 0 when
+// unknown): calculate_xoff takes the port's operational speed
+// (mlx5e_port_linkspeed, PTYS), and a buffer sized for a slower link is
+// refused (-ENOMEM) as soon as the driver checks it at the faster one.
+func needsOf(n *intent.NIC, liveMTU, maxMTU int, liveMbs uint32) bufferNeeds {
 	mtu := n.MTU
 	if liveMTU > mtu {
 		mtu = liveMTU
@@ -92,10 +99,26 @@ func needsOf(n *intent.NIC, liveMTU, maxMTU int) bufferNeeds {
 	}
 	return bufferNeeds{
 		cableM:   uint32(math.Ceil(float64(n.CableLength))),
-		speedMbs: uint32(float64(n.Speed) / 1e6),
+		speedMbs: max(uint32(float64(n.Speed)/1e6), liveMbs),
 		mtu:      uint32(mtu),
 		maxMTU:   uint32(maxMTU),
 	}
+}
+
+// linkSpeedMbs is the speed a NIC's link runs at, in Mb/s (ethtool
+// ETHTOOL_GSET, as `ethtool IF` shows it), 0 when unknown (link down:
+// SPEED_UNKNOWN).
+func linkSpeedMbs(s *session, nic string) uint32 {
+	e, err := s.ethtool()
+	if err != nil {
+		return 0
+	}
+	var cmd ethtool.EthtoolCmd
+	v, err := e.CmdGet(&cmd, nic)
+	if err != nil || v == math.MaxUint32 {
+		return 0
+	}
+	return v
 }
 
 // min is the smallest lossless buffer for the spec's cable length.
@@ -171,7 +194,7 @@ func readBuffer(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[
 	if l, err := s.nl.LinkByName(n.Name); err == nil {
 		liveMTU = l.Attrs().MTU
 	}
-	need := needsOf(n, liveMTU, maxMTU)
+	need := needsOf(n, liveMTU, maxMTU, linkSpeedMbs(s, n.Name))
 	putBuffer(n, *ieee.Buffer, need, st, unsup, p, pfcDelay(ieee))
 }
 
@@ -214,7 +237,7 @@ func applyBuffer(s *session, n *intent.NIC, cur *dcbnl.IEEE) error {
 	if l, err := s.nl.LinkByName(n.Name); err == nil {
 		liveMTU = l.Attrs().MTU
 	}
-	want := desiredBuffer(n, *cur.Buffer, needsOf(n, liveMTU, maxMTU), pfcDelay(cur))
+	want := desiredBuffer(n, *cur.Buffer, needsOf(n, liveMTU, maxMTU, linkSpeedMbs(s, n.Name)), pfcDelay(cur))
 	sizes := *cur.Buffer
 	sizes.BufferSize = want.BufferSize
 	if sizes != *cur.Buffer {
@@ -249,7 +272,7 @@ func prioBufferArg(b dcbnl.Buffer) string {
 // describeBuffer is the plan's step for the buffers.
 func describeBuffer(nic string, n *intent.NIC, where string) (string, []string) {
 	m, lossless := n.Prio2Buffer()
-	need := needsOf(n, 0, 0)
+	need := needsOf(n, 0, 0, 0)
 	pb := make([]string, 8)
 	for p, v := range m {
 		pb[p] = fmt.Sprintf("%d:%d", p, v)

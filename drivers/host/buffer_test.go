@@ -88,6 +88,14 @@ func TestBufferLayout(t *testing.T) {
 	if _, ok := f.Hosts[0].Flatten()["nic/e0/buffer/prio"]; ok {
 		t.Errorf("buffers planned without a cable length")
 	}
+	// By default the firmware sizes the buffers (as NVIDIA's
+	// nic-configuration-operator leaves them): only the cable length.
+	src := bufferSpecAt(strings.ReplaceAll(mustRead(t, "testdata/vm/fabdcb.fab.hcl"), "FABDCB_NIC", "e0"), "e0", "400G", "30m", false)
+	_, f = loadSpec(t, src)
+	st = f.Hosts[0].Flatten()
+	if _, ok := st["nic/e0/buffer/prio"]; ok || st["nic/e0/cable_len"] != "30" {
+		t.Errorf("receive_buffers unset: buffer/prio planned %v, cable_len %q", ok, st["nic/e0/cable_len"])
+	}
 }
 
 func fmtInts(v []int) string { return "[" + intsList(v) + "]" }
@@ -108,7 +116,7 @@ func mustRead(t *testing.T, p string) string {
 // buffers list them as not expressible.
 func TestBufferRead(t *testing.T) {
 	_, n := bufferNIC(t, "30m")
-	need := needsOf(n, 4200, 9216)
+	need := needsOf(n, 4200, 9216, 0)
 	if need.min() != 57268 || need.write(7) != 57344 {
 		t.Fatalf("need %+v: min %d write %d", need, need.min(), need.write(7))
 	}
@@ -167,7 +175,7 @@ func TestBufferRead(t *testing.T) {
 // other buffers kept; the mapping the spec's.
 func TestDesiredBuffer(t *testing.T) {
 	_, n := bufferNIC(t, "30m")
-	need := needsOf(n, 4200, 9216)
+	need := needsOf(n, 4200, 9216, 0)
 	cur := dcbnl.Buffer{BufferSize: [8]uint32{262144, 0, 4096}, TotalSize: 524288}
 	got := desiredBuffer(n, cur, need, 7)
 	want := dcbnl.Buffer{Prio2Buffer: [8]uint8{0, 0, 0, 1}, BufferSize: [8]uint32{262144, 57344, 4096}, TotalSize: 524288}
@@ -217,6 +225,28 @@ func TestMLX5MaxrateUnits(t *testing.T) {
 			if got := mlx5MaxrateRead(tc.bps); got != tc.read {
 				t.Errorf("%d bit/s reads back %d, want %d", tc.bps, got, tc.read)
 			}
+		}
+	}
+}
+
+// TestBufferLinkSpeed: the headroom follows the faster of the spec's link
+// speed and the speed the link runs at (mlx5 calculate_xoff reads PTYS):
+// at 100G, 200G and 400G, and a 100G spec on a port running at 400G.
+func TestBufferLinkSpeed(t *testing.T) {
+	_, n := bufferNIC(t, "30m") // spec 100G, 30 m, MTU 4200
+	for _, c := range []struct {
+		live uint32
+		want uint32
+	}{
+		// xoff = (301 + 64) * speed/1000 + 11424; + 9216 + 128, whole cells.
+		{0, roundCell(36500 + 11424 + 9344)},
+		{100000, roundCell(36500 + 11424 + 9344)},
+		{200000, roundCell(73000 + 11424 + 9344)},
+		{400000, roundCell(146000 + 11424 + 9344)},
+		{25000, roundCell(36500 + 11424 + 9344)}, // the spec's 100G is faster
+	} {
+		if got := needsOf(n, 4200, 9216, c.live).write(0); got != c.want {
+			t.Errorf("link at %d Mb/s: lossless buffer %d, want %d", c.live, got, c.want)
 		}
 	}
 }

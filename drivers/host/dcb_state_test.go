@@ -128,7 +128,7 @@ link {
 	if got := f.Hosts[0].Flatten()["nic/v0a/cable_len"]; got != "3" {
 		t.Fatalf("desired cable_len %q, want 3 (2.5 m rounded up)", got)
 	}
-	ieee := &dcbnl.IEEE{PFC: &dcbnl.PFC{Enable: 8, Delay: 7}}
+	ieee := &dcbnl.IEEE{PFC: &dcbnl.PFC{Enable: 8, Delay: 7}, Buffer: &dcbnl.Buffer{}}
 	for _, tc := range []struct {
 		fam    family
 		length float64
@@ -139,10 +139,15 @@ link {
 		{famICE, 2.5, "", "ice_dcbnl_setpfc ignores"},
 		{famBNXT, 2.5, "", "bnxt_hwrm_queue_pfc_cfg"},
 		{famMLX5, 1500, "", "MLX5E_MAX_CABLE_LENGTH"},
+		{famMLX5, 2.5, "", "MLX5_BUFFER_SUPPORTED"}, // a port without buffer registers (below)
 	} {
 		n.CableLength = spec.Length(tc.length)
 		st, unsup := intent.State{}, map[string]string{}
-		readCableLen(n, tc.fam, ieee, st, unsup)
+		cur := ieee
+		if tc.why == "MLX5_BUFFER_SUPPORTED" {
+			cur = &dcbnl.IEEE{PFC: ieee.PFC}
+		}
+		readCableLen(n, tc.fam, cur, st, unsup)
 		if st["nic/v0a/cable_len"] != tc.want || !strings.Contains(unsup["nic/v0a/cable_len"], tc.why) || (tc.why == "") != (unsup["nic/v0a/cable_len"] == "") {
 			t.Errorf("%s %vm: state %q unsupported %q", tc.fam, tc.length, st["nic/v0a/cable_len"], unsup["nic/v0a/cable_len"])
 		}

@@ -496,7 +496,17 @@ func TestFabdcbPersonality(t *testing.T) {
 
 // bufferSpec adds a link with a speed and a cable length to the NIC: the
 // receive buffers follow from it.
-func bufferSpec(src, nic, cable string) string {
+func bufferSpec(src, nic, cable string) string { return bufferSpecAt(src, nic, "100G", cable, true) }
+
+// bufferSpecAt is bufferSpec at a link speed; manual asks fabctl to size
+// the receive buffers (receive_buffers = "manual"), else the firmware
+// does and fabctl sets the cable length only.
+func bufferSpecAt(src, nic, speed, cable string, manual bool) string {
+	if manual {
+		src = strings.Replace(src, `addresses = ["198.18.10.1/24", "2001:db8:10::1/64"]`,
+			`addresses = ["198.18.10.1/24", "2001:db8:10::1/64"]
+    receive_buffers = "manual"`, 1)
+	}
 	return src + `
 switch "leaf1" {
   platform = "sonic"
@@ -504,7 +514,7 @@ switch "leaf1" {
 }
 link {
   endpoints    = ["leaf1:Ethernet0", "vm:` + nic + `"]
-  speed        = "100G"
+  speed        = "` + speed + `"
   cable_length = "` + cable + `"
 }
 `
@@ -594,5 +604,68 @@ func TestFabdcbBuffer(t *testing.T) {
 	}
 	if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
 		t.Fatalf("re-plan after the repair not clean: %v %+v", d.Error, d.Changes)
+	}
+}
+
+// TestFabdcbBufferSpeeds: on mlx5 the PFC headroom grows with the speed
+// the link runs at (calculate_xoff reads PTYS; fabdcb's link_speed): at
+// 100G, 200G and 400G fabctl sizes the lossless buffer for the link and
+// the driver takes it; a 100G spec on a port that trained at 400G gets
+// the 400G headroom (the size for 100G is refused there, -ENOMEM).
+func TestFabdcbBufferSpeeds(t *testing.T) {
+	dev0 := fabdcbDev(t, 7)
+	if fam := personalityOf(t, "", dev0); fam != famMLX5 {
+		t.Skipf("buffers are mlx5's (this load is %s)", fam)
+	}
+	reg := registry(t)
+	ctx := context.Background()
+	for i, c := range []struct {
+		spec string
+		mbs  uint32
+	}{{"100G", 100000}, {"200G", 200000}, {"400G", 400000}, {"100G", 400000}} {
+		dev := fmt.Sprintf("fbsp%d", i)
+		testutil.Run(t, "ip", "link", "add", "name", dev, "type", "fabdcb")
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", dev).Run() })
+		testutil.Run(t, "ip", "link", "set", dev, "up")
+		if err := os.WriteFile("/sys/class/net/"+dev+"/fabdcb/link_speed", []byte(strconv.Itoa(int(c.mbs))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, f := loadSpec(t, bufferSpecAt(fabdcbSpec(t, dev, "local"), dev, c.spec, "30m", true))
+		p := plan.Make(ctx, s, f, reg, plan.Options{})
+		if d := p.Device("host.vm"); d.Error != "" {
+			t.Fatal(d.Error)
+		}
+		res, err := applyPlan(t, p, f, reg)
+		if err != nil || res.Devices[0].Status != apply.StatusApplied {
+			t.Fatalf("%s spec, link at %d Mb/s: apply: %v %+v", c.spec, c.mbs, err, res.Devices[0])
+		}
+		want := roundCell(mlx5LosslessMin(30, c.mbs, 4200, 9216))
+		b := dcbShow(t, "", "buffer", "show", "dev", dev)
+		sizes, _ := b["buffer_size"].([]any)
+		if len(sizes) < 2 || fmt.Sprint(sizes[1]) != strconv.Itoa(int(want)) {
+			t.Errorf("%s spec, link at %d Mb/s: buffer_size %v, want buffer 1 = %d", c.spec, c.mbs, b["buffer_size"], want)
+		}
+		if d := plan.Make(ctx, s, f, reg, plan.Options{}).Device("host.vm"); d.Error != "" || d.HasChanges() {
+			t.Fatalf("%s: re-plan not clean: %v %+v", c.spec, d.Error, d.Changes)
+		}
+		if c.spec == "100G" && c.mbs == 400000 {
+			// Through fabctl's dcbnl (iproute2 6.1's dcb can take an ACK
+			// for the driver's status: testutil.DCBSet).
+			small := roundCell(mlx5LosslessMin(30, 100000, 4200, 9216))
+			conn, err := dcbnl.Dial(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ieee, err := conn.IEEE(dev)
+			if err != nil || ieee.Buffer == nil {
+				t.Fatalf("read the buffers: %v", err)
+			}
+			b := *ieee.Buffer
+			b.BufferSize[1] = small
+			if err := conn.SetBuffer(dev, &b); !errors.Is(err, syscall.ENOMEM) {
+				t.Errorf("the 100G headroom (%d B) on a 400G link: %v, want ENOMEM (update_xoff_threshold)", small, err)
+			}
+			conn.Close()
+		}
 	}
 }

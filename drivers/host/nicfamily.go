@@ -239,6 +239,11 @@ func readCableLen(n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[string]str
 		unsup[p+"cable_len"] = fmt.Sprintf("%s: cable length %dm: mlx5 takes below %dm only (MLX5E_MAX_CABLE_LENGTH)", n.Name, m, maxCableLen)
 	case ieee.PFC == nil:
 		unsup[p+"cable_len"] = n.Name + ": the driver reports no PFC delay (cable length)"
+	case fam == famMLX5 && ieee.Buffer == nil:
+		// mlx5e_dcbnl_ieee_getpfc fills delay with dcbx.cable_len only on a
+		// port with buffers (MLX5_BUFFER_SUPPORTED: PBMC and PPTB); dcbnl
+		// zero-fills it otherwise, and a planned delay would never read back.
+		unsup[p+"cable_len"] = n.Name + ": the port has no PFC buffer registers (mlx5 MLX5_BUFFER_SUPPORTED: PBMC, PPTB): mlx5e_dcbnl_ieee_getpfc reports no cable length and the driver computes no headroom from one"
 	default:
 		st[p+"cable_len"] = strconv.Itoa(int(ieee.PFC.Delay))
 	}
