@@ -305,3 +305,65 @@ host "h1" {
 		}
 	}
 }
+
+// TestCMSL: the SL rdma_cm gives a RoCE connection, by the path the NIC's
+// driver makes it take (cma.c get_vlan_ndev_tc): mlx5 the VLAN egress map
+// fabctl writes (the skb priority of the ToS to the RDMA PCP; 0 without
+// a VLAN), ice its prio->TC map (the class's compacted TC in VLAN mode,
+// the priority in DSCP mode), bnxt 0 (a TC count, no map).
+func TestCMSL(t *testing.T) {
+	src := func(trust string, vlan int) string {
+		v := ""
+		if vlan > 0 {
+			v = "vlan = 100"
+		}
+		return `
+fabric "t" {
+  transport          = "rocev1"
+  trust              = "` + trust + `"
+  congestion_control = "pfc-only"
+  rdma_tos           = 24
+}
+class "roce" {
+  role      = "rdma"
+  priority  = 3
+  lossless  = true
+  bandwidth = 50
+}
+class "default" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 50
+}
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    addresses = ["10.0.0.1/24"]
+    ` + v + `
+  }
+}
+`
+	}
+	n := Compile(testutil.LoadSrc(t, src("pcp", 100))).Hosts[0].NICs[0]
+	for _, c := range []struct {
+		fam, via string
+		sl       int
+	}{{"mlx5", CMViaEgressMap, 3}, {"", CMViaEgressMap, 3}, {"ice", CMViaPrioTC, 0}, {"bnxt", CMViaPrioTC, 0}} {
+		if sl, via := n.CMSL(c.fam); sl != c.sl || via != c.via {
+			t.Errorf("%q: SL %d via %s, want %d via %s", c.fam, sl, via, c.sl, c.via)
+		}
+	}
+	n.RDMASkbPriority = 3 // an skb priority on the RDMA class: ice's compacted TC 1
+	if sl, _ := n.CMSL("ice"); sl != 1 {
+		t.Errorf("ice, skb priority 3 in VLAN mode: SL %d, want TC 1", sl)
+	}
+	n.Trust = "dscp"
+	if sl, _ := n.CMSL("ice"); sl != 3 {
+		t.Errorf("ice in DSCP mode: SL %d, want the priority 3", sl)
+	}
+	if sl, via := Compile(testutil.LoadSrc(t, src("pcp", 0))).Hosts[0].NICs[0].CMSL("mlx5"); sl != 0 || via != CMViaEgressMap {
+		t.Errorf("mlx5 without a VLAN: SL %d via %s", sl, via)
+	}
+}

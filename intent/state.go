@@ -483,6 +483,56 @@ func (n *NIC) VLANEgressMap() map[int]int {
 	return m
 }
 
+// rdma_cm's paths to a RoCE connection's service level (the PCP a RoCE
+// NIC sends on a VLAN), drivers/infiniband/core/cma.c iboe_tos_to_sl and
+// get_vlan_ndev_tc: "if (dev->num_tc) return netdev_get_prio_tc_map(dev,
+// prio);" on the real netdev, else the VLAN egress-qos-map entry of prio
+// (0 without a VLAN), prio being rt_tos2priority(ToS).
+const (
+	CMViaEgressMap = "egress-map" // no TC count on the netdev: mlx5 (its dcbnl ops set none)
+	CMViaPrioTC    = "prio-tc"    // the driver set a TC count: ice, bnxt
+)
+
+// CMSL is the service level rdma_cm gives this NIC's RoCE connections for
+// the host's ToS on a NIC of the kernel driver family fam (spec.Family*),
+// and which path decides it:
+//   - ice sets the netdev's TC count and prio->TC map on every DCB
+//     reconfiguration (ice_lib.c ice_vsi_cfg_netdev_tc: prio_tc_map[up] is
+//     the netdev TC of the priority's ETS TC), so the SL is the TC that
+//     rt_tos2priority(ToS) maps to in the layout fabctl gives ice: the
+//     priority itself in DSCP mode (prio_tc the identity), the class's
+//     compacted TC in VLAN mode (other priorities on the lowest class's);
+//   - bnxt sets the TC count when an ETS is set (bnxt_setup_mq_tc:
+//     netdev_set_num_tc) and never a prio->TC map: every priority is on
+//     TC 0, so the SL is 0 once fabctl has set the ETS;
+//   - mlx5 and other drivers: the VLAN egress map fabctl writes
+//     (VLANEgressMap), 0 without a VLAN.
+func (n *NIC) CMSL(fam string) (sl int, via string) {
+	prio := n.RDMASkbPriority
+	switch fam {
+	case "ice":
+		if n.Trust == "dscp" {
+			return prio, CMViaPrioTC
+		}
+		low := -1
+		for i, tc := range n.TCs { // sorted by priority: the compacted TC is the index
+			if low < 0 {
+				low = i
+			}
+			if tc.TC == prio {
+				return i, CMViaPrioTC
+			}
+		}
+		return max(low, 0), CMViaPrioTC
+	case "bnxt":
+		return 0, CMViaPrioTC
+	}
+	if n.VLANName == "" {
+		return 0, CMViaEgressMap
+	}
+	return n.VLANEgressMap()[prio], CMViaEgressMap
+}
+
 // FormatQoSMap is the state form of a VLAN QoS map: "from:to" pairs with a
 // non-zero "to", sorted by "from", comma-separated ("" for none).
 func FormatQoSMap(m map[int]int) string {

@@ -563,6 +563,29 @@ func ModelLimits(model string) DeviceLimits {
 	return DeviceLimits{}
 }
 
+// NIC kernel driver families, by what their DCB and rdma_cm behaviour
+// follows (drivers/host nicfamily.go, lint HOST-7/HOST-8).
+const (
+	FamilyMLX5 = "mlx5" // ConnectX, BlueField: mlx5_core
+	FamilyICE  = "ice"  // Intel E810/E830: ice
+	FamilyBNXT = "bnxt" // Broadcom NetXtreme-E (BCM57xxx, Thor): bnxt_en
+)
+
+// NICFamily is the kernel driver family of a NIC model (the spec's model,
+// lower-cased), "" when the model does not say.
+func NICFamily(model string) string {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield"):
+		return FamilyMLX5
+	case strings.HasPrefix(m, "e810") || strings.HasPrefix(m, "e830"):
+		return FamilyICE
+	case strings.HasPrefix(m, "bcm57") || strings.HasPrefix(m, "thor") || strings.HasPrefix(m, "p2100") || strings.HasPrefix(m, "p1400"):
+		return FamilyBNXT
+	}
+	return ""
+}
+
 var linkSchema = &hcl.BodySchema{Attributes: attrs("endpoints", "speed", "width", "cable_length", "vlan_tags", "lint_ignore")}
 
 func (l *loader) link(in instance) *Link {

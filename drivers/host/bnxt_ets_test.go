@@ -237,3 +237,23 @@ func TestBnxtDCBXRefusal(t *testing.T) {
 		t.Errorf("VF: %q", unsup["nic/e1/dcb"])
 	}
 }
+
+// TestCMFinding: a RoCE NIC on a VLAN whose driver makes rdma_cm take
+// the SL from its prio->TC map (ice, bnxt) gets a finding when that SL is
+// not the RDMA class's priority; mlx5 takes fabctl's egress map.
+func TestCMFinding(t *testing.T) {
+	_, f := loadSpec(t, strings.Replace(roceSpec, `addresses = ["198.18.0.3/31"]`, `addresses = ["198.18.0.3/31"]
+    vlan      = 100`, 1))
+	n := &f.Hosts[0].NICs[0] // RDMA class on 3, rdma_tos 106: skb priority 2
+	if f := cmFinding(n, famMLX5); f != nil {
+		t.Errorf("mlx5: %+v", f)
+	}
+	// DSCP trust: ice's DSCP mode maps priority p to TC p, so skb priority
+	// 2 gives SL 2; bnxt gives 0.
+	for fam, sl := range map[family]string{famICE: "SL 2", famBNXT: "SL 0"} {
+		f := cmFinding(n, fam)
+		if f == nil || !strings.Contains(f.Message, "get_vlan_ndev_tc") || !strings.Contains(f.Message, "v0a.100 "+sl+",") {
+			t.Errorf("%s: %+v", fam, f)
+		}
+	}
+}

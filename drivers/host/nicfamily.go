@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/dcbnl"
+	"github.com/fabctl/fabctl/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,22 +34,16 @@ import (
 type family string
 
 const (
-	famMLX5 family = "mlx5"
-	famICE  family = "ice"
-	famBNXT family = "bnxt"
+	famMLX5 family = spec.FamilyMLX5
+	famICE  family = spec.FamilyICE
+	famBNXT family = spec.FamilyBNXT
 )
 
 // familyOf picks the strategy from the spec's NIC model, else from the
 // kernel driver's name (ethtool -i).
 func familyOf(model, driver string) family {
-	m := strings.ToLower(model)
-	switch {
-	case strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield"):
-		return famMLX5
-	case strings.HasPrefix(m, "e810") || strings.HasPrefix(m, "e830"):
-		return famICE
-	case strings.HasPrefix(m, "bcm57") || strings.HasPrefix(m, "thor") || strings.HasPrefix(m, "p2100") || strings.HasPrefix(m, "p1400"):
-		return famBNXT
+	if f := spec.NICFamily(model); f != "" {
+		return family(f)
 	}
 	switch driver {
 	case "ice":
@@ -144,6 +138,27 @@ func readFamily(s *session, n *intent.NIC, fam family, ieee *dcbnl.IEEE, st map[
 				n.Name, roceAppText(n), n.RDMAPriority, n.Name, roceAppDcb(n), n.RDMAPriority)})
 		}
 	}
+}
+
+// cmFinding reports where rdma_cm takes a RoCE connection's SL from this
+// NIC's own prio->TC map (ice, bnxt set a TC count on the netdev; cma.c
+// get_vlan_ndev_tc) and that SL is not the RDMA class's priority: the
+// VLAN egress map fabctl writes does not decide it there (intent.NIC.CMSL).
+func cmFinding(n *intent.NIC, fam family) *drivers.Finding {
+	if n.RoCEMode == "" || n.VLANName == "" || n.RDMAPriority < 0 {
+		return nil
+	}
+	sl, via := n.CMSL(string(fam))
+	if via != intent.CMViaPrioTC || sl == n.RDMAPriority {
+		return nil
+	}
+	why := fmt.Sprintf("ice maps each priority to its ETS TC on the netdev (ice_vsi_cfg_netdev_tc), and skb priority %d is on TC %d", n.RDMASkbPriority, sl)
+	if fam == famBNXT {
+		why = "bnxt sets the TC count with the ETS (bnxt_setup_mq_tc) and never a prio->TC map, so every priority is on TC 0"
+	}
+	return &drivers.Finding{Severity: "warning", Path: "nic/" + n.Name + "/vlan/egress_qos_map", Message: fmt.Sprintf(
+		"%s: rdma_cm gives RoCE connections on %s SL %d, not the RDMA class's priority %d: %s has a TC count on %s, so cma.c takes the SL from the NIC's prio->TC map (get_vlan_ndev_tc), not from the egress-qos-map fabctl writes on %s; %s. Whether the NIC sends that SL as the PCP is its driver's (unverified on hardware); prefer DSCP trust for RoCE on this NIC (lint HOST-7)",
+		n.Name, n.VLANName, sl, n.RDMAPriority, fam, n.Name, n.VLANName, why)}
 }
 
 // bnxtDCBX lists DCB as not expressible where bnxt's DCBX mode keeps the

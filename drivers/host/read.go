@@ -112,6 +112,9 @@ func readNIC(s *session, n *intent.NIC, st intent.State, unsup, facts map[string
 			*fs = append(*fs, *f) // ice and bnxt: readFamily says what to do
 		}
 		readFamily(s, n, fam, ieee, st, unsup, fs)
+		if f := cmFinding(n, fam); f != nil {
+			*fs = append(*fs, *f)
+		}
 		nicDCBFacts(facts, n, fam, ieee)
 		readCableLen(n, fam, ieee, dcb, unsup)
 		readMaxrate(n, fam, ieee, dcb, unsup)

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/fabctl/fabctl/intent"
@@ -52,7 +53,7 @@ func checkHOST6(c *Context) {
 
 var ruleHOST7 = Rule{
 	ID:    "HOST-7",
-	Title: "rdma_cm's priority for the host's ToS reaches the RDMA class's PCP through the VLAN egress map, without moving other traffic",
+	Title: "rdma_cm's priority for the host's ToS reaches the RDMA class's PCP (through the VLAN egress map, or the NIC's prio->TC map on ice and bnxt), without moving other traffic",
 	Rationale: `On a VLAN netdev rdma_cm sets a RoCE connection's 802.1p PCP (its SL) to
 egress_qos_map[rt_tos2priority(tos)] (drivers/infiniband/core/cma.c iboe_tos_to_sl), and
 rt_tos2priority only yields 0, 2, 4 or 6 (net/ipv4/route.c ip_tos2prio): ToS 0 gives skb priority 0,
@@ -61,9 +62,44 @@ each RDMA VLAN interface (besides priority p -> PCP p for the classes). When tha
 other packet the host sends on the VLAN with the default priority (NFS, iSCSI, ssh) rides the lossless
 RDMA PCP too; when it is another class's priority, that class's traffic moves to the RDMA PCP. Pick an
 rdma_tos whose skb priority is free. On a PCP-trusting fabric a RoCE NIC without a VLAN sends untagged
-frames: no PCP at all, so the switch classifies RDMA by its port default, outside the lossless class.`,
-	Reference: "Linux drivers/infiniband/core/cma.c iboe_tos_to_sl/get_vlan_ndev_tc; include/net/route.h rt_tos2priority; net/ipv4/route.c ip_tos2prio",
+frames: no PCP at all, so the switch classifies RDMA by its port default, outside the lossless class.
+That egress-map path is mlx5's. cma.c takes the SL from the real netdev's own prio->TC map instead
+whenever its driver set a TC count on it (get_vlan_ndev_tc: "if (dev->num_tc) return
+netdev_get_prio_tc_map(dev, prio)"): Intel E810 (ice) does on every DCB change, mapping each priority
+to its ETS TC (ice_vsi_cfg_netdev_tc), so the SL is a TC number, the priority itself in DSCP mode and
+the class's compacted TC in VLAN mode; Broadcom (bnxt) does once an ETS is set (bnxt_setup_mq_tc) and
+never sets the map, so the SL is 0. On those NICs (by model) the rule checks that path: an SL other
+than the RDMA class's priority is reported, and the egress map does not help.`,
+	Reference: "Linux drivers/infiniband/core/cma.c iboe_tos_to_sl/get_vlan_ndev_tc; include/net/route.h rt_tos2priority; net/ipv4/route.c ip_tos2prio; drivers/net/ethernet/intel/ice/ice_lib.c ice_vsi_cfg_netdev_tc; drivers/net/ethernet/broadcom/bnxt/bnxt.c bnxt_setup_mq_tc",
 	Check:     checkHOST7,
+}
+
+// cmPrioTCSL is the SL rdma_cm takes from the prio->TC map of an ice or
+// bnxt NIC for skb priority prio, in the ETS layout fabctl gives it
+// (drivers/host changes.go; intent.NIC.CMSL is the same model on the
+// compiled intent).
+func cmPrioTCSL(s *spec.Spec, n *spec.NIC, fam string, prio int) int {
+	if fam == spec.FamilyBNXT {
+		return 0
+	}
+	if s.NICTrust(n) == spec.TrustDSCP {
+		return prio // ice DSCP mode: prio_tc is the identity
+	}
+	var prios []int
+	seen := map[int]bool{}
+	for _, c := range s.Classes {
+		if c.Priority >= 0 && c.Priority < 8 && !seen[c.Priority] {
+			seen[c.Priority] = true
+			prios = append(prios, c.Priority)
+		}
+	}
+	sort.Ints(prios)
+	for i, p := range prios {
+		if p == prio {
+			return i
+		}
+	}
+	return 0 // other priorities share the lowest class's TC, TC 0
 }
 
 func checkHOST7(c *Context) {
@@ -88,6 +124,18 @@ func checkHOST7(c *Context) {
 		skb := intent.RTTos2Priority(tos)
 		for _, n := range h.NICs {
 			addr, sc := hostNICAddress(h, n), hostNICScopes(h, n)
+			if fam := spec.NICFamily(n.Model); n.VLAN != 0 && (fam == spec.FamilyICE || fam == spec.FamilyBNXT) {
+				if sl := cmPrioTCSL(s, n, fam, skb); sl != rdma.Priority {
+					why := fmt.Sprintf("ice maps each priority to its ETS TC there (ice_vsi_cfg_netdev_tc), and skb priority %d is on TC %d", skb, sl)
+					if fam == spec.FamilyBNXT {
+						why = "bnxt sets a TC count once the ETS is set (bnxt_setup_mq_tc) but never a prio->TC map, so every priority is on TC 0"
+					}
+					c.Reportf(Warning, n.Src.Block, addr, append(sc, h.Ignore), "rdma_cm takes the NIC's prio->TC map, not the VLAN egress map",
+						"nic %s:%s (%s, %s) has a TC count on its netdev, so rdma_cm gives RoCE connections for ToS %d (skb priority %d) SL %d from the NIC's own prio->TC map (cma.c get_vlan_ndev_tc), not PCP %d of class %q from the egress map fabctl writes on %s: %s. Whether the NIC sends that SL as the PCP is the driver's (unverified on hardware); RoCE traffic that relies on it leaves on the wrong PCP. Prefer DSCP trust for RoCE on this NIC, or check the wire.",
+						h.Name, n.Name, n.Model, fam, tos, skb, sl, rdma.Priority, rdma.Name, n.RDMANetdev(), why)
+				}
+				continue
+			}
 			if n.VLAN == 0 {
 				// RoCEv2 trusting PCP is QOS-2's (and HOST-3's for a NIC override).
 				if f.Transport == spec.RoCEv1 && rdma.Lossless {
@@ -156,10 +204,7 @@ expressible. Shorten the link, make the class lossy with ECN, or silence the rul
 
 // isConnectX says whether a NIC model is driven by mlx5 (the host
 // driver's family rule, drivers/host nicfamily.go).
-func isConnectX(model string) bool {
-	m := strings.ToLower(model)
-	return strings.HasPrefix(m, "connectx") || strings.HasPrefix(m, "bluefield")
-}
+func isConnectX(model string) bool { return spec.NICFamily(model) == spec.FamilyMLX5 }
 
 func checkHOST8(c *Context) {
 	s := c.Spec

@@ -283,7 +283,8 @@ func bidirWord(b bool) string {
 // (the port's configfs default_roce_tos) must carry the class's DSCP; on
 // RoCEv1 and InfiniBand the path's SL must be the class's (on RoCE,
 // iboe_tos_to_sl: the VLAN egress map entry of rt_tos2priority(ToS), the
-// PCP a RoCE NIC sends).
+// PCP a RoCE NIC sends; the NIC's prio->TC map instead where its driver
+// set a TC count on the netdev, as ice and bnxt do).
 func routeCheck(c Criteria, r *verbs.Result) (Check, bool) {
 	name := "host marking (rdma_cm)"
 	if c.SelfMarked || r == nil || r.Route == nil {
@@ -309,8 +310,9 @@ func routeCheck(c Criteria, r *verbs.Result) (Check, bool) {
 		default:
 			prio := Tos2Priority(rt.TClass)
 			fails = append(fails, fmt.Sprintf("rdma_cm chose PCP %d for ToS %d, not the class's priority %d: it takes the RDMA VLAN interface's "+
-				"egress-qos-map entry of priority %d (rt_tos2priority(%d); it only yields 0, 2, 4 or 6), so map priority %d to PCP %d there, or give the host a ToS whose priority is mapped",
-				rt.SL, rt.TClass, c.SL, prio, rt.TClass, prio, c.SL))
+				"egress-qos-map entry of priority %d (rt_tos2priority(%d); it only yields 0, 2, 4 or 6), so map priority %d to PCP %d there, or give the host a ToS whose priority is mapped; "+
+				"on a NIC whose driver sets a TC count on the netdev (Intel E810/ice, Broadcom/bnxt) it takes the TC priority %d maps to in the NIC's prio->TC map instead (cma.c get_vlan_ndev_tc; lint HOST-7)",
+				rt.SL, rt.TClass, c.SL, prio, rt.TClass, prio, c.SL, prio))
 		}
 	}
 	switch {
