@@ -8,39 +8,13 @@ import (
 	"github.com/fabctl/fabctl/internal/dcbnl"
 )
 
-const iceSpec = `
-fabric "t" {
-  transport          = "rocev2"
-  trust              = "dscp"
-  congestion_control = "pfc-only"
+// iceNIC is the VM testbed's spec NIC (roce on 3 with DSCP 26, cnp on 6
+// with DSCP 48, the rest on the default class 0), as an E810 would have it.
+func iceNIC(t *testing.T) *intent.NIC {
+	t.Helper()
+	_, f := loadSpec(t, strings.ReplaceAll(mustRead(t, "testdata/vm/fabdcb.fab.hcl"), "FABDCB_NIC", "e0"))
+	return &f.Hosts[0].NICs[0]
 }
-class "roce" {
-  role      = "rdma"
-  priority  = 3
-  dscp      = [26]
-  lossless  = true
-  bandwidth = 60
-}
-class "cnp" {
-  role     = "cnp"
-  priority = 6
-  dscp     = [48]
-  strict   = true
-}
-class "bulk" {
-  priority  = 0
-  default   = true
-  bandwidth = 40
-}
-host "h1" {
-  connect = "local"
-  nic "e0" {
-    device    = "ice0"
-    model     = "E810-CQDA2"
-    addresses = ["198.18.0.1/24"]
-  }
-}
-`
 
 // TestIceDSCPDefaults: ice's DSCP-mode default map as ice_dcbnl_setapp
 // builds it: dscp >> 3 with 8 TCs; with 4 TCs the i*4+j loops (and +32),
@@ -66,8 +40,7 @@ func TestIceDSCPDefaults(t *testing.T) {
 // and reads an absent entry back as ice's default, so the re-plan after
 // such an apply is clean.
 func TestIceApps(t *testing.T) {
-	_, f := loadSpec(t, iceSpec)
-	n := &f.Hosts[0].NICs[0]
+	n := iceNIC(t)
 	cur := &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}
 	want := iceApps(n, cur)
 	if len(want) != 54 || iceAppWrites(cur, want) != 54 {
@@ -126,8 +99,7 @@ func dscpInts(n *intent.NIC) *[64]int {
 // TestIceAppLimits: a priority at or above ice's TC count and a table
 // larger than ICE_DCBX_MAX_APPS are not expressible.
 func TestIceAppLimits(t *testing.T) {
-	_, f := loadSpec(t, iceSpec)
-	n := &f.Hosts[0].NICs[0]
+	n := iceNIC(t)
 	unsup := map[string]string{}
 	iceAppLimits(n, &dcbnl.IEEE{ETS: &dcbnl.ETS{ETSCap: 8}}, unsup)
 	if len(unsup) != 0 {
