@@ -219,3 +219,39 @@ validate "bw" {
 		}
 	}
 }
+
+// TestPlanEndpointGIDNetdev: on a NIC with a VLAN the address, and so its
+// GID, is on the VLAN interface: a raw-verbs side looks for its GID there
+// (as the host driver resolves NCCL_IB_GID_INDEX on the RDMA netdev),
+// while the device, NUMA and counters stay with the NIC.
+func TestPlanEndpointGIDNetdev(t *testing.T) {
+	src := strings.NewReplacer(`device    = "rxe_fa"`, "device    = \"rxe_fa\"\n    vlan      = 100",
+		`device    = "rxe_fb"`, "device    = \"rxe_fb\"\n    vlan      = 100\n    vlan_interface = \"rdma0\"").Replace(twoHosts)
+	s := testutil.LoadSrc(t, src+`
+validate "bw" {
+  marking = "self"
+}
+`)
+	tests := Plan(s)
+	if len(tests) == 0 || len(tests[0].Rounds) == 0 {
+		t.Fatalf("no pairs: %+v", tests)
+	}
+	p := tests[0].Rounds[0][0]
+	for _, ep := range []Endpoint{p.Client, p.Server} {
+		want := map[string]string{"a": "fa.100", "b": "rdma0"}[ep.Host.Name]
+		l := sideLocal(ep)
+		if l.GIDNetdevName() != want || l.Netdev != ep.NIC.Name {
+			t.Errorf("%s: GID netdev %q, netdev %q; want %q, %q", ep, l.GIDNetdevName(), l.Netdev, want, ep.NIC.Name)
+		}
+	}
+	// Untagged: the NIC itself.
+	u := testutil.LoadSrc(t, twoHosts+`
+validate "bw" {
+  marking = "self"
+}
+`)
+	ep := Plan(u)[0].Rounds[0][0].Client
+	if l := sideLocal(ep); l.GIDNetdev != "" || l.GIDNetdevName() != ep.NIC.Name {
+		t.Errorf("untagged %s: %+v", ep, l)
+	}
+}

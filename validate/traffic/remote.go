@@ -260,6 +260,9 @@ func (r *Runner) sideCall(ctx context.Context, ep Endpoint, req SideRequest, rea
 // device only (the host finds it from the netdev otherwise).
 func sideLocal(ep Endpoint) verbs.Local {
 	l := verbs.Local{Device: ep.NIC.Device, Port: 1, Netdev: ep.NIC.Name, Addr: ep.Addr, GIDIndex: -1, GIDType: ep.GIDType, NUMANode: ep.NIC.NUMANode}
+	if rd := ep.NIC.RDMANetdev(); rd != ep.NIC.Name {
+		l.GIDNetdev = rd // the VLAN interface holds the address and its GID
+	}
 	if !ep.NIC.NUMA.Auto && len(ep.NIC.NUMA.CPUs) > 0 {
 		l.CPUs = ep.NIC.NUMA.CPUs
 	}

@@ -680,7 +680,7 @@ func perftestLocal(l verbs.Local, t verbs.Test) verbs.Local {
 	if t.Conn == verbs.ConnVerbs && l.Device != "" {
 		sys := verbs.Sysfs{Root: verbs.SysRoot}
 		if table, err := sys.GIDTable(l.Device, 1); err == nil {
-			if e, err := verbs.SelectGID(l.Device, 1, table, verbs.GIDChoice{Index: -1, Addr: l.Addr, Netdev: l.Netdev}); err == nil {
+			if e, err := verbs.SelectGID(l.Device, 1, table, verbs.GIDChoice{Index: -1, Addr: l.Addr, Netdev: l.GIDNetdevName()}); err == nil {
 				l.GIDIndex = e.Index
 			}
 		}

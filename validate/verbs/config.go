@@ -262,6 +262,11 @@ type Local struct {
 	// Netdev is the network interface the device sits on (for NUMA
 	// locality and for choosing the device).
 	Netdev string
+	// GIDNetdev is the netdev whose GID a raw-verbs side takes, when it
+	// is not Netdev: the RDMA VLAN interface, which holds the NIC's
+	// addresses and so their GIDs (the host driver resolves
+	// NCCL_IB_GID_INDEX there, internal/rdmagid). "" is Netdev.
+	GIDNetdev string `json:",omitempty"`
 	// GIDIndex selects the GID explicitly; -1 scores them like perftest.
 	GIDIndex int
 	// GIDType restricts the automatic choice: "roce-v2", "roce-v1", "ib"
@@ -274,6 +279,15 @@ type Local struct {
 	// node when the system reports one). CPUs overrides the CPU set.
 	NUMANode *int
 	CPUs     []int
+}
+
+// GIDNetdevName is the netdev a side's GID must belong to: GIDNetdev,
+// else Netdev.
+func (l Local) GIDNetdevName() string {
+	if l.GIDNetdev != "" {
+		return l.GIDNetdev
+	}
+	return l.Netdev
 }
 
 // Fill sets the defaults of unset fields.

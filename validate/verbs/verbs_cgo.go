@@ -228,7 +228,7 @@ func (c *cSide) selectGID(sys Sysfs) error {
 		if err != nil {
 			return err
 		}
-		ch := GIDChoice{Index: idx, Type: typ, Netdev: c.l.Netdev, IPv6: c.l.Addr.Is6() && !c.l.Addr.Is4In6(), Addr: c.l.Addr}
+		ch := GIDChoice{Index: idx, Type: typ, Netdev: c.l.GIDNetdevName(), IPv6: c.l.Addr.Is6() && !c.l.Addr.Is4In6(), Addr: c.l.Addr}
 		e, err := SelectGID(c.local.Device, c.l.Port, table, ch)
 		if err != nil {
 			return err
