@@ -97,8 +97,10 @@ reject anything else), so a spec that does not sum to 100 is either rejected or 
 differently per vendor. A lossless class with a 0 % share is starved whenever other classes are busy;
 its queue stays full, PFC keeps pausing upstream and the pause spreads through the fabric. Classes that
 share a priority share one traffic class and must agree on its share. (A CNP class that is not strict is
-QOS-4's finding.)`,
-			Reference: cumulusRoCE + " (TC3 50 %, TC0 50 %, TC6 strict); torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c (ETS bandwidths must sum to 100)",
+QOS-4's finding.) A sum other than 100 is an error when a host NIC of the mlx5 family (ConnectX,
+BlueField) or an Intel E810 is in the spec, since their drivers refuse it and the host apply fails; a
+warning otherwise.`,
+			Reference: cumulusRoCE + " (TC3 50 %, TC0 50 %, TC6 strict); torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c mlx5e_dbcnl_validate_ets (-EINVAL: \"BW sum is illegal\"); drivers/net/ethernet/intel/ice/ice_dcb_lib.c ice_dcb_bwchk (-EINVAL unless the shares total 100)",
 			Check:     checkQOS7,
 		},
 		{
@@ -466,9 +468,23 @@ func checkQOS7(c *Context) {
 		parts = append(parts, fmt.Sprintf("%q (priority %d) %d%%", cl.Name, cl.Priority, cl.Bandwidth))
 	}
 	if last != nil && sum != 100 {
-		c.Reportf(Warning, last.Src.Attr("bandwidth"), trafficClassAddress(last), []spec.LintIgnores{last.Ignore}, "ETS shares do not sum to 100",
-			"The ETS (non-strict) classes get %s: %d%% in all. Devices need exactly 100 (mlx5 and Intel E810 reject other sums; switches renormalise each their own way). Adjust the bandwidth values to sum to 100.",
-			strings.Join(parts, ", "), sum)
+		// The NIC drivers refuse the setting outright: mlx5
+		// (drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c,
+		// mlx5e_dbcnl_validate_ets: "Failed to validate ETS: BW sum is
+		// illegal", -EINVAL when the ETS traffic classes' tc_tx_bw do not
+		// sum to 100) and ice (drivers/net/ethernet/intel/ice/ice_dcb_lib.c,
+		// ice_dcb_bwchk: -EINVAL unless the shares total 100). With such a
+		// NIC in the spec the host apply fails, so the rule is an error;
+		// switches alone renormalise, a warning.
+		sev, refusers := Warning, etsStrictNICs(s)
+		tail := "Devices need exactly 100 (mlx5 and Intel E810 reject other sums; switches renormalise each their own way)."
+		if len(refusers) > 0 {
+			sev = Error
+			tail = fmt.Sprintf("The host NICs %s refuse it: their drivers (mlx5, ice) return EINVAL for ETS shares that do not sum to 100, so the host apply would fail.", strings.Join(refusers, ", "))
+		}
+		c.Reportf(sev, last.Src.Attr("bandwidth"), trafficClassAddress(last), []spec.LintIgnores{last.Ignore}, "ETS shares do not sum to 100",
+			"The ETS (non-strict) classes get %s: %d%% in all. %s Adjust the bandwidth values to sum to 100.",
+			strings.Join(parts, ", "), sum, tail)
 	}
 	for _, cl := range s.Classes {
 		if cl.Lossless && !cl.Strict && cl.Bandwidth == 0 {
@@ -477,6 +493,31 @@ func checkQOS7(c *Context) {
 				cl.Name)
 		}
 	}
+}
+
+// etsStrictNICs lists (at most three, then a count) the host NICs whose
+// driver refuses ETS shares that do not sum to 100: the mlx5 family and
+// Intel E810 (ice); see checkQOS7.
+func etsStrictNICs(s *spec.Spec) []string {
+	var out []string
+	n := 0
+	for _, h := range s.Hosts {
+		for _, nic := range h.NICs {
+			switch nic.Model {
+			case "connectx-6", "connectx-6dx", "connectx-7", "connectx-8", "bluefield-2", "bluefield-3", "e810":
+			default:
+				continue
+			}
+			n++
+			if len(out) < 3 {
+				out = append(out, fmt.Sprintf("%s:%s (%s)", h.Name, nic.Name, nic.Model))
+			}
+		}
+	}
+	if n > len(out) {
+		out = append(out, fmt.Sprintf("%d more", n-len(out)))
+	}
+	return out
 }
 
 func checkQOS8(c *Context) {
