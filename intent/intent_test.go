@@ -213,18 +213,16 @@ host "h1" {
 	}
 }
 
-// TestRoCEEgressMap: rdma_cm picks the PCP of a RoCE connection as
-// egress_map[rt_tos2priority(tos)] on the VLAN netdev (drivers/infiniband/
-// core/cma.c iboe_tos_to_sl / get_vlan_ndev_tc), and rt_tos2priority only
-// yields 0, 2, 4 or 6 (net/ipv4/route.c ip_tos2prio): the map must send
-// that skb priority to the RDMA class's PCP, or RoCE leaves on PCP 0.
-func TestRoCEEgressMap(t *testing.T) {
-	src := `
+// roceV1Spec is a RoCEv1 fabric with a lossless RDMA class on priority 3
+// and a default class on 0, one host whose NIC eth1 (mlx5_0) gets
+// nicAttrs; fabricAttrs go into the fabric block.
+func roceV1Spec(fabricAttrs, trust, nicAttrs string) string {
+	return `
 fabric "t" {
   transport          = "rocev1"
-  trust              = "pcp"
+  trust              = "` + trust + `"
   congestion_control = "pfc-only"
-  %s
+  ` + fabricAttrs + `
 }
 class "roce" {
   role      = "rdma"
@@ -243,10 +241,18 @@ host "h1" {
   nic "eth1" {
     device    = "mlx5_0"
     addresses = ["10.0.0.1/24"]
-    vlan      = 100
+    ` + nicAttrs + `
   }
 }
 `
+}
+
+// TestRoCEEgressMap: rdma_cm picks the PCP of a RoCE connection as
+// egress_map[rt_tos2priority(tos)] on the VLAN netdev (drivers/infiniband/
+// core/cma.c iboe_tos_to_sl / get_vlan_ndev_tc), and rt_tos2priority only
+// yields 0, 2, 4 or 6 (net/ipv4/route.c ip_tos2prio): the map must send
+// that skb priority to the RDMA class's PCP, or RoCE leaves on PCP 0.
+func TestRoCEEgressMap(t *testing.T) {
 	for _, tc := range []struct {
 		tosAttr string
 		want    string
@@ -256,7 +262,7 @@ host "h1" {
 		{"rdma_tos = 24", "3:3,4:3"},
 		{"rdma_tos = 16", "3:3,6:3"}, // IPTOS_LOWDELAY -> TC_PRIO_INTERACTIVE 6
 	} {
-		f := compile(t, strings.Replace(src, "%s", tc.tosAttr, 1))
+		f := compile(t, roceV1Spec(tc.tosAttr, "pcp", "vlan = 100"))
 		n := f.Hosts[0].NICs[0]
 		if got := FormatQoSMap(n.VLANEgressMap()); got != tc.want {
 			t.Errorf("%q: egress map %q, want %q", tc.tosAttr, got, tc.want)
@@ -317,34 +323,7 @@ func TestCMSL(t *testing.T) {
 		if vlan > 0 {
 			v = "vlan = 100"
 		}
-		return `
-fabric "t" {
-  transport          = "rocev1"
-  trust              = "` + trust + `"
-  congestion_control = "pfc-only"
-  rdma_tos           = 24
-}
-class "roce" {
-  role      = "rdma"
-  priority  = 3
-  lossless  = true
-  bandwidth = 50
-}
-class "default" {
-  role      = "other"
-  priority  = 0
-  default   = true
-  bandwidth = 50
-}
-host "h1" {
-  address = "192.0.2.10"
-  nic "eth1" {
-    device    = "mlx5_0"
-    addresses = ["10.0.0.1/24"]
-    ` + v + `
-  }
-}
-`
+		return roceV1Spec("rdma_tos = 24", trust, v)
 	}
 	n := Compile(testutil.LoadSrc(t, src("pcp", 100))).Hosts[0].NICs[0]
 	for _, c := range []struct {
