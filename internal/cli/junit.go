@@ -58,12 +58,17 @@ func writeJUnit(path string, res *validateResult) error {
 		byRule[id] = append(byRule[id], d)
 	}
 	suite := junitSuite{Name: "fabctl validate: static (" + res.Path + ")"}
+	// One failure per test case (many JUnit consumers show only a case's
+	// first): a rule with several failing findings gets a case per finding,
+	// named by its place in the spec.
 	add := func(id, title string) {
-		c := junitCase{Name: id, Classname: "fabctl.static"}
+		name := id
 		if title != "" {
-			c.Name = id + ": " + title
+			name = id + ": " + title
 		}
 		var notes []string
+		var fails []junitFailure
+		var where []string
 		for _, d := range byRule[id] {
 			loc := ""
 			if d.Subject != nil {
@@ -71,27 +76,41 @@ func writeJUnit(path string, res *validateResult) error {
 			}
 			text := loc + d.Summary + "\n" + d.Detail
 			if d.Severity == hcl.DiagError || res.Strict {
-				c.Failures = append(c.Failures, junitFailure{Message: loc + d.Summary, Type: severityName(d.Severity), Text: text})
+				fails = append(fails, junitFailure{Message: loc + d.Summary, Type: severityName(d.Severity), Text: text})
+				where = append(where, strings.TrimSuffix(loc, ": "))
 			} else {
 				notes = append(notes, "warning: "+text)
 			}
 		}
-		c.SystemOut = strings.Join(notes, "\n\n")
-		suite.Cases = append(suite.Cases, c)
-		suite.Tests++
-		if len(c.Failures) > 0 {
-			suite.Fails++
+		out := strings.Join(notes, "\n\n")
+		switch {
+		case len(fails) == 0:
+			c := junitCase{Name: name, Classname: "fabctl.static", SystemOut: out}
+			if why, ok := res.NotApplicable[id]; ok && out == "" {
+				c.Skipped = &junitSkipped{Message: "not applicable: " + why}
+			}
+			suite.add(c)
+		case len(fails) == 1:
+			suite.add(junitCase{Name: name, Classname: "fabctl.static", Failures: fails, SystemOut: out})
+		default:
+			for i, f := range fails {
+				c := junitCase{Name: fmt.Sprintf("%s (%d of %d%s)", name, i+1, len(fails), prefixed(": ", where[i])), Classname: "fabctl.static", Failures: []junitFailure{f}}
+				if i == 0 {
+					c.SystemOut = out
+				}
+				suite.add(c)
+			}
 		}
 	}
 	add("load", "the spec loads (syntax, schema, references)")
 	loaded := len(byRule["load"]) == 0 || !hasErrors(byRule["load"])
 	for _, r := range lint.Rules() {
-		add(r.ID, r.Title)
 		if !loaded {
 			// The rules did not run: say so rather than report a pass.
-			suite.Cases[len(suite.Cases)-1].Skipped = &junitSkipped{Message: "the spec did not load, so the rule did not run"}
-			suite.Skipped++
+			suite.add(junitCase{Name: r.ID + ": " + r.Title, Classname: "fabctl.static", Skipped: &junitSkipped{Message: "the spec did not load, so the rule did not run"}})
+			continue
 		}
+		add(r.ID, r.Title)
 	}
 	doc := junitSuites{Name: "fabctl validate", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}
 	for _, ls := range liveJUnitSuites(res) {
@@ -124,4 +143,12 @@ func severityName(s hcl.DiagnosticSeverity) string {
 		return "error"
 	}
 	return "warning"
+}
+
+// prefixed is p+s, or "" when s is empty.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

@@ -113,3 +113,48 @@ func TestReadbackNotesFabricPorts(t *testing.T) {
 		t.Errorf("read-back view:\n%s\nwant %q", got, want)
 	}
 }
+
+// First run, defect 16: a rule with nothing to check in the spec is
+// <skipped>, not passed, and a test case carries at most one failure (a
+// rule with several failing findings gets a case per finding).
+func TestValidateJUnitSkipsAndSplits(t *testing.T) {
+	dir := t.TempDir()
+	f, _, _, _ := testFactory()
+	out := filepath.Join(dir, "roce.xml")
+	if code := runCLI(f, "validate", "--static", "--junit", out, "../../testdata/broken/qos.fab.hcl"); code != ExitError {
+		t.Fatalf("exit %d", code)
+	}
+	s := readJUnit(t, out).Suites[0]
+	skipped := map[string]string{}
+	perRule := map[string]int{}
+	for _, c := range s.Cases {
+		id := strings.SplitN(c.Name, ":", 2)[0]
+		if c.Skipped != nil {
+			skipped[id] = c.Skipped.Message
+		}
+		if len(c.Failures) > 1 {
+			t.Errorf("case %q has %d failures", c.Name, len(c.Failures))
+		}
+		if len(c.Failures) == 1 {
+			perRule[id]++
+		}
+	}
+	for _, id := range []string{"IB-1", "IB-2", "IB-3", "IB-4", "IB-5", "IB-6", "IB-7", "BUF-2"} {
+		if !strings.HasPrefix(skipped[id], "not applicable: ") {
+			t.Errorf("%s on a RoCE spec without buffer facts: skipped %q, want not applicable", id, skipped[id])
+		}
+	}
+	if skipped["QOS-1"] != "" || skipped["QOS-7"] != "" {
+		t.Errorf("a rule with findings is skipped: %v", skipped)
+	}
+	if s.Skipped != len(skipped) {
+		t.Errorf("suite skipped=%d, cases %d", s.Skipped, len(skipped))
+	}
+	split := false
+	for _, n := range perRule {
+		split = split || n > 1
+	}
+	if !split {
+		t.Errorf("no rule with several failing findings in broken/qos: %v", perRule)
+	}
+}

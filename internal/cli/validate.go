@@ -159,8 +159,10 @@ type validateResult struct {
 	Errors      int
 	Warnings    int
 	Suppressed  int
-	Summary     *specSummary // nil when the spec did not load
-	Valid       bool
+	// NotApplicable: the lint rules that had nothing to check, and why.
+	NotApplicable map[string]string
+	Summary       *specSummary // nil when the spec did not load
+	Valid         bool
 
 	// Live stages: nil when they did not run.
 	Readback       *readback.Result
@@ -216,6 +218,7 @@ func validateRun(opts *ValidateOptions) error {
 		debugf("linted in %s: %d finding(s), %d suppressed", time.Since(start).Round(time.Microsecond), len(lr.Diagnostics), lr.Suppressed)
 		diags = append(diags, lr.Diagnostics...)
 		res.Suppressed = lr.Suppressed
+		res.NotApplicable = lr.NotApplicable
 		res.Summary = summarize(s)
 	}
 	spec.SortDiagnostics(diags)

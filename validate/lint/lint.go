@@ -46,6 +46,7 @@ type Context struct {
 	rule       *Rule
 	diags      hcl.Diagnostics
 	suppressed int
+	notApplies string // NotApplicable's reason
 
 	shared *shared // what the rules of one run compute once (see lossless)
 }
@@ -98,6 +99,16 @@ func (c *Context) Reportf(sev Severity, subject hcl.Range, address string, scope
 type Result struct {
 	Diagnostics hcl.Diagnostics // sorted by file and position
 	Suppressed  int             // findings silenced by lint_ignore
+	// NotApplicable maps the rules that found nothing to check in this
+	// spec (an InfiniBand rule on an Ethernet fabric, a buffer rule without
+	// buffer facts) to the reason: reports show them as skipped, not passed.
+	NotApplicable map[string]string
+}
+
+// NotApplicable records that the running rule has nothing to check in this
+// spec, and why. A rule that reports findings anyway is not skipped.
+func (c *Context) NotApplicable(reason string) {
+	c.notApplies = reason
 }
 
 // Run runs every rule over a loaded spec (which must have no load errors).
@@ -150,6 +161,12 @@ func RunRules(s *spec.Spec, rules []Rule) Result {
 	for i := range ctxs {
 		res.Diagnostics = append(res.Diagnostics, ctxs[i].diags...)
 		res.Suppressed += ctxs[i].suppressed
+		if r := ctxs[i].notApplies; r != "" && len(ctxs[i].diags) == 0 {
+			if res.NotApplicable == nil {
+				res.NotApplicable = map[string]string{}
+			}
+			res.NotApplicable[rules[i].ID] = r
+		}
 	}
 	res.Diagnostics = append(res.Diagnostics, checkIgnores(s, rules)...)
 	spec.SortDiagnostics(res.Diagnostics)

@@ -161,7 +161,12 @@ type headroomShort struct {
 func checkHeadroom(c *Context) {
 	s := c.Spec
 	if !s.Fabric.Transport.IsEthernet() {
-		return // InfiniBand: credit-based flow control, no PFC headroom
+		c.NotApplicable("InfiniBand has credit-based flow control, no PFC headroom")
+		return
+	}
+	if !anySwitchBuffer(s, func(b *spec.Buffer) bool { return b.Headroom > 0 }) {
+		// Long-cable warnings below still apply; with none, nothing was checked.
+		c.NotApplicable("no switch declares buffer.headroom, so there is no headroom to check")
 	}
 	warned := map[*spec.Link]bool{}
 	bySwitch := c.lossless()
@@ -250,6 +255,11 @@ func checkHeadroom(c *Context) {
 func checkBufferBudget(c *Context) {
 	s := c.Spec
 	if !s.Fabric.Transport.IsEthernet() {
+		c.NotApplicable("InfiniBand has credit-based flow control, no PFC headroom")
+		return
+	}
+	if !anySwitchBuffer(s, func(b *spec.Buffer) bool { return b.Total > 0 }) {
+		c.NotApplicable("no switch declares buffer.total, so there is no buffer budget to check")
 		return
 	}
 	var bySwitch [][]lossPort
@@ -308,4 +318,14 @@ func checkBufferBudget(c *Context) {
 			sw.Name, plural(pgs, "lossless priority group"), plural(len(ports), "lossless port"), pgs, perPG, cells, sum,
 			buf.Total, buf.Reserved, budget, 100*float64(sum-budget)/float64(budget))
 	}
+}
+
+// anySwitchBuffer reports whether a switch declares buffer facts ok accepts.
+func anySwitchBuffer(s *spec.Spec, ok func(*spec.Buffer) bool) bool {
+	for _, sw := range s.Switches {
+		if sw.Buffer != nil && ok(sw.Buffer) {
+			return true
+		}
+	}
+	return false
 }

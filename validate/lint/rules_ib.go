@@ -118,6 +118,7 @@ func checkIB1(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
 	if ib == nil {
+		c.NotApplicable("the fabric has no InfiniBand part")
 		return
 	}
 	// GUIDs unique over the spec's NICs.
@@ -207,6 +208,7 @@ func checkIB2(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
 	if ib == nil {
+		c.NotApplicable("the fabric has no InfiniBand part")
 		return
 	}
 	mtu := ibMaxMTU(s, ib)
@@ -240,7 +242,12 @@ var opensmDefaultSL2VL = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 func checkIB3(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
-	if ib == nil || (len(ib.SL2VL) == 0 && len(ib.VLArbHigh) == 0 && len(ib.VLArbLow) == 0 && ib.MaxVLs == 0) {
+	if ib == nil {
+		c.NotApplicable("the fabric has no InfiniBand part")
+		return
+	}
+	if len(ib.SL2VL) == 0 && len(ib.VLArbHigh) == 0 && len(ib.VLArbLow) == 0 && ib.MaxVLs == 0 {
+		c.NotApplicable("the spec sets no SL-to-VL map, VL arbitration or max_vls")
 		return
 	}
 	sl2vl, mapSrc := ib.SL2VL, "sl2vl"
@@ -296,6 +303,7 @@ func checkIB4(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
 	if ib == nil {
+		c.NotApplicable("the fabric has no InfiniBand part")
 		return
 	}
 	f := s.Fabric

@@ -64,6 +64,7 @@ func ibSwitchOf(s *spec.Spec, e spec.Endpoint) *spec.Switch {
 
 func checkIB5(c *Context) {
 	s := c.Spec
+	c.NotApplicable("the spec has no InfiniBand switch") // a link to one reports below
 	for _, l := range s.Links {
 		a, b := ibSwitchOf(s, l.A), ibSwitchOf(s, l.B)
 		if a == nil && b == nil {
@@ -98,6 +99,7 @@ func checkIB6(c *Context) {
 	s := c.Spec
 	ib := ibFabric(s)
 	if ib == nil {
+		c.NotApplicable("the fabric has no InfiniBand part")
 		return
 	}
 	vls, hasIB := 0, false
@@ -155,6 +157,7 @@ const maxIBLoopReports = 20
 func checkIB7(c *Context) {
 	s := c.Spec
 	if ibFabric(s) == nil && (s.Fabric == nil || s.Fabric.Transport != spec.InfiniBand) {
+		c.NotApplicable("the fabric has no InfiniBand part")
 		return
 	}
 	nodes := newDLNodes(s)
