@@ -377,8 +377,10 @@ func TestSSHRoundTrip(t *testing.T) {
 	if strings.Join(got, ", ") != "~ opensm/qos_sl2vl, + partitions/compute/member/0x0c42a10300000c01" {
 		t.Fatalf("drift: got %v", got)
 	}
-	if dp.Changes[1].Disruptive == "" {
-		t.Errorf("a partition member change is not marked disruptive")
+	// cn02 put back into compute restores its traffic: not disruptive
+	// (removing a member is: TestMemberRestoreNotDisruptive).
+	if dp.Changes[1].Disruptive != "" {
+		t.Errorf("a member put back into its partition is marked disruptive: %s", dp.Changes[1].Disruptive)
 	}
 	if len(dp.Steps) != 3 || !strings.HasPrefix(dp.Steps[0].Summary, r.opts.PartitionsFile) {
 		t.Fatalf("steps for drift: %+v", dp.Steps)
