@@ -500,3 +500,30 @@ switch "s" {
 		t.Errorf("rocev1 defaults: %+v %v", s.Fabric, s.Classes)
 	}
 }
+
+// First run, defect 10: a speed without a unit is one "Missing unit" error
+// per attribute, with no follow-on "Link speed unknown" about the same link
+// (the user did set a speed), on the link or on the NIC at its end.
+func TestBareSpeedOneError(t *testing.T) {
+	for name, src := range map[string]string{
+		"link": strings.Replace(base, `"100G"`, `100`, 1),
+		"nic": strings.Replace(strings.Replace(base, `speed        = "100G"`, ``, 1),
+			`nic "eth1" {`, "nic \"eth1\" {\n    speed = 100", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if src == base {
+				t.Fatal("edit did not change the spec")
+			}
+			_, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
+			var got []string
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					got = append(got, d.Summary)
+				}
+			}
+			if len(got) != 1 || got[0] != "Missing unit" {
+				t.Errorf("errors %q, want one Missing unit", got)
+			}
+		})
+	}
+}

@@ -263,6 +263,14 @@ func (e end) speed() (BitRate, hcl.Range) {
 	return e.nic.Speed, e.nic.Src.Attr("speed")
 }
 
+// src is the source of the end's port or NIC block.
+func (e end) src() Source {
+	if e.port != nil {
+		return e.port.Src
+	}
+	return e.nic.Src
+}
+
 func (e end) setSpeedIfUnset(r BitRate) {
 	if e.port != nil {
 		if e.port.Speed == 0 {
@@ -333,6 +341,8 @@ func (l *loader) linkSpeed(lk *Link, ends [2]end) {
 			lk.Speed = sa
 		case sb != 0:
 			lk.Speed = sb
+		case lk.Src.Has("speed") || ends[0].src().Has("speed") || ends[1].src().Has("speed"):
+			return // a speed was set but did not decode: that error is the one to read
 		default:
 			rng := lk.Src.Attr("endpoints")
 			l.errf(&rng, "Link speed unknown", "%s: set speed on the link (speed = \"400G\") or on the port/NIC at either end.", lk.Address())
