@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -13,9 +14,12 @@ import (
 // per-device changes in <details> blocks (diff-highlighted), devices that
 // could not be read, drift and lint findings. Like the human view it is
 // compact by default (o.Verbose lists every setting) and lists steps with
-// o.ShowPayload; o.Style is ignored.
-func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
-	h := &humanWriter{w: w}
+// o.ShowPayload; o.Style is ignored. Changes come first and the settings
+// the platforms cannot express last; a document longer than MarkdownLimit
+// is cut at a section boundary with a notice saying so.
+func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
+	var buf bytes.Buffer
+	h := &humanWriter{w: &buf}
 	c := p.Counts()
 	status := "no changes"
 	switch {
@@ -111,26 +115,6 @@ func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 			h.line("")
 		}
 	}
-	unexpressed := false
-	for _, d := range p.Devices {
-		if d.Error == "" && len(d.Unexpressible) > 0 {
-			if !unexpressed {
-				h.line("#### Not expressible on these platforms")
-				h.line("")
-				h.line("The spec asks for these settings; the device's platform has no way to express them, so fabctl does not apply them there.")
-				h.line("")
-				unexpressed = true
-			}
-			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
-			h.line("")
-			for _, u := range d.Unexpressible {
-				h.line("- %s = %s: %s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason))
-			}
-			h.line("")
-			h.line("</details>")
-			h.line("")
-		}
-	}
 	if p.HasChanges() {
 		h.line("#### Changes")
 		h.line("")
@@ -208,8 +192,87 @@ func WritePlanMarkdown(w io.Writer, p *plan.Plan, o PlanOptions) error {
 		}
 		h.line("")
 	}
+	// Settings the platforms cannot express come last: they are not
+	// changes, and on a large fabric they are the longest part.
+	unexpressed := false
+	for _, d := range p.Devices {
+		if d.Error == "" && len(d.Unexpressible) > 0 {
+			if !unexpressed {
+				h.line("#### Not expressible on these platforms")
+				h.line("")
+				h.line("The spec asks for these settings; the device's platform has no way to express them, so fabctl does not apply them there.")
+				h.line("")
+				unexpressed = true
+			}
+			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
+			h.line("")
+			for _, u := range d.Unexpressible {
+				h.line("- %s = %s: %s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason))
+			}
+			h.line("")
+			h.line("</details>")
+			h.line("")
+		}
+	}
+	if h.err != nil {
+		return h.err
+	}
+	body := capMarkdown(buf.Bytes(), MarkdownLimit-markdownFooterRoom)
+	if _, err := out.Write(body); err != nil {
+		return err
+	}
+	h = &humanWriter{w: out}
+	if len(body) < buf.Len() {
+		h.line("> [!WARNING]")
+		h.line("> **Truncated:** this comment stops at %d of %d characters, under GitHub's %d-character limit for a comment; the sections after this point are left out. `fabctl show PLANFILE`, `--json` or `--format markdown` to a file (as a CI artifact) have the whole plan.",
+			len(body), buf.Len(), MarkdownLimit)
+		h.line("")
+	}
 	h.line("<sub>fabctl %s · spec `%s`</sub>", mdHTML(p.FabctlVersion), shortHash(p.SpecHash))
 	return h.err
+}
+
+// MarkdownLimit is the largest markdown document the plan view writes:
+// GitHub refuses an issue or pull-request comment longer than 65,536
+// characters ("Body is too long (maximum is 65536 characters)"), and the
+// example pipelines post this view as a sticky pull-request comment.
+const MarkdownLimit = 65536
+
+// markdownFooterRoom is kept for the truncation notice and the footer.
+const markdownFooterRoom = 1024
+
+// capMarkdown returns md, or its longest prefix of at most limit bytes
+// that ends at a line where no code fence or <details> block is open, so
+// the cut document still renders. (Bytes bound characters from above.)
+func capMarkdown(md []byte, limit int) []byte {
+	if len(md) <= limit {
+		return md
+	}
+	cut, fence, details := 0, false, 0
+	for off := 0; off < len(md); {
+		nl := bytes.IndexByte(md[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := md[off : off+nl]
+		next := off + nl + 1
+		if next > limit {
+			break
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("```")):
+			fence = !fence
+		case !fence && bytes.HasPrefix(line, []byte("<details>")):
+			details++
+		case !fence && bytes.HasPrefix(line, []byte("</details>")):
+			details--
+		}
+		if !fence && details == 0 {
+			cut = next
+		}
+		off = next
+	}
+	return md[:cut]
 }
 
 // mdChangeLine prefixes a change for a diff block: '+' and '-' lines are

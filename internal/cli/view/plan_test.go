@@ -265,3 +265,47 @@ func TestPlanMismatch(t *testing.T) {
 		}
 	}
 }
+
+// First run, defect 11: the PR markdown lists the changes before the
+// settings the platforms cannot express, and a plan longer than GitHub's
+// comment limit is cut at a section boundary with a notice.
+func TestPlanMarkdownOrderAndCap(t *testing.T) {
+	var devs []*plan.DevicePlan
+	for i := 0; i < 60; i++ {
+		var un []plan.Unexpressible
+		for j := 0; j < 40; j++ {
+			un = append(un, plan.Unexpressible{Path: fmt.Sprintf("nic/ens%dnp0/dscp/%d", i, j), Value: "3", Reason: "no DCB netlink on this NIC: the driver exposes no dcbnl ops"})
+		}
+		devs = append(devs, &plan.DevicePlan{Address: fmt.Sprintf("host.gpu%02d", i), Kind: "host", Name: fmt.Sprintf("gpu%02d", i), Platform: "linux",
+			Changes:       []intent.AttrChange{{Path: "nic/ens1np0/mtu", Action: intent.Update, Before: "1500", After: "9000"}},
+			Unexpressible: un})
+	}
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Fabric: "f", FabricDevices: len(devs), Devices: devs}
+	var b bytes.Buffer
+	if err := WritePlanMarkdown(&b, p, PlanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if n := len([]rune(md)); n > 65536 {
+		t.Errorf("markdown is %d characters, over 65536", n)
+	}
+	ch, ne := strings.Index(md, "#### Changes"), strings.Index(md, "#### Not expressible")
+	if ch < 0 || ne < 0 || ch > ne {
+		t.Errorf("want Changes (at %d) before Not expressible (at %d)", ch, ne)
+	}
+	if !strings.Contains(md, "**Truncated:**") || !strings.HasSuffix(md, "</sub>\n") {
+		t.Errorf("no truncation notice or footer:\n%s", md[len(md)-600:])
+	}
+	if strings.Count(md, "```")%2 != 0 || strings.Count(md, "<details>") != strings.Count(md, "</details>") {
+		t.Errorf("cut inside a fence or a details block")
+	}
+	// A small plan is not cut.
+	b.Reset()
+	p.Devices = devs[:1]
+	if err := WritePlanMarkdown(&b, p, PlanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Truncated") || !strings.Contains(b.String(), "dscp/39") {
+		t.Errorf("small plan cut:\n%s", b.String())
+	}
+}
