@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -70,6 +71,14 @@ func TestTransportsApplyClean(t *testing.T) {
 		db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["hwsku"] = "DellEMC-Z9864f-O64"
 	})
 	applyClean(t, dir, "rocev2", "sonic", "", []reloader{es[0].(reloader), es[1].(reloader)})
+	// NX-OS switches whose host ports are layer 2 (`system default
+	// switchport`): NX-OS refuses `mtu 9000` there (Cisco TechNote 118994);
+	// the plan says it sets the system jumbo MTU instead.
+	dir, es = benchEmulators(t, []string{"nxos", "nxos"}, 0)
+	for _, e := range es {
+		e.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.DefaultSwitchport = true })
+	}
+	applyClean(t, dir, "rocev2", "nxos", "", []reloader{es[0].(reloader), es[1].(reloader)})
 }
 
 // aiPodClasses are examples/ai-pod's traffic classes (its class blocks,

@@ -20,7 +20,13 @@ type Config struct {
 	SysQueuingOut, SysNetworkQoS, SysQoSInput string
 	// WDInterval is `priority-flow-control watch-dog-interval on` ("" unset).
 	WDInterval string
-	Interfaces map[string]*Interface
+	// DefaultSwitchport is `system default switchport`: interfaces
+	// without their own `switchport`/`no switchport` are layer 2
+	// (cisco.nxos @154aa540 plugins/module_utils/network/nxos/nxos.py
+	// l.995-998; config/interfaces/interfaces.py l.205-211). Set only
+	// by Options.DefaultSwitchport (no configuration command modelled).
+	DefaultSwitchport bool
+	Interfaces        map[string]*Interface
 }
 
 // ClassMap is a qos class-map: the DSCP values its `match dscp`
@@ -64,6 +70,12 @@ func newClass(name string) *Class { return &Class{Name: name, QosGroup: -1, Band
 
 // Interface is an `interface EthernetX/Y` section.
 type Interface struct {
+	// Mode is the interface's own `switchport` (layer 2) or `no
+	// switchport` (layer 3, routed) line, "" when it has none and the
+	// system default applies (cisco.nxos rm_templates/interfaces.py
+	// l.154-157; Cisco TechNote 118994 "Configure MTU on a Layer 3 Port":
+	// `no switchport`, `mtu 9216`).
+	Mode        string
 	MTU         int    // 0: default 1500
 	PFCMode     string // "" (auto), "on", "off"
 	WD          string // watch-dog-interval "" (follows global), "on", "off"
@@ -86,6 +98,11 @@ func NewConfig(hostname string, ports int) *Config {
 }
 
 // Clone deep-copies the configuration (a checkpoint).
+// L2 reports whether an interface is a layer-2 (switched) port.
+func (c *Config) L2(i *Interface) bool {
+	return i.Mode == "switchport" || i.Mode == "" && c.DefaultSwitchport
+}
+
 func (c *Config) Clone() *Config {
 	n := *c
 	n.ClassMaps = map[string]*ClassMap{}
@@ -197,6 +214,12 @@ func (c *Config) Render() string {
 	var b strings.Builder
 	b.WriteString("version 10.4(3) Bios:version  \n")
 	b.WriteString("hostname " + c.Hostname + "\n")
+	if c.DefaultSwitchport {
+		// A global line near the top, as in a real 9.4(2a) running-config
+		// (`system default switchport trunk mode off` after `power
+		// redundancy-mode`).
+		b.WriteString("system default switchport\n")
+	}
 	b.WriteString("feature lldp\n\n")
 	b.WriteString("username admin password 5 $5$FABCTLEMU$redacted  role network-admin\n")
 	b.WriteString("ip domain-lookup\n")
@@ -276,6 +299,9 @@ func (c *Config) Render() string {
 		b.WriteString("\ninterface " + n + "\n")
 		if i.Description != "" {
 			b.WriteString("  description " + i.Description + "\n")
+		}
+		if i.Mode != "" {
+			b.WriteString("  " + i.Mode + "\n")
 		}
 		if i.PFCMode != "" {
 			b.WriteString("  priority-flow-control mode " + i.PFCMode + "\n")

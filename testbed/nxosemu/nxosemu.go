@@ -67,6 +67,10 @@ type Options struct {
 	// 0.3-1 s to answer show running-config (benchmarks state it).
 	ShowLatency time.Duration
 	Addr        string // default 127.0.0.1:0
+	// DefaultSwitchport starts the switch with `system default
+	// switchport`: its ports are layer 2 unless `no switchport` makes
+	// one routed (Config.DefaultSwitchport).
+	DefaultSwitchport bool
 }
 
 type checkpoint struct {
@@ -102,6 +106,7 @@ func Start(opts Options) (*Switch, error) {
 		opts.Ports = 8
 	}
 	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), checkpoints: map[string]*checkpoint{}, lastChange: time.Now()}
+	sw.running.DefaultSwitchport = opts.DefaultSwitchport
 	// A factory switch boots from a startup-config that holds its running one.
 	sw.startup, sw.savedAt = sw.running.Clone(), sw.lastChange
 	srv, err := sshemu.Start(sshemu.Config{
@@ -267,6 +272,15 @@ func (s *shell) show(line string, toks []string) string {
 		// "!Command:", "!Time:", "!Startup config saved at:".
 		return "!Command: show startup-config\n!Time: " + time.Now().UTC().Format("Mon Jan  2 15:04:05 2006") +
 			"\n!Startup config saved at: " + s.sw.savedAt.UTC().Format("Mon Jan  2 15:04:05 2006") + "\n\n" + s.sw.startup.Render()
+	case "running-config all | incl 'system default switchport'":
+		// cisco.nxos @154aa540 config/interfaces/interfaces.py l.92-98
+		// sends exactly this to learn the default interface mode and
+		// parses "(no )*system default switchport$" (l.205-211);
+		// `running-config all` shows the default line too.
+		if s.sw.running.DefaultSwitchport {
+			return "system default switchport\n"
+		}
+		return "no system default switchport\n"
 	case "checkpoint summary":
 		// checkpoint-rollback.txt (6): layout of third-party output (learnduty.com).
 		var b strings.Builder
@@ -806,12 +820,30 @@ func applySystemQoS(c *Config, a []string, no bool, off int) (*frame, string, bo
 	return ok()
 }
 
+// jumboMTU is `system jumbomtu`, 9216 by default (Cisco TechNote 118994:
+// "By default, the system jumbo MTU is 9216"); `system jumbomtu N` is not
+// modelled.
+const jumboMTU = 9216
+
 // applyInterface: the interface commands of the corpus.
 func applyInterface(c *Config, i *Interface, a []string, no bool, off int) (*frame, string, bool) {
 	if i == nil {
 		return bad(0)
 	}
 	switch a[0] {
+	case "switchport":
+		// switchport / no switchport (cisco.nxos rm_templates/interfaces.py
+		// l.154-157; Cisco TechNote 118994: `no switchport` makes a port
+		// layer 3). NX-OS resets a port's configuration when its mode
+		// changes; not modelled.
+		if len(a) != 1 {
+			return bad(off + 1)
+		}
+		i.Mode = "switchport"
+		if no {
+			i.Mode = "no switchport"
+		}
+		return ok()
 	case "mtu":
 		// mtu N (cisco-roce-enable.cfg:57, microsoft-azure-local-n9k.cfg:52);
 		// the 576..9216 range is the emulator's own assumption.
@@ -821,6 +853,14 @@ func applyInterface(c *Config, i *Interface, a []string, no bool, off int) (*fra
 		n, err := strconv.Atoi(a[1])
 		if err != nil || n < 576 || n > 9216 {
 			return bad(off + 1)
+		}
+		if c.L2(i) && n != 1500 && n != jumboMTU {
+			// Cisco TechNote 118994 "Configure and Verify Maximum
+			// Transmission Unit on Nexus Platforms", Per-Port MTU
+			// Configuration (Nexus 9000): an L2 port takes only the
+			// default or the system jumbo MTU ("mtu 9000" -> "ERROR: MTU
+			// can only be default or system jumbo MTU").
+			return fail("MTU can only be default or system jumbo MTU")
 		}
 		i.MTU = n
 		if n == 1500 {

@@ -17,11 +17,12 @@ import (
 // `no` lines for what the diff's before values say is configured and no
 // longer wanted; payload lines are indented like the running-config (two
 // spaces per mode).
-func changes(sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.State) ([]drivers.Change, error) {
 	p, err := Build(sw)
 	if err != nil {
 		return nil, err
 	}
+	p.l2 = l2Ports(live)
 	cl := clearsFrom(p, diff, desired)
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {

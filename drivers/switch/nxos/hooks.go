@@ -26,6 +26,9 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	if err := readSwitchport(s, out, sw, st); err != nil {
+		return nil, false, err
+	}
 	start, err := s.Send(showStartup)
 	if err != nil {
 		return nil, false, err
@@ -36,8 +39,8 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	return st, ConfigBody(start) == ConfigBody(out), nil
 }
 
-func (grammar) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff, desired)
+func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, desired intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff, desired, t.Live)
 }
 
 // CheckSave: NX-OS reports success with "Copy complete" (cisco.nxos

@@ -123,8 +123,12 @@ var (
 //   - a port without the watchdog on a switch whose watchdog is on: the
 //     global line covers every port and no source shows a per-port `off`;
 //   - port/*/pause: no NX-OS `flowcontrol` excerpt in the corpus.
-func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
-	return unexpressible(desired)
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
+	out := unexpressible(desired)
+	for k, v := range l2Unexpressible(t.Live, desired) {
+		out[k] = v
+	}
+	return out
 }
 
 func unexpressible(desired intent.State) map[string]string {

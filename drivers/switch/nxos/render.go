@@ -81,6 +81,7 @@ func nqClass(tc int) string {
 // Plan is the NX-OS configuration fabctl manages for one switch.
 type Plan struct {
 	sw       *intent.Switch
+	l2       map[string]bool // layer-2 ports (l2mtu.go), nil when unknown
 	table    [64]int
 	def      int   // qos-group of unclassified traffic
 	lossless []int // no-drop CoS values
@@ -421,7 +422,11 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	case cl != nil && cl.wdOff[port.Name]:
 		out = append(out, "  no priority-flow-control watch-dog-interval on")
 	}
-	out = append(out, "  mtu "+strconv.Itoa(port.MTU))
+	mtu := port.MTU
+	if p.l2[port.Name] {
+		mtu = l2MTU(mtu) // default or system jumbo MTU only (l2mtu.go)
+	}
+	out = append(out, "  mtu "+strconv.Itoa(mtu))
 	if cl != nil && cl.qosOff[port.Name] != "" && cl.qosOff[port.Name] != inputPolicy(port) {
 		// Detach first: one input qos policy per interface.
 		out = append(out, "  no service-policy type qos input "+cl.qosOff[port.Name])

@@ -1,0 +1,91 @@
+package nxos
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
+)
+
+// planLive is the planner's order: Read, Unexpressible on what was read,
+// the diff without the unexpressible paths (neither set nor removed),
+// the steps rendered for what was read.
+func (r *rig) planLive(t *testing.T) (map[string]string, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := r.drv.Read(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(live, drivers.PathSaved)
+	tg := r.target
+	tg.Live = live
+	desired := expressible(r.sw)
+	un := r.drv.Unexpressible(tg, desired)
+	for k := range un {
+		delete(desired, k)
+	}
+	var diff []intent.AttrChange
+	for _, c := range intent.Diff(desired, live, r.drv.Fields()) {
+		if _, ok := un[c.Path]; !ok || c.Action != intent.Delete {
+			diff = append(diff, c)
+		}
+	}
+	steps, err := r.drv.Changes(tg, diff, desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return un, diff, steps
+}
+
+// TestL2PortMTU: on a switch whose ports are layer 2 (`system default
+// switchport`), NX-OS refuses `mtu 9000` (Cisco TechNote 118994; the
+// emulator too). The plan lists the ports' MTU as not expressible,
+// saying it sets the system jumbo MTU instead, renders `mtu 9216`, and
+// the apply converges; a routed port (`no switchport`) keeps its exact
+// MTU. Without the port-mode read the apply meets the refusal.
+func TestL2PortMTU(t *testing.T) {
+	s, f := load(t, "testdata/nxlab")
+	sw := nxosSwitch(t, f, "leaf4")
+	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf4", Password: switchtest.Password, Ports: 8, DefaultSwitchport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	target, opts := switchtest.Connect(t, emu, sw, "admin")
+	r := &rig{emu: emu, drv: NewWith(opts), sw: sw, s: s, f: f, creds: target.Credentials, target: target}
+	if len(sw.Ports) < 2 || sw.Ports[0].MTU != 9000 {
+		t.Fatalf("the case needs two ports with mtu 9000: %+v", sw.Ports)
+	}
+	routed := sw.Ports[1].Name
+	emu.Edit(func(c *nxosemu.Config) { c.Interfaces[routed].Mode = "no switchport" })
+	un, _, steps := r.planLive(t)
+	l2 := sw.Ports[0].Name
+	if !strings.Contains(un["port/"+l2+"/mtu"], "fabctl sets mtu 9216") {
+		t.Fatalf("port/%s/mtu not expressible = %q", l2, un["port/"+l2+"/mtu"])
+	}
+	if un["port/"+routed+"/mtu"] != "" {
+		t.Fatalf("the routed port's MTU listed: %s", un["port/"+routed+"/mtu"])
+	}
+	if _, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	run := string(emu.RunningConfig())
+	if !strings.Contains(run, "interface "+l2+"\n") || !strings.Contains(run, "interface "+routed+"\n  no switchport\n") {
+		t.Fatal(run)
+	}
+	for _, want := range []string{"interface " + l2 + "\n", "interface " + routed + "\n"} {
+		sec := run[strings.Index(run, want):]
+		sec = sec[:strings.Index(sec[1:], "\ninterface")+1]
+		mtu := map[string]string{l2: "  mtu 9216\n", routed: "  mtu 9000\n"}[strings.Fields(want)[1]]
+		if !strings.Contains(sec, mtu) {
+			t.Errorf("%q lacks %q", sec, mtu)
+		}
+	}
+	if _, diff, _ := r.planLive(t); len(diff) != 0 {
+		t.Fatalf("re-plan: %+v", diff)
+	}
+}
