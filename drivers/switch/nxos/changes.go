@@ -61,6 +61,15 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 	})
 	for i := range out {
 		for _, l := range out[i].Payload {
+			if strings.HasPrefix(l, "no policy-map type network-qos ") {
+				// Only removing the policy clears `pause pfc-cos` (no
+				// sourced `no pause`), and no source shows a system qos
+				// attachment replaced in one command (cisco-roce-enable.cfg
+				// detaches with `no service-policy` first, l.69-71): the
+				// rebuild cannot be made hitless from sourced forms.
+				out[i].Disruptive = "rebuilds the network-qos policy (detach from system qos, remove, write anew, attach): until the re-attach the switch runs its default network-qos policy, which has no pause pfc-cos, so every lossless class is lossy (drops instead of pausing) mid-change"
+				break
+			}
 			if out[i].Disruptive == "" && strings.HasPrefix(l, "no policy-map ") {
 				// A rebuild (clear): between the detach and the re-attach
 				// the switch uses its default policy for that type.

@@ -2,6 +2,7 @@ package nxos
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,5 +88,72 @@ func TestL2PortMTU(t *testing.T) {
 	}
 	if _, diff, _ := r.planLive(t); len(diff) != 0 {
 		t.Fatalf("re-plan: %+v", diff)
+	}
+}
+
+// TestRollbackAfterSave: what the engine does under --on-failure
+// rollback with a device it already saved (apply.rollbackOne): the
+// checkpoint outlives `copy running-config startup-config` (a save acts
+// on the startup-config only: save.txt (2)), so Rollback restores the
+// running-config, and the second save puts the startup-config back too.
+func TestRollbackAfterSave(t *testing.T) {
+	r := newRig(t)
+	before, startup := r.emu.RunningConfig(), r.emu.StartupConfig()
+	_, _, steps := r.plan(t)
+	res, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drv.Save(context.Background(), r.target); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.emu.StartupConfig()) == string(startup) {
+		t.Fatal("the save changed nothing")
+	}
+	if err := r.drv.Rollback(context.Background(), r.target, res); err != nil {
+		t.Fatalf("rollback after a save: %v", err)
+	}
+	if err := r.drv.Save(context.Background(), r.target); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.emu.RunningConfig()) != string(before) || ConfigBody(string(r.emu.StartupConfig())) != ConfigBody(string(startup)) {
+		t.Fatal("running or startup configuration differs from before the run")
+	}
+}
+
+// TestNetworkQoSRebuildDisruptive: a change that rebuilds the
+// network-qos policy (a no-drop class goes: only removing the policy
+// clears pause pfc-cos) leaves every lossless class lossy until the
+// re-attach; its step says so.
+func TestNetworkQoSRebuildDisruptive(t *testing.T) {
+	_, f := load(t, "testdata/nxlab")
+	sw := nxosSwitch(t, f, "leaf4")
+	desired := expressible(sw)
+	var lossless string
+	for _, tc := range sw.TCs {
+		if tc.Lossless {
+			lossless = "tc/" + strconv.Itoa(tc.TC) + "/lossless"
+		}
+	}
+	if lossless == "" {
+		t.Fatal("the case needs a lossless class")
+	}
+	// The switch has a no-drop class 5 the intent does not want.
+	diff := []intent.AttrChange{{Path: "tc/5/lossless", Action: intent.Delete, Before: "true"}}
+	steps, err := changes(sw, diff, desired, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, st := range steps {
+		if strings.Contains(strings.Join(st.Payload, "\n"), "no policy-map type network-qos ") {
+			found = true
+			if !strings.Contains(st.Disruptive, "every lossless class is lossy") {
+				t.Errorf("network-qos rebuild step not marked lossy mid-change: %q", st.Disruptive)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no network-qos rebuild planned: %+v", steps)
 	}
 }

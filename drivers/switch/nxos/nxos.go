@@ -55,7 +55,11 @@
 // rest of the run: Rollback restores it (`rollback running-config
 // checkpoint`) and deletes it; Release deletes it when the run is over.
 // Save (drivers.Saver) runs `copy running-config startup-config`; the
-// engine calls it after verification, so a rollback never follows a save.
+// engine calls it after verification. A rollback can follow a save: under
+// --on-failure rollback the engine rolls back devices it already saved
+// (apply.rollbackOne), restoring the checkpoint, which a save leaves in
+// place (a save acts on the startup-config only: save.txt (2)), then
+// saves again (TestRollbackAfterSave).
 // NX-OS keeps at most 10 user checkpoints, so a run's caller should
 // Release what it does not roll back.
 //
