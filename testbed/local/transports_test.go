@@ -13,6 +13,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
@@ -79,6 +80,16 @@ func TestTransportsApplyClean(t *testing.T) {
 		e.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.DefaultSwitchport = true })
 	}
 	applyClean(t, dir, "rocev2", "nxos", "", []reloader{es[0].(reloader), es[1].(reloader)})
+	// Cumulus switches with NVUE auto-save off (the loops above run it
+	// on, the CL 5.9+ default): only fabctl's nv config save after the
+	// verified apply persists the change, which the reload checks.
+	dir, es = benchEmulators(t, []string{"cumulus", "cumulus"}, 0)
+	for _, e := range es {
+		e.(*cumulusemu.Switch).Edit(func(tree map[string]any) {
+			cumulusemu.SetPath(tree, "system.config.auto-save.state", "disabled")
+		})
+	}
+	applyClean(t, dir, "rocev2", "cumulus", "", []reloader{es[0].(reloader), es[1].(reloader)})
 }
 
 // aiPodClasses are examples/ai-pod's traffic classes (its class blocks,

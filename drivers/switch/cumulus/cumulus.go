@@ -39,8 +39,8 @@
 //	nv config show -o json            (verify the changed settings)
 //
 // and the engine then saves with `nv config save` (drivers.Saver; with
-// NVUE's auto-save enabled the apply has saved already and the save is a
-// no-op). On a failure before the apply ran the pending revision is
+// NVUE's auto-save enabled the apply has saved already, before the
+// verify, and the save is a no-op: the plan warns, Findings). On a failure before the apply ran the pending revision is
 // detached and the applied configuration compared with the one read
 // before; when the apply went through (a verify mismatch, or a connection
 // dropped after `nv config apply`), the recorded revision is re-applied
@@ -306,11 +306,22 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 	if !ok {
 		return nil
 	}
-	msg := "NVUE auto-save is " + s + ": nv config apply also writes the startup configuration; fabctl's nv config save after it changes nothing"
 	if s != "enabled" {
-		msg = "NVUE auto-save is " + s + ": applied changes persist only after nv config save, which fabctl runs after each verified apply"
+		return []drivers.Finding{{Severity: "info", Path: drivers.PathSaved,
+			Message: "NVUE auto-save is " + s + ": applied changes persist only after nv config save, which fabctl runs after each verified apply"}}
 	}
-	return []drivers.Finding{{Severity: "info", Path: drivers.PathSaved, Message: msg}}
+	// With auto-save on (the Cumulus Linux 5.9+ default: "the nv config
+	// apply command automatically saves the configuration",
+	// nvue-reference-config.txt:6-7) the apply writes startup before
+	// fabctl reads it back: "saved only after a verified apply" does not
+	// hold. A failed verification re-applies the prior revision, which
+	// auto-saves that one again; a run cut between the two leaves the
+	// unverified revision in startup. No NVIDIA text shows an apply that
+	// skips the auto-save, nor whether a revision that turns auto-save
+	// off is itself auto-saved, so fabctl does not switch it for the run:
+	// it warns, and names the documented setting (nvue-cli-514.txt:27).
+	return []drivers.Finding{{Severity: "warning", Path: drivers.PathSaved,
+		Message: "NVUE auto-save is enabled: nv config apply writes the startup configuration before fabctl verifies it, so the switch saves a configuration fabctl has not verified yet; a failed verification re-applies (and auto-saves) the prior revision, but a run cut between the apply and that rollback leaves the unverified configuration in startup. For save-after-verify, turn auto-save off: nv set system config auto-save state disabled"}}
 }
 
 // Render writes the managed configuration as nv set lines.

@@ -188,9 +188,13 @@ func TestSavedState(t *testing.T) {
 
 // TestAutoSaveReported: the driver reads system config auto-save from the
 // applied configuration (nvue-cli-514.txt:27-31; enabled is the CL 5.9+
-// default, nvue-reference-config.txt:6) and reports it as a finding.
+// default, nvue-reference-config.txt:6) and reports it as a finding: a
+// warning when it is on (the apply saves before fabctl verifies).
 func TestAutoSaveReported(t *testing.T) {
-	for _, c := range []struct{ opt, want string }{{"", "auto-save is enabled"}, {"disabled", "auto-save is disabled"}} {
+	for _, c := range []struct{ opt, want, severity string }{
+		{"", "NVUE auto-save is enabled: nv config apply writes the startup configuration before fabctl verifies it", "warning"},
+		{"disabled", "auto-save is disabled", "info"},
+	} {
 		r := newRig(t, cumulusemu.Options{AutoSave: c.opt})
 		live, err := r.drv.Read(context.Background(), r.target)
 		if err != nil {
@@ -204,6 +208,9 @@ func TestAutoSaveReported(t *testing.T) {
 		var msgs []string
 		for _, f := range rep.Findings(r.target) {
 			msgs = append(msgs, f.Message)
+			if f.Severity != c.severity {
+				t.Errorf("auto-save %q: severity %q, want %q", c.opt, f.Severity, c.severity)
+			}
 		}
 		if !strings.Contains(strings.Join(msgs, "\n"), c.want) {
 			t.Fatalf("auto-save %q: findings %q", c.opt, msgs)
