@@ -43,8 +43,9 @@ func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChan
 	return changes(sw, diff, desired, t.Live)
 }
 
-// CheckSave: NX-OS reports success with "Copy complete" (cisco.nxos
-// cliconf, napalm nxos_ssh _copy_run_start: save.txt); anything else,
+// CheckSave: NX-OS reports success with "Copy complete" (napalm nxos_ssh
+// _copy_run_start, the save; cisco.nxos cliconf's file-transfer path uses
+// the same words: save.txt (3)); anything else,
 // such as "Configuration update aborted: ...", is the switch refusing,
 // returned as the error.
 func (grammar) CheckSave(s *clicore.Session, out string) error {
