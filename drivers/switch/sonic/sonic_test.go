@@ -104,13 +104,18 @@ func TestPlanApplyIdempotentDrift(t *testing.T) {
 	}
 }
 
+// TestRejectedPatchRollsBack: the switch's own GCU refuses the patch (not
+// an injected text): its build is older than the branch GCU's PFCWD
+// scenario names for its ASIC (td2, 20181100; field_operation_validators.py
+// l.168-173), which fabctl does not read (gcu.go), so the plan sends it and
+// the apply meets the refusal, then rolls back.
 func TestRejectedPatchRollsBack(t *testing.T) {
-	r := newRig(t)
+	r := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "dynamic", BuildVersion: "SONiC.20180330.12"})
 	_, _, steps := r.plan(t)
 	before := r.emu.RunningConfig()
-	r.emu.RejectPatches("Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False")
 	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
-	if err == nil || !strings.Contains(err.Error(), "config apply-patch") || !strings.Contains(err.Error(), "rolled back") {
+	if err == nil || !strings.Contains(err.Error(), "config apply-patch") || !strings.Contains(err.Error(), "rolled back") ||
+		!strings.Contains(err.Error(), "rdma_config_update_validator returned False") {
 		t.Fatalf("want rolled-back apply-patch error, got %v", err)
 	}
 	var pe *drivers.PartialError
