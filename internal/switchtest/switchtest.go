@@ -111,6 +111,44 @@ func Plan(t testing.TB, drv drivers.Driver, target drivers.Target, desired inten
 	return live, diff, steps
 }
 
+// PlanExpressed plans as the planner does (plan.Make): Read, the
+// driver's Unexpressible (a drivers.Limiter) on what was read, the diff
+// of desired without those paths and without their removals (what
+// fabctl does not express it neither sets nor removes:
+// plan.DevicePlan.WithoutUnexpressible), the steps rendered for what was
+// read (target.Live). It returns the unexpressible paths with their
+// reasons, the diff and the steps.
+func PlanExpressed(t testing.TB, drv drivers.Driver, target drivers.Target, desired intent.State) (map[string]string, []intent.AttrChange, []drivers.Change) {
+	t.Helper()
+	live, err := drv.Read(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Live = live
+	want := make(intent.State, len(desired))
+	for k, v := range desired {
+		want[k] = v
+	}
+	var un map[string]string
+	if lim, ok := drv.(drivers.Limiter); ok {
+		un = lim.Unexpressible(target, want)
+	}
+	for k := range un {
+		delete(want, k)
+	}
+	var diff []intent.AttrChange
+	for _, c := range intent.Diff(want, live, drv.Fields()) {
+		if _, ok := un[c.Path]; !ok || c.Action != intent.Delete {
+			diff = append(diff, c)
+		}
+	}
+	steps, err := drv.Changes(target, diff, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return un, diff, steps
+}
+
 // Engine runs the plan/apply engine over one switch with the driver under
 // test registered for its platform.
 type Engine struct {

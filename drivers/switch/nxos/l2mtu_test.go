@@ -12,34 +12,10 @@ import (
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 )
 
-// planLive is the planner's order: Read, Unexpressible on what was read,
-// the diff without the unexpressible paths (neither set nor removed),
-// the steps rendered for what was read.
+// planLive plans the rig's intent as the planner does.
 func (r *rig) planLive(t *testing.T) (map[string]string, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	live, err := r.drv.Read(context.Background(), r.target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	delete(live, drivers.PathSaved)
-	tg := r.target
-	tg.Live = live
-	desired := expressible(r.sw)
-	un := r.drv.Unexpressible(tg, desired)
-	for k := range un {
-		delete(desired, k)
-	}
-	var diff []intent.AttrChange
-	for _, c := range intent.Diff(desired, live, r.drv.Fields()) {
-		if _, ok := un[c.Path]; !ok || c.Action != intent.Delete {
-			diff = append(diff, c)
-		}
-	}
-	steps, err := r.drv.Changes(tg, diff, desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return un, diff, steps
+	return switchtest.PlanExpressed(t, r.drv, r.target, expressible(r.sw))
 }
 
 // TestL2PortMTU: on a switch whose ports are layer 2 (`system default

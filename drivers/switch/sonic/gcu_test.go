@@ -7,37 +7,14 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
-// planExpressed is the planner's order: Read, Unexpressible on what was
-// read, the diff without the unexpressible paths, the steps.
+// planExpressed plans the rig's intent as the planner does.
 func (r *rig) planExpressed(t *testing.T) (map[string]string, []intent.AttrChange, []drivers.Change) {
 	t.Helper()
-	live, err := r.drv.Read(context.Background(), r.target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := r.target
-	tg.Live = live
-	desired := r.sw.Flatten()
-	un := r.drv.Unexpressible(tg, desired)
-	for k := range un {
-		delete(desired, k)
-	}
-	// plan.DevicePlan.WithoutUnexpressible: what fabctl does not
-	// express it does not remove either.
-	var diff []intent.AttrChange
-	for _, c := range intent.Diff(desired, live, r.drv.Fields()) {
-		if _, ok := un[c.Path]; !ok || c.Action != intent.Delete {
-			diff = append(diff, c)
-		}
-	}
-	steps, err := r.drv.Changes(tg, diff, desired)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return un, diff, steps
+	return switchtest.PlanExpressed(t, r.drv, r.target, r.sw.Flatten())
 }
 
 // TestGCUWatchdogNotPlanned: on switches where SONiC's GCU refuses the
