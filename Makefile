@@ -53,7 +53,7 @@ BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/ ./appl
 
 # Fuzzing: "package:Target" pairs, each run for FUZZTIME. Add targets here as they are written.
 FUZZTIME     ?= 30s
-FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
+FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse ./spec:FuzzEvaluation \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
@@ -63,7 +63,7 @@ FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse \
                 ./internal/dcbnl:FuzzDecodeStatus ./internal/dcbnl:FuzzDecodeNotification \
                 ./drivers/switch/clicore:FuzzTables ./drivers/switch/sonic:FuzzParseCounters \
                 ./drivers/switch/cumulus:FuzzParseCountersQoS ./telemetry:FuzzParseQPDump \
-                ./internal/safefile:FuzzFileOps ./apply:FuzzSavedPlanApply \
+                ./internal/safefile:FuzzFileOps ./apply:FuzzSavedPlanApply ./internal/termsafe:FuzzWriter \
                 ./drivers/switch/sonic:FuzzRenderedLines ./drivers/switch/eos:FuzzRenderedLines \
                 ./drivers/switch/nxos:FuzzRenderedLines ./drivers/switch/cumulus:FuzzRenderedLines \
                 ./drivers/switch/srlinux:FuzzRenderedLines ./drivers/switch/openconfig:FuzzRenderedLines \

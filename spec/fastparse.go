@@ -460,8 +460,8 @@ func (p *fastParser) lex(t *fpTok) (off, line, lineStart int) {
 				break
 			}
 			v, err := cty.ParseNumberVal(src[off:good])
-			if err != nil {
-				t.kind = fpBad // hclsyntax reports an invalid number literal
+			if err != nil || !numberOK(v) {
+				t.kind = fpBad // hclsyntax reports an invalid number literal (instrumentFor one too large)
 				return
 			}
 			t.kind, t.num = fpNumber, v

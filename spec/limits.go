@@ -35,21 +35,25 @@ import (
 //   - Work: the elements every function call and for expression of one
 //     load makes or iterates, in all (for expressions: instrumentFor).
 //
-// Defaults fit the largest fabrics (a 16,384-host pod written with
-// for_each iterates ~300,000 elements); the environment raises them.
+// Defaults fit the largest fabrics with room to spare (fabgen's
+// 16,384-host pod written with for_each takes ~17,000,000 of work); the
+// environment raises them. What a unit of work may cost is bounded
+// too: a for expression's iteration counts 8 (forIterationCost), a
+// large element is charged its full size, a template part its
+// characters by the 16, a number its digits where it is written.
 
 // Limits bound one spec load. A zero field is its default.
 type Limits struct {
 	Depth    int   // nesting of the source and of values (default 256)
 	Elements int   // elements of one collection or characters of one string (default 1,048,576)
-	Work     int64 // elements all function calls and for expressions of one load make or iterate (default 10,000,000)
+	Work     int64 // elements all function calls and for expressions of one load make or iterate (default 100,000,000)
 }
 
 // Limits' defaults and the environment variables that raise them.
 const (
 	DefaultMaxDepth    = 256
 	DefaultMaxElements = 1 << 20
-	DefaultMaxWork     = 10_000_000
+	DefaultMaxWork     = 100_000_000
 
 	EnvMaxDepth    = "FABCTL_SPEC_MAX_DEPTH"
 	EnvMaxElements = "FABCTL_SPEC_MAX_ELEMENTS"
@@ -392,14 +396,30 @@ func init() {
 // budget is one load's evaluation budget (Limits), shared by the
 // bounded functions of that load. Stream workers evaluate concurrently.
 type budget struct {
-	lim  Limits
-	work atomic.Int64
+	lim       Limits
+	work      atomic.Int64
+	exhausted atomic.Bool // the work limit was passed: guarded expressions stop evaluating
+}
+
+// exhaustedError is an error when the work limit was passed and no error
+// says so (try() and can() swallow errors): a load that stopped
+// evaluating must not look complete.
+func (b *budget) exhaustedError(diags hcl.Diagnostics) hcl.Diagnostics {
+	if b == nil || !b.exhausted.Load() || diags.HasErrors() {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Evaluation limit",
+		Detail: fmt.Sprintf("Evaluating this spec takes more than %d elements of work in all (function results and for-expression iterations); raise the limit with the environment variable %s=N if the spec is meant to be this large.", b.lim.Work, EnvMaxWork)}}
 }
 
 // charge counts n elements of work; an error once the load's work
-// passes the limit.
+// passes the limit. After that, the for expressions' bodies and the
+// guarded expressions evaluate to unknown values without a word: the
+// first error is reported, and a loop of a million iterations does not
+// add a million diagnostics.
 func (b *budget) charge(n int, what string) error {
 	if b.work.Add(int64(n)) > b.lim.Work {
+		b.exhausted.Store(true)
 		return fmt.Errorf("%s: evaluating this spec takes more than %d elements of work in all (function results and for-expression iterations); the limit protects fabctl from specs that grow without bound: raise it with the environment variable %s=N if the spec is meant to be this large", what, b.lim.Work, EnvMaxWork)
 	}
 	return nil
@@ -441,14 +461,16 @@ func bounded(name string, f function.Function, b *budget) function.Function {
 			if err != nil {
 				return v, err
 			}
-			n, deep := measure(v, b.lim.Depth, b.lim.Elements)
-			if deep {
+			m := b.measure(v, true)
+			switch {
+			case m.deep:
 				return cty.NilVal, fmt.Errorf("%s made a value nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", name, b.lim.Depth, EnvMaxDepth)
+			case m.huge:
+				return cty.NilVal, hugeNumber(name)
+			case m.n > b.lim.Elements:
+				return cty.NilVal, b.tooMany(name, float64(m.n))
 			}
-			if n > b.lim.Elements {
-				return cty.NilVal, b.tooMany(name, float64(n))
-			}
-			if err := b.charge(n, name); err != nil {
+			if err := b.charge(m.total, name); err != nil {
 				return cty.NilVal, err
 			}
 			return v, nil
@@ -457,34 +479,64 @@ func bounded(name string, f function.Function, b *budget) function.Function {
 	return function.New(spec)
 }
 
-// measure is the size of v for the limits (a collection's elements, a
-// string's characters, whichever is larger at any level) and whether it
-// nests deeper than maxDepth; it stops early past maxElems.
-func measure(v cty.Value, maxDepth, maxElems int) (n int, deep bool) {
+// size is what measure finds in a value.
+type size struct {
+	n     int  // the largest collection (elements) or string (characters) in it
+	total int  // every element and character at every level, references counted each time
+	deep  bool // nested deeper than the depth limit
+	huge  bool // holds a number beyond maxNumberExp
+}
+
+// measure walks v without recursion; with numbers, it checks every
+// number against maxNumberExp and counts its digits. A value can hold the same large
+// value many times ([local.a, local.a] doubles with each local), so
+// the walk counts every visit and stops once the total passes what the
+// load's work budget has left: measuring costs at most the budget.
+func (b *budget) measure(v cty.Value, numbers bool) (m size) {
 	type item struct {
 		v     cty.Value
 		depth int
 	}
+	limit := int(min(b.lim.Work-b.work.Load(), int64(b.lim.Work))) + 1
 	stack := []item{{v, 0}}
-	for len(stack) > 0 && n <= maxElems {
+	for len(stack) > 0 && m.total <= limit && m.n <= b.lim.Elements {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if it.depth > maxDepth {
-			return n, true
+		if it.depth > b.lim.Depth {
+			m.deep = true
+			return m
 		}
 		x, _ := it.v.Unmark()
 		if x.IsNull() || !x.IsKnown() {
 			continue
 		}
+		m.total++
 		ty := x.Type()
 		switch {
 		case ty == cty.String:
-			n = max(n, len(x.AsString()))
+			l := len(x.AsString())
+			m.n = max(m.n, l)
+			m.total += l
+		case ty == cty.Number && numbers:
+			d, ok := numberDigits(x)
+			if !ok {
+				m.huge = true
+				return m
+			}
+			m.total += d - 1
 		case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
 			l := x.LengthInt()
-			n = max(n, l)
-			if l > maxElems {
-				return n, false
+			m.n = max(m.n, l)
+			if l > b.lim.Elements || m.total+l > limit {
+				m.total += l
+				return m
+			}
+			if ty.IsListType() || ty.IsSetType() || ty.IsTupleType() {
+				// No iterator: a list's iterator makes a number per index.
+				for _, ev := range x.AsValueSlice() {
+					stack = append(stack, item{ev, it.depth + 1})
+				}
+				continue
 			}
 			for e := x.ElementIterator(); e.Next(); {
 				_, ev := e.Element()
@@ -492,8 +544,81 @@ func measure(v cty.Value, maxDepth, maxElems int) (n int, deep bool) {
 			}
 		}
 	}
-	return n, false
+	return m
 }
+
+// local measures local n's value in full and charges it: a local may
+// hold earlier ones many times ([local.a, local.a] doubles with each
+// local at no cost to hcl), and whatever then walks it (a comparison,
+// jsonencode, a conversion) walks every copy. Bounding each local's
+// full size bounds every walk of it.
+func (b *budget) local(n string, v cty.Value, rng hcl.Range) hcl.Diagnostics {
+	m := b.measure(v, false)
+	var err error
+	switch {
+	case m.deep:
+		err = fmt.Errorf("local.%s is nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", n, b.lim.Depth, EnvMaxDepth)
+	case m.huge:
+		err = hugeNumber("local." + n)
+	case m.n > b.lim.Elements:
+		err = b.tooMany("local."+n, float64(m.n))
+	default:
+		err = b.charge(m.total, "local."+n)
+	}
+	if err == nil {
+		return nil
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: err.Error() + ".", Subject: &rng}}
+}
+
+// maxNumberExp bounds the binary exponent of a number a spec may make:
+// 2^±1024, a float64's range (about 1.8e308), far beyond any setting.
+// Writing a number as text (templates, tostring, format, jsonencode, a
+// string attribute) takes time that grows with its exponent, faster
+// than linearly for tiny ones: 1e600000000 took minutes, 2^-131072 took
+// 2.5 s. Literals, operands, function results and what a function
+// writes as text are held to it, so a number written out is at most a
+// product of two such (634 digits, a quarter of a millisecond), and the
+// functions that write numbers are charged their digits.
+const maxNumberExp = 1024
+
+// numberOK reports whether the number v (known, not null) is within
+// maxNumberExp; infinities are (they write as a word).
+func numberOK(v cty.Value) bool {
+	_, ok := numberDigits(v)
+	return ok
+}
+
+// numberDigits is about how many digits the number v (known, not null)
+// takes as text, and whether it is within maxNumberExp.
+func numberDigits(v cty.Value) (int, bool) {
+	f := v.AsBigFloat()
+	if f.IsInf() || f.Sign() == 0 {
+		return 1, true
+	}
+	e := f.MantExp(nil)
+	if e < 0 {
+		e = -e
+	}
+	return e*3/10 + 1, e <= maxNumberExp
+}
+
+func hugeNumber(what string) error {
+	return fmt.Errorf("%s: a number beyond 2^±%d (about 1.8e±308, a float64's range); fabctl refuses numbers this large or this small, which take long to write as text", what, maxNumberExp)
+}
+
+// walkers are the functions whose work or result grows with everything
+// in their arguments, not only with their length: they serialize
+// (jsonencode, format, formatlist, tostring), flatten, or hash and
+// compare whole elements (the set functions, distinct, contains,
+// index). Their arguments are measured in full and charged.
+//
+// writers are the walkers that write numbers as text.
+var writers = map[string]bool{"jsonencode": true, "format": true, "formatlist": true, "tostring": true}
+
+var walkers = map[string]bool{"jsonencode": true, "format": true, "formatlist": true, "tostring": true, "flatten": true,
+	"distinct": true, "toset": true, "tolist": true, "tomap": true, "setunion": true, "setintersection": true, "setsubtract": true,
+	"contains": true, "index": true, "coalescelist": true, "sort": true}
 
 var formatWidth = regexp.MustCompile(`%[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?`)
 
@@ -602,6 +727,22 @@ func precheck(name string, args []cty.Value, b *budget) error {
 		}
 	}
 	for _, a := range args {
+		if u, _ := a.Unmark(); walkers[name] && known(u) && !u.Type().IsPrimitiveType() {
+			m := b.measure(a, writers[name])
+			switch {
+			case m.deep:
+				return fmt.Errorf("%s: an argument nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", name, b.lim.Depth, EnvMaxDepth)
+			case m.huge:
+				return hugeNumber(name)
+			}
+			if err := b.charge(m.total, name); err != nil {
+				return err
+			}
+			continue
+		}
+		if u, _ := a.Unmark(); known(u) && u.Type() == cty.Number && !numberOK(u) {
+			return hugeNumber(name)
+		}
 		if l := length(a); l > 0 {
 			if err := b.charge(int(l), name); err != nil {
 				return err
@@ -611,26 +752,192 @@ func precheck(name string, args []cty.Value, b *budget) error {
 	return nil
 }
 
-// For expressions. hcl evaluates `[for x in C : ...]` by iterating C
-// itself, with no hook; instrumentFor wraps the collection expression of
-// every for expression of a native-syntax body (forColl), so that its
-// length is checked against Elements and charged to the load's work
-// before the iteration starts: nested for expressions over large
-// collections stop at the limit, at the for expression's file:line. Only
-// bodies whose source may hold a for expression are walked (hasForExpr;
-// a generated inventory of literal blocks never is).
-func instrumentFor(src []byte, body *hclsyntax.Body, b *budget) {
-	if body == nil || b == nil || !hasForExpr(src) {
-		return
+// For expressions, templates and operators. hcl evaluates
+// `[for x in C : ...]` by iterating C itself, with no hook; instrument
+// wraps the collection expression of every for expression of a
+// native-syntax body (forColl), so that its length is checked against
+// Elements and charged to the load's work before the iteration starts:
+// nested for expressions over large collections stop at the limit, at
+// the for expression's file:line. Templates concatenate with no hook
+// either ("${local.a}${local.a}" doubles a string per local; a %{for}
+// directive repeats its body): each part of a template of several parts
+// and each body of a %{for} is measured and charged as it is made
+// (guarded). Operands of operators are held to maxNumberExp (1e9999 *
+// 1e9999 * ... grows a number's text without bound), and both sides of
+// == and != are measured in full (comparing two large values walks
+// them). Number literals beyond maxNumberExp are errors. Only bodies
+// whose source may hold one of these are walked (instrumentGate; a
+// generated inventory of literal blocks never is).
+func instrumentFor(src []byte, body *hclsyntax.Body, b *budget) hcl.Diagnostics {
+	if body == nil || b == nil || !instrumentGate(src) {
+		return nil
 	}
+	var diags hcl.Diagnostics
 	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
-		if fe, ok := n.(*hclsyntax.ForExpr); ok {
-			if _, done := fe.CollExpr.(*forColl); !done {
-				fe.CollExpr = &forColl{ParenthesesExpr: &hclsyntax.ParenthesesExpr{Expression: fe.CollExpr, SrcRange: fe.CollExpr.Range()}, b: b, rng: fe.SrcRange}
+		switch e := n.(type) {
+		case *hclsyntax.ForExpr:
+			if _, done := e.CollExpr.(*forColl); !done {
+				e.CollExpr = &forColl{ParenthesesExpr: &hclsyntax.ParenthesesExpr{Expression: e.CollExpr, SrcRange: e.CollExpr.Range()}, b: b, rng: e.SrcRange}
+				e.ValExpr = guard(e.ValExpr, guardBody, e.SrcRange, b)
+			}
+		case *hclsyntax.TemplateExpr:
+			if len(e.Parts) > 1 {
+				for i, p := range e.Parts {
+					e.Parts[i] = guard(p, guardPart, e.SrcRange, b)
+				}
+			}
+		case *hclsyntax.TemplateJoinExpr:
+			if fe, ok := e.Tuple.(*hclsyntax.ForExpr); ok {
+				fe.ValExpr = guard(fe.ValExpr, guardPart, e.Range(), b)
+			}
+		case *hclsyntax.BinaryOpExpr:
+			kind := guardOperand
+			if e.Op == hclsyntax.OpEqual || e.Op == hclsyntax.OpNotEqual {
+				kind = guardCompared
+			}
+			e.LHS, e.RHS = guard(e.LHS, kind, e.SrcRange, b), guard(e.RHS, kind, e.SrcRange, b)
+		case *hclsyntax.TupleConsExpr:
+			for i, x := range e.Exprs {
+				e.Exprs[i] = guard(x, guardElement, x.Range(), b)
+			}
+		case *hclsyntax.ObjectConsExpr:
+			for i := range e.Items {
+				e.Items[i].ValueExpr = guard(e.Items[i].ValueExpr, guardElement, e.Items[i].ValueExpr.Range(), b)
+			}
+		case *hclsyntax.UnaryOpExpr:
+			e.Val = guard(e.Val, guardOperand, e.SrcRange, b)
+		case *hclsyntax.LiteralValueExpr:
+			if v := e.Val; v.Type() == cty.Number && v.IsKnown() && !v.IsNull() && !numberOK(v) {
+				rng := e.SrcRange
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: hugeNumber("this number").Error() + ".", Subject: &rng})
 			}
 		}
 		return nil
 	})
+	return diags
+}
+
+// instrumentGate reports whether src may hold what instrumentFor
+// wraps: a for expression, a template, a reference to a local, or a
+// number literal with a
+// three-digit exponent or of 40 digits and more. A false positive only
+// costs a walk of the tree.
+func instrumentGate(src []byte) bool {
+	if bytes.Contains(src, []byte("${")) || bytes.Contains(src, []byte("%{")) || bytes.Contains(src, []byte("local.")) || hasForExpr(src) {
+		return true
+	}
+	digits := 0
+	for i, c := range src {
+		if c >= '0' && c <= '9' {
+			digits++
+			if digits >= 40 {
+				return true
+			}
+			continue
+		}
+		digits = 0
+		if (c == 'e' || c == 'E') && i > 0 && src[i-1] >= '0' && src[i-1] <= '9' {
+			j := i + 1
+			if j < len(src) && (src[j] == '+' || src[j] == '-') {
+				j++
+			}
+			k := j
+			for k < len(src) && src[k] >= '0' && src[k] <= '9' {
+				k++
+			}
+			if k-j >= 3 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type guardKind int
+
+const (
+	guardPart     guardKind = iota // a template's part: a string is measured and charged, a number held to maxNumberExp
+	guardOperand                   // an operator's operand: a number held to maxNumberExp
+	guardCompared                  // an operand of == or !=: measured in full and charged
+	guardBody                      // a for expression's body: measured, charged when large; not evaluated once the work limit is passed
+	guardElement                   // an element of a tuple or object: measured, charged when large
+)
+
+// largeElement is the size from which a for expression's value or a
+// tuple's or object's element is charged: [local.a, local.a, ...] and
+// [for i in range(1000) : local.a] hold a large value many times at no
+// cost to hcl, but cty walks every copy (every function call checks its
+// arguments for marks in full). Small elements, the names and numbers
+// of a generated fabric, cost nothing.
+const largeElement = 64
+
+// guarded is an expression checked as it is evaluated. Like forColl it
+// embeds a ParenthesesExpr, so hclsyntax's walk still sees the inner
+// expression.
+type guarded struct {
+	*hclsyntax.ParenthesesExpr
+	kind guardKind
+	b    *budget
+	rng  hcl.Range
+}
+
+func guard(e hclsyntax.Expression, kind guardKind, rng hcl.Range, b *budget) hclsyntax.Expression {
+	if _, done := e.(*guarded); done {
+		return e
+	}
+	return &guarded{ParenthesesExpr: &hclsyntax.ParenthesesExpr{Expression: e, SrcRange: e.Range()}, kind: kind, b: b, rng: rng}
+}
+
+func (g *guarded) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if g.b.exhausted.Load() {
+		return cty.DynamicVal, nil
+	}
+	v, diags := g.ParenthesesExpr.Value(ctx)
+	if diags.HasErrors() {
+		return v, diags
+	}
+	u, _ := v.Unmark()
+	if u.IsNull() || !u.IsKnown() {
+		return v, diags
+	}
+	var err error
+	switch {
+	case u.Type() == cty.Number:
+		if !numberOK(u) {
+			err = hugeNumber("this expression")
+		}
+	case g.kind == guardPart && u.Type() == cty.String:
+		// A template part of up to Elements characters, charged by the
+		// whole 16 characters: what templates make in all stays within 16
+		// times the work limit, and a generated fabric's names
+		// ("leaf${i}") cost little.
+		if n := len(u.AsString()); n > g.b.lim.Elements {
+			err = g.b.tooMany("this template", float64(n))
+		} else {
+			err = g.b.charge(n/16, "this template")
+		}
+	case g.kind == guardBody || g.kind == guardElement:
+		if m := g.b.measure(u, false); m.deep {
+			err = fmt.Errorf("a value nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", g.b.lim.Depth, EnvMaxDepth)
+		} else if m.total > largeElement {
+			err = g.b.charge(m.total, "this expression")
+		}
+	case g.kind == guardCompared:
+		m := g.b.measure(u, false)
+		switch {
+		case m.deep:
+			err = fmt.Errorf("a value nested more than %d levels deep; raise the limit with the environment variable %s=N if that is intended", g.b.lim.Depth, EnvMaxDepth)
+		case m.huge:
+			err = hugeNumber("this comparison")
+		default:
+			err = g.b.charge(m.total, "this comparison")
+		}
+	}
+	if err != nil {
+		rng := g.rng
+		return cty.DynamicVal, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Evaluation limit", Detail: err.Error() + ".", Subject: &rng, Expression: g.ParenthesesExpr.Expression, EvalContext: ctx})
+	}
+	return v, diags
 }
 
 // hasForExpr reports whether src may hold a for expression: the word
@@ -654,6 +961,12 @@ func hasForExpr(src []byte) bool {
 	}
 }
 
+// forIterationCost is what one iteration of a for expression counts
+// against the work limit: hcl allocates about a kilobyte per iteration
+// (a child scope and its variables), eight times what an element a
+// function makes costs. A million iterations took 1.1 GB and seconds.
+const forIterationCost = 8
+
 // forColl is a for expression's collection, measured before hcl
 // iterates it. It embeds the collection in a ParenthesesExpr (which
 // evaluates to its inner expression) rather than embedding the inner
@@ -669,6 +982,9 @@ type forColl struct {
 }
 
 func (c *forColl) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if c.b.exhausted.Load() {
+		return cty.DynamicVal, nil
+	}
 	v, diags := c.ParenthesesExpr.Value(ctx)
 	if diags.HasErrors() {
 		return v, diags
@@ -682,7 +998,7 @@ func (c *forColl) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	if n > c.b.lim.Elements {
 		err = c.b.tooMany("this for expression", float64(n))
 	} else {
-		err = c.b.charge(n, "this for expression")
+		err = c.b.charge(n*forIterationCost, "this for expression")
 	}
 	if err != nil {
 		rng := c.rng

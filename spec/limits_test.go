@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // deep builds a spec whose one attribute nests n levels with open/close.
@@ -141,5 +143,61 @@ func TestForExpressionsKeepReferences(t *testing.T) {
 	src := base + "\nlocals {\n  a = { for i, h in local.z : h => i }\n  b = [for h in local.z : h]\n  z = [\"x\", \"y\"]\n}\n"
 	if _, diags := load(t, src, LoadOptions{Platforms: testPlatforms}); diags.HasErrors() {
 		t.Fatal(diags)
+	}
+}
+
+// What the first bounds missed, found by probing and FuzzEvaluation:
+// templates concatenate with no function call ("${local.a}${local.a}"
+// doubled a string per local until a Go fatal out-of-memory error; a
+// %{for} directive repeats its body), a tuple of the same local twice
+// doubles a value at no cost until jsonencode, flatten, a comparison or
+// the result's own measurement walks every copy, and a number beyond a
+// float64's range (1e600000000) took minutes to write as text
+// (tostring, format, jsonencode, a template, upper's conversion). Each
+// is an error at its file:line naming the limit. The cases run with a
+// work limit of 1,000,000 to stay quick.
+func TestEvaluationBoundedMore(t *testing.T) {
+	s1k := `"` + strings.Repeat("x", 1000) + `"`
+	var strs, tuples strings.Builder
+	strs.WriteString("  d0 = " + s1k + "\n")
+	tuples.WriteString("  t0 = [" + s1k + "]\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&strs, "  d%d = \"${local.d%d}${local.d%d}\"\n", i, i-1, i-1)
+		fmt.Fprintf(&tuples, "  t%d = [local.t%d, local.t%d]\n", i, i-1, i-1)
+	}
+	big := "  big = range(5000)\n  s = " + s1k + "\n"
+	for name, c := range map[string]struct{ locals, want string }{
+		"template doubling": {strs.String(), "local.d"},
+		"tuple doubling":    {tuples.String(), "local.t"},
+		"compared":          {big + "  e = [for i in range(100) : local.big] == [for i in range(100) : local.big]\n", "this comparison"},
+		"jsonencode":        {big + "  j = jsonencode([for i in range(100) : [for j in range(100) : local.s]])\n", EnvMaxWork},
+		"flatten":           {big + "  f = flatten([for i in range(1000) : local.big])\n", EnvMaxWork},
+		"template for":      {"  s = \"" + strings.Repeat("x", 10000) + "\"\n  j = \"%{for i in range(10000)}${local.s}%{endfor}\"\n", "this template"},
+		"tostring":          {"  x = tostring(1e600000000)\n", "2^±1024"},
+		"format":            {"  x = format(\"%d\", 1e60000000)\n", "2^±1024"},
+		"format tiny":       {"  x = format(\"%f\", 1e-60000000)\n", "2^±1024"},
+		"jsonencode number": {"  x = jsonencode(1e60000000)\n", "2^±1024"},
+		"template number":   {"  x = \"a${1e600000000}\"\n", "2^±1024"},
+		"conversion":        {"  x = upper(1e600000000)\n", "2^±1024"},
+		"products":          {"  a = 1e300\n  b = local.a * local.a * local.a\n", "2^±1024"},
+		"tonumber":          {"  x = tostring(tonumber(\"1e60000000\"))\n", "2^±1024"},
+		"jsondecode":        {"  x = jsondecode(\"[1e60000000]\")\n", "2^±1024"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := "fabric \"t\" {\n  transport = \"rocev2\"\n}\nlocals {\n" + c.locals + "}\n"
+			start := time.Now()
+			_, diags := load(t, src, LoadOptions{Platforms: testPlatforms, Env: []string{EnvMaxWork + "=1000000"}})
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), c.want) || !strings.Contains(diags.Error(), "t.fab.hcl:") {
+				t.Errorf("%.400v", diags)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+	// Below the limits: templates, comparisons and numbers as specs use them.
+	src := base + "\nlocals {\n  a = [for i in range(100) : \"leaf${i}:${format(\"Ethernet%d\", i * 4)}\"]\n  b = local.a == local.a\n  c = 1.5e300 * 2\n  d = \"%{for x in local.a}${x},%{endfor}\"\n  e = jsonencode(local.a)\n}\n"
+	if _, diags := load(t, src, LoadOptions{Platforms: testPlatforms}); diags.HasErrors() {
+		t.Error(diags)
 	}
 }

@@ -314,12 +314,16 @@ func loadWhole(files []File, opts LoadOptions, sourceHash string) (*Spec, hcl.Di
 	for _, f := range files {
 		if hf := fileMap[f.Name]; hf != nil {
 			if b, ok := hf.Body.(*hclsyntax.Body); ok {
-				instrumentFor(f.Data, b, l.budget())
+				diags = append(diags, instrumentFor(f.Data, b, l.budget())...)
 			}
 		}
 	}
+	if diags.HasErrors() {
+		return s, diags
+	}
 	l.load(hcl.MergeFiles(parsed))
 	diags = append(diags, l.diags...)
+	diags = append(diags, l.bud.exhaustedError(diags)...)
 	dropTrees(fileMap)
 	return s, diags
 }

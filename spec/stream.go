@@ -132,8 +132,8 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 	}
 	l := &loader{spec: s, opts: opts}
 	for _, u := range units {
-		if u.early {
-			instrumentFor(u.src, u.body, l.budget())
+		if u.early && instrumentFor(u.src, u.body, l.budget()).HasErrors() {
+			return nil, false // the whole-file path reports them
 		}
 	}
 	if !l.globals(byType) {
@@ -184,7 +184,7 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 			for u := range jobs {
 				u.alloc, wl.alloc = alloc, alloc
 				u.body, u.diags = parseChunkWith(u.src, u.name, u.start, alloc)
-				instrumentFor(u.src, u.body, wl.budget())
+				u.diags = append(u.diags, instrumentFor(u.src, u.body, wl.budget())...)
 				if len(u.diags) == 0 && u.topBlocks() {
 					u.topOK = true
 					u.decode(wl)
@@ -253,7 +253,7 @@ func loadStreamed(files []File, opts LoadOptions, s *Spec) (diags hcl.Diagnostic
 	l.diags = append(append(append(l.diags, switchDiags...), hostDiags...), linkDiags...)
 	l.late(validations, ibs)
 	l.resolve()
-	return l.diags, true
+	return append(l.diags, l.bud.exhaustedError(l.diags)...), true
 }
 
 // decode decodes the unit's switch, host and link blocks with wl, in the

@@ -155,7 +155,7 @@ func (l *loader) variables(blocks []*hcl.Block) cty.Value {
 		f, d := hclsyntax.ParseConfig(vf.Data, path, hcl.InitialPos)
 		if f != nil {
 			if b, ok := f.Body.(*hclsyntax.Body); ok {
-				instrumentFor(vf.Data, b, l.budget())
+				d = append(d, instrumentFor(vf.Data, b, l.budget())...)
 			}
 		}
 		l.diags = append(l.diags, d...)
@@ -327,6 +327,9 @@ func (l *loader) locals(blocks []*hcl.Block) cty.Value {
 			ctx := l.base.NewChild()
 			ctx.Variables = map[string]cty.Value{"local": cty.ObjectVal(done)}
 			v, d := lc.attr.Expr.Value(ctx)
+			if !d.HasErrors() {
+				d = append(d, l.budget().local(n, v, lc.attr.Expr.Range())...)
+			}
 			l.diags = append(l.diags, d...)
 			if d.HasErrors() {
 				v = cty.DynamicVal
