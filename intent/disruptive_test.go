@@ -39,3 +39,32 @@ func TestDisruptiveOnRemoval(t *testing.T) {
 		t.Errorf("delete: %+v", ch)
 	}
 }
+
+// First run, defect 12: "not set" (an EOS DSCP code point the
+// running-config does not list) is absence: a desired value is an
+// addition, not a change; no desired value is no removal, except that a
+// code point the normal form leaves out is added with the default class.
+func TestDiffNotSetIsAbsence(t *testing.T) {
+	live := State{"dscp/default": NotSet, "dscp/26": NotSet, "dscp/0": NotSet, "dscp/48": "6", "tc/3/ecn/min": NotSet}
+	want := State{"dscp/default": "0", "dscp/26": "3", "dscp/48": "6"}
+	got := map[string]AttrChange{}
+	for _, c := range Diff(want, live, nil) {
+		got[c.Path] = c
+	}
+	for _, p := range []string{"dscp/default", "dscp/26"} {
+		if c := got[p]; c.Action != Create || c.Before != "" {
+			t.Errorf("%s: %+v, want an addition", p, c)
+		}
+	}
+	if c := got["dscp/0"]; c.Action != Create || c.After != "0" {
+		t.Errorf("dscp/0: %+v, want an addition of the default class", c)
+	}
+	if c, ok := got["tc/3/ecn/min"]; ok {
+		t.Errorf("a setting absent on both sides changes: %+v", c)
+	}
+	for _, c := range got {
+		if c.Action == Delete {
+			t.Errorf("removal of an absent setting: %+v", c)
+		}
+	}
+}

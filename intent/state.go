@@ -564,11 +564,22 @@ type Field struct {
 	// element of a comma-separated list (addresses): adding to the list
 	// interrupts nothing.
 	DisruptiveOnRemoval bool
+	// DisruptiveOnTrue limits Disruptive to changes that turn a boolean
+	// on or off (a lossless PG added or removed): a setting absent on one
+	// side counts as false, so creating or removing "false" interrupts
+	// nothing.
+	DisruptiveOnTrue bool
 }
 
 // disruptive is the field's Disruptive reason for a change from before
 // to after (a setting absent on one side is ""), or "".
 func (f Field) disruptive(before, after string) string {
+	if f.Disruptive != "" && f.DisruptiveOnTrue {
+		if (before == "true") == (after == "true") {
+			return ""
+		}
+		return f.Disruptive
+	}
 	if f.Disruptive == "" || !f.DisruptiveOnRemoval {
 		return f.Disruptive
 	}
@@ -745,6 +756,26 @@ func owner(p string) string {
 	return p[:i]
 }
 
+// NotSet is the live value of a setting the device does not have and has
+// no sourced default for (an EOS DSCP code point its running-config does
+// not list). Diff treats it as absence: a desired value is an addition,
+// never an update, and no desired value is no change, never a removal.
+const NotSet = "not set"
+
+// dscpDefaultFor returns the default traffic class desired gives the DSCP
+// code point path k ("<prefix>dscp/<n>"), when k is one.
+func dscpDefaultFor(desired State, k string) (string, bool) {
+	i := strings.LastIndex(k, "dscp/")
+	if i < 0 || (i > 0 && k[i-1] != '/') {
+		return "", false
+	}
+	if _, err := strconv.Atoi(k[i+len("dscp/"):]); err != nil {
+		return "", false
+	}
+	def, ok := desired[k[:i]+"dscp/default"]
+	return def, ok
+}
+
 // Diff compares desired with live state and returns the changes that make
 // live equal desired, sorted by path.
 //
@@ -778,7 +809,7 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 		}
 		f := m.lookup(k)
 		switch {
-		case !ok:
+		case !ok || have == NotSet:
 			out = append(out, AttrChange{Path: k, Action: Create, After: want, Disruptive: f.disruptive("", want)})
 		case !f.Equal(want, have):
 			out = append(out, AttrChange{Path: k, Action: Update, Before: have, After: want, Disruptive: f.disruptive(have, want)})
@@ -803,6 +834,15 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 			continue
 		}
 		f := m.lookup(k)
+		if have == NotSet {
+			// Absent on the device and in the spec: nothing to remove. A
+			// DSCP code point the normal form leaves out maps to the
+			// default traffic class (PutDSCP): the apply adds it.
+			if def, ok := dscpDefaultFor(desired, k); ok {
+				out = append(out, AttrChange{Path: k, Action: Create, After: def, Disruptive: f.disruptive("", def)})
+			}
+			continue
+		}
 		out = append(out, AttrChange{Path: k, Action: Delete, Before: have, Disruptive: f.disruptive(have, "")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

@@ -120,7 +120,7 @@ var fields = []intent.Field{
 	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
 	{Pattern: "port/*/mtu", Disruptive: "peers whose MTU then differs drop jumbo frames (and routing adjacencies) until both ends match"},
 	{Pattern: "port/*/pfc", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
-	{Pattern: "tc/*/lossless", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the PFC priorities re-carves the lossless buffer pool of every port (switchd reprograms the buffers)", DisruptiveOnTrue: true},
 }
 
 // Unexpressible lists what NVUE (as fabctl renders it) cannot set.

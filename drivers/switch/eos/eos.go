@@ -140,7 +140,7 @@ var fields = []intent.Field{
 	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
 	{Pattern: "port/*/mtu", Disruptive: "an IP MTU change on a routed port drops routing adjacencies (OSPF) whose peer MTU then differs, until both ends match"},
 	{Pattern: "port/*/pfc", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
-	{Pattern: "tc/*/lossless", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the no-drop priorities re-carves the lossless buffers of every port using the qos profile", DisruptiveOnTrue: true},
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }

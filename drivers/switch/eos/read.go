@@ -115,7 +115,7 @@ type runningConfig struct {
 	wdDrop                           bool   // `override action drop` (avd-pfc-schema.txt:14)
 }
 
-const notSet = "not set"
+const notSet = intent.NotSet
 
 func parseRunning(nodes []*Node) *runningConfig {
 	r := &runningConfig{profiles: map[string]*profile{}, interfaces: map[string]*Node{}}
@@ -217,11 +217,11 @@ func readTC(st intent.State, r *runningConfig, prof *profile, others []string, t
 			if got[k] != want[k] {
 				v := got[k]
 				if v == "" {
-					v = "not set"
+					v = notSet
 				}
 				cur, ok := st[pre+k]
 				if !ok {
-					cur = "not set"
+					cur = notSet
 				}
 				st[pre+k] = cur + " (qos profile " + name + ": " + v + ")"
 			}

@@ -161,7 +161,7 @@ var fields = []intent.Field{
 	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
 	{Pattern: "port/*/mtu", Disruptive: "an MTU change on a routed port drops routing adjacencies (OSPF/BGP sessions whose peer MTU then differs) until both ends match"},
 	{Pattern: "port/*/pfc", Disruptive: "changing PFC mode flaps the port's lossless queues (PFC renegotiation)"},
-	{Pattern: "tc/*/lossless", Disruptive: "changing the network-qos no-drop classes re-carves the lossless buffers of every port"},
+	{Pattern: "tc/*/lossless", Disruptive: "changing the network-qos no-drop classes re-carves the lossless buffers of every port", DisruptiveOnTrue: true},
 }
 
 func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.SwitchIntent(t, Name) }

@@ -80,7 +80,7 @@ var fields = []intent.Field{
 	{Pattern: "tc/*/ecn/max", Tolerance: 0.05},
 	{Pattern: "port/*/mtu", Disruptive: "a PORT mtu change re-programs the port (brief link flap) and recomputes its lossless buffers"},
 	{Pattern: "port/*/pfc", Disruptive: "changing pfc_enable re-creates the port's lossless priority-group buffers"},
-	{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless PG reallocates buffers on every port"},
+	{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless PG reallocates buffers on every port", DisruptiveOnTrue: true},
 	{Pattern: "buffer/headroom", Disruptive: "a new headroom profile reallocates lossless PG buffers"},
 	{Pattern: "port/*/cable", Disruptive: "a cable length change recomputes the port's headroom"},
 }

@@ -51,7 +51,7 @@ func (d *Driver) Fields() []intent.Field {
 	return []intent.Field{
 		{Pattern: "port/*/mtu", Disruptive: "a port MTU change re-programs the port (brief link flap)"},
 		{Pattern: "port/*/pfc", Disruptive: "changing a port's PFC mapping re-allocates its PFC queue buffers"},
-		{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless priority changes the PFC mapping of every PFC port"},
+		{Pattern: "tc/*/lossless", Disruptive: "adding or removing a lossless priority changes the PFC mapping of every PFC port", DisruptiveOnTrue: true},
 		{Pattern: "buffer/headroom", Disruptive: "a new PFC-reserved share re-allocates the lossless queues' buffers"},
 		{Pattern: "port/*/pause", Disruptive: "changing 802.3x flow control renegotiates the link"},
 	}
