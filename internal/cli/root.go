@@ -63,7 +63,7 @@ state of the devices, applied, and validated by reading the configuration
 back and running RDMA traffic.`,
 		Example: `  fabctl validate --static fabric/
   fabctl fmt -check -recursive .
-  fabctl validate --json spec.fab.hcl | jq .diagnostics`,
+  fabctl validate --static --json spec.fab.hcl | jq .diagnostics`,
 		Version:                    b.Version,
 		SilenceUsage:               true,
 		SilenceErrors:              true,

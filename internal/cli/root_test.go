@@ -210,3 +210,22 @@ func TestIOStreamsEnv(t *testing.T) {
 		t.Errorf("color on despite no-color")
 	}
 }
+
+// First run, defect 4: validate is live by default (it reads every device
+// and runs traffic), so the root help's validate examples, which a reader
+// copies to check a spec, use the offline --static form.
+func TestRootExamplesValidateStatic(t *testing.T) {
+	f, _, _, _ := testFactory()
+	n := 0
+	for _, line := range strings.Split(NewCmdRoot(f).Example, "\n") {
+		if strings.Contains(line, "fabctl validate") {
+			n++
+			if !strings.Contains(line, "--static") {
+				t.Errorf("root example without --static: %q", line)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no validate example in the root help")
+	}
+}

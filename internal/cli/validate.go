@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -96,7 +97,7 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 		Example: `  fabctl validate --static
   fabctl validate --static --strict fabric/
   fabctl validate --var leaf_count=8 --var-file prod.fabvars fabric/
-  fabctl validate --json spec.fab.hcl
+  fabctl validate --static --json spec.fab.hcl
   fabctl validate --junit report.xml fabric/
   fabctl validate --skip-traffic fabric/`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
@@ -256,6 +257,33 @@ func validateRun(opts *ValidateOptions) error {
 	return exitWith(res.Code)
 }
 
+// hostsUnreached says why the traffic stage is not attempted when the
+// read-back reached none of the spec's hosts (every host device failed to
+// be read), or "".
+func hostsUnreached(rb *readback.Result) string {
+	if rb == nil {
+		return ""
+	}
+	hosts, failed := 0, 0
+	first := ""
+	for _, d := range rb.Devices {
+		if !strings.HasPrefix(d.Address, "host.") {
+			continue
+		}
+		hosts++
+		if d.Status == readback.Error {
+			failed++
+			if first == "" {
+				first = d.Address + ": " + d.Error
+			}
+		}
+	}
+	if hosts == 0 || failed < hosts {
+		return ""
+	}
+	return fmt.Sprintf("not run: the read-back reached none of the %s (%s), so no traffic test could start; fix that first (see read-back)", plural(hosts, "host", "hosts"), first)
+}
+
 // validateLive runs the read-back and traffic stages and settles the
 // exit status: a failure anywhere is 1; otherwise a declared traffic test
 // that did not run is 5 (not proven), never 0.
@@ -293,6 +321,10 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 	}
 	if opts.SkipTraffic {
 		res.TrafficSkipped = "--skip-traffic"
+	} else if why := hostsUnreached(res.Readback); why != "" {
+		// One root cause (no known_hosts, a wrong key) is the read-back's
+		// failures; pairs on those hosts would only repeat it.
+		res.TrafficSkipped = why
 	} else {
 		res.Stages = append(res.Stages, StageTraffic)
 		res.Traffic, res.TrafficSkipped = runTraffic(ctx, s, opts)

@@ -91,6 +91,14 @@ func TestValidateLive(t *testing.T) {
 		// proven, exit 5, never a pass.
 		{name: "traffic-unavailable", spec: vmSpec, code: ExitNothingTested},
 		{name: "skip-traffic", spec: vmSpec, args: []string{"--skip-traffic"}},
+		// First run, defect 4: the read-back reached no host (one root
+		// cause): the traffic stage is not attempted, so its pairs do not
+		// repeat the error as failures of their own.
+		{name: "hosts-unreached", spec: vmSpec, code: ExitError, traffic: fakeTraffic(traffic.Fail, ""), edit: func(s *memory.Store) {
+			for _, h := range []string{"ha", "hb"} {
+				s.FailRead[h] = errors.New("ssh: no known_hosts file")
+			}
+		}},
 	} {
 		for _, asJSON := range []bool{false, true} {
 			name, ext := tc.name, ".txt"
