@@ -124,7 +124,7 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "Apply without asking for confirmation (for pipelines)")
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Devices read and applied at once (within a wave)")
-	fl.StringVar(&opts.OnFailure, "on-failure", string(apply.Stop), "When a device fails: `stop` (start no new device), continue, or rollback (stop, then roll back every device applied in this run)")
+	fl.StringVar(&opts.OnFailure, "on-failure", string(apply.Stop), "When a device fails (`action`): stop (start no new device), continue, or rollback (stop, then roll back every device applied in this run)")
 	fl.DurationVar(&opts.ConfirmTimeout, "confirm-timeout", 0, "Commit with an auto-revert timer of this `duration` where the platform supports it; confirm after read-back verification")
 	fl.StringArrayVar(&opts.Targets, "target", nil, "Apply only devices matching this `glob` (name, switch.leaf*, role:spine); repeatable; not with a saved plan")
 	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching this `glob`; repeatable; not with a saved plan")

@@ -43,7 +43,7 @@ status).`,
 	opts.EngineOptions.addFlags(fl)
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
 	// drift's exit status is always detailed; Terraform users type the flag.
-	fl.BoolVar(&opts.DetailedExitcode, "detailed-exitcode", true, "Accepted for Terraform habits: drift always exits 2 on differences")
+	fl.Bool("detailed-exitcode", false, "Accepted for Terraform habits: drift always exits 2 on differences, with or without it")
 	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("exclude", deviceCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("format", formatCompletion)

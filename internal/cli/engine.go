@@ -29,7 +29,7 @@ type EngineOptions struct {
 }
 
 func (e *EngineOptions) addFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&e.Engine, "engine", engineSSH, "How hosts are reached: `ssh` (the controller pushes to each host) or kubernetes (publish FabricHostConfig objects for the fabctl agent DaemonSet; docs/kubernetes.md)")
+	fl.StringVar(&e.Engine, "engine", engineSSH, "How hosts are reached (`name`): ssh (the controller pushes to each host) or kubernetes (publish FabricHostConfig objects for the fabctl agent DaemonSet; docs/kubernetes.md)")
 	fl.StringVar(&e.Kubeconfig, "kubeconfig", "", "With --engine kubernetes: the kubeconfig `file` (default as kubectl: $KUBECONFIG, ~/.kube/config)")
 	fl.StringVar(&e.Context, "context", "", "With --engine kubernetes: the kubeconfig `context` (default: its current context)")
 }

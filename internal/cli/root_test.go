@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func TestExitCodesAreStable(t *testing.T) {
@@ -227,5 +228,37 @@ func TestRootExamplesValidateStatic(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no validate example in the root help")
+	}
+}
+
+// First run, defect 15: flag help has no pflag artifacts: the placeholder
+// (the backquoted word of the usage) is a name, not the default value, a
+// flag states its default once, and drift's --detailed-exitcode (drift
+// always exits 2 on differences) does not show "(default true)".
+func TestFlagHelpArtifacts(t *testing.T) {
+	f, _, _, _ := testFactory()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			name, usage := pflag.UnquoteUsage(fl)
+			if fl.DefValue != "" && name == fl.DefValue {
+				t.Errorf("%s --%s: placeholder %q is its default value", c.CommandPath(), fl.Name, name)
+			}
+			if strings.Contains(usage, "(default") && fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" && fl.DefValue != "0s" && fl.DefValue != "[]" {
+				t.Errorf("%s --%s: usage states a default and pflag adds (default %s): %q", c.CommandPath(), fl.Name, fl.DefValue, usage)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	root := NewCmdRoot(f)
+	walk(root)
+	drift, _, err := root.Find([]string{"drift"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl := drift.Flags().Lookup("detailed-exitcode"); fl == nil || fl.DefValue != "false" {
+		t.Errorf("drift --detailed-exitcode: %+v", fl)
 	}
 }

@@ -145,11 +145,11 @@ func newCmdVerbsSide(f *Factory, server bool, runF func(*VerbsOptions) error) *c
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Local.Device, "device", "d", "", "RDMA `device` (default: the device of --netdev or --addr, else the first)")
 	fl.IntVarP(&opts.Local.Port, "ib-port", "i", 1, "Device `port`")
-	fl.IntVarP(&opts.GIDIdx, "gid-index", "x", -1, "GID `index` (default: chosen like perftest)")
+	fl.IntVarP(&opts.GIDIdx, "gid-index", "x", -1, "GID `index`; -1 chooses it like perftest")
 	fl.StringVar(&opts.Local.GIDType, "gid-type", "", "Restrict the GID choice to `type` roce-v2 or roce-v1")
 	fl.StringVar(&opts.Local.Netdev, "netdev", "", "Network `interface` of the RDMA device (device and NUMA lookup)")
 	fl.StringVar(&opts.Addr, "addr", "", "This host's `address` on the RDMA interface (GID choice, rdma_cm source)")
-	fl.IntVar(&opts.NUMA, "numa-node", -1, "Pin the test thread and buffers to NUMA `node` (default: the NIC's node)")
+	fl.IntVar(&opts.NUMA, "numa-node", -1, "Pin the test thread and buffers to NUMA `node`; -1 uses the NIC's node")
 	fl.StringVar(&opts.CPUs, "cpus", "", "Pin the test thread to `cpus` (\"0-3,8\")")
 	fl.StringVar(&opts.Backend, "backend", "fabctl", "Traffic `engine`: fabctl or perftest")
 	fl.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "Give up a setup step (peer, exchange, QP bring-up) after `duration`")
@@ -159,7 +159,7 @@ func newCmdVerbsSide(f *Factory, server bool, runF func(*VerbsOptions) error) *c
 	// The client chooses the test. A perftest server needs the same
 	// options as its client, so the server takes them too.
 	fl.StringVar(&op, "op", "write", "RDMA `operation`: write, send or read")
-	fl.StringVar(&mode, "mode", "bw", "What to measure: bw (bandwidth) or lat (ping-pong `latency`)")
+	fl.StringVar(&mode, "mode", "bw", "What to measure (`what`): bw (bandwidth) or lat (ping-pong latency)")
 	fl.StringVarP(&size, "size", "s", "", "Message `size` (\"64KiB\", \"2\"; default 64KiB for bw, 2 B for lat)")
 	fl.IntVarP(&opts.Test.Iterations, "iterations", "n", 0, "Messages per QP (`n`; default 5000 for bw, 1000 for lat)")
 	fl.StringVarP(&dur, "duration", "D", "", "Run for a `time` instead of a count (\"10s\"; a bare number is seconds)")
