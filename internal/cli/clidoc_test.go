@@ -283,3 +283,30 @@ func TestTestbedDocSwitchCount(t *testing.T) {
 		t.Errorf("docs/testbed.md does not say %q (the example has %d switches)", want, n)
 	}
 }
+
+// First run, defect 14: testbed --help names every emulated platform of
+// the build, and up's --yang-dir names the per-platform model folders the
+// emulators read (not SONiC's alone).
+func TestTestbedHelpAgreesWithBuild(t *testing.T) {
+	f, _, _, _ := testFactory()
+	root := NewCmdRoot(f)
+	tb, _, err := root.Find([]string{"testbed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range builtin.Platforms() {
+		if p.Emulator != "" && !strings.Contains(tb.Long, p.Name) {
+			t.Errorf("testbed --help does not name emulated platform %s", p.Name)
+		}
+	}
+	up, _, err := root.Find([]string{"testbed", "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := up.Flags().Lookup("yang-dir")
+	for _, sub := range []string{"DIR/sonic", "DIR/openconfig", "DIR/srlinux"} {
+		if fl == nil || !strings.Contains(fl.Usage, sub) {
+			t.Errorf("testbed up --yang-dir help lacks %s", sub)
+		}
+	}
+}

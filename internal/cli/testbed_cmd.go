@@ -45,8 +45,8 @@ func NewCmdTestbed(f *Factory) *cobra.Command {
 		Long: `Build a working fabric on this Linux machine from a spec, for trying fabctl and
 for tests (needs root):
 
-  - every switch whose platform has an emulator in this build (sonic, eos,
-    nxos) is started on the spec's address (host:port on 127.0.0.0/8) with a
+  - every switch whose platform has an emulator in this build (` + emulatedPlatforms() + `)
+    is started on the spec's address (host:port on 127.0.0.0/8) with a
     freshly generated SSH host key and the spec's credentials; the keys are written to
     DIR/known_hosts, which the spec's credentials point at;
   - every host with connect = "netns:NAME" gets that network namespace, and
@@ -104,9 +104,12 @@ func newCmdTestbedUp(f *Factory, runF func(*TestbedOptions) error) *cobra.Comman
 		Long: `Start the emulated switches and create the host namespaces and links of SPEC,
 then wait until every emulator accepts connections (at most 20s).
 
-With --yang-dir DIR the SONiC emulators validate every config apply-patch and
-config replace result against the SONiC YANG models in DIR and refuse invalid
-ones like the real GCU ("Given patch will produce invalid config").
+With --yang-dir DIR the emulators validate against the vendor's YANG models,
+found per platform in DIR/sonic, DIR/openconfig and DIR/srlinux (as
+../shared/yang lays them out): the SONiC emulators check every config
+apply-patch and config replace result and refuse invalid ones like the real
+GCU ("Given patch will produce invalid config"); the gNMI emulators check
+every Set.
 
 Exit status: 0 up, 1 error (nothing is left behind).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -116,7 +119,7 @@ Exit status: 0 up, 1 error (nothing is left behind).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
-	cmd.Flags().StringVar(&o.YANGDir, "yang-dir", "", "Directory of SONiC YANG models: the SONiC emulators validate every patch against them, like GCU")
+	cmd.Flags().StringVar(&o.YANGDir, "yang-dir", "", "`DIR` of YANG models, per platform in DIR/sonic, DIR/openconfig and DIR/srlinux: the emulators validate every SONiC patch (like GCU) and every gNMI Set against them")
 	cmd.Flags().StringVar(&o.FabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
 	return cmd
 }
@@ -274,4 +277,16 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 type testbedJSON struct {
 	FormatVersion string `json:"format_version"`
 	*local.Status
+}
+
+// emulatedPlatforms lists the switch platforms with an emulator in this
+// build, for the testbed help (the list drivers/builtin keeps).
+func emulatedPlatforms() string {
+	var names []string
+	for _, p := range builtin.Platforms() {
+		if p.Emulator != "" {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
