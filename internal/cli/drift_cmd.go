@@ -40,6 +40,8 @@ status).`,
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	// The spelling the SSH transport's known_hosts hint names; same switch.
+	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	opts.EngineOptions.addFlags(fl)
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
 	// drift's exit status is always detailed; Terraform users type the flag.

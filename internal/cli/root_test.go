@@ -262,3 +262,27 @@ func TestFlagHelpArtifacts(t *testing.T) {
 		t.Errorf("drift --detailed-exitcode: %+v", fl)
 	}
 }
+
+// First run, defect 7: the SSH transport's known_hosts hint names
+// --insecure-skip-host-key, so every command with --insecure accepts that
+// spelling too (telemetry serve exited 64 on it).
+func TestInsecureHintFlagAccepted(t *testing.T) {
+	f, _, _, _ := testFactory()
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Flags().Lookup("insecure") != nil {
+			n++
+			if c.Flags().Lookup("insecure-skip-host-key") == nil {
+				t.Errorf("%s has --insecure but not --insecure-skip-host-key, which the SSH hint names", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewCmdRoot(f))
+	if n < 5 {
+		t.Errorf("only %d commands with --insecure", n)
+	}
+}

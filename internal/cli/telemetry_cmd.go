@@ -88,7 +88,9 @@ func newCmdTelemetryServe(f *Factory, runF func(*TelemetryOptions) error) *cobra
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9465", "Serve /metrics at this `address`")
 	fl.DurationVar(&opts.Sample, "sample", 10*time.Second, "gNMI SAMPLE interval of the counters, and the SSH CLI poll interval")
 	fl.DurationVar(&opts.Once, "once", 0, "Stream for this `duration`, print each switch's stream state and exit (1 if one never synced)")
-	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip TLS verification of the switches (tests only)")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification of the switches (lab use only)")
+	// The spelling the SSH transport's known_hosts hint names; same switch.
+	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	return cmd
 }
 

@@ -143,6 +143,8 @@ run (nothing, or not everything, was tested); 64 a usage error.`,
 	fl.BoolVar(&opts.SkipTraffic, "skip-traffic", false, "Do not run the traffic tests")
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
+	// The spelling the SSH transport's known_hosts hint names; same switch.
+	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	fl.StringVar(&opts.TrafficBackend, "traffic-backend", "fabctl", "Traffic `engine`: fabctl (built in) or perftest (ib_*_bw/lat on the hosts)")
 	fl.BoolVar(&opts.SelfMark, "self-mark", false, "The traffic tests mark their packets with the class themselves instead of the hosts' rdma_cm defaults (marking = \"self\" on every validate block: isolates a switch problem from a host one)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
