@@ -293,6 +293,28 @@ func firstFew(n int, item func(i int) string) []string {
 	return parts
 }
 
+// NotCarriedError: devices cannot carry the intent (plan.NotCarried):
+// settings of a lossless, RDMA or CNP class their platforms cannot
+// express, not accepted by the spec. Nothing is applied.
+type NotCarriedError struct{ Devices []*plan.DevicePlan }
+
+func (e *NotCarriedError) Error() string {
+	const show = 3
+	var parts []string
+	for i, d := range e.Devices {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Devices)-show))
+			break
+		}
+		parts = append(parts, d.Address+": "+strings.Join(plan.NotCarriedSummary(d, 3), "; "))
+	}
+	what := "1 device cannot"
+	if len(e.Devices) != 1 {
+		what = fmt.Sprintf("%d devices cannot", len(e.Devices))
+	}
+	return fmt.Sprintf("nothing was applied: %s carry the intent (%s); %s", what, strings.Join(parts, "; "), plan.AcceptHint)
+}
+
 // FailedError summarises the devices a run did not bring to the desired
 // state.
 type FailedError struct{ Result *Result }

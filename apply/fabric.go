@@ -184,6 +184,9 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 	if err := blocked(p); err != nil {
 		return fail(RunRefused, err)
 	}
+	if nc := p.NotCarried(); len(nc) > 0 {
+		return fail(RunRefused, &NotCarriedError{Devices: nc})
+	}
 	changed := p.HasChanges()
 	if changed && o.Saved == nil && h.Confirm != nil {
 		ok, err := h.Confirm(ctx, p)

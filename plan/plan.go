@@ -360,6 +360,12 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 		}(i, u)
 	}
 	wg.Wait()
+	// What each unexpressible setting carries, and whether the spec
+	// accepts it not in effect.
+	ci := newClassIndex(s)
+	for _, dp := range p.Devices {
+		classify(s, ci, dp)
+	}
 	// A switch its platform cannot express: where the spec declares it.
 	for _, dp := range p.Devices {
 		if !dp.unrendered || dp.Kind != intent.KindSwitch {
@@ -610,6 +616,13 @@ type Unexpressible struct {
 	Path   string `json:"path"`
 	Value  string `json:"value"`
 	Reason string `json:"reason"`
+	// Carries is what the setting carries of a lossless, RDMA or CNP
+	// class ("PFC of the lossless priorities 3"); "" for a setting that
+	// only tunes the device (carry.go).
+	Carries string `json:"carries,omitempty"`
+	// Accepted is the spec's reason for accepting the setting not in
+	// effect (accept_not_in_effect); "" when it does not.
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // SortDevices orders device plans by address.

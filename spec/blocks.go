@@ -183,7 +183,7 @@ func (l *loader) credentials(in instance) *Credentials {
 
 var switchSchema = &hcl.BodySchema{
 	Attributes: attrs("platform", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
-		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lint_ignore", "ports", "vls"),
+		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lint_ignore", "accept_not_in_effect", "ports", "vls"),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "buffer"}, {Type: "port", LabelNames: []string{"name"}}, {Type: "acl", LabelNames: []string{"name"}}},
 }
 
@@ -258,6 +258,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 	sw.DSCPMap, _ = d.intMap("dscp_map", 0, 63, 0, 7)
 	sw.RemarkDSCP, _ = d.intMap("remark_dscp", 0, 63, 0, 63)
 	sw.Ignore = d.ignores()
+	sw.Accept = d.acceptances()
 	for _, b := range d.blocks {
 		switch b.Type {
 		case "buffer":
@@ -335,14 +336,14 @@ func (l *loader) switchBlock(in instance) *Switch {
 }
 
 var hostSchema = &hcl.BodySchema{
-	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lint_ignore"),
+	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lint_ignore", "accept_not_in_effect"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "qp"}, {Type: "nic", LabelNames: []string{"name"}}},
 }
 
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "receive_buffers", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "receive_buffers", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore", "accept_not_in_effect"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -393,6 +394,7 @@ func (l *loader) host(in instance) *Host {
 	}
 	h.NCCLEnvFile = d.str("nccl_env_file", "")
 	h.Ignore = d.ignores()
+	h.Accept = d.acceptances()
 	h.QP = DefaultQP
 	h.QP.Src = Source{Block: in.block.DefRange}
 	seenQP := false
@@ -492,6 +494,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 		n.GUID = guid
 	}
 	n.Ignore = d.ignores()
+	n.Accept = d.acceptances()
 	n.Limits = ModelLimits(n.Model)
 	n.Limits.Src = Source{Block: b.DefRange}
 	for i, lb := range d.blocks {

@@ -650,3 +650,32 @@ func (d *dec) ignores() LintIgnores {
 	}
 	return out
 }
+
+// acceptances reads accept_not_in_effect = { "<setting>" = "reason" }
+// (Acceptances): every key a setting path, every reason said.
+func (d *dec) acceptances() Acceptances {
+	const name = "accept_not_in_effect"
+	m, ok := d.strMap(name)
+	if !ok {
+		return nil
+	}
+	rng := d.src.Attr(name)
+	out := Acceptances{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if why := validAcceptKey(k); why != "" {
+			d.errf(rng, "Invalid setting in "+name, "%s: %s key %q %s. Name settings as the plan prints them, e.g. %s = { \"pfc\" = \"<reason>\" }, or \"*\" for every setting of the block.", d.what, name, k, why, name)
+			continue
+		}
+		if strings.TrimSpace(m[k]) == "" {
+			d.errf(rng, "Acceptance needs a reason", "%s: %s[%q] is empty. Say why the setting may stay out of effect here, e.g. %s = { %q = \"veth: no DCB; soft-RoCE test host\" }.", d.what, name, k, name, k)
+			continue
+		}
+		out[k] = m[k]
+	}
+	return out
+}

@@ -388,6 +388,7 @@ type Switch struct {
 	Ports          []*Port
 	ACLs           []*ACL
 	Ignore         LintIgnores
+	Accept         Acceptances
 	Src            Source
 
 	// InfiniBand switches (platform "infiniband"): the subnet manager
@@ -475,6 +476,7 @@ type Host struct {
 	QP          QPSizing
 	NICs        []*NIC
 	Ignore      LintIgnores
+	Accept      Acceptances
 	Src         Source
 
 	nics map[string]*NIC
@@ -542,6 +544,7 @@ type NIC struct {
 	GUID           string // InfiniBand port GUID, canonical "0x" + 16 hex digits ("" = not declared)
 	Limits         DeviceLimits
 	Ignore         LintIgnores
+	Accept         Acceptances
 	Src            Source
 
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when

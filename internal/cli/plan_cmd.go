@@ -234,7 +234,8 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 
 	var saveErr error
 	saved := false
-	if opts.Out != "" && !p.Errored() {
+	notCarried := !opts.driftCheck && len(p.NotCarried()) > 0
+	if opts.Out != "" && !p.Errored() && !notCarried {
 		if saveErr = lf.writeSavedPlan(p, opts.Out, keys); saveErr == nil {
 			saved = true
 		}
@@ -259,6 +260,9 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	}
 	if p.Errored() {
 		return planDeviceErrors(p, opts.Out)
+	}
+	if notCarried {
+		return planNotCarried(p, opts.Out)
 	}
 	if p.Mismatched() {
 		return exitWith(ExitMismatch)
@@ -298,6 +302,21 @@ func countSelected(f *intent.Fabric, targets, excludes []string) int {
 		}
 	}
 	return n
+}
+
+// planNotCarried is the error a plan ends with when devices cannot carry
+// the intent (the view showed them first).
+func planNotCarried(p *plan.Plan, out string) error {
+	nc := p.NotCarried()
+	names := make([]string, len(nc))
+	for i, d := range nc {
+		names[i] = d.Address
+	}
+	msg := fmt.Sprintf("%s cannot carry the intent (%s): %s", plural(len(nc), "device", "devices"), strings.Join(names, ", "), plan.AcceptHint)
+	if out != "" {
+		msg += fmt.Sprintf("\nThe plan was not saved to %s.", out)
+	}
+	return errors.New(msg)
 }
 
 // planDeviceErrors is the error a plan with unreadable devices ends with.

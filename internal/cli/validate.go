@@ -75,7 +75,10 @@ Without --static, two live stages follow a valid spec:
   read-back  every device (switches and hosts) is read through its driver
              and its running state must equal the spec's desired state
              (the same comparison as fabctl plan); a difference fails and
-             lists the settings.
+             lists the settings. A setting of a lossless, RDMA or CNP
+             class the device cannot express fails too, unless the spec
+             accepts it (accept_not_in_effect: "accepted, not in effect");
+             with --strict, so does every other setting not in effect.
   traffic    the spec's validate blocks run as RDMA traffic tests with the
              built-in verbs engine (RC WRITE/SEND/READ, bandwidth or
              ping-pong latency), per RDMA class, in rounds of disjoint pairs
@@ -91,8 +94,8 @@ SSH hosts; either way the side's fabctl must be built with -tags verbs
 as not run, with the host's reason, never as passed.
 
 Exit status: 0 every stage passed; 1 the spec has errors (or warnings with
---strict), a device differs from the spec or could not be read, or a
-traffic test failed; 5 nothing failed but a declared traffic test could not
+--strict), a device differs from the spec, could not be read or cannot
+carry the intent (a class setting not in effect), or a traffic test failed; 5 nothing failed but a declared traffic test could not
 run (nothing, or not everything, was tested); 64 a usage error.`,
 		Example: `  fabctl validate --static
   fabctl validate --static --strict fabric/
@@ -315,7 +318,7 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 			// manager's read-back compares its files only.
 			rctx = opensm.WithoutFabric(ctx)
 		}
-		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version})
+		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version, Strict: opts.Strict})
 	}
 	if !opts.SkipReadback && ibreadback.Applies(s) {
 		res.Stages = append(res.Stages, StageInfiniBand)

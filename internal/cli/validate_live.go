@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/readback"
@@ -69,28 +70,48 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 	}
 	fmt.Fprintf(w, "Read-back: %d of %s match the spec\n", rb.Match, plural(len(rb.Devices), "device", "devices"))
 	for _, d := range rb.Devices {
+		accepted, unaccepted := splitAccepted(d.NotChecked)
 		switch d.Status {
 		case readback.Match:
 			// A subnet manager's port tables are not the device's to
 			// express: the InfiniBand stage reads them from the ports.
 			ports := 0
-			for _, u := range d.NotChecked {
+			rest := unaccepted[:0:0]
+			for _, u := range unaccepted {
 				if strings.HasPrefix(u.Path, intent.PathFabric) {
 					ports++
+				} else {
+					rest = append(rest, u)
 				}
 			}
-			var notes []string
-			if n := len(d.NotChecked) - ports; n > 0 {
-				notes = append(notes, fmt.Sprintf("%s the device cannot express: not checked", plural(n, "setting", "settings")))
-			}
+			unaccepted = rest
+			note := ""
 			if ports > 0 {
-				notes = append(notes, fmt.Sprintf("%s of the fabric's ports: see InfiniBand", plural(ports, "table setting", "table settings")))
+				note = st.Faint.Render(fmt.Sprintf(" (%s of the fabric's ports: see InfiniBand)", plural(ports, "table setting", "table settings")))
 			}
-			extra := ""
-			if len(notes) > 0 {
-				extra = st.Faint.Render(" (" + strings.Join(notes, "; ") + ")")
+			switch {
+			case len(unaccepted) > 0:
+				// Not in effect, not accepted, but only tuning the device:
+				// never a ✔ (--strict fails on it).
+				fmt.Fprintf(w, "  %s %s: matches; %s the device cannot express %s not in effect (not checked)%s\n", st.Warn.Render("!"), d.Address,
+					plural(len(unaccepted), "setting", "settings"), pluralWord(len(unaccepted), "is", "are"), note)
+				writeUnexpressibleLines(w, st, unaccepted)
+			case len(accepted) > 0:
+				fmt.Fprintf(w, "  %s %s: matches; %s accepted, not in effect%s\n", st.Warn.Render("○"), d.Address, plural(len(accepted), "setting", "settings"), note)
+			default:
+				fmt.Fprintf(w, "  %s %s%s\n", st.OK.Render("✔"), d.Address, note)
 			}
-			fmt.Fprintf(w, "  %s %s%s\n", st.OK.Render("✔"), d.Address, extra)
+			if len(accepted) > 0 {
+				writeAcceptedLines(w, st, accepted)
+			}
+		case readback.NotCarried:
+			what := "of a lossless, RDMA or CNP class"
+			if rb.Strict {
+				what = "(--strict: every setting the spec does not accept)"
+			}
+			fmt.Fprintf(w, "  %s %s: %s %s not in effect: the device cannot express %s\n", st.Fail.Render("✘"), d.Address,
+				plural(len(d.NotInEffect), "setting", "settings"), what, pluralWord(len(d.NotInEffect), "it", "them"))
+			writeUnexpressibleLines(w, st, d.NotInEffect)
 		case readback.Differs:
 			fmt.Fprintf(w, "  %s %s: %s from the spec\n", st.Fail.Render("✘"), d.Address, plural(len(d.Diffs), "setting differs", "settings differ"))
 			for _, c := range d.Diffs {
@@ -99,6 +120,49 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 		default:
 			fmt.Fprintf(w, "  %s %s: not read: %s\n", st.Fail.Render("✘"), d.Address, d.Error)
 		}
+	}
+	if rb.NotCarried > 0 {
+		fmt.Fprintf(w, "  To go on: %s.\n", plan.AcceptHint)
+	}
+}
+
+// splitAccepted splits a device's unexpressible settings into those the
+// spec accepts and the others.
+func splitAccepted(us []plan.Unexpressible) (accepted, unaccepted []plan.Unexpressible) {
+	for _, u := range us {
+		if u.Accepted != "" {
+			accepted = append(accepted, u)
+		} else {
+			unaccepted = append(unaccepted, u)
+		}
+	}
+	return accepted, unaccepted
+}
+
+func writeUnexpressibleLines(w io.Writer, st styles, us []plan.Unexpressible) {
+	for _, l := range plan.SummarizeUnexpressible(us, 6) {
+		fmt.Fprintf(w, "      %s\n", l)
+	}
+}
+
+// writeAcceptedLines lists accepted settings by the spec's reason.
+func writeAcceptedLines(w io.Writer, st styles, us []plan.Unexpressible) {
+	byWhy := map[string][]string{}
+	var whys []string
+	for _, u := range us {
+		if _, ok := byWhy[u.Accepted]; !ok {
+			whys = append(whys, u.Accepted)
+		}
+		byWhy[u.Accepted] = append(byWhy[u.Accepted], u.Path)
+	}
+	for _, why := range whys {
+		ps := byWhy[why]
+		more := ""
+		if len(ps) > 6 {
+			more = fmt.Sprintf(" and %d more", len(ps)-6)
+			ps = ps[:6]
+		}
+		fmt.Fprintf(w, "      %s\n", st.Faint.Render(fmt.Sprintf("accepted, not in effect: %s%s (%s)", strings.Join(ps, ", "), more, why)))
 	}
 }
 
@@ -263,11 +327,28 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 					Type: "differs", Text: strings.Join(lines, "\n")})
 			case readback.Error:
 				c.Failures = append(c.Failures, junitFailure{Message: "not read: " + d.Error, Type: "error", Text: d.Error})
+			case readback.NotCarried:
+				var lines []string
+				for _, u := range d.NotInEffect {
+					lines = append(lines, fmt.Sprintf("%s: not in effect: %s", u.Path, u.Reason))
+				}
+				c.Failures = append(c.Failures, junitFailure{Message: fmt.Sprintf("%s not in effect (the device cannot express %s; the spec does not accept it)",
+					plural(len(d.NotInEffect), "setting", "settings"), pluralWord(len(d.NotInEffect), "it", "them")),
+					Type: "not_in_effect", Text: strings.Join(lines, "\n")})
 			}
 			if len(d.NotChecked) > 0 {
+				failed := map[string]bool{}
+				for _, u := range d.NotInEffect {
+					failed[u.Path] = true
+				}
 				var lines []string
 				for _, u := range d.NotChecked {
-					lines = append(lines, fmt.Sprintf("not checked: %s (%s)", u.Path, u.Reason))
+					switch {
+					case u.Accepted != "":
+						lines = append(lines, fmt.Sprintf("accepted, not in effect: %s (%s; the spec: %s)", u.Path, u.Reason, u.Accepted))
+					case !failed[u.Path]:
+						lines = append(lines, fmt.Sprintf("not in effect, not checked: %s (%s)", u.Path, u.Reason))
+					}
 				}
 				c.SystemOut = strings.Join(lines, "\n")
 			}

@@ -57,7 +57,14 @@ func liveVerdict(out io.Writer, st styles, r *validateResult) error {
 	if rb := r.Readback; rb != nil && rb.Error != "" {
 		parts = append(parts, "read-back not run (credentials)")
 	} else if rb != nil && rb.Skipped == "" {
-		parts = append(parts, fmt.Sprintf("read-back %d/%d devices match", rb.Match, len(rb.Devices)))
+		t := fmt.Sprintf("read-back %d/%d devices match", rb.Match, len(rb.Devices))
+		if rb.NotCarried > 0 {
+			t += fmt.Sprintf(", %d cannot carry the intent", rb.NotCarried)
+		}
+		if rb.Accepted > 0 {
+			t += fmt.Sprintf(" (%d with settings accepted, not in effect)", rb.Accepted)
+		}
+		parts = append(parts, t)
 	}
 	if ib := r.IB; ib != nil && ib.Skipped == "" {
 		if ib.Error != "" {

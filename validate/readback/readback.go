@@ -21,6 +21,10 @@ const (
 	Match   = "match"   // the live state is the desired state
 	Differs = "differs" // some setting differs (Diffs)
 	Error   = "error"   // the device could not be read (Error)
+	// NotCarried: what the device can express matches, but settings of a
+	// lossless, RDMA or CNP class are not in effect there (it cannot
+	// express them) and the spec does not accept that (NotInEffect).
+	NotCarried = "not_carried"
 )
 
 // Result is the read-back stage's finding.
@@ -33,6 +37,13 @@ type Result struct {
 	Match   int      `json:"match"`
 	Differ  int      `json:"differ"`
 	Errored int      `json:"errored"`
+	// NotCarried counts the devices with status NotCarried; Accepted the
+	// devices whose only gaps the spec accepts (their status is Match).
+	NotCarried int `json:"not_carried"`
+	Accepted   int `json:"accepted"`
+	// Strict: settings the devices cannot express fail even when they
+	// only tune the device (validate --strict); accepted ones never do.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Device is one device's read-back.
@@ -43,10 +54,14 @@ type Device struct {
 	Error  string              `json:"error,omitempty"`
 	Diffs  []intent.AttrChange `json:"diffs,omitempty"`
 	// NotChecked are desired settings the device cannot express (not
-	// applied, so not compared); Tolerated differ within the driver's
-	// quantisation.
-	NotChecked []plan.Unexpressible `json:"not_checked,omitempty"`
-	Tolerated  int                  `json:"tolerated,omitempty"`
+	// applied, so not compared), each with what it carries of a class
+	// (carries) and the spec's acceptance (accepted); NotInEffect are
+	// those that fail the device: a class's settings the spec does not
+	// accept (and, under Strict, every unaccepted one). Tolerated differ
+	// within the driver's quantisation.
+	NotChecked  []plan.Unexpressible `json:"not_checked,omitempty"`
+	NotInEffect []plan.Unexpressible `json:"not_in_effect,omitempty"`
+	Tolerated   int                  `json:"tolerated,omitempty"`
 }
 
 // Options tune a read-back.
@@ -57,6 +72,9 @@ type Options struct {
 	Insecure bool
 	// Version is the running fabctl's version.
 	Version string
+	// Strict fails a device on any setting it cannot express that the
+	// spec does not accept, not only on a class's.
+	Strict bool
 }
 
 // Run reads every device of s with the drivers of reg and compares it
@@ -65,9 +83,13 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 	fab := intent.Compile(s)
 	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: o.Parallelism, Insecure: o.Insecure,
 		Credentials: s.CredentialsByName, FabctlVersion: o.Version})
-	rb := &Result{Devices: []Device{}}
+	rb := &Result{Devices: []Device{}, Strict: o.Strict}
 	for _, d := range p.Devices {
 		rd := Device{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated)}
+		rd.NotInEffect = d.NotCarried()
+		if o.Strict {
+			rd.NotInEffect = d.Unaccepted()
+		}
 		switch {
 		case d.Error != "":
 			rd.Status, rd.Error = Error, d.Error
@@ -75,9 +97,15 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 		case d.HasChanges():
 			rd.Status, rd.Diffs = Differs, d.Changes
 			rb.Differ++
+		case len(rd.NotInEffect) > 0:
+			rd.Status = NotCarried
+			rb.NotCarried++
 		default:
 			rd.Status = Match
 			rb.Match++
+			if len(d.Accepted()) > 0 {
+				rb.Accepted++
+			}
 		}
 		rb.Devices = append(rb.Devices, rd)
 	}
@@ -88,4 +116,6 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 }
 
 // Failed reports whether the read-back found a problem.
-func (rb *Result) Failed() bool { return rb != nil && (rb.Differ+rb.Errored > 0 || rb.Error != "") }
+func (rb *Result) Failed() bool {
+	return rb != nil && (rb.Differ+rb.Errored+rb.NotCarried > 0 || rb.Error != "")
+}

@@ -3,6 +3,7 @@ package readback
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -105,5 +106,64 @@ func TestRunNoDevices(t *testing.T) {
 	var none *Result
 	if none.Failed() {
 		t.Fatal("a read-back that did not run failed")
+	}
+}
+
+// noDCB is the memory driver on a device without DCB on its NICs.
+type noDCB struct{ memory.Driver }
+
+func (d *noDCB) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+	out := map[string]string{}
+	for k := range desired {
+		if strings.HasSuffix(k, "/pfc") && strings.HasPrefix(k, "nic/") || strings.HasSuffix(k, "/cable") {
+			out[k] = "no DCB"
+		}
+	}
+	return out
+}
+
+// A device whose lossless class's settings are not in effect fails the
+// read-back even though what it can express matches; accepted, it
+// matches and is counted as accepted; a gap that only tunes the device
+// fails only under Strict.
+func TestRunNotCarried(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		accept          string
+		strict          bool
+		match, notCarry int
+		accepted        int
+	}{
+		{name: "gap", match: 1, notCarry: 2},
+		{name: "accepted", accept: `accept_not_in_effect = { "pfc" = "test host" }`, match: 3, accepted: 2},
+		{name: "strict", accept: `accept_not_in_effect = { "pfc" = "test host" }`, strict: true, match: 2, notCarry: 1, accepted: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.ReplaceAll(src, `    addresses = [`, "    "+tc.accept+"\n    addresses = [")
+			src += "link {\n  endpoints = [\"leaf1:Ethernet0\", \"h1:eth1\"]\n  speed = \"100G\"\n  cable_length = \"3m\"\n}\n"
+			s := testutil.LoadSrc(t, src)
+			store := memory.NewStore()
+			reg := drivers.NewRegistry()
+			for _, n := range []string{"sonic", "host"} {
+				_ = reg.Register(n, func() drivers.Driver { return &noDCB{memory.Driver{Store: store}} })
+			}
+			p := plan.Make(context.Background(), s, intent.Compile(s), reg, plan.Options{})
+			for _, d := range p.Devices {
+				st := intent.State{}
+				for k, v := range d.Desired {
+					st[k] = v
+				}
+				store.Set(d.Name, st)
+			}
+			rb := Run(context.Background(), s, reg, Options{Strict: tc.strict})
+			if rb.Match != tc.match || rb.NotCarried != tc.notCarry || rb.Accepted != tc.accepted || rb.Failed() != (tc.notCarry > 0) {
+				t.Fatalf("match %d not carried %d accepted %d failed %v: %+v", rb.Match, rb.NotCarried, rb.Accepted, rb.Failed(), rb.Devices)
+			}
+			for _, d := range rb.Devices {
+				if d.Status == NotCarried && len(d.NotInEffect) == 0 {
+					t.Errorf("%s: not carried without the settings", d.Address)
+				}
+			}
+		})
 	}
 }

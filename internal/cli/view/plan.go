@@ -333,6 +333,7 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 		}
 		h.line("")
 	}
+	writeNotCarried(h, p, st)
 	if c.Drifted > 0 {
 		writeDrift(h, p, o)
 	}
@@ -382,16 +383,42 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	return h.err
 }
 
+// writeNotCarried is the error a plan opens with when devices cannot
+// carry the intent: settings of a lossless, RDMA or CNP class that their
+// platform cannot express and the spec does not accept.
+func writeNotCarried(h *humanWriter, p *plan.Plan, st Style) {
+	nc := p.NotCarried()
+	if len(nc) == 0 {
+		return
+	}
+	names := make([]string, len(nc))
+	for i, d := range nc {
+		names[i] = d.Address
+	}
+	h.line("%s", apply(st.Error, fmt.Sprintf("Error: %s cannot carry the intent: %s", plural(len(nc), "device", "devices"), strings.Join(names, ", "))))
+	h.line("")
+	for _, d := range nc {
+		h.line("  %s %s: %s of a lossless, RDMA or CNP class not in effect", apply(st.Error, "✘"), deviceTitle(d), plural(len(d.NotCarried()), "setting", "settings"))
+		for _, l := range plan.NotCarriedSummary(d, 6) {
+			h.line("      %s", l)
+		}
+	}
+	h.line("")
+	h.line("  To go on: %s.", plan.AcceptHint)
+	h.line("")
+}
+
 // writeUnexpressible reports the settings of the spec that their devices'
 // platforms cannot express (not applied, so always mentioned): one summary
 // line by default, every setting per device and reason under Verbose
 // (the JSON view always lists them).
 func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 	st := o.Style
-	settings, devices := 0, 0
+	settings, devices, accepted := 0, 0, 0
 	for _, d := range p.Devices {
 		if d.Error == "" && len(d.Unexpressible) > 0 {
 			settings += len(d.Unexpressible)
+			accepted += len(d.Accepted())
 			devices++
 		}
 	}
@@ -399,8 +426,12 @@ func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 		return
 	}
 	if !o.Verbose {
-		h.line("%s", apply(st.Warn, fmt.Sprintf("Not expressible: %s on %s (the spec asks for them; their platforms cannot apply them). %s lists them, --json has them.",
-			plural(settings, "setting", "settings"), plural(devices, "device", "devices"), verboseHint(o.Command))))
+		acc := ""
+		if accepted > 0 {
+			acc = fmt.Sprintf("; %d accepted by the spec, not in effect", accepted)
+		}
+		h.line("%s", apply(st.Warn, fmt.Sprintf("Not expressible: %s on %s (the spec asks for them; their platforms cannot apply them%s). %s lists them, --json has them.",
+			plural(settings, "setting", "settings"), plural(devices, "device", "devices"), acc, verboseHint(o.Command))))
 		h.line("")
 		return
 	}
@@ -415,10 +446,14 @@ func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 		byReason := map[string][]string{}
 		var reasons []string
 		for _, u := range d.Unexpressible {
-			if _, ok := byReason[u.Reason]; !ok {
-				reasons = append(reasons, u.Reason)
+			r := u.Reason
+			if u.Accepted != "" {
+				r += " [accepted, not in effect: " + u.Accepted + "]"
 			}
-			byReason[u.Reason] = append(byReason[u.Reason], u.Path)
+			if _, ok := byReason[r]; !ok {
+				reasons = append(reasons, r)
+			}
+			byReason[r] = append(byReason[r], u.Path)
 		}
 		sort.Strings(reasons)
 		for _, r := range reasons {

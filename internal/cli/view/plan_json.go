@@ -25,6 +25,11 @@ type PlanJSONDoc struct {
 	// (severity "error"): the fabric does not match the spec even once
 	// the changes are applied.
 	Mismatch bool `json:"mismatch"`
+	// NotCarried are the devices that cannot carry the intent: settings
+	// of a lossless, RDMA or CNP class their platform cannot express,
+	// not accepted by the spec (each device's unexpressible entries say
+	// which: carries set, accepted empty). Plan and apply fail on them.
+	NotCarried []string `json:"not_carried"`
 	// Targeted is true when --target / --exclude limited the plan to
 	// Counts.Devices of FabricDevices devices.
 	Targeted      bool        `json:"targeted"`
@@ -152,7 +157,10 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Mismatch: p.Mismatched(), Targeted: p.Targeted(),
 		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
 		Counts: c, DisruptiveChanges: []PlanJSONDisruptive{}, Devices: make([]PlanJSONDevice, 0, len(p.Devices)),
-		Diagnostics: nonNil(p.Diagnostics),
+		Diagnostics: nonNil(p.Diagnostics), NotCarried: []string{},
+	}
+	for _, d := range p.NotCarried() {
+		doc.NotCarried = append(doc.NotCarried, d.Address)
 	}
 	for _, e := range disruptiveList(p) {
 		doc.DisruptiveChanges = append(doc.DisruptiveChanges, PlanJSONDisruptive{Address: e.Address, Path: e.Path, Action: ActionWord(intent.Action(e.Action)), Reason: e.Reason})

@@ -97,6 +97,16 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 		}
 		h.line("")
 	}
+	if nc := p.NotCarried(); len(nc) > 0 {
+		h.line("> [!IMPORTANT]")
+		h.line("> **%s cannot carry the intent** (settings of a lossless, RDMA or CNP class not in effect):", plural(len(nc), "device", "devices"))
+		for _, d := range nc {
+			h.line("> - `%s`: %s", mdCode(deviceTitle(d)), mdText(strings.Join(plan.NotCarriedSummary(d, 6), "; ")))
+		}
+		h.line("> ")
+		h.line("> To go on: %s.", mdText(plan.AcceptHint))
+		h.line("")
+	}
 	if c.Drifted > 0 {
 		h.line("#### Drift: changed outside fabctl since the last apply")
 		h.line("")
@@ -207,7 +217,11 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
 			h.line("")
 			for _, u := range d.Unexpressible {
-				h.line("- %s = %s: %s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason))
+				acc := ""
+				if u.Accepted != "" {
+					acc = " (accepted, not in effect: " + mdText(u.Accepted) + ")"
+				}
+				h.line("- %s = %s: %s%s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason), acc)
 			}
 			h.line("")
 			h.line("</details>")
