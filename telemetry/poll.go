@@ -13,26 +13,37 @@ import (
 )
 
 // AddPolled adds the SSH CLI switches of s whose driver in reg reads
-// counters (drivers.CounterReader: SONiC, EOS, NX-OS, Cumulus) to the
-// collector, and returns their names; a switch whose driver does not is
-// returned second with the reason. What a switch is comes from its
-// platform's descriptor as the loader was told it: a gNMI platform's
-// switches are streamed (NewSwitchCollector), an InfiniBand platform's
-// have no driver to poll (the subnet manager programs them).
+// counters (drivers.CounterReader; PolledPlatforms lists them) to the
+// collector, and returns their names. Every other switch of s that the
+// collector neither streams nor polls is returned second with the reason,
+// and is exported as not seen: fabctl_switch_up 0 with that reason as its
+// reason label, so a blind spot is a series an alert can see, not an
+// absence. What a switch is comes from its platform's descriptor as the
+// loader was told it: a gNMI platform's switches are streamed
+// (NewSwitchCollector), an InfiniBand platform's have no driver to poll
+// (the subnet manager programs them; fabctl validate reads them over
+// MADs) and are left out.
 func (c *SwitchCollector) AddPolled(s *spec.Spec, reg *drivers.Registry) (added []string, skipped map[string]string) {
 	skipped = map[string]string{}
 	for _, sw := range s.Switches {
-		if _, ok := c.plats[sw.Name]; ok || sw.Driver == drivers.TransportGNMI || sw.InfiniBand {
+		if _, ok := c.plats[sw.Name]; ok || sw.InfiniBand {
+			continue
+		}
+		if sw.Driver == drivers.TransportGNMI {
+			c.notSeen(sw, fmt.Sprintf("not streamed: no gNMI telemetry paths for the %s platform", sw.Platform))
+			skipped[sw.Name] = c.unseen[sw.Name]
 			continue
 		}
 		d, err := reg.New(sw.Platform)
 		if err != nil {
-			skipped[sw.Name] = err.Error()
+			c.notSeen(sw, "not polled: "+err.Error())
+			skipped[sw.Name] = c.unseen[sw.Name]
 			continue
 		}
 		cr, ok := d.(drivers.CounterReader)
 		if !ok {
-			skipped[sw.Name] = fmt.Sprintf("the %s driver reads no counters", sw.Platform)
+			c.notSeen(sw, fmt.Sprintf("not polled: the %s driver reads no counters", sw.Platform))
+			skipped[sw.Name] = c.unseen[sw.Name]
 			continue
 		}
 		c.add(s, sw, nil)
@@ -40,6 +51,30 @@ func (c *SwitchCollector) AddPolled(s *spec.Spec, reg *drivers.Registry) (added 
 		added = append(added, sw.Name)
 	}
 	return added, skipped
+}
+
+// notSeen records a switch of the spec the collector can neither stream
+// nor poll: exported as fabctl_switch_up 0 with the reason.
+func (c *SwitchCollector) notSeen(sw *spec.Switch, reason string) {
+	c.plats[sw.Name] = sw.Platform
+	c.unseen[sw.Name] = reason
+}
+
+// PolledPlatforms are the SSH CLI platforms of reg whose driver reads
+// counters (drivers.CounterReader), in registry order: the switches
+// telemetry serve polls.
+func PolledPlatforms(reg *drivers.Registry, platforms []string) []string {
+	var out []string
+	for _, p := range platforms {
+		d, err := reg.New(p)
+		if err != nil {
+			continue
+		}
+		if _, ok := d.(drivers.CounterReader); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Polled are the SSH CLI switches the collector polls, sorted.
@@ -81,6 +116,11 @@ type PollOptions struct {
 	Interval time.Duration // between polls (default 10s)
 	Timeout  time.Duration // one poll's bound (default Interval)
 	Insecure bool
+	// Until, when set, ends polling: no poll starts after it, and Poll
+	// returns once each switch's poll in flight has finished. Every
+	// switch is polled at least once, however close Until is (serve
+	// --once reports each switch's state after one complete poll).
+	Until time.Time
 }
 
 // Poll reads every polled SSH CLI switch's counters through its driver
@@ -112,11 +152,16 @@ func Poll(ctx context.Context, s *spec.Spec, c *SwitchCollector, o PollOptions) 
 			tick := time.NewTicker(o.Interval)
 			defer tick.Stop()
 			for {
-				pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				// Each poll gets its whole Timeout: a poll started as ctx's
+				// deadline arrives would connect with no time left and call
+				// a healthy switch unreachable (a negative connect timeout).
+				pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Timeout)
+				stop := context.AfterFunc(ctx, cancel)
 				cs, err := cr.ReadCounters(pctx, t)
+				stop()
 				cancel()
 				if ctx.Err() != nil {
-					return
+					return // cut short: neither up nor down
 				}
 				if err != nil {
 					c.Take(name, &drivers.Counters{})
@@ -125,10 +170,16 @@ func Poll(ctx context.Context, s *spec.Spec, c *SwitchCollector, o PollOptions) 
 					c.Take(name, cs)
 					c.SetUp(name, true, nil)
 				}
+				if !o.Until.IsZero() && !time.Now().Before(o.Until) {
+					return
+				}
 				select {
 				case <-ctx.Done():
 					return
 				case <-tick.C:
+				}
+				if !o.Until.IsZero() && !time.Now().Before(o.Until) {
+					return
 				}
 			}
 		}()

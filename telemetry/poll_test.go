@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,7 +206,8 @@ func TestPollDown(t *testing.T) {
 // from what the platforms' descriptors say, never from a platform's
 // name: an InfiniBand platform's switches (whatever the platform is
 // called) have no driver to poll and are neither added nor skipped with
-// an error, a gNMI platform's are streamed instead.
+// an error; a gNMI platform's are never polled (streamed when its
+// descriptor has telemetry paths, else not seen: up 0 with the reason).
 func TestAddPolledByDescriptor(t *testing.T) {
 	plats := []spec.PlatformInfo{
 		{Name: "ib-director", Title: "an InfiniBand director", InfiniBand: true},
@@ -232,11 +235,110 @@ switch "g1" {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			c := NewSwitchCollector(s, nil)
-			added, skipped := c.AddPolled(s, drivers.NewRegistry())
+			col := NewSwitchCollector(s, nil)
+			added, skipped := col.AddPolled(s, drivers.NewRegistry())
+			if c.name == "gnmi" {
+				// No telemetry paths in its descriptor: not polled, and
+				// exported as not seen rather than left out.
+				if len(added) != 0 || !strings.HasPrefix(skipped["g1"], "not streamed:") || len(skipped) != 1 {
+					t.Errorf("polled %v, skipped %v; want g1 not streamed", added, skipped)
+				}
+				return
+			}
 			if len(added) != 0 || len(skipped) != 0 {
 				t.Errorf("polled %v, skipped %v; want neither", added, skipped)
 			}
 		})
+	}
+}
+
+// TestNotSeenExported: a switch of the spec telemetry cannot read (a
+// platform whose driver reads no counters) is a series, not an absence:
+// fabctl_switch_up 0 with the reason label; serve --once does not count
+// it as a switch that did not answer.
+func TestNotSeenExported(t *testing.T) {
+	s := testutil.LoadSrc(t, `
+fabric "tele" { transport = "rocev2" }
+switch "spine1" {
+  platform = "eos"
+  address  = "192.0.2.1"
+}
+switch "ib1" {
+  platform = "infiniband"
+  ports    = 8
+}
+`)
+	c := NewSwitchCollector(s, builtin.Platforms())
+	added, skipped := c.AddPolled(s, builtin.Registry())
+	if len(added) != 0 || skipped["spine1"] != "not polled: the eos driver reads no counters" || len(skipped) != 1 {
+		t.Fatalf("added %v, skipped %v", added, skipped)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	v, ok := value(t, reg, "fabctl_switch_up", map[string]string{"leaf": "spine1", "platform": "eos", "reason": "not polled: the eos driver reads no counters"})
+	if !ok || v != 0 {
+		t.Errorf("fabctl_switch_up{leaf=spine1} = %v, %v", v, ok)
+	}
+	if _, ok := value(t, reg, "fabctl_switch_up", map[string]string{"leaf": "ib1"}); ok {
+		t.Error("an InfiniBand switch (the subnet manager's) is exported")
+	}
+	if len(c.Switches()) != 0 || c.NotSeen()["spine1"] == "" || c.Status()["spine1"] == "" {
+		t.Errorf("switches %v, not seen %v, status %v", c.Switches(), c.NotSeen(), c.Status())
+	}
+	if p := PolledPlatforms(builtin.Registry(), []string{"sonic", "eos", "nxos", "cumulus"}); strings.Join(p, ",") != "sonic,cumulus" {
+		t.Errorf("polled platforms %v", p)
+	}
+}
+
+// deadlineReader is a switch that answers at once, unless a poll is
+// started with less than half its timeout left: then it fails the way
+// a connect with no time left did ("within the connect timeout (-8ms)").
+type deadlineReader struct {
+	timeout time.Duration
+	polls   atomic.Int32
+}
+
+func (r *deadlineReader) CounterCommands() []string { return nil }
+
+func (r *deadlineReader) ReadCounters(ctx context.Context, _ drivers.Target) (*drivers.Counters, error) {
+	r.polls.Add(1)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < r.timeout/2 {
+		return nil, fmt.Errorf("connect: no answer within the connect timeout (%s)", time.Until(dl).Round(time.Millisecond))
+	}
+	return &drivers.Counters{}, nil
+}
+
+// TestPollDeadline: polling that ends (serve --once) never reports a
+// healthy switch down because a poll began as the deadline arrived; with
+// Until, every switch is polled at least once and Poll returns after it.
+func TestPollDeadline(t *testing.T) {
+	s := testutil.LoadSrc(t, `
+fabric "tele" { transport = "rocev2" }
+switch "leaf1" {
+  platform = "sonic"
+  address  = "192.0.2.1"
+}
+`)
+	for i := 0; i < 5; i++ {
+		c := NewSwitchCollector(s, builtin.Platforms())
+		r := &deadlineReader{timeout: time.Second}
+		c.add(s, s.Switch("leaf1"), nil)
+		c.polled["leaf1"] = r
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		Poll(ctx, s, c, PollOptions{Interval: 100 * time.Millisecond, Timeout: time.Second})
+		cancel()
+		if why := c.Status()["leaf1"]; why != "" {
+			t.Fatalf("run %d: a healthy switch reported down after %d polls: %s", i, r.polls.Load(), why)
+		}
+	}
+	// Until in the past: one complete poll, then Poll returns.
+	c := NewSwitchCollector(s, builtin.Platforms())
+	r := &deadlineReader{timeout: time.Second}
+	c.add(s, s.Switch("leaf1"), nil)
+	c.polled["leaf1"] = r
+	start := time.Now()
+	Poll(context.Background(), s, c, PollOptions{Interval: time.Hour, Timeout: time.Second, Until: time.Now()})
+	if r.polls.Load() != 1 || c.Status()["leaf1"] != "" || time.Since(start) > 5*time.Second {
+		t.Errorf("%d polls, status %q", r.polls.Load(), c.Status()["leaf1"])
 	}
 }

@@ -113,6 +113,9 @@ type SwitchCollector struct {
 	lacks map[string][]string
 	// polled are the SSH CLI switches (poll.go), each its driver.
 	polled map[string]drivers.CounterReader
+	// unseen are the spec's switches neither streamed nor polled, each
+	// with the reason (fabctl_switch_up 0, reason label).
+	unseen map[string]string
 
 	descs map[string]*prometheus.Desc
 }
@@ -124,7 +127,7 @@ func NewSwitchCollector(s *spec.Spec, platforms []drivers.Platform) *SwitchColle
 	c := &SwitchCollector{Fabric: s.Fabric.Name, ports: map[[2]string]Labels{}, plats: map[string]string{},
 		gnmi: map[string]*drivers.GNMITelemetry{},
 		vals: map[seriesKey]float64{}, up: map[string]bool{}, errs: map[string]string{}, spec: map[[2]string]float64{},
-		lacks: map[string][]string{}, polled: map[string]drivers.CounterReader{},
+		lacks: map[string][]string{}, polled: map[string]drivers.CounterReader{}, unseen: map[string]string{},
 		descs: map[string]*prometheus.Desc{}}
 	for _, p := range platforms {
 		if p.GNMITelemetry != nil {
@@ -140,7 +143,7 @@ func NewSwitchCollector(s *spec.Spec, platforms []drivers.Platform) *SwitchColle
 		c.descs[name] = prometheus.NewDesc("fabctl_switch_"+name, m.help, append(append([]string{}, LabelNames...), m.extra...), nil)
 	}
 	c.descs["spec_speed_bits"] = prometheus.NewDesc("fabctl_switch_spec_speed_bits", "The switch port's speed in the spec, bits per second.", LabelNames, nil)
-	c.descs["up"] = prometheus.NewDesc("fabctl_switch_up", "1 while the switch's gNMI telemetry stream is established (SSH CLI: while its last poll succeeded).", []string{"fabric", "leaf", "platform"}, nil)
+	c.descs["up"] = prometheus.NewDesc("fabctl_switch_up", "1 while the switch's gNMI telemetry stream is established (SSH CLI: while its last poll succeeded); 0 otherwise. reason is set on a switch of the spec that fabctl cannot read at all (its platform is not polled or streamed).", []string{"fabric", "leaf", "platform", "reason"}, nil)
 	c.descs["counter_supported"] = prometheus.NewDesc("fabctl_switch_counter_supported", "0 for a counter the platform's models lack.", []string{"fabric", "leaf", "platform", "counter"}, nil)
 	return c
 }
@@ -161,9 +164,21 @@ func (c *SwitchCollector) add(s *spec.Spec, sw *spec.Switch, lacks []string) {
 func (c *SwitchCollector) Switches() []string {
 	var out []string
 	for n := range c.plats {
-		out = append(out, n)
+		if c.unseen[n] == "" {
+			out = append(out, n)
+		}
 	}
 	sortStrings(out)
+	return out
+}
+
+// NotSeen are the spec's switches the collector neither streams nor
+// polls, each with the reason (AddPolled).
+func (c *SwitchCollector) NotSeen() map[string]string {
+	out := make(map[string]string, len(c.unseen))
+	for n, why := range c.unseen {
+		out[n] = why
+	}
 	return out
 }
 
@@ -200,7 +215,7 @@ func (c *SwitchCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.descs["spec_speed_bits"], prometheus.GaugeValue, v, c.labels(k[0], k[1])...)
 	}
 	for sw, plat := range c.plats {
-		ch <- prometheus.MustNewConstMetric(c.descs["up"], prometheus.GaugeValue, b2f(c.up[sw]), c.Fabric, sw, plat)
+		ch <- prometheus.MustNewConstMetric(c.descs["up"], prometheus.GaugeValue, b2f(c.up[sw]), c.Fabric, sw, plat, c.unseen[sw])
 		for _, l := range c.lacks[sw] {
 			ch <- prometheus.MustNewConstMetric(c.descs["counter_supported"], prometheus.GaugeValue, 0, c.Fabric, sw, plat, l)
 		}
@@ -342,6 +357,8 @@ func (c *SwitchCollector) Status() map[string]string {
 	out := map[string]string{}
 	for sw := range c.plats {
 		switch {
+		case c.unseen[sw] != "":
+			out[sw] = c.unseen[sw]
 		case c.up[sw]:
 			out[sw] = ""
 		case c.errs[sw] != "":

@@ -227,3 +227,15 @@ func TestPlanApplyNotCarried(t *testing.T) {
 		t.Errorf("apply accepted: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// telemetry --help names the platforms serve reads and the ones it
+// cannot, from the build's drivers.
+func TestTelemetryHelpNamesPlatforms(t *testing.T) {
+	f, _, _, _ := testFactory()
+	long := NewCmdTelemetry(f).Long
+	for _, w := range []string{"(srlinux, openconfig)", "(sonic, cumulus)", "(eos, nxos)", "fabctl_switch_up 0 with the reason"} {
+		if !strings.Contains(long, w) {
+			t.Errorf("telemetry --help does not say %q:\n%s", w, long)
+		}
+	}
+}

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/agent"
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/telemetry"
@@ -47,22 +50,60 @@ type TelemetryOptions struct {
 	Insecure  bool
 }
 
+// telemetryPlatforms names the platforms telemetry serve reads, from
+// the build's drivers: gNMI platforms with telemetry paths (streamed),
+// SSH CLI platforms whose driver reads counters (polled), and the others
+// (not read: exported as fabctl_switch_up 0 with a reason).
+func telemetryPlatforms(reg *drivers.Registry) (streamed, polled, unread []string) {
+	var ssh []string
+	for _, p := range builtin.Platforms() {
+		switch {
+		case p.InfiniBand:
+		case p.Transport == drivers.TransportGNMI:
+			if p.GNMITelemetry != nil {
+				streamed = append(streamed, p.Name)
+			} else {
+				unread = append(unread, p.Name)
+			}
+		default:
+			ssh = append(ssh, p.Name)
+		}
+	}
+	polled = telemetry.PolledPlatforms(reg, ssh)
+	for _, p := range ssh {
+		if !slices.Contains(polled, p) {
+			unread = append(unread, p)
+		}
+	}
+	return streamed, polled, unread
+}
+
+func orNoneList(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
 // NewCmdTelemetry returns `fabctl telemetry` (serve, rules).
 func NewCmdTelemetry(f *Factory) *cobra.Command {
+	streamed, polled, unread := telemetryPlatforms(f.Drivers())
 	cmd := &cobra.Command{
 		Use:   "telemetry",
 		Short: "Switch telemetry as Prometheus metrics (gNMI STREAM, SSH CLI show polls) and the alerting rules the spec implies",
-		Long: `fabctl telemetry serve subscribes (gNMI Subscribe STREAM: counters sampled,
-port state on change) to every gNMI switch of the spec, polls every SSH CLI
-switch's counter show commands (SONiC, EOS, NX-OS, Cumulus) at the same
-interval, and serves the values as
-Prometheus metrics at /metrics, labelled fabric, host, nic, rail, leaf, port
-from the spec's cabling. fabctl telemetry rules prints the Prometheus alerting
-rules the spec implies. Host NIC metrics are served by fabctl agent --metrics.
-docs/telemetry.md lists every metric and alert.
+		Long: fmt.Sprintf(`fabctl telemetry serve subscribes (gNMI Subscribe STREAM: counters sampled,
+port state on change) to every gNMI switch of the spec (%s), polls
+the counter show commands of every SSH CLI switch whose platform has them
+(%s) at the same interval, and serves the values as Prometheus
+metrics at /metrics, labelled fabric, host, nic, rail, leaf, port from the
+spec's cabling. A switch it cannot read (%s) is exported as
+fabctl_switch_up 0 with the reason in its reason label, so the blind spot
+is a series an alert sees. fabctl telemetry rules prints the Prometheus
+alerting rules the spec implies. Host NIC metrics are served by fabctl agent
+--metrics. docs/telemetry.md lists every metric and alert.
 
 Exit status: 0 success, 1 failure (spec invalid, listen failed; serve --once:
-a switch stream not established), 64 usage error.`,
+a switch it streams or polls did not answer), 64 usage error.`, orNoneList(streamed), orNoneList(polled), orNoneList(unread)),
 		Args: usageArgs(cobra.NoArgs),
 	}
 	cmd.AddCommand(newCmdTelemetryServe(f, nil), newCmdTelemetryRules(f, nil))
@@ -87,7 +128,7 @@ func newCmdTelemetryServe(f *Factory, runF func(*TelemetryOptions) error) *cobra
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9465", "Serve /metrics at this `address`")
 	fl.DurationVar(&opts.Sample, "sample", 10*time.Second, "gNMI SAMPLE interval of the counters, and the SSH CLI poll interval")
-	fl.DurationVar(&opts.Once, "once", 0, "Stream for this `duration`, print each switch's stream state and exit (1 if one never synced)")
+	fl.DurationVar(&opts.Once, "once", 0, "Stream and poll for this `duration` (each polled switch at least once, its poll allowed to finish), print each switch's state and exit (1 if one did not answer)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification of the switches (lab use only)")
 	// The spelling the SSH transport's known_hosts hint names; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
@@ -100,6 +141,9 @@ type telemetryStatusJSON struct {
 	OK            bool              `json:"ok"`
 	Listen        string            `json:"listen"`
 	Switches      map[string]string `json:"switches"` // switch -> "" (streaming) or why not
+	// NotSeen are the spec's switches telemetry cannot read at all
+	// (exported as fabctl_switch_up 0 with the reason); they do not fail.
+	NotSeen map[string]string `json:"not_seen"`
 }
 
 func telemetryServe(f *Factory, opts *TelemetryOptions) error {
@@ -116,7 +160,7 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 	sort.Strings(skippedNames)
 	for _, n := range skippedNames {
 		if !opts.JSON {
-			fmt.Fprintf(opts.IO.ErrOut, "telemetry: %s: not polled: %s\n", n, skipped[n])
+			fmt.Fprintf(opts.IO.ErrOut, "telemetry: %s: %s (exported as fabctl_switch_up 0)\n", n, skipped[n])
 		}
 	}
 	if len(c.Switches()) == 0 {
@@ -130,27 +174,44 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, release := interruptContext(nil)
+	base, release := interruptContext(nil)
 	defer release()
+	ctx := base
+	var until time.Time
 	if opts.Once > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Once)
+		ctx, cancel = context.WithTimeout(base, opts.Once)
 		defer cancel()
+		until = time.Now().Add(opts.Once)
 	}
 	go telemetry.Stream(ctx, s, c, telemetry.StreamOptions{Sample: opts.Sample, Insecure: opts.Insecure, Getenv: f.Getenv})
-	go telemetry.Poll(ctx, s, c, telemetry.PollOptions{Interval: opts.Sample, Insecure: opts.Insecure})
+	// Polls run on base: --once stops starting polls at its end but lets
+	// the ones in flight finish (each within --sample), so a switch is
+	// reported after a complete poll, never cut off mid-way.
+	pollDone := make(chan struct{})
+	go func() {
+		telemetry.Poll(base, s, c, telemetry.PollOptions{Interval: opts.Sample, Insecure: opts.Insecure, Until: until})
+		close(pollDone)
+	}()
 	if !opts.JSON {
 		fmt.Fprintf(opts.IO.ErrOut, "telemetry: serving %d gNMI and %d SSH CLI switch(es) at http://%s/metrics\n", len(c.Switches())-len(polled), len(polled), ln.Addr())
 	}
 	if err := agent.ServeMetrics(ctx, ln, h); err != nil {
 		return err
 	}
+	if opts.Once > 0 {
+		select {
+		case <-pollDone:
+		case <-base.Done():
+		}
+	}
 	st := c.Status()
-	doc := telemetryStatusJSON{FormatVersion: jsonFormatVersion, OK: true, Listen: ln.Addr().String(), Switches: st}
+	unseen := c.NotSeen()
+	doc := telemetryStatusJSON{FormatVersion: jsonFormatVersion, OK: true, Listen: ln.Addr().String(), Switches: st, NotSeen: unseen}
 	names := make([]string, 0, len(st))
 	for n, why := range st {
 		names = append(names, n)
-		if why != "" {
+		if why != "" && unseen[n] == "" {
 			doc.OK = false
 		}
 	}
@@ -167,9 +228,12 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 					how = "polled"
 				}
 			}
-			if st[n] == "" {
+			switch {
+			case unseen[n] != "":
+				fmt.Fprintf(opts.IO.Out, "%s: %s\n", n, unseen[n])
+			case st[n] == "":
 				fmt.Fprintf(opts.IO.Out, "%s: %s\n", n, how)
-			} else {
+			default:
 				fmt.Fprintf(opts.IO.Out, "%s: not %s: %s\n", n, how, st[n])
 			}
 		}

@@ -115,7 +115,7 @@ func authConfig(c *spec.Credentials, addr, kh string, insecure bool, o Options) 
 		a.enable = en
 	}
 	if insecure {
-		a.cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey() // #nosec G106 -- explicit --insecure-skip-host-key
+		a.cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey() // #nosec G106 -- explicit --insecure
 		return a, nil
 	}
 	db, err := hostKeyDB(kh)
@@ -184,7 +184,7 @@ type khEntry struct {
 func hostKeyDB(path string) (*knownhosts.HostKeyDB, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("no known_hosts file %s (add the switch's key there, or skip verification explicitly with --insecure-skip-host-key)", path)
+		return nil, fmt.Errorf("no known_hosts file %s (add the switch's key there, or skip verification explicitly with --insecure)", path)
 	}
 	var ino uint64
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {

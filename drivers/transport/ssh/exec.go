@@ -122,7 +122,7 @@ func classifyHandshake(err error, addr string, timeout time.Duration, khFile, us
 		return KindHostKey, fmt.Sprintf("the host key of %s does not match its entry in %s: refusing to connect (possible man-in-the-middle, or the host was reinstalled; check the key, then ssh-keygen -R '%s' -f %s)",
 			addr, khFile, knownhosts.Normalize(addr), khFile)
 	case knownhosts.IsHostUnknown(err):
-		return KindHostKey, fmt.Sprintf("%s is not in %s: add its host key after checking the fingerprint (ssh-keyscan), or skip verification explicitly with --insecure-skip-host-key", addr, khFile)
+		return KindHostKey, fmt.Sprintf("%s is not in %s: add its host key after checking the fingerprint (ssh-keyscan), or skip verification explicitly with --insecure", addr, khFile)
 	case strings.Contains(msg, "unable to authenticate"):
 		return KindAuth, fmt.Sprintf("%s rejected user %q (tried %s)", addr, user, strings.Join(tried, ", "))
 	case errors.As(err, &ne) && ne.Timeout():

@@ -148,7 +148,7 @@ func KnownHostsFile(c *spec.Credentials, fallback string) (string, error) {
 		kh = filepath.Join(home, ".ssh", "known_hosts")
 	}
 	if _, err := os.Stat(kh); err != nil {
-		return "", fmt.Errorf("no known_hosts file %s (add the device's key there, or skip verification explicitly with --insecure-skip-host-key)", kh)
+		return "", fmt.Errorf("no known_hosts file %s (add the device's key there, or skip verification explicitly with --insecure)", kh)
 	}
 	return kh, nil
 }
@@ -175,7 +175,13 @@ func Dial(ctx context.Context, t drivers.Target, o Options) (*Conn, error) {
 		o.CommandTimeout = DefaultCommandTimeout
 	}
 	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); left < o.ConnectTimeout {
+		left := time.Until(dl)
+		if left <= 0 {
+			// Not "no answer within the connect timeout (-8ms)": the
+			// device was never tried.
+			return nil, fail(KindTimeout, fmt.Sprintf("not connecting to %s: the operation's deadline had already passed", t.Device.Address))
+		}
+		if left < o.ConnectTimeout {
 			o.ConnectTimeout = left
 		}
 	}
