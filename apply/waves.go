@@ -94,8 +94,10 @@ func classify(c intent.AttrChange) (widen, narrow bool) {
 		widen = c.After == "true" && c.Before != "true"
 		narrow = c.Before == "true" && c.After != "true"
 	case matchAny(mtuPaths, c.Path) && c.Action == intent.Update:
-		b, err1 := strconv.Atoi(c.Before)
-		a, err2 := strconv.Atoi(c.After)
+		before, _ := intent.FloorValue(c.Before)
+		after, _ := intent.FloorValue(c.After) // ">=9000": the port is raised to 9000
+		b, err1 := strconv.Atoi(before)
+		a, err2 := strconv.Atoi(after)
 		if err1 == nil && err2 == nil {
 			widen, narrow = a > b, a < b
 		}

@@ -82,9 +82,15 @@ type Switch struct {
 
 // Port is a switch port's desired state.
 type Port struct {
-	Name        string
-	Speed       spec.BitRate
-	MTU         int   // IP MTU; renderers add their L2 overhead
+	Name  string
+	Speed spec.BitRate
+	MTU   int // IP MTU; renderers add their L2 overhead
+	// MTUFloor: the spec sets no MTU on the port or its switch, so MTU
+	// is the least the port must carry (the hosts' MTU): the desired
+	// state is AtLeast(MTU), a device with more keeps it, and the planner
+	// renders the device's own MTU then (plan: a NOS's jumbo default is
+	// not lowered to the hosts' value).
+	MTUFloor    bool
 	PFC         []int // PFC-enabled priorities
 	Trust       string
 	Watchdog    bool
@@ -261,6 +267,7 @@ func Compile(s *spec.Spec) *Fabric {
 				Name:        p.Name,
 				Speed:       p.Speed,
 				MTU:         s.PortMTU(sw, p),
+				MTUFloor:    s.PortMTUFloor(sw, p),
 				PFC:         s.PortPFC(sw, p),
 				Trust:       s.PortTrust(sw, p),
 				Watchdog:    s.PortWatchdog(p) && len(s.PortPFC(sw, p)) > 0,

@@ -183,7 +183,11 @@ func (sw *Switch) Flatten() State {
 	}
 	for _, p := range sw.Ports {
 		k := keysFor(&portKeys, "port/", p.Name)
-		st[k.mtu] = strconv.Itoa(p.MTU)
+		if p.MTUFloor {
+			st[k.mtu] = AtLeast(p.MTU)
+		} else {
+			st[k.mtu] = strconv.Itoa(p.MTU)
+		}
 		st[k.pfc] = intsString(p.PFC)
 		st[k.pfcwd] = boolString(p.Watchdog)
 		st[k.pause] = boolString(p.Pause)
@@ -676,10 +680,26 @@ func matchSegments(segs []string, p string) bool {
 	return true
 }
 
-// Equal reports whether two values are the same under a field's tolerance.
+// AtLeast is the desired value of a numeric setting that is a floor
+// (">=9000"): a device value of n or more is what the spec wants.
+func AtLeast(n int) string { return floorPrefix + strconv.Itoa(n) }
+
+const floorPrefix = ">="
+
+// FloorValue returns the number of a floor value (AtLeast) and true, or
+// v and false for any other value.
+func FloorValue(v string) (string, bool) { return strings.CutPrefix(v, floorPrefix) }
+
+// Equal reports whether two values are the same under a field's
+// tolerance; a desired floor a (AtLeast) equals any b at least as large.
 func (f Field) Equal(a, b string) bool {
 	if a == b {
 		return true
+	}
+	if n, ok := FloorValue(a); ok {
+		x, err1 := strconv.ParseFloat(n, 64)
+		y, err2 := strconv.ParseFloat(b, 64)
+		return err1 == nil && err2 == nil && y >= x
 	}
 	if f.Tolerance <= 0 {
 		return false
@@ -813,7 +833,7 @@ func diff(desired, live State, fields []Field, withTolerated bool) (out, tolerat
 			out = append(out, AttrChange{Path: k, Action: Create, After: want, Disruptive: f.disruptive("", want)})
 		case !f.Equal(want, have):
 			out = append(out, AttrChange{Path: k, Action: Update, Before: have, After: want, Disruptive: f.disruptive(have, want)})
-		case withTolerated:
+		case withTolerated && !strings.HasPrefix(want, floorPrefix): // a floor met is the spec's own value, not a tolerance
 			tolerated = append(tolerated, AttrChange{Path: k, Action: Update, Before: have, After: want})
 		}
 	}

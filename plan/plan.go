@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -492,6 +493,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			changes, desired = withoutSaved(changes, desired)
 		}
 		if len(changes) > 0 {
+			t.Intent = liveFloors(t.Intent, live)
 			steps, err := drv.Changes(t, changes, desired)
 			if err != nil {
 				dp.Error = fmt.Sprintf("render %s: %v", dp.Address, err)
@@ -548,6 +550,38 @@ func markDisruptiveSteps(changes []intent.AttrChange, steps []drivers.Change) {
 			}
 		}
 	}
+}
+
+// liveFloors is a switch intent whose MTU floors (intent.Port.MTUFloor)
+// the device already exceeds carry the device's MTU instead: a step that
+// rewrites such a port for another reason (an SR Linux interface object,
+// an NVUE port) then renders the MTU the device has rather than lowering
+// it to the floor. Other intents are returned as they are.
+func liveFloors(in any, live intent.State) any {
+	sw, ok := in.(*intent.Switch)
+	if !ok || sw == nil {
+		return in
+	}
+	var out *intent.Switch
+	for i, p := range sw.Ports {
+		if !p.MTUFloor {
+			continue
+		}
+		have, err := strconv.Atoi(live["port/"+p.Name+"/mtu"])
+		if err != nil || have <= p.MTU {
+			continue
+		}
+		if out == nil {
+			cp := *sw
+			cp.Ports = slices.Clone(sw.Ports)
+			out = &cp
+		}
+		out.Ports[i].MTU = have
+	}
+	if out == nil {
+		return in
+	}
+	return out
 }
 
 // Expressed is the state a device plan wants: st, the device's compiled

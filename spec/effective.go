@@ -89,7 +89,11 @@ func portMTULevel(sw *Switch, p *Port) Level {
 	return FromFabric
 }
 
-// PortMTU is the IP MTU of a switch port.
+// PortMTU is the IP MTU of a switch port: the port's or switch's mtu
+// when the spec sets one. Otherwise it is a floor (PortMTUFloor): the
+// least the port must carry, the fabric's mtu, or the MTU of the host NIC
+// on its link when that is larger; the device may have more (a NOS's
+// jumbo default), and fabctl leaves that alone.
 func (s *Spec) PortMTU(sw *Switch, p *Port) int {
 	switch portMTULevel(sw, p) {
 	case FromObject:
@@ -97,8 +101,20 @@ func (s *Spec) PortMTU(sw *Switch, p *Port) int {
 	case FromSwitch:
 		return sw.MTU
 	}
-	return s.Fabric.MTU
+	m := s.Fabric.MTU
+	if p != nil {
+		if n := p.link.peerNIC(p); n != nil && n.MTU > m {
+			m = n.MTU
+		}
+	}
+	return m
 }
+
+// PortMTUFloor reports whether a port's PortMTU is only a floor: neither
+// the port nor its switch sets mtu. A switch port may carry a larger MTU
+// than the hosts it faces (harmless: it accepts what they send), so the
+// plan raises a port below the floor and leaves one above it as it is.
+func (s *Spec) PortMTUFloor(sw *Switch, p *Port) bool { return portMTULevel(sw, p) == FromFabric }
 
 // PortMTUOrigin says where PortMTU comes from.
 func (s *Spec) PortMTUOrigin(sw *Switch, p *Port) Origin {

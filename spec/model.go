@@ -437,6 +437,21 @@ type Port struct {
 // not returned).
 func (p *Port) Link() *Link { return p.link.ifResolved() }
 
+// peerNIC is the host NIC at the other end of the link on port p (nil:
+// no resolved link, or a switch there).
+func (l *Link) peerNIC(p *Port) *NIC {
+	if l = l.ifResolved(); l == nil {
+		return nil
+	}
+	switch p {
+	case l.ends[0].port:
+		return l.ends[1].nic
+	case l.ends[1].port:
+		return l.ends[0].nic
+	}
+	return nil
+}
+
 // ifResolved is l when the loader kept it (its ends are resolved), else nil.
 func (l *Link) ifResolved() *Link {
 	if l == nil || l.ends[0].sw == nil && l.ends[0].host == nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -237,6 +238,24 @@ func TestUpPlanApplyDown(t *testing.T) {
 	}
 	if len(devs) != 6 {
 		t.Fatalf("planned %d devices, want 6 (leaf1, leaf2, leaf3, spine1, h1, h2)", len(devs))
+	}
+	// The first apply is hitless: no NOS's jumbo MTU is lowered to the
+	// hosts' (the spec sets no switch MTU), so no wave order conflicts.
+	var plans []*plan.DevicePlan
+	for _, d := range devs {
+		plans = append(plans, d.Plan)
+		for _, c := range d.Plan.Changes {
+			if strings.HasSuffix(c.Path, "/mtu") && c.Action == intent.Update {
+				b, _ := strconv.Atoi(c.Before)
+				a, _ := intent.FloorValue(c.After)
+				if n, _ := strconv.Atoi(a); n < b {
+					t.Errorf("%s: %s lowered from %s to %s", d.Plan.Address, c.Path, c.Before, c.After)
+				}
+			}
+		}
+	}
+	if wp := apply.Waves(plans); wp.Conflict {
+		t.Errorf("the first apply of a fresh testbed is not hitless: %s", wp.Reason)
 	}
 	rec, err := local.ReadRecord(dir)
 	if err != nil {

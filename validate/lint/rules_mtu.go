@@ -10,16 +10,20 @@ func mtuRules() []Rule {
 	return []Rule{
 		{
 			ID:    "MTU-1",
-			Title: "Both ends of every link have the same IP MTU",
+			Title: "Each link end accepts what the other end sends: a switch port at least its host's IP MTU",
 			Rationale: `A port drops received frames longer than its own MTU (plus Ethernet header, FCS and
-VLAN tags) as oversize, without telling the sender. When the two ends of a cable disagree, everything
-works until the first full-size packet: pings and small RPCs pass, bulk transfers and RDMA writes stall.
-Routed switch-to-switch links are worse: OSPF and IS-IS refuse the adjacency when the neighbours' MTUs
-differ. fabctl compares the effective IP MTU of both ends (port or NIC override, then switch, then
-fabric); VLAN tags on the link add 4 bytes per tag to the frame on both ends alike. The finding points
-at the setting that deviates: the lower end's MTU, or the override that raised one end above the
-fabric value.`,
-			Reference: "Dell PowerConnect configuration guide: IP MTU ≤ max frame − 18 (https://www.manualowl.com/m/Dell/PowerConnect-B-RX/Manual/353899?page=257); containerlab link `mtu` (srl-labs/containerlab docs/manual/topo-def-file.md)",
+VLAN tags) as oversize, without telling the sender. When a host's NIC has a larger MTU than the switch
+port it is cabled to (or two hosts cabled back to back differ), everything works until the first
+full-size packet: pings and small RPCs pass, bulk transfers and RDMA writes stall. A switch port larger
+than the host it faces is normal and harmless (9100 or 9216 facing hosts at 9000): it accepts what the
+host sends, and the hosts' path MTU (MTU-4) bounds what reaches the host. Between two routed switches a
+difference is a warning: OSPF and IS-IS refuse the adjacency when the neighbours' MTUs differ. fabctl
+compares the effective IP MTU of both ends (port or NIC override, then switch, then fabric; a switch
+port the spec gives no mtu must carry at least the fabric's or its host's MTU, and keeps a larger one);
+VLAN tags on the link add 4 bytes per tag to the frame on both ends alike. The finding points at the
+setting that deviates: the lower end's MTU, or the override that raised one end above the fabric
+value.`,
+			Reference: "Dell PowerConnect configuration guide: IP MTU ≤ max frame − 18 (https://www.manualowl.com/m/Dell/PowerConnect-B-RX/Manual/353899?page=257); RFC 2328 §10.6 (OSPF drops a Database Description whose interface MTU exceeds the receiver's); containerlab link `mtu` (srl-labs/containerlab docs/manual/topo-def-file.md)",
 			Check:     checkMTU1,
 		},
 		{
@@ -60,30 +64,47 @@ func checkMTU1(c *Context) {
 		if ma == mb {
 			continue
 		}
-		oa, ob := endMTUOrigin(s, a, l), endMTUOrigin(s, b, l)
-		low, lowM, lowO, high, highM, highO := a, ma, oa, b, mb, ob
+		low, lowM, high, highM := a, ma, b, mb
 		if mb < ma {
-			low, lowM, lowO, high, highM, highO = b, mb, ob, a, ma, oa
+			low, lowM, high, highM = b, mb, a, ma
 		}
+		switchLink := a.Switch != nil && b.Switch != nil
+		switch {
+		case low.Switch == nil && high.Switch != nil:
+			// A switch port above the host it faces accepts everything the
+			// host sends, and sends the host only what other hosts send:
+			// the path's hosts (MTU-4) are what matter.
+			continue
+		case switchLink && (a.Switch.Forwarding != spec.Routed || b.Switch.Forwarding != spec.Routed):
+			// A bridged link forwards the hosts' frames, which fit both
+			// ends (MTU-4 checks the hosts' path); no adjacency forms.
+			continue
+		}
+		lowO, highO := endMTUOrigin(s, low, l), endMTUOrigin(s, high, l)
 		// Blame the lower end, unless it merely follows the fabric and the
 		// higher end is an override: then the override is the odd one out.
 		blame, blameO, target := low, lowO, highM
 		if lowO.Level == spec.FromFabric && highO.Level != spec.FromFabric {
 			blame, blameO, target = high, highO, lowM
 		}
+		if switchLink {
+			detail := fmt.Sprintf("%s has IP MTU %d (%s) but %s has %d (%s). The hosts' packets fit both (MTU-4 checks their path), "+
+				"but OSPF and IS-IS compare the neighbours' MTUs and do not form an adjacency over a routed link whose ends differ (OSPF stays in ExStart), "+
+				"and BGP sessions over it stall on full-size updates. Set %s to %d so both ends agree, if a routing protocol runs over the link.",
+				low.EP, lowM, lowO.What, high.EP, highM, highO.What, blameO.What, target)
+			g.add(c, "routed", Warning, "MTU differs across a routed switch-to-switch link", blameO, "links",
+				groupItem{label: l.A.String() + "--" + l.B.String(), address: blame.Address(), scopes: blame.Scopes(l), detail: detail})
+			continue
+		}
 		tags := ""
 		if l.VLANTags > 0 {
 			tags = fmt.Sprintf(" + %d for %d VLAN tag(s)", 4*l.VLANTags, l.VLANTags)
 		}
 		frame := func(m int) int { return m + 18 + 4*l.VLANTags }
-		routing := ""
-		if a.Switch != nil && b.Switch != nil {
-			routing = ", and OSPF or IS-IS adjacencies over the link do not form"
-		}
 		detail := fmt.Sprintf("%s has IP MTU %d (%s) but %s has %d (%s). %s can send frames of up to %d bytes (IP MTU + 18 for Ethernet header and FCS%s) that %s drops as oversize, since it accepts at most %d: "+
-			"small packets pass while full-size RDMA and bulk packets are lost%s. Set %s to %d so both ends agree.",
-			low.EP, lowM, lowO.What, high.EP, highM, highO.What, high.EP, frame(highM), tags, low.EP, frame(lowM), routing, blameO.What, target)
-		g.add(c, "mtu", Error, "MTU differs across a link", blameO, "links",
+			"small packets pass while full-size RDMA and bulk packets are lost. Set %s to %d so %s accepts what %s sends (a switch port may be larger than the host it faces).",
+			low.EP, lowM, lowO.What, high.EP, highM, highO.What, high.EP, frame(highM), tags, low.EP, frame(lowM), blameO.What, target, low.EP, high.EP)
+		g.add(c, "mtu", Error, "MTU too small for what the link's other end sends", blameO, "links",
 			groupItem{label: l.A.String() + "--" + l.B.String(), address: blame.Address(), scopes: blame.Scopes(l), detail: detail})
 	}
 	g.flush(c)

@@ -415,8 +415,8 @@ func sectionOf(path string) string {
 // runs RoCE mode already; when it does not, the first step turns it on
 // (`nv set qos roce`), which changes the defaults of every section the
 // mode implies (roce-514.txt: trust and maps, PFC on switch priority 3,
-// ECN on TC3, ETS), so that step sets those sections too, whatever the
-// diff names: a difference from the RoCE defaults that the device's
+// ECN on TC3, ETS), so that step sets those sections and every managed
+// port's interface section too, whatever the diff names: a difference from the RoCE defaults that the device's
 // state before RoCE mode did not show (a TC3 without ECN, as in a RoCEv1
 // fabric) would otherwise be left at the default.
 func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field, roceOn bool) ([]drivers.Change, error) {
@@ -469,7 +469,19 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, fields []intent.Field,
 		if i == 0 && p.sections[secRoCE] != nil {
 			pre := append([]string(nil), p.sections[secRoCE]...)
 			if !roceOn {
-				for _, x := range []string{secMapping, secPFC, secECN, secScheduler} {
+				// The mode's defaults reach every port on the default-global
+				// profiles too: a port the spec gives a profile of its own
+				// (a lossy storage port) must be set to it in the same step,
+				// even when its state before the mode did not differ.
+				secs := []string{secMapping, secPFC, secECN, secScheduler}
+				var ifs []string
+				for x := range p.sections {
+					if strings.HasPrefix(x, secIf) {
+						ifs = append(ifs, x)
+					}
+				}
+				sortSections(ifs)
+				for _, x := range append(secs, ifs...) {
 					if !done[x] {
 						done[x] = true
 						pre = append(pre, p.sections[x]...)

@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 		},
 		NewDriver: func(opts sshtransport.Options) drivers.Driver { return NewWith(opts) },
 		Drift: func(t testing.TB, emu switchtest.SSHEmulator) []string {
-			emu.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.Interfaces["Ethernet1/1"].MTU = 9100 })
+			emu.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.Interfaces["Ethernet1/1"].MTU = 1500 })
 			return []string{"port/Ethernet1/1/mtu"}
 		},
 		// NX-OS applies each line as it is typed inside the checkpoint;

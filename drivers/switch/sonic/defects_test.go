@@ -52,7 +52,7 @@ func (r *rig) running(t *testing.T) DB {
 // bytes (orchagent-port-mtu.txt). Intent 9000 renders "9000" (was "9022"),
 // a live "9100" reads back 9100 (was 9078), the ASIC gets 9022.
 func TestMTUIsIPMTU(t *testing.T) {
-	r := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "dynamic"})
+	r := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "dynamic"}).exactMTU()
 	db, err := Desired(r.sw)
 	if err != nil {
 		t.Fatal(err)

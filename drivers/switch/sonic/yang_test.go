@@ -77,7 +77,7 @@ func TestApplyPassesSONiCYANG(t *testing.T) {
 // reports GCU's refusal, and CONFIG_DB is unchanged. The driver itself
 // refuses such an MTU (TestMTURange), so the step is edited here.
 func TestYANGOutOfRangeRefused(t *testing.T) {
-	r := newYANGRig(t)
+	r := newYANGRig(t).exactMTU()
 	_, _, steps := r.plan(t)
 	steps = withMTU(t, steps, "9322")
 	before := r.emu.RunningConfig()

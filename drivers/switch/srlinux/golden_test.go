@@ -68,7 +68,7 @@ func TestGoldenRender(t *testing.T) {
 				"/interface": gnmicore.N(tree).Get("interface").Raw()}, sw)
 			want2 := switchtest.Desired(New(), sw)
 			for k, v := range want2 {
-				if st[k] != v {
+				if !(intent.Field{}).Equal(v, st[k]) { // a port MTU floor (">=9000") holds any MTU at least that
 					t.Errorf("%s: rendered reads back %q, want %q", k, st[k], v)
 				}
 			}

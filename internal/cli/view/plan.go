@@ -86,7 +86,7 @@ func FormatValue(v string) string {
 	for _, r := range v {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("._:/,+-@%=*", r):
+		case strings.ContainsRune("._:/,+-@%=*>", r):
 		default:
 			return strconv.Quote(v)
 		}

@@ -1,5 +1,6 @@
-# MTU-1 fail: a port below its host, a NIC below its port, and a
-# switch-wide override that mismatches both uplinks (reported once).
+# MTU-1 fail: a port below its host, two hosts cabled back to back that
+# differ, and a switch-wide override that mismatches both routed uplinks
+# (a warning, reported once).
 fabric "t" {
   transport = "rocev2"
 }
@@ -39,7 +40,22 @@ host "h2" {
     device    = "mlx5_0"
     model     = "connectx-7"
     addresses = ["10.0.0.3/31"]
-    mtu       = 4200 # expect: MTU-1
+    mtu       = 4200
+  }
+  nic "eth2" {
+    device    = "mlx5_1"
+    model     = "connectx-7"
+    addresses = ["10.0.1.1/31"]
+    mtu       = 4500 # expect: MTU-1
+  }
+}
+
+host "h3" {
+  address = "192.0.2.12"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.1.0/31"]
   }
 }
 
@@ -66,4 +82,10 @@ link {
   endpoints    = ["leaf1:Ethernet52", "spine1:Ethernet4"]
   speed        = "400G"
   cable_length = "10m"
+}
+
+link {
+  endpoints    = ["h2:eth2", "h3:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
 }
