@@ -139,6 +139,9 @@ func (n PortNaming) CheckPort(name string) error {
 	return nil
 }
 
+// Valid reports whether the platform can have a port of that name.
+func (n PortNaming) Valid(port string) bool { return n.CheckPort(port) == nil }
+
 // Name is the name of the i-th port (from 0).
 func (n PortNaming) Name(i int) string {
 	return n.Prefix + strconv.Itoa(n.First+i*n.Step)

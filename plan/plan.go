@@ -54,6 +54,9 @@ type DevicePlan struct {
 	// unrendered: the driver could not render the changes (Error says
 	// why); Make adds where the spec declares the device.
 	unrendered bool
+	// missingPorts: spec ports the device does not have (Error says
+	// so); Make adds where the spec names them.
+	missingPorts []string
 
 	Address  string `json:"address"` // switch.leaf1 / host.gpu01
 	Kind     string `json:"kind"`
@@ -367,6 +370,12 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 	for _, dp := range p.Devices {
 		classify(s, ci, dp)
 	}
+	// Ports the switch lacks: where the spec names them.
+	for _, dp := range p.Devices {
+		if len(dp.missingPorts) > 0 {
+			dp.Error += portLocations(s, dp.Name, dp.missingPorts)
+		}
+	}
 	// A switch its platform cannot express: where the spec declares it.
 	for _, dp := range p.Devices {
 		if !dp.unrendered || dp.Kind != intent.KindSwitch {
@@ -454,6 +463,13 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		return dp
 	}
 	t.Live = live
+	// A spec port the switch lacks: not planned, so apply refuses before
+	// it touches any device.
+	if missing, inv := missingPorts(u.Intent, live); len(missing) > 0 {
+		dp.Error = portsError(dp.Address, missing, inv)
+		dp.missingPorts = missing
+		return dp
+	}
 	// After Read: a driver may learn from the device what it cannot
 	// express (a NIC without DCB support).
 	if lim, ok := drv.(drivers.Limiter); ok {

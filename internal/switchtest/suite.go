@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,12 @@ type SSHCase struct {
 	// CommitLine matches the command that commits the transaction; the
 	// suite drops the connection right after it ran.
 	CommitLine *regexp.Regexp
+	// MissingPort is a port of the platform's naming that the emulator
+	// does not have: the driver's read lists the switch's ports
+	// (drivers.FactPorts) and the plan must refuse a spec naming it. ""
+	// for a platform whose read lists no port inventory: the suite then
+	// checks that the read claims none.
+	MissingPort string
 	// ConfirmTimeout: the platform commits with an auto-revert timer.
 	ConfirmTimeout bool
 }
@@ -237,6 +244,37 @@ func RunSSH(t *testing.T, c SSHCase) {
 		}
 		r.emu.Reload()
 		r.clean(t, "after drift repair and reload")
+	})
+	t.Run("port-inventory", func(t *testing.T) {
+		r := c.rig(t)
+		live, err := r.drv.Read(context.Background(), r.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports, listed := drivers.Ports(live)
+		if c.MissingPort == "" {
+			if listed {
+				t.Fatalf("the read lists ports (%d), but the case names no missing port to test the refusal with", len(ports))
+			}
+			return
+		}
+		for _, p := range r.e.SW.Ports {
+			if !slices.Contains(ports, p.Name) {
+				t.Fatalf("the inventory lacks the spec's port %s the emulator has: %v", p.Name, ports)
+			}
+		}
+		if slices.Contains(ports, c.MissingPort) {
+			t.Fatalf("the emulator has %s", c.MissingPort)
+		}
+		before := r.emu.RunningConfig()
+		r.e.SW.Ports = append(r.e.SW.Ports, intent.Port{Name: c.MissingPort, MTU: 9000})
+		dp := r.e.Plan(t)
+		if !strings.Contains(dp.Error, "has no port \""+c.MissingPort+"\"") || !strings.Contains(dp.Error, "nearest: ") || dp.HasChanges() {
+			t.Fatalf("a spec port the switch lacks was planned: %q, %d changes", dp.Error, len(dp.Changes))
+		}
+		if !bytes.Equal(before, r.emu.RunningConfig()) {
+			t.Fatal("running configuration changed")
+		}
 	})
 	t.Run("refused-line-leaves-device-unchanged", func(t *testing.T) {
 		r := c.rig(t)

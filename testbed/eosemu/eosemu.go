@@ -60,6 +60,9 @@ type Options struct {
 	User     string // default "admin"
 	Password string
 	Ports    int // Ethernet1..N (default 8)
+	// ExtraPorts are more interfaces the switch has, named as EOS names
+	// them (a split port's lanes Ethernet1/1, a linecard's Ethernet3/1/1).
+	ExtraPorts []string
 	// CommitLatency delays commit commands (the benchmark uses 200 ms).
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -107,6 +110,9 @@ func Start(opts Options) (*Switch, error) {
 		opts.Ports = 8
 	}
 	run := NewConfig(opts.Hostname, opts.Ports)
+	for _, n := range opts.ExtraPorts {
+		run.Interfaces[n] = &Interface{}
+	}
 	sw := &Switch{opts: opts, running: run, startup: run.Clone(), saved: time.Date(2026, 11, 21, 19, 0, 0, 0, time.UTC),
 		sessions: map[string]*Config{}}
 	srv, err := sshemu.Start(sshemu.Config{

@@ -247,3 +247,22 @@ func TestSaveStartupReload(t *testing.T) {
 		t.Fatal("write memory did not save")
 	}
 }
+
+// ExtraPorts: the switch has interfaces the numbered list does not name
+// (a split port's lane), listed in the running-config and configurable.
+func TestExtraPorts(t *testing.T) {
+	sw, err := Start(Options{Password: pw, Ports: 2, ExtraPorts: []string{"Ethernet3/1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	run := string(sw.RunningConfig())
+	for _, want := range []string{"interface Ethernet1\n", "interface Ethernet2\n", "interface Ethernet3/1\n"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("running-config lacks %q:\n%s", want, run)
+		}
+	}
+	if strings.Contains(run, "interface Ethernet3\n") {
+		t.Errorf("Ethernet3 exists:\n%s", run)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -40,6 +41,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/internal/safefile"
 	"github.com/fabctl/fabctl/spec"
@@ -97,6 +99,10 @@ type Emulator struct {
 	PasswordKind string `json:"password_kind"`
 	PasswordName string `json:"password_name"`
 	Ports        int    `json:"ports"`
+	// PortNames are the spec's ports the numbered ones (Ports) do not
+	// name: a split port's lane, a linecard's port. The emulator has them
+	// too.
+	PortNames []string `json:"port_names,omitempty"`
 }
 
 // Skipped is a switch the testbed does not run, with the reason.
@@ -187,7 +193,10 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 	for _, c := range s.Credentials {
 		creds[c.Name] = c
 	}
-	ports := portsNeeded(s)
+	ports, extra, err := portsNeeded(s)
+	if err != nil {
+		return nil, err
+	}
 	for _, sw := range s.Switches {
 		if sw.InfiniBand {
 			continue // simulated with the whole subnet by ibsim (ib.go)
@@ -209,7 +218,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 			return nil, fmt.Errorf("%s: the testbed needs credentials with a username and a password (credentials %q)", sw.Name, sw.Credentials)
 		}
 		e := Emulator{Name: sw.Name, Platform: sw.Platform, Address: sw.Address, Username: c.Username,
-			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name]}
+			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name], PortNames: extra[sw.Name]}
 		r.Emulators = append(r.Emulators, e)
 	}
 	seen := map[string]bool{}
@@ -237,30 +246,61 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 
 // portsNeeded sizes each emulator's port list so every port the spec
 // names on it exists (SONiC Ethernet0, 4, ...; EOS Ethernet1, 2, ...;
-// NX-OS Ethernet1/1, 1/2, ...).
-func portsNeeded(s *spec.Spec) map[string]int {
-	out := map[string]int{}
+// NX-OS Ethernet1/1, 1/2, ...), and lists the spec's ports the numbered
+// list does not name (a split port's lane Ethernet1/1 on EOS, a breakout
+// Ethernet1 on SONiC) for the emulator to have as well. A port name its
+// platform cannot have (drivers.PortNaming.Pattern) is refused: the
+// testbed would otherwise start a switch that lacks it.
+func portsNeeded(s *spec.Spec) (count map[string]int, extra map[string][]string, err error) {
+	count, extra = map[string]int{}, map[string][]string{}
 	for _, sw := range s.Switches {
 		if p, ok := builtin.Platform(sw.Platform); ok {
-			out[sw.Name] = p.EmulatorPorts
+			count[sw.Name] = p.EmulatorPorts
 		}
 	}
-	for _, l := range s.Links {
-		for _, ep := range []spec.Endpoint{l.A, l.B} {
-			sw := s.Switch(ep.Node)
-			if sw == nil {
+	var bad []string
+	names := map[string][]string{}
+	for _, sw := range s.Switches {
+		if sw.InfiniBand {
+			continue
+		}
+		p, ok := builtin.Platform(sw.Platform)
+		if !ok {
+			continue
+		}
+		for _, port := range sw.Ports {
+			if !p.Ports.Valid(port.Name) {
+				bad = append(bad, fmt.Sprintf("%s:%s (%s names its ports like %s)", sw.Name, port.Name, sw.Platform, portExamples(p.Ports)))
 				continue
 			}
-			p, ok := builtin.Platform(sw.Platform)
-			if !ok {
-				continue
-			}
-			if need, ok := p.Ports.Count(ep.Port); ok && need > out[sw.Name] {
-				out[sw.Name] = need
+			names[sw.Name] = append(names[sw.Name], port.Name)
+			if need, ok := p.Ports.Count(port.Name); ok && need > count[sw.Name] {
+				count[sw.Name] = need
 			}
 		}
 	}
-	return out
+	if len(bad) > 0 {
+		return nil, nil, fmt.Errorf("the spec names ports their platforms cannot have, so the testbed cannot emulate them: %s", strings.Join(bad, "; "))
+	}
+	for sw, ns := range names {
+		p, _ := builtin.Platform(s.Switch(sw).Platform)
+		numbered := map[string]bool{}
+		for i := 0; i < count[sw]; i++ {
+			numbered[p.Ports.Name(i)] = true
+		}
+		for _, n := range ns {
+			if !numbered[n] && !slices.Contains(extra[sw], n) {
+				extra[sw] = append(extra[sw], n)
+			}
+		}
+		sort.Strings(extra[sw])
+	}
+	return count, extra, nil
+}
+
+// portExamples names a platform's first two numbered ports.
+func portExamples(n drivers.PortNaming) string {
+	return n.Name(0) + ", " + n.Name(1)
 }
 
 // peerName is the fabric end of a host NIC: "<host>-<nic>", or a short

@@ -120,15 +120,15 @@ var emulators = map[string]emulatorKind{
 			return nil
 		},
 		start: func(_ context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
-			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address, YANG: sv.schemas[p.YANG.Set],
+			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address, YANG: sv.schemas[p.YANG.Set],
 				Profile: &p.YANG.Profile})
 		},
 	},
 	"eos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address})
 	}},
 	"nxos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address})
 	}},
 	"cumulus": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
 		return cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
@@ -252,7 +252,7 @@ func (g *gnmiServing) start(ctx context.Context, p drivers.Platform, e Emulator,
 	// model set (gnmitarget.FlavorOpenConfig "openconfig",
 	// FlavorSRLinux "srlinux"), whatever the platform is called.
 	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: p.YANG.Set, TLS: g.pki.TLS(false),
-		Username: e.Username, Password: pw, Interfaces: gnmiPorts(p, e.Ports), CommitConfirm: true, Profile: &p.YANG.Profile}
+		Username: e.Username, Password: pw, Interfaces: append(gnmiPorts(p, e.Ports), e.PortNames...), CommitConfirm: true, Profile: &p.YANG.Profile}
 	if p.EmulatorInitial != nil {
 		cfg.Initial = p.EmulatorInitial()
 	}

@@ -61,6 +61,9 @@ type Options struct {
 	User     string // default "admin"
 	Password string
 	Ports    int // Ethernet1/1..N (default 8)
+	// ExtraPorts are more interfaces the switch has (Ethernet2/1 on
+	// another slot, the breakout lane Ethernet1/1/1).
+	ExtraPorts []string
 	// CommitLatency delays `rollback` and `checkpoint` (the benchmark uses 200 ms).
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -107,6 +110,9 @@ func Start(opts Options) (*Switch, error) {
 	}
 	sw := &Switch{opts: opts, running: NewConfig(opts.Hostname, opts.Ports), checkpoints: map[string]*checkpoint{}, lastChange: time.Now()}
 	sw.running.DefaultSwitchport = opts.DefaultSwitchport
+	for _, n := range opts.ExtraPorts {
+		sw.running.Interfaces[n] = &Interface{}
+	}
 	// A factory switch boots from a startup-config that holds its running one.
 	sw.startup, sw.savedAt = sw.running.Clone(), sw.lastChange
 	srv, err := sshemu.Start(sshemu.Config{

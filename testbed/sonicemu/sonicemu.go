@@ -69,6 +69,8 @@ type Options struct {
 	User     string // default "admin"
 	Password string
 	Ports    int // Ethernet0, Ethernet4, ... (default 32)
+	// ExtraPorts are more PORT rows (breakout lanes such as Ethernet1).
+	ExtraPorts []string
 	// CommitLatency delays apply-patch, replace and rollback.
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -171,6 +173,10 @@ func Start(opts Options) (*Switch, error) {
 	if opts.NoDefaultPFCWD {
 		rowOf(db, "DEVICE_METADATA", "localhost")["default_pfcwd_status"] = "disable"
 		delete(db, "PFC_WD")
+	}
+	for i, n := range opts.ExtraPorts {
+		db["PORT"].(map[string]any)[n] = map[string]any{"admin_status": "up", "alias": n, "index": fmt.Sprint(opts.Ports + i + 1),
+			"lanes": fmt.Sprint(4*opts.Ports + i + 1), "mtu": "9100", "speed": "100000"}
 	}
 	db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["buffer_model"] = opts.BufferModel
 	// A factory switch boots from its config_db.json: saved = running.

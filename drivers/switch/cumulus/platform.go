@@ -43,3 +43,4 @@ func clabIf(p string) (string, error) {
 	}
 	return "", fmt.Errorf("Cumulus VX ports are swp<N>")
 }
+

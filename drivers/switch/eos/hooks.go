@@ -31,6 +31,7 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	drivers.PutPorts(st, Interfaces(out))
 	start, err := s.Send(showStartup)
 	if err != nil {
 		return nil, false, err

@@ -50,3 +50,4 @@ func clabIf(p string) (string, error) {
 	}
 	return "eth" + m[1], nil
 }
+

@@ -74,6 +74,21 @@ func (p *profile) lossless(q int) bool {
 	return false
 }
 
+// Interfaces are the interfaces a running-config has a section for: every
+// interface of the switch, configured or not (pyeapi's Interfaces.getall
+// (arista-eosplus/pyeapi pyeapi/api/interfaces.py) lists a switch's
+// interfaces from these sections, and a physical Ethernet interface cannot
+// be created (EthernetInterface.create)). They are the port inventory
+// (drivers.FactPorts).
+func Interfaces(text string) []string {
+	r := parseRunning(ParseConfig(text))
+	out := make([]string, 0, len(r.interfaces))
+	for name := range r.interfaces {
+		out = append(out, name)
+	}
+	return out
+}
+
 // ReadRunningConfig normalises `show running-config` into fabctl's
 // state paths for the settings the switch intent manages.
 func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {

@@ -34,6 +34,7 @@ func TestSuite(t *testing.T) {
 		Refusal:    "                ^\n% Invalid input detected at '^' marker.\n",
 		// The in-session commit (pyeapi-session-config-diffs.txt:6).
 		CommitLine:     regexp.MustCompile(`^commit$`),
+		MissingPort:    "Ethernet99",
 		ConfirmTimeout: true,
 	})
 }

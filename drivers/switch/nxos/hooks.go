@@ -29,6 +29,7 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	if err := readSwitchport(s, out, sw, st); err != nil {
 		return nil, false, err
 	}
+	drivers.PutPorts(st, Interfaces(out))
 	start, err := s.Send(showStartup)
 	if err != nil {
 		return nil, false, err

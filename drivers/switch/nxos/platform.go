@@ -51,3 +51,4 @@ func clabIf(p string) (string, error) {
 	}
 	return "", fmt.Errorf("Nexus 9000v ports are Ethernet1/<N>")
 }
+

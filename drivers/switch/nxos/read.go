@@ -147,6 +147,20 @@ func tcOfClass(name, prefix string) (int, bool) {
 	return n, true
 }
 
+// Interfaces are the interfaces a running-config has a section for: every
+// interface of the switch, configured or not (NX-OS prints an empty
+// section for an interface without configuration (show-running-config-
+// header.txt: `interface Ethernet1/1` followed by `interface
+// Ethernet1/2`)). They are the port inventory (drivers.FactPorts).
+func Interfaces(text string) []string {
+	r := parseRunning(ParseConfig(text))
+	out := make([]string, 0, len(r.interfaces))
+	for name := range r.interfaces {
+		out = append(out, name)
+	}
+	return out
+}
+
 // ReadRunningConfig normalises `show running-config` into fabctl's state
 // paths for the settings the switch intent manages.
 func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {

@@ -34,6 +34,7 @@ func TestConformance(t *testing.T) {
 		Refusal:    "% Invalid command at '^' marker.\n",
 		// There is no commit: `end` closes the configuration the lines
 		// already changed.
-		CommitLine: regexp.MustCompile(`^end$`),
+		CommitLine:  regexp.MustCompile(`^end$`),
+		MissingPort: "Ethernet1/99",
 	})
 }

@@ -39,6 +39,7 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	st[FactBufferModel] = db.BufferModel()
 	st[FactHWSKU] = db["DEVICE_METADATA"]["localhost"]["hwsku"]
 	st[FactPFCWD] = pfcwdFact(db)
+	drivers.PutPorts(st, db.PortNames())
 	return st, savedMatches(db, saved), nil
 }
 

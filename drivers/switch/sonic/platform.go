@@ -54,3 +54,4 @@ func clabIf(p string) (string, error) {
 	}
 	return "eth" + strconv.Itoa(n/4+1), nil
 }
+

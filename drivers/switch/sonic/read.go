@@ -136,6 +136,19 @@ func (db DB) State(sw *intent.Switch) intent.State {
 	return st
 }
 
+// PortNames are the switch's ports: the PORT table's keys. SONiC's
+// CONFIG_DB has a PORT row for every front-panel port of the HWSKU
+// (port_config.ini), configured or not (Configuration.md "PORT";
+// configdb-sample-reference-format.txt), so this is the port inventory
+// (drivers.FactPorts).
+func (db DB) PortNames() []string {
+	out := make([]string, 0, len(db["PORT"]))
+	for name := range db["PORT"] {
+		out = append(out, name)
+	}
+	return out
+}
+
 // BufferModel is DEVICE_METADATA|localhost buffer_model; a switch without
 // it runs the traditional model ("the default model used by all other
 // vendors", sonic-device_metadata.yang: configdb-buffer-profile-metadata.txt:26-30).

@@ -51,6 +51,7 @@ func TestConformanceSuite(t *testing.T) {
 		RefuseLine: regexp.MustCompile(`^sudo config apply-patch `),
 		Refusal: "Failed to apply patch due to: " + refusal + "\n" +
 			"Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry 'config apply-patch -h' for help.\n\nError: " + refusal + "\n",
-		CommitLine: regexp.MustCompile(`^sudo config apply-patch `),
+		CommitLine:  regexp.MustCompile(`^sudo config apply-patch `),
+		MissingPort: "Ethernet396",
 	})
 }

@@ -82,3 +82,4 @@ func clabIf(p string) (string, error) {
 	}
 	return "e" + m[1] + "-" + m[2], nil
 }
+
