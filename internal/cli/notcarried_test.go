@@ -231,8 +231,11 @@ func TestPlanApplyNotCarried(t *testing.T) {
 // telemetry --help names the platforms serve reads and the ones it
 // cannot, from the build's drivers.
 func TestTelemetryHelpNamesPlatforms(t *testing.T) {
-	f, _, _, _ := testFactory()
-	long := NewCmdTelemetry(f).Long
+	f, _, out, _ := testFactory()
+	if code := runCLI(f, "telemetry", "--help"); code != ExitOK {
+		t.Fatalf("telemetry --help: exit %d", code)
+	}
+	long := out.String()
 	for _, w := range []string{"(srlinux, openconfig)", "(sonic, cumulus)", "(eos, nxos)", "fabctl_switch_up 0 with the reason"} {
 		if !strings.Contains(long, w) {
 			t.Errorf("telemetry --help does not say %q:\n%s", w, long)

@@ -85,13 +85,11 @@ func orNoneList(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// NewCmdTelemetry returns `fabctl telemetry` (serve, rules).
-func NewCmdTelemetry(f *Factory) *cobra.Command {
-	streamed, polled, unread := telemetryPlatforms(f.Drivers())
-	cmd := &cobra.Command{
-		Use:   "telemetry",
-		Short: "Switch telemetry as Prometheus metrics (gNMI STREAM, SSH CLI show polls) and the alerting rules the spec implies",
-		Long: fmt.Sprintf(`fabctl telemetry serve subscribes (gNMI Subscribe STREAM: counters sampled,
+// telemetryLong is telemetry's --help text: it names the platforms serve
+// streams, polls and cannot read, from the build's drivers (reg).
+func telemetryLong(reg *drivers.Registry) string {
+	streamed, polled, unread := telemetryPlatforms(reg)
+	return fmt.Sprintf(`fabctl telemetry serve subscribes (gNMI Subscribe STREAM: counters sampled,
 port state on change) to every gNMI switch of the spec (%s), polls
 the counter show commands of every SSH CLI switch whose platform has them
 (%s) at the same interval, and serves the values as Prometheus
@@ -103,9 +101,29 @@ alerting rules the spec implies. Host NIC metrics are served by fabctl agent
 --metrics. docs/telemetry.md lists every metric and alert.
 
 Exit status: 0 success, 1 failure (spec invalid, listen failed; serve --once:
-a switch it streams or polls did not answer), 64 usage error.`, orNoneList(streamed), orNoneList(polled), orNoneList(unread)),
-		Args: usageArgs(cobra.NoArgs),
+a switch it streams or polls did not answer), 64 usage error.`, orNoneList(streamed), orNoneList(polled), orNoneList(unread))
+}
+
+// NewCmdTelemetry returns `fabctl telemetry` (serve, rules). Its help
+// text is made when help is shown: which platforms are polled is asked of
+// the drivers, and building the command tree contacts no driver.
+func NewCmdTelemetry(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "telemetry",
+		Short: "Switch telemetry as Prometheus metrics (gNMI STREAM, SSH CLI show polls) and the alerting rules the spec implies",
+		Long:  "fabctl telemetry serve streams and polls the spec's switches and serves their counters as Prometheus metrics; fabctl telemetry rules prints the alerting rules the spec implies.",
+		Args:  usageArgs(cobra.NoArgs),
 	}
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == cmd {
+			c.Long = telemetryLong(f.Drivers())
+		}
+		if p := cmd.Parent(); p != nil {
+			p.HelpFunc()(c, args)
+			return
+		}
+		_ = c.Usage()
+	})
 	cmd.AddCommand(newCmdTelemetryServe(f, nil), newCmdTelemetryRules(f, nil))
 	return cmd
 }
