@@ -96,7 +96,11 @@ type Port struct {
 	Watchdog    bool
 	Pause       bool // 802.3x
 	CableLength spec.Length
-	Peer        string // far end of the link, "host:nic"
+	// VLANTags are the 802.1Q tags the port's link carries: a platform
+	// whose port MTU counts the frame (SR Linux, OpenConfig) adds 4 bytes
+	// each to the IP MTU.
+	VLANTags int
+	Peer     string // far end of the link, "host:nic"
 }
 
 // Host is a host's desired state.
@@ -224,19 +228,19 @@ func Compile(s *spec.Spec) *Fabric {
 		}
 		return l.CableLength
 	}
-	portLink := func(sw *spec.Switch, p *spec.Port) (peer string, cable spec.Length) {
+	portLink := func(sw *spec.Switch, p *spec.Port) (peer string, cable spec.Length, tags int) {
 		l := byPort[p]
 		if l == nil && byName != nil {
 			l = byName[sw.Name+":"+p.Name]
 		}
 		if l == nil {
-			return "", 0
+			return "", 0, 0
 		}
 		other := l.B
 		if l.B.Node == sw.Name && l.B.Port == p.Name {
 			other = l.A
 		}
-		return other.String(), l.CableLength
+		return other.String(), l.CableLength, l.VLANTags
 	}
 	for _, sw := range s.Switches {
 		if sw.InfiniBand {
@@ -262,7 +266,7 @@ func Compile(s *spec.Spec) *Fabric {
 		}
 		out.Ports = make([]Port, 0, len(sw.Ports))
 		for _, p := range sw.Ports {
-			peer, cable := portLink(sw, p)
+			peer, cable, tags := portLink(sw, p)
 			out.Ports = append(out.Ports, Port{
 				Name:        p.Name,
 				Speed:       p.Speed,
@@ -273,6 +277,7 @@ func Compile(s *spec.Spec) *Fabric {
 				Watchdog:    s.PortWatchdog(p) && len(s.PortPFC(sw, p)) > 0,
 				Pause:       p.Pause,
 				CableLength: cable,
+				VLANTags:    tags,
 				Peer:        peer,
 			})
 		}

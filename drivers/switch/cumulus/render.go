@@ -232,12 +232,15 @@ func Build(sw *intent.Switch) (*rendering, error) {
 	var ecn, sched []string
 	for _, tc := range sw.TCs {
 		if tc.ECN != nil {
+			if pr := tc.ECN.Probability; pr != math.Trunc(pr) || pr < 1 || pr > 100 {
+				return nil, fmt.Errorf("traffic class %d: ECN probability %v: NVUE's congestion-control probability is a whole percent between 1 and 100 (nvue-reference-qos.txt:13)", tc.TC, pr)
+			}
 			// One attribute per command (qos-guide-514.txt:43-45,47;
 			// probability: nvue-reference-qos.txt:13).
 			cc := fmt.Sprintf("nv set qos congestion-control %s traffic-class %d ", Profile, tc.TC)
 			ecn = append(ecn, cc+"min-threshold "+strconv.FormatInt(int64(tc.ECN.Min), 10),
 				cc+"max-threshold "+strconv.FormatInt(int64(tc.ECN.Max), 10),
-				cc+"probability "+strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64),
+				cc+"probability "+strconv.Itoa(int(tc.ECN.Probability)),
 				cc+"ecn enable")
 		} else {
 			// The RoCE baseline marks TC3; a TC without ECN says so.

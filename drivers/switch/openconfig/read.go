@@ -282,12 +282,22 @@ func (d *decoder) readTC(policies map[string]map[int]string, tc int, want *inten
 	}
 }
 
+// tags are the VLAN tags on the link of the intent's port name.
+func (d *decoder) tags(name string) int {
+	for _, p := range d.sw.Ports {
+		if p.Name == name {
+			return p.VLANTags
+		}
+	}
+	return 0
+}
+
 // readPort reads one port: MTU, pause, trust.
 func (d *decoder) readPort(name string) {
 	pre := "port/" + name + "/"
 	entry := d.ifs.Entry("interface", "name", name)
 	if mtu, ok := entry.At("config", "mtu").Int(); ok {
-		d.st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
+		d.st[pre+"mtu"] = strconv.FormatInt(mtu-int64(FrameMTU(intent.Port{VLANTags: d.tags(name)})), 10)
 	}
 	pause, _ := entry.At("ethernet", "config", "enable-flow-control").Bool() // YANG default false
 	d.st[pre+"pause"] = strconv.FormatBool(pause)

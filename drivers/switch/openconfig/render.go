@@ -17,8 +17,13 @@ import (
 // intent carries: openconfig-interfaces describes config/mtu as the
 // frame size without FCS ("1514 bytes on an Ethernet interface"), so the
 // Ethernet header (14 bytes). IP MTU 9000 renders mtu 9014. Render and
-// Read both use it.
+// Read both use it; a port whose link carries 802.1Q tags adds 4 bytes
+// per tag (FrameMTU).
 const L2Overhead = 14
+
+// FrameMTU is the interface MTU for a port's IP MTU: the Ethernet header
+// and 4 bytes per VLAN tag its link carries.
+func FrameMTU(p intent.Port) int { return p.MTU + L2Overhead + 4*p.VLANTags }
 
 // Object names fabctl owns on an OpenConfig device.
 const (
@@ -106,10 +111,9 @@ func usedTCs(sw *intent.Switch) []int {
 }
 
 // probability is the whole percent OpenConfig's max-drop-probability-percent
-// holds (percentage, 0..100).
-func probability(p float64) int {
-	return int(math.Max(0, math.Min(100, math.Round(p))))
-}
+// holds (percentage, 0..100): the spec's rounded (7.5 is 8); Desired
+// refuses one that rounds outside 1..100.
+func probability(p float64) int { return int(math.Round(p)) }
 
 // Desired renders the intent into OpenConfig objects
 // (openconfig/public release/models/qos, interfaces/openconfig-interfaces,
@@ -118,6 +122,14 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 	var out []gnmicore.Object
 	add := func(path string, owned bool, v any) {
 		out = append(out, gnmicore.Object{Path: path, Owned: owned, Val: v})
+	}
+	for _, tc := range sw.TCs {
+		if e := tc.ECN; e != nil && (probability(e.Probability) < 1 || probability(e.Probability) > 100) {
+			// openconfig-qos-mem-mgmt: max-drop-probability-percent is a
+			// whole percentage; a probability that rounds to 0 would mark
+			// nothing
+			return nil, fmt.Errorf("traffic class %d: ECN probability %v rounds to %d: OpenConfig's max-drop-probability-percent is a whole percent 1..100", tc.TC, e.Probability, probability(e.Probability))
+		}
 	}
 	for _, tc := range usedTCs(sw) {
 		if tc < 0 || tc > 255 {
@@ -185,7 +197,7 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 	for _, p := range sw.Ports {
 		// An MTU beyond the uint16 leaf is left to the models to refuse
 		// (offline with render --yang-dir, online by the device).
-		add(ifPath(p.Name), false, obj{"name": p.Name, "config": obj{"name": p.Name, "mtu": p.MTU + L2Overhead},
+		add(ifPath(p.Name), false, obj{"name": p.Name, "config": obj{"name": p.Name, "mtu": FrameMTU(p)},
 			"openconfig-if-ethernet:ethernet": obj{"config": obj{"enable-flow-control": p.Pause}}})
 		qi := obj{"interface-id": p.Name, "config": obj{"interface-id": p.Name},
 			"interface-ref": obj{"config": obj{"interface": p.Name}}}

@@ -238,12 +238,17 @@ func DesiredFor(sw *intent.Switch, model string) (DB, error) {
 			db.set("SCHEDULER", schedName(tc.TC), "weight", strconv.Itoa(tc.Bandwidth))
 		}
 		if tc.ECN != nil {
+			if p := tc.ECN.Probability; p != math.Trunc(p) || p < 1 || p > 100 {
+				// sonic-wred-profile.yang: green_drop_probability is a
+				// uint64 percent, 0..100 (0 would mark nothing)
+				return nil, fmt.Errorf("traffic class %d: ECN probability %v: SONiC's green_drop_probability is a whole percent 1..100", tc.TC, p)
+			}
 			w := wredName(tc.TC) // configdb-qos.txt:31-36
 			db.set("WRED_PROFILE", w, "ecn", "ecn_all")
 			db.set("WRED_PROFILE", w, "wred_green_enable", "true")
 			db.set("WRED_PROFILE", w, "green_min_threshold", strconv.FormatInt(int64(tc.ECN.Min), 10))
 			db.set("WRED_PROFILE", w, "green_max_threshold", strconv.FormatInt(int64(tc.ECN.Max), 10))
-			db.set("WRED_PROFILE", w, "green_drop_probability", strconv.FormatFloat(tc.ECN.Probability, 'f', -1, 64))
+			db.set("WRED_PROFILE", w, "green_drop_probability", strconv.Itoa(int(tc.ECN.Probability)))
 		}
 	}
 	if sw.Watchdog.Enabled {

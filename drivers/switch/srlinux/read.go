@@ -366,12 +366,22 @@ func (d *decoder) readHeadroom() {
 	}
 }
 
+// tags are the VLAN tags on the link of the intent's port name.
+func (d *decoder) tags(name string) int {
+	for _, p := range d.sw.Ports {
+		if p.Name == name {
+			return p.VLANTags
+		}
+	}
+	return 0
+}
+
 // readPort reads one port: MTU, pause, PFC, watchdog, trust.
 func (d *decoder) readPort(name string) {
 	pre := "port/" + name + "/"
 	entry := d.ifs.Entry("interface", "name", name)
 	if mtu, ok := entry.Get("mtu").Int(); ok {
-		d.st[pre+"mtu"] = strconv.FormatInt(mtu-L2Overhead, 10)
+		d.st[pre+"mtu"] = strconv.FormatInt(mtu-int64(FrameMTU(intent.Port{VLANTags: d.tags(name)})), 10)
 	}
 	// The 7220 IXR-D5 has receive only (no tx-flow-control feature); a
 	// platform with transmit too must agree with receive.

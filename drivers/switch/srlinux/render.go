@@ -19,7 +19,21 @@ import (
 // bytes including ethernet overhead but excluding 4-bytes FCS", so the
 // 14-byte Ethernet header of an untagged routed port. IP MTU 9000
 // renders mtu 9014; the SR Linux default 9232 reads back as IP MTU 9218.
+// A port whose link carries 802.1Q tags adds 4 bytes per tag (FrameMTU).
 const L2Overhead = 14
+
+// Port MTU range of the platform fabctl renders for: the model's leaf is
+// 1450..9500, and its description bounds the 7220 IXR-D1 to H4 (the
+// IXR-D5 included) to 1500..9412 bytes ("support a maximum port MTU of
+// 9412 bytes and minimum of 1500 bytes", srl_nokia-interfaces mtu).
+const (
+	MinPortMTU = 1500
+	MaxPortMTU = 9412
+)
+
+// FrameMTU is the port MTU SR Linux takes for a port's IP MTU: the
+// Ethernet header and 4 bytes per VLAN tag its link carries.
+func FrameMTU(p intent.Port) int { return p.MTU + L2Overhead + 4*p.VLANTags }
 
 // Object names fabctl owns on SR Linux.
 const (
@@ -61,7 +75,7 @@ func mbs(e *intent.ECN) int64 {
 	if v < 1 {
 		v = 1
 	}
-	return min(v, math.MaxUint32)
+	return v // Desired refuses a maximum above uint32
 }
 
 // Deadlock timer ranges of srl_nokia-qos (pfc-mapping-profile
@@ -160,10 +174,9 @@ func profileName(sw *intent.Switch, prios []int, wd bool) string {
 func portWatchdog(sw *intent.Switch, p intent.Port) bool { return p.Watchdog && sw.Watchdog.Enabled }
 
 // probability is the whole percent SR Linux's max-drop-probability-percent
-// holds.
-func probability(p float64) int {
-	return int(math.Max(0, math.Min(100, math.Round(p))))
-}
+// holds: the spec's rounded (Desired refuses one that rounds outside
+// 1..100).
+func probability(p float64) int { return int(math.Round(p)) }
 
 func pfcProfile(sw *intent.Switch, name string, prios []int, wd bool) (obj, error) {
 	var mapping, pause []any
@@ -206,6 +219,18 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 	for _, tc := range sw.TCs {
 		if tc.TC < 0 || tc.TC > 7 {
 			return nil, fmt.Errorf("traffic class %d: SR Linux's system forwarding classes are fc0..fc7", tc.TC)
+		}
+		if e := tc.ECN; e != nil {
+			// srl_nokia-qos: max-drop-probability-percent is a whole
+			// percentage (the spec's rounded; one that rounds to 0 would
+			// mark nothing), min/max-threshold-bytes and
+			// maximum-burst-size are uint32.
+			if p := probability(e.Probability); p < 1 || p > 100 {
+				return nil, fmt.Errorf("traffic class %d: ECN probability %v rounds to %d: SR Linux's max-drop-probability-percent is a whole percent 1..100", tc.TC, e.Probability, p)
+			}
+			if int64(e.Max) > math.MaxUint32 {
+				return nil, fmt.Errorf("traffic class %d: ECN maximum %d bytes: SR Linux's max-threshold-bytes and maximum-burst-size are at most %d (uint32)", tc.TC, int64(e.Max), int64(math.MaxUint32))
+			}
 		}
 	}
 	if classifies(sw) {
@@ -316,7 +341,12 @@ func (Platform) Desired(sw *intent.Switch) ([]gnmicore.Object, error) {
 		// Unexpressible) and flow-control is left as it is; pause off is
 		// receive false, which PFC requires as well (pfc-enable must:
 		// "pfc and ethernet flow-control are mutually exclusive").
-		iface := obj{"name": p.Name, "mtu": p.MTU + L2Overhead}
+		frame := FrameMTU(p)
+		if frame < MinPortMTU || frame > MaxPortMTU {
+			return nil, fmt.Errorf("port %s: IP MTU %d is port mtu %d (+%d bytes of Ethernet header and VLAN tags), outside the 7220 IXR's %d..%d (srl_nokia-interfaces mtu)",
+				p.Name, p.MTU, frame, frame-p.MTU, MinPortMTU, MaxPortMTU)
+		}
+		iface := obj{"name": p.Name, "mtu": frame}
 		if !p.Pause {
 			iface["ethernet"] = obj{"flow-control": obj{"receive": false}}
 		}
