@@ -18,6 +18,9 @@ type DiagInfo struct {
 	Rule      string // rule id, e.g. "QOS-1"
 	Address   string // the object the finding is about, e.g. "switch.leaf1" or "link.a:x--b:y"
 	Reference string // where the rule comes from (paper, vendor document)
+	// NoIgnore marks a finding lint_ignore cannot silence (the device
+	// refuses the value whatever the reason).
+	NoIgnore bool
 	// Secret marks a diagnostic whose subject is a secret written into the
 	// spec: renderers mask the subject's text in snippets.
 	Secret bool
@@ -84,7 +87,7 @@ func WriteText(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File, w
 			if info.Reference != "" {
 				c.Detail = strings.TrimSpace(c.Detail + "\n\nSource: " + info.Reference)
 			}
-			if info.Rule != "" {
+			if info.Rule != "" && !info.NoIgnore {
 				c.Detail += "\nSilence with lint_ignore = { \"" + info.Rule + "\" = \"<reason>\" } on the block."
 			}
 		}

@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestLoadPlatforms(t *testing.T) {
 	if sw == nil || sw.Driver != "gnmi" {
 		t.Fatalf("switch %+v: want driver gnmi", sw)
 	}
-	if got := s.PlatformOf(sw); got != srl {
+	if got := s.PlatformOf(sw); !reflect.DeepEqual(got, srl) {
 		t.Errorf("PlatformOf = %+v, want %+v", got, srl)
 	}
 	_, diags = load(t, src, LoadOptions{})

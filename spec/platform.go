@@ -52,6 +52,52 @@ type PlatformLimits struct {
 	// and restoration times the platform accepts (SAFE-1).
 	WatchdogDetect  Range[time.Duration] `json:"watchdog_detect,omitzero"`
 	WatchdogRestore Range[time.Duration] `json:"watchdog_restore,omitzero"`
+
+	// The limits below are what the platform's renderer refuses (or the
+	// model it validates against would), read by PLAT-1 so that
+	// `validate --static` refuses what plan would.
+
+	// WatchdogStep is the granularity of the detection and restoration
+	// times (EOS 10 ms, SR Linux 1 ms); WatchdogPollStep the poll
+	// interval's.
+	WatchdogStep     time.Duration `json:"watchdog_step,omitzero"`
+	WatchdogPollStep time.Duration `json:"watchdog_poll_step,omitzero"`
+	// WatchdogPoll is the poll interval the platform accepts.
+	WatchdogPoll Range[time.Duration] `json:"watchdog_poll,omitzero"`
+	// WatchdogAtLeastPoll: detection and restoration times must be at
+	// least the poll interval (SONiC's sonic-pfcwd.yang must).
+	WatchdogAtLeastPoll string `json:"watchdog_at_least_poll,omitzero"`
+	// WatchdogActions are the watchdog actions the platform takes (nil:
+	// every action the language has).
+	WatchdogActions []string `json:"watchdog_actions,omitzero"`
+	// SwitchTrust and PortTrust are the trust modes the platform takes
+	// for the switch's default classification and per port (nil: any).
+	SwitchTrust []string `json:"switch_trust,omitzero"`
+	PortTrust   []string `json:"port_trust,omitzero"`
+	// SystemPFC, when set, says why a port's PFC priorities must be the
+	// lossless classes' (NX-OS: no-drop classes are system-wide; a port
+	// turns PFC on or off).
+	SystemPFC string `json:"system_pfc,omitzero"`
+	// PortMTU is the port MTU the platform takes: the spec's IP MTU plus
+	// PortMTUOverhead bytes, plus 4 per VLAN tag of the port's link when
+	// PortMTUTags (a platform whose mtu leaf is the L2 MTU).
+	PortMTU         Range[int] `json:"port_mtu,omitzero"`
+	PortMTUOverhead int        `json:"port_mtu_overhead,omitzero"`
+	PortMTUTags     bool       `json:"port_mtu_tags,omitzero"`
+	// Weight is the scheduler weight a non-strict class's bandwidth
+	// becomes.
+	Weight Range[int] `json:"weight,omitzero"`
+	// ECNProbability is the marking probability (percent) the platform
+	// takes; ECNWhole: a whole percent (a fraction is refused rather than
+	// cut); ECNRounded: rounded to a whole percent first (a value that
+	// rounds outside the range is refused).
+	ECNProbability Range[float64] `json:"ecn_probability,omitzero"`
+	ECNWhole       bool           `json:"ecn_whole,omitzero"`
+	ECNRounded     bool           `json:"ecn_rounded,omitzero"`
+	// ECNThreshold is the ECN minimum and maximum thresholds (bytes).
+	ECNThreshold Range[int64] `json:"ecn_threshold,omitzero"`
+	// Headroom is the configured per-PG headroom (bytes) the platform takes.
+	Headroom Range[int64] `json:"headroom,omitzero"`
 }
 
 // Range is the values a platform accepts for one setting; a zero Min or

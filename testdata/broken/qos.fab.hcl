@@ -27,7 +27,7 @@ class "rdma" {
   }
 }
 
-class "cnp" { # expect: QOS-4, QOS-7
+class "cnp" { # expect: QOS-4, QOS-7, PLAT-1
   role     = "cnp"
   priority = 6
   dscp     = [48]

@@ -36,6 +36,9 @@ type Rule struct {
 	Rationale string // why, for docs/rules.md
 	Reference string // where the rule comes from
 	Check     func(*Context)
+	// NoIgnore: lint_ignore cannot silence the rule's findings (the
+	// device or its driver refuses the value whatever the reason).
+	NoIgnore bool
 }
 
 // Context is what a rule sees: the spec, a prepared topology, and Report.
@@ -74,6 +77,9 @@ type Finding struct {
 // Report adds a finding for the running rule unless a lint_ignore silences it.
 func (c *Context) Report(f Finding) {
 	scopes := append(f.Scopes, c.Spec.Fabric.Ignore)
+	if c.rule.NoIgnore {
+		scopes = nil
+	}
 	for _, sc := range scopes {
 		if _, ok := sc[c.rule.ID]; ok {
 			c.suppressed++
@@ -86,7 +92,7 @@ func (c *Context) Report(f Finding) {
 		Summary:  f.Summary,
 		Detail:   f.Detail,
 		Subject:  &subj,
-		Extra:    &spec.DiagInfo{Rule: c.rule.ID, Address: f.Address, Reference: c.rule.Reference},
+		Extra:    &spec.DiagInfo{Rule: c.rule.ID, Address: f.Address, Reference: c.rule.Reference, NoIgnore: c.rule.NoIgnore},
 	})
 }
 

@@ -12,6 +12,7 @@ func Rules() []Rule {
 	r = append(r, bufferRules()...)
 	r = append(r, ecnRules()...)
 	r = append(r, safetyRules()...)
+	r = append(r, platformRules()...)
 	r = append(r, hostRules()...)
 	return r
 }

@@ -14,6 +14,7 @@ var Descriptor = drivers.Platform{
 	Title:     "Cumulus Linux",
 	New:       New,
 	Transport: drivers.TransportSSH,
+	Limits:    limits,
 	// swp1, swp2, ...; breakout lanes swpNsM live on swpN.
 	Ports: drivers.PortNaming{Prefix: "swp", Lane: "s", First: 1, Step: 1,
 		// swp<N>, a breakout lane swp<N>s<M> (NVUE reference: "swp1s0

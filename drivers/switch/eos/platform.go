@@ -15,6 +15,7 @@ var Descriptor = drivers.Platform{
 	Title:     "Arista EOS",
 	New:       New,
 	Transport: drivers.TransportSSH,
+	Limits:    limits,
 	// Ethernet1, Ethernet2, ... (Ethernet1/2 is a split lane).
 	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 1, Step: 1,
 		// Ethernet<port>, a lane of a split port Ethernet<port>/<lane>,

@@ -14,6 +14,7 @@ var Descriptor = drivers.Platform{
 	Title:     "Cisco NX-OS",
 	New:       New,
 	Transport: drivers.TransportSSH,
+	Limits:    limits,
 	// Ethernet1/1, Ethernet1/2, ... (the emulator has slot 1 only).
 	Ports: drivers.PortNaming{Prefix: "Ethernet", OptionalSlot: "1/", First: 1, Step: 1,
 		// Ethernet<slot>/<port>, a breakout Ethernet<slot>/<port>/<n>

@@ -17,8 +17,18 @@ var Descriptor = drivers.Platform{
 	New:       New,
 	Transport: drivers.TransportGNMI,
 	// The reason Unexpressible gives for PFC and what comes with it.
-	Limits: spec.PlatformLimits{NoPFC: noPFC},
-	YANG:   drivers.YANGModels{Profile: yangProfile, Marker: "openconfig-qos.yang"},
+	Limits: spec.PlatformLimits{NoPFC: noPFC,
+		// openconfig-interfaces mtu is a uint16 L2 MTU: the IP MTU plus
+		// the Ethernet header and the link's VLAN tags.
+		PortMTU: spec.Range[int]{Max: 65535,
+			Setting: "OpenConfig's interface mtu (IP MTU + 14 + 4 per VLAN tag)", Source: "openconfig-interfaces config/mtu uint16"},
+		PortMTUOverhead: L2Overhead,
+		PortMTUTags:     true,
+		ECNProbability: spec.Range[float64]{Min: 1, Max: 100,
+			Setting: "OpenConfig's max-drop-probability-percent (rounded)", Source: "openconfig-qos-mem-mgmt max-drop-probability-percent oc-types:percentage 0..100 (0 marks nothing)"},
+		ECNRounded: true,
+	},
+	YANG: drivers.YANGModels{Profile: yangProfile, Marker: "openconfig-qos.yang"},
 	// Ethernet0, Ethernet1, ...
 	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 1,
 		// openconfig-interfaces leaves names to the device ("A device

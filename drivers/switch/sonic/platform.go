@@ -16,6 +16,7 @@ var Descriptor = drivers.Platform{
 	Title:     "SONiC",
 	New:       New,
 	Transport: drivers.TransportSSH,
+	Limits:    limits,
 	YANG:      drivers.YANGModels{Profile: yangProfile, Marker: "sonic-port.yang"},
 	// Ethernet0, Ethernet4, ...: four lanes per port.
 	Ports: drivers.PortNaming{Prefix: "Ethernet", First: 0, Step: 4,

@@ -2,6 +2,7 @@ package srlinux
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"time"
 
@@ -25,6 +26,22 @@ var Descriptor = drivers.Platform{
 			Setting: "SR Linux's deadlock detection-timer", Source: "srl_nokia-qos detection-timer range 10..1500 ms"},
 		WatchdogRestore: spec.Range[time.Duration]{Min: 100 * time.Millisecond, Max: 1500 * time.Millisecond,
 			Setting: "SR Linux's deadlock recovery-timer", Source: "srl_nokia-qos recovery-timer range 100..1500 ms"},
+		WatchdogStep: time.Millisecond,
+		// srl_nokia-interfaces mtu on the 7220 IXR: the L2 MTU, the IP
+		// MTU plus the Ethernet header and the link's VLAN tags.
+		PortMTU: spec.Range[int]{Min: MinPortMTU, Max: MaxPortMTU,
+			Setting: "the 7220 IXR's port mtu (IP MTU + 14 + 4 per VLAN tag)", Source: "srl_nokia-interfaces mtu range 1450..9500; 1500 and the 7220 IXR's maximum 9412"},
+		PortMTUOverhead: L2Overhead,
+		PortMTUTags:     true,
+		Weight: spec.Range[int]{Min: 1, Max: 255,
+			Setting: "SR Linux's scheduler input weight", Source: "srl_nokia-qos weight range 1..255"},
+		ECNProbability: spec.Range[float64]{Min: 1, Max: 100,
+			Setting: "SR Linux's max-drop-probability-percent (rounded)", Source: "srl_nokia-qos max-drop-probability-percent uint8 0..100 (0 marks nothing)"},
+		ECNRounded: true,
+		ECNThreshold: spec.Range[int64]{Max: math.MaxUint32,
+			Setting: "SR Linux's max-threshold-bytes and maximum-burst-size", Source: "srl_nokia-qos max-threshold-bytes, maximum-burst-size uint32"},
+		Headroom: spec.Range[int64]{Max: maxReservedShare,
+			Setting: "SR Linux's maximum-pfc-reserved-share-bytes", Source: "srl_nokia-qos maximum-pfc-reserved-share-bytes range"},
 	},
 	YANG: drivers.YANGModels{Profile: yangProfile, Marker: "srl_nokia-qos.yang"},
 	// ethernet-1/1, ethernet-1/2, ... (the gNMI target has slot 1 only).

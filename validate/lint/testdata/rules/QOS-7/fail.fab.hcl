@@ -16,7 +16,7 @@ class "roce" {
   }
 }
 
-class "storage" { # expect: QOS-7
+class "storage" { # expect: QOS-7, PLAT-1
   role     = "rdma"
   priority = 4
   dscp     = [34]

@@ -1,0 +1,70 @@
+# Differential test counterexample (fabric 175, seed 20261128, shrunk): lint-clean
+# before PLAT-1, and plan refused it:
+#   leaf-nxos (nxos) refuses to render: leaf-nxos: PFC watchdog action "forward": NX-OS's watchdog shuts the queue and drops (action drop)
+# expect: PLAT-1
+fabric "diff" {
+  transport = "rocev2"
+  pfc_watchdog {
+    action = "forward"
+  }
+}
+
+credentials "c" {
+  username = "admin"
+  password = env("DIFF_PW")
+}
+
+switch "spine" {
+  platform = "sonic"
+  address = "192.0.2.250"
+  credentials = "c"
+  role = "spine"
+}
+
+switch "leaf-nxos" {
+  platform = "nxos"
+  address = "192.0.2.1"
+  credentials = "c"
+  role = "leaf"
+  port "Ethernet1/1" {
+  }
+  port "Ethernet1/2" {
+  }
+  port "Ethernet1/3" {
+  }
+}
+
+host "h-nxos-0" {
+  address = "198.51.100.10"
+  credentials = "c"
+  nic "eth1" {
+    device = "mlx5_0"
+    model = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/1", "h-nxos-0:eth1"]
+  speed = "100G"
+}
+
+host "h-nxos-1" {
+  address = "198.51.100.11"
+  credentials = "c"
+  nic "eth1" {
+    device = "mlx5_0"
+    model = "connectx-7"
+    addresses = ["10.0.1.1/31"]
+  }
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/2", "h-nxos-1:eth1"]
+  speed = "100G"
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/3", "spine:Ethernet0"]
+  speed = "400G"
+}

@@ -1,0 +1,68 @@
+# Differential test counterexample (fabric 29, seed 20261128, shrunk): lint-clean
+# before PLAT-1, and plan refused it:
+#   leaf-nxos (nxos) refuses to render: leaf-nxos: port Ethernet1/1: mtu 9500 outside 576..9194 (NX-OS interface mtu is the IP MTU; frames must fit the network-qos mtu 9216)
+# expect: PLAT-1
+fabric "diff" {
+  transport = "rocev2"
+}
+
+credentials "c" {
+  username = "admin"
+  password = env("DIFF_PW")
+}
+
+switch "spine" {
+  platform = "sonic"
+  address = "192.0.2.250"
+  credentials = "c"
+  role = "spine"
+}
+
+switch "leaf-nxos" {
+  platform = "nxos"
+  address = "192.0.2.1"
+  credentials = "c"
+  role = "leaf"
+  mtu = 9500
+  port "Ethernet1/1" {
+  }
+  port "Ethernet1/2" {
+  }
+  port "Ethernet1/3" {
+  }
+}
+
+host "h-nxos-0" {
+  address = "198.51.100.10"
+  credentials = "c"
+  nic "eth1" {
+    device = "mlx5_0"
+    model = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/1", "h-nxos-0:eth1"]
+  speed = "25G"
+}
+
+host "h-nxos-1" {
+  address = "198.51.100.11"
+  credentials = "c"
+  nic "eth1" {
+    device = "mlx5_0"
+    model = "connectx-7"
+    addresses = ["10.0.1.1/31"]
+  }
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/2", "h-nxos-1:eth1"]
+  speed = "25G"
+}
+
+link {
+  endpoints = ["leaf-nxos:Ethernet1/3", "spine:Ethernet0"]
+  speed = "400G"
+}

@@ -1,0 +1,62 @@
+# PLAT-1 fail on NX-OS and EOS: switch-wide PCP trust on NX-OS (its default
+# classification is the DSCP class-map; ports may trust pcp), an EOS port MTU
+# above EOS's 9214, and a watchdog action neither takes (both only drop).
+fabric "t" {
+  transport = "rocev2"
+  pfc_watchdog {
+    action = "forward" # expect: PLAT-1, PLAT-1
+  }
+}
+
+credentials "ssh" {
+  username = "admin"
+  password = env("SWITCH_PASSWORD")
+}
+
+switch "leaf1" {
+  platform    = "nxos"
+  address     = "192.0.2.1"
+  credentials = "ssh"
+  role        = "leaf"
+  trust       = "pcp" # expect: PLAT-1, QOS-2
+}
+
+switch "leaf2" {
+  platform    = "eos"
+  address     = "192.0.2.2"
+  credentials = "ssh"
+  role        = "leaf"
+  port "Ethernet1" {
+    mtu = 9216 # expect: PLAT-1
+  }
+}
+
+host "h1" {
+  address = "192.0.2.10"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.1/31"]
+  }
+}
+
+host "h2" {
+  address = "192.0.2.11"
+  nic "eth1" {
+    device    = "mlx5_0"
+    model     = "connectx-7"
+    addresses = ["10.0.0.3/31"]
+  }
+}
+
+link {
+  endpoints    = ["leaf1:Ethernet1/1", "h1:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
+
+link {
+  endpoints    = ["leaf2:Ethernet1", "h2:eth1"]
+  speed        = "100G"
+  cable_length = "3m"
+}
