@@ -114,7 +114,7 @@ func TestValidateNotCarried(t *testing.T) {
 			"✘ live fabric invalid: read-back 3/5 devices match, 2 cannot carry the intent",
 		}},
 		{name: "accepted on h2", accept: `accept_not_in_effect = { "*" = "veth test host" }`, code: ExitError, fails: 1, want: []string{
-			"○ host.h2: matches; 23 settings accepted, not in effect",
+			"○ host.h2: matches; 21 settings accepted, not in effect",
 			"accepted, not in effect: nic/eth1/", "(veth test host)",
 			"✘ host.h1:",
 		}},

@@ -44,4 +44,3 @@ func clabIf(p string) (string, error) {
 	}
 	return "", fmt.Errorf("Cumulus VX ports are swp<N>")
 }
-

@@ -51,4 +51,3 @@ func clabIf(p string) (string, error) {
 	}
 	return "eth" + m[1], nil
 }
-

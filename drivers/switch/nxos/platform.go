@@ -52,4 +52,3 @@ func clabIf(p string) (string, error) {
 	}
 	return "", fmt.Errorf("Nexus 9000v ports are Ethernet1/<N>")
 }
-

@@ -55,4 +55,3 @@ func clabIf(p string) (string, error) {
 	}
 	return "eth" + strconv.Itoa(n/4+1), nil
 }
-

@@ -99,4 +99,3 @@ func clabIf(p string) (string, error) {
 	}
 	return "e" + m[1] + "-" + m[2], nil
 }
-
