@@ -92,6 +92,7 @@ var testRigs = []string{
 	"internal/testutil",   // one -update flag, RequireRoot, ../shared lookups
 	"internal/switchtest", // the switch drivers' rig and conformance suites
 	"internal/sshdtest",   // a real OpenSSH server
+	"internal/difftest",   // the differential property test of the PR gate (tests only)
 }
 
 func isTestRig(p string) bool {

@@ -27,6 +27,11 @@ func (r *rig) planLive(t *testing.T) (map[string]string, []intent.AttrChange, []
 func TestL2PortMTU(t *testing.T) {
 	s, f := load(t, "testdata/nxlab")
 	sw := nxosSwitch(t, f, "leaf4")
+	// An exact MTU, as a port's own mtu sets it (a floor, the hosts'
+	// MTU, is met by the system jumbo MTU and is not listed).
+	for i := range sw.Ports {
+		sw.Ports[i].MTUFloor = false
+	}
 	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf4", Password: switchtest.Password, Ports: 8, DefaultSwitchport: true})
 	if err != nil {
 		t.Fatal(err)

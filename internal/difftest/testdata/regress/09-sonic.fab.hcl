@@ -1,7 +1,7 @@
 # Differential test counterexample (fabric 33, seed 20261128, shrunk): lint-clean
 # before PLAT-1, and plan refused it:
 #   spine (sonic) refuses to render: traffic class 0: DWRR weight 0 outside SONiC's 1..100
-# expect: PLAT-1
+# expect: PLAT-1, QOS-7
 fabric "diff" {
   transport = "rocev2"
 }

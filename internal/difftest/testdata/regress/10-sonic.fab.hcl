@@ -1,7 +1,7 @@
 # Differential test counterexample (fabric 14, seed 20261128, shrunk): lint-clean
 # before PLAT-1, and plan refused it:
 #   spine (sonic) refuses to render: traffic class 5: ECN probability 7.5: SONiC's green_drop_probability is a whole percent 1..100
-# expect: PLAT-1
+# expect: PLAT-1, QOS-7
 fabric "diff" {
   transport = "rocev2"
 }

@@ -1,7 +1,7 @@
 # Differential test counterexample (fabric 56, seed 20261128, shrunk): lint-clean
 # before PLAT-1, and plan refused it:
 #   leaf-srlinux (srlinux) refuses to render: leaf-srlinux: pfc_watchdog restore 10s: SR Linux's deadlock recovery-timer takes whole milliseconds in 100ms..1500ms
-# expect: PLAT-1
+# expect: PLAT-1, QOS-7
 fabric "diff" {
   transport = "rocev2"
   pfc_watchdog {

@@ -3,7 +3,7 @@
 # plan refused it: the RDMA and default classes share priority 0, whose
 # SONiC scheduler weight is their sum:
 #   spine (sonic) refuses to render: traffic class 0: DWRR weight 160 outside SONiC's 1..100
-# expect: PLAT-1
+# expect: PLAT-1, QOS-7
 fabric "diff" {
   transport = "rocev2"
 }
