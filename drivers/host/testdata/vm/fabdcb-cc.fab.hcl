@@ -36,5 +36,11 @@ host "vm" {
     model     = "bcm57508"
     device    = "FABDCB_RDMA"
     addresses = ["198.18.10.1/24"]
+    # fabdcb plays the bnxt_re device through its configfs only: no RDMA device in
+    # /sys/class/infiniband, so rdma_cm's defaults have nowhere to go.
+    accept_not_in_effect = {
+      "roce_mode" = "fabdcb emulates bnxt_re's configfs, not an RDMA device"
+      "tos"       = "fabdcb emulates bnxt_re's configfs, not an RDMA device"
+    }
   }
 }
