@@ -390,6 +390,7 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 
 // untaint removes fabctl.io/unconfigured from the node, if present.
 func (a *KubeAgent) untaint(ctx context.Context) error {
+	defer a.setNodeErr(nil)
 	backoff := 200 * time.Millisecond
 	until := time.Now().Add(2 * time.Minute)
 	for try := 0; try < 5; {
@@ -398,6 +399,7 @@ func (a *KubeAgent) untaint(ctx context.Context) error {
 			return nil // no Node object (not in a cluster's node list): nothing to gate
 		}
 		if err != nil && !apierrors.IsInvalid(err) && time.Now().Before(until) && ctx.Err() == nil {
+			a.setNodeErr(err)
 			a.logf("reading the node: %v (retrying in %s)", err, backoff)
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 5*time.Second)

@@ -16,10 +16,11 @@ type readiness struct {
 	watching    bool
 	watchReason string
 	statusErr   string // the last status write's error while it retries
+	nodeErr     string // the last read of the Node's error while untaint retries
 	since       time.Time
 }
 
-func (r *readiness) ok() bool { return r.watching && r.statusErr == "" }
+func (r *readiness) ok() bool { return r.watching && r.statusErr == "" && r.nodeErr == "" }
 
 // change updates r under a.mu, restarting the clock when the answer
 // changes.
@@ -37,6 +38,18 @@ func (a *KubeAgent) setReady(watching bool, reason string) {
 	a.changeReady(func(r *readiness) { r.watching, r.watchReason = watching, reason })
 }
 
+// setNodeErr marks the agent not ready while it retries reading its Node
+// (the taint removal after an apply), as a failing status write does: an
+// agent that cannot reach the apiserver there must not answer 200.
+func (a *KubeAgent) setNodeErr(err error) {
+	a.changeReady(func(r *readiness) {
+		r.nodeErr = ""
+		if err != nil {
+			r.nodeErr = "cannot read the Node " + a.Node + ": " + err.Error()
+		}
+	})
+}
+
 func (a *KubeAgent) setStatusErr(err error) {
 	a.changeReady(func(r *readiness) {
 		r.statusErr = ""
@@ -51,8 +64,9 @@ func (a *KubeAgent) setStatusErr(err error) {
 // has been so. A new agent is not ready until it has listed its object,
 // converged it and opened the watch; it is not ready while it cannot
 // list or watch (an apiserver it cannot reach, RBAC refusing it),
-// between a watch ending and the next one opening, and while a status
-// write fails and is retried.
+// between a watch ending and the next one opening, while a status
+// write fails and is retried, and while reading its Node (the taint
+// removal) fails and is retried.
 func (a *KubeAgent) Ready() (ok bool, reason string, since time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -60,6 +74,9 @@ func (a *KubeAgent) Ready() (ok bool, reason string, since time.Time) {
 		return false, "starting: FabricHostConfig " + a.Node + " not listed yet", time.Time{}
 	}
 	reason = a.ready.watchReason
+	if a.ready.nodeErr != "" {
+		reason = a.ready.nodeErr
+	}
 	if a.ready.statusErr != "" {
 		reason = a.ready.statusErr
 	}

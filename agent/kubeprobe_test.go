@@ -119,3 +119,54 @@ func TestServeProbePortTaken(t *testing.T) {
 		t.Error("probe server did not stop with its context")
 	}
 }
+
+// TestKubeNotReadyWhileNodeUnreadable: while the agent retries reading its
+// Node (the taint removal after an apply, the apiserver gone), its probe
+// answers 503 naming the Node, and 200 again once the read goes through.
+// Without it an agent stuck there answered 200 for up to two minutes.
+func TestKubeNotReadyWhileNodeUnreadable(t *testing.T) {
+	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{kube.NodeGVR: "NodeList"})
+	var failGet atomic.Bool
+	failGet.Store(true)
+	dc.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failGet.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil // the fake then answers NotFound: no Node, nothing to untaint
+	})
+	a := &KubeAgent{Node: "h1", Clients: &kube.Clients{Dyn: dc}, Server: &Server{}}
+	a.setReady(true, "watching FabricHostConfig h1")
+	probe := func() (int, string) {
+		rec := httptest.NewRecorder()
+		a.ProbeHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, _ := probe(); code != http.StatusOK {
+		t.Fatalf("watching: probe %d, want 200", code)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.untaint(context.Background()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := probe()
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "cannot read the Node h1: connection refused") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe never said the Node is unreadable: %d %q", code, body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	failGet.Store(false)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("untaint: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("untaint did not return after the Node became readable")
+	}
+	if code, body := probe(); code != http.StatusOK {
+		t.Errorf("after the read went through: %d %q, want 200", code, body)
+	}
+}
