@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // Each emulator has every port the spec names on its switch, including
@@ -49,7 +50,10 @@ link {
 		t.Errorf("leaf2: %d ports, extra %v", count["leaf2"], extra["leaf2"])
 	}
 
-	bad := testutil.LoadSrc(t, `
+	// The loader refuses a name the platform cannot have, at its file:line
+	// (spec's typed identifiers); testbed up refuses it again for a spec
+	// that reached it another way, e.g. changed after the load.
+	badSrc := `
 fabric "t" {}
 switch "spine1" {
   platform = "eos"
@@ -60,10 +64,21 @@ switch "leaf1" {
   address  = "127.0.0.11:2222"
 }
 link {
-  endpoints = ["leaf1:swp1", "spine1:swp1"]
+  endpoints = ["leaf1:swp1", "spine1:SPINEPORT"]
   speed     = "400G"
 }
-`)
+`
+	if _, diags := spec.LoadFiles([]spec.File{{Name: "t.fab.hcl", Data: []byte(strings.Replace(badSrc, "SPINEPORT", "swp1", 1))}}, spec.LoadOptions{Platforms: testutil.Platforms()}); !diags.HasErrors() || !strings.Contains(diags.Error(), `port "swp1" is not a port name of this platform`) {
+		t.Fatalf("the loader took spine1:swp1: %v", diags)
+	}
+	bad := testutil.LoadSrc(t, strings.Replace(badSrc, "SPINEPORT", "Ethernet1", 1))
+	for _, sw := range bad.Switches {
+		for _, p := range sw.Ports {
+			if sw.Name == "spine1" && p.Name == "Ethernet1" {
+				p.Name = "swp1"
+			}
+		}
+	}
 	if _, _, err := portsNeeded(bad); err == nil || !strings.Contains(err.Error(), "spine1:swp1 (eos names its ports like Ethernet1, Ethernet2)") {
 		t.Fatalf("want a refusal naming spine1:swp1, got %v", err)
 	}
