@@ -37,11 +37,14 @@ credentials "leaf" {
   known_hosts = "known_hosts"
 }
 
+# mtu set exactly: the scenarios need leaf1's ports to follow the hosts' MTU
+# (a port without one only keeps at least it, and SONiC's 9100 stays).
 switch "leaf1" {
   platform    = "sonic"
   address     = %q
   credentials = "leaf"
   role        = "leaf"
+  mtu         = var.mtu
 }
 `, sw.Addr())
 	for i, n := range e.nodes {
