@@ -134,9 +134,7 @@ func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[strin
 	if err != nil {
 		return nil
 	}
-	d.mu.Lock()
-	lf := d.live[sm.Name]
-	d.mu.Unlock()
+	lf := d.liveOf(sm.Name)
 	return lf.unexpressible(sm, desired)
 }
 
@@ -319,9 +317,7 @@ func (d *Driver) Changes(t drivers.Target, diff []intent.AttrChange, desired int
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	lf := d.live[sm.Name]
-	d.mu.Unlock()
+	lf := d.liveOf(sm.Name)
 	known := lf != nil
 	if !known {
 		lf = d.defaultLive(sm)
@@ -657,9 +653,7 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 	if err != nil {
 		return nil
 	}
-	d.mu.Lock()
-	lf := d.live[sm.Name]
-	d.mu.Unlock()
+	lf := d.liveOf(sm.Name)
 	if lf == nil {
 		return nil
 	}
@@ -683,4 +677,12 @@ func (d *Driver) Findings(t drivers.Target) []drivers.Finding {
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return sev(fs[i].Severity) < sev(fs[j].Severity) })
 	return fs
+}
+
+// liveOf returns what the last Read of the subnet manager name found (nil
+// before one), under the driver's lock.
+func (d *Driver) liveOf(name string) *liveFiles {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.live[name]
 }
