@@ -167,7 +167,8 @@ demo-vm:
 # The VM testbed (testbed/vm/README.md): builds the guest image when its inputs changed (cached in
 # FABCTL_VM_CACHE, default /var/cache/fabctl-vm; root), boots it under qemu TCG and runs every section
 # (FABTB_SECTIONS="info rxe" for some), one subtest each, then a summary with timings and figures;
-# TestVMHarness boots it once more to prove the runner (reset, skip/fail/timeout reporting).
+# TestVMHarness (first) boots it once more to prove the runner (reset, skip/fail/timeout reporting);
+# a failed section's reason and the end of its log are repeated last, where CI's excerpt looks.
 # `make test` never boots the VM; `make demo-vm` boots it for the demo section only.
 E2E_VM_TIMEOUT ?= 60m
 e2e-vm:

@@ -13,6 +13,57 @@ import (
 	"time"
 )
 
+// TestVMHarness proves the runner itself in the VM (make e2e-vm runs it
+// before TestVM, so a failed section's digest ends the output CI keeps): the reset between sections, skip, failure and timeout
+// reporting, the section environment, artifacts written to the share.
+func TestVMHarness(t *testing.T) {
+	if os.Getenv("FABCTL_E2E_VM") != "1" {
+		t.Skip("the VM testbed runs only under `make e2e-vm` (FABCTL_E2E_VM=1)")
+	}
+	dir, err := filepath.Abs("testdata/harness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := t.TempDir()
+	res, err := Run(context.Background(), Options{
+		SectionsDir: dir, Share: share, Log: os.Stderr, Verbose: os.Getenv("FABTB_VERBOSE") == "1",
+	})
+	fmt.Print("\n" + res.Summary())
+	if err != nil {
+		t.Fatalf("VM run: %v", err)
+	}
+	want := []struct {
+		name   string
+		st     Status
+		reason string
+	}{
+		{"a-leave", Pass, ""},
+		{"b-clean", Pass, ""},
+		{"c-skip", Skip, "harness: a deliberate skip"},
+		{"d-fail", Fail, "exit 1: harness: a deliberate failure"},
+		{"e-timeout", Fail, "killed by its 5s timeout (exit 124)"},
+		{"f-after", Pass, ""},
+	}
+	if len(res.Sections) != len(want) {
+		t.Fatalf("got %d sections, want %d", len(res.Sections), len(want))
+	}
+	for i, w := range want {
+		g := res.Sections[i]
+		if g.Name != w.name || g.Status != w.st || g.Reason != w.reason {
+			t.Errorf("section %s: got %s %q, want %s %s %q\n%s", g.Name, g.Status, g.Reason, w.name, w.st, w.reason, g.Log)
+		}
+	}
+	if !strings.Contains(res.Sections[3].Log, "some output") {
+		t.Errorf("d-fail's log lacks its output: %q", res.Sections[3].Log)
+	}
+	if b, err := os.ReadFile(filepath.Join(share, "results", "f-after", "artifact.txt")); err != nil || string(b) != "artifact\n" {
+		t.Errorf("artifact written by f-after: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(share, "serial.log")); err != nil || !strings.Contains(string(b), "FABTB-TIMEOUT section e-timeout") {
+		t.Errorf("serial.log lacks the timeout marker (%v)", err)
+	}
+}
+
 // TestVM boots the VM testbed and runs its sections, one subtest each. It is
 // the body of `make e2e-vm` (FABCTL_E2E_VM=1); `make test` never boots a VM,
 // so there it skips. Inside e2e-vm anything that stops the run is a failure,
@@ -63,6 +114,9 @@ func TestVM(t *testing.T) {
 			return
 		}
 	}
+	// CI keeps only the end of a run's output: a failed section's reason and
+	// the end of its log come again last, after every section's own output.
+	defer func() { fmt.Print(failureDigest(res, 40)) }()
 	for _, s := range res.Sections {
 		t.Run(s.Name, func(t *testing.T) {
 			switch s.Status {
@@ -77,57 +131,6 @@ func TestVM(t *testing.T) {
 				t.Errorf("section %s failed: %s\n----- %s output -----\n%s", s.Name, s.Reason, s.Name, s.Log)
 			}
 		})
-	}
-}
-
-// TestVMHarness proves the runner itself in the VM (make e2e-vm runs it
-// beside TestVM): the reset between sections, skip, failure and timeout
-// reporting, the section environment, artifacts written to the share.
-func TestVMHarness(t *testing.T) {
-	if os.Getenv("FABCTL_E2E_VM") != "1" {
-		t.Skip("the VM testbed runs only under `make e2e-vm` (FABCTL_E2E_VM=1)")
-	}
-	dir, err := filepath.Abs("testdata/harness")
-	if err != nil {
-		t.Fatal(err)
-	}
-	share := t.TempDir()
-	res, err := Run(context.Background(), Options{
-		SectionsDir: dir, Share: share, Log: os.Stderr, Verbose: os.Getenv("FABTB_VERBOSE") == "1",
-	})
-	fmt.Print("\n" + res.Summary())
-	if err != nil {
-		t.Fatalf("VM run: %v", err)
-	}
-	want := []struct {
-		name   string
-		st     Status
-		reason string
-	}{
-		{"a-leave", Pass, ""},
-		{"b-clean", Pass, ""},
-		{"c-skip", Skip, "harness: a deliberate skip"},
-		{"d-fail", Fail, "exit 1: harness: a deliberate failure"},
-		{"e-timeout", Fail, "killed by its 5s timeout (exit 124)"},
-		{"f-after", Pass, ""},
-	}
-	if len(res.Sections) != len(want) {
-		t.Fatalf("got %d sections, want %d", len(res.Sections), len(want))
-	}
-	for i, w := range want {
-		g := res.Sections[i]
-		if g.Name != w.name || g.Status != w.st || g.Reason != w.reason {
-			t.Errorf("section %s: got %s %q, want %s %s %q\n%s", g.Name, g.Status, g.Reason, w.name, w.st, w.reason, g.Log)
-		}
-	}
-	if !strings.Contains(res.Sections[3].Log, "some output") {
-		t.Errorf("d-fail's log lacks its output: %q", res.Sections[3].Log)
-	}
-	if b, err := os.ReadFile(filepath.Join(share, "results", "f-after", "artifact.txt")); err != nil || string(b) != "artifact\n" {
-		t.Errorf("artifact written by f-after: %q, %v", b, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(share, "serial.log")); err != nil || !strings.Contains(string(b), "FABTB-TIMEOUT section e-timeout") {
-		t.Errorf("serial.log lacks the timeout marker (%v)", err)
 	}
 }
 
@@ -364,5 +367,42 @@ func TestRunnerHeaders(t *testing.T) {
 		if want := strconv.Itoa(int(s.Timeout / time.Second)); got != want {
 			t.Errorf("%s: the guest runner reads timeout %s s, ParseSection %s s", f, got, want)
 		}
+	}
+}
+
+// failureDigest repeats, for each failed section, its reason and the last
+// tail lines of its log, so the end of a long run names what failed and why.
+func failureDigest(res Results, tail int) string {
+	var b strings.Builder
+	for _, s := range res.Sections {
+		if s.Status != Fail {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n===== failed VM sections (each section's full output is above) =====\n")
+		}
+		lines := strings.Split(strings.TrimRight(s.Log, "\n"), "\n")
+		if len(lines) > tail {
+			lines = lines[len(lines)-tail:]
+		}
+		fmt.Fprintf(&b, "--- %s: %s (last %d lines of its log)\n%s\n", s.Name, s.Reason, len(lines), strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+func TestFailureDigest(t *testing.T) {
+	res := Results{Sections: []SectionResult{
+		{Name: "ok", Status: Pass, Log: "fine\n"},
+		{Name: "bad", Status: Fail, Reason: "exit 1: the demo passed 9 of 10 runs in a row", Log: "one\ntwo\nthree\nfour\n"},
+		{Name: "skipped", Status: Skip, Reason: "no verbs"},
+	}}
+	got := failureDigest(res, 2)
+	want := "\n===== failed VM sections (each section's full output is above) =====\n" +
+		"--- bad: exit 1: the demo passed 9 of 10 runs in a row (last 2 lines of its log)\nthree\nfour\n"
+	if got != want {
+		t.Errorf("digest:\n%q\nwant\n%q", got, want)
+	}
+	if d := failureDigest(Results{Sections: res.Sections[:1]}, 2); d != "" {
+		t.Errorf("digest of a passing run: %q", d)
 	}
 }
