@@ -161,6 +161,9 @@ var rules = []struct {
 	// Telemetry reads NIC counters with validate's reader and switches
 	// through the gNMI transport; the agent serves its host collector.
 	{"telemetry", []string{"validate/traffic", "drivers/transport", "=drivers", "intent", "spec", "internal"}},
+	// Import is pure logic: observed states and a spec loader in, HCL
+	// and a report out; the CLI reads the devices (plan.Observe).
+	{"importer", []string{"intent", "spec", "internal"}},
 	// Scheduler topology is a function of the spec alone.
 	{"topology", []string{"spec", "internal"}},
 	{"testbed", []string{"testbed", "drivers", "intent", "spec", "yangval", "internal"}},

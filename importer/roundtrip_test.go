@@ -1,0 +1,350 @@
+package importer_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/importer"
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/spec"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
+	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
+	"github.com/fabctl/fabctl/testbed/sonicemu"
+	"github.com/fabctl/fabctl/validate/lint"
+)
+
+const emuPassword = "Import-roundtrip-pa55"
+
+type emulator interface {
+	Addr() string
+	KnownHostsLine() string
+	Close() error
+}
+
+// sshFabric starts an in-process emulator (127.0.0.1, no root) for each
+// switch of the example spec whose platform has one, copies the spec to
+// a directory with an override file pointing those switches at their
+// emulators, and returns the directory and the switches' names.
+func sshFabric(t *testing.T, example string) (dir string, names []string) {
+	t.Helper()
+	t.Setenv("FABCTL_TESTBED_PASSWORD", emuPassword)
+	dir = t.TempDir()
+	src := filepath.Join("..", "examples", example)
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".fab.hcl") {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	var ov, kh strings.Builder
+	for _, sw := range s.Switches {
+		var e emulator
+		var err error
+		switch sw.Platform {
+		case "sonic":
+			e, err = sonicemu.Start(sonicemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+		case "eos":
+			e, err = eosemu.Start(eosemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+		case "nxos":
+			e, err = nxosemu.Start(nxosemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+		case "cumulus":
+			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: sw.Name, User: "admin", Password: emuPassword, Ports: 32})
+		default:
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", sw.Name, err)
+		}
+		t.Cleanup(func() { e.Close() })
+		kh.WriteString(e.KnownHostsLine() + "\n")
+		fmt.Fprintf(&ov, "switch %q {\n  address = %q\n}\n", sw.Name, e.Addr())
+		names = append(names, sw.Name)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".fabctl", "testbed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".fabctl", "testbed", "known_hosts"), []byte(kh.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "emulators_override.fab.hcl"), []byte(ov.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, names
+}
+
+func planOpts(s *spec.Spec, targets []string) plan.Options {
+	return plan.Options{Parallelism: 8, Credentials: s.CredentialsByName, Targets: targets}
+}
+
+// planDir plans the spec in dir on the targets.
+func planDir(t *testing.T, dir string, targets []string) *plan.Plan {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	return plan.Make(context.Background(), s, intent.Compile(s), builtin.Registry(), planOpts(s, targets))
+}
+
+// applyDir plans and applies the spec in dir on the targets.
+func applyDir(t *testing.T, dir string, targets []string) {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	f := intent.Compile(s)
+	opts := planOpts(s, targets)
+	p := plan.Make(context.Background(), s, f, builtin.Registry(), opts)
+	var devs []apply.Device
+	for _, u := range plan.Units(f) {
+		dp := p.Device(u.Device.Addr())
+		if dp == nil {
+			continue
+		}
+		if dp.Error != "" {
+			t.Fatalf("plan %s: %s", dp.Address, dp.Error)
+		}
+		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
+	}
+	if res, err := apply.Run(context.Background(), devs, builtin.Registry(), apply.Options{Parallelism: 8}); err != nil || !res.OK() {
+		t.Fatalf("apply: %v", err)
+	}
+}
+
+// importDir reads the targets of the spec in dir (the inventory) and
+// imports; it returns the result and the inventory's files.
+func importDir(t *testing.T, dir string, targets []string) *importer.Result {
+	t.Helper()
+	files, diags := spec.ReadFiles(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	obs := map[string]*importer.Observed{}
+	for _, o := range plan.Observe(context.Background(), intent.Compile(s), builtin.Registry(), planOpts(s, targets)) {
+		obs[o.Address] = &importer.Observed{Live: o.Live, Err: o.Err, Fields: o.Fields, Unexpressible: o.Unexpressible, Read: o.Read}
+	}
+	res, err := importer.Import(files, obs, importer.Options{
+		Name: filepath.Join(dir, "imported.fab.hcl"),
+		Load: func(files []spec.File) (*spec.Spec, hcl.Diagnostics) {
+			return spec.LoadFiles(files, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// replaceSpec puts the imported spec in place of the inventory's files
+// (the override file that points at the emulators stays).
+func replaceSpec(t *testing.T, dir string, hclSrc []byte) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".fab.hcl") && !spec.IsOverrideFile(e.Name()) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "imported.fab.hcl"), hclSrc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func changesOf(p *plan.Plan, name string) []intent.AttrChange {
+	if dp := p.Device(name); dp != nil {
+		return dp.Changes
+	}
+	return nil
+}
+
+// customQoS is a fabric QoS unlike fabctl's defaults (applied to the
+// testbed's switches, then imported from the example without it): the
+// import must find every one of these values on the devices.
+const customQoS = `
+class "storage" {
+  role      = "rdma"
+  priority  = 4
+  dscp      = ["24-31"]
+  lossless  = true
+  bandwidth = 60
+  ecn {
+    min         = "200KB"
+    max         = "2MB"
+    probability = "50%"
+  }
+}
+
+class "cnp" {
+  role     = "cnp"
+  priority = 6
+  dscp     = [48]
+  strict   = true
+}
+
+class "bulk" {
+  role      = "other"
+  priority  = 0
+  default   = true
+  bandwidth = 40
+}
+`
+
+// TestRoundTripTestbed: the local testbed's switches that run as SSH
+// emulators (SONiC, EOS, NX-OS, Cumulus) are applied from
+// examples/testbed (as it is, and with a QoS unlike the defaults and a
+// slower PFC watchdog); import from the example as inventory writes a
+// spec that plans clean on every one of them; a change of one class in
+// it plans exactly that change on every switch.
+func TestRoundTripTestbed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		qos        string // a file applied beside the example, not in the inventory
+		watchdog   string // replaces "rdma_mtu = 4096" in the applied spec
+		ecnMin     string // the class's ECN min in the written spec
+		ecnPath    string
+		ecnChanged string
+	}{
+		{name: "defaults", ecnMin: `min         = "150KB"`, ecnPath: "tc/3/ecn/min"},
+		{name: "custom", qos: customQoS, watchdog: "rdma_mtu = 4096\n  pfc_watchdog {\n    detect  = \"300ms\"\n    restore = \"600ms\"\n  }",
+			ecnMin: `min         = "200KB"`, ecnPath: "tc/4/ecn/min"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, names := sshFabric(t, "testbed")
+			inv := filepath.Join(dir, "testbed.fab.hcl")
+			orig, err := os.ReadFile(inv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.qos != "" {
+				applied := strings.Replace(string(orig), "rdma_mtu = 4096", tc.watchdog, 1)
+				os.WriteFile(inv, []byte(applied), 0o644)
+				os.WriteFile(filepath.Join(dir, "qos.fab.hcl"), []byte(tc.qos), 0o644)
+			}
+			applyDir(t, dir, names)
+			if os.Getenv("FABCTL_IMPORT_TEST_DEBUG") != "" {
+				p := planDir(t, dir, names)
+				for _, n := range names {
+					t.Logf("%s after apply: %+v", n, changesOf(p, n))
+				}
+			}
+			os.WriteFile(inv, orig, 0o644)
+			os.Remove(filepath.Join(dir, "qos.fab.hcl"))
+
+			res := importDir(t, dir, names)
+			for _, l := range res.Report.LeftOut {
+				t.Errorf("left out: %s %s (live %q, desired %q): %s", l.Device, l.Path, l.Live, l.Desired, l.Reason)
+			}
+			if len(res.Report.Overrides) != 0 {
+				t.Errorf("overrides on a consistent fabric: %+v", res.Report.Overrides)
+			}
+			if res.Report.Read != len(names) {
+				t.Errorf("read %d devices, want %d", res.Report.Read, len(names))
+			}
+			if strings.Contains(string(res.HCL), emuPassword) || !strings.Contains(string(res.HCL), `env("FABCTL_TESTBED_PASSWORD")`) {
+				t.Errorf("the written spec does not keep the inventory's env() reference:\n%s", res.HCL)
+			}
+			replaceSpec(t, dir, res.HCL)
+			p := planDir(t, dir, names)
+			for _, n := range names {
+				dp := p.Device(n)
+				if dp == nil || dp.Error != "" || dp.HasChanges() {
+					t.Fatalf("plan of the imported spec on %s: %+v\n%s", n, dp, res.HCL)
+				}
+			}
+			// One class changed: exactly that setting on every switch.
+			changed := strings.Replace(string(res.HCL), tc.ecnMin, `min         = "250KB"`, 1)
+			if changed == string(res.HCL) {
+				t.Fatalf("the imported spec has no %s:\n%s", tc.ecnMin, res.HCL)
+			}
+			replaceSpec(t, dir, []byte(changed))
+			p = planDir(t, dir, names)
+			for _, n := range names {
+				cs := changesOf(p, n)
+				if len(cs) != 1 || cs[0].Path != tc.ecnPath || cs[0].After != "250000" {
+					t.Errorf("%s: changes %+v, want exactly %s -> 250000", n, cs, tc.ecnPath)
+				}
+			}
+		})
+	}
+}
+
+// TestRoundTripBrownfield: one leaf of the testbed maps DSCP 26 to
+// priority 4 (typed by hand on that switch); import keeps the majority
+// (26 -> 3) as the fabric's class, writes the leaf's entry as its
+// dscp_map override, lists the choice with the leaf as dissent, lint
+// shows the override as the finding it is, and the plan is empty.
+func TestRoundTripBrownfield(t *testing.T) {
+	dir, names := sshFabric(t, "testbed")
+	applyDir(t, dir, names)
+	// The inconsistency, applied to leaf2 (EOS) only.
+	src, _ := os.ReadFile(filepath.Join(dir, "testbed.fab.hcl"))
+	odd := strings.Replace(string(src), "switch \"leaf2\" {\n", "switch \"leaf2\" {\n  dscp_map = { 26 = 4 }\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "testbed.fab.hcl"), []byte(odd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	applyDir(t, dir, []string{"leaf2"})
+	if err := os.WriteFile(filepath.Join(dir, "testbed.fab.hcl"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	res := importDir(t, dir, names)
+	for _, l := range res.Report.LeftOut {
+		t.Errorf("left out: %s %s (live %q, desired %q): %s", l.Device, l.Path, l.Live, l.Desired, l.Reason)
+	}
+	var ov []importer.Override
+	for _, o := range res.Report.Overrides {
+		ov = append(ov, o)
+	}
+	if len(ov) != 1 || ov[0].Device != "switch.leaf2" || ov[0].Attribute != "dscp_map" || ov[0].Value != `{ "26" = 4 }` && ov[0].Value != `{
+  "26" = 4
+}` {
+		t.Errorf("overrides %+v, want leaf2's dscp_map { 26 = 4 }", ov)
+	}
+	found := false
+	for _, c := range res.Report.Choices {
+		if strings.Contains(c.Setting, "priority 3 dscp") {
+			found = true
+			if !strings.Contains(c.Value, "26") || len(c.Dissent) != 1 || c.Dissent[0] != "switch.leaf2" {
+				t.Errorf("choice %+v: want DSCP 26 on priority 3 with switch.leaf2 dissenting", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no DSCP choice for priority 3 in %+v", res.Report.Choices)
+	}
+	replaceSpec(t, dir, res.HCL)
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	lr := lint.Run(s)
+	shown := false
+	for _, d := range lr.Diagnostics {
+		if strings.Contains(d.Summary, "dscp_map differs from the classes") && strings.Contains(d.Detail, "leaf2") {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Errorf("lint does not show leaf2's dscp_map: %v", lr.Diagnostics)
+	}
+	p := planDir(t, dir, names)
+	for _, n := range names {
+		if dp := p.Device(n); dp == nil || dp.Error != "" || dp.HasChanges() {
+			t.Errorf("plan of the imported spec on %s: %+v", n, dp)
+		}
+	}
+}
