@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/safefile"
@@ -58,4 +59,30 @@ func (a *Applied) Save(stateDir string) error {
 	// Atomic, through an unpredictable temporary name; a link planted at
 	// the record's name is replaced, never written through.
 	return safefile.WriteFile(AppliedPath(stateDir, a.Fabric), append(b, '\n'), 0o600, safefile.Record)
+}
+
+// Forget drops the devices ids from the record, the devices fabctl's
+// apply no longer describes (a testbed's emulators that were removed),
+// and returns the ones it held, sorted.
+func (a *Applied) Forget(ids []string) []string {
+	var gone []string
+	for _, id := range ids {
+		if _, ok := a.Devices[id]; ok {
+			delete(a.Devices, id)
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	return gone
+}
+
+// Store writes the record, or removes its file when it holds no device.
+func (a *Applied) Store(stateDir string) error {
+	if len(a.Devices) > 0 {
+		return a.Save(stateDir)
+	}
+	if err := os.Remove(AppliedPath(stateDir, a.Fabric)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/local"
 )
 
@@ -28,6 +32,9 @@ type TestbedOptions struct {
 	FabricNetns string
 	// Getenv resolves the spec's env() secrets.
 	Getenv func(string) string
+	// StateDir (up, down): where plan and apply keep the fabric's applied
+	// record ("": .fabctl beside the spec, as for plan and apply).
+	StateDir string
 }
 
 func (o *TestbedOptions) dir() string {
@@ -120,23 +127,33 @@ Exit status: 0 up, 1 error (nothing is left behind).`,
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	cmd.Flags().StringVar(&o.YANGDir, "yang-dir", "", "`DIR` of YANG models, per platform in DIR/sonic, DIR/openconfig and DIR/srlinux: the emulators validate every SONiC patch (like GCU) and every gNMI Set against them")
+	cmd.Flags().StringVar(&o.StateDir, "state-dir", "", "The `dir` plan and apply keep the fabric's applied record in, checked for a record of these devices from before this testbed (default: .fabctl beside the spec)")
 	cmd.Flags().StringVar(&o.FabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
 	return cmd
 }
 
 func newCmdTestbedDown(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
-	return newCmdTestbedOfDir(f, runF, testbedDownRun, &cobra.Command{
+	cmd, o := newCmdTestbedOfDir(f, runF, testbedDownRun, &cobra.Command{
 		Use:   "down [SPEC]",
 		Short: "Remove everything testbed up made",
 		Long: `Stop the emulators and delete the namespaces, links and files that "testbed up"
-made, as recorded in DIR/testbed.json; nothing else is touched.
+made, as recorded in DIR/testbed.json.
+
+What fabctl applied to the testbed's devices went with them: down also drops
+those devices from the fabric's applied record (FABRIC.applied.json in the
+state directory, .fabctl beside the spec or --state-dir), so the next
+"testbed up" starts from the emulators' defaults and plan reports no drift
+for it. A record written before this testbed came up is not this testbed's
+and is kept (down says so). The journals stay; nothing else is touched.
 
 Exit status: 0 removed, 1 no testbed or an error.`,
 	})
+	cmd.Flags().StringVar(&o.StateDir, "state-dir", "", "The `dir` plan and apply kept the fabric's applied record in (default: .fabctl beside the spec)")
+	return cmd
 }
 
 func newCmdTestbedStatus(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
-	return newCmdTestbedOfDir(f, runF, testbedStatusRun, &cobra.Command{
+	cmd, _ := newCmdTestbedOfDir(f, runF, testbedStatusRun, &cobra.Command{
 		Use:   "status [SPEC]",
 		Short: "List the testbed's emulators, namespaces and links, and whether they are live",
 		Long: `List what "testbed up" made and whether it is live: the emulator process, each
@@ -144,11 +161,12 @@ emulator's port, each namespace.
 
 Exit status: 0 healthy, 1 no testbed, or something is down.`,
 	})
+	return cmd
 }
 
 // newCmdTestbedOfDir completes cmd as a testbed command of an optional
-// SPEC and --dir that runs run (or runF).
-func newCmdTestbedOfDir(f *Factory, runF, run func(*TestbedOptions) error, cmd *cobra.Command) *cobra.Command {
+// SPEC and --dir that runs run (or runF), and returns its options.
+func newCmdTestbedOfDir(f *Factory, runF, run func(*TestbedOptions) error, cmd *cobra.Command) (*cobra.Command, *TestbedOptions) {
 	o := &TestbedOptions{IO: f.IOStreams}
 	cmd.Args = usageArgs(cobra.MaximumNArgs(1))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -156,7 +174,7 @@ func newCmdTestbedOfDir(f *Factory, runF, run func(*TestbedOptions) error, cmd *
 		return testbedRun(o, runF, run)
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
-	return cmd
+	return cmd, o
 }
 
 func newCmdTestbedServe(f *Factory, runF func(*TestbedOptions) error) *cobra.Command {
@@ -197,16 +215,90 @@ func testbedUpRun(o *TestbedOptions) error {
 	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
 	fmt.Fprintf(o.IO.Out, "%s testbed up in %s\n", s.OK.Render("✔"), st.Dir)
 	writeTestbed(o, st)
+	if path, held := staleApplied(&st.Record, o.StateDir); len(held) > 0 {
+		es := newStyles(o.IO.ErrOut, o.IO.ColorEnabled())
+		fmt.Fprintf(o.IO.ErrOut, "%s %s records what fabctl applied to %s before this testbed came up;\n"+
+			"the emulators start from their defaults, so plan reports those settings as drift.\n"+
+			"Delete it if it was an earlier testbed's (testbed down drops it when an apply ran on the testbed).\n",
+			es.Warn.Render("Warning:"), path, plural(len(held), "device", "devices"))
+	}
 	return nil
 }
 
 func testbedDownRun(o *TestbedOptions) error {
 	dir := o.dir()
+	r, _ := local.ReadRecord(dir) // Down reports a missing or damaged record
 	if err := local.Down(dir, o.IO.ErrOut); err != nil {
+		return err
+	}
+	if err := forgetTestbedApplied(r, o.StateDir, o.IO.ErrOut); err != nil {
 		return err
 	}
 	s := newStyles(o.IO.Out, o.IO.ColorEnabled())
 	fmt.Fprintf(o.IO.Out, "%s testbed in %s removed\n", s.OK.Render("✔"), dir)
+	return nil
+}
+
+// testbedApplied is the applied record of a testbed's fabric (in flag,
+// else .fabctl beside the testbed's spec) and the testbed's devices it
+// holds; the record is nil when there is none or it holds none of them.
+func testbedApplied(r *local.Record, flag string) (dir string, a *plan.Applied, held []string, mod time.Time) {
+	if r == nil || r.Fabric == "" || len(r.Devices) == 0 {
+		return "", nil, nil, time.Time{}
+	}
+	dir = stateDir(r.Spec, flag)
+	fi, err := os.Stat(plan.AppliedPath(dir, r.Fabric))
+	if err != nil {
+		return dir, nil, nil, time.Time{}
+	}
+	a, err = plan.LoadApplied(dir, r.Fabric)
+	if err != nil {
+		return dir, nil, nil, time.Time{}
+	}
+	for _, id := range r.Devices {
+		if _, ok := a.Devices[id]; ok {
+			held = append(held, id)
+		}
+	}
+	if len(held) == 0 {
+		return dir, nil, nil, time.Time{}
+	}
+	return dir, a, held, fi.ModTime()
+}
+
+// staleApplied names the applied record that describes the devices of a
+// testbed that just came up, and which ones: it was written before the
+// emulators existed, so what it holds is not on them.
+func staleApplied(r *local.Record, flag string) (string, []string) {
+	dir, a, held, mod := testbedApplied(r, flag)
+	if a == nil || !mod.Before(r.Created) {
+		return "", nil
+	}
+	return plan.AppliedPath(dir, a.Fabric), held
+}
+
+// forgetTestbedApplied drops a removed testbed's devices from the
+// fabric's applied record: what fabctl applied to them went with the
+// emulators, and a new testbed starts from the emulators' defaults (kept
+// as the record would otherwise make the next plan report every setting
+// as drift). A record last written before the testbed came up is not
+// this testbed's: it is kept, and down says so.
+func forgetTestbedApplied(r *local.Record, flag string, log io.Writer) error {
+	dir, a, held, mod := testbedApplied(r, flag)
+	if a == nil {
+		return nil
+	}
+	path := plan.AppliedPath(dir, a.Fabric)
+	if mod.Before(r.Created) {
+		fmt.Fprintf(log, "kept %s: written before this testbed came up (%s), so it is not this testbed's; delete it if the next testbed should start without it\n",
+			path, mod.UTC().Format(time.RFC3339))
+		return nil
+	}
+	a.Forget(held)
+	if err := a.Store(dir); err != nil {
+		return fmt.Errorf("testbed removed, but its devices stay in %s (%w): delete it, or the next testbed's plan reports drift", path, err)
+	}
+	fmt.Fprintf(log, "forgot what fabctl applied to the testbed's %s (%s): they start from their defaults next time\n", plural(len(held), "device", "devices"), path)
 	return nil
 }
 

@@ -1,10 +1,20 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/plan"
+	"github.com/fabctl/fabctl/testbed/local"
 )
 
 func TestTestbedSubcommands(t *testing.T) {
@@ -76,5 +86,80 @@ func TestTestbedStatusJSON(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status --json lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// Issue 40 (first run, defect 13): what fabctl applied to a testbed's
+// devices went with them. testbed down drops those devices from the
+// fabric's applied record (the next testbed starts from the emulators'
+// defaults, and plan would otherwise report every setting as drift), keeps
+// the other devices' entries, and keeps a record written before the
+// testbed came up (not this testbed's), saying so; up warns about one.
+func TestTestbedDownForgetsApplied(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		before     bool     // the record was written before the testbed came up
+		recorded   []string // devices in the applied record
+		wantLeft   []string // devices left in it after down (nil: file removed)
+		wantErrOut string
+	}{
+		{"applied on the testbed", false, []string{"switch.leaf1", "host.h1"}, nil, "forgot what fabctl applied to the testbed's 2 devices"},
+		{"other devices stay", false, []string{"switch.leaf1", "switch.prod9"}, []string{"switch.prod9"}, "testbed's 1 device ("},
+		{"record from before the testbed", true, []string{"switch.leaf1", "host.h1"}, []string{"host.h1", "switch.leaf1"}, "written before this testbed came up"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			specDir := t.TempDir()
+			tbDir := filepath.Join(specDir, ".fabctl", "testbed")
+			state := filepath.Join(specDir, ".fabctl")
+			if err := os.MkdirAll(tbDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			created := time.Now().UTC().Add(-time.Hour)
+			a := &plan.Applied{FormatVersion: plan.FormatVersion, Fabric: "pod", Devices: map[string]intent.State{}}
+			for _, d := range tc.recorded {
+				a.Devices[d] = intent.State{"mtu": "9000"}
+			}
+			if err := a.Save(state); err != nil {
+				t.Fatal(err)
+			}
+			mod := created.Add(time.Minute)
+			if tc.before {
+				mod = created.Add(-time.Minute)
+			}
+			if err := os.Chtimes(plan.AppliedPath(state, "pod"), mod, mod); err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := json.Marshal(map[string]any{"spec": specDir, "dir": tbDir, "pid": 0, "created": created,
+				"fabric": "pod", "devices": []string{"switch.leaf1", "host.h1"}, "namespaces": []string{}, "links": []any{}, "files": []string{}})
+			if err := os.WriteFile(filepath.Join(tbDir, "testbed.json"), rec, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, _, out, errOut := testFactory()
+			if code := runCLI(f, "testbed", "down", specDir); code != ExitOK {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			if !strings.Contains(errOut.String(), tc.wantErrOut) {
+				t.Errorf("stderr lacks %q:\n%s", tc.wantErrOut, errOut)
+			}
+			if tc.wantLeft == nil {
+				if _, err := os.Stat(plan.AppliedPath(state, "pod")); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("applied record kept (%v)", err)
+				}
+				return
+			}
+			left, err := plan.LoadApplied(state, "pod")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(maps.Keys(left.Devices)); !slices.Equal(got, tc.wantLeft) {
+				t.Errorf("record holds %v, want %v", got, tc.wantLeft)
+			}
+			// testbed up warns about such a record (staleApplied).
+			r := &local.Record{Spec: specDir, Created: created, Fabric: "pod", Devices: []string{"switch.leaf1", "host.h1"}}
+			path, held := staleApplied(r, "")
+			if tc.before != (len(held) > 0) || (tc.before && path != plan.AppliedPath(state, "pod")) {
+				t.Errorf("staleApplied: %s %v", path, held)
+			}
+		})
 	}
 }

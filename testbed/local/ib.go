@@ -67,6 +67,9 @@ func upIB(s *spec.Spec, r *Record, opts Options) error {
 		return fmt.Errorf("simulated InfiniBand subnet: %w", err)
 	}
 	r.IBSim = dir
+	if s.InfiniBand != nil && s.InfiniBand.SubnetManager != "" {
+		r.Devices = append(r.Devices, "sm."+s.InfiniBand.SubnetManager)
+	}
 	if err := safefile.WriteFile(filepath.Join(dir, OpenSMPIDFile), []byte(strconv.Itoa(sim.OpenSMPID)+"\n"), 0o644, safefile.Testbed); err != nil {
 		return err
 	}

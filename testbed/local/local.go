@@ -122,8 +122,14 @@ type Link struct {
 
 // Record is <dir>/testbed.json: what Up made.
 type Record struct {
-	Spec       string     `json:"spec"`
-	Dir        string     `json:"dir"`
+	Spec string `json:"spec"`
+	Dir  string `json:"dir"`
+	// Fabric is the spec's fabric name, and Devices the plan addresses of
+	// the devices the testbed makes (switch.NAME of each emulator,
+	// host.NAME of each namespace host, sm.NAME of the simulated subnet's
+	// manager): what fabctl applied to them is gone with them at Down.
+	Fabric     string     `json:"fabric,omitempty"`
+	Devices    []string   `json:"devices,omitempty"`
 	PID        int        `json:"pid"`
 	Created    time.Time  `json:"created"`
 	Emulators  []Emulator `json:"emulators"`
@@ -188,7 +194,7 @@ func logf(w io.Writer, format string, args ...any) {
 
 // plan works out, from the spec, what Up will make.
 func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
-	r := &Record{FabricNetns: fabricNS}
+	r := &Record{FabricNetns: fabricNS, Fabric: s.Fabric.Name}
 	creds := map[string]*spec.Credentials{}
 	for _, c := range s.Credentials {
 		creds[c.Name] = c
@@ -220,6 +226,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 		e := Emulator{Name: sw.Name, Platform: sw.Platform, Address: sw.Address, Username: c.Username,
 			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name], PortNames: extra[sw.Name]}
 		r.Emulators = append(r.Emulators, e)
+		r.Devices = append(r.Devices, "switch."+sw.Name)
 	}
 	seen := map[string]bool{}
 	for _, h := range s.Hosts {
@@ -230,6 +237,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 		if ns == fabricNS {
 			return nil, fmt.Errorf("%s: namespace %s is the testbed's fabric side", h.Name, fabricNS)
 		}
+		r.Devices = append(r.Devices, "host."+h.Name)
 		if !seen[ns] {
 			seen[ns] = true
 			r.Namespaces = append(r.Namespaces, ns)

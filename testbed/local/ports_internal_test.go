@@ -83,3 +83,39 @@ link {
 		t.Fatalf("want a refusal naming spine1:swp1, got %v", err)
 	}
 }
+
+// The record names the fabric and the plan address of every device the
+// testbed makes (testbed down drops them from the applied record).
+func TestRecordDevices(t *testing.T) {
+	s := testutil.LoadSrc(t, `
+fabric "pod" {}
+credentials "c" {
+  username = "admin"
+  password = env("PW")
+}
+switch "leaf1" {
+  platform    = "sonic"
+  address     = "127.0.0.11:2222"
+  credentials = "c"
+}
+host "h1" {
+  connect = "netns:fab-h1"
+  nic "eth1" {}
+}
+host "h2" {
+  connect = "local"
+  nic "eth1" {}
+}
+link {
+  endpoints = ["leaf1:Ethernet0", "h1:eth1"]
+  speed     = "100G"
+}
+`)
+	r, err := planRecord(s, "fab-fabric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fabric != "pod" || !slices.Equal(r.Devices, []string{"switch.leaf1", "host.h1"}) {
+		t.Errorf("fabric %q devices %v", r.Fabric, r.Devices)
+	}
+}
