@@ -15,6 +15,10 @@ import (
 // testdata/vendor/eos/pyeapi-running-config-all.txt:37,46).
 type Config struct {
 	Hostname string
+	// Model is what `show version` names; Queue the transmit-queue
+	// keyword of its chip family (family.go): the only one the qos
+	// profile mode accepts and the one the running-config prints.
+	Model, Queue string
 	// DSCP holds every configured `qos map dscp D to traffic-class T`; no
 	// default table is assumed (none is in the corpus; audit E1).
 	DSCP     map[int]int
@@ -63,7 +67,7 @@ type Interface struct {
 
 // NewConfig is a factory-default configuration with ports Ethernet1..n.
 func NewConfig(hostname string, ports int) *Config {
-	c := &Config{Hostname: hostname, DSCP: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
+	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: models[DefaultModel], DSCP: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for i := 1; i <= ports; i++ {
 		c.Interfaces["Ethernet"+strconv.Itoa(i)] = &Interface{}
 	}
@@ -151,7 +155,7 @@ func splitNum(s string) []string {
 // indentation per level, a "!" closing nested sections, and "end"
 // (napalm-show-running-config.txt).
 func (c *Config) Render() string {
-	return c.render("! Command: show running-config\n! device: " + c.Hostname + " (cEOS-lab, EOS-4.32.2F)\n")
+	return c.render("! Command: show running-config\n! device: " + c.Hostname + " (" + c.Model + ", EOS-4.32.2F)\n")
 }
 
 // RenderStartup is `show startup-config`: the same layout behind a header
@@ -159,7 +163,7 @@ func (c *Config) Render() string {
 // (napalm-show-startup-config.txt:11-13).
 func (c *Config) RenderStartup(saved time.Time) string {
 	return c.render("! Command: show startup-config\n! Startup-config last modified at  " + saved.Format("Mon Jan 2 15:04:05 2006") +
-		" by admin\n! device: " + c.Hostname + " (cEOS-lab, EOS-4.32.2F)\n")
+		" by admin\n! device: " + c.Hostname + " (" + c.Model + ", EOS-4.32.2F)\n")
 }
 
 func (c *Config) render(header string) string {
@@ -208,7 +212,7 @@ func (c *Config) render(header string) string {
 				continue
 			}
 			// EOS prints `no priority` before `bandwidth percent` (avd-qos-profile.cfg:15-22).
-			b.WriteString("   !\n   tx-queue " + strconv.Itoa(q) + "\n")
+			b.WriteString("   !\n   " + c.Queue + " " + strconv.Itoa(q) + "\n")
 			if t.RoundRobin {
 				b.WriteString("      no priority\n")
 			}

@@ -63,6 +63,9 @@ type Options struct {
 	// ExtraPorts are more interfaces the switch has, named as EOS names
 	// them (a split port's lanes Ethernet1/1, a linecard's Ethernet3/1/1).
 	ExtraPorts []string
+	// Model is the model `show version` names and decides the chip
+	// family (family.go): "" is DefaultModel, a Sand switch.
+	Model string
 	// CommitLatency delays commit commands (the benchmark uses 200 ms).
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -109,7 +112,15 @@ func Start(opts Options) (*Switch, error) {
 	if opts.Ports == 0 {
 		opts.Ports = 8
 	}
+	if opts.Model == "" {
+		opts.Model = DefaultModel
+	}
+	fam, ok := familyOf(opts.Model)
+	if !ok {
+		return nil, fmt.Errorf("eosemu: model %q: no source says which transmit-queue keyword it takes (family.go)", opts.Model)
+	}
 	run := NewConfig(opts.Hostname, opts.Ports)
+	run.Model, run.Queue = opts.Model, fam
 	for _, n := range opts.ExtraPorts {
 		run.Interfaces[n] = &Interface{}
 	}
@@ -139,6 +150,14 @@ func Start(opts Options) (*Switch, error) {
 	}
 	sw.Server = srv
 	return sw, nil
+}
+
+// queue is the transmit-queue keyword of the switch's model.
+func (sw *Switch) queue() string {
+	if q, ok := familyOf(sw.opts.Model); ok {
+		return q
+	}
+	return models[DefaultModel]
 }
 
 // Close stops the server and any commit timer.
@@ -264,7 +283,8 @@ func (s *shell) Prompt() string {
 		case "qos-profile":
 			m += "-qos-profile-" + f.name
 		case "txq":
-			m += "-txq-" + strconv.Itoa(f.q)
+			// PLAUSIBLE for uc-tx-queue (no prompt of that mode is in the corpus)
+			m += "-" + strings.TrimSuffix(s.sw.queue(), "-queue") + "q-" + strconv.Itoa(f.q)
 		}
 	}
 	return h + "(" + m + ")#"
@@ -364,6 +384,10 @@ func (s *shell) show(line string, toks []string) string {
 	case arg == "startup-config":
 		// napalm-show-startup-config.txt; pyeapi-commands.txt:24
 		return s.sw.startup.RenderStartup(s.sw.saved)
+	case arg == "version":
+		// goeapi-show-version.txt: "Arista <model>" first, then the
+		// hardware and software lines
+		return showVersion(s.sw.opts.Model)
 	case arg == "session-config diffs":
 		// pyeapi-session-config-diffs.txt:11 (inside the session)
 		if s.session == "" {

@@ -17,9 +17,12 @@ import (
 const pw = "emu-Pa55"
 
 // dial connects with scrapligo's built-in arista_eos platform.
-func dial(t *testing.T) (*Switch, *sshtransport.Conn) {
+func dial(t *testing.T) (*Switch, *sshtransport.Conn) { t.Helper(); return dialModel(t, "") }
+
+// dialModel is dial to an emulator of that model.
+func dialModel(t *testing.T, model string) (*Switch, *sshtransport.Conn) {
 	t.Helper()
-	sw, err := Start(Options{Password: pw, Ports: 4})
+	sw, err := Start(Options{Password: pw, Ports: 4, Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +267,40 @@ func TestExtraPorts(t *testing.T) {
 	}
 	if strings.Contains(run, "interface Ethernet3\n") {
 		t.Errorf("Ethernet3 exists:\n%s", run)
+	}
+}
+
+// TestQueueKeywordByFamily: a Sand switch takes tx-queue and refuses
+// uc-tx-queue, a Strata switch (and vEOS) the other way round, with EOS's
+// invalid-input refusal at the keyword; `show version` names the model on
+// its first line (goeapi-show-version.txt); an unsourced model is refused
+// at Start.
+func TestQueueKeywordByFamily(t *testing.T) {
+	for _, c := range []struct{ model, ok, bad string }{
+		{"", "tx-queue", "uc-tx-queue"},
+		{"DCS-7800R3-48CQ2", "tx-queue", "uc-tx-queue"},
+		{"DCS-7060X6-64PE-F", "uc-tx-queue", "tx-queue"},
+		{"vEOS", "uc-tx-queue", "tx-queue"},
+	} {
+		sw, conn := dialModel(t, c.model)
+		model := c.model
+		if model == "" {
+			model = DefaultModel
+		}
+		if v := send(t, conn, "show version"); !strings.HasPrefix(strings.TrimLeft(v, "\r\n"), "Arista "+model+"\n") {
+			t.Fatalf("%s: show version: %q", model, v)
+		}
+		send(t, conn, "configure session s1", "qos profile P", c.ok+" 3", "no priority", "bandwidth percent 40")
+		if _, err := conn.Send(c.bad + " 4"); err == nil || !strings.Contains(err.Error(), "Invalid input") {
+			t.Fatalf("%s: %s accepted (%v)", model, c.bad, err)
+		}
+		send(t, conn, "commit")
+		run := string(sw.RunningConfig())
+		if !strings.Contains(run, "   "+c.ok+" 3\n      no priority\n      bandwidth percent 40\n") || strings.Contains(run, " "+c.bad+" ") {
+			t.Fatalf("%s: running-config:\n%s", model, run)
+		}
+	}
+	if _, err := Start(Options{Password: pw, Model: "DCS-9999X-1"}); err == nil {
+		t.Fatal("a model no source places started")
 	}
 }

@@ -43,7 +43,7 @@ func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 		if p == nil { // removed meanwhile by `no qos profile`
 			return errTok(0)
 		}
-		return applyProfile(p, m.name, a, no, off)
+		return applyProfile(p, c.Queue, m.name, a, no, off)
 	case "txq":
 		p := c.Profiles[m.name]
 		if p == nil {
@@ -327,7 +327,7 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 	return errTok(off)
 }
 
-func applyProfile(p *Profile, name string, a []string, no bool, off int) (*frame, string, bool) {
+func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) (*frame, string, bool) {
 	switch a[0] {
 	case "qos":
 		// qos trust {dscp|cos}: avd-qos-profile.cfg:11 (cos: avd qos.cfg l.3);
@@ -353,9 +353,13 @@ func applyProfile(p *Profile, name string, a []string, no bool, off int) (*frame
 		}
 		p.Trust = a[2]
 		return ok()
-	case "tx-queue":
-		// tx-queue <0-7>: avd-qos-profile.cfg:15. `no tx-queue` has no source: refused.
-		if no {
+	case "tx-queue", "uc-tx-queue":
+		// tx-queue <0-7>: avd-qos-profile.cfg:15; uc-tx-queue <0-7>:
+		// avd-uc-tx-queue.txt. Only the switch's own family's keyword is a
+		// command (family.go): the other is refused where the word stands,
+		// as EOS refuses any word it does not know. `no tx-queue` has no
+		// source: refused.
+		if a[0] != queue || no {
 			return errTok(0)
 		}
 		if len(a) < 2 {

@@ -78,11 +78,14 @@ credentials "ssh" {
 		var e benchEmu
 		var err error
 		name := fmt.Sprintf("sw%02d", i)
+		// "eos@<model>": an EOS emulator of that model (eosemu.Options.Model).
+		p, model, _ := strings.Cut(p, "@")
+		platforms[i] = p
 		switch p {
 		case "sonic":
 			e, err = sonicemu.Start(sonicemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show})
 		case "eos":
-			e, err = eosemu.Start(eosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show})
+			e, err = eosemu.Start(eosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show, Model: model})
 		case "nxos":
 			e, err = nxosemu.Start(nxosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show})
 		case "cumulus":

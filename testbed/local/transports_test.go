@@ -80,6 +80,11 @@ func TestTransportsApplyClean(t *testing.T) {
 		e.(*nxosemu.Switch).Edit(func(c *nxosemu.Config) { c.DefaultSwitchport = true })
 	}
 	applyClean(t, dir, "rocev2", "nxos", "", []reloader{es[0].(reloader), es[1].(reloader)})
+	// EOS switches of the 7060X family (Tomahawk, Strata): their queues
+	// are uc-tx-queue (the model from show version picks it; the switch
+	// refuses Sand's tx-queue).
+	dir, es = benchEmulators(t, []string{"eos@DCS-7060X6-64PE-F", "eos@DCS-7060X6-64PE-F"}, 0)
+	applyClean(t, dir, "rocev2", "eos", "", []reloader{es[0].(reloader), es[1].(reloader)})
 	// Cumulus switches with NVUE auto-save off (the loops above run it
 	// on, the CL 5.9+ default): only fabctl's nv config save after the
 	// verified apply persists the change, which the reload checks.

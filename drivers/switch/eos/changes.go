@@ -16,8 +16,12 @@ import (
 // watchdog lines) plus the `no` lines for what the diff says is
 // configured and no longer wanted; payload lines are indented like the
 // running-config (three spaces per mode).
-func changes(sw *intent.Switch, diff []intent.AttrChange) ([]drivers.Change, error) {
-	p, err := Build(sw)
+func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]drivers.Change, error) {
+	fam, _, ok, _ := liveFamily(live)
+	if !ok {
+		fam.Queue = "" // unknown chip: no queue lines (Unexpressible lists them)
+	}
+	p, err := BuildFor(sw, fam.Queue)
 	if err != nil {
 		return nil, err
 	}

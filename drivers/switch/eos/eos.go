@@ -121,10 +121,13 @@ const headroomReason = "EOS before PFC profiles sizes PFC headroom itself; the P
 // Unexpressible: EOS has no cable-length setting and fabctl renders no
 // per-PG headroom on EOS (headroomReason), so plans list them instead of
 // planning changes that could never converge.
-func (d *Driver) Unexpressible(_ drivers.Target, desired intent.State) map[string]string {
+func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	out := map[string]string{}
+	_, model, ok, known := liveFamily(t.Live)
 	for k := range desired {
 		switch {
+		case known && !ok && queuePath(k):
+			out[k] = unknownModelReason(model)
 		case k == "buffer/headroom":
 			out[k] = headroomReason
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
@@ -208,7 +211,16 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := Build(sw)
+	// A render that has read the switch uses its chip's queue keyword;
+	// an offline one renders Sand's tx-queue (Build).
+	queue := QueueSand
+	if fam, _, ok, known := liveFamily(t.Live); known {
+		queue = ""
+		if ok {
+			queue = fam.Queue
+		}
+	}
+	p, err := BuildFor(sw, queue)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sw.Name, err)
 	}

@@ -40,11 +40,15 @@ type rig struct {
 	creds  *spec.Credentials
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { t.Helper(); return newRigModel(t, "") }
+
+// newRigModel is newRig with an emulator of that model ("" eosemu's
+// default, a Sand switch).
+func newRigModel(t *testing.T, model string) *rig {
 	t.Helper()
 	s, f := load(t, "testbed")
 	sw := eosSwitch(t, f, "leaf2")
-	emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf2", Password: switchtest.Password, Ports: 8})
+	emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf2", Password: switchtest.Password, Ports: 8, Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,11 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 		return nil, false, err
 	}
 	drivers.PutPorts(st, Interfaces(out))
+	ver, err := s.Send(showVersion)
+	if err != nil {
+		return nil, false, err
+	}
+	st[FactModel] = ParseModel(ver)
 	start, err := s.Send(showStartup)
 	if err != nil {
 		return nil, false, err
@@ -39,8 +44,8 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	return st, SameConfig(start, out), nil
 }
 
-func (grammar) Steps(_ drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
-	return changes(sw, diff)
+func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChange, _ intent.State) ([]drivers.Change, error) {
+	return changes(sw, diff, t.Live)
 }
 
 // CheckSave: EOS reports a failed copy with a "% " line (scrapligo's

@@ -48,7 +48,7 @@ func parseProfile(n *Node) *profile {
 		switch {
 		case len(f) == 3 && f[0] == "qos" && f[1] == "trust":
 			p.trust = f[2]
-		case len(f) == 2 && f[0] == "tx-queue":
+		case len(f) == 2 && (f[0] == QueueSand || f[0] == QueueStrata):
 			if q, err := strconv.Atoi(f[1]); err == nil && q >= 0 && q < 8 {
 				p.txq[q] = c
 			}

@@ -66,6 +66,11 @@ type Plan struct {
 	lossless []int
 	profiles []*profileRef          // FABCTL first, then the others by name
 	byPort   map[string]*profileRef // managed port -> its profile
+	// queue is the transmit-queue sub-mode keyword of the switch's chip
+	// family (QueueSand, QueueStrata; family.go), "" when the family is
+	// unknown: no queue lines are rendered then (Unexpressible lists
+	// the queue settings).
+	queue string
 }
 
 // profileName names the profile of a port QoS shape: FABCTL for the
@@ -117,9 +122,14 @@ func (p *Plan) profile(name string) *profileRef {
 }
 
 // Build checks that the intent can be expressed on EOS and returns its
-// configuration plan.
-func Build(sw *intent.Switch) (*Plan, error) {
-	p := &Plan{sw: sw, dscp: sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband", table: sw.DSCPToTC}
+// configuration plan with Sand's `tx-queue` keyword (an offline render,
+// which has read no model).
+func Build(sw *intent.Switch) (*Plan, error) { return BuildFor(sw, QueueSand) }
+
+// BuildFor is Build for a chip family's queue keyword (QueueSand,
+// QueueStrata; "" renders no queue lines).
+func BuildFor(sw *intent.Switch, queue string) (*Plan, error) {
+	p := &Plan{sw: sw, dscp: sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband", table: sw.DSCPToTC, queue: queue}
 	if sw.Trust != spec.TrustDSCP && sw.Trust != spec.TrustPCP {
 		return nil, fmt.Errorf("trust %q: EOS qos profiles trust dscp or cos", sw.Trust)
 	}
@@ -260,7 +270,12 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 	// running-config all` prints (pyeapi-running-config-all.txt).
 	out := []string{"qos profile " + name, "   qos trust " + eosTrust(ref.trust)}
 	for _, tc := range p.sw.TCs {
-		out = append(out, "   tx-queue "+strconv.Itoa(tc.TC))
+		if p.queue == "" {
+			break
+		}
+		// tx-queue (Sand) or uc-tx-queue (Strata): the same lines in
+		// either sub-mode (avd-uc-tx-queue.txt; family.go).
+		out = append(out, "   "+p.queue+" "+strconv.Itoa(tc.TC))
 		if tc.Strict {
 			out = append(out, "      priority strict")
 			if cl != nil && cl.bwOff[tc.TC] {
@@ -276,11 +291,11 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 			out = append(out, "      no random-detect ecn minimum-threshold")
 		}
 	}
-	if cl != nil {
+	if cl != nil && p.queue != "" {
 		// A tx-queue the intent no longer has goes back to EOS's defaults
 		// (`no tx-queue` has no source).
 		for _, q := range cl.txqs {
-			out = append(out, "   tx-queue "+strconv.Itoa(q), "      priority strict", "      no bandwidth percent", "      no random-detect ecn minimum-threshold")
+			out = append(out, "   "+p.queue+" "+strconv.Itoa(q), "      priority strict", "      no bandwidth percent", "      no random-detect ecn minimum-threshold")
 		}
 	}
 	if len(ref.pfc) > 0 {

@@ -67,7 +67,7 @@ func normalise(cmds []string) []string {
 		switch {
 		case len(stack) == 0 && (len(f) == 3 && f[0] == "qos" && f[1] == "profile" || len(f) == 2 && f[0] == "interface"):
 			stack = append(stack, c)
-		case len(stack) == 1 && strings.HasPrefix(stack[0], "qos profile ") && len(f) == 2 && f[0] == "tx-queue":
+		case len(stack) == 1 && strings.HasPrefix(stack[0], "qos profile ") && len(f) == 2 && (f[0] == "tx-queue" || f[0] == "uc-tx-queue"):
 			stack = append(stack, c)
 		}
 	}
@@ -175,7 +175,20 @@ func exercise(t *testing.T) []string {
 	if _, err := r2.drv.Apply(ctx, r2.target, steps, drivers.ApplyOptions{}); err == nil {
 		t.Fatal("drop after commit not reported")
 	}
-	return append(cmds, r2.emu.Commands()...)
+	cmds = append(cmds, r2.emu.Commands()...)
+
+	// 3. A Strata switch (uc-tx-queue): the intent, then the one that
+	// clears ECN and bandwidth.
+	r3 := newRigModel(t, "DCS-7060X6-64PE-F")
+	for _, sw := range []*intent.Switch{r3.sw, fewer} {
+		tg := r3.target
+		tg.Intent = sw
+		_, _, steps := switchtest.Plan(t, r3.drv, tg, switchtest.Desired(r3.drv, sw))
+		if _, err := r3.drv.Apply(ctx, tg, steps, drivers.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(cmds, r3.emu.Commands()...)
 }
 
 func cloneSwitch(sw *intent.Switch) *intent.Switch {
