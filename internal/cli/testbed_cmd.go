@@ -30,6 +30,8 @@ type TestbedOptions struct {
 	YANGDir string
 	// FabricNetns (up): the namespace of the fabric ends ("": fab-fabric).
 	FabricNetns string
+	// ReadyTimeout (up): how long to wait for the emulators (0: local's default).
+	ReadyTimeout time.Duration
 	// Getenv resolves the spec's env() secrets.
 	Getenv func(string) string
 	// StateDir (up, down): where plan and apply keep the fabric's applied
@@ -109,7 +111,8 @@ func newCmdTestbedUp(f *Factory, runF func(*TestbedOptions) error) *cobra.Comman
 		Use:   "up SPEC",
 		Short: "Start the emulated switches and create the host namespaces",
 		Long: `Start the emulated switches and create the host namespaces and links of SPEC,
-then wait until every emulator accepts connections (at most 20s).
+then wait until every emulator accepts connections (at most --ready-timeout;
+the wait ends at once when the emulator process dies).
 
 With --yang-dir DIR the emulators validate against the vendor's YANG models,
 found per platform in DIR/sonic, DIR/openconfig and DIR/srlinux (as
@@ -121,6 +124,9 @@ every Set.
 Exit status: 0 up, 1 error (nothing is left behind).`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.ReadyTimeout <= 0 {
+				return &FlagError{Err: fmt.Errorf("--ready-timeout %s: want a positive duration such as 2m", o.ReadyTimeout)}
+			}
 			o.testbedArgs(f, args)
 			return testbedRun(o, runF, testbedUpRun)
 		},
@@ -128,6 +134,7 @@ Exit status: 0 up, 1 error (nothing is left behind).`,
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "Testbed directory (default: .fabctl/testbed beside the spec)")
 	cmd.Flags().StringVar(&o.YANGDir, "yang-dir", "", "`DIR` of YANG models, per platform in DIR/sonic, DIR/openconfig and DIR/srlinux: the emulators validate every SONiC patch (like GCU) and every gNMI Set against them")
 	cmd.Flags().StringVar(&o.StateDir, "state-dir", "", "The `dir` plan and apply keep the fabric's applied record in, checked for a record of these devices from before this testbed (default: .fabctl beside the spec)")
+	cmd.Flags().DurationVar(&o.ReadyTimeout, "ready-timeout", local.DefaultReadyTimeout, "How long to wait for every emulator to accept connections")
 	cmd.Flags().StringVar(&o.FabricNetns, "fabric-netns", local.FabricNetns, "Network namespace holding the fabric ends of the host links (another name lets a second testbed of other namespaces run beside one that is up)")
 	return cmd
 }
@@ -205,7 +212,7 @@ func testbedServeRun(o *TestbedOptions) error {
 }
 
 func testbedUpRun(o *TestbedOptions) error {
-	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut, YANGDir: o.YANGDir, FabricNetns: o.FabricNetns})
+	st, err := local.Up(o.Spec, o.Dir, local.Options{Getenv: o.Getenv, Log: o.IO.ErrOut, YANGDir: o.YANGDir, FabricNetns: o.FabricNetns, ReadyTimeout: o.ReadyTimeout})
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,8 @@ func TestTestbedStatusWithoutTestbed(t *testing.T) {
 }
 
 func TestTestbedUsage(t *testing.T) {
-	for _, args := range [][]string{{"testbed", "up"}, {"testbed", "up", "a", "b"}, {"testbed", "serve"}, {"testbed", "status", "a", "b"}} {
+	for _, args := range [][]string{{"testbed", "up"}, {"testbed", "up", "a", "b"}, {"testbed", "serve"}, {"testbed", "status", "a", "b"},
+		{"testbed", "up", "--ready-timeout", "0s", "a"}, {"testbed", "up", "--ready-timeout", "-5s", "a"}, {"testbed", "up", "--ready-timeout", "soon", "a"}} {
 		f, _, _, errOut := testFactory()
 		if code := runCLI(f, args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d; stderr %s", args, code, ExitUsage, errOut)
@@ -161,5 +162,25 @@ func TestTestbedDownForgetsApplied(t *testing.T) {
 				t.Errorf("staleApplied: %s %v", path, held)
 			}
 		})
+	}
+}
+
+// TestTestbedUpReadyTimeout: up's wait for the emulators reaches local.Up
+// as given, 2m by default (a qemu guest on a busy host needed more than 20s).
+func TestTestbedUpReadyTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"testbed", "up", "x"}, 2 * time.Minute},
+		{[]string{"testbed", "up", "--ready-timeout", "5m", "x"}, 5 * time.Minute},
+	} {
+		f, _, _, _ := testFactory()
+		var got time.Duration
+		cmd := newCmdTestbedUp(f, func(o *TestbedOptions) error { got = o.ReadyTimeout; return nil })
+		cmd.SetArgs(tc.args[2:])
+		if err := cmd.Execute(); err != nil || got != tc.want {
+			t.Errorf("%v: ready timeout %s (%v), want %s", tc.args, got, err, tc.want)
+		}
 	}
 }

@@ -77,7 +77,9 @@ type Options struct {
 	Getenv func(string) string
 	// Log receives progress lines (nil: discarded). Never a secret.
 	Log io.Writer
-	// ReadyTimeout bounds the wait for every emulator port (default 20s).
+	// ReadyTimeout bounds the wait for every emulator port (default
+	// DefaultReadyTimeout). The wait ends early when the emulator process
+	// exits, so a long bound costs nothing when something is broken.
 	ReadyTimeout time.Duration
 	// FabricNetns names the namespace of the fabric ends (default
 	// fab-fabric; tests use their own so they never touch a running demo).
@@ -332,7 +334,7 @@ func Up(specPath, dir string, opts Options) (*Status, error) {
 		opts.Getenv = os.Getenv
 	}
 	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = 20 * time.Second
+		opts.ReadyTimeout = DefaultReadyTimeout
 	}
 	s, diags := spec.Load(specPath, spec.LoadOptions{Platforms: builtin.SpecPlatforms()})
 	if diags.HasErrors() {
@@ -601,6 +603,12 @@ func createLink(l Link, fabricNS string, f *spec.Fabric) error {
 	return h.LinkSetUp(peer)
 }
 
+// DefaultReadyTimeout is how long Up waits for the emulators by default. The
+// VM testbed's guest (qemu TCG) on a busy 2-core host took more than 20 s
+// only to start the serve process (the demo's `testbed up` took 7.7 s, 16.6 s,
+// then failed at 20 s with nothing logged yet: load 19, 2026-11-29).
+const DefaultReadyTimeout = 2 * time.Minute
+
 // startServe starts the serve process, records it and waits until every
 // emulator answers.
 func startServe(r *Record, env []string, opts Options) error {
@@ -659,7 +667,7 @@ func startServe(r *Record, env []string, opts Options) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the emulators did not answer within %s; %s says:\n%s", opts.ReadyTimeout, logPath, tail(logPath, 20))
+			return fmt.Errorf("the emulators did not answer within %s (a slower machine can wait longer: testbed up --ready-timeout); %s says:\n%s", opts.ReadyTimeout, logPath, tail(logPath, 20))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
