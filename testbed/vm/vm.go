@@ -178,13 +178,21 @@ func Run(ctx context.Context, o Options) (Results, error) {
 	if dur == 0 {
 		dur = 5
 	}
-	serial, boot, vmTime, runErr := boot(ctx, qemu, img, share, kernelCmdline(secs, o.CI, dur, o), timeout, logw, o.Verbose)
-	res.Boot, res.VM = boot, vmTime
+	serial, bootT, vmTime, runErr := boot(ctx, qemu, img, share, kernelCmdline(secs, o.CI, dur, o), timeout, logw, o.Verbose)
+	if bootT == 0 && ctx.Err() == nil {
+		// The guest died before its init said FABTB-BOOT: no section ran, so
+		// nothing is judged twice. Seen once on a loaded host (qemu gone after
+		// 26 s, no boot line); it boots once more and says so, with the
+		// console's end, so a guest that never boots still fails.
+		fmt.Fprintf(logw, "vm: the guest stopped before it booted (%v); booting once more. Its console ended:\n%s\n", runErr, tail(serial, 30))
+		serial, bootT, vmTime, runErr = boot(ctx, qemu, img, share, kernelCmdline(secs, o.CI, dur, o), timeout, logw, o.Verbose)
+	}
+	res.Boot, res.VM = bootT, vmTime
 	res.SerialLog = serial
 	res.Sections, res.Figures = collect(filepath.Join(share, "results"), secs, serial)
 	res.Total = time.Since(start)
 	if runErr == nil && !strings.Contains(serial, "FABTB-DONE") {
-		runErr = errors.New("the guest stopped before running every section (no FABTB-DONE on the serial console); see the serial log")
+		runErr = fmt.Errorf("the guest stopped before running every section (no FABTB-DONE on the serial console); the serial log ends:\n%s", tail(serial, 30))
 	}
 	return res, runErr
 }

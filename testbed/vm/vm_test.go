@@ -371,8 +371,8 @@ func TestRunnerHeaders(t *testing.T) {
 }
 
 // failureDigest repeats, for each failed section, its reason and the last
-// tail lines of its log, so the end of a long run names what failed and why.
-func failureDigest(res Results, tail int) string {
+// n lines of its log, so the end of a long run names what failed and why.
+func failureDigest(res Results, n int) string {
 	var b strings.Builder
 	for _, s := range res.Sections {
 		if s.Status != Fail {
@@ -381,11 +381,7 @@ func failureDigest(res Results, tail int) string {
 		if b.Len() == 0 {
 			b.WriteString("\n===== failed VM sections (each section's full output is above) =====\n")
 		}
-		lines := strings.Split(strings.TrimRight(s.Log, "\n"), "\n")
-		if len(lines) > tail {
-			lines = lines[len(lines)-tail:]
-		}
-		fmt.Fprintf(&b, "--- %s: %s (last %d lines of its log)\n%s\n", s.Name, s.Reason, len(lines), strings.Join(lines, "\n"))
+		fmt.Fprintf(&b, "--- %s: %s (the end of its log)\n%s\n", s.Name, s.Reason, tail(s.Log, n))
 	}
 	return b.String()
 }
@@ -398,7 +394,7 @@ func TestFailureDigest(t *testing.T) {
 	}}
 	got := failureDigest(res, 2)
 	want := "\n===== failed VM sections (each section's full output is above) =====\n" +
-		"--- bad: exit 1: the demo passed 9 of 10 runs in a row (last 2 lines of its log)\nthree\nfour\n"
+		"--- bad: exit 1: the demo passed 9 of 10 runs in a row (the end of its log)\nthree\nfour\n"
 	if got != want {
 		t.Errorf("digest:\n%q\nwant\n%q", got, want)
 	}
