@@ -29,6 +29,7 @@ func subcommands(f *Factory) []*cobra.Command {
 		inGroup(groupTool, NewCmdKube(f)),        // kube_cmd.go
 		inGroup(groupFabric, NewCmdTelemetry(f)), // telemetry_cmd.go
 		inGroup(groupFabric, NewCmdTopology(f, nil)),
+		inGroup(groupFabric, NewCmdImport(f, nil)), // import_cmd.go
 		inGroup(groupTool, NewCmdVerbs(f)),
 		inGroup(groupTool, NewCmdFmt(f, nil)),
 		inGroup(groupTool, NewCmdVersion(f, nil)),
