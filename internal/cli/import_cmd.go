@@ -14,10 +14,10 @@ import (
 
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/importer"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/internal/safefile"
-	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
