@@ -169,7 +169,7 @@ func TestSubcommandList(t *testing.T) {
 	for _, c := range NewCmdRoot(f).Commands() {
 		names = append(names, c.Name())
 	}
-	if got := strings.Join(names, " "); got != "agent apply completion drift fmt force-unlock ibmad kube plan render show telemetry testbed topology validate verbs version" {
+	if got := strings.Join(names, " "); got != "agent apply completion drift fmt force-unlock ibmad import kube plan render show telemetry testbed topology validate verbs version" {
 		t.Errorf("commands: %s", got)
 	}
 }
