@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
@@ -376,10 +377,19 @@ type StreamOptions struct {
 	Retry    time.Duration // wait before reconnecting (default 5s)
 	Insecure bool
 	Getenv   func(string) string
+	// Until, when set, ends streaming (serve --once): a switch's stream
+	// ends at Until once it has delivered one complete sample (the
+	// target's sync_response after the initial updates), or when its
+	// last attempt failed; a switch still without a complete sample gets
+	// one more Sample interval, then reads down saying so. Stream returns
+	// when every switch's stream has ended.
+	Until time.Time
 }
 
-// Stream subscribes (STREAM) to every gNMI switch of s and feeds c until
-// ctx ends, reconnecting after a failure.
+// Stream subscribes to every gNMI switch's counters and keeps the
+// collector current until ctx ends (or, with Until, until each switch
+// has been read once and Until has passed). A stream cut short by ctx
+// leaves its switch's state as it was: neither up nor down.
 func Stream(ctx context.Context, s *spec.Spec, c *SwitchCollector, o StreamOptions) {
 	if o.Sample <= 0 {
 		o.Sample = 10 * time.Second
@@ -396,37 +406,77 @@ func Stream(ctx context.Context, s *spec.Spec, c *SwitchCollector, o StreamOptio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				err := streamOne(ctx, s, sw, c, o)
-				c.SetUp(sw.Name, false, err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(o.Retry):
-				}
-			}
+			streamSwitch(ctx, s, sw, c, o)
 		}()
 	}
 	wg.Wait()
 }
 
-func streamOne(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchCollector, o StreamOptions) error {
+// streamSwitch streams one switch, reconnecting after a failure, until
+// ctx ends or (with o.Until) the switch has been read once and Until has
+// passed.
+func streamSwitch(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchCollector, o StreamOptions) {
+	bctx := ctx
+	if !o.Until.IsZero() {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithDeadline(ctx, o.Until.Add(o.Sample))
+		defer cancel()
+	}
+	for {
+		synced, err := streamOne(bctx, s, sw, c, o)
+		switch {
+		case ctx.Err() != nil:
+			return // cut short: neither up nor down
+		case synced && err == nil:
+			return // Until passed after a complete sample
+		case bctx.Err() != nil:
+			if !synced {
+				c.SetUp(sw.Name, false, fmt.Errorf("no complete sample (gNMI sync_response) by the end of --once and one sample interval (%s) after it", o.Sample))
+			}
+			return
+		}
+		c.SetUp(sw.Name, false, err)
+		var untilC <-chan time.Time
+		if !o.Until.IsZero() {
+			if !time.Now().Before(o.Until) {
+				return // this attempt's failure is the switch's state
+			}
+			t := time.NewTimer(time.Until(o.Until))
+			defer t.Stop()
+			untilC = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-untilC:
+			return
+		case <-time.After(o.Retry):
+		}
+	}
+}
+
+// streamOne runs one subscription. It returns synced when the target
+// sent its sync_response and the stream then ended because o.Until had
+// passed (a nil error); otherwise the error that ended it, or nil when
+// ctx ended it.
+func streamOne(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchCollector, o StreamOptions) (synced bool, err error) {
 	t := drivers.Target{Device: intent.Device{Kind: intent.KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
 		Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
 		Credentials: s.CredentialsByName(sw.Credentials), Insecure: o.Insecure}
 	cl, _, err := gnmitransport.Dial(ctx, t, gnmitransport.Options{Getenv: o.Getenv})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer cl.Close()
 	plat := c.gnmi[sw.Platform]
 	if plat == nil || len(plat.Subscriptions) == 0 {
-		return fmt.Errorf("%s: platform %s has no gNMI telemetry paths", sw.Name, sw.Platform)
+		return false, fmt.Errorf("%s: platform %s has no gNMI telemetry paths", sw.Name, sw.Platform)
 	}
 	sl := &gpb.SubscriptionList{Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_JSON_IETF}
 	for _, sub := range plat.Subscriptions {
 		p, err := gnmitransport.Path(sub.Path)
 		if err != nil {
-			return err
+			return false, err
 		}
 		gs := &gpb.Subscription{Path: p, Mode: gpb.SubscriptionMode_SAMPLE, SampleInterval: uint64(o.Sample)}
 		if sub.OnChange {
@@ -436,20 +486,39 @@ func streamOne(ctx context.Context, s *spec.Spec, sw *spec.Switch, c *SwitchColl
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// With Until: once the switch has synced, its stream ends at Until.
+	var done atomic.Bool
+	if !o.Until.IsZero() {
+		end := time.AfterFunc(time.Until(o.Until), func() {
+			if done.Load() {
+				cancel()
+			}
+		})
+		defer end.Stop()
+	}
 	stream, err := cl.Subscribe(sctx, sl)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for {
 		r, err := stream.Recv()
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+			if done.Load() && ctx.Err() == nil && sctx.Err() != nil {
+				return true, nil // ended at Until after a complete sample
 			}
-			return cl.SubscribeError(plat.Subscriptions[0].Path, err)
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, cl.SubscribeError(plat.Subscriptions[0].Path, err)
 		}
 		if r.GetSyncResponse() {
 			c.SetUp(sw.Name, true, nil)
+			if !o.Until.IsZero() {
+				done.Store(true)
+				if !time.Now().Before(o.Until) {
+					return true, nil
+				}
+			}
 		}
 		if n := r.GetUpdate(); n != nil {
 			c.Apply(sw.Name, n)

@@ -195,3 +195,45 @@ func TestSwitchStreamOpenConfig(t *testing.T) {
 		t.Errorf("openconfig lacks PFC: not declared")
 	}
 }
+
+// Issue 40 (first run, defect 7): serve --once reports a gNMI switch after
+// one complete sample (its sync_response), not "not connected yet"
+// because --once ended the stream; a stream cut short leaves the switch as
+// it was (up), and an unreachable switch reads down with its own error.
+func TestStreamUntilOneCompleteSample(t *testing.T) {
+	s, _ := gnmiFabric(t, "srlinux", "ethernet-1/1")
+	getenv := func(string) string { return tgPassword }
+
+	// Until already past: the stream runs until its first sync_response.
+	c := NewSwitchCollector(s, builtin.Platforms())
+	start := time.Now()
+	Stream(context.Background(), s, c, StreamOptions{Sample: 2 * time.Second, Retry: 100 * time.Millisecond, Getenv: getenv, Until: time.Now()})
+	if why := c.Status()["leaf5"]; why != "" || time.Since(start) > 10*time.Second {
+		t.Errorf("Until: leaf5 %q after %s, want up after one complete sample", why, time.Since(start))
+	}
+
+	// Cut short by its context after it synced: still up.
+	c = NewSwitchCollector(s, builtin.Platforms())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		Stream(ctx, s, c, StreamOptions{Sample: 100 * time.Millisecond, Retry: 100 * time.Millisecond, Getenv: getenv})
+		close(done)
+	}()
+	waitFor(t, "the stream", func() bool { return c.Status()["leaf5"] == "" })
+	cancel()
+	<-done
+	if why := c.Status()["leaf5"]; why != "" {
+		t.Errorf("cut short: leaf5 %q, want up as it was", why)
+	}
+
+	// Unreachable: down with the dial's error once Until has passed.
+	down := s.Switch("leaf5")
+	down.Address = "127.0.0.1:1"
+	c = NewSwitchCollector(s, builtin.Platforms())
+	start = time.Now()
+	Stream(context.Background(), s, c, StreamOptions{Sample: time.Second, Retry: time.Hour, Getenv: getenv, Until: time.Now().Add(200 * time.Millisecond)})
+	if why := c.Status()["leaf5"]; why == "" || why == "not connected yet" || time.Since(start) > 10*time.Second {
+		t.Errorf("unreachable: leaf5 %q after %s", why, time.Since(start))
+	}
+}

@@ -146,7 +146,7 @@ func newCmdTelemetryServe(f *Factory, runF func(*TelemetryOptions) error) *cobra
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", "127.0.0.1:9465", "Serve /metrics at this `address`")
 	fl.DurationVar(&opts.Sample, "sample", 10*time.Second, "gNMI SAMPLE interval of the counters, and the SSH CLI poll interval")
-	fl.DurationVar(&opts.Once, "once", 0, "Stream and poll for this `duration` (each polled switch at least once, its poll allowed to finish), print each switch's state and exit (1 if one did not answer)")
+	fl.DurationVar(&opts.Once, "once", 0, "Stream and poll for this `duration` (each switch read once at least: its poll allowed to finish, its gNMI stream to deliver a complete sample), print each switch's state and exit (1 if one did not answer)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification of the switches (lab use only)")
 	// The spelling the SSH transport's known_hosts hint names; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
@@ -202,11 +202,15 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		defer cancel()
 		until = time.Now().Add(opts.Once)
 	}
-	go telemetry.Stream(ctx, s, c, telemetry.StreamOptions{Sample: opts.Sample, Insecure: opts.Insecure, Getenv: f.Getenv})
-	// Polls run on base: --once stops starting polls at its end but lets
-	// the ones in flight finish (each within --sample), so a switch is
-	// reported after a complete poll, never cut off mid-way.
-	pollDone := make(chan struct{})
+	// Streams and polls run on base: --once ends them at its end, but
+	// each switch is reported after one complete read (a poll that
+	// finished, a stream's sync_response), or the failure of its last
+	// attempt, never cut off mid-way (each within --sample more).
+	streamDone, pollDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		telemetry.Stream(base, s, c, telemetry.StreamOptions{Sample: opts.Sample, Insecure: opts.Insecure, Getenv: f.Getenv, Until: until})
+		close(streamDone)
+	}()
 	go func() {
 		telemetry.Poll(base, s, c, telemetry.PollOptions{Interval: opts.Sample, Insecure: opts.Insecure, Until: until})
 		close(pollDone)
@@ -218,9 +222,11 @@ func telemetryServe(f *Factory, opts *TelemetryOptions) error {
 		return err
 	}
 	if opts.Once > 0 {
-		select {
-		case <-pollDone:
-		case <-base.Done():
+		for _, done := range []chan struct{}{streamDone, pollDone} {
+			select {
+			case <-done:
+			case <-base.Done():
+			}
 		}
 	}
 	st := c.Status()
