@@ -35,6 +35,9 @@ var errSpecInvalid = errors.New("the spec has errors")
 type loadedFabric struct {
 	// Path is the spec path as given (file or directory).
 	Path string
+	// Stopped says what a spec with errors stopped, after the error count
+	// ("": no device was read; render: nothing was rendered).
+	Stopped string
 	// Sources are the spec files read, in name order (saved plans embed
 	// them so apply and show work from exactly what was planned).
 	Sources []spec.File
@@ -163,8 +166,12 @@ func (lf *loadedFabric) writeDiagnostics(w io.Writer, width int, color bool) err
 	}
 	if lf.Errors > 0 {
 		st := newStyles(w, color)
-		_, err := fmt.Fprintf(w, "%s %s, %s: no device was read; fix the spec first\n",
-			st.Fail.Render("✘"), plural(lf.Errors, "error", "errors"), plural(lf.Warnings, "warning", "warnings"))
+		stopped := lf.Stopped
+		if stopped == "" {
+			stopped = "no device was read"
+		}
+		_, err := fmt.Fprintf(w, "%s %s, %s: %s; fix the spec first\n",
+			st.Fail.Render("✘"), plural(lf.Errors, "error", "errors"), plural(lf.Warnings, "warning", "warnings"), stopped)
 		return err
 	}
 	return nil

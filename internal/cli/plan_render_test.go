@@ -62,7 +62,7 @@ func TestRenderStdoutGolden(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		testutil.Golden(t, filepath.Join("testdata", "plan", "render", tc.name+".golden"), out.Bytes())
-		if !strings.Contains(out.String(), "native payload: no driver for ") {
+		if !strings.Contains(out.String(), "no native payload: no driver for ") {
 			t.Errorf("no native-payload note")
 		}
 		f, out2, _ := renderFactory(t, nil)
@@ -80,7 +80,14 @@ func TestRenderToDirectory(t *testing.T) {
 	if code := runCLI(f, "render", "-o", dir, testbedSpec); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	// Issue 40 (first run, defect 17): quiet by default, one note per
+	// reason (not one line per host); -v lists every file by its path.
 	testutil.Golden(t, filepath.Join("testdata", "plan", "render", "outdir.golden"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("OUT")))
+	f, out, errOut = renderFactory(t, rd)
+	if code := runCLI(f, "render", "-v", "-o", dir, testbedSpec); code != ExitOK {
+		t.Fatalf("-v: exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "plan", "render", "outdir-verbose.golden"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("OUT")))
 	for _, dev := range []string{"leaf1", "leaf2", "spine1", "h1", "h2", "h3", "h4"} {
 		for _, name := range []string{"intent.json", "state.txt"} {
 			b, err := os.ReadFile(filepath.Join(dir, dev, name))
@@ -102,6 +109,16 @@ func TestRenderToDirectory(t *testing.T) {
 	st, _ := os.ReadFile(filepath.Join(dir, "leaf1", "state.txt"))
 	if !bytes.Contains(st, []byte("port/Ethernet0/pfc = 3\n")) || !bytes.Contains(st, []byte("tc/3/ecn/min = 150000\n")) {
 		t.Errorf("state.txt:\n%s", st)
+	}
+}
+
+// Issue 40 (first run, defect 17): a spec with errors stops render
+// before anything is rendered, and says that, not "no device was read".
+func TestRenderSpecErrorsTrailer(t *testing.T) {
+	f, _, errOut := renderFactory(t, nil)
+	if code := runCLI(f, "render", t.TempDir()); code != ExitError || !strings.Contains(errOut.String(), "nothing was rendered; fix the spec first") ||
+		strings.Contains(errOut.String(), "no device was read") {
+		t.Errorf("exit %d:\n%s", code, errOut)
 	}
 }
 

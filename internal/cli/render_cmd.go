@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,6 +34,7 @@ type RenderOptions struct {
 	Vars     []string
 	VarFiles []string
 	YANGDir  string // --yang-dir: validate YANG-modelled payloads offline
+	Verbose  bool   // -v: with -o, list every file written
 }
 
 // NewCmdRender returns `fabctl render`.
@@ -56,8 +58,8 @@ For each device (--device limits them) render writes:
                          offline; otherwise a note says why not
 
 With -o DIR the files go under DIR (created as needed; existing files are
-overwritten, others left alone); without it, everything is printed to
-stdout. The spec is loaded and linted first: a spec with errors is not
+overwritten, others left alone) and render prints a summary (-v lists
+every file, by its path); without it, everything is printed to stdout. The spec is loaded and linted first: a spec with errors is not
 rendered. Output is deterministic. Credentials are never read.
 
 With --yang-dir DIR every YANG-modelled payload (gNMI SetRequests of the
@@ -97,6 +99,7 @@ failure or a YANG violation, 64 on a usage error.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.Devices, "device", nil, "Render only devices matching `glob`: a name, an address (switch.leaf*) or role:NAME (repeatable)")
 	fl.StringVarP(&opts.OutDir, "output-dir", "o", "", "Write the files under `dir` instead of stdout")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "With -o, list every file written, per device (default: a summary)")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` of name = value lines (repeatable)")
 	fl.StringVar(&opts.YANGDir, "yang-dir", "", "Validate YANG-modelled payloads against the models in `dir` (one sub-directory per model set: openconfig, srlinux, sonic)")
@@ -142,6 +145,7 @@ func renderRun(opts *RenderOptions) error {
 		if opts.JSON {
 			format = formatJSON
 		}
+		lf.Stopped = "nothing was rendered"
 		return reportSpecErrors(opts.IO, lf, format)
 	}
 	if err != nil {
@@ -205,7 +209,7 @@ func renderRun(opts *RenderOptions) error {
 			}
 		}
 		if d.Note != "" {
-			fmt.Fprintf(w, "\n## %s: native payload: %s\n", d.Name, d.Note)
+			fmt.Fprintf(w, "\n## %s: no native payload: %s\n", renderDir(d), d.Note)
 		}
 	}
 	return exitWith(code)
@@ -286,6 +290,7 @@ func renderDir(d renderedDevice) string {
 
 func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 	w := opts.IO.Out
+	native := 0
 	for _, d := range devs {
 		dir := filepath.Join(opts.OutDir, renderDir(d))
 		var names []string
@@ -297,13 +302,16 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 			if err := safefile.WriteFile(p, rf.Data, 0o644, safefile.Output); err != nil {
 				return err
 			}
-			names = append(names, filepath.ToSlash(filepath.Join(renderDir(d), rf.Name)))
+			names = append(names, p)
 		}
-		line := fmt.Sprintf("%s (%s): %s", d.Address, d.Platform, strings.Join(names, ", "))
-		if d.Note != "" {
-			line += "; native payload: " + d.Note
+		if len(d.Native) > 0 {
+			native++
 		}
-		if !opts.JSON {
+		if opts.Verbose && !opts.JSON {
+			line := fmt.Sprintf("%s (%s): %s", d.Address, d.Platform, strings.Join(names, ", "))
+			if d.Note != "" {
+				line += "; no native payload: " + d.Note
+			}
 			fmt.Fprintln(w, line)
 		}
 	}
@@ -315,6 +323,34 @@ func writeRendered(opts *RenderOptions, devs []renderedDevice) error {
 			YANG          []yangDeviceJSON `json:"yang,omitempty"`
 		}{jsonFormatVersion, opts.OutDir, len(devs), yangJSON(devs)})
 	}
-	fmt.Fprintf(w, "Rendered %s to %s.\n", plural(len(devs), "device", "devices"), opts.OutDir)
+	fmt.Fprintf(w, "Rendered %s to %s: intent.json and state.txt in %s for each, a native payload for %d.\n",
+		plural(len(devs), "device", "devices"), opts.OutDir, filepath.Join(opts.OutDir, "DEVICE")+string(filepath.Separator), native)
+	if !opts.Verbose {
+		writeRenderNotes(w, devs)
+	}
 	return nil
+}
+
+// writeRenderNotes says once per reason which devices have no native
+// payload (every host of a pod shares one), not once per device.
+func writeRenderNotes(w io.Writer, devs []renderedDevice) {
+	var notes []string
+	by := map[string][]string{}
+	for _, d := range devs {
+		if d.Note == "" {
+			continue
+		}
+		if by[d.Note] == nil {
+			notes = append(notes, d.Note)
+		}
+		by[d.Note] = append(by[d.Note], d.Address)
+	}
+	for _, n := range notes {
+		addrs := by[n]
+		which := strings.Join(addrs, ", ")
+		if len(addrs) > 4 {
+			which = fmt.Sprintf("%s, %s, ... %s", addrs[0], addrs[1], addrs[len(addrs)-1])
+		}
+		fmt.Fprintf(w, "No native payload for %s (%s): %s.\n", plural(len(addrs), "device", "devices"), which, n)
+	}
 }

@@ -111,6 +111,7 @@ func containerlabRun(o *ContainerlabOptions) error {
 		if o.JSON {
 			format = formatJSON
 		}
+		lf.Stopped = "no lab was written"
 		return reportSpecErrors(o.IO, lf, format)
 	}
 	if err != nil {
