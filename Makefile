@@ -89,6 +89,11 @@ build:
 		echo "built $(BIN) WITHOUT the verbs traffic test: validate's traffic stage will exit 5;"; \
 		echo "  install rdma-core's headers (Debian: apt install pkg-config libibverbs-dev librdmacm-dev) and run make build again"; \
 	fi
+	@if [[ " $(BUILD_TAGS) " == *" libyang "* ]]; then \
+		echo "built $(BIN) with libyang (LIBYANG=1): render --yang-dir and the emulators validate with libyang"; \
+	elif [[ -n "$(HAVE_LIBYANG)" ]]; then \
+		echo "built $(BIN) without libyang (found by pkg-config): make build LIBYANG=1 links it, for libyang's verdict in render --yang-dir and the emulators"; \
+	fi
 
 test:
 	$(GO) test -tags '$(TEST_TAGS)' -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...

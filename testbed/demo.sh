@@ -76,6 +76,9 @@ step() {
 yang=()
 if [[ -n $YANG && -d $YANG ]]; then
 	yang=(--yang-dir "$YANG")
+elif [[ -n $YANG ]]; then
+	echo "demo: no YANG models in $YANG: the emulators check configurations with their built-in rules only,"
+	echo "  not against the vendors' models (README, \"Reference material beside the clone\", says where they come from)"
 fi
 step 0 "$BIN testbed up ${yang[*]:+${yang[*]} }$SPEC" "$BIN" testbed up --no-color "${yang[@]}" "$SPEC"
 up=1

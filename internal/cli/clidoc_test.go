@@ -310,3 +310,59 @@ func TestTestbedHelpAgreesWithBuild(t *testing.T) {
 		}
 	}
 }
+
+// Issue 40 (first run, defect 19): every ../shared path the README, the
+// docs, the Makefile, the examples and the demo scripts name is one of
+// those README.md's "Reference material beside the clone" table says
+// where to get, and each row names a source; with ../shared present,
+// each row's path exists.
+func TestDocsNameSharedSources(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(\\.\\./shared/[^`]+)` \\|[^|]+\\|([^|]+)\\|$")
+	var listed []string
+	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+		listed = append(listed, strings.TrimSuffix(m[1], "/"))
+		if strings.TrimSpace(m[2]) == "" {
+			t.Errorf("README.md: %s has no source", m[1])
+		}
+		if shared := testutil.SharedIfPresent(t); shared != "" {
+			if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+				t.Errorf("README.md lists %s, which ../shared lacks: %v", m[1], err)
+			}
+		}
+	}
+	if len(listed) == 0 {
+		t.Fatal(`README.md has no "Reference material beside the clone" table of ../shared paths`)
+	}
+	files := []string{"README.md", "Makefile"}
+	for _, pat := range []string{"docs/*.md", "examples/*/*.md", "examples/*/*.hcl", "testbed/*.sh", "testbed/*/*.sh"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, f := range m {
+			rel, _ := filepath.Rel(root, f)
+			files = append(files, rel)
+		}
+	}
+	ref := regexp.MustCompile(`\.\./shared(/[A-Za-z0-9_.-]+)*`)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ref.FindAllString(string(b), -1) {
+			p = strings.TrimSuffix(p, ".")
+			ok := p == "../shared"
+			for _, l := range listed {
+				if p == l || strings.HasPrefix(p, l+"/") || strings.HasPrefix(l, p+"/") {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s names %s, a file a clone lacks, and README.md's reference table does not say where it comes from", f, p)
+			}
+		}
+	}
+}

@@ -131,7 +131,7 @@ func Shared(tb testing.TB, elem ...string) string {
 	tb.Helper()
 	p := SharedPath(tb, elem...)
 	if _, err := os.Stat(p); err != nil {
-		SkipOrFail(tb, fmt.Sprintf("%s not found (%v): put the shared reference material in ../shared next to the repository to run", p, err))
+		SkipOrFail(tb, fmt.Sprintf("%s not found (%v): put the shared reference material in ../shared next to the repository to run (README.md, \"Reference material beside the clone\", says where each part comes from)", p, err))
 	}
 	return p
 }
