@@ -14,8 +14,10 @@ import (
 // device's values or defaults for them) beside the ones configured on
 // the device, so a read with the inventory's classes shows classes the
 // fabric does not run and can miss ones it does. Each switch is read
-// once with no class named, which leaves what is configured; the
-// traffic classes most of those reads show are the fabric's; then every
+// once with no class named, which leaves what is configured (a driver
+// that reads only the classes it is told of shows none and is not
+// counted); the traffic classes at least half of those reads show are
+// read on every switch; then every
 // switch is read again naming exactly them, as plan of the written spec
 // will read it.
 func reread(fab *intent.Fabric, devs []*device, rep *Report) {
@@ -36,8 +38,12 @@ func reread(fab *intent.Fabric, devs []*device, rep *Report) {
 		if err != nil {
 			continue
 		}
+		tcs := configuredTCs(st)
+		if len(tcs) == 0 {
+			continue // a driver that reads only the classes it is told of says nothing here
+		}
 		probed++
-		for _, tc := range configuredTCs(st) {
+		for _, tc := range tcs {
 			count[tc]++
 		}
 	}
@@ -46,7 +52,7 @@ func reread(fab *intent.Fabric, devs []*device, rep *Report) {
 	}
 	var set []int
 	for tc := 0; tc < 8; tc++ {
-		if count[tc]*2 > probed {
+		if count[tc]*2 >= probed { // a tie reads the class: the reads decide (inferClasses)
 			set = append(set, tc)
 		}
 	}

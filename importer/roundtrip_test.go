@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/builtin"
@@ -35,10 +39,11 @@ type emulator interface {
 // sshFabric starts an in-process emulator (127.0.0.1, no root) for each
 // switch of the example spec whose platform has one, copies the spec to
 // a directory with an override file pointing those switches at their
-// emulators, and returns the directory and the switches' names.
+// emulators (their credentials' known_hosts made the directory's, every
+// env() secret set to the emulators' password), and returns the
+// directory and the switches' names.
 func sshFabric(t *testing.T, example string) (dir string, names []string) {
 	t.Helper()
-	t.Setenv("FABCTL_TESTBED_PASSWORD", emuPassword)
 	dir = t.TempDir()
 	src := filepath.Join("..", "examples", example)
 	ents, err := os.ReadDir(src)
@@ -46,14 +51,19 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".fab.hcl") {
-			b, err := os.ReadFile(filepath.Join(src, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if !strings.HasSuffix(e.Name(), ".fab.hcl") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range envRef.FindAllStringSubmatch(string(b), -1) {
+			t.Setenv(m[1], emuPassword)
+		}
+		b = knownHosts.ReplaceAll(b, []byte(`known_hosts = ".fabctl/testbed/known_hosts"`))
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	s := testutil.Load(t, dir, spec.LoadOptions{})
@@ -61,15 +71,24 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 	for _, sw := range s.Switches {
 		var e emulator
 		var err error
+		ports := 1         // the spec's ports come as ExtraPorts: no more than the example names
+		var extra []string // the spec's port names (split lanes, other slots) beside the numbered ones
+		for _, p := range sw.Ports {
+			extra = append(extra, p.Name)
+		}
+		user := "admin"
+		if c := s.CredentialsByName(sw.Credentials); c != nil && c.Username != "" {
+			user = c.Username
+		}
 		switch sw.Platform {
 		case "sonic":
-			e, err = sonicemu.Start(sonicemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+			e, err = sonicemu.Start(sonicemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "eos":
-			e, err = eosemu.Start(eosemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+			e, err = eosemu.Start(eosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "nxos":
-			e, err = nxosemu.Start(nxosemu.Options{Hostname: sw.Name, Password: emuPassword, Ports: 32})
+			e, err = nxosemu.Start(nxosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "cumulus":
-			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: sw.Name, User: "admin", Password: emuPassword, Ports: 32})
+			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: sw.Name, User: user, Password: emuPassword, Ports: swpCount(extra)})
 		default:
 			continue
 		}
@@ -80,6 +99,9 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 		kh.WriteString(e.KnownHostsLine() + "\n")
 		fmt.Fprintf(&ov, "switch %q {\n  address = %q\n}\n", sw.Name, e.Addr())
 		names = append(names, sw.Name)
+	}
+	if len(names) == 0 {
+		t.Fatalf("examples/%s has no switch an SSH emulator runs", example)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".fabctl", "testbed"), 0o755); err != nil {
 		t.Fatal(err)
@@ -92,6 +114,50 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 	}
 	return dir, names
 }
+
+// swpCount is how many swpN ports a Cumulus emulator needs for the names
+// (swp11s1 is a breakout of swp11).
+func swpCount(names []string) int {
+	n := 1
+	for _, p := range names {
+		if m := swpNum.FindStringSubmatch(p); m != nil {
+			if k, _ := strconv.Atoi(m[1]); k > n {
+				n = k
+			}
+		}
+	}
+	return n
+}
+
+var swpNum = regexp.MustCompile(`^swp([0-9]+)`)
+
+// extraPorts leaves out the names the emulator has already (its
+// numbered front-panel ports).
+func extraPorts(names []string, n int, platform string) []string {
+	have := map[string]bool{}
+	for i := 0; i < n; i++ {
+		switch platform {
+		case "sonic":
+			have[fmt.Sprintf("Ethernet%d", 4*i)] = true
+		case "eos":
+			have[fmt.Sprintf("Ethernet%d", i+1)] = true
+		case "nxos":
+			have[fmt.Sprintf("Ethernet1/%d", i+1)] = true
+		}
+	}
+	var out []string
+	for _, p := range names {
+		if !have[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var (
+	envRef     = regexp.MustCompile(`env\("([A-Z0-9_]+)"\)`)
+	knownHosts = regexp.MustCompile(`known_hosts\s*=\s*"[^"]*"`)
+)
 
 func planOpts(s *spec.Spec, targets []string) plan.Options {
 	return plan.Options{Parallelism: 8, Credentials: s.CredentialsByName, Targets: targets}
@@ -206,46 +272,92 @@ class "bulk" {
 }
 `
 
-// TestRoundTripTestbed: the local testbed's switches that run as SSH
-// emulators (SONiC, EOS, NX-OS, Cumulus) are applied from
-// examples/testbed (as it is, and with a QoS unlike the defaults and a
-// slower PFC watchdog); import from the example as inventory writes a
-// spec that plans clean on every one of them; a change of one class in
-// it plans exactly that change on every switch.
-func TestRoundTripTestbed(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		qos        string // a file applied beside the example, not in the inventory
-		watchdog   string // replaces "rdma_mtu = 4096" in the applied spec
-		ecnMin     string // the class's ECN min in the written spec
-		ecnPath    string
-		ecnChanged string
-	}{
-		{name: "defaults", ecnMin: `min         = "150KB"`, ecnPath: "tc/3/ecn/min"},
-		{name: "custom", qos: customQoS, watchdog: "rdma_mtu = 4096\n  pfc_watchdog {\n    detect  = \"300ms\"\n    restore = \"600ms\"\n  }",
-			ecnMin: `min         = "200KB"`, ecnPath: "tc/4/ecn/min"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir, names := sshFabric(t, "testbed")
-			inv := filepath.Join(dir, "testbed.fab.hcl")
-			orig, err := os.ReadFile(inv)
-			if err != nil {
-				t.Fatal(err)
+// changeOneClass sets the ECN minimum of the first class with an ecn
+// block to 250KB (260KB when it is 250KB already) and returns the spec,
+// the state path that changes and its new value.
+func changeOneClass(t *testing.T, src []byte) ([]byte, string, string) {
+	t.Helper()
+	f, diags := hclwrite.ParseConfig(src, "imported.fab.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, b := range f.Body().Blocks() {
+		if b.Type() != "class" {
+			continue
+		}
+		for _, e := range b.Body().Blocks() {
+			if e.Type() != "ecn" {
+				continue
 			}
+			prio := strings.TrimSpace(string(b.Body().GetAttribute("priority").Expr().BuildTokens(nil).Bytes()))
+			min, want := "250KB", "250000"
+			if strings.Contains(string(e.Body().GetAttribute("min").Expr().BuildTokens(nil).Bytes()), `"250KB"`) {
+				min, want = "260KB", "260000"
+			}
+			e.Body().SetAttributeValue("min", cty.StringVal(min))
+			return f.Bytes(), "tc/" + prio + "/ecn/min", want
+		}
+	}
+	// No ECN class (a fabric without DCQCN): one class's ETS share, 10
+	// points lower (the shares then sum below 100, as a spec may).
+	for _, b := range f.Body().Blocks() {
+		if b.Type() != "class" || b.Body().GetAttribute("bandwidth") == nil {
+			continue
+		}
+		prio := strings.TrimSpace(string(b.Body().GetAttribute("priority").Expr().BuildTokens(nil).Bytes()))
+		bw, err := strconv.Atoi(strings.TrimSpace(string(b.Body().GetAttribute("bandwidth").Expr().BuildTokens(nil).Bytes())))
+		if err != nil || bw < 20 {
+			continue
+		}
+		b.Body().SetAttributeValue("bandwidth", cty.NumberIntVal(int64(bw-10)))
+		return f.Bytes(), "tc/" + prio + "/bandwidth", strconv.Itoa(bw - 10)
+	}
+	t.Fatalf("the imported spec has no class with ECN or an ETS share:\n%s", src)
+	return nil, "", ""
+}
+
+// TestRoundTripExamples: every example fabric with switches the SSH
+// emulators run (SONiC, EOS, NX-OS, Cumulus; the gNMI ones and the hosts
+// are not read here) is applied to in-process emulators, as it is and,
+// for examples/testbed, with a QoS unlike fabctl's defaults and a slower
+// PFC watchdog; import from the example as inventory writes a spec that
+// plans clean on every one of those switches; a change of one class in
+// it plans exactly that change on every switch.
+func TestRoundTripExamples(t *testing.T) {
+	for _, tc := range []struct {
+		example  string
+		qos      string // a file applied beside the example, not in the inventory
+		watchdog string // replaces "rdma_mtu = 4096" in the applied spec
+	}{
+		{example: "testbed"},
+		{example: "testbed", qos: customQoS, watchdog: "rdma_mtu = 4096\n  pfc_watchdog {\n    detect  = \"300ms\"\n    restore = \"600ms\"\n  }"},
+		{example: "ai-pod"},
+		{example: "rocev1-storage"},
+		{example: "iwarp-storage"},
+		{example: "vm-testbed"},
+	} {
+		name := tc.example
+		if tc.qos != "" {
+			name += "-custom"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir, names := sshFabric(t, tc.example)
+			inv := filepath.Join(dir, "testbed.fab.hcl")
+			var orig []byte
 			if tc.qos != "" {
+				var err error
+				if orig, err = os.ReadFile(inv); err != nil {
+					t.Fatal(err)
+				}
 				applied := strings.Replace(string(orig), "rdma_mtu = 4096", tc.watchdog, 1)
 				os.WriteFile(inv, []byte(applied), 0o644)
 				os.WriteFile(filepath.Join(dir, "qos.fab.hcl"), []byte(tc.qos), 0o644)
 			}
 			applyDir(t, dir, names)
-			if os.Getenv("FABCTL_IMPORT_TEST_DEBUG") != "" {
-				p := planDir(t, dir, names)
-				for _, n := range names {
-					t.Logf("%s after apply: %+v", n, changesOf(p, n))
-				}
+			if tc.qos != "" {
+				os.WriteFile(inv, orig, 0o644)
+				os.Remove(filepath.Join(dir, "qos.fab.hcl"))
 			}
-			os.WriteFile(inv, orig, 0o644)
-			os.Remove(filepath.Join(dir, "qos.fab.hcl"))
 
 			res := importDir(t, dir, names)
 			for _, l := range res.Report.LeftOut {
@@ -257,8 +369,8 @@ func TestRoundTripTestbed(t *testing.T) {
 			if res.Report.Read != len(names) {
 				t.Errorf("read %d devices, want %d", res.Report.Read, len(names))
 			}
-			if strings.Contains(string(res.HCL), emuPassword) || !strings.Contains(string(res.HCL), `env("FABCTL_TESTBED_PASSWORD")`) {
-				t.Errorf("the written spec does not keep the inventory's env() reference:\n%s", res.HCL)
+			if strings.Contains(string(res.HCL), emuPassword) || !strings.Contains(string(res.HCL), `env("`) {
+				t.Errorf("the written spec does not keep the inventory's env() references:\n%s", res.HCL)
 			}
 			replaceSpec(t, dir, res.HCL)
 			p := planDir(t, dir, names)
@@ -269,16 +381,13 @@ func TestRoundTripTestbed(t *testing.T) {
 				}
 			}
 			// One class changed: exactly that setting on every switch.
-			changed := strings.Replace(string(res.HCL), tc.ecnMin, `min         = "250KB"`, 1)
-			if changed == string(res.HCL) {
-				t.Fatalf("the imported spec has no %s:\n%s", tc.ecnMin, res.HCL)
-			}
-			replaceSpec(t, dir, []byte(changed))
+			changed, path, want := changeOneClass(t, res.HCL)
+			replaceSpec(t, dir, changed)
 			p = planDir(t, dir, names)
 			for _, n := range names {
 				cs := changesOf(p, n)
-				if len(cs) != 1 || cs[0].Path != tc.ecnPath || cs[0].After != "250000" {
-					t.Errorf("%s: changes %+v, want exactly %s -> 250000", n, cs, tc.ecnPath)
+				if len(cs) != 1 || cs[0].Path != path || cs[0].After != want {
+					t.Errorf("%s: changes %+v, want exactly %s -> %s", n, cs, path, want)
 				}
 			}
 		})
