@@ -12,16 +12,21 @@ import (
 // shown), as on EOS: an interface without `mtu` has the default L3 MTU
 // 1500, a tx-queue without `no priority` is strict priority (the
 // defaults `show running-config all` prints:
-// testdata/vendor/eos/pyeapi-running-config-all.txt:37,46).
+// testdata/vendor/eos/pyeapi-running-config-all.txt:38,47).
 type Config struct {
 	Hostname string
 	// Model is what `show version` names; Queue the transmit-queue
 	// keyword of its chip family (family.go): the only one the qos
 	// profile mode accepts and the one the running-config prints.
 	Model, Queue string
-	// DSCP holds every configured `qos map dscp D to traffic-class T`; no
-	// default table is assumed (none is in the corpus; audit E1).
-	DSCP     map[int]int
+	// DSCP holds the configured `qos map dscp D to traffic-class T`
+	// entries that differ from the platform's built-in map; DSCPDefault is
+	// that map (nil: none modelled, every configured entry is kept). An
+	// entry set to its default is not kept: `show running-config` does
+	// not print a default, `show running-config all` prints the whole
+	// map, defaults included (pyeapi-running-config-all.txt:48-49, vEOS).
+	DSCP        map[int]int
+	DSCPDefault map[int]int
 	Profiles map[string]*Profile
 	// The global watchdog timers, one line each (`priority-flow-control
 	// pause watchdog default timeout|recovery-time|polling-interval V`,
@@ -81,6 +86,7 @@ func (c *Config) Clone() *Config {
 	for k, v := range c.DSCP {
 		n.DSCP[k] = v
 	}
+	// DSCPDefault is the platform's and never changes: shared.
 	n.Profiles = map[string]*Profile{}
 	for k, p := range c.Profiles {
 		np := *p
@@ -155,27 +161,53 @@ func splitNum(s string) []string {
 // indentation per level, a "!" closing nested sections, and "end"
 // (napalm-show-running-config.txt).
 func (c *Config) Render() string {
-	return c.render("! Command: show running-config\n! device: " + c.Hostname + " (" + c.Model + ", EOS-4.32.2F)\n")
+	return c.render("! Command: show running-config\n! device: "+c.Hostname+" ("+c.Model+", EOS-4.32.2F)\n", false)
+}
+
+// RenderAll is `show running-config all`: the same sections with the
+// defaults of the settings the emulator models printed too, as EOS
+// prints them (pyeapi-running-config-all.txt, a real vEOS capture): the
+// whole DSCP map (configured entries over the built-in map) and an
+// interface's `mtu 1500`, `no flowcontrol send|receive`.
+func (c *Config) RenderAll() string {
+	return c.render("! Command: show running-config all\n! device: "+c.Hostname+" ("+c.Model+", EOS-4.32.2F)\n", true)
+}
+
+// effectiveDSCP is the map the switch runs: the built-in map with the
+// configured entries over it.
+func (c *Config) effectiveDSCP() map[int]int {
+	m := map[int]int{}
+	for d, tc := range c.DSCPDefault {
+		m[d] = tc
+	}
+	for d, tc := range c.DSCP {
+		m[d] = tc
+	}
+	return m
 }
 
 // RenderStartup is `show startup-config`: the same layout behind a header
 // that also says when startup was last written
 // (napalm-show-startup-config.txt:11-13).
 func (c *Config) RenderStartup(saved time.Time) string {
-	return c.render("! Command: show startup-config\n! Startup-config last modified at  " + saved.Format("Mon Jan 2 15:04:05 2006") +
-		" by admin\n! device: " + c.Hostname + " (" + c.Model + ", EOS-4.32.2F)\n")
+	return c.render("! Command: show startup-config\n! Startup-config last modified at  "+saved.Format("Mon Jan 2 15:04:05 2006")+
+		" by admin\n! device: "+c.Hostname+" ("+c.Model+", EOS-4.32.2F)\n", false)
 }
 
-func (c *Config) render(header string) string {
+func (c *Config) render(header string, all bool) string {
 	var b strings.Builder
 	b.WriteString(header + "!\n")
 	b.WriteString("! boot system flash:/cEOS-lab.swi\n!\nno aaa root\n!\n")
 	b.WriteString("transceiver qsfp default-mode 4x10G\n!\n")
 	b.WriteString("hostname " + c.Hostname + "\n!\n")
 	b.WriteString("spanning-tree mode mstp\n!\n")
-	if len(c.DSCP) > 0 {
+	dscp := c.DSCP
+	if all {
+		dscp = c.effectiveDSCP()
+	}
+	if len(dscp) > 0 {
 		byTC := map[int][]int{}
-		for d, tc := range c.DSCP {
+		for d, tc := range dscp {
 			byTC[tc] = append(byTC[tc], d)
 		}
 		tcs := make([]int, 0, len(byTC))
@@ -257,14 +289,23 @@ func (c *Config) render(header string) string {
 		if i.Description != "" {
 			b.WriteString("   description " + i.Description + "\n")
 		}
-		if i.MTU != 0 {
+		switch {
+		case i.MTU != 0:
 			b.WriteString("   mtu " + strconv.Itoa(i.MTU) + "\n")
+		case all:
+			b.WriteString("   mtu 1500\n") // pyeapi-running-config-all.txt:47
 		}
-		if i.FlowReceive {
+		switch {
+		case i.FlowReceive:
 			b.WriteString("   flowcontrol receive on\n")
+		case all:
+			b.WriteString("   no flowcontrol receive\n") // pyeapi-running-config-all.txt:19
 		}
-		if i.FlowSend {
+		switch {
+		case i.FlowSend:
 			b.WriteString("   flowcontrol send on\n")
+		case all:
+			b.WriteString("   no flowcontrol send\n") // pyeapi-running-config-all.txt:18
 		}
 		if i.ServiceProfile != "" {
 			b.WriteString("   service-profile " + i.ServiceProfile + "\n")

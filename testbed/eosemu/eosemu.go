@@ -66,6 +66,13 @@ type Options struct {
 	// Model is the model `show version` names and decides the chip
 	// family (family.go): "" is DefaultModel, a Sand switch.
 	Model string
+	// DSCPDefault is the platform's built-in DSCP -> traffic-class map
+	// (code point -> class), which `show running-config` does not print
+	// and `show running-config all` does. nil: vEOS's map for a vEOS
+	// switch (every code point to traffic-class 9, the only built-in map
+	// a source prints: pyeapi-running-config-all.txt:48), none modelled
+	// otherwise (no source gives a hardware platform's).
+	DSCPDefault map[int]int
 	// CommitLatency delays commit commands (the benchmark uses 200 ms).
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -121,6 +128,13 @@ func Start(opts Options) (*Switch, error) {
 	}
 	run := NewConfig(opts.Hostname, opts.Ports)
 	run.Model, run.Queue = opts.Model, fam
+	run.DSCPDefault = opts.DSCPDefault
+	if run.DSCPDefault == nil && opts.Model == "vEOS" {
+		run.DSCPDefault = map[int]int{}
+		for d := 0; d < 64; d++ {
+			run.DSCPDefault[d] = 9
+		}
+	}
 	for _, n := range opts.ExtraPorts {
 		run.Interfaces[n] = &Interface{}
 	}
@@ -381,6 +395,10 @@ func (s *shell) show(line string, toks []string) string {
 	case arg == "running-config":
 		// napalm-show-running-config.txt; pyeapi-commands.txt:25
 		return s.sw.running.Render()
+	case arg == "running-config all":
+		// pyeapi-running-config-all.txt (what pyeapi reads by default,
+		// pyeapi-commands.txt:26)
+		return s.sw.running.RenderAll()
 	case arg == "startup-config":
 		// napalm-show-startup-config.txt; pyeapi-commands.txt:24
 		return s.sw.startup.RenderStartup(s.sw.saved)

@@ -202,7 +202,7 @@ func TestRefusesUndocumentedForms(t *testing.T) {
 		}
 	}
 	send(t, c, "abort")
-	for _, l := range []string{"configure", "no configure session s1", "show configuration sessions", "show running-config all", "copy running-config flash:x"} {
+	for _, l := range []string{"configure", "no configure session s1", "show configuration sessions", "show running-config all detail", "copy running-config flash:x"} {
 		if _, err := c.Send(l); err == nil || !strings.Contains(err.Error(), "% Invalid input detected") {
 			t.Errorf("%q: want invalid input, got %v", l, err)
 		}
@@ -302,5 +302,49 @@ func TestQueueKeywordByFamily(t *testing.T) {
 	}
 	if _, err := Start(Options{Password: pw, Model: "DCS-9999X-1"}); err == nil {
 		t.Fatal("a model no source places started")
+	}
+}
+
+// TestHiddenDSCPDefaults: an entry equal to the platform's built-in map
+// is not printed by show running-config, show running-config all prints
+// the whole map, and the negation returns a code point to its default;
+// vEOS's built-in map is the one pyeapi's capture prints (traffic-class 9).
+func TestHiddenDSCPDefaults(t *testing.T) {
+	def := map[int]int{}
+	for d := 0; d < 64; d++ {
+		def[d] = d / 8
+	}
+	sw, err := Start(Options{Password: pw, Ports: 2, DSCPDefault: def})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	cfg := sw.running
+	for _, l := range []string{"qos map dscp 0 1 to traffic-class 0", "qos map dscp 8 9 to traffic-class 3"} {
+		if _, _, ok := apply(cfg, frame{kind: "config"}, strings.Fields(l)); !ok {
+			t.Fatal(l)
+		}
+	}
+	run, all := string(sw.RunningConfig()), sw.running.RenderAll()
+	if strings.Contains(run, "traffic-class 0\n") || !strings.Contains(run, "qos map dscp 8 9 to traffic-class 3\n") {
+		t.Fatalf("running-config:\n%s", run)
+	}
+	if !strings.Contains(all, "! Command: show running-config all\n") || !strings.Contains(all, "qos map dscp 0 1 2 3 4 5 6 7 to traffic-class 0\n") ||
+		!strings.Contains(all, "qos map dscp 8 9 24 25 26 27 28 29 30 31 to traffic-class 3\n") || !strings.Contains(all, "   mtu 1500\n") {
+		t.Fatalf("running-config all:\n%s", all)
+	}
+	if _, _, ok := apply(cfg, frame{kind: "config"}, strings.Fields("no qos map dscp 8 9 to traffic-class 3")); !ok {
+		t.Fatal("negation refused")
+	}
+	if run := string(sw.RunningConfig()); strings.Contains(run, "qos map dscp") {
+		t.Fatalf("negation did not return to the built-in map:\n%s", run)
+	}
+	v, err := Start(Options{Password: pw, Ports: 1, Model: "vEOS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if all := v.running.RenderAll(); !strings.Contains(all, "qos map dscp 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 to traffic-class 9\n") {
+		t.Fatalf("vEOS built-in map:\n%s", all)
 	}
 }

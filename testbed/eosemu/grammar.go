@@ -192,10 +192,11 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 }
 
 // qosMap: qos map dscp <ints> to traffic-class <0-7> (avd-qos-profile.cfg:51,53;
-// pyeapi-running-config-all.txt:47). Every configured entry is kept and
-// shown: the corpus has no EOS default DSCP -> traffic-class table, so the
-// emulator assumes none (audit E1). The negation is the whole line after
-// `no` (pyeapi-commands.txt:17).
+// pyeapi-running-config-all.txt:48). An entry equal to the platform's
+// built-in map (Config.DSCPDefault) is not kept, so `show running-config`
+// omits it and `show running-config all` prints it with the defaults; the
+// negation (the whole line after `no`, pyeapi-commands.txt:17) returns a
+// code point to the built-in map.
 func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	if len(a) < 3 {
 		return nil, incomplete, false
@@ -229,11 +230,15 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 		return errTok(off + i + 3)
 	}
 	for _, d := range ds {
-		if no {
-			if c.DSCP[d] == tc {
+		def, hasDef := c.DSCPDefault[d]
+		switch {
+		case no:
+			if v, ok := c.DSCP[d]; ok && v == tc {
 				delete(c.DSCP, d)
 			}
-		} else {
+		case hasDef && def == tc:
+			delete(c.DSCP, d)
+		default:
 			c.DSCP[d] = tc
 		}
 	}
@@ -244,7 +249,7 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 	switch a[0] {
 	case "mtu":
 		// mtu <68-9214>: avd-interfaces.cfg:13,33 (1500 is the default:
-		// pyeapi-running-config-all.txt:46); no mtu: pyeapi-commands.txt:17
+		// pyeapi-running-config-all.txt:47); no mtu: pyeapi-commands.txt:17
 		if no {
 			if len(a) != 1 {
 				return errTok(off + 1)
@@ -284,7 +289,7 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 	case "flowcontrol":
 		// flowcontrol {send|receive} {on|off}: pyeapi-commands.txt:19-21,
 		// avd-interfaces.cfg:36; no flowcontrol {send|receive}:
-		// pyeapi-running-config-all.txt:17-18
+		// pyeapi-running-config-all.txt:18-19
 		if len(a) < 2 {
 			return nil, incomplete, false
 		}
@@ -313,7 +318,7 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 		*p = a[2] == "on"
 		return ok()
 	case "description":
-		// description <text>: avd-interfaces.cfg:12; no description: pyeapi-running-config-all.txt:20
+		// description <text>: avd-interfaces.cfg:12; no description: pyeapi-running-config-all.txt:21
 		if no {
 			i.Description = ""
 			return ok()
@@ -375,7 +380,7 @@ func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) 
 		return &frame{kind: "txq", name: name, q: q}, "", true
 	case "priority-flow-control":
 		if no && len(a) == 1 {
-			// no priority-flow-control: avd-pfc-schema.txt:23, pyeapi-running-config-all.txt:23.
+			// no priority-flow-control: avd-pfc-schema.txt:23, pyeapi-running-config-all.txt:24.
 			// `no priority-flow-control on` is refused (CONTRADICTED in shapes.txt).
 			p.PFCOn = false
 			return ok()
@@ -392,7 +397,7 @@ func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) 
 			p.PFCOn = true
 		case a[1] == "priority":
 			// priority-flow-control priority <0-7> {no-drop|drop}: avd-qos-profile.cfg:42-43;
-			// no priority-flow-control priority <0-7>: pyeapi-running-config-all.txt:25-32
+			// no priority-flow-control priority <0-7>: pyeapi-running-config-all.txt:26-33
 			if len(a) < 3 {
 				return nil, incomplete, false
 			}
@@ -417,14 +422,15 @@ func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) 
 		case a[1] == "pause" && len(a) >= 3 && a[2] == "watchdog":
 			switch {
 			case len(a) == 3:
-				// priority-flow-control pause watchdog: avd-qos-profile.cfg:44 (on by
-				// default: pyeapi-running-config-all.txt:24); the `no` form: pyeapi-commands.txt:17
+				// priority-flow-control pause watchdog: avd-qos-profile.cfg:44; off
+				// without the line (AVD expresses enabled false by its absence:
+				// avd-pfc-schema.txt:28-32); the `no` form: pyeapi-commands.txt:17
 				p.Watchdog = !no
 			case len(a) == 6 && a[3] == "port" && a[4] == "action" && a[5] == "drop" && !no:
 				// priority-flow-control pause watchdog port action drop: avd-qos-profile.cfg:45
 				p.WDPortDrop = true
 			case len(a) == 5 && a[3] == "port" && a[4] == "action" && no:
-				// no priority-flow-control pause watchdog port action: pyeapi-running-config-all.txt:33
+				// no priority-flow-control pause watchdog port action: pyeapi-running-config-all.txt:34
 				p.WDPortDrop = false
 			default:
 				return errTok(off + 3)
@@ -445,7 +451,7 @@ func applyTxQueue(q *TxQueue, a []string, no bool, off int) (*frame, string, boo
 	switch a[0] {
 	case "bandwidth":
 		// bandwidth percent <1-100>: avd-qos-profile.cfg:17;
-		// no bandwidth percent: pyeapi-running-config-all.txt:38
+		// no bandwidth percent: pyeapi-running-config-all.txt:39
 		if len(a) < 2 {
 			return nil, incomplete, false
 		}
@@ -470,7 +476,7 @@ func applyTxQueue(q *TxQueue, a []string, no bool, off int) (*frame, string, boo
 		return ok()
 	case "priority":
 		// no priority: avd-qos-profile.cfg:16; priority strict: avd-qos-profile.cfg:20,
-		// the default (pyeapi-running-config-all.txt:37)
+		// the default (pyeapi-running-config-all.txt:38)
 		if no {
 			if len(a) != 1 {
 				return errTok(off + 1)
@@ -491,7 +497,7 @@ func applyTxQueue(q *TxQueue, a []string, no bool, off int) (*frame, string, boo
 			return errTok(off + 1)
 		}
 		if no {
-			// no random-detect ecn minimum-threshold: pyeapi-running-config-all.txt:41
+			// no random-detect ecn minimum-threshold: pyeapi-running-config-all.txt:42
 			// (`no random-detect ecn` alone has no source: refused)
 			if len(a) != 3 || a[2] != "minimum-threshold" {
 				return errTok(off + 2)

@@ -156,8 +156,10 @@ func switchIntent(t drivers.Target) (*intent.Switch, error) { return drivers.Swi
 // basic configurations; NAPALM uses the equivalent `write memory`).
 const (
 	showRunning = "show running-config"
-	showStartup = "show startup-config"
-	saveCommand = "copy running-config startup-config"
+	// showRunningAll prints defaults too (pyeapi-commands.txt:14, 26).
+	showRunningAll = "show running-config all"
+	showStartup    = "show startup-config"
+	saveCommand    = "copy running-config startup-config"
 )
 
 func running(s *clicore.Session) (string, error) {
@@ -305,7 +307,7 @@ func negate(line string) string {
 	var out string
 	switch {
 	case l == "no priority":
-		out = "priority strict" // the tx-queue default (pyeapi-running-config-all.txt:37)
+		out = "priority strict" // the tx-queue default (pyeapi-running-config-all.txt:38)
 	case l == "priority strict":
 		out = "priority strict" // already the default; re-entering it is harmless
 	case f[0] == "no":

@@ -20,14 +20,20 @@ var (
 	_ clicore.Confirmer = grammar{}
 )
 
-// Read parses `show running-config` and compares `show startup-config`
-// with it.
+// Read parses `show running-config` (the DSCP map from `show
+// running-config all`, which prints defaults: ReadConfig), reads the
+// model from `show version` and compares `show startup-config` with the
+// running-config.
 func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, error) {
 	out, err := running(s)
 	if err != nil {
 		return nil, false, err
 	}
-	st, err := ReadRunningConfig(out, sw)
+	all, err := s.Send(showRunningAll)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := ReadConfig(out, all, sw)
 	if err != nil {
 		return nil, false, err
 	}

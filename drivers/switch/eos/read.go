@@ -92,10 +92,25 @@ func Interfaces(text string) []string {
 // ReadRunningConfig normalises `show running-config` into fabctl's
 // state paths for the settings the switch intent manages.
 func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
+	return ReadConfig(text, "", sw)
+}
+
+// ReadConfig is ReadRunningConfig with the DSCP map taken from `show
+// running-config all` (all; "" when not read): EOS does not print a
+// setting that equals its default in `show running-config`, so a code
+// point the intent maps to the built-in class reads there as if it were
+// not set; `show running-config all` prints the whole map the switch
+// runs, defaults included (pyeapi-running-config-all.txt:48-49, a real
+// vEOS capture; pyeapi itself reads `show running-config all`,
+// pyeapi-commands.txt:14, 26).
+func ReadConfig(text, all string, sw *intent.Switch) (intent.State, error) {
 	if sw == nil {
 		return nil, errors.New("no switch intent")
 	}
 	r := parseRunning(ParseConfig(text))
+	if all != "" {
+		r.table = parseRunning(ParseConfig(all)).table
+	}
 	st := intent.State{}
 	prof := r.profiles[ProfileName]
 	if prof != nil && prof.trust != "" {
@@ -103,8 +118,8 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	}
 	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
 		// The map is global: read it whatever the profile says. A code
-		// point the running-config does not list is "not set": no EOS
-		// default table is sourced (audit E1).
+		// point the configuration does not list (no value printed, not
+		// even by `all`) is "not set".
 		intent.PutDSCP(st, "", &r.table)
 		for k, v := range st {
 			if strings.HasPrefix(k, "dscp/") && v == "-1" {

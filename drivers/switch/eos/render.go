@@ -36,10 +36,11 @@ const (
 	DefaultMTU = 1500
 )
 
-// No EOS default DSCP → traffic-class table is in any vendor source
-// (audit E1; docs/vendor-sources.md): fabctl writes the whole map, all 64
-// code points, and reads a code point the running-config does not list as
-// "not set".
+// No EOS default DSCP → traffic-class table of a hardware platform is in
+// any vendor source (audit E1; docs/vendor-sources.md): fabctl writes the
+// whole map, all 64 code points, and reads back the map the switch runs
+// from `show running-config all` (ReadConfig), where a code point equal
+// to the built-in map is printed too.
 
 // shape is the port QoS a qos profile carries.
 type shape struct {
@@ -323,7 +324,7 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	out := []string{"interface " + port.Name, "   mtu " + strconv.Itoa(port.MTU)}
 	// flowcontrol {receive|send} on: avd-interfaces.cfg:36, pyeapi-commands.txt:19-21;
-	// no flowcontrol {receive|send}: pyeapi-running-config-all.txt:17-18.
+	// no flowcontrol {receive|send}: pyeapi-running-config-all.txt:18-19.
 	if port.Pause {
 		out = append(out, "   flowcontrol receive on", "   flowcontrol send on")
 	} else if cl != nil && cl.pauseOf[port.Name] {
