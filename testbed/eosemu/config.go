@@ -27,7 +27,7 @@ type Config struct {
 	// map, defaults included (pyeapi-running-config-all.txt:48-49, vEOS).
 	DSCP        map[int]int
 	DSCPDefault map[int]int
-	Profiles map[string]*Profile
+	Profiles    map[string]*Profile
 	// The global watchdog timers, one line each (`priority-flow-control
 	// pause watchdog default timeout|recovery-time|polling-interval V`,
 	// avd-qos-profile.cfg:56-58; "" unset).
