@@ -249,7 +249,7 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 	switch a[0] {
 	case "mtu":
 		// mtu <68-9214>: avd-interfaces.cfg:13,33 (1500 is the default:
-		// pyeapi-running-config-all.txt:47); no mtu: pyeapi-commands.txt:17
+		// pyeapi-running-config-all.txt:47); no mtu: arista-um-l3-mtu.txt:11 (the default, not printed)
 		if no {
 			if len(a) != 1 {
 				return errTok(off + 1)
