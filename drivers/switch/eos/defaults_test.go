@@ -2,6 +2,7 @@ package eos
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,20 @@ func TestHiddenDefaultsPlanNoChange(t *testing.T) {
 	}
 	if got := string(emu.RunningConfig()); got != pre {
 		t.Fatalf("rollback did not return to the built-in map:\n%s", got)
+	}
+	// The restore set the code point back to the class show running-config
+	// all printed before (the documented set form), not with a derived `no`.
+	back := false
+	for _, c := range emu.Commands() {
+		if strings.HasPrefix(c, "no qos map dscp") {
+			t.Fatalf("restore sent the derived negation %q", c)
+		}
+		if c == "qos map dscp 46 to traffic-class "+strconv.Itoa(def[46]) {
+			back = true
+		}
+	}
+	if !back {
+		t.Fatalf("restore did not set dscp 46 back to its built-in class %d: %q", def[46], emu.Commands())
 	}
 	live, _, _ = r.plan(t)
 	if live["dscp/46"] != "" && live["dscp/46"] != "-" && live["dscp/46"] == switchtest.Desired(r.drv, sw)["dscp/46"] {

@@ -70,6 +70,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -252,9 +254,32 @@ func timer(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
 }
 
+// prior is what a rollback restores: the running-config before the
+// apply, and the DSCP map the switch ran then (from `show running-config
+// all`, which prints the code points at their defaults too).
+type prior struct {
+	run  string
+	dscp *[64]int // -1: no value printed; nil: not read
+}
+
+// readPrior reads what a rollback restores.
+func readPrior(s *clicore.Session) (prior, error) {
+	run, err := running(s)
+	if err != nil {
+		return prior{}, err
+	}
+	all, err := s.Send(showRunningAll)
+	if err != nil {
+		return prior{}, err
+	}
+	t := parseRunning(ParseConfig(all)).table
+	return prior{run: run, dscp: &t}, nil
+}
+
 // restore brings the managed sections of the running-config back to
 // pre in session name, and checks the result byte for byte.
-func restore(c *clicore.Session, pre, name string) error {
+func restore(c *clicore.Session, p prior, name string) error {
+	pre := p.run
 	cur, err := running(c)
 	if err != nil {
 		return err
@@ -262,7 +287,7 @@ func restore(c *clicore.Session, pre, name string) error {
 	if cur == pre {
 		return nil
 	}
-	script := RestoreScript(ParseConfig(pre), ParseConfig(cur))
+	script := RestoreScriptDSCP(ParseConfig(pre), ParseConfig(cur), p.dscp)
 	if _, err := c.Send("configure session " + name); err != nil {
 		return err
 	}
@@ -336,6 +361,43 @@ func negate(line string) string {
 	return ind + out
 }
 
+// isDSCPMap says whether f is a `qos map dscp <ints> to traffic-class N` line.
+func isDSCPMap(f []string) bool {
+	return len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to"
+}
+
+// dscpBack sets the code points of a `qos map dscp` line (f) back to the
+// classes preDSCP holds, one set line per class; code points without a
+// prior value are negated (`no` + the line, pyeapi-commands.txt:17).
+func dscpBack(f []string, preDSCP *[64]int) []string {
+	byTC := map[int][]int{}
+	var none []string
+	for _, s := range f[3 : len(f)-3] {
+		d, err := strconv.Atoi(s)
+		if err != nil || d < 0 || d > 63 {
+			continue
+		}
+		if tc := preDSCP[d]; tc >= 0 {
+			byTC[tc] = append(byTC[tc], d)
+		} else {
+			none = append(none, s)
+		}
+	}
+	tcs := make([]int, 0, len(byTC))
+	for tc := range byTC {
+		tcs = append(tcs, tc)
+	}
+	sort.Ints(tcs)
+	var out []string
+	for _, tc := range tcs {
+		out = append(out, "qos map dscp "+join(byTC[tc], " ")+" to traffic-class "+strconv.Itoa(tc))
+	}
+	if len(none) > 0 {
+		out = append(out, "no qos map dscp "+strings.Join(none, " ")+" "+strings.Join(f[len(f)-3:], " "))
+	}
+	return out
+}
+
 func sameTree(a, b *Node) bool {
 	if a.Line != b.Line || len(a.Children) != len(b.Children) {
 		return false
@@ -352,7 +414,16 @@ func sameTree(a, b *Node) bool {
 // new top-level lines negated, sections that differ re-entered (qos
 // profiles removed and rebuilt, interfaces line by line), missing lines
 // re-entered.
-func RestoreScript(pre, cur []*Node) []string {
+func RestoreScript(pre, cur []*Node) []string { return RestoreScriptDSCP(pre, cur, nil) }
+
+// RestoreScriptDSCP is RestoreScript knowing the DSCP map the switch ran
+// before (preDSCP, from `show running-config all`; nil: not read): a
+// code point a new `qos map dscp` line moved is set back to the class it
+// had with the documented set form (avd-qos-profile.cfg:51), which
+// returns a built-in value to the built-in map (EOS then no longer
+// prints it); only a code point the switch printed no value for gets the
+// derived `no` form.
+func RestoreScriptDSCP(pre, cur []*Node, preDSCP *[64]int) []string {
 	var out []string
 	var add []*Node
 	for _, n := range cur {
@@ -360,6 +431,10 @@ func RestoreScript(pre, cur []*Node) []string {
 			continue
 		}
 		if find(pre, n.Line) == nil {
+			if f := strings.Fields(n.Line); preDSCP != nil && isDSCPMap(f) {
+				out = append(out, dscpBack(f, preDSCP)...)
+				continue
+			}
 			out = append(out, negate(n.Line))
 		}
 	}

@@ -90,7 +90,7 @@ func (grammar) Transaction(_ drivers.Target, steps []drivers.Change, _ drivers.A
 	if len(script) == 0 {
 		return nil, nil
 	}
-	return &session{Tx: clicore.Tx[string]{Script: script}}, nil
+	return &session{Tx: clicore.Tx[prior]{Script: script}}, nil
 }
 
 // Confirm commits the pending session.
@@ -102,8 +102,8 @@ func (grammar) Confirm(s *clicore.Session, r drivers.Result) error {
 }
 
 // Rollback aborts a pending session or restores the prior config.
-func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool) error {
-	pre := prior.(string)
+func (grammar) Rollback(s *clicore.Session, r drivers.Result, saved any, _ bool) error {
+	pre := saved.(prior)
 	c := s
 	if r.Pending {
 		// A commit-timer session still pending is rolled back as NAPALM
@@ -115,7 +115,7 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 		if err != nil {
 			return err
 		}
-		if now == pre {
+		if now == pre.run {
 			return nil
 		}
 		// The timer had already been confirmed or expired: restore below.
@@ -129,12 +129,12 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 // session is one apply in a named configuration session (its ID; Pre
 // is the running-config before it).
 type session struct {
-	clicore.Tx[string]
+	clicore.Tx[prior]
 	committed bool
 }
 
 func (x *session) Begin(s *clicore.Session) (bool, error) {
-	pre, err := running(s)
+	pre, err := readPrior(s)
 	if err != nil {
 		return false, &stepError{Device: s.Device(), Step: "read running-config before apply", Err: err}
 	}
@@ -215,7 +215,7 @@ func (x *session) Recover(s *clicore.Session, se *clicore.StepError, lost bool) 
 	if err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; reading the running-config after the failure: %v", se, err)}
 	}
-	if now == x.Pre {
+	if now == x.Pre.run {
 		return fmt.Errorf("%v; session %s aborted, the running-config is unchanged", se, token)
 	}
 	// The session was committed (the drop came after `commit` ran).
