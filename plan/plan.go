@@ -84,6 +84,9 @@ type DevicePlan struct {
 	Findings []drivers.Finding `json:"findings,omitempty"`
 	// Steps is the driver's ordered change list with native payload.
 	Steps []drivers.Change `json:"steps,omitempty"`
+	// Check is the device's own verdict on Steps (plan
+	// --check-on-device); nil when it was not asked.
+	Check *drivers.DeviceCheck `json:"device_check,omitempty"`
 	// Error is why the device could not be planned (unreachable, ...).
 	Error string `json:"error,omitempty"`
 	// Repair: Error is the device's own report that it did not take its
@@ -269,6 +272,10 @@ type Options struct {
 	Progress func(done, total int, device string)
 	// FabctlVersion is recorded in the plan.
 	FabctlVersion string
+	// CheckOnDevice sends each changed device's steps through its
+	// platform's non-committing check (drivers.Checker) after planning
+	// it: DevicePlan.Check. The caller holds the fabric lock.
+	CheckOnDevice bool
 }
 
 // Unit is one device to plan: its intent and driver.
@@ -418,7 +425,7 @@ func flatten(u Unit) Unit {
 // to re-derive a saved plan's steps from the plan's spec and the live
 // state (SameWork).
 func Derive(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {
-	opts.Applied = nil
+	opts.Applied, opts.CheckOnDevice = nil, false
 	return planDevice(ctx, u, reg, opts)
 }
 
@@ -523,6 +530,9 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 			// Every apply on such a device ends with a save, and a device
 			// whose only change is being unsaved gets the save alone.
 			dp.Steps = append(dp.Steps, drivers.SaveStep(saver))
+		}
+		if opts.CheckOnDevice {
+			dp.Check = checkOnDevice(ctx, drv, t, dp.Steps)
 		}
 	}
 	return dp

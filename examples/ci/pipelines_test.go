@@ -237,7 +237,7 @@ func TestPipelinesShape(t *testing.T) {
 			{pr, []string{"fabctl validate", "--static", "--junit"}},
 			{pr, []string{"fabctl fmt", "-check", "$SPEC"}},
 			{pr, []string{"fabctl plan", "--format markdown", "--detailed-exitcode", "-out plan.fab", "> plan.md", "|| test $? -eq 2"}},
-			{main, []string{"fabctl plan", "-out plan.fab", "$SPEC"}},
+			{main, []string{"fabctl plan", "--check-on-device", "-out plan.fab", "$SPEC"}},
 			{main, []string{"fabctl apply", "-auto-approve", "--lock-timeout", "plan.fab"}},
 			{main, []string{"fabctl validate", "$SPEC"}},
 			{main, []string{"fabctl drift", "$SPEC"}},

@@ -28,6 +28,11 @@ const (
 	// precedence over ExitChanges: the plan's changes, if any, are shown
 	// too, but applying them leaves the fabric broken.
 	ExitMismatch ExitCode = 6
+	// ExitRefusedByDevice: plan --check-on-device sent a device's planned
+	// change through its own non-committing check and the device refused
+	// it (nothing was applied; every device was left as it was). Takes
+	// precedence over ExitMismatch and ExitChanges.
+	ExitRefusedByDevice ExitCode = 7
 	// ExitUsage: the command line is wrong: unknown command or flag, bad
 	// flag value, wrong number of arguments (BSD sysexits EX_USAGE).
 	ExitUsage ExitCode = 64
@@ -49,6 +54,7 @@ var exitCodes = []struct {
 	{ExitLocked, "locked"},
 	{ExitNothingTested, "nothing-tested"},
 	{ExitMismatch, "mismatch"},
+	{ExitRefusedByDevice, "refused-by-device"},
 	{ExitUsage, "usage"},
 	{ExitInternal, "internal"},
 }

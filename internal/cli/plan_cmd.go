@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,11 @@ type PlanOptions struct {
 	Insecure      bool     // --insecure
 	Format        string   // human | json | markdown (--json: json)
 	EngineOptions          // --engine kubernetes (engine.go)
+	// CheckOnDevice sends each changed switch's steps through its own
+	// non-committing check, under the fabric lock (--check-on-device).
+	CheckOnDevice bool
+	LockTimeout   time.Duration // --lock-timeout, with --check-on-device
+	JUnit         string        // --junit FILE
 
 	driftCheck bool // fabctl drift: exit 2 on drift as well as on changes
 }
@@ -79,11 +85,22 @@ error (spec errors, a device that could not be read), 6 when the fabric does
 not match the spec in a way no change fixes (an InfiniBand cable down or
 miswired, a link trained narrower or slower, an undeclared node, a port
 that could not be read: see Findings), 64 on a usage error. With
---detailed-exitcode: 0 no changes, 1 error, 2 changes, 6 as above.`,
+--detailed-exitcode: 0 no changes, 1 error, 2 changes, 6 as above.
+
+--check-on-device asks every switch with changes whether it takes them,
+through the platform's own non-committing path (EOS: a configuration
+session that is aborted; docs/plan.md lists each platform's), under the
+fabric lock (exit 4 when another run holds it; --lock-timeout waits for
+it); nothing is committed and
+each device is read back as it was. A device that refuses makes plan exit
+7 (before 6 and 2) and the plan is not saved; a check that could not run
+to its end exits 1. Platforms without such a path say "not checked on
+device" with the reason. --junit FILE writes a JUnit XML case per device.`,
 		Example: `  fabctl plan fabric/
   fabctl plan --verbose --show-payload --target 'switch.leaf*' fabric/
   fabctl plan -out plan.fab fabric/ && fabctl apply plan.fab
-  fabctl plan --detailed-exitcode --format markdown fabric/ > plan.md`,
+  fabctl plan --detailed-exitcode --format markdown fabric/ > plan.md
+  fabctl plan --check-on-device --junit plan-check.xml fabric/`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -109,6 +126,10 @@ that could not be read: see Findings), 64 on a usage error. With
 	// The SSH-specific spelling users of SSH tools look for; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	opts.EngineOptions.addFlags(fl)
+	fl.BoolVar(&opts.CheckOnDevice, "check-on-device", false, "Ask every switch with changes whether it takes them, through its own non-committing check (under the fabric lock; nothing is committed)")
+	fl.DurationVar(&opts.LockTimeout, "lock-timeout", 0, "With --check-on-device: wait up to this `duration` for a lock held by another run (default: fail at once)")
+	fl.StringVar(&opts.JUnit, "junit", "", "Write a JUnit XML `file`: a case per device (planned, and checked on the device with --check-on-device)")
+	_ = cmd.MarkFlagFilename("junit", "xml")
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown (--json is --format json)")
 	_ = cmd.MarkFlagFilename("var-file", "fabvars", "hcl")
 	_ = cmd.MarkFlagFilename("out", "fab")
@@ -151,6 +172,12 @@ func (opts *PlanOptions) check(cmd *cobra.Command) error {
 	opts.Format = format
 	if err := opts.EngineOptions.check(); err != nil {
 		return err
+	}
+	if opts.LockTimeout < 0 {
+		return FlagErrorf("--lock-timeout must not be negative")
+	}
+	if opts.LockTimeout > 0 && !opts.CheckOnDevice {
+		return FlagErrorf("--lock-timeout waits for the fabric lock --check-on-device takes: give --check-on-device")
 	}
 	if opts.Engine == engineKubernetes && opts.Out != "" {
 		return FlagErrorf("-out cannot be used with --engine kubernetes: apply --engine kubernetes plans from the agents' status at apply time")
@@ -224,6 +251,14 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	}
 	defer del.Close()
 	popts.HostDriver = del.HostDriver
+	if opts.CheckOnDevice {
+		unlock, err := lockForCheck(ctx, f, del.Locker, stateDir(opts.Path, opts.StateDir), lf.Fabric.Name, opts.LockTimeout)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		popts.CheckOnDevice = true
+	}
 	prog := view.NewPlanProgress(opts.IO, f.Now)
 	popts.Started, popts.Progress = prog.Started, prog.Done
 	prog.Start(selected)
@@ -235,7 +270,8 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	var saveErr error
 	saved := false
 	notCarried := !opts.driftCheck && len(p.NotCarried()) > 0
-	if opts.Out != "" && !p.Errored() && !notCarried {
+	refused := len(p.Refused()) > 0 || len(p.CheckFailed()) > 0
+	if opts.Out != "" && !p.Errored() && !notCarried && !refused {
 		if saveErr = lf.writeSavedPlan(p, opts.Out, keys); saveErr == nil {
 			saved = true
 		}
@@ -258,11 +294,19 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if saveErr != nil {
 		return fmt.Errorf("save the plan: %w", saveErr)
 	}
+	if opts.JUnit != "" {
+		if err := writePlanJUnit(opts.JUnit, p, opts.Path, opts.CheckOnDevice); err != nil {
+			return fmt.Errorf("write --junit: %w", err)
+		}
+	}
 	if p.Errored() {
 		return planDeviceErrors(p, opts.Out)
 	}
 	if notCarried {
 		return planNotCarried(p, opts.Out)
+	}
+	if err := checkVerdicts(p, opts.Out); err != nil {
+		return err
 	}
 	if p.Mismatched() {
 		return exitWith(ExitMismatch)

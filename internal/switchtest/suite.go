@@ -67,6 +67,9 @@ type SSHCase struct {
 	MissingPort string
 	// ConfirmTimeout: the platform commits with an auto-revert timer.
 	ConfirmTimeout bool
+	// Check: the driver checks a change list on the device without
+	// committing it (drivers.Checker); false: it must say it does not.
+	Check bool
 }
 
 // sshRig is one scenario's emulator, driver and engine.
@@ -315,6 +318,7 @@ func RunSSH(t *testing.T, c SSHCase) {
 		r.emu.Reload()
 		r.clean(t, "after the drop, re-apply and reload")
 	})
+	t.Run("check-on-device", func(t *testing.T) { c.runCheck(t) })
 	if c.ConfirmTimeout {
 		t.Run("commit-confirm-expires", func(t *testing.T) {
 			r := c.rig(t)

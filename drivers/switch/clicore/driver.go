@@ -70,6 +70,9 @@ type Facts struct {
 	// RedialOnCancel: Apply's failure path also reconnects when the
 	// context was cancelled, with a context that is not.
 	RedialOnCancel bool
+	// NoCheck says why the platform has no non-committing check (a
+	// Platform without DeviceChecker); "": a generic reason.
+	NoCheck string
 }
 
 // Platform is an SSH CLI platform's grammar: what Core runs on a session.

@@ -94,7 +94,8 @@ func NewWith(o sshtransport.Options) *Driver {
 // (confirm.txt: only third-party material shows one), so the driver does
 // not use it and apply's rollback covers a failed verify.
 var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: "nv config save", SaveStep: "nv config save",
-	PriorKind: "revision", RedialOnCancel: true, Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
+	PriorKind: "revision", RedialOnCancel: true, NoCheck: "fabctl does not check an NVUE pending revision yet: the device is not asked before apply, which detaches a revision NVUE refuses",
+	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 // The device facts Read returns (drivers.PathFacts): NVUE's system
 // config auto-save state (Findings) and whether RoCE mode is on

@@ -36,5 +36,6 @@ func TestSuite(t *testing.T) {
 		CommitLine:     regexp.MustCompile(`^commit$`),
 		MissingPort:    "Ethernet99",
 		ConfirmTimeout: true,
+		Check:          true,
 	})
 }

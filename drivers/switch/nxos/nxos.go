@@ -107,6 +107,7 @@ func NewWith(o sshtransport.Options) *Driver {
 // so Rollback needs no recorded configuration (it compares with one when
 // this run recorded it).
 var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCmd, SaveStep: saveCmd,
+	NoCheck:      "fabctl does not run an NX-OS configuration session's verify yet: the device is not asked before apply, which restores its checkpoint on a refused line",
 	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 var (

@@ -376,6 +376,7 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 			h.line("")
 		}
 	}
+	writeChecks(h, p, st)
 	writeUnexpressible(h, p, o)
 	writeFindings(h, p, o)
 	writeFooter(h, p, st)

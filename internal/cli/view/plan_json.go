@@ -30,6 +30,9 @@ type PlanJSONDoc struct {
 	// not accepted by the spec (each device's unexpressible entries say
 	// which: carries set, accepted empty). Plan and apply fail on them.
 	NotCarried []string `json:"not_carried"`
+	// RefusedByDevice are the devices whose own check refused their
+	// steps (plan --check-on-device; [] without it). Plan exits 7.
+	RefusedByDevice []string `json:"refused_by_device"`
 	// Targeted is true when --target / --exclude limited the plan to
 	// Counts.Devices of FabricDevices devices.
 	Targeted      bool        `json:"targeted"`
@@ -77,6 +80,9 @@ type PlanJSONDevice struct {
 	// Unexpressible are the spec's settings the platform cannot express
 	// (not applied): path, value, reason. Always present, [] when none.
 	Unexpressible []plan.Unexpressible `json:"unexpressible"`
+	// DeviceCheck is the device's own verdict on its steps (plan
+	// --check-on-device, devices with changes; omitted otherwise).
+	DeviceCheck *drivers.DeviceCheck `json:"device_check,omitempty"`
 }
 
 // PlanJSONChange is one setting change: action "add" (before null), "change"
@@ -157,7 +163,10 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Mismatch: p.Mismatched(), Targeted: p.Targeted(),
 		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
 		Counts: c, DisruptiveChanges: []PlanJSONDisruptive{}, Devices: make([]PlanJSONDevice, 0, len(p.Devices)),
-		Diagnostics: nonNil(p.Diagnostics), NotCarried: []string{},
+		Diagnostics: nonNil(p.Diagnostics), NotCarried: []string{}, RefusedByDevice: []string{},
+	}
+	for _, d := range p.Refused() {
+		doc.RefusedByDevice = append(doc.RefusedByDevice, d.Address)
 	}
 	for _, d := range p.NotCarried() {
 		doc.NotCarried = append(doc.NotCarried, d.Address)
@@ -170,7 +179,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
 			Error: d.Error, Repair: d.Repair, Fingerprint: d.Fingerprint,
 			Changes: []PlanJSONChange{}, Tolerated: []PlanJSONTolerated{}, Drift: []PlanJSONDrift{}, Steps: nonNil(d.Steps),
-			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible),
+			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible), DeviceCheck: d.Check,
 		}
 		switch {
 		case d.Error != "":

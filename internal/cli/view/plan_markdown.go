@@ -107,6 +107,21 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 		h.line("> To go on: %s.", mdText(plan.AcceptHint))
 		h.line("")
 	}
+	if ds := checkedDevices(p); len(ds) > 0 {
+		if n := len(p.Refused()); n > 0 {
+			h.line("> [!CAUTION]")
+			h.line("> **%s refused the planned change** (the device's own non-committing check): fix the spec (or the device) and plan again; nothing was applied.", plural(n, "device", "devices"))
+			h.line("")
+		}
+		h.line("#### Checked on the devices (`--check-on-device`, nothing committed)")
+		h.line("")
+		h.line("| Device | Verdict |")
+		h.line("|---|---|")
+		for _, d := range ds {
+			h.line("| `%s` | %s |", mdCode(deviceTitle(d)), strings.ReplaceAll(mdText(checkLine(d)), "|", "\\|"))
+		}
+		h.line("")
+	}
 	if c.Drifted > 0 {
 		h.line("#### Drift: changed outside fabctl since the last apply")
 		h.line("")
