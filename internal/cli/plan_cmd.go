@@ -89,7 +89,8 @@ that could not be read: see Findings), 64 on a usage error. With
 
 --check-on-device asks every switch with changes whether it takes them,
 through the platform's own non-committing path (EOS: a configuration
-session that is aborted; docs/plan.md lists each platform's), under the
+session that is aborted; SONiC: GCU's apply-patch --dry-run; docs/plan.md
+lists each platform's), under the
 fabric lock (exit 4 when another run holds it; --lock-timeout waits for
 it); nothing is committed and
 each device is read back as it was. A device that refuses makes plan exit

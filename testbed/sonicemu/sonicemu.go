@@ -820,6 +820,14 @@ func (s *shell) applyPatch(file string, dry bool) (string, int, bool) {
 		return usage("apply-patch", "PATCH_FILE_PATH", fmt.Sprintf("Invalid value for 'PATCH_FILE_PATH': Path '%s' does not exist.", file)), 2, false
 	}
 	var out strings.Builder
+	if dry {
+		// print_dry_run_message (config/main.py l.1952-1954, called first in
+		// apply_patch l.1995). A dry run then runs the same PatchApplier,
+		// validators included, with DryRunChangeApplier writing only an
+		// imitated CONFIG_DB (generic_updater.py l.503-533, change_applier.py
+		// l.63-70): the same checks below, no commit.
+		out.WriteString("** DRY RUN EXECUTION **\n")
+	}
 	out.WriteString("Patch Applier: localhost: Patch application starting.\n")
 	ops, err := parsePatch(b)
 	if err != nil {

@@ -170,6 +170,11 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 	if out := tm.cmd("sudo config apply-patch /tmp/p.json"); !strings.Contains(out, "empty tables which is not allowed in ConfigDb. Table: WRED_PROFILE") {
 		t.Fatalf("empty table: %q", out)
 	}
+	// The dry run runs the same validators: the same refusal.
+	if out := tm.cmd("sudo config apply-patch --dry-run /tmp/p.json"); !strings.HasPrefix(out, "** DRY RUN EXECUTION **\n") ||
+		!strings.Contains(out, "empty tables which is not allowed in ConfigDb. Table: WRED_PROFILE") {
+		t.Fatalf("empty table, dry run: %q", out)
+	}
 	if !bytes.Equal(before, sw.RunningConfig()) {
 		t.Fatal("rejected patches changed the config")
 	}

@@ -163,6 +163,12 @@ func (x *patch) Begin(s *clicore.Session) (bool, error) {
 	if _, err := s.Send("sudo config checkpoint " + x.ID); err != nil {
 		return false, &stepError{Device: s.Device(), Step: "config checkpoint", Err: err}
 	}
+	x.content = patchFile(ops)
+	return false, nil
+}
+
+// patchFile is the JSON patch file GCU reads: the ops, one per line.
+func patchFile(ops []Op) string {
 	lines := make([]string, len(ops))
 	for i, op := range ops {
 		lines[i] = op.line()
@@ -170,8 +176,7 @@ func (x *patch) Begin(s *clicore.Session) (bool, error) {
 			lines[i] += ","
 		}
 	}
-	x.content = "[\n" + strings.Join(lines, "\n") + "\n]\n"
-	return false, nil
+	return "[\n" + strings.Join(lines, "\n") + "\n]\n"
 }
 
 func (x *patch) Open(s *clicore.Session) error {

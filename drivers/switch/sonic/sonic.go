@@ -65,8 +65,7 @@ func NewWith(o sshtransport.Options) *Driver {
 // facts: GCU checkpoints and rollback (`config replace` with the
 // CONFIG_DB recorded before the apply); no commit-confirm timer.
 var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCmd, SaveStep: "config save", Refused: refused,
-	PriorKind: "config", NoCheck: "fabctl does not run SONiC GCU's dry run (config apply-patch --dry-run) yet: the device is not asked before apply, which applies the patch through GCU's validators as one transaction",
-	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
+	PriorKind: "config", Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 var (
 	_ drivers.Driver   = (*Driver)(nil)

@@ -53,5 +53,6 @@ func TestConformanceSuite(t *testing.T) {
 			"Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry 'config apply-patch -h' for help.\n\nError: " + refusal + "\n",
 		CommitLine:  regexp.MustCompile(`^sudo config apply-patch `),
 		MissingPort: "Ethernet396",
+		Check:       true,
 	})
 }
