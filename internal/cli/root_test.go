@@ -13,7 +13,7 @@ import (
 
 func TestExitCodesAreStable(t *testing.T) {
 	// Documented API (docs/cli.md): a change here breaks users' scripts.
-	want := map[ExitCode]string{0: "ok", 1: "error", 2: "changes", 3: "stale-plan", 4: "locked", 5: "nothing-tested", 6: "mismatch", 64: "usage", 70: "internal"}
+	want := map[ExitCode]string{0: "ok", 1: "error", 2: "changes", 3: "stale-plan", 4: "locked", 5: "nothing-tested", 6: "mismatch", 7: "refused-by-device", 64: "usage", 70: "internal"}
 	if len(exitCodes) != len(want) {
 		t.Fatalf("%d exit codes, want %d", len(exitCodes), len(want))
 	}

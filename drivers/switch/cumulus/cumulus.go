@@ -93,8 +93,15 @@ func NewWith(o sshtransport.Options) *Driver {
 // (nvue-cli-514.txt:13-16) but not the command that confirms it
 // (confirm.txt: only third-party material shows one), so the driver does
 // not use it and apply's rollback covers a failed verify.
+// noCheck: NVUE checks each `nv set` value against its schema as it is
+// typed, and the pending revision as a whole only at `nv config apply`;
+// the guide (nvue-cli-514.txt: apply, detach, diff) shows no command
+// that validates a pending revision without applying it, so asking the
+// switch would answer only what the schema-bound renderer already holds.
+const noCheck = "NVUE validates a pending revision as a whole only when it is applied (NVIDIA Cumulus Linux 5.14 guide: nv config apply, diff, detach; no validate-only command), so the switch cannot be asked without applying; apply detaches a revision NVUE refuses"
+
 var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: "nv config save", SaveStep: "nv config save",
-	PriorKind: "revision", RedialOnCancel: true, NoCheck: "fabctl does not check an NVUE pending revision yet: the device is not asked before apply, which detaches a revision NVUE refuses",
+	PriorKind: "revision", RedialOnCancel: true, NoCheck: noCheck,
 	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
 
 // The device facts Read returns (drivers.PathFacts): NVUE's system

@@ -106,6 +106,16 @@ func NewWith(o sshtransport.Options) *Driver {
 // facts: checkpoints and rollback; the checkpoint is the rollback point,
 // so Rollback needs no recorded configuration (it compares with one when
 // this run recorded it).
+// noCheck: NX-OS's non-committing path is Session Manager (configure
+// session, verify, abort), which "supports only access control list (ACL)
+// and quality of service (QoS) features" (Cisco Nexus 9000 Series NX-OS
+// System Management Configuration Guide, Release 10.5(x), Configuring
+// Session Manager, Guidelines and Limitations); fabctl's NX-OS change
+// list also sets interface MTU and PFC (cisco-mtu-l2.txt,
+// cisco-pfc-guide.txt), and the corpus has no vendor text of verify's
+// output or refusals to parse.
+const noCheck = "NX-OS Session Manager (configure session, verify, abort) supports only ACL and QoS features (Cisco Nexus 9000 NX-OS System Management Configuration Guide 10.5(x)), and the change also sets interface MTU and PFC; apply runs inside a checkpoint and rolls back a refused line"
+
 var facts = clicore.Facts{Name: Name, Scrapli: Platform, SaveCommand: saveCmd, SaveStep: saveCmd,
 	NoCheck:      "fabctl does not run an NX-OS configuration session's verify yet: the device is not asked before apply, which restores its checkpoint on a refused line",
 	Capabilities: drivers.Capabilities{Checkpoints: true, Rollback: true}, Fields: fields}
