@@ -1,10 +1,12 @@
 package local_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
+	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
 // TestTransportsApplyClean plans, applies and plans again two linked
@@ -97,6 +100,63 @@ func TestTransportsApplyClean(t *testing.T) {
 	applyClean(t, dir, "rocev2", "cumulus", "", []reloader{es[0].(reloader), es[1].(reloader)})
 }
 
+// checkedOnDevice are the platforms whose driver checks a change on the
+// device without committing it (plan --check-on-device).
+var checkedOnDevice = map[string]bool{"eos": true, "sonic": true}
+
+// TestTransportsCheckCatchesRefusal: on each platform with a device
+// check, two switches where the second refuses a line of its change
+// (the NOS's own refusal text, as the conformance suite injects it):
+// plan --check-on-device refuses that switch with the device's words and
+// accepts the other, and both running configurations are byte-identical
+// afterwards: the refusal is caught before any device changed.
+func TestTransportsCheckCatchesRefusal(t *testing.T) {
+	t.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
+	for _, c := range []struct {
+		platform, match, refusal, words string
+	}{
+		// EOS's parse error (scrapligo arista_eos failed-when-contains; eosemu.invalid).
+		{"eos", `^mtu `, "   ^\n% Invalid input detected at '^' marker.\n", "% Invalid input detected at '^' marker."},
+		// GCU's field-validator refusal (sonic-utilities gu_common.py validate_field_operation).
+		{"sonic", `^sudo config apply-patch `, "Failed to apply patch due to: Modification of PFC_WD table is illegal- validating function generic_config_updater.field_operation_validators.rdma_config_update_validator returned False\nUsage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry 'config apply-patch -h' for help.\n\nError: Modification of PFC_WD table is illegal\n", "Modification of PFC_WD table is illegal"},
+	} {
+		t.Run(c.platform, func(t *testing.T) {
+			dir, es := benchEmulators(t, []string{c.platform, c.platform}, 0)
+			type ssh interface {
+				RunningConfig() []byte
+				Inject(sshemu.Fault)
+			}
+			var before [][]byte
+			for _, e := range es {
+				before = append(before, e.(ssh).RunningConfig())
+			}
+			es[1].(ssh).Inject(sshemu.Fault{Match: regexp.MustCompile(c.match), Kind: sshemu.Reject, Output: c.refusal})
+			s, f, reg, opts := loadSpec(t, dir, 2)
+			opts.CheckOnDevice = true
+			pl := plan.Make(context.Background(), s, f, reg, opts)
+			if r := pl.Refused(); len(r) != 1 || r[0].Name != "sw01" {
+				t.Fatalf("refused: %v", r)
+			}
+			for _, d := range pl.Devices {
+				v := d.Check
+				switch {
+				case v == nil:
+					t.Errorf("%s: no device check", d.Address)
+				case d.Name == "sw00" && (v.Status != drivers.CheckAccepted || !v.Unchanged):
+					t.Errorf("sw00: %+v", v)
+				case d.Name == "sw01" && (v.Status != drivers.CheckRefused || !v.Unchanged || !strings.Contains(v.Message, c.words)):
+					t.Errorf("sw01: %+v", v)
+				}
+			}
+			for i, e := range es {
+				if !bytes.Equal(before[i], e.(ssh).RunningConfig()) {
+					t.Errorf("sw%02d's running configuration changed", i)
+				}
+			}
+		})
+	}
+}
+
 // aiPodClasses are examples/ai-pod's traffic classes (its class blocks,
 // read from the example): RDMA lossless on priority 3 with ECN, CNP
 // strict on 6, the rest on 0.
@@ -145,10 +205,24 @@ func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 		t.Fatal(err)
 	}
 	s, f, reg, opts := loadSpec(t, dir, 4)
-	pl := plan.Make(context.Background(), s, f, reg, opts)
+	// The first plan asks the devices too (plan --check-on-device): the
+	// platforms with a non-committing check accept it and read back
+	// unchanged, the others say why they were not asked.
+	copts := opts
+	copts.CheckOnDevice = true
+	pl := plan.Make(context.Background(), s, f, reg, copts)
 	var devs []apply.Device
 	for _, u := range plan.Units(f) {
 		dp := pl.Device(u.Device.Addr())
+		if v := dp.Check; dp.Error == "" && dp.HasChanges() {
+			want := drivers.CheckNotChecked
+			if checkedOnDevice[p] {
+				want = drivers.CheckAccepted
+			}
+			if v == nil || v.Status != want || v.Status == drivers.CheckAccepted && !v.Unchanged || v.Status == drivers.CheckNotChecked && v.Message == "" {
+				t.Errorf("%s %s: device check of %s: %+v, want %s", tr, p, dp.Address, v, want)
+			}
+		}
 		if refused != "" {
 			if !strings.Contains(dp.Error, refused) || !strings.Contains(dp.Error, fmt.Sprintf("(switch %q at %s:", dp.Name, fp)) {
 				t.Errorf("%s %s plan of %s: error %q, want it refused (%q) naming where the switch is declared", tr, p, dp.Address, dp.Error, refused)
