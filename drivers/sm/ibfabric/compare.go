@@ -650,33 +650,8 @@ func TableValues(n *Node, p *Port, w PortWant, names map[uint16]string, skipDefa
 		}
 	}
 	if len(w.SL2VL) == 16 && p.SL2VL != nil {
-		groups := map[string][]int{}
-		for _, in := range sortedKeys(p.SL2VL) {
-			if n.Type == Switch && in != 0 {
-				if ip := n.Ports[in]; ip == nil || ip.Peer == nil {
-					continue // no traffic enters at an uncabled port
-				}
-			}
-			t := p.SL2VL[in]
-			groups[intsString(t[:])] = append(groups[intsString(t[:])], in)
-		}
-		switch len(groups) {
-		case 0:
-		case 1:
-			for v := range groups {
-				out["sl2vl"] = v
-			}
-		default:
-			var parts []string
-			for v, ins := range groups {
-				var s []string
-				for _, in := range ins {
-					s = append(s, strconv.Itoa(in))
-				}
-				parts = append(parts, "in "+strings.Join(s, ",")+": "+v)
-			}
-			sort.Strings(parts)
-			out["sl2vl"] = "mixed: " + strings.Join(parts, "; ")
+		if v, ok := sl2vlValue(n, p); ok {
+			out["sl2vl"] = v
 		}
 	}
 	if p.VLArb != nil {
@@ -690,12 +665,60 @@ func TableValues(n *Node, p *Port, w PortWant, names map[uint16]string, skipDefa
 	return out
 }
 
-func intsString(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
+// sl2vlValue is a port's SL2VL setting as TableValues writes it (false:
+// no table of a cabled input was read). A switch port holds a table per
+// input port (about 17 on a 16-port leaf): they are grouped by value
+// before any is written out, so a port whose inputs agree costs one
+// string, not one per input.
+func sl2vlValue(n *Node, p *Port) (string, bool) {
+	type group struct {
+		t   [16]int
+		ins []int
 	}
-	return strings.Join(s, ",")
+	var groups []group
+	for in, t := range p.SL2VL {
+		if n.Type == Switch && in != 0 {
+			if ip := n.Ports[in]; ip == nil || ip.Peer == nil {
+				continue // no traffic enters at an uncabled port
+			}
+		}
+		i := 0
+		for i < len(groups) && groups[i].t != t {
+			i++
+		}
+		if i == len(groups) {
+			groups = append(groups, group{t: t})
+		}
+		groups[i].ins = append(groups[i].ins, in)
+	}
+	switch len(groups) {
+	case 0:
+		return "", false
+	case 1:
+		return intsString(groups[0].t[:]), true
+	}
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		sort.Ints(g.ins)
+		s := make([]string, len(g.ins))
+		for i, in := range g.ins {
+			s[i] = strconv.Itoa(in)
+		}
+		parts = append(parts, "in "+strings.Join(s, ",")+": "+intsString(g.t[:]))
+	}
+	sort.Strings(parts)
+	return "mixed: " + strings.Join(parts, "; "), true
+}
+
+func intsString(v []int) string {
+	b := make([]byte, 0, 3*len(v))
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return string(b)
 }
 
 func membership(full bool) string {
@@ -725,9 +748,14 @@ func nonZero(in []VLWeight) []VLWeight {
 
 // vlwString writes VL arbitration entries as opensm.conf does ("0:64,1:64").
 func vlwString(ws []VLWeight) string {
-	var s []string
-	for _, w := range ws {
-		s = append(s, fmt.Sprintf("%d:%d", w.VL, w.Weight))
+	b := make([]byte, 0, 6*len(ws))
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(w.VL), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(w.Weight), 10)
 	}
-	return strings.Join(s, ",")
+	return string(b)
 }

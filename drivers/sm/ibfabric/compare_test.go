@@ -88,3 +88,42 @@ func TestTopologyValidate(t *testing.T) {
 		t.Errorf("derived GUIDs %s %s", GUID(a), GUID(b))
 	}
 }
+
+// TestTableValuesSL2VL: a switch port's SL2VL setting is the table its
+// cabled inputs (and port 0) agree on, or each group of inputs with its
+// table; an uncabled input is not judged.
+func TestTableValuesSL2VL(t *testing.T) {
+	a := [16]int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}
+	z := [16]int{}
+	sw := &Node{Type: Switch, NumPorts: 4, Ports: map[int]*Port{}}
+	for pn := 0; pn <= 4; pn++ {
+		sw.Ports[pn] = &Port{Num: pn}
+		if pn == 1 || pn == 2 || pn == 3 {
+			sw.Ports[pn].Peer = &PeerRef{Node: 7, Port: pn}
+		}
+	}
+	ca := &Node{Type: CA, NumPorts: 1, Ports: map[int]*Port{1: {Num: 1, Peer: &PeerRef{Node: 8, Port: 1}}}}
+	w := PortWant{SL2VL: a[:]}
+	for _, tc := range []struct {
+		name string
+		n    *Node
+		tbl  map[int][16]int
+		want string
+	}{
+		{"agree", sw, map[int][16]int{0: a, 1: a, 2: a, 3: a}, "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
+		{"uncabled input not judged", sw, map[int][16]int{0: a, 1: a, 2: a, 3: a, 4: z}, "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
+		{"mixed", sw, map[int][16]int{0: a, 1: z, 2: a, 3: z},
+			"mixed: in 0,2: 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3; in 1,3: 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"},
+		{"adapter", ca, map[int][16]int{0: z}, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"},
+		{"only uncabled inputs read", sw, map[int][16]int{4: z}, ""},
+	} {
+		p := &Port{Num: 1, Peer: &PeerRef{Node: 9, Port: 1}, SL2VL: tc.tbl}
+		got := TableValues(tc.n, p, w, nil, true)["sl2vl"]
+		if got != tc.want {
+			t.Errorf("%s: sl2vl = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := vlwString([]VLWeight{{VL: 0, Weight: 64}, {VL: 12, Weight: 255}}); got != "0:64,12:255" {
+		t.Errorf("vlwString = %q", got)
+	}
+}

@@ -13,7 +13,8 @@ type Port interface {
 	// Send sends a 256-byte MAD to dlid/dqp (qkey for the GSI); timeout
 	// is the kernel's wait for the answer.
 	Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error
-	// Recv waits at most timeout for a MAD. nil, 0, nil: nothing came.
+	// Recv waits at most timeout for a MAD (0: takes one already there,
+	// without waiting). nil, 0, nil: nothing came.
 	// status is umad_status: non-zero for a request of ours the kernel
 	// gave up on (it comes back instead of an answer).
 	Recv(timeout time.Duration) (mad []byte, status int, err error)
@@ -22,10 +23,10 @@ type Port interface {
 
 // Options tune the engine.
 type Options struct {
-	// Window is how many MADs are in flight at once (default 32).
-	// libibnetdisc keeps 2 (ibnd_config.max_smps); a window the size of
-	// a switch's port count lets the SMA answer while the next requests
-	// travel.
+	// Window is how many MADs are in flight at once (default 32, at
+	// most MaxWindow). libibnetdisc keeps 2 (ibnd_config.max_smps); a
+	// window the size of a switch's port count lets the SMA answer while
+	// the next requests travel.
 	Window int
 	// Timeout is one MAD's wait for its answer (default 500 ms) and
 	// Retries how often a MAD without one is sent again (default 2).
@@ -33,10 +34,22 @@ type Options struct {
 	Retries int
 }
 
+// MaxWindow bounds Options.Window. Under ibsim a larger window can hang
+// the client and spin ibsim: umad2sim holds its global lock across the
+// blocking socket write of a request (ibsim-0.10 umad2sim/umad2sim.c
+// write -> umad2sim_write), so once the socket's send buffer is full of
+// unread requests its receiver thread cannot take the answers, and
+// ibsim, whose client sockets are non-blocking, retries its write of an
+// answer for as long as EAGAIN lasts (ibsim/ibsim.c sim_read_pkt) instead
+// of reading the requests. 512 in flight hung that way here; 64 fill a
+// fraction of the default 208 KiB send buffer (net.core.wmem_default).
+const MaxWindow = 64
+
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
 		o.Window = 32
 	}
+	o.Window = min(o.Window, MaxWindow)
 	if o.Timeout <= 0 {
 		o.Timeout = 500 * time.Millisecond
 	}
@@ -59,11 +72,17 @@ type call struct {
 // engine runs MADs over a Port with a window of them in flight. It is
 // single-threaded: the callbacks run on the engine's goroutine and may
 // queue more requests.
+//
+// After each wait it takes every answer already there without waiting
+// (Recv with no timeout) before it refills the window, and it finds the
+// next deadline from the order requests were sent in: the answers of a
+// whole window cost no pass over the requests in flight each.
 type engine struct {
 	port    Port
 	o       Options
 	queue   []*call
 	flight  map[uint32]*call
+	order   []sentAs // in the order sent: deadlines ascend
 	nextTID uint32
 	sent    int
 }
@@ -91,37 +110,53 @@ func (e *engine) run(ctx context.Context) error {
 		}
 		for len(e.flight) < e.o.Window && len(e.queue) > 0 {
 			c := e.queue[0]
+			e.queue[0] = nil
 			e.queue = e.queue[1:]
 			e.send(c)
 		}
 		if len(e.flight) == 0 {
 			continue
 		}
-		wait := time.Until(e.earliest())
-		if wait < time.Millisecond {
-			wait = time.Millisecond
-		}
-		mad, status, err := e.port.Recv(wait)
-		if err != nil {
-			e.failAll(err)
-			return err
-		}
-		if mad != nil {
+		wait := max(time.Until(e.earliest()), time.Millisecond)
+		for {
+			mad, status, err := e.port.Recv(wait)
+			if err != nil {
+				e.failAll(err)
+				return err
+			}
+			if mad == nil {
+				break
+			}
 			e.receive(mad, status)
+			if len(e.flight) == 0 {
+				break
+			}
+			wait = 0 // the answers already there, then send again
 		}
 		e.expire()
 	}
 	return nil
 }
 
+// sentAs is a request as sent under a transaction id: still in flight
+// while flight[tid] is its call (an answer or a retry ends that).
+type sentAs struct {
+	c   *call
+	tid uint32
+}
+
+func (e *engine) inFlight(s sentAs) bool { return e.flight[s.tid] == s.c }
+
+// earliest is the deadline of the request in flight longest (every
+// request waits the same Timeout, so the first sent ends first).
 func (e *engine) earliest() time.Time {
-	var t time.Time
-	for _, c := range e.flight {
-		if t.IsZero() || c.deadline.Before(t) {
-			t = c.deadline
-		}
+	for len(e.order) > 0 && !e.inFlight(e.order[0]) {
+		e.order = e.order[1:] // answered
 	}
-	return t
+	if len(e.order) == 0 {
+		return time.Now()
+	}
+	return e.order[0].c.deadline
 }
 
 func (e *engine) send(c *call) {
@@ -150,6 +185,7 @@ func (e *engine) send(c *call) {
 	}
 	e.sent++
 	e.flight[tid] = c
+	e.order = append(e.order, sentAs{c, tid})
 }
 
 // receive matches an answer to its request by the low 32 bits of the
@@ -183,11 +219,16 @@ func (e *engine) receive(mad []byte, status int) {
 
 func (e *engine) expire() {
 	now := time.Now()
-	for tid, c := range e.flight {
-		if now.After(c.deadline) {
-			delete(e.flight, tid)
-			e.retry(c, fmt.Errorf("no answer within %s", e.o.Timeout))
+	for len(e.order) > 0 {
+		s := e.order[0]
+		if e.inFlight(s) {
+			if !now.After(s.c.deadline) {
+				return
+			}
+			delete(e.flight, s.tid)
+			e.retry(s.c, fmt.Errorf("no answer within %s", e.o.Timeout))
 		}
+		e.order = e.order[1:]
 	}
 }
 
@@ -200,10 +241,13 @@ func (e *engine) retry(c *call, why error) {
 }
 
 func (e *engine) failAll(err error) {
-	for tid, c := range e.flight {
-		delete(e.flight, tid)
-		c.done(nil, err)
+	for _, s := range e.order {
+		if e.inFlight(s) {
+			delete(e.flight, s.tid)
+			s.c.done(nil, err)
+		}
 	}
+	e.order = nil
 	for _, c := range e.queue {
 		c.done(nil, err)
 	}

@@ -245,3 +245,79 @@ func TestRecordTablePKeyBlock(t *testing.T) {
 		}
 	}
 }
+
+// lossyPort answers NodeInfo of this port, but loses the first send of
+// every request (by attribute modifier) and counts what is in flight.
+type lossyPort struct {
+	queue    [][]byte
+	seen     map[uint32]bool
+	inFlight int
+	most     int
+}
+
+func (l *lossyPort) Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error {
+	mod := binary.BigEndian.Uint32(mad[20:])
+	l.inFlight++
+	l.most = max(l.most, l.inFlight)
+	if !l.seen[mod] {
+		l.seen[mod] = true
+		return nil // lost: the engine must send it again
+	}
+	resp := append([]byte(nil), mad...)
+	resp[3] = MethodGetResp
+	binary.BigEndian.PutUint16(resp[4:], directionBit)
+	binary.BigEndian.PutUint32(resp[64:], mod) // the answer says which request it was
+	l.queue = append(l.queue, resp)
+	return nil
+}
+
+func (l *lossyPort) Recv(timeout time.Duration) ([]byte, int, error) {
+	if len(l.queue) == 0 {
+		// everything sent and not answered is lost
+		l.inFlight = 0
+		time.Sleep(min(timeout, time.Millisecond))
+		return nil, 0, nil
+	}
+	m := l.queue[0]
+	l.queue = l.queue[1:]
+	l.inFlight--
+	return m, 0, nil
+}
+
+func (l *lossyPort) Close() error { return nil }
+
+// TestEngineRetriesInOrder: requests whose first send is lost are sent
+// again once their deadline passes, each answer reaches its own request,
+// and the window never exceeds MaxWindow however large it is asked.
+func TestEngineRetriesInOrder(t *testing.T) {
+	p := &lossyPort{seen: map[uint32]bool{}}
+	e := newEngine(p, Options{Window: 10 * MaxWindow, Timeout: 20 * time.Millisecond, Retries: 1})
+	if e.o.Window != MaxWindow {
+		t.Fatalf("window %d, want it bounded at %d", e.o.Window, MaxWindow)
+	}
+	const n = 3 * MaxWindow
+	got := make([]int, n)
+	for i := 0; i < n; i++ {
+		e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrNodeInfo, Mod: uint32(i), Path: []int{}}, func(r *Response, err error) {
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			got[i] = int(binary.BigEndian.Uint32(r.Data)) + 1
+		})
+	}
+	if err := e.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if g != i+1 {
+			t.Fatalf("request %d got the answer of request %d", i, g-1)
+		}
+	}
+	if e.sent != 2*n {
+		t.Errorf("%d MADs sent, want %d (each twice)", e.sent, 2*n)
+	}
+	if p.most > MaxWindow {
+		t.Errorf("%d MADs in flight at once, more than %d", p.most, MaxWindow)
+	}
+}

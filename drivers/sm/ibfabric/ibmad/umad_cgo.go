@@ -191,7 +191,10 @@ func (p *umadPort) Recv(timeout time.Duration) ([]byte, int, error) {
 	buf := make([]byte, MADSize)
 	n := C.int(MADSize)
 	var status C.int
-	ms := max(timeout.Milliseconds(), 1)
+	ms := timeout.Milliseconds() // 0: only what is already there
+	if timeout > 0 {
+		ms = max(ms, 1)
+	}
 	r := C.fabctl_umad_recv(p.id, p.rbuf, unsafe.Pointer(&buf[0]), &n, C.int(ms), &status)
 	if r < 0 {
 		e := syscall.Errno(-r)
