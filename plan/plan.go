@@ -21,6 +21,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/spec"
 )
 
@@ -44,6 +45,10 @@ type Plan struct {
 	Devices []*DevicePlan `json:"devices"`
 	// Diagnostics are the lint findings (warnings) of the spec planned.
 	Diagnostics []spec.JSONDiagnostic `json:"diagnostics,omitempty"`
+	// Links is the Ethernet cabling and link check (links.go): the
+	// devices' link reads against the spec's links. nil when the spec
+	// has no Ethernet links.
+	Links *linktruth.Report `json:"links,omitempty"`
 }
 
 // Targeted reports whether --target or --exclude limited the plan.
@@ -57,6 +62,8 @@ type DevicePlan struct {
 	// missingPorts: spec ports the device does not have (Error says
 	// so); Make adds where the spec names them.
 	missingPorts []string
+	// links is the device's link read (links.go); nil when not tried.
+	links *linktruth.Read
 
 	Address  string `json:"address"` // switch.leaf1 / host.gpu01
 	Kind     string `json:"kind"`
@@ -276,6 +283,8 @@ type Options struct {
 	// platform's non-committing check (drivers.Checker) after planning
 	// it: DevicePlan.Check. The caller holds the fabric lock.
 	CheckOnDevice bool
+	// skipLinks: no link read (Derive re-derives one device's steps).
+	skipLinks bool
 }
 
 // Unit is one device to plan: its intent and driver.
@@ -392,6 +401,7 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 			dp.Error += fmt.Sprintf(" (switch %q at %s:%d: change what it asks of the platform, or the platform)", dp.Name, sw.Src.Block.Filename, sw.Src.Block.Start.Line)
 		}
 	}
+	p.Links = compareLinks(s, p.Devices)
 	sortDevices(p.Devices)
 	return p
 }
@@ -425,7 +435,7 @@ func flatten(u Unit) Unit {
 // to re-derive a saved plan's steps from the plan's spec and the live
 // state (SameWork).
 func Derive(ctx context.Context, u Unit, reg *drivers.Registry, opts Options) *DevicePlan {
-	opts.Applied, opts.CheckOnDevice = nil, false
+	opts.Applied, opts.CheckOnDevice, opts.skipLinks = nil, false, true
 	return planDevice(ctx, u, reg, opts)
 }
 
@@ -493,6 +503,9 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	dp.Desired = u.State
 	if rep, ok := drv.(drivers.Reporter); ok {
 		dp.Findings = rep.Findings(t)
+	}
+	if !opts.skipLinks {
+		dp.links = readLinks(ctx, drv, t, dp)
 	}
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()

@@ -23,7 +23,7 @@ func attrs(names ...string) []hcl.AttributeSchema {
 }
 
 var fabricSchema = &hcl.BodySchema{
-	Attributes: attrs("transport", "mtu", "rdma_mtu", "trust", "congestion_control", "max_lossless_priorities", "rdma_tos", "lint_ignore"),
+	Attributes: attrs("transport", "mtu", "rdma_mtu", "trust", "congestion_control", "max_lossless_priorities", "rdma_tos", "link_errors_max", "lint_ignore"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "pfc_watchdog"}},
 }
 
@@ -61,6 +61,9 @@ func (l *loader) fabric(b *hcl.Block) *Fabric {
 	}
 	f.CongestionControl = d.enum("congestion_control", defCC, CCDCQCN, CCPFCOnly, CCECNOnly, CCNone)
 	f.MaxLosslessPriorities = d.integer("max_lossless_priorities", 2, 1, 8)
+	// ANTA's VerifyInterfaceErrors passes only at zero errors; a fabric
+	// that tolerates a few raises it.
+	f.LinkErrorsMax = int64(d.integer("link_errors_max", 0, 0, 1<<31-1))
 	if v, ok := d.optInt("rdma_tos", 0, 255); ok {
 		f.RDMATos = &v
 	}
@@ -183,7 +186,7 @@ func (l *loader) credentials(in instance) *Credentials {
 
 var switchSchema = &hcl.BodySchema{
 	Attributes: attrs("platform", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
-		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lint_ignore", "accept_not_in_effect", "ports", "vls"),
+		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lldp_name", "lint_ignore", "accept_not_in_effect", "ports", "vls"),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "buffer"}, {Type: "port", LabelNames: []string{"name"}}, {Type: "acl", LabelNames: []string{"name"}}},
 }
 
@@ -235,6 +238,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 		}
 	}
 	sw.Credentials = d.str("credentials", "")
+	sw.LLDPName = d.str("lldp_name", "")
 	sw.Role = d.str("role", "leaf")
 	if t, ok := d.optInt("tier", 1, 9); ok {
 		sw.Tier = t
@@ -336,7 +340,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 }
 
 var hostSchema = &hcl.BodySchema{
-	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lint_ignore", "accept_not_in_effect"),
+	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lldp_name", "lint_ignore", "accept_not_in_effect"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "qp"}, {Type: "nic", LabelNames: []string{"name"}}},
 }
 
@@ -368,6 +372,7 @@ func (l *loader) host(in instance) *Host {
 		l.errf(&rng, "Invalid value for connect", "host %q: connect = %q; use \"ssh\", \"local\", \"netns:<namespace>\", \"ssh+netns:<namespace>\" or \"none\" (not managed).", name, conn)
 	}
 	h.Credentials = d.str("credentials", "")
+	h.LLDPName = d.str("lldp_name", "")
 	h.Role = d.str("role", "")
 	h.Forwarding = d.boolean("forwarding", false)
 	h.Sudo = d.boolean("sudo", false)

@@ -75,6 +75,7 @@ func (c *identChecker) credentials(cr *Credentials) {
 // switchAttrs checks a switch's own attributes (its ports are checked
 // as they are decoded or implied: port).
 func (c *identChecker) switchAttrs(sw *Switch) {
+	c.lldpName("switch", sw.Name, sw.LLDPName, sw.Src)
 	if sw.Address != "" {
 		if err := ident.Address(sw.Address); err != nil {
 			c.fail(err, sw.Src.Attr("address"), "Invalid address", fmt.Sprintf("switch %q: address %q", sw.Name, sw.Address))
@@ -94,6 +95,7 @@ func (c *identChecker) switchAttrs(sw *Switch) {
 
 // hostAttrs checks a host's own attributes (its NICs: nic).
 func (c *identChecker) hostAttrs(h *Host) {
+	c.lldpName("host", h.Name, h.LLDPName, h.Src)
 	if h.Address != "" {
 		if err := ident.Address(h.Address); err != nil {
 			c.fail(err, h.Src.Attr("address"), "Invalid address", fmt.Sprintf("host %q: address %q", h.Name, h.Address))
@@ -208,4 +210,16 @@ func portProblem(p PlatformInfo, name string) string {
 		return "is not a port name of this platform: " + p.PortSyntax
 	}
 	return ""
+}
+
+// lldpName checks a device's lldp_name: the LLDP System Name TLV is the
+// system's fully qualified domain name (IEEE 802.1AB-2016 8.5.6), so a
+// host name by RFC 1123.
+func (c *identChecker) lldpName(kind, name, lldp string, src Source) {
+	if !src.Has("lldp_name") {
+		return
+	}
+	if err := ident.HostName(lldp); err != nil {
+		c.fail(err, src.Attr("lldp_name"), "Invalid LLDP system name", fmt.Sprintf("%s %q: lldp_name %q", kind, name, lldp))
+	}
 }

@@ -81,3 +81,36 @@ link {
 		t.Errorf("the dropped link is on leaf2:Ethernet1: %s", l.Address())
 	}
 }
+
+// lldp_name and link_errors_max are read, and an lldp_name that is not
+// a host name (the LLDP System Name is one) is refused at its line.
+func TestLLDPNameAndErrorsMax(t *testing.T) {
+	const src = `fabric "f" {
+  transport       = "rocev2"
+  link_errors_max = 25
+}
+switch "leaf1" {
+  platform  = "sonic"
+  address   = "10.0.0.1"
+  lldp_name = "leaf1.pod1.example.net"
+}
+host "h1" {
+  address   = "10.1.0.1"
+  lldp_name = "NAME"
+  nic "ens1" {
+    device = "mlx5_0"
+  }
+}
+`
+	s, diags := load(t, src, LoadOptions{Platforms: testPlatforms})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if s.Switch("leaf1").LLDPName != "leaf1.pod1.example.net" || s.Host("h1").LLDPName != "NAME" || s.Fabric.LinkErrorsMax != 25 {
+		t.Fatalf("lldp_name %q %q, link_errors_max %d", s.Switch("leaf1").LLDPName, s.Host("h1").LLDPName, s.Fabric.LinkErrorsMax)
+	}
+	_, diags = load(t, strings.Replace(src, `"NAME"`, `"gpu 01;reboot"`, 1), LoadOptions{Platforms: testPlatforms})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "lldp_name") || diags[0].Subject.Start.Line != 12 {
+		t.Fatalf("a bad lldp_name: %v", diags)
+	}
+}

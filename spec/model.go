@@ -323,8 +323,12 @@ type Fabric struct {
 	// RDMATos is the IP ToS byte rdma_cm and NCCL use by default (nil: derived
 	// from the RDMA class as DSCP<<2 | ECT(0)).
 	RDMATos *int
-	Ignore  LintIgnores
-	Src     Source
+	// LinkErrorsMax is the most input plus output errors a link end may
+	// have counted before validate and plan name it (link_errors_max,
+	// default 0, ANTA VerifyInterfaceErrors' rule).
+	LinkErrorsMax int64
+	Ignore        LintIgnores
+	Src           Source
 }
 
 // Watchdog is the PFC watchdog (storm / deadlock guard).
@@ -373,9 +377,12 @@ type Switch struct {
 	Address     string // management address, host or host:port
 	Driver      string // the transport of the platform's driver (PlatformInfo.Transport): ssh | gnmi
 	Credentials string // name of a credentials block
-	Role        string // leaf | spine | superspine | border | ...
-	Tier        int    // 1 leaf, 2 spine, 3 superspine (Clos level)
-	Forwarding  string // routed | bridged
+	// LLDPName is the system name the switch advertises over LLDP when
+	// it is not the spec's name (lldp_name; "": the spec's name).
+	LLDPName   string
+	Role       string // leaf | spine | superspine | border | ...
+	Tier       int    // 1 leaf, 2 spine, 3 superspine (Clos level)
+	Forwarding string // routed | bridged
 	// UnknownUnicast is what a bridged switch does with unknown unicast:
 	// "drop", "flood" or "" (not stated: the hardware default, flood).
 	UnknownUnicast string
@@ -481,6 +488,7 @@ type Host struct {
 	Address     string
 	Connect     Connect
 	Credentials string
+	LLDPName    string // LLDP system name when not the spec's name (lldp_name)
 	Role        string
 	Forwarding  bool // the host forwards traffic between its NICs (transit)
 	Sudo        bool

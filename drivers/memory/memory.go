@@ -14,6 +14,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 )
 
 // Store holds every device's state and the faults to inject.
@@ -36,6 +37,9 @@ type Store struct {
 	Applied map[string]int
 	// FailSave names devices whose Save fails (SavingDriver).
 	FailSave map[string]error
+	// Links is what ReadLinks reports per device (drivers.LinkReader);
+	// a device without an entry reports nothing (link truth not read).
+	Links map[string]*linktruth.DeviceLinks
 
 	// startup is each device's saved configuration (SavingDriver): what
 	// Reload brings back. Set records a state as both running and saved.
@@ -46,7 +50,7 @@ type Store struct {
 func NewStore() *Store {
 	return &Store{devices: map[string]intent.State{}, snaps: map[string]intent.State{},
 		FailRead: map[string]error{}, FailApply: map[string]error{}, Partial: map[string]bool{}, Applied: map[string]int{},
-		FailSave: map[string]error{}, startup: map[string]intent.State{}}
+		FailSave: map[string]error{}, startup: map[string]intent.State{}, Links: map[string]*linktruth.DeviceLinks{}}
 }
 
 // Set replaces a device's state (to record a live state, or inject drift).
@@ -135,6 +139,14 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 		return nil, err
 	}
 	return d.Store.Get(t.Device.Name), nil
+}
+
+// ReadLinks returns the device's stored link report (nil: none, so the
+// plan says its links were not read).
+func (d *Driver) ReadLinks(_ context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+	d.Store.mu.Lock()
+	defer d.Store.mu.Unlock()
+	return d.Store.Links[t.Device.Name], nil
 }
 
 // Changes makes one change per setting: "set path value" / "delete path".

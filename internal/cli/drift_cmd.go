@@ -21,8 +21,9 @@ fabctl since its last apply. It changes nothing.
 
 Exit status: 0 every device matches the spec; 2 a device differs (or
 drifted since the last apply); 6 the fabric does not match the spec in a
-way no change fixes (an InfiniBand cable down or miswired, a link trained
-narrower or slower, an undeclared node, a port that could not be read);
+way no change fixes (an InfiniBand or Ethernet cable down or miswired, a
+link trained narrower or slower, an Ethernet link end taking errors, an
+undeclared node, a port that could not be read);
 1 an error (spec errors, a device that could not be read); 64 a usage
 error. --detailed-exitcode is accepted (this is always drift's exit
 status).`,

@@ -23,8 +23,9 @@ const (
 	ExitNothingTested ExitCode = 5
 	// ExitMismatch: the fabric does not match the spec and no change fixes
 	// it: plan and drift found a finding of the kind apply cannot repair
-	// (an InfiniBand cable down or miswired, a link trained narrower or
-	// slower, an undeclared node, a port that could not be read). Takes
+	// (an InfiniBand or Ethernet cable down or miswired, an Ethernet link
+	// end taking errors, a link trained narrower or slower, an undeclared
+	// node, a port that could not be read). Takes
 	// precedence over ExitChanges: the plan's changes, if any, are shown
 	// too, but applying them leaves the fabric broken.
 	ExitMismatch ExitCode = 6

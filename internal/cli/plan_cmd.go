@@ -82,9 +82,10 @@ is refused.
 
 Exit status: 0 when the plan succeeded (with or without changes), 1 on an
 error (spec errors, a device that could not be read), 6 when the fabric does
-not match the spec in a way no change fixes (an InfiniBand cable down or
-miswired, a link trained narrower or slower, an undeclared node, a port
-that could not be read: see Findings), 64 on a usage error. With
+not match the spec in a way no change fixes (an InfiniBand or Ethernet
+cable down or miswired, a link trained narrower or slower, an Ethernet
+link end taking errors, an undeclared node, a port that could not be
+read: see Findings), 64 on a usage error. With
 --detailed-exitcode: 0 no changes, 1 error, 2 changes, 6 as above.
 
 --check-on-device asks every switch with changes whether it takes them,

@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/drivers/sm/opensm"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/cli/arguments"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/lint"
@@ -79,6 +80,12 @@ Without --static, two live stages follow a valid spec:
              class the device cannot express fails too, unless the spec
              accepts it (accept_not_in_effect: "accepted, not in effect");
              with --strict, so does every other setting not in effect.
+  links      the same reads' Ethernet link truth: each end of each spec
+             link must see the other end as its LLDP neighbour (the
+             spec's device name, or its lldp_name), be up, run at the
+             link's speed and count at most link_errors_max errors; a
+             device whose driver does not read its links is said so,
+             never passed.
   traffic    the spec's validate blocks run as RDMA traffic tests with the
              built-in verbs engine (RC WRITE/SEND/READ, bandwidth or
              ping-pong latency), per RDMA class, in rounds of disjoint pairs
@@ -96,7 +103,10 @@ as not run, with the host's reason, never as passed.
 Exit status: 0 every stage passed; 1 the spec has errors (or warnings with
 --strict), a device differs from the spec, could not be read or cannot
 carry the intent (a class setting not in effect), or a traffic test failed; 5 nothing failed but a declared traffic test could not
-run (nothing, or not everything, was tested); 64 a usage error.`,
+run (nothing, or not everything, was tested); 6 the only failures are
+cabling or link findings no change fixes (an Ethernet link end miswired,
+down, slower than the spec or taking errors; an InfiniBand cable); 64 a
+usage error.`,
 		Example: `  fabctl validate --static
   fabctl validate --static --strict fabric/
   fabctl validate --var leaf_count=8 --var-file prod.fabvars fabric/
@@ -173,6 +183,7 @@ type validateResult struct {
 	// Live stages: nil when they did not run.
 	Readback       *readback.Result
 	IB             *ibreadback.Result // the InfiniBand stage (validate_ib.go)
+	Links          *linktruth.Report  // the Ethernet links stage (validate_links.go)
 	Traffic        *traffic.Report
 	TrafficSkipped string // why the traffic stage did not run
 	// Code is the exit status the run ends with.
@@ -320,6 +331,10 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 		}
 		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version, Strict: opts.Strict})
 	}
+	if res.Readback != nil && res.Readback.Links != nil {
+		res.Stages = append(res.Stages, StageLinks)
+		res.Links = res.Readback.Links
+	}
 	if !opts.SkipReadback && ibreadback.Applies(s) {
 		res.Stages = append(res.Stages, StageInfiniBand)
 		res.IB = runIBStage(ctx, s, opts)
@@ -335,13 +350,14 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 		res.Traffic, res.TrafficSkipped = runTraffic(ctx, s, opts)
 	}
 	_, fail, notRun := trafficCounts(res.Traffic)
+	ibMismatchOnly := !res.IB.Failed() || res.IB.Mismatch()
 	switch {
 	case res.Code != ExitOK:
-	case !res.Readback.Failed() && fail == 0 && res.IB.Mismatch():
-		// Only InfiniBand findings no change fixes: plan and drift's
-		// mismatch.
+	case !res.Readback.Failed() && fail == 0 && ibMismatchOnly && (res.IB.Mismatch() || res.Links.Mismatch()):
+		// Only InfiniBand or Ethernet link findings no change fixes:
+		// plan and drift's mismatch.
 		res.Code = ExitMismatch
-	case res.Readback.Failed() || res.IB.Failed() || fail > 0:
+	case res.Readback.Failed() || res.IB.Failed() || res.Links.Mismatch() || fail > 0:
 		res.Code = ExitError
 	case notRun > 0:
 		res.Code = ExitNothingTested

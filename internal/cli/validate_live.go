@@ -356,6 +356,9 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 		}
 		out = append(out, s)
 	}
+	if l := res.Links; l != nil {
+		out = append(out, linksJUnitSuite(l))
+	}
 	if ib := res.IB; ib != nil {
 		out = append(out, ibJUnitSuite(ib))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
@@ -34,6 +35,24 @@ func liveStore(t *testing.T, specPath string, edit func(*memory.Store)) *memory.
 		edit(store)
 	}
 	return store
+}
+
+// okLinks stores the link reports of testdata/validate/ok.fab.hcl's
+// cabling as it should be (border2 has no links: nothing to report).
+func okLinks(s *memory.Store) {
+	up := func(mbps int64, sys, port string) *linktruth.Observation {
+		return &linktruth.Observation{Oper: linktruth.Up, SpeedMbps: mbps, Counters: &linktruth.Counters{},
+			Neighbors: []linktruth.Neighbor{{SystemName: sys, PortID: port}}}
+	}
+	dl := func(ports map[string]*linktruth.Observation) *linktruth.DeviceLinks {
+		return &linktruth.DeviceLinks{Ports: ports, LLDP: true, Source: "memory", LLDPSource: "memory"}
+	}
+	s.Links["leaf1"] = dl(map[string]*linktruth.Observation{
+		"Ethernet0": up(100000, "h1", "eth1"), "Ethernet4": up(100000, "h2", "eth1"), "Ethernet8": up(400000, "border1", "Ethernet1")})
+	s.Links["border1"] = dl(map[string]*linktruth.Observation{"Ethernet1": up(400000, "leaf1", "Ethernet8")})
+	s.Links["border2"] = dl(map[string]*linktruth.Observation{})
+	s.Links["h1"] = dl(map[string]*linktruth.Observation{"eth1": up(100000, "leaf1", "Ethernet0")})
+	s.Links["h2"] = dl(map[string]*linktruth.Observation{"eth1": up(100000, "leaf1", "Ethernet4")})
 }
 
 // fakeTraffic answers the planned tests: the first pair passes, the rest
@@ -83,6 +102,18 @@ func TestValidateLive(t *testing.T) {
 			st["port/Ethernet0/mtu"] = "1500"
 			s.Set("leaf1", st)
 			s.FailRead["h2"] = errors.New("connection refused")
+		}},
+		// Every link end read and as cabled: the links stage says ✔.
+		{name: "links-clean", spec: okSpec, edit: func(s *memory.Store) { okLinks(s) }},
+		// Two host cables swapped on leaf1, a port down and the uplink at
+		// half speed: the links stage names each end, no change fixes it
+		// (exit 6, JUnit failures per end).
+		{name: "links-faults", spec: okSpec, code: ExitMismatch, edit: func(s *memory.Store) {
+			okLinks(s)
+			p := s.Links["leaf1"].Ports
+			p["Ethernet0"].Neighbors, p["Ethernet4"].Neighbors = p["Ethernet4"].Neighbors, p["Ethernet0"].Neighbors
+			s.Links["h2"].Ports["eth1"].Oper = linktruth.Down
+			s.Links["border1"].Ports["Ethernet1"].SpeedMbps = 200000
 		}},
 		{name: "traffic-pass", spec: vmSpec, traffic: fakeTraffic(traffic.Pass, "")},
 		// The wire saw another DSCP: the priority check fails the test.
@@ -149,7 +180,7 @@ func TestValidateLive(t *testing.T) {
 				if !asJSON {
 					testutil.Golden(t, filepath.Join("testdata", "validate", "golden", "live-"+tc.name+".junit.xml"), b)
 				}
-				if (tc.code == ExitError) != (doc.Fails > 0) {
+				if (tc.code == ExitError || tc.code == ExitMismatch) != (doc.Fails > 0) {
 					t.Errorf("junit failures %d for exit %d", doc.Fails, tc.code)
 				}
 			})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/validate/ibreadback"
 	"github.com/fabctl/fabctl/validate/readback"
@@ -35,6 +36,9 @@ func (v *ValidateHuman) Result(r *validateResult) error {
 	if r.Readback != nil {
 		writeReadback(out, st, r.Readback)
 	}
+	if r.Links != nil {
+		writeLinks(out, st, r.Links)
+	}
 	if r.IB != nil {
 		writeIB(out, st, r.IB)
 	}
@@ -50,7 +54,7 @@ func (v *ValidateHuman) Result(r *validateResult) error {
 // liveVerdict is the last line when live stages ran: the stages' outcome
 // and what the exit status means.
 func liveVerdict(out io.Writer, st styles, r *validateResult) error {
-	if r.Readback == nil && r.Traffic == nil && r.IB == nil {
+	if r.Readback == nil && r.Traffic == nil && r.IB == nil && r.Links == nil {
 		return nil
 	}
 	var parts []string
@@ -63,6 +67,13 @@ func liveVerdict(out io.Writer, st styles, r *validateResult) error {
 		}
 		if rb.Accepted > 0 {
 			t += fmt.Sprintf(" (%d with settings accepted, not in effect)", rb.Accepted)
+		}
+		parts = append(parts, t)
+	}
+	if l := r.Links; l != nil {
+		t := fmt.Sprintf("links %s", plural(len(l.Findings), "finding", "findings"))
+		if n := l.NotReadEnds(); n > 0 {
+			t += fmt.Sprintf(" (%d of %d link ends not read)", n, len(l.EndList))
 		}
 		parts = append(parts, t)
 	}
@@ -149,7 +160,9 @@ type validateJSONDoc struct {
 	// Live stages (absent with --static or a spec with errors).
 	Readback   *readback.Result   `json:"readback,omitempty"`
 	InfiniBand *ibreadback.Result `json:"infiniband,omitempty"`
-	Traffic    *trafficJSON       `json:"traffic,omitempty"`
+	// Links is the Ethernet cabling and link stage.
+	Links   *linktruth.Report `json:"links,omitempty"`
+	Traffic *trafficJSON      `json:"traffic,omitempty"`
 	// ExitCode is the exit status (0 pass, 1 fail, 5 not everything tested).
 	ExitCode int `json:"exit_code"`
 }
@@ -167,6 +180,7 @@ func (v *ValidateJSON) Result(r *validateResult) error {
 		Diagnostics:     spec.ToJSON(r.Diagnostics, r.Files),
 		Readback:        r.Readback,
 		InfiniBand:      r.IB,
+		Links:           r.Links,
 		Traffic:         trafficDoc(r),
 		ExitCode:        int(r.Code),
 	})

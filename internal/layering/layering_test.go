@@ -138,7 +138,7 @@ var rules = []struct {
 	{"drivers/switch", []string{"=drivers", "drivers/switch/clicore", "drivers/switch/gnmicore", "drivers/transport", "intent", "spec", "yangval", "internal"}},
 	{"drivers/host", []string{"=drivers", "drivers/host", "drivers/transport", "intent", "spec", "yangval", "internal"}},
 	{"drivers/sm", []string{"=drivers", "drivers/sm/ibfabric", "drivers/transport", "intent", "spec", "internal"}},
-	{"drivers/memory", []string{"=drivers", "intent"}},
+	{"drivers/memory", []string{"=drivers", "intent", "=internal/linktruth"}},
 	{"drivers/transport", []string{"drivers/transport", "=drivers", "spec", "yangval", "internal"}},
 	{"plan", []string{"=drivers", "intent", "spec", "internal"}},
 	{"apply", []string{"plan", "=drivers", "intent", "spec", "internal"}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -44,6 +45,9 @@ type Result struct {
 	// Strict: settings the devices cannot express fail even when they
 	// only tune the device (validate --strict); accepted ones never do.
 	Strict bool `json:"strict,omitempty"`
+	// Links is the cabling and link check of the same reads (the plan's,
+	// plan.Plan.Links): validate reports it as its own stage.
+	Links *linktruth.Report `json:"-"`
 }
 
 // Device is one device's read-back.
@@ -83,7 +87,7 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 	fab := intent.Compile(s)
 	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: o.Parallelism, Insecure: o.Insecure,
 		Credentials: s.CredentialsByName, FabctlVersion: o.Version})
-	rb := &Result{Devices: []Device{}, Strict: o.Strict}
+	rb := &Result{Devices: []Device{}, Strict: o.Strict, Links: p.Links}
 	for _, d := range p.Devices {
 		rd := Device{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated)}
 		rd.NotInEffect = d.NotCarried()

@@ -729,6 +729,13 @@ func writeFooter(h *humanWriter, p *plan.Plan, st Style) {
 		h.line("%s %s on %s that no change fixes: the fabric does not match the spec after apply either.",
 			apply(st.Error, "Mismatch:"), plural(n, "finding", "findings"), plural(c.Mismatched, "device", "devices"))
 	}
+	if notes := p.LinkNotes(); len(notes) > 0 {
+		// Never ✔: a link nobody read is not a link that matches.
+		h.line("%s", apply(st.Warn, "Links not checked:"))
+		for _, n := range notes {
+			h.line("  i %s", n)
+		}
+	}
 	if c.Disruptive > 0 {
 		verb := "interrupt"
 		if c.Disruptive == 1 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 )
@@ -46,6 +47,10 @@ type PlanJSONDoc struct {
 	Diagnostics       []spec.JSONDiagnostic `json:"diagnostics"`
 	// SavedPlan describes the plan file (show only).
 	SavedPlan *SavedPlanInfo `json:"saved_plan,omitempty"`
+	// Links is the Ethernet cabling and link check (omitted when the spec
+	// has no Ethernet links): links compared, ends read, findings (also
+	// on their devices), the devices not read and why.
+	Links *linktruth.Report `json:"links,omitempty"`
 }
 
 // PlanJSONDisruptive is one disruptive change.
@@ -163,7 +168,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 		Complete: c.Errored == 0, HasChanges: p.HasChanges(), Mismatch: p.Mismatched(), Targeted: p.Targeted(),
 		Targets: nonNil(p.Targets), Excludes: nonNil(p.Excludes), FabricDevices: p.FabricDevices,
 		Counts: c, DisruptiveChanges: []PlanJSONDisruptive{}, Devices: make([]PlanJSONDevice, 0, len(p.Devices)),
-		Diagnostics: nonNil(p.Diagnostics), NotCarried: []string{}, RefusedByDevice: []string{},
+		Diagnostics: nonNil(p.Diagnostics), NotCarried: []string{}, RefusedByDevice: []string{}, Links: p.Links,
 	}
 	for _, d := range p.Refused() {
 		doc.RefusedByDevice = append(doc.RefusedByDevice, d.Address)
