@@ -33,6 +33,9 @@ type document struct {
 	src    []byte
 	inv    *spec.Spec
 	fabric *fabricChoice
+	// literal holds the devices declared by a literal block
+	// ("switch.leaf1"): the ones overrides can be written into.
+	literal map[string]bool
 }
 
 func newDocument(files []spec.File, inv *spec.Spec) (*document, error) {
@@ -49,32 +52,38 @@ func newDocument(files []spec.File, inv *spec.Spec) (*document, error) {
 		}
 		b.WriteByte('\n')
 	}
-	if _, diags := hclwrite.ParseConfig(b.Bytes(), "inventory", hcl.InitialPos); diags.HasErrors() {
-		return nil, diagError("the inventory", diags)
-	}
+	// One hclwrite parse per render (a pod's spec is megabytes, and
+	// hclwrite's parser is most of import's time): the syntax check here
+	// is hclsyntax's, which the loader has passed already.
 	return &document{src: b.Bytes(), inv: inv}, nil
 }
 
-// deviceBlock finds the literal block of a device ("switch", "leaf1"):
-// nil when it is declared with for_each (or not at all in these files).
-func deviceBlock(body *hclwrite.Body, kind, name string) *hclwrite.Block {
+// literalBlocks indexes the literal device blocks of a parsed document
+// ("switch.leaf1"): a block with one label, neither for_each nor name,
+// the first of its type and label.
+func literalBlocks(body *hclwrite.Body) map[string]*hclwrite.Block {
+	out := map[string]*hclwrite.Block{}
+	seen := map[string]bool{}
 	for _, b := range body.Blocks() {
-		if b.Type() != kind || len(b.Labels()) != 1 || b.Labels()[0] != name {
+		if (b.Type() != intent.KindSwitch && b.Type() != intent.KindHost) || len(b.Labels()) != 1 {
 			continue
 		}
-		if b.Body().GetAttribute("for_each") != nil || b.Body().GetAttribute("name") != nil {
-			return nil
+		k := b.Type() + "." + b.Labels()[0]
+		if seen[k] {
+			continue
 		}
-		return b
+		seen[k] = true
+		if b.Body().GetAttribute("for_each") == nil && b.Body().GetAttribute("name") == nil {
+			out[k] = b
+		}
 	}
-	return nil
+	return out
 }
 
 // writable says whether the device's overrides can be written: its block
 // is literal. Otherwise why not, with where the spec declares it.
 func (doc *document) writable(kind, name string) (bool, string) {
-	f, _ := hclwrite.ParseConfig(doc.src, "inventory", hcl.InitialPos)
-	if deviceBlock(f.Body(), kind, name) != nil {
+	if doc.literal[kind+"."+name] {
 		return true, ""
 	}
 	where := ""
@@ -149,9 +158,19 @@ func splitSub(k string) (typ, label string) {
 // render writes the spec: the fabric block first, then the classes, then
 // the rest of the inventory with the devices' overrides, formatted as
 // fabctl fmt does.
-func (doc *document) render(devs []*device) []byte {
-	f, _ := hclwrite.ParseConfig(doc.src, "inventory", hcl.InitialPos)
+func (doc *document) render(devs []*device) ([]byte, error) {
+	f, diags := hclwrite.ParseConfig(doc.src, "inventory", hcl.InitialPos)
+	if diags.HasErrors() || f == nil {
+		return nil, diagError("the inventory", diags)
+	}
 	body := f.Body()
+	lit := literalBlocks(body)
+	if doc.literal == nil {
+		doc.literal = map[string]bool{}
+		for k := range lit {
+			doc.literal[k] = true
+		}
+	}
 	var fabric *hclwrite.Block
 	for _, b := range body.Blocks() {
 		if b.Type() == "fabric" && fabric == nil {
@@ -195,7 +214,7 @@ func (doc *document) render(devs []*device) []byte {
 		}
 	}
 	for _, d := range devs {
-		writeOverrides(doc, body, d)
+		writeOverrides(doc, lit[d.addr], d)
 	}
 	// The classes go right after the fabric block (the inventory's own
 	// order and comments stay around them).
@@ -224,7 +243,7 @@ func (doc *document) render(devs []*device) []byte {
 		}
 	}
 	ob.AppendUnstructuredTokens(toks[at:])
-	return hclwrite.Format(out.Bytes())
+	return hclwrite.Format(out.Bytes()), nil
 }
 
 func classBlock(c class) *hclwrite.Block {
@@ -275,12 +294,11 @@ func sizeText(s string) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-func writeOverrides(doc *document, body *hclwrite.Body, d *device) {
+func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	o := d.ov
 	if len(o.attrs) == 0 && len(o.sub) == 0 && len(o.dscp) == 0 && len(o.nicDSCP) == 0 {
 		return
 	}
-	blk := deviceBlock(body, d.kind, d.name)
 	if blk == nil {
 		return // absorb never records overrides for such a device
 	}

@@ -61,6 +61,8 @@ type Options struct {
 	// directory resolves relative paths such as known_hosts): where the
 	// caller will write it.
 	Name string
+	// Parallelism bounds the devices read again at a time (default 16).
+	Parallelism int
 }
 
 // Result is the written spec and what import did.
@@ -216,7 +218,7 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s is an override file: it is not copied into the written spec; keep it beside it", f.Name))
 		}
 	}
-	reread(fab, devs, rep)
+	reread(fab, devs, rep, opts.Parallelism)
 	ch := infer(invSpec, devs)
 	rep.Choices = ch.choices
 	doc.fabric = ch
@@ -226,7 +228,10 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 	// out, as plan will show it.
 	var last []*residual
 	for round := 0; ; round++ {
-		src := doc.render(devs)
+		src, err := doc.render(devs)
+		if err != nil {
+			return nil, err
+		}
 		cand, diags := opts.Load([]spec.File{{Name: opts.Name, Data: src}})
 		if diags.HasErrors() {
 			return nil, diagError("the written spec", diags)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fabctl/fabctl/intent"
 )
@@ -20,22 +21,28 @@ import (
 // read on every switch; then every
 // switch is read again naming exactly them, as plan of the written spec
 // will read it.
-func reread(fab *intent.Fabric, devs []*device, rep *Report) {
+func reread(fab *intent.Fabric, devs []*device, rep *Report, par int) {
 	byAddr := map[string]*intent.Switch{}
 	for _, sw := range fab.Switches {
 		byAddr[sw.Addr()] = sw
 	}
+	var sws []*device
+	for _, d := range devs {
+		if byAddr[d.addr] != nil && d.live != nil && d.obs.Read != nil {
+			sws = append(sws, d)
+		}
+	}
+	probes := make([]intent.State, len(sws))
+	errs := make([]error, len(sws))
+	parallel(len(sws), par, func(i int) {
+		probe := *byAddr[sws[i].addr]
+		probe.TCs = nil
+		probes[i], errs[i] = sws[i].obs.Read(&probe)
+	})
 	count := map[int]int{}
 	probed := 0
-	for _, d := range devs {
-		sw := byAddr[d.addr]
-		if sw == nil || d.live == nil || d.obs.Read == nil {
-			continue
-		}
-		probe := *sw
-		probe.TCs = nil
-		st, err := d.obs.Read(&probe)
-		if err != nil {
+	for i, st := range probes {
+		if errs[i] != nil {
 			continue
 		}
 		tcs := configuredTCs(st)
@@ -59,26 +66,46 @@ func reread(fab *intent.Fabric, devs []*device, rep *Report) {
 	if len(set) == 0 {
 		return // nothing configured shows: the inventory's classes name what to read
 	}
-	for _, d := range devs {
-		sw := byAddr[d.addr]
-		if sw == nil || d.live == nil || d.obs.Read == nil {
-			continue
-		}
+	again := make([]intent.State, len(sws))
+	parallel(len(sws), par, func(i int) {
+		sw := byAddr[sws[i].addr]
 		if slices.Equal(tcNumbers(sw.TCs), set) {
-			continue // the first read named these
+			return // the first read named these
 		}
 		in := *sw
 		in.TCs = make([]intent.TC, len(set))
-		for i, tc := range set {
-			in.TCs[i] = intent.TC{TC: tc}
+		for j, tc := range set {
+			in.TCs[j] = intent.TC{TC: tc}
 		}
-		st, err := d.obs.Read(&in)
-		if err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: read again with the traffic classes %v: %v (its first read is used)", d.addr, set, err))
-			continue
+		again[i], errs[i] = sws[i].obs.Read(&in)
+	})
+	for i, d := range sws {
+		switch {
+		case errs[i] != nil:
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: read again with the traffic classes %v: %v (its first read is used)", d.addr, set, errs[i]))
+		case again[i] != nil:
+			d.live = clean(again[i])
 		}
-		d.live = clean(st)
 	}
+}
+
+// parallel runs fn(0..n-1) on at most par goroutines.
+func parallel(n, par int, fn func(i int)) {
+	if par <= 0 {
+		par = 16
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i)
+		}(i)
+	}
+	wg.Wait()
 }
 
 // configuredTCs are the traffic classes a switch State has settings of.

@@ -190,7 +190,7 @@ func importRun(ctx context.Context, opts *ImportOptions) error {
 	if name == "" {
 		name = filepath.Join(inventoryDir(opts.Path), "imported.fab.hcl")
 	}
-	res, err := importer.Import(files, observed, importer.Options{Load: load, Name: name})
+	res, err := importer.Import(files, observed, importer.Options{Load: load, Name: name, Parallelism: opts.Parallelism})
 	if err != nil {
 		return err
 	}
