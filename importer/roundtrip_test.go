@@ -84,7 +84,7 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 		case "sonic":
 			e, err = sonicemu.Start(sonicemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "eos":
-			e, err = eosemu.Start(eosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
+			e, err = eosemu.Start(eosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports, Model: sw.Model})
 		case "nxos":
 			e, err = nxosemu.Start(nxosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "cumulus":

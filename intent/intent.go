@@ -78,6 +78,8 @@ type Switch struct {
 	Ports     []Port // sorted by name
 	// Headroom is the configured headroom per lossless PG (0: NOS computes it).
 	Headroom spec.Bytes
+	// Model is the hardware model the spec names ("" not stated).
+	Model string
 }
 
 // Port is a switch port's desired state.
@@ -252,6 +254,7 @@ func Compile(s *spec.Spec) *Fabric {
 			Device: Device{Kind: KindSwitch, Name: sw.Name, Platform: sw.Platform, Driver: sw.Driver,
 				Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
 			Transport: s.Fabric.Transport,
+			Model:     sw.Model,
 			Trust:     s.PortTrust(sw, nil),
 			TCs:       tcs,
 			Watchdog: Watchdog{Enabled: wd.Enabled, Detect: wd.Detect, Restore: wd.Restore,

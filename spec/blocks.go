@@ -185,7 +185,7 @@ func (l *loader) credentials(in instance) *Credentials {
 }
 
 var switchSchema = &hcl.BodySchema{
-	Attributes: attrs("platform", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
+	Attributes: attrs("platform", "model", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
 		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lldp_name", "lint_ignore", "accept_not_in_effect", "ports", "vls"),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "buffer"}, {Type: "port", LabelNames: []string{"name"}}, {Type: "acl", LabelNames: []string{"name"}}},
 }
@@ -193,6 +193,20 @@ var switchSchema = &hcl.BodySchema{
 var bufferSchema = &hcl.BodySchema{Attributes: attrs("total", "reserved", "headroom", "xoff", "queue_limit", "cell_size")}
 var portSchema = &hcl.BodySchema{Attributes: attrs("speed", "mtu", "pfc", "pause", "pfc_watchdog", "trust", "description", "lint_ignore")}
 var aclSchema = &hcl.BodySchema{Attributes: attrs("action", "protocol", "dst_ports")}
+
+// validModel: a switch model is a name the device prints (shown in
+// plans and sent nowhere), letters, digits, '-' and '+'.
+func validModel(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
 
 // roleTiers maps well-known switch roles to their Clos level.
 var roleTiers = map[string]int{"leaf": 1, "tor": 1, "spine": 2, "superspine": 3, "core": 3}
@@ -214,6 +228,10 @@ func (l *loader) switchBlock(in instance) *Switch {
 		l.errf(in.block.DefRange.Ptr(), "Missing platform", "switch %q needs platform = one of %s.", name, strings.Join(quoteAll(names), ", "))
 	}
 	sw.InfiniBand = platformIB(platforms, sw.Platform)
+	if sw.Model = d.str("model", ""); d.src.Has("model") && !validModel(sw.Model) {
+		rng := d.src.Attr("model")
+		l.errf(&rng, "Invalid model", "switch %q: model %q: a model name is 1-64 letters, digits, '-' and '+', as the switch's show version prints it (\"DCS-7060X6-64PE-F\").", name, sw.Model)
+	}
 	sw.Address = d.str("address", "")
 	sw.Driver = platformTransport(platforms, sw.Platform)
 	if d.str("driver", ""); d.src.Has("driver") {

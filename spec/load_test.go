@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -526,5 +527,19 @@ func TestBareSpeedOneError(t *testing.T) {
 				t.Errorf("errors %q, want one Missing unit", got)
 			}
 		})
+	}
+}
+
+// TestSwitchModel: a switch's model is kept as written and must be a
+// model name (it is shown in plans and errors).
+func TestSwitchModel(t *testing.T) {
+	src := "fabric \"x\" {}\nswitch \"s\" {\n  platform = \"eos\"\n  model = %q\n  address = \"192.0.2.1\"\n}\n"
+	s, diags := load(t, fmt.Sprintf(src, "DCS-7060X6-64PE-F"), LoadOptions{Platforms: testPlatforms})
+	if diags.HasErrors() || s.Switches[0].Model != "DCS-7060X6-64PE-F" {
+		t.Fatalf("%v %+v", diags, s.Switches)
+	}
+	_, diags = load(t, fmt.Sprintf(src, "DCS 7060;reload"), LoadOptions{Platforms: testPlatforms})
+	if !diags.HasErrors() || !strings.Contains(diags[0].Detail, `model "DCS 7060;reload": a model name is`) || diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 {
+		t.Fatalf("invalid model accepted: %v", diags)
 	}
 }

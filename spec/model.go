@@ -372,8 +372,13 @@ type ECNProfile struct {
 
 // Switch is a switch the fabric configures.
 type Switch struct {
-	Name        string
-	Platform    string // one of LoadOptions.Platforms
+	Name     string
+	Platform string // one of LoadOptions.Platforms
+	// Model is the switch's hardware model as its show version names it
+	// ("" not stated): where a platform renders by chip family (EOS's
+	// transmit-queue keyword), an offline render and the PR gate use it;
+	// plan checks it against the model the switch reports.
+	Model       string
 	Address     string // management address, host or host:port
 	Driver      string // the transport of the platform's driver (PlatformInfo.Transport): ssh | gnmi
 	Credentials string // name of a credentials block

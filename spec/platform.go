@@ -2,6 +2,7 @@ package spec
 
 import (
 	"cmp"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,14 @@ type PlatformLimits struct {
 	// the PFC watchdog and headroom): the ports of its switches are
 	// lossless only if PFC is configured by other means (QOS-9).
 	NoPFC string `json:"no_pfc,omitzero"`
+	// ModelPrefixes, when set, are the switch models the platform's
+	// renderer can render for (a switch's model attribute starts with one,
+	// after one of ModelStrip): EOS renders the transmit-queue keyword of
+	// the model's chip family and guesses none for a model its sourced
+	// table lacks. ModelSource names the table.
+	ModelPrefixes []string `json:"model_prefixes,omitzero"`
+	ModelStrip    []string `json:"model_strip,omitzero"`
+	ModelSource   string   `json:"model_source,omitzero"`
 	// WatchdogDetect and WatchdogRestore are the PFC watchdog detection
 	// and restoration times the platform accepts (SAFE-1).
 	WatchdogDetect  Range[time.Duration] `json:"watchdog_detect,omitzero"`
@@ -134,4 +143,22 @@ func (s *Spec) PlatformOf(sw *Switch) PlatformInfo {
 		}
 	}
 	return PlatformInfo{}
+}
+
+// KnowsModel says whether the platform's renderer has a source for a
+// switch model (true when the platform lists no models).
+func (l PlatformLimits) KnowsModel(model string) bool {
+	if len(l.ModelPrefixes) == 0 {
+		return true
+	}
+	m := strings.TrimSpace(model)
+	for _, p := range l.ModelStrip {
+		m = strings.TrimPrefix(m, p)
+	}
+	for _, p := range l.ModelPrefixes {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
 }

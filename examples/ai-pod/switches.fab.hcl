@@ -13,10 +13,12 @@ locals {
   leaves = {
     # index L: the leaf carries rails 2L and 2L+1 and lands on spine ports L*32 .. L*32+31.
     # mgmt: host number in switch_mgmt_prefix. cell_size: buffer cell, null where not published.
-    leaf1 = { platform = "sonic", index = 0, mgmt = 11, cell_size = "254B" } # e.g. Dell Z9864F-ON (Tomahawk 5)
-    leaf2 = { platform = "cumulus", index = 1, mgmt = 12, cell_size = null } # NVIDIA SN5600 (Spectrum-4)
-    leaf3 = { platform = "eos", index = 2, mgmt = 13, cell_size = "254B" }   # Arista 7060X6-64PE (Tomahawk 5)
-    leaf4 = { platform = "nxos", index = 3, mgmt = 14, cell_size = null }    # Cisco N9364E-SG2 (Silicon One G200)
+    # model: as show version prints it, where the platform renders by chip family (EOS: the
+    # transmit-queue keyword, uc-tx-queue on this Tomahawk 5); null elsewhere.
+    leaf1 = { platform = "sonic", index = 0, mgmt = 11, cell_size = "254B", model = null }              # e.g. Dell Z9864F-ON (Tomahawk 5)
+    leaf2 = { platform = "cumulus", index = 1, mgmt = 12, cell_size = null, model = null }              # NVIDIA SN5600 (Spectrum-4)
+    leaf3 = { platform = "eos", index = 2, mgmt = 13, cell_size = "254B", model = "DCS-7060X6-64PE-F" } # Arista 7060X6-64PE (Tomahawk 5)
+    leaf4 = { platform = "nxos", index = 3, mgmt = 14, cell_size = null, model = null }                 # Cisco N9364E-SG2 (Silicon One G200)
   }
 
   spines = {
@@ -33,6 +35,7 @@ switch "leaf" {
   name     = each.key # instance names leaf1..leaf4 rather than the default "leaf-<key>"
 
   platform = each.value.platform
+  model    = each.value.model
   # SSH CLI is every one of these platforms' default driver (driver = "ssh"); gNMI would need
   # native paths for PFC on each, which only SR Linux has here.
   address     = cidrhost(var.switch_mgmt_prefix, each.value.mgmt)

@@ -72,7 +72,7 @@ type Interface struct {
 
 // NewConfig is a factory-default configuration with ports Ethernet1..n.
 func NewConfig(hostname string, ports int) *Config {
-	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: models[DefaultModel], DSCP: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
+	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: "tx-queue", DSCP: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for i := 1; i <= ports; i++ {
 		c.Interfaces["Ethernet"+strconv.Itoa(i)] = &Interface{}
 	}

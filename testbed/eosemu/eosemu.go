@@ -171,7 +171,8 @@ func (sw *Switch) queue() string {
 	if q, ok := familyOf(sw.opts.Model); ok {
 		return q
 	}
-	return models[DefaultModel]
+	q, _ := familyOf(DefaultModel)
+	return q
 }
 
 // Close stops the server and any commit timer.

@@ -8,12 +8,14 @@ import "strings"
 // all` for `uc-tx-queue`, sonic-utilities' and sonic-mgmt's model
 // tables for which chip a model has). A model outside this list is
 // refused at Start rather than given a guessed family.
-var models = map[string]string{
-	"DCS-7280R4-32QF-32DF-64O": "tx-queue",    // Qumran3D (Sand)
-	"DCS-7800R3-48CQ2":         "tx-queue",    // Jericho2 (Sand)
-	"DCS-7060X6-64PE-F":        "uc-tx-queue", // Tomahawk5 (Strata)
-	"DCS-7050CX3-32S-F":        "uc-tx-queue", // Trident3 (Strata)
-	"vEOS":                     "uc-tx-queue",
+// Models are matched by family prefix after "DCS-" (DCS-7060X6-64PE-F is
+// a 7060X6).
+var models = []struct{ prefix, queue string }{
+	{"7280R4", "tx-queue"},     // Qumran3D (Sand)
+	{"7800R3", "tx-queue"},     // Jericho2, Jericho2C+ (Sand)
+	{"7060X6", "uc-tx-queue"},  // Tomahawk5 (Strata)
+	{"7050CX3", "uc-tx-queue"}, // Trident3 (Strata)
+	{"vEOS", "uc-tx-queue"},
 }
 
 // DefaultModel is the model an emulator without Options.Model is: a Sand
@@ -21,8 +23,13 @@ var models = map[string]string{
 const DefaultModel = "DCS-7280R4-32QF-32DF-64O"
 
 func familyOf(model string) (string, bool) {
-	q, ok := models[model]
-	return q, ok
+	m := strings.TrimPrefix(model, "DCS-")
+	for _, f := range models {
+		if strings.HasPrefix(m, f.prefix) {
+			return f.queue, true
+		}
+	}
+	return "", false
 }
 
 // showVersion is `show version` in the layout of Arista's goeapi fixture

@@ -105,6 +105,9 @@ type Emulator struct {
 	// name: a split port's lane, a linecard's port. The emulator has them
 	// too.
 	PortNames []string `json:"port_names,omitempty"`
+	// Model is the spec's switch model ("" not stated): an emulator that
+	// plays a chip family (eosemu) is that model.
+	Model string `json:"model,omitempty"`
 }
 
 // Skipped is a switch the testbed does not run, with the reason.
@@ -226,7 +229,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 			return nil, fmt.Errorf("%s: the testbed needs credentials with a username and a password (credentials %q)", sw.Name, sw.Credentials)
 		}
 		e := Emulator{Name: sw.Name, Platform: sw.Platform, Address: sw.Address, Username: c.Username,
-			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name], PortNames: extra[sw.Name]}
+			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name], PortNames: extra[sw.Name], Model: sw.Model}
 		r.Emulators = append(r.Emulators, e)
 		r.Devices = append(r.Devices, "switch."+sw.Name)
 	}

@@ -125,7 +125,7 @@ var emulators = map[string]emulatorKind{
 		},
 	},
 	"eos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address})
+		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address, Model: e.Model})
 	}},
 	"nxos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
 		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address})

@@ -22,7 +22,8 @@ and the link's VLAN tags where the model's mtu is the L2 MTU; scheduler weights;
 probability, a whole percent on SONiC, EOS, NX-OS and Cumulus, rounded on SR Linux and OpenConfig;
 ECN thresholds; the PFC watchdog's poll interval, timer granularity, its actions, and SONiC's must that
 detection and restoration are at least the poll interval; the trust modes a switch takes; NX-OS's
-system-wide no-drop classes; SR Linux's headroom maximum). This rule compares the spec with those limits
+system-wide no-drop classes; SR Linux's headroom maximum; a switch model a platform's renderer has no
+source for, where it renders by chip family: EOS's tx-queue or uc-tx-queue). This rule compares the spec with those limits
 without rendering it, and each finding names the setting, the platform's limit and its source.
 lint_ignore cannot silence it: the device refuses the value whatever the reason.`,
 		Reference: "the platforms' descriptors (drivers/switch/*/limits.go, platform.go) and the models they cite: sonic-port.yang, " +
@@ -58,6 +59,11 @@ func checkPlatformLimits(c *Context) {
 					"Switch %s (%s) would classify on %s by default, but %s's switch-wide classification is %s: its renderer refuses the switch. Set trust = %q on the switch (ports may still trust another field).",
 					sw.Name, title, t, title, strings.Join(l.SwitchTrust, " or "), l.SwitchTrust[0])
 			}
+		}
+		if sw.Model != "" && !l.KnowsModel(sw.Model) {
+			c.Reportf(Error, sw.Src.Attr("model"), swAddr, nil, "Switch model the platform cannot render for",
+				"Switch %s (%s) is model %s, which %s's renderer has no source for (%s): it does not guess, so the classes' queue settings would not be expressible and plan would refuse the lossless classes. Name a model the table has, or leave model unset and plan reads the model from the switch.",
+				sw.Name, title, sw.Model, title, l.ModelSource)
 		}
 		if l.Headroom.Bounded() && sw.Buffer != nil && sw.Buffer.Headroom > 0 && !l.Headroom.Contains(int64(sw.Buffer.Headroom)) {
 			c.Reportf(Error, sw.Buffer.Src.Attr("headroom"), swAddr, nil, "Headroom beyond the platform's maximum",

@@ -17,7 +17,10 @@ import (
 // configured and no longer wanted; payload lines are indented like the
 // running-config (three spaces per mode).
 func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]drivers.Change, error) {
-	fam, _, ok, _ := liveFamily(live)
+	if err := checkModel(sw, live); err != nil {
+		return nil, err
+	}
+	fam, _, ok, _ := liveFamily(live, sw)
 	if !ok {
 		fam.Queue = "" // unknown chip: no queue lines (Unexpressible lists them)
 	}

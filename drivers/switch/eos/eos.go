@@ -125,7 +125,8 @@ const headroomReason = "EOS before PFC profiles sizes PFC headroom itself; the P
 // planning changes that could never converge.
 func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	out := map[string]string{}
-	_, model, ok, known := liveFamily(t.Live)
+	sw, _ := t.Intent.(*intent.Switch)
+	_, model, ok, known := liveFamily(t.Live, sw)
 	for k := range desired {
 		switch {
 		case known && !ok && queuePath(k):
@@ -215,14 +216,15 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A render that has read the switch uses its chip's queue keyword;
-	// an offline one renders Sand's tx-queue (Build).
+	// A render uses the chip family of the model the switch reported, or
+	// of the spec's model; without either, Sand's tx-queue (Build). A
+	// model in no table is refused rather than guessed.
 	queue := QueueSand
-	if fam, _, ok, known := liveFamily(t.Live); known {
-		queue = ""
-		if ok {
-			queue = fam.Queue
+	if fam, model, ok, known := liveFamily(t.Live, sw); known {
+		if !ok {
+			return nil, fmt.Errorf("%s: %s", sw.Name, unknownModelReason(model))
 		}
+		queue = fam.Queue
 	}
 	p, err := BuildFor(sw, queue)
 	if err != nil {

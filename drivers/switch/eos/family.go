@@ -1,6 +1,7 @@
 package eos
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -76,11 +77,25 @@ var families = []struct {
 	{"vEOS", Family{"vEOS", QueueStrata}},
 }
 
+// modelStrip are the prefixes a model name may carry before the family
+// prefix: EOS's "DCS-" (show version), SONiC's "Arista-" (HWSKU).
+var modelStrip = []string{"DCS-", "Arista-"}
+
+// modelPrefixes lists the model prefixes of the table (the PR gate's
+// spec.PlatformLimits.ModelPrefixes).
+func modelPrefixes() []string {
+	out := make([]string, len(families))
+	for i, f := range families {
+		out[i] = f.prefix
+	}
+	return out
+}
+
 // FamilyOf returns the chip family of an EOS model, and whether a source
 // names it.
 func FamilyOf(model string) (Family, bool) {
 	m := strings.TrimSpace(model)
-	for _, p := range []string{"DCS-", "Arista-"} {
+	for _, p := range modelStrip {
 		m = strings.TrimPrefix(m, p)
 	}
 	for _, f := range families {
@@ -123,16 +138,38 @@ func validModel(s string) bool {
 	return true
 }
 
-// liveFamily is the family of the model a Read recorded (Target.Live),
-// with ok false when the live state names no model or an unknown one, and
-// known false when there is no live state at all (an offline render).
-func liveFamily(live intent.State) (f Family, model string, ok, known bool) {
-	if live == nil {
+// liveFamily is the family a render for sw uses: the model a Read
+// recorded (Target.Live), else the model the spec names. ok is false
+// when that model is missing from the table (or the read found none),
+// known false when neither a read nor the spec names a model (an
+// offline render of a spec without one: Sand's tx-queue).
+func liveFamily(live intent.State, sw *intent.Switch) (f Family, model string, ok, known bool) {
+	switch {
+	case live != nil:
+		model = live[FactModel]
+	case sw != nil && sw.Model != "":
+		model = sw.Model
+	default:
 		return Family{Queue: QueueSand}, "", true, false
 	}
-	model = live[FactModel]
 	f, ok = FamilyOf(model)
 	return f, model, ok, true
+}
+
+// checkModel compares the model the spec names with the one the switch
+// reports: a different chip family renders another queue keyword, so
+// the plan stops rather than render for the wrong one.
+func checkModel(sw *intent.Switch, live intent.State) error {
+	if sw == nil || sw.Model == "" || live == nil || live[FactModel] == "" {
+		return nil
+	}
+	want, okw := FamilyOf(sw.Model)
+	got, okg := FamilyOf(live[FactModel])
+	if okw && okg && want.Queue != got.Queue {
+		return fmt.Errorf("the spec says model %s (%s, %s) but the switch reports %s (%s, %s): fix the switch's model attribute",
+			sw.Model, want.Chip, want.Queue, live[FactModel], got.Chip, got.Queue)
+	}
+	return nil
 }
 
 // queuePaths are the state paths a transmit-queue sub-mode carries.

@@ -119,3 +119,36 @@ func flattenPayload(steps []drivers.Change) []string {
 	}
 	return out
 }
+
+// TestSpecModel: a spec's model decides an offline render's keyword, a
+// model in no table is refused rather than guessed, and a spec model of
+// another chip family than the switch reports stops the plan naming both.
+func TestSpecModel(t *testing.T) {
+	_, f := load(t, "testbed")
+	sw := *eosSwitch(t, f, "leaf2")
+	render := func(model string) (string, error) {
+		sw.Model = model
+		files, err := New().(*Driver).Render(drivers.Target{Intent: &sw})
+		if err != nil {
+			return "", err
+		}
+		return string(files[0].Data), nil
+	}
+	if out, err := render("DCS-7060X6-64PE-F"); err != nil || !strings.Contains(out, "\n   uc-tx-queue 3\n") || strings.Contains(out, "\n   tx-queue ") {
+		t.Fatalf("Strata render (%v):\n%s", err, out)
+	}
+	if out, err := render(""); err != nil || !strings.Contains(out, "\n   tx-queue 3\n") {
+		t.Fatalf("render without a model (%v):\n%s", err, out)
+	}
+	if _, err := render("DCS-7280CR3-32P4"); err == nil || !strings.Contains(err.Error(), "DCS-7280CR3-32P4 is in no sourced platform table") {
+		t.Fatalf("unknown model rendered: %v", err)
+	}
+	sw.Model = "DCS-7060X6-64PE-F"
+	_, err := changes(&sw, []intent.AttrChange{{Path: "trust", After: "dscp", Action: intent.Create}}, intent.State{FactModel: "DCS-7800R3-48CQ2"})
+	if err == nil || !strings.Contains(err.Error(), "the spec says model DCS-7060X6-64PE-F (Tomahawk5, uc-tx-queue) but the switch reports DCS-7800R3-48CQ2 (Jericho2, tx-queue)") {
+		t.Fatalf("model mismatch: %v", err)
+	}
+	if _, err := changes(&sw, []intent.AttrChange{{Path: "trust", After: "dscp", Action: intent.Create}}, intent.State{FactModel: "DCS-7060X6-64PE"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,6 +9,10 @@ import (
 // limits are what Build refuses, as data for the PR gate (lint PLAT-1):
 // a spec it fails is refused by `validate --static` before any plan.
 var limits = spec.PlatformLimits{
+	// The chip family a model's queue keyword depends on (family.go).
+	ModelPrefixes: modelPrefixes(),
+	ModelStrip:    modelStrip,
+	ModelSource:   "EOS's transmit-queue keyword by chip family: tx-queue on Sand (Arista TOI), uc-tx-queue on Strata; models from sonic-utilities' GCU ASIC table and sonic-mgmt's pfc_storm.py (docs/vendor-sources.md)",
 	// AVD's schema patterns (testdata/vendor/eos/avd-pfc-schema.txt:17-20).
 	WatchdogStep:     10 * time.Millisecond,
 	WatchdogPollStep: time.Millisecond,

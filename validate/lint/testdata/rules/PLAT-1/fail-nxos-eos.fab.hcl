@@ -1,6 +1,7 @@
 # PLAT-1 fail on NX-OS and EOS: switch-wide PCP trust on NX-OS (its default
 # classification is the DSCP class-map; ports may trust pcp), an EOS port MTU
-# above EOS's 9214, and a watchdog action neither takes (both only drop).
+# above EOS's 9214, a watchdog action neither takes (both only drop), and an
+# EOS model no source places in a chip family (its queue keyword is not guessed).
 fabric "t" {
   transport = "rocev2"
   pfc_watchdog {
@@ -23,6 +24,7 @@ switch "leaf1" {
 
 switch "leaf2" {
   platform    = "eos"
+  model       = "DCS-7280CR3-32P4" # expect: PLAT-1
   address     = "192.0.2.2"
   credentials = "ssh"
   role        = "leaf"

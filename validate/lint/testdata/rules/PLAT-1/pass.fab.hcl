@@ -59,6 +59,7 @@ switch "leaf1" {
 
 switch "leaf2" {
   platform    = "eos"
+  model       = "DCS-7060X6-64PE-F"
   address     = "192.0.2.2"
   credentials = "ssh"
   role        = "leaf"
