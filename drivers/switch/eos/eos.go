@@ -70,7 +70,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -385,15 +384,7 @@ func dscpBack(f []string, preDSCP *[64]int) []string {
 			none = append(none, s)
 		}
 	}
-	tcs := make([]int, 0, len(byTC))
-	for tc := range byTC {
-		tcs = append(tcs, tc)
-	}
-	sort.Ints(tcs)
-	var out []string
-	for _, tc := range tcs {
-		out = append(out, "qos map dscp "+join(byTC[tc], " ")+" to traffic-class "+strconv.Itoa(tc))
-	}
+	out := dscpMapLines(byTC)
 	if len(none) > 0 {
 		out = append(out, "no qos map dscp "+strings.Join(none, " ")+" "+strings.Join(f[len(f)-3:], " "))
 	}

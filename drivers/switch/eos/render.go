@@ -226,6 +226,12 @@ func (p *Plan) DSCPLines() []string {
 	for d, tc := range p.table {
 		byTC[tc] = append(byTC[tc], d)
 	}
+	return dscpMapLines(byTC)
+}
+
+// dscpMapLines are `qos map dscp <ints> to traffic-class <n>` lines, one
+// per class in class order (code points as given, ascending).
+func dscpMapLines(byTC map[int][]int) []string {
 	tcs := make([]int, 0, len(byTC))
 	for tc := range byTC {
 		tcs = append(tcs, tc)
