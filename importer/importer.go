@@ -132,6 +132,10 @@ type LeftOut struct {
 // then its watchdog), so a few suffice.
 const maxRounds = 4
 
+// savedPath is drivers.PathSaved: "false" when the device's running
+// configuration is not its startup configuration.
+const savedPath = "config/saved"
+
 // device is one device of the inventory and what was read from it.
 type device struct {
 	addr, kind, name string
@@ -249,6 +253,14 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 		}
 		if !grew {
 			break
+		}
+	}
+	// A running configuration not saved: plan saves it, and nothing in
+	// the spec says otherwise.
+	for _, d := range devs {
+		if d.obs != nil && d.obs.Live[savedPath] == "false" {
+			rep.LeftOut = append(rep.LeftOut, LeftOut{Device: d.addr, Path: savedPath, Live: "false", Desired: "true",
+				Reason: "the running configuration is not saved to the startup configuration: plan saves it (the spec has nothing to say about it)"})
 		}
 	}
 	for _, r := range last {

@@ -183,7 +183,9 @@ func infer(s *spec.Spec, devs []*device) *fabricChoice {
 		on := false
 		for f, v := range fields {
 			if val, ok := u.st["pfcwd/"+f]; ok && val != intent.NotSet {
-				on = true
+				// A poll interval alone is a global default (SONiC's
+				// PFC_WD|GLOBAL POLL_INTERVAL), not a watchdog that runs.
+				on = on || f != "poll"
 				if f == "action" || validDuration(val) {
 					v.add(val, u.who)
 				}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -131,14 +132,34 @@ func scopeReason(c *change) string {
 	return "the spec has no per-device or per-port attribute for this setting"
 }
 
+// dscpReason is why a DSCP map entry stays: the device has no DSCP map
+// (it does not classify on DSCP), or its value is not a priority.
+func dscpReason(live intent.State, prefix string) string {
+	if _, ok := live[prefix+"dscp/default"]; !ok {
+		return "the device has no DSCP map (it does not classify on DSCP), and the spec cannot say so: its trust is dscp or pcp"
+	}
+	return "the device's value is not a priority 0..7"
+}
+
+// valueReason is why a value the device has stays: not one the spec's
+// attribute takes.
+func valueReason(c *change, live string) string {
+	if strings.HasSuffix(c.Path, "trust") {
+		return fmt.Sprintf("trust %q is not one the spec takes (dscp or pcp)", live)
+	}
+	return fmt.Sprintf("the device's value %q is not one the spec's attribute takes", live)
+}
+
 func absorbSwitch(d *device, r *residual, c *change, dscpDone map[string]bool) (bool, string) {
 	live := d.live[c.Path]
 	has := c.Action != intent.Create && live != intent.NotSet
 	switch {
 	case c.Path == "trust" && has && validTrust(live):
 		return setOv(d, "", "trust", cty.StringVal(live), c), ""
+	case c.Path == "trust" && has:
+		return false, valueReason(c, live)
 	case isDSCP(c.Path, ""):
-		return absorbDSCP(d, r, "", dscpDone), "the DSCP map entry cannot be written (the device's value is not a priority 0..7)"
+		return absorbDSCP(d, r, "", dscpDone), dscpReason(d.live, "")
 	case c.Path == "buffer/headroom" && has:
 		if n, err := strconv.ParseInt(live, 10, 64); err == nil && n > 0 {
 			return setOv(d, subKey("buffer", ""), "headroom", cty.StringVal(sizeText(live)), c), ""
@@ -149,6 +170,9 @@ func absorbSwitch(d *device, r *residual, c *change, dscpDone map[string]bool) (
 		// Only the spec's ports are diffed (plan never touches another).
 		if w, ok := portOverride(d, subKey("port", port), attr, live, c); ok {
 			return w, "the port's " + attr + " depends on other settings that differ (" + attrHint(attr) + ")"
+		}
+		if attr == "mtu" || attr == "pfc" || attr == "pfcwd" || attr == "pause" || attr == "trust" {
+			return false, valueReason(c, live)
 		}
 	}
 	return false, scopeReason(c)
@@ -203,7 +227,7 @@ func absorbHost(d *device, r *residual, c *change, dscpDone map[string]bool) (bo
 	}
 	sub := subKey("nic", nic)
 	if isDSCP(c.Path, "nic/"+nic+"/") {
-		return absorbDSCP(d, r, nic, dscpDone), "the DSCP map entry cannot be written (the device's value is not a priority 0..7)"
+		return absorbDSCP(d, r, nic, dscpDone), dscpReason(d.live, "nic/"+nic+"/")
 	}
 	if !has {
 		return false, scopeReason(c)
