@@ -43,9 +43,15 @@ var overrideSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 }}
 
 var overrideAttrs = map[string][]string{
-	"switch": {"address", "credentials", "driver"},
-	"host":   {"address", "connect", "credentials"},
+	"switch": {"address", "credentials", "driver", overrideAccept},
+	"host":   {"address", "connect", "credentials", overrideAccept},
 }
+
+// overrideAccept is the one override attribute that is not a string: what
+// the device reached this way cannot express (a testbed's veth host has
+// no DCB), a map of literal strings added to the block's own
+// accept_not_in_effect (docs/spec.md#accept_not_in_effect).
+const overrideAccept = "accept_not_in_effect"
 
 // applyOverrides applies override files to a decoded spec.
 func applyOverrides(s *Spec, files []File) hcl.Diagnostics {
@@ -123,6 +129,10 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 	sort.Strings(keys)
 	for _, k := range keys {
 		a := content.Attributes[k]
+		if k == overrideAccept {
+			diags = append(diags, overrideAcceptances(b.Type, name, a, sw, h)...)
+			continue
+		}
 		v, d := a.Expr.Value(nil)
 		if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Override values are literal strings",
@@ -196,4 +206,46 @@ func ParseConnect(conn string) (Connect, bool) {
 		return Connect{Kind: "ssh", Netns: strings.TrimPrefix(conn, "ssh+netns:")}, true
 	}
 	return Connect{}, false
+}
+
+// overrideAcceptances adds an override's accept_not_in_effect (literal
+// keys and reasons, checked as the spec's own) to the device's.
+func overrideAcceptances(typ, name string, a *hcl.Attribute, sw *Switch, h *Host) hcl.Diagnostics {
+	rng := a.Expr.Range()
+	bad := func(detail string) hcl.Diagnostics {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + overrideAccept + " override",
+			Detail: fmt.Sprintf("%s %q: %s", typ, name, detail), Subject: &rng}}
+	}
+	v, d := a.Expr.Value(nil)
+	if d.HasErrors() || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) || !v.IsWhollyKnown() {
+		return bad(overrideAccept + " must be a map of quoted strings, { \"<setting>\" = \"<reason>\" }; override files compute nothing.")
+	}
+	add := Acceptances{}
+	for it := v.ElementIterator(); it.Next(); {
+		kv, rv := it.Element()
+		k := kv.AsString()
+		if rv.IsNull() || rv.Type() != cty.String {
+			return bad(fmt.Sprintf("%s[%q] must be a quoted string.", overrideAccept, k))
+		}
+		if why := validAcceptKey(k); why != "" {
+			return bad(fmt.Sprintf("%s key %q %s.", overrideAccept, k, why))
+		}
+		if strings.TrimSpace(rv.AsString()) == "" {
+			return bad(fmt.Sprintf("%s[%q] is empty: say why the setting may stay out of effect.", overrideAccept, k))
+		}
+		add[k] = rv.AsString()
+	}
+	var dst *Acceptances
+	if sw != nil {
+		dst = &sw.Accept
+	} else {
+		dst = &h.Accept
+	}
+	if *dst == nil {
+		*dst = Acceptances{}
+	}
+	for k, why := range add {
+		(*dst)[k] = why
+	}
+	return nil
 }

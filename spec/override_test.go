@@ -41,11 +41,41 @@ host "h1" {
 		{`switch "leaf1" { address = "a" }` + "\n" + `switch "leaf1" { address = "b" }`, `overridden twice`},
 		{`fabric "x" {}`, `Unsupported block type`},
 		{`switch "leaf1" { driver = "gnmi" }`, `driver is not an attribute: the platform picks the driver`},
+		{`host "h1" { accept_not_in_effect = "all" }`, `must be a map of quoted strings`},
+		{`host "h1" { accept_not_in_effect = { "pfc" = "" } }`, `is empty: say why`},
+		{`host "h1" { accept_not_in_effect = { "pfc" = upper("x") } }`, `must be a map of quoted strings`},
+		{`host "h1" { accept_not_in_effect = { "" = "x" } }`, `accept_not_in_effect key ""`},
 	} {
 		_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
 			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{Platforms: testPlatforms})
 		if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.want) {
 			t.Errorf("%s: want error with %q, got %v", tt.over, tt.want, diags)
 		}
+	}
+}
+
+// Issue 40 (first run, defect 21): an override may accept what the
+// device reached that way cannot express (a testbed's veth hosts), added
+// to the block's own acceptances.
+func TestOverrideAcceptNotInEffect(t *testing.T) {
+	over := `host "h1" {
+  connect = "netns:fab-h1"
+  accept_not_in_effect = {
+    "*" = "testbed host: a veth"
+  }
+}
+switch "leaf1" {
+  accept_not_in_effect = { "port/*/pfc" = "lab switch" }
+}
+`
+	s, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "x_override.fab.hcl", Data: []byte(over)}}, LoadOptions{Platforms: testPlatforms})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if why, ok := s.Host("h1").Accept.Match("nic/eth1/pfc"); !ok || why != "testbed host: a veth" {
+		t.Errorf("host: %q %v (%v)", why, ok, s.Host("h1").Accept)
+	}
+	if why, ok := s.Switch("leaf1").Accept.Match("port/Ethernet0/pfc"); !ok || why != "lab switch" {
+		t.Errorf("switch: %q %v", why, ok)
 	}
 }

@@ -76,7 +76,7 @@ printed. DIR defaults to .fabctl/testbed beside the spec.`,
   fabctl testbed down examples/testbed`,
 	}
 	cmd.AddCommand(newCmdTestbedUp(f, nil), newCmdTestbedDown(f, nil), newCmdTestbedStatus(f, nil), newCmdTestbedServe(f, nil),
-		newCmdTestbedContainerlab(f, nil), newCmdTestbedFault(f, nil))
+		newCmdTestbedContainerlab(f, nil), newCmdTestbedCopy(f, nil), newCmdTestbedFault(f, nil))
 	return cmd
 }
 

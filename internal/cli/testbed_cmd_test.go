@@ -32,7 +32,7 @@ func TestTestbedSubcommands(t *testing.T) {
 			tb = append(tb, name)
 		}
 	}
-	if got := strings.Join(tb, " "); got != "containerlab down fault serve(hidden) status up" {
+	if got := strings.Join(tb, " "); got != "containerlab copy down fault serve(hidden) status up" {
 		t.Fatalf("testbed subcommands: %s", got)
 	}
 }
@@ -182,5 +182,35 @@ func TestTestbedUpReadyTimeout(t *testing.T) {
 		if err := cmd.Execute(); err != nil || got != tc.want {
 			t.Errorf("%v: ready timeout %s (%v), want %s", tc.args, got, err, tc.want)
 		}
+	}
+}
+
+// Issue 40 (first run, defect 21): testbed copy writes a production spec's
+// copy that testbed up accepts, never into the spec's own directory.
+func TestTestbedCopy(t *testing.T) {
+	const prod = "../../testbed/local/testdata/production-pod.fab.hcl"
+	dir := filepath.Join(t.TempDir(), "pod")
+	f, _, out, errOut := testFactory()
+	if code := runCLI(f, "testbed", "copy", prod, "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"3 switches on loopback addresses, 2 hosts in namespaces", "switch.spine1 -> 127.0.10.13:2222", "fabctl testbed up " + dir} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, name := range []string{"production-pod.fab.hcl", local.CopyCredentialsFile, local.CopyOverrideFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	f, _, out, _ = testFactory()
+	if code := runCLI(f, "--json", "testbed", "copy", "--first-address", "127.0.20.1", prod, "-o", dir); code != ExitOK ||
+		!strings.Contains(out.String(), `"leaf1": "127.0.20.1:2222"`) || !strings.Contains(out.String(), `"gpu01": "netns:fab-gpu01"`) {
+		t.Errorf("--json: exit %d\n%s", code, out)
+	}
+	f, _, _, errOut = testFactory()
+	if code := runCLI(f, "testbed", "copy", prod, "-o", filepath.Dir(prod)); code != ExitUsage || !strings.Contains(errOut.String(), "the spec's own directory") {
+		t.Errorf("into the spec's directory: exit %d\n%s", code, errOut)
 	}
 }

@@ -208,6 +208,7 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	var bad, noPass []string
 	for _, sw := range s.Switches {
 		if sw.InfiniBand {
 			continue // simulated with the whole subnet by ibsim (ib.go)
@@ -218,20 +219,29 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 			continue
 		}
 		host, port, err := net.SplitHostPort(sw.Address)
-		if err != nil || port == "" {
-			return nil, fmt.Errorf("%s: address %q: the testbed needs host:port", sw.Name, sw.Address)
-		}
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			return nil, fmt.Errorf("%s: address %q is not a loopback address: the local testbed only listens on 127.0.0.0/8 or ::1", sw.Name, sw.Address)
+		if ip := net.ParseIP(host); err != nil || port == "" || ip == nil || !ip.IsLoopback() {
+			bad = append(bad, fmt.Sprintf("%s: address %q", sw.Name, sw.Address))
+			continue
 		}
 		c := creds[sw.Credentials]
 		if c == nil || c.Password == nil {
-			return nil, fmt.Errorf("%s: the testbed needs credentials with a username and a password (credentials %q)", sw.Name, sw.Credentials)
+			noPass = append(noPass, fmt.Sprintf("%s (credentials %q)", sw.Name, sw.Credentials))
+			continue
 		}
 		e := Emulator{Name: sw.Name, Platform: sw.Platform, Address: sw.Address, Username: c.Username,
 			PasswordKind: c.Password.Kind, PasswordName: c.Password.Name, Ports: ports[sw.Name], PortNames: extra[sw.Name], Model: sw.Model}
 		r.Emulators = append(r.Emulators, e)
 		r.Devices = append(r.Devices, "switch."+sw.Name)
+	}
+	if len(bad) > 0 || len(noPass) > 0 {
+		var why []string
+		if len(bad) > 0 {
+			why = append(why, "the testbed listens on a loopback host:port of each switch (127.0.0.0/8 or ::1, e.g. 127.0.0.11:2222), not "+strings.Join(bad, ", "))
+		}
+		if len(noPass) > 0 {
+			why = append(why, "the emulators log in with a username and a password, which the credentials of "+strings.Join(noPass, ", ")+" lack")
+		}
+		return nil, fmt.Errorf("%s; to run a spec made for other devices, fabctl testbed copy SPEC -o DIR writes a copy that runs here (docs/testbed.md#running-an-existing-spec)", strings.Join(why, "; "))
 	}
 	seen := map[string]bool{}
 	for _, h := range s.Hosts {
