@@ -33,6 +33,11 @@ const (
 // RunOptions are the inputs of RunFabric: a loaded fabric (a spec, or
 // the spec a saved plan carries) and how to apply it.
 type RunOptions struct {
+	// CheckOnDevice runs every changed device's own non-committing check
+	// before the first wave (and before the confirmation): a device that
+	// refuses, or whose check does not complete, refuses the run and
+	// nothing is applied (preflight.go).
+	CheckOnDevice bool
 	// Spec and Fabric are the loaded spec and its compiled fabric.
 	Spec   *spec.Spec
 	Fabric *intent.Fabric
@@ -186,6 +191,11 @@ func RunFabric(ctx context.Context, o RunOptions) (*Outcome, error) {
 	}
 	if nc := p.NotCarried(); len(nc) > 0 {
 		return fail(RunRefused, &NotCarriedError{Devices: nc})
+	}
+	if o.CheckOnDevice {
+		if err := preflight(ctx, reg, devs, o.Parallelism); err != nil {
+			return fail(RunRefused, err)
+		}
 	}
 	changed := p.HasChanges()
 	if changed && o.Saved == nil && h.Confirm != nil {

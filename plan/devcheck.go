@@ -7,6 +7,12 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 )
 
+// CheckSteps is checkOnDevice for a device planned before (apply's
+// pre-flight of a saved plan): drv is the device's driver, t its target.
+func CheckSteps(ctx context.Context, drv drivers.Driver, t drivers.Target, steps []drivers.Change) *drivers.DeviceCheck {
+	return checkOnDevice(ctx, drv, t, steps)
+}
+
 // checkOnDevice asks the device whether it takes the planned steps
 // (Options.CheckOnDevice): the driver's drivers.Checker sends them
 // through the platform's non-committing path and reads the device back.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/internal/cli/arguments"
 	"github.com/fabctl/fabctl/internal/cli/view"
 	"github.com/fabctl/fabctl/kube"
@@ -38,6 +39,7 @@ type ApplyOptions struct {
 	StateDir         string
 	Journal          string
 	LockTimeout      time.Duration
+	CheckOnDevice    bool // --check-on-device: the devices' own check before the first wave
 	Vars             []string
 	VarFiles         []string
 	Insecure         bool
@@ -77,9 +79,14 @@ transaction that is read back and verified. It writes a journal of JSON
 lines as it goes and ends with an applied / failed / rolled back / not
 attempted table.
 
+--check-on-device first asks every device with changes whether it takes
+them, through its platform's own non-committing check (as plan
+--check-on-device), before the confirmation and the first wave: a device
+that refuses stops the run with nothing applied (exit 7).
+
 Exit status: 0 success or nothing to do (with --detailed-exitcode: 0
 nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
-64 usage error.`,
+7 refused by a device's own check (--check-on-device), 64 usage error.`,
 		Example: `  fabctl apply                                  # plan, show, ask, apply
   fabctl plan -out plan.fab fabric/ && fabctl apply plan.fab
   fabctl apply --auto-approve --on-failure=rollback fabric/
@@ -130,6 +137,7 @@ nothing to do, 2 changes applied), 1 failure, 3 stale plan, 4 lock held,
 	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching this `glob`; repeatable; not with a saved plan")
 	fl.StringVar(&opts.StateDir, "state-dir", "", "Directory of the lock, applied record and journals (default: .fabctl beside the spec)")
 	fl.StringVar(&opts.Journal, "journal", "", "Write the journal to this `file` (default: <state-dir>/journal/<fabric>-<run-id>.jsonl)")
+	fl.BoolVar(&opts.CheckOnDevice, "check-on-device", false, "Before the first wave, ask every device with changes whether it takes them through its own non-committing check; a refusal applies nothing (exit 7)")
 	fl.DurationVar(&opts.LockTimeout, "lock-timeout", 0, "Wait up to this `duration` for a lock held by another run (default: fail at once)")
 	fl.StringArrayVar(&opts.Vars, "var", nil, "Set a spec variable, `name=value` (repeatable; not with a saved plan)")
 	fl.StringArrayVar(&opts.VarFiles, "var-file", nil, "Read spec variables from an HCL `file` (repeatable; not with a saved plan)")
@@ -342,7 +350,7 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v view.Apply
 		StateDir: dir, Plan: popts, Registry: del.Registry, Locker: del.Locker,
 		Parallelism: opts.Parallelism, OnFailure: apply.Policy(opts.OnFailure), ConfirmTimeout: opts.ConfirmTimeout,
 		LockTimeout: opts.LockTimeout, Journal: opts.Journal, Version: readBuildInfo().Version,
-		Now: f.Now, Getenv: f.Getenv, Hooks: hooks,
+		Now: f.Now, Getenv: f.Getenv, Hooks: hooks, CheckOnDevice: opts.CheckOnDevice,
 	}
 	if opts.Engine == engineKubernetes {
 		ro.Engine, ro.HostBatches = engineKubernetes, opts.Rollout.batches()
@@ -351,6 +359,14 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v view.Apply
 	v.ProgressDone()
 	out.Status, out.Err, out.Plan, out.Waves, out.Result = o.Status, err, o.Plan, o.Waves, o.Result
 	out.Journal, out.Lock, out.Warnings = o.Journal, o.Lock, append(out.Warnings, o.Warnings...)
+	var refused *apply.DeviceRefusedError
+	if errors.As(err, &refused) {
+		for _, d := range refused.Devices {
+			if d.Check.Status == drivers.CheckRefused {
+				return ExitRefusedByDevice
+			}
+		}
+	}
 	return applyExitCode(o.Status, opts.DetailedExitcode)
 }
 

@@ -22,7 +22,8 @@ import (
 // startup configurations are byte-identical; the check's transcript
 // holds no password. Without the refusal both are accepted and plan
 // exits 0 (2 with --detailed-exitcode). The check runs under the fabric
-// lock: a held lock is exit 4 and nothing is asked.
+// lock: a held lock is exit 4 and nothing is asked. (apply's pre-flight:
+// testbed/local TestTransportsCheckCatchesRefusal.)
 func TestPlanCheckOnDevice(t *testing.T) {
 	const pw = "Cli-check-Pa55"
 	dir, emus := eosLab(t, pw)
@@ -126,6 +127,7 @@ func TestPlanCheckOnDevice(t *testing.T) {
 		t.Fatalf("clean check exit %d\nstdout: %s\nstderr: %s", code, stdout, errOut)
 	}
 	same("after a clean check")
+
 
 	l, err := apply.Acquire(t.Context(), state, "lab", apply.LockOptions{Operation: "apply"})
 	if err != nil {

@@ -3,6 +3,7 @@ package local_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,7 +110,9 @@ var checkedOnDevice = map[string]bool{"eos": true, "sonic": true}
 // (the NOS's own refusal text, as the conformance suite injects it):
 // plan --check-on-device refuses that switch with the device's words and
 // accepts the other, and both running configurations are byte-identical
-// afterwards: the refusal is caught before any device changed.
+// afterwards: the refusal is caught before any device changed. apply's
+// pre-flight (RunOptions.CheckOnDevice) refuses the run the same way,
+// and applies once the switch takes the change.
 func TestTransportsCheckCatchesRefusal(t *testing.T) {
 	t.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
 	for _, c := range []struct {
@@ -152,6 +155,25 @@ func TestTransportsCheckCatchesRefusal(t *testing.T) {
 				if !bytes.Equal(before[i], e.(ssh).RunningConfig()) {
 					t.Errorf("sw%02d's running configuration changed", i)
 				}
+			}
+			// apply --check-on-device: the pre-flight refuses the run
+			// before the first wave, nothing applied on either switch;
+			// once the switch takes the change, the run applies.
+			opts.CheckOnDevice = false
+			ro := apply.RunOptions{Spec: s, Fabric: f, StateDir: t.TempDir(), Plan: opts, Registry: reg, Parallelism: 2, CheckOnDevice: true}
+			o, err := apply.RunFabric(context.Background(), ro)
+			var re *apply.DeviceRefusedError
+			if o.Status != apply.RunRefused || !errors.As(err, &re) || len(re.Devices) != 1 || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("apply with the pre-flight: %s %v", o.Status, err)
+			}
+			for i, e := range es {
+				if !bytes.Equal(before[i], e.(ssh).RunningConfig()) {
+					t.Errorf("sw%02d's running configuration changed by a refused run", i)
+				}
+			}
+			es[1].(interface{ ClearFaults() }).ClearFaults()
+			if o, err := apply.RunFabric(context.Background(), ro); o.Status != apply.RunApplied {
+				t.Fatalf("apply after a clean pre-flight: %s %v", o.Status, err)
 			}
 		})
 	}
