@@ -128,7 +128,6 @@ func TestPlanCheckOnDevice(t *testing.T) {
 	}
 	same("after a clean check")
 
-
 	l, err := apply.Acquire(t.Context(), state, "lab", apply.LockOptions{Operation: "apply"})
 	if err != nil {
 		t.Fatal(err)
