@@ -18,6 +18,7 @@ import (
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
+	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 	"github.com/fabctl/fabctl/testbed/sshemu"
@@ -88,6 +89,19 @@ func TestTransportsApplyClean(t *testing.T) {
 	// are uc-tx-queue (the model from show version picks it; the switch
 	// refuses Sand's tx-queue).
 	dir, es = benchEmulators(t, []string{"eos@DCS-7060X6-64PE-F", "eos@DCS-7060X6-64PE-F"}, 0)
+	applyClean(t, dir, "rocev2", "eos", "", []reloader{es[0].(reloader), es[1].(reloader)})
+	// EOS switches whose built-in DSCP map sends every code point to the
+	// intent's default class: show running-config hides those entries
+	// after the apply, the driver reads them from show running-config all.
+	dir, es = benchEmulators(t, []string{"eos", "eos"}, 0)
+	for _, e := range es {
+		e.(*eosemu.Switch).Edit(func(c *eosemu.Config) {
+			c.DSCPDefault = map[int]int{}
+			for d := 0; d < 64; d++ {
+				c.DSCPDefault[d] = 0
+			}
+		})
+	}
 	applyClean(t, dir, "rocev2", "eos", "", []reloader{es[0].(reloader), es[1].(reloader)})
 	// Cumulus switches with NVUE auto-save off (the loops above run it
 	// on, the CL 5.9+ default): only fabctl's nv config save after the
