@@ -190,7 +190,10 @@ func TestEvaluationBoundedMore(t *testing.T) {
 			if !diags.HasErrors() || !strings.Contains(diags.Error(), c.want) || !strings.Contains(diags.Error(), "t.fab.hcl:") {
 				t.Errorf("%.400v", diags)
 			}
-			if d := time.Since(start); d > 10*time.Second {
+			// Unbounded, these took minutes; bounded, well under a second
+			// idle. The wall-clock bound only tells the two apart: 10 s was
+			// passed (12.9 s) on a 2-core host at load 15.
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("took %v", d)
 			}
 		})
