@@ -15,8 +15,12 @@ import (
 // field before the fabric is judged: node and port numbers in range,
 // GUIDs unique, cables ending at listed nodes, table entries in range.
 
-// DumpFormat is the dump's version; ParseDump reads only this one.
-const DumpFormat = 1
+// DumpFormat is the dump's version. ParseDump reads it and format 1,
+// whose ports list their SL2VL tables by input port ("sl2vl"); format 2
+// lists each distinct table once with the input ports that hold it
+// ("sl2vl_tables"): a switch port's inputs normally share one table, and
+// per input they were most of the dump's bytes and of its parsing.
+const DumpFormat = 2
 
 type dumpDoc struct {
 	Format int        `json:"format"`
@@ -37,15 +41,20 @@ type dumpNode struct {
 }
 
 type dumpPort struct {
-	Num   int            `json:"num"`
-	GUID  string         `json:"guid,omitempty"`
-	LID   int            `json:"lid,omitempty"`
-	Peer  *dumpPeer      `json:"peer,omitempty"`
-	Info  *PortInfo      `json:"info,omitempty"`
-	PKeys []uint16       `json:"pkeys"`
-	SL2VL map[int]string `json:"sl2vl"` // input port -> the VL of SL 0..15, one hex digit each
-	VLArb *VLArb         `json:"vlarb,omitempty"`
-	Err   string         `json:"error,omitempty"`
+	Num   int       `json:"num"`
+	GUID  string    `json:"guid,omitempty"`
+	LID   int       `json:"lid,omitempty"`
+	Peer  *dumpPeer `json:"peer,omitempty"`
+	Info  *PortInfo `json:"info,omitempty"`
+	PKeys []uint16  `json:"pkeys"`
+	// SL2VL (format 1): input port -> the VL of SL 0..15, one hex digit
+	// each.
+	SL2VL map[int]string `json:"sl2vl,omitempty"`
+	// SL2VLTables (format 2): the VL of SL 0..15, one hex digit each ->
+	// the input ports whose table it is; null: not read.
+	SL2VLTables map[string][]int `json:"sl2vl_tables"`
+	VLArb       *VLArb           `json:"vlarb,omitempty"`
+	Err         string           `json:"error,omitempty"`
 }
 
 type dumpPeer struct {
@@ -66,13 +75,13 @@ func (f *Fabric) MarshalDump() ([]byte, error) {
 			p := n.Ports[pn]
 			dp := dumpPort{Num: pn, LID: p.LID, Info: p.Info, PKeys: p.PKeys, VLArb: p.VLArb, Err: p.Err}
 			if p.SL2VL != nil {
-				dp.SL2VL = map[int]string{}
-				for in, t := range p.SL2VL {
+				dp.SL2VLTables = map[string][]int{}
+				for _, in := range sortedKeys(p.SL2VL) {
 					var b [16]byte
-					for sl, vl := range t {
+					for sl, vl := range p.SL2VL[in] {
 						b[sl] = "0123456789abcdef"[vl&0xf]
 					}
-					dp.SL2VL[in] = string(b[:])
+					dp.SL2VLTables[string(b[:])] = append(dp.SL2VLTables[string(b[:])], in)
 				}
 			}
 			if p.GUID != 0 {
@@ -110,8 +119,8 @@ func ParseDump(b []byte) (*Fabric, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fail("not a fabric dump: %v", err)
 	}
-	if doc.Format != DumpFormat {
-		return nil, fail("dump format %d; this fabctl reads %d (the SM host runs another fabctl version)", doc.Format, DumpFormat)
+	if doc.Format != 1 && doc.Format != DumpFormat {
+		return nil, fail("dump format %d; this fabctl reads 1 and %d (the SM host runs another fabctl version)", doc.Format, DumpFormat)
 	}
 	if len(doc.Nodes) == 0 {
 		return nil, fail("no nodes")
@@ -147,7 +156,7 @@ func ParseDump(b []byte) (*Fabric, error) {
 			return nil, fail("node %s: LID %d, P_Key caps %d/%d out of range", GUID(g), dn.LID, dn.PKeyCap, dn.EnforceCap)
 		}
 		for _, dp := range dn.Port {
-			p, err := dumpedPort(n, dp)
+			p, err := dumpedPort(n, dp, doc.Format)
 			if err != nil {
 				return nil, fail("node %s (%q) port %d: %v", GUID(g), n.Desc, dp.Num, err)
 			}
@@ -184,7 +193,7 @@ func ParseDump(b []byte) (*Fabric, error) {
 	return f, nil
 }
 
-func dumpedPort(n *Node, dp dumpPort) (*Port, error) {
+func dumpedPort(n *Node, dp dumpPort, format int) (*Port, error) {
 	min := 1
 	if n.Type == Switch {
 		min = 0
@@ -229,24 +238,39 @@ func dumpedPort(n *Node, dp dumpPort) (*Port, error) {
 	if len(dp.PKeys) > 65536 {
 		return nil, fmt.Errorf("%d P_Keys", len(dp.PKeys))
 	}
+	if format == 1 && dp.SL2VLTables != nil || format != 1 && dp.SL2VL != nil {
+		return nil, fmt.Errorf("SL2VL tables in the form of another dump format than %d", format)
+	}
+	add := func(in int, h string) error {
+		if in < 0 || in > n.NumPorts {
+			return fmt.Errorf("an SL2VL table from input port %d", in)
+		}
+		if _, dup := p.SL2VL[in]; dup {
+			return fmt.Errorf("two SL2VL tables from input port %d", in)
+		}
+		t, ok := sl2vlHex(h)
+		if !ok {
+			return fmt.Errorf("SL2VL from input port %d: %q is not 16 hex digits", in, clip(h))
+		}
+		p.SL2VL[in] = t
+		return nil
+	}
 	if dp.SL2VL != nil {
 		p.SL2VL = map[int][16]int{}
 		for in, h := range dp.SL2VL {
-			if in < 0 || in > n.NumPorts {
-				return nil, fmt.Errorf("an SL2VL table from input port %d", in)
+			if err := add(in, h); err != nil {
+				return nil, err
 			}
-			if len(h) != 16 {
-				return nil, fmt.Errorf("SL2VL from input port %d: %q is not 16 hex digits", in, clip(h))
-			}
-			var t [16]int
-			for sl := range t {
-				v, err := strconv.ParseUint(h[sl:sl+1], 16, 8)
-				if err != nil {
-					return nil, fmt.Errorf("SL2VL from input port %d: %q is not 16 hex digits", in, clip(h))
+		}
+	}
+	if dp.SL2VLTables != nil {
+		p.SL2VL = map[int][16]int{}
+		for h, ins := range dp.SL2VLTables {
+			for _, in := range ins {
+				if err := add(in, h); err != nil {
+					return nil, err
 				}
-				t[sl] = int(v)
 			}
-			p.SL2VL[in] = t
 		}
 	}
 	if va := dp.VLArb; va != nil {
@@ -260,6 +284,28 @@ func dumpedPort(n *Node, dp dumpPort) (*Port, error) {
 		}
 	}
 	return p, nil
+}
+
+// sl2vlHex reads 16 hex digits, the VL of SL 0..15.
+func sl2vlHex(h string) ([16]int, bool) {
+	var t [16]int
+	if len(h) != 16 {
+		return t, false
+	}
+	for sl := range t {
+		c := h[sl]
+		switch {
+		case c >= '0' && c <= '9':
+			t[sl] = int(c - '0')
+		case c >= 'a' && c <= 'f':
+			t[sl] = int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			t[sl] = int(c-'A') + 10
+		default:
+			return t, false
+		}
+	}
+	return t, true
 }
 
 func checkLID(l int) error {

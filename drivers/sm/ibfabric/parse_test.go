@@ -2,6 +2,7 @@ package ibfabric
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -174,6 +175,8 @@ func FuzzParseTables(f *testing.F) {
 // that parses to the same fabric.
 func FuzzParseDump(f *testing.F) {
 	f.Add([]byte(`{"format":1,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":2,"lid":1,"port":[{"num":0},{"num":1,"peer":{"guid":"0x10","port":1},"info":{"lid":1,"state":"Active","phys_state":"LinkUp","width":"4x","speed":"QDR","neighbor_mtu":2048},"pkeys":[65535],"sl2vl":{"0":"0123456789abcdef"},"vlarb":{"high":[{"vl":0,"weight":1}],"low":[],"high_cap":8,"low_cap":8}}]},{"guid":"0x10","type":1,"desc":"ca","ports":1,"port":[{"num":1,"guid":"0x11","lid":2,"peer":{"guid":"0x1","port":1},"error":"x"}]}]}`))
+	f.Add([]byte(`{"format":2,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":3,"lid":1,"port":[{"num":0,"sl2vl_tables":null},{"num":1,"peer":{"guid":"0x10","port":1},"pkeys":[65535],"sl2vl_tables":{"0123456789abcdef":[0,1],"00000000000000ff":[3]}}]},{"guid":"0x10","type":1,"desc":"ca","ports":1,"port":[{"num":1,"guid":"0x11","lid":2,"peer":{"guid":"0x1","port":1},"sl2vl_tables":{"0101010101010101":[0]}}]}]}`))
+	f.Add([]byte(`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123456789abcdef":[0,0]}}]}]}`))
 	f.Add([]byte(`{"format":1,"nodes":[]}`))
 	f.Add([]byte(`{"format":2}`))
 	f.Add([]byte(`{"format":1,"nodes":[{"guid":"0x1","type":2,"ports":1,"port":[{"num":1,"peer":{"guid":"0x9","port":1}}]}]}`))
@@ -193,5 +196,50 @@ func FuzzParseDump(f *testing.F) {
 		if g.Describe() != fab.Describe() {
 			t.Errorf("round trip differs:\n%s\n%s", fab.Describe(), g.Describe())
 		}
+		if third, err := g.MarshalDump(); err != nil || string(third) != string(again) {
+			t.Errorf("the re-parsed dump marshals otherwise (%v):\n%s\n%s", err, again, third)
+		}
 	})
+}
+
+// TestDumpSL2VLFormats: format 1's tables by input port and format 2's
+// grouped tables read as the same ports' tables; MarshalDump writes
+// format 2, each distinct table once.
+func TestDumpSL2VLFormats(t *testing.T) {
+	v1 := `{"format":1,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":3,"port":[{"num":1,"sl2vl":{"0":"0123012301230123","1":"0123012301230123","2":"00000000000000ff","3":"0123012301230123"}}]}]}`
+	v2 := `{"format":2,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":3,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[0,1,3],"00000000000000ff":[2]}}]}]}`
+	a, err := ParseDump([]byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseDump([]byte(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := a.Nodes[1].Ports[1].SL2VL, b.Nodes[1].Ports[1].SL2VL
+	if len(ta) != 4 || fmt.Sprint(ta) != fmt.Sprint(tb) {
+		t.Fatalf("format 1 read %v, format 2 %v", ta, tb)
+	}
+	if ta[2] != [16]int{14: 15, 15: 15} {
+		t.Errorf("input 2's table %v", ta[2])
+	}
+	out, err := a.MarshalDump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"format":2`) || !strings.Contains(string(out), `"sl2vl_tables":{"00000000000000ff":[2],"0123012301230123":[0,1,3]}`) {
+		t.Errorf("MarshalDump wrote %s", out)
+	}
+	for _, bad := range []string{
+		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[0],"0000000000000000":[0]}}]}]}`,
+		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl":{"0":"0123012301230123"}}]}]}`,
+		`{"format":1,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[0]}}]}]}`,
+		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"012301230123012g":[0]}}]}]}`,
+		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[2]}}]}]}`,
+		`{"format":3,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1}]}]}`,
+	} {
+		if _, err := ParseDump([]byte(bad)); err == nil {
+			t.Errorf("ParseDump accepted %s", bad)
+		}
+	}
 }
