@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
@@ -423,22 +424,29 @@ func interruptContext(onInterrupt func()) (context.Context, func()) {
 	var sawPipe atomic.Bool
 	go func() {
 		var first time.Time
-		select {
-		case sig := <-ch:
-			sawPipe.Store(sig == syscall.SIGPIPE)
-			first = time.Now()
-			if onInterrupt != nil {
-				onInterrupt()
+		for first.IsZero() {
+			select {
+			case sig := <-ch:
+				if sig == syscall.SIGPIPE && !outputGone() {
+					continue // a network peer went away, not the reader of the output
+				}
+				sawPipe.Store(sig == syscall.SIGPIPE)
+				first = time.Now()
+				if onInterrupt != nil {
+					onInterrupt()
+				}
+				cancel()
+			case <-done:
+				return
 			}
-			cancel()
-		case <-done:
-			return
 		}
 		for {
 			select {
 			case sig := <-ch:
 				if sig == syscall.SIGPIPE {
-					sawPipe.Store(true)
+					if outputGone() {
+						sawPipe.Store(true)
+					}
 					continue
 				}
 				if time.Since(first) < sameInterrupt {
@@ -462,6 +470,25 @@ func interruptContext(onInterrupt func()) (context.Context, func()) {
 		}
 		cancel()
 	}
+}
+
+// outputGone reports whether the reader of fabctl's output went away:
+// stdout or stderr is a pipe or socket with no reader (poll says POLLERR
+// or POLLHUP). A SIGPIPE is an interrupt only then. Once a program asks
+// for SIGPIPE (signal.Notify), Go delivers it for a write to any file
+// descriptor (os/signal, "SIGPIPE"), and a write to a TCP connection
+// whose peer is gone raises it too: a kube-apiserver restarting, an SSH
+// or gNMI server closing. The network code gets its EPIPE and retries;
+// taking that SIGPIPE for an interrupt stopped apply --engine kubernetes
+// mid-rollout and ended agent --kube (make e2e-kube, "apiserver restart
+// mid-rollout").
+var outputGone = func() bool { return fdGone(1) || fdGone(2) }
+
+// fdGone reports a pipe or socket whose other end is closed.
+func fdGone(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n > 0 && p[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
 }
 
 // exitProcess ends the process (a second interrupt).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,8 +220,23 @@ func TestApplySignalsEndLikeInterrupt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var closedErr *os.File
+			if tc.name == "SIGPIPE" {
+				// The reader of the output went away: stderr is a pipe
+				// nobody reads any more (a SIGPIPE otherwise is a network
+				// peer's, TestSocketSIGPIPEIsNoInterrupt).
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+				cmd.Stderr, closedErr = w, w
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
+			}
+			if closedErr != nil {
+				closedErr.Close()
 			}
 			defer cmd.Process.Kill()
 			sc := bufio.NewScanner(out)
@@ -247,5 +263,62 @@ func TestApplySignalsEndLikeInterrupt(t *testing.T) {
 				t.Errorf("%s: counted as a second interrupt:\n%s", tc.name, got)
 			}
 		})
+	}
+}
+
+// TestSocketSIGPIPEHelper is the child process of
+// TestSocketSIGPIPEIsNoInterrupt: it writes to a TCP connection its peer
+// reset, as client-go does to a kube-apiserver that was killed.
+func TestSocketSIGPIPEHelper(t *testing.T) {
+	if os.Getenv("FABCTL_SOCKET_SIGPIPE_HELPER") != "1" {
+		t.Skip("helper process of TestSocketSIGPIPEIsNoInterrupt")
+	}
+	ctx, release := interruptContext(func() { fmt.Println("INTERRUPTED") })
+	defer release()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return
+	}
+	peer, err := l.Accept()
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return
+	}
+	_ = peer.(*net.TCPConn).SetLinger(0) // close with RST, as a killed process's socket
+	peer.Close()
+	l.Close()
+	epipe := false
+	for i := 0; i < 100 && !epipe; i++ {
+		_, err := c.Write([]byte("x"))
+		epipe = errors.Is(err, syscall.EPIPE)
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Println("EPIPE", epipe)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+		fmt.Println("RUNNING")
+	}
+}
+
+// A write to a TCP connection whose peer is gone raises SIGPIPE, which
+// Go delivers to a process that asked for SIGPIPE: that is no interrupt
+// (make e2e-kube's apiserver restart stopped apply --engine kubernetes
+// mid-rollout, "Interrupt received", and ended agent --kube, whose host
+// then never reported). Only a reader of the output going away is
+// (TestApplySignalsEndLikeInterrupt/SIGPIPE).
+func TestSocketSIGPIPEIsNoInterrupt(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSocketSIGPIPEHelper$")
+	cmd.Env = append(os.Environ(), "FABCTL_SOCKET_SIGPIPE_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	got := string(out)
+	if err != nil || !strings.Contains(got, "EPIPE true") || !strings.Contains(got, "RUNNING") || strings.Contains(got, "INTERRUPTED") {
+		t.Fatalf("a SIGPIPE from a socket write: %v\n%s\nwant EPIPE true and RUNNING (no interrupt)", err, got)
 	}
 }
