@@ -368,15 +368,20 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 	backoff := 200 * time.Millisecond
 	// A 403 is retried for a while too: an apiserver that just restarted
 	// answers 403 until its authorizer has caught up, and a status lost
-	// then would leave the publisher waiting for a report.
-	forbiddenUntil := time.Now().Add(2 * time.Minute)
+	// then would leave the publisher waiting for a report. The while
+	// counts from the first 403: from the start of the write, an outage
+	// as long as it left no time for the authorizer.
+	var forbidden time.Time
 	for ctx.Err() == nil {
 		_, err := a.Clients.Dyn.Resource(kube.GVR).Patch(ctx, a.Node, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "fabctl-agent"}, "status")
 		if err == nil {
 			a.setStatusErr(nil)
 			return
 		}
-		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) && time.Now().After(forbiddenUntil) {
+		if apierrors.IsForbidden(err) && forbidden.IsZero() {
+			forbidden = time.Now()
+		}
+		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) && time.Since(forbidden) >= statusForbiddenWindow {
 			a.setStatusErr(nil)
 			a.logf("status not written: %v", err)
 			return
@@ -387,6 +392,10 @@ func (a *KubeAgent) writeStatus(ctx context.Context, st *kube.HostStatus) {
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+// statusForbiddenWindow is how long a status write retries 403s after
+// the first one.
+var statusForbiddenWindow = 2 * time.Minute
 
 // untaint removes fabctl.io/unconfigured from the node, if present.
 func (a *KubeAgent) untaint(ctx context.Context) error {

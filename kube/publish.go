@@ -21,8 +21,8 @@ func Publish(ctx context.Context, cl *Clients, name string, sp HostSpec, attempt
 		return nil, err
 	}
 	backoff := 200 * time.Millisecond
-	start := time.Now()
-	deadline := start.Add(2 * time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
+	var forbidden time.Time // the first 403
 	for {
 		raw, err := result(cl.REST.Patch(types.ApplyPatchType).AbsPath(objectPath(name)).
 			Param("fieldManager", FieldManager).Param("force", "true").Body(b).Do(ctx))
@@ -30,9 +30,14 @@ func Publish(ctx context.Context, cl *Clients, name string, sp HostSpec, attempt
 			return decodeObject(name, raw)
 		}
 		// An apiserver or etcd outage (no API status, 5xx, 429) is waited
-		// out, and so is a 403 for 20 s (an apiserver that just restarted
-		// refuses until its authorizer caught up); a 422 or 404 is final.
-		retry := transient(err) || apierrors.IsForbidden(err) && time.Since(start) < 20*time.Second
+		// out, and so is a 403 for forbiddenWindow from the first one (an
+		// apiserver that just restarted refuses until its authorizer caught
+		// up: counted from the start of the write, an outage as long as the
+		// window left no time for that); a 422 or 404 is final.
+		if apierrors.IsForbidden(err) && forbidden.IsZero() {
+			forbidden = time.Now()
+		}
+		retry := transient(err) || apierrors.IsForbidden(err) && time.Since(forbidden) < forbiddenWindow
 		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("publishing %s %s: %w", Kind, name, err)
 		}
@@ -40,6 +45,9 @@ func Publish(ctx context.Context, cl *Clients, name string, sp HostSpec, attempt
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+// forbiddenWindow is how long Publish retries 403s after the first one.
+var forbiddenWindow = 20 * time.Second
 
 // objectPath is the API path of the FabricHostConfig named name ("" for
 // the collection).

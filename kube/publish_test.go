@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 func TestUnstructuredRoundTrip(t *testing.T) {
@@ -182,5 +183,27 @@ func TestPublishFinalErrors(t *testing.T) {
 		}
 		cancel()
 		srv.Close()
+	}
+}
+
+// TestPublishForbiddenAfterOutage: an outage longer than the 403 window,
+// then a 403 (the restarted apiserver's authorizer not caught up yet),
+// then the write goes through. The window counts from the first 403:
+// counted from the start of the write (make e2e-kube's apiserver restart
+// spent 13 s of the 20 before its first answer), the publish failed.
+func TestPublishForbiddenAfterOutage(t *testing.T) {
+	defer func(w time.Duration) { forbiddenWindow = w }(forbiddenWindow)
+	forbiddenWindow = 300 * time.Millisecond
+	// 503 twice (200 ms and 400 ms of backoff, past the window), then 403.
+	srv, calls := testutil.RestartingAPIServer(t, `{"apiVersion":"fabctl.io/v1alpha1","kind":"FabricHostConfig","metadata":{"name":"n1","generation":2},"spec":{"fabric":"f"}}`, nil)
+	cl, err := NewClients(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := Publish(ctx, cl, "n1", HostSpec{Fabric: "f"}, "")
+	if err != nil || o.Metadata.Generation != 2 || calls.Load() != 4 {
+		t.Fatalf("publish across an outage and a 403: %v (%d requests), want it published after 4", err, calls.Load())
 	}
 }
