@@ -128,9 +128,8 @@ func TestImportCommand(t *testing.T) {
 		writeFile(t, filepath.Join(root, d, "known_hosts"), kh.String())
 	}
 	writeFile(t, filepath.Join(root, "applied", "lab.fab.hcl"), inv+importQoS)
-	// Applied through the engine, not fabctl apply: apply's interrupt
-	// handler takes any SIGPIPE of the process for a Ctrl-C, and the
-	// in-process emulators' sockets raise them.
+	// Applied through the engine: it sets up the fabric to import; the
+	// command under test is import.
 	engineApply(t, filepath.Join(root, "applied"))
 	var f *Factory
 	var out, errOut *bytes.Buffer
