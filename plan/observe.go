@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
@@ -32,45 +31,11 @@ type Observation struct {
 // Subnet managers are left out (import keeps the inventory's infiniband
 // block).
 func Observe(ctx context.Context, f *intent.Fabric, reg *drivers.Registry, opts Options) []*Observation {
-	var units []Unit
-	for _, sw := range f.Switches {
-		if Selected(sw.Device, opts.Targets, opts.Excludes) {
-			units = append(units, Unit{Device: sw.Device, Intent: sw})
-		}
-	}
-	for _, h := range f.Hosts {
-		if Selected(h.Device, opts.Targets, opts.Excludes) {
-			units = append(units, Unit{Device: h.Device, Intent: h})
-		}
-	}
+	units := selectedUnits(f, opts, false)
 	out := make([]*Observation, len(units))
-	par := opts.Parallelism
-	if par <= 0 {
-		par = 16
-	}
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i, u := range units {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, u Unit) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if opts.Started != nil {
-				opts.Started(u.Device.Addr())
-			}
-			out[i] = observe(ctx, u, reg, opts)
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(units), u.Device.Addr())
-				mu.Unlock()
-			}
-		}(i, u)
-	}
-	wg.Wait()
+	eachUnit(units, opts, func(i int, u Unit) {
+		out[i] = observe(ctx, u, reg, opts)
+	})
 	return out
 }
 

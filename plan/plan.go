@@ -335,51 +335,11 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 		FabricDevices: len(f.Switches) + len(f.Hosts) + len(f.SubnetManagers), Targets: opts.Targets, Excludes: opts.Excludes}
 	// Units without State: each worker flattens its own device, so
 	// flattening runs in parallel with the reads.
-	var units []Unit
-	for _, sw := range f.Switches {
-		if Selected(sw.Device, opts.Targets, opts.Excludes) {
-			units = append(units, Unit{Device: sw.Device, Intent: sw})
-		}
-	}
-	for _, h := range f.Hosts {
-		if Selected(h.Device, opts.Targets, opts.Excludes) {
-			units = append(units, Unit{Device: h.Device, Intent: h})
-		}
-	}
-	for _, sm := range f.SubnetManagers {
-		if Selected(sm.Device, opts.Targets, opts.Excludes) {
-			units = append(units, Unit{Device: sm.Device, Intent: sm})
-		}
-	}
+	units := selectedUnits(f, opts, true)
 	p.Devices = make([]*DevicePlan, len(units))
-	par := opts.Parallelism
-	if par <= 0 {
-		par = 16
-	}
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i, u := range units {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, u Unit) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if opts.Started != nil {
-				opts.Started(u.Device.Addr())
-			}
-			dp := planDevice(ctx, u, reg, opts)
-			p.Devices[i] = dp
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(units), dp.Address)
-				mu.Unlock()
-			}
-		}(i, u)
-	}
-	wg.Wait()
+	eachUnit(units, opts, func(i int, u Unit) {
+		p.Devices[i] = planDevice(ctx, u, reg, opts)
+	})
 	// What each unexpressible setting carries, and whether the spec
 	// accepts it not in effect.
 	ci := newClassIndex(s)
@@ -404,6 +364,63 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 	p.Links = compareLinks(s, p.Devices)
 	sortDevices(p.Devices)
 	return p
+}
+
+// selectedUnits are the devices --target/--exclude select, switches
+// first, without their desired State; subnet managers with withSM.
+func selectedUnits(f *intent.Fabric, opts Options, withSM bool) []Unit {
+	var units []Unit
+	for _, sw := range f.Switches {
+		if Selected(sw.Device, opts.Targets, opts.Excludes) {
+			units = append(units, Unit{Device: sw.Device, Intent: sw})
+		}
+	}
+	for _, h := range f.Hosts {
+		if Selected(h.Device, opts.Targets, opts.Excludes) {
+			units = append(units, Unit{Device: h.Device, Intent: h})
+		}
+	}
+	if withSM {
+		for _, sm := range f.SubnetManagers {
+			if Selected(sm.Device, opts.Targets, opts.Excludes) {
+				units = append(units, Unit{Device: sm.Device, Intent: sm})
+			}
+		}
+	}
+	return units
+}
+
+// eachUnit runs fn for every unit, opts.Parallelism (default 16) at a
+// time, telling opts.Started as each begins and opts.Progress (under a
+// lock) as each ends.
+func eachUnit(units []Unit, opts Options, fn func(i int, u Unit)) {
+	par := opts.Parallelism
+	if par <= 0 {
+		par = 16
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, u := range units {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, u Unit) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if opts.Started != nil {
+				opts.Started(u.Device.Addr())
+			}
+			fn(i, u)
+			if opts.Progress != nil {
+				mu.Lock()
+				done++
+				opts.Progress(done, len(units), u.Device.Addr())
+				mu.Unlock()
+			}
+		}(i, u)
+	}
+	wg.Wait()
 }
 
 // Target builds a driver target for a unit.
