@@ -19,8 +19,13 @@ drift reads every device like fabctl plan and shows the same report: the
 settings that differ from the spec and the settings changed outside
 fabctl since its last apply. It changes nothing.
 
+--check-on-device also sends the repair (the changes plan would make)
+through each switch's own non-committing check, as plan --check-on-device
+does, under the fabric lock; nothing is committed.
+
 Exit status: 0 every device matches the spec; 2 a device differs (or
-drifted since the last apply); 6 the fabric does not match the spec in a
+drifted since the last apply); 7 a switch's own check refused the repair
+(--check-on-device); 6 the fabric does not match the spec in a
 way no change fixes (an InfiniBand or Ethernet cable down or miswired, a
 link trained narrower or slower, an Ethernet link end taking errors, an
 undeclared node, a port that could not be read);
@@ -45,6 +50,8 @@ status).`,
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
 	opts.EngineOptions.addFlags(fl)
 	fl.StringVar(&opts.Format, "format", formatHuman, "Output `format`: human, json or markdown")
+	fl.BoolVar(&opts.CheckOnDevice, "check-on-device", false, "Ask every switch that differs whether it takes the repair, through its own non-committing check (under the fabric lock; nothing is committed)")
+	fl.DurationVar(&opts.LockTimeout, "lock-timeout", 0, "With --check-on-device: wait up to this `duration` for a lock held by another run (default: fail at once)")
 	// drift's exit status is always detailed; Terraform users type the flag.
 	fl.Bool("detailed-exitcode", false, "Accepted for Terraform habits: drift always exits 2 on differences, with or without it")
 	_ = cmd.RegisterFlagCompletionFunc("target", deviceCompletion(f))

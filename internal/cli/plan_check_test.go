@@ -138,3 +138,22 @@ func TestPlanCheckOnDevice(t *testing.T) {
 		t.Fatalf("with the lock held: exit %d\nstderr: %s", code, errOut)
 	}
 }
+
+// drift --check-on-device asks the switches about the repair as plan does:
+// a refusal is exit 7 (before 2), and the switches are left as they were.
+func TestDriftCheckOnDevice(t *testing.T) {
+	const pw = "Cli-drift-Pa55"
+	dir, emus := eosLab(t, pw)
+	before := emus[1].RunningConfig()
+	emus[1].Inject(sshemu.Fault{Match: regexp.MustCompile(`^mtu `), Kind: sshemu.Reject, Output: "   ^\n% Invalid input detected at '^' marker.\n"})
+	f, _, stdout, errOut := testFactory("FABCTL_TEST_SWITCH_PW=" + pw)
+	if code := runCLI(f, "drift", "--check-on-device", "--state-dir", filepath.Join(dir, "state"), dir); code != ExitRefusedByDevice {
+		t.Fatalf("drift exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitRefusedByDevice, stdout, errOut)
+	}
+	if !strings.Contains(stdout.String(), "✘ switch.leaf2 (eos): refused at step") {
+		t.Errorf("drift's view lacks the refusal:\n%s", stdout)
+	}
+	if !bytes.Equal(before, emus[1].RunningConfig()) {
+		t.Error("the check changed leaf2")
+	}
+}
