@@ -347,7 +347,7 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 		res.TrafficSkipped = why
 	} else {
 		res.Stages = append(res.Stages, StageTraffic)
-		res.Traffic, res.TrafficSkipped = runTraffic(ctx, s, opts)
+		res.Traffic, res.TrafficSkipped = runTraffic(ctx, s, opts, unreachedHosts(res.Readback))
 	}
 	_, fail, notRun := trafficCounts(res.Traffic)
 	ibMismatchOnly := !res.IB.Failed() || res.IB.Mismatch()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +29,10 @@ const (
 	StageTraffic  = "traffic"
 )
 
-// runTraffic plans and runs the spec's validate blocks.
-func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traffic.Report, string) {
+// runTraffic plans and runs the spec's validate blocks. A pair with an end
+// on a host the read-back could not reach (unreached) is not run: it is
+// reported as a consequence of that host, not as a failure of its own.
+func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions, unreached map[string]string) (*traffic.Report, string) {
 	if opts.SelfMark {
 		for _, v := range s.Validations {
 			v.Marking = spec.MarkSelf
@@ -39,14 +42,80 @@ func runTraffic(ctx context.Context, s *spec.Spec, opts *ValidateOptions) (*traf
 	if len(tests) == 0 {
 		return nil, "the spec declares no validate block"
 	}
+	// The rounds the runner gets leave those pairs out; the report's
+	// tests keep them (its pair counts are the spec's).
+	planned := make([][][]traffic.PairRef, len(tests))
+	for i, t := range tests {
+		planned[i] = slices.Clone(t.Rounds)
+	}
+	consequences := withoutUnreached(tests, unreached)
+	defer func() {
+		for i, t := range tests {
+			t.Rounds = planned[i]
+		}
+	}()
+	var rep *traffic.Report
 	if opts.Traffic != nil {
-		return opts.Traffic(ctx, tests), ""
+		rep = opts.Traffic(ctx, tests)
+	} else {
+		r := &traffic.Runner{Backend: opts.TrafficBackend, Version: readBuildInfo().Version, Logf: opts.Debugf}
+		if opts.Drivers != nil {
+			r.Remote = traffic.SSHRemote(s, opts.Drivers(), opts.Insecure)
+		}
+		rep = r.Run(ctx, tests)
 	}
-	r := &traffic.Runner{Backend: opts.TrafficBackend, Version: readBuildInfo().Version, Logf: opts.Debugf}
-	if opts.Drivers != nil {
-		r.Remote = traffic.SSHRemote(s, opts.Drivers(), opts.Insecure)
+	if rep != nil {
+		rep.Outcomes = append(rep.Outcomes, consequences...)
 	}
-	return r.Run(ctx, tests), ""
+	return rep, ""
+}
+
+// unreachedHosts are the hosts the read-back could not read, with why
+// (nil without a read-back).
+func unreachedHosts(rb *readback.Result) map[string]string {
+	if rb == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range rb.Devices {
+		if name, ok := strings.CutPrefix(d.Address, "host."); ok && d.Status == readback.Error {
+			out[name] = d.Error
+		}
+	}
+	return out
+}
+
+// withoutUnreached takes the pairs with an end on a host the read-back
+// could not reach out of the tests' rounds and returns them as not run,
+// naming that host: they are consequences of its failure (already
+// reported by the read-back), not failures of their own, and running
+// them would only repeat its error.
+func withoutUnreached(tests []*traffic.Test, unreached map[string]string) []*traffic.Outcome {
+	if len(unreached) == 0 {
+		return nil
+	}
+	var out []*traffic.Outcome
+	for _, t := range tests {
+		for ri, round := range t.Rounds {
+			kept := round[:0:0]
+			for _, p := range round {
+				h := ""
+				for _, e := range []traffic.Endpoint{p.Client, p.Server} {
+					if _, bad := unreached[e.Host.Name]; bad && h == "" {
+						h = e.Host.Name
+					}
+				}
+				if h == "" {
+					kept = append(kept, p)
+					continue
+				}
+				out = append(out, &traffic.Outcome{Test: t, Round: ri + 1, Pair: p, Status: traffic.NotRun,
+					Reason: fmt.Sprintf("a consequence of host.%s, which the read-back could not reach (%s)", h, unreached[h])})
+			}
+			t.Rounds[ri] = kept
+		}
+	}
+	return out
 }
 
 // trafficCounts are a report's totals (zero without a report).
