@@ -15,7 +15,7 @@ func TestDrift(t *testing.T) {
 	}{
 		{"testbed-clean", ExitOK, "No changes"},
 		{"testbed-drift", ExitChanges, "changed outside fabctl"},
-		{"testbed-converged", ExitChanges, "fabctl will make these changes"},
+		{"testbed-converged", ExitChanges, "These settings differ from the spec"},
 		{"testbed-unreachable", ExitError, "could not be read"},
 	} {
 		fx := loadPlanFixture(t, tc.fixture)
@@ -45,5 +45,27 @@ func TestDriftDetailedExitcodeAndMarkdownTitle(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "### fabctl drift: ") {
 		t.Errorf("markdown title:\n%s", out)
+	}
+	// Issue 40 (first run, defect 11): drift reads only, and says so: the
+	// devices differ, nothing is planned.
+	for _, bad := range []string{"Devices planned", "#### Changes\n"} {
+		if strings.Contains(out.String(), bad) {
+			t.Errorf("drift markdown says %q:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"(differs: ", "| Devices read | Differ |", "#### Differences from the spec"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("drift markdown lacks %q:\n%s", want, out)
+		}
+	}
+	f, out, errOut = fx.factory()
+	runCLI(f, "drift", "--state-dir", fx.stateDir, fx.spec)
+	for _, bad := range []string{"fabctl will make these changes", "Plan:"} {
+		if strings.Contains(out.String()+errOut.String(), bad) {
+			t.Errorf("drift says %q:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out.String(), "Differs: ") {
+		t.Errorf("drift's summary:\n%s", out)
 	}
 }

@@ -344,7 +344,11 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 		h.line("  %s remove a setting", apply(st.Remove, "-"))
 		h.line("  %s disruptive: the change interrupts traffic on the device", apply(st.Disruptive, "!"))
 		h.line("")
-		h.line("fabctl will make these changes:")
+		if o.Command == "drift" {
+			h.line("These settings differ from the spec (fabctl apply would make these changes):")
+		} else {
+			h.line("fabctl will make these changes:")
+		}
 		for _, d := range p.Devices {
 			if d.Error != "" || !d.HasChanges() {
 				continue
@@ -379,7 +383,7 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	writeChecks(h, p, st)
 	writeUnexpressible(h, p, o)
 	writeFindings(h, p, o)
-	writeFooter(h, p, st)
+	writeFooter(h, p, st, o.Command == "drift")
 	writeDiagnostics(h, p, st)
 	return h.err
 }
@@ -702,10 +706,13 @@ func wrapList(items []string, width int) []string {
 	return lines
 }
 
-func writeFooter(h *humanWriter, p *plan.Plan, st Style) {
+func writeFooter(h *humanWriter, p *plan.Plan, st Style, drift bool) {
 	c := p.Counts()
 	planned := len(p.Devices) - c.Errored
 	switch {
+	case c.Changed > 0 && drift:
+		// drift reads only: the devices differ, nothing is planned.
+		h.line("%s %d of %s differ from the spec (apply would set them back: %s).", apply(st.Bold, "Differs:"), c.Changed, plural(len(p.Devices), "device", "devices"), countsPhrase(c.Add, c.Change, c.Remove))
 	case c.Changed > 0:
 		h.line("%s %s on %d of %s.", apply(st.Bold, "Plan:"), countsPhrase(c.Add, c.Change, c.Remove), c.Changed, plural(len(p.Devices), "device", "devices"))
 	case c.Errored > 0 && planned == 0:

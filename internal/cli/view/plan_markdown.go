@@ -25,6 +25,8 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 	switch {
 	case c.Errored > 0:
 		status = "incomplete: " + plural(c.Errored, "device", "devices") + " could not be read"
+	case c.Changed > 0 && o.Command == "drift":
+		status = "differs: " + countsPhrase(c.Add, c.Change, c.Remove)
 	case c.Changed > 0:
 		status = countsPhrase(c.Add, c.Change, c.Remove)
 	}
@@ -37,7 +39,12 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 	}
 	h.line("### fabctl %s: `%s` (%s)", cmd, mdCode(p.Fabric), status)
 	h.line("")
-	h.line("| Devices planned | Changed | To add | To change | To remove | Disruptive | Drifted | Not read |")
+	if cmd == "drift" {
+		// drift reads only: the devices were read, and differ.
+		h.line("| Devices read | Differ | To add | To change | To remove | Disruptive | Drifted | Not read |")
+	} else {
+		h.line("| Devices planned | Changed | To add | To change | To remove | Disruptive | Drifted | Not read |")
+	}
 	h.line("|---:|---:|---:|---:|---:|---:|---:|---:|")
 	planned := fmt.Sprint(len(p.Devices))
 	if p.Targeted() {
@@ -141,7 +148,11 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 		}
 	}
 	if p.HasChanges() {
-		h.line("#### Changes")
+		if cmd == "drift" {
+			h.line("#### Differences from the spec")
+		} else {
+			h.line("#### Changes")
+		}
 		h.line("")
 		for _, d := range p.Devices {
 			if d.Error != "" || !d.HasChanges() {
