@@ -131,21 +131,18 @@ func testbedCopyRun(o *TestbedCopyOptions) error {
 	w := o.IO.Out
 	fmt.Fprintf(w, "%s copy of %s written to %s: %s on loopback addresses, %s in namespaces\n", s.OK.Render("✔"), o.Path, o.Out,
 		plural(len(res.Switches), "switch", "switches"), plural(len(res.Hosts), "host", "hosts"))
-	names := make([]string, 0, len(res.Switches))
-	for n := range res.Switches {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  switch.%s -> %s\n", n, res.Switches[n])
-	}
-	hosts := make([]string, 0, len(res.Hosts))
-	for n := range res.Hosts {
-		hosts = append(hosts, n)
-	}
-	sort.Strings(hosts)
-	for _, n := range hosts {
-		fmt.Fprintf(w, "  host.%s -> %s\n", n, res.Hosts[n])
+	for _, m := range []struct {
+		kind string
+		to   map[string]string
+	}{{"switch", res.Switches}, {"host", res.Hosts}} {
+		names := make([]string, 0, len(m.to))
+		for n := range m.to {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "  %s.%s -> %s\n", m.kind, n, m.to[n])
+		}
 	}
 	for _, l := range res.Left {
 		fmt.Fprintf(w, "  %s left as it is: %s\n", s.Warn.Render("!"), l)
