@@ -53,7 +53,7 @@ BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/ ./appl
 
 # Fuzzing: "package:Target" pairs, each run for FUZZTIME. Add targets here as they are written.
 FUZZTIME     ?= 30s
-FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse ./spec:FuzzEvaluation \
+FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse ./spec:FuzzEvaluation ./spec:FuzzOverride \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \

@@ -79,3 +79,25 @@ switch "leaf1" {
 		t.Errorf("switch: %q %v", why, ok)
 	}
 }
+
+// FuzzOverride: an override file of any content gives diagnostics, never
+// a panic (accept_not_in_effect is the one attribute that is not a
+// string).
+func FuzzOverride(f *testing.F) {
+	for _, seed := range []string{
+		`host "h1" { accept_not_in_effect = { "*" = "veth" } }`,
+		`switch "leaf1" { accept_not_in_effect = { "port/*/pfc" = "lab" } }`,
+		`host "h1" { accept_not_in_effect = { "a" = { "b" = "c" } } }`,
+		`host "h1" { accept_not_in_effect = ["x"] }`,
+		`switch "leaf1" { address = "127.0.0.1:2222" }`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, over []byte) {
+		s, d := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "x_override.fab.hcl", Data: over}}, LoadOptions{Platforms: testPlatforms})
+		if s == nil {
+			t.Fatal("nil spec")
+		}
+		_ = ToJSON(d, s.Files)
+	})
+}
