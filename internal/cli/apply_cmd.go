@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -296,8 +295,7 @@ func applyMain(ctx context.Context, f *Factory, opts *ApplyOptions, v view.Apply
 		}
 	}
 	if selected == 0 {
-		return usage(FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
-			strings.Join(opts.Targets, ","), strings.Join(opts.Excludes, ",")))
+		return usage(noDeviceSelected(opts.Targets, opts.Excludes))
 	}
 	if opts.Engine == engineKubernetes && sp != nil {
 		return usage(FlagErrorf("--engine kubernetes applies a spec, not a saved plan: hosts are planned from their agents' status at apply time"))

@@ -69,3 +69,23 @@ func TestDriftDetailedExitcodeAndMarkdownTitle(t *testing.T) {
 		t.Errorf("drift's summary:\n%s", out)
 	}
 }
+
+// First run, old defect 17: a selection that leaves no device names only
+// the flags given (no empty "--exclude ").
+func TestNoDeviceSelectedNamesGivenFlags(t *testing.T) {
+	fx := loadPlanFixture(t, "testbed-drift")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--target", "nomatch"}, "no device matches --target nomatch (match"},
+		{[]string{"apply", "-auto-approve", "--target", "nomatch"}, "no device matches --target nomatch (match"},
+		{[]string{"plan", "--target", "nomatch", "--exclude", "leaf1"}, "no device matches --target nomatch --exclude leaf1 (match"},
+	} {
+		f, out, errOut := fx.factory()
+		code := runCLI(f, append(append(tc.args, "--state-dir", fx.stateDir), fx.spec)...)
+		if code != ExitUsage || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%v: exit %d, want 64 and %q:\n%s%s", tc.args, code, tc.want, out, errOut)
+		}
+	}
+}

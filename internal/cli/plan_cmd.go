@@ -323,10 +323,22 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 // no device of the fabric.
 func checkSelection(f *intent.Fabric, targets, excludes []string) error {
 	if countSelected(f, targets, excludes) == 0 {
-		return FlagErrorf("no device matches --target %s --exclude %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)",
-			strings.Join(targets, ","), strings.Join(excludes, ","))
+		return noDeviceSelected(targets, excludes)
 	}
 	return nil
+}
+
+// noDeviceSelected is the usage error of a selection that leaves no
+// device, naming only the flags that were given.
+func noDeviceSelected(targets, excludes []string) error {
+	var sel []string
+	if len(targets) > 0 {
+		sel = append(sel, "--target "+strings.Join(targets, ","))
+	}
+	if len(excludes) > 0 {
+		sel = append(sel, "--exclude "+strings.Join(excludes, ","))
+	}
+	return FlagErrorf("no device matches %s (match device names such as leaf1, addresses such as switch.leaf1, or role:NAME)", strings.Join(sel, " "))
 }
 
 // countSelected counts the devices --target / --exclude select.
