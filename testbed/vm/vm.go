@@ -443,6 +443,10 @@ func boot(ctx context.Context, qemu, img, share, cmdline string, timeout time.Du
 	pr.Close()
 	vmTime := time.Since(start)
 	switch {
+	case ctx.Err() == context.DeadlineExceeded && vmTime < timeout-time.Minute:
+		// The caller's deadline came first: go test's -timeout (make
+		// e2e-vm's E2E_VM_TIMEOUT), not the sections' own sum.
+		werr = fmt.Errorf("the VM was stopped after %s by the caller's deadline (go test -timeout: E2E_VM_TIMEOUT for make e2e-vm), before the sections' own %s; serial log: %s", vmTime.Round(time.Second), timeout.Round(time.Second), serialPath)
 	case ctx.Err() == context.DeadlineExceeded:
 		werr = fmt.Errorf("the VM was killed after %s (timeout); serial log: %s", timeout.Round(time.Second), serialPath)
 	case ctx.Err() != nil:
