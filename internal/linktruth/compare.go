@@ -330,7 +330,16 @@ func (c *comparer) end(l *spec.Link, at, peer spec.Endpoint, speed int64) {
 	}
 	c.r.Ends++
 	if o.Oper != "" && o.Oper != Up {
-		add(KindLinkDown, VerdictMismatch, Up, o.Oper, "link to %s is %s", peer, o.Oper)
+		switch {
+		case o.AdminDown:
+			add(KindLinkDown, VerdictUnchecked, Up, "administratively down",
+				"link to %s not checked: the port is administratively down (apply brings up a port the spec manages)", peer)
+		case c.adminDown(peer):
+			add(KindLinkDown, VerdictUnchecked, Up, o.Oper,
+				"link to %s not checked: it is %s, and %s is administratively down", peer, o.Oper, peer)
+		default:
+			add(KindLinkDown, VerdictMismatch, Up, o.Oper, "link to %s is %s", peer, o.Oper)
+		}
 		return // a down port has no neighbour and no speed worth judging
 	}
 	if rd.Links.LLDP {
@@ -344,6 +353,16 @@ func (c *comparer) end(l *spec.Link, at, peer spec.Endpoint, speed int64) {
 		add(KindErrors, VerdictMismatch, fmt.Sprintf("at most %d errors", c.r.ErrorsMax), fmt.Sprintf("%d in, %d out", k.InErrors, k.OutErrors),
 			"link to %s counted %d input and %d output errors (link_errors_max = %d)", peer, k.InErrors, k.OutErrors, c.r.ErrorsMax)
 	}
+}
+
+// adminDown reports whether an end was read and is administratively down.
+func (c *comparer) adminDown(e spec.Endpoint) bool {
+	rd, ok := c.reads[Address(e)]
+	if !ok || rd.Links == nil {
+		return false
+	}
+	o := rd.Links.Ports[e.Port]
+	return o != nil && o.AdminDown
 }
 
 func (c *comparer) neighbor(o *Observation, peer spec.Endpoint, add func(kind, verdict, want, have, format string, args ...any)) {

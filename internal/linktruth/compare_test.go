@@ -116,6 +116,12 @@ func TestCompareFaults(t *testing.T) {
 			o.Oper, o.Neighbors, o.SpeedMbps = Down, nil, 0
 			r["host.gpu02"].Links.Ports["ens1f0"].Oper = Down
 		}, []string{"leaf1:Ethernet2 link-down mismatch", "gpu02:ens1f0 link-down mismatch"}, "link to gpu02:ens1f0 is down"},
+		{"host port not brought up yet", func(r map[string]Read) {
+			o := r["switch.leaf1"].Links.Ports["Ethernet2"]
+			o.Oper, o.Neighbors, o.SpeedMbps = Down, nil, 0
+			h := r["host.gpu02"].Links.Ports["ens1f0"]
+			h.Oper, h.AdminDown = Down, true
+		}, []string{"leaf1:Ethernet2 link-down unchecked", "gpu02:ens1f0 link-down unchecked"}, "and gpu02:ens1f0 is administratively down"},
 		{"lower speed", func(r map[string]Read) {
 			r["switch.leaf1"].Links.Ports["Ethernet49"].SpeedMbps = 400000
 			r["switch.spine1"].Links.Ports["Ethernet0"].SpeedMbps = 400000

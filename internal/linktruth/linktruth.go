@@ -59,6 +59,10 @@ type Observation struct {
 	Port string `json:"port"`
 	// Oper is Up, Down, or "" when the device did not say.
 	Oper string `json:"oper,omitempty"`
+	// AdminDown: the port is administratively down (not brought up, or
+	// shut): its being down, and its peer's, is configuration, which
+	// apply brings up where the spec manages the port, not a cable.
+	AdminDown bool `json:"admin_down,omitempty"`
 	// SpeedMbps is the negotiated speed in Mb/s (0: not reported).
 	SpeedMbps int64 `json:"speed_mbps,omitempty"`
 	// FEC is the forward error correction in use, in the device's words

@@ -1,0 +1,91 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/plan"
+)
+
+const linksSpec = `
+fabric "t" {
+  transport = "rocev2"
+}
+host "h1" {
+  connect = "netns:fabctl-links-a"
+  nic "v0a" {
+    device = "rxe0"
+  }
+}
+host "h2" {
+  connect = "netns:fabctl-links-b"
+  nic "v0b" {
+    device = "rxe1"
+  }
+}
+link {
+  endpoints = ["h1:v0a", "h2:v0b"]
+  speed     = "SPEED"
+}
+`
+
+// Two hosts cabled back to back by a real veth pair: plan reads each
+// end's state, speed (veth reports SPEED_10000, drivers/net/veth.c
+// veth_get_link_ksettings) and counters from the kernel; an end taken
+// down and a link declared at another speed are findings no change fixes,
+// named by port; LLDP is said not read on hosts, never passed.
+func TestReadLinksVeth(t *testing.T) {
+	testutil.RequireRoot(t, rootWhy)
+	testutil.Netns(t, "fabctl-links-a")
+	testutil.Netns(t, "fabctl-links-b")
+	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "add", "v0a", "type", "veth", "peer", "name", "v0b", "netns", "fabctl-links-b")
+	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "set", "v0a", "up")
+	testutil.Run(t, "ip", "-n", "fabctl-links-b", "link", "set", "v0b", "up")
+	reg := registry(t)
+	planOf := func(speed string) *plan.Plan {
+		s, f := loadSpec(t, strings.Replace(linksSpec, "SPEED", speed, 1))
+		return plan.Make(context.Background(), s, f, reg, plan.Options{})
+	}
+
+	p := planOf("10G")
+	if p.Links == nil || p.Links.Ends != 2 || len(p.Links.Findings) != 0 || p.Mismatched() {
+		t.Fatalf("clean veth: %+v", p.Links)
+	}
+	if notes := strings.Join(p.LinkNotes(), "\n"); !strings.Contains(notes, "LLDP neighbours not read: "+lldpNote) {
+		t.Fatalf("notes %q", notes)
+	}
+	p = planOf("25G")
+	if got := kinds(p.Links); got != "h1:v0a speed mismatch;h2:v0b speed mismatch" {
+		t.Fatalf("findings %s", got)
+	}
+	// h2's NIC administratively down (as testbed up leaves a NIC for
+	// apply to bring up): configuration, not a cable; never a match.
+	testutil.Run(t, "ip", "-n", "fabctl-links-b", "link", "set", "v0b", "down")
+	p = planOf("10G")
+	if got := kinds(p.Links); got != "h1:v0a link-down unchecked;h2:v0b link-down unchecked" || p.Mismatched() {
+		t.Fatalf("findings %s", got)
+	}
+	// The cable pulled: h1's far end leaves h2 (moved to a namespace of
+	// its own), so h1 is down with its own port up, and h2 no longer has
+	// the port: a mismatch no change fixes, named by port.
+	testutil.Netns(t, "fabctl-links-c")
+	testutil.Run(t, "ip", "-n", "fabctl-links-b", "link", "set", "v0b", "netns", "fabctl-links-c")
+	p = planOf("10G")
+	if got := kinds(p.Links); got != "h1:v0a link-down mismatch;h2:v0b unreadable unchecked" || !p.Mismatched() {
+		t.Fatalf("findings %s", got)
+	}
+	if f := p.Device("host.h1").Findings; len(f) != 1 || f[0].Path != "port/v0a/link" || !strings.Contains(f[0].Message, "h1:v0a: link to h2:v0b is down") {
+		t.Fatalf("h1 findings %+v", f)
+	}
+}
+
+func kinds(r *linktruth.Report) string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, f.End+" "+f.Kind+" "+f.Verdict)
+	}
+	return strings.Join(out, ";")
+}
