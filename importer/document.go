@@ -3,6 +3,8 @@ package importer
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -302,7 +304,7 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	if blk == nil {
 		return // absorb never records overrides for such a device
 	}
-	for _, k := range sortedKeys(o.attrs) {
+	for _, k := range slices.Sorted(maps.Keys(o.attrs)) {
 		blk.Body().SetAttributeValue(k, o.attrs[k].v)
 	}
 	if len(o.dscp) > 0 {
@@ -321,7 +323,7 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	for _, k := range subs {
 		typ, label := splitSub(k)
 		sb := doc.subBlock(blk, d.name, typ, label)
-		for _, a := range sortedKeys(o.sub[k]) {
+		for _, a := range slices.Sorted(maps.Keys(o.sub[k])) {
 			sb.Body().SetAttributeValue(a, o.sub[k][a].v)
 		}
 		if typ == "nic" && len(o.nicDSCP[label]) > 0 {
@@ -335,7 +337,7 @@ func (doc *document) overrideList(devs []*device) []Override {
 	out := []Override{}
 	for _, d := range devs {
 		o := d.ov
-		for _, k := range sortedKeys(o.attrs) {
+		for _, k := range slices.Sorted(maps.Keys(o.attrs)) {
 			v := o.attrs[k]
 			out = append(out, Override{Device: d.addr, Attribute: k, Value: v.text(), Path: v.path, Live: v.live})
 		}
@@ -353,27 +355,18 @@ func (doc *document) overrideList(devs []*device) []Override {
 			if label != "" {
 				blk = fmt.Sprintf("%s %q", typ, label)
 			}
-			for _, a := range sortedKeys(o.sub[k]) {
+			for _, a := range slices.Sorted(maps.Keys(o.sub[k])) {
 				v := o.sub[k][a]
 				out = append(out, Override{Device: d.addr, Block: blk, Attribute: a, Value: v.text(), Path: v.path, Live: v.live})
 			}
 		}
-		nics := sortedKeys(o.nicDSCP)
+		nics := slices.Sorted(maps.Keys(o.nicDSCP))
 		for _, n := range nics {
 			if len(o.nicDSCP[n]) > 0 {
 				out = append(out, Override{Device: d.addr, Block: fmt.Sprintf("nic %q", n), Attribute: "dscp_map", Value: value{v: intMapVal(o.nicDSCP[n])}.text(), Path: "nic/" + n + "/dscp/*"})
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
