@@ -827,7 +827,7 @@ func (r *run) transact(drv drivers.Driver, d Device, dr *DeviceResult, batch int
 	saver, saves := drv.(drivers.Saver)
 	steps := dp.Steps
 	if saves {
-		steps = withoutSaveSteps(steps)
+		steps = drivers.WithoutSaveSteps(steps)
 		if len(steps) == 0 {
 			// Only unsaved: nothing to transact, verify or confirm.
 			r.save(saver, d, dr)
@@ -972,18 +972,6 @@ func (r *run) save(s drivers.Saver, d Device, dr *DeviceResult) {
 		return
 	}
 	dr.Status, dr.Saved = StatusApplied, true
-}
-
-// withoutSaveSteps drops the save step: the engine saves after the
-// transaction, not inside it.
-func withoutSaveSteps(steps []drivers.Change) []drivers.Change {
-	var out []drivers.Change
-	for _, c := range steps {
-		if !drivers.IsSaveStep(c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // checkRestored reads the device back and compares it with the state the

@@ -264,6 +264,19 @@ func SaveStep(s Saver) Change {
 // IsSaveStep reports a change that only saves.
 func IsSaveStep(c Change) bool { return len(c.Paths) == 1 && c.Paths[0] == PathSaved }
 
+// WithoutSaveSteps is steps without the save step: what a transaction or
+// a non-committing check sends (the engine saves after the transaction; a
+// check changes nothing to save).
+func WithoutSaveSteps(steps []Change) []Change {
+	var out []Change
+	for _, c := range steps {
+		if !IsSaveStep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // WithoutSaved is changes without PathSaved: what a Saver's driver renders
 // (the engine saves) and what a transaction's verification compares (the
 // save comes after it).

@@ -19,12 +19,7 @@ func CheckSteps(ctx context.Context, drv drivers.Driver, t drivers.Target, steps
 // The save step is left out (a check changes nothing to save). A driver
 // without a Checker is not checked, and the verdict says so.
 func checkOnDevice(ctx context.Context, drv drivers.Driver, t drivers.Target, steps []drivers.Change) *drivers.DeviceCheck {
-	var work []drivers.Change
-	for _, s := range steps {
-		if !drivers.IsSaveStep(s) {
-			work = append(work, s)
-		}
-	}
+	work := drivers.WithoutSaveSteps(steps)
 	if len(work) == 0 {
 		return nil
 	}

@@ -137,12 +137,7 @@ func (r *sshRig) clean(t *testing.T, when string) {
 func (r *sshRig) transact(t *testing.T) {
 	t.Helper()
 	dp := r.e.Plan(t)
-	var steps []drivers.Change
-	for _, s := range dp.Steps {
-		if !drivers.IsSaveStep(s) {
-			steps = append(steps, s)
-		}
-	}
+	steps := drivers.WithoutSaveSteps(dp.Steps)
 	if _, err := r.drv.Apply(context.Background(), r.t, steps, drivers.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -324,12 +319,7 @@ func RunSSH(t *testing.T, c SSHCase) {
 			r := c.rig(t)
 			before := r.emu.RunningConfig()
 			dp := r.e.Plan(t)
-			var steps []drivers.Change
-			for _, s := range dp.Steps {
-				if !drivers.IsSaveStep(s) {
-					steps = append(steps, s)
-				}
-			}
+			steps := drivers.WithoutSaveSteps(dp.Steps)
 			res, err := r.drv.Apply(context.Background(), r.t, steps, drivers.ApplyOptions{ConfirmTimeout: time.Second})
 			if err != nil || !res.Pending {
 				t.Fatalf("apply with a confirm timer: %+v %v", res, err)

@@ -19,12 +19,7 @@ func TestCheckOnDeviceGCURefuses(t *testing.T) {
 	r := newRig(t)
 	before := r.emu.RunningConfig()
 	_, _, steps := r.plan(t)
-	var work []drivers.Change
-	for _, s := range steps {
-		if !drivers.IsSaveStep(s) {
-			work = append(work, s)
-		}
-	}
+	work := drivers.WithoutSaveSteps(steps)
 	v := r.drv.CheckOnDevice(context.Background(), r.target, work)
 	if v.Status != drivers.CheckAccepted || !v.Unchanged || !strings.Contains(v.Method, "--dry-run") {
 		t.Fatalf("clean check: %+v", v)
