@@ -160,7 +160,7 @@ func Compare(s *spec.Spec, reads map[string]Read) *Report {
 			continue
 		}
 		r.Links++
-		want := linkSpeed(l)
+		want := LinkSpeed(l)
 		c.end(l, l.A, l.B, want)
 		c.end(l, l.B, l.A, want)
 	}
@@ -177,9 +177,9 @@ func Compare(s *spec.Spec, reads map[string]Read) *Report {
 	return r
 }
 
-// linkSpeed is the speed the link should run at in Mb/s: the link's
+// LinkSpeed is the speed the link should run at in Mb/s: the link's
 // speed, else a speed both ends declare alike (0: not checked).
-func linkSpeed(l *spec.Link) int64 {
+func LinkSpeed(l *spec.Link) int64 {
 	if l.Speed > 0 {
 		return Mbps(int64(l.Speed))
 	}
