@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/importer"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -43,15 +45,14 @@ func vendorJSON(t *testing.T, path string) map[string]any {
 
 // TestRoundTripVendorSONiC: a SONiC switch runs the CONFIG_DB QoS tables
 // of sonic-buildimage's own documentation (testdata/vendor/sonic/
-// configdb-qos.txt: AZURE maps, a lossless queue with its WRED/ECN
-// profile, STRICT and WRR schedulers, pfc_enable 3,4), loaded into the
-// emulator as a running CONFIG_DB; import from an inventory naming the
-// switch and its ports writes a spec whose plan shows no change but the
-// settings import lists as left out, each with its reason: the queues
-// (WRR and STRICT schedulers, the lossless queue's ECN profile) are in
-// the spec; the ports' "trust none" (the sonic driver does not read the
-// documentation's PORT_QOS_MAP row keyed by a list of ports) and the
-// unsaved CONFIG_DB are listed.
+// configdb-qos.txt: AZURE maps bound by one PORT_QOS_MAP row keyed by
+// the list "Ethernet50,Ethernet52,Ethernet54,Ethernet56", a lossless
+// queue with its WRED/ECN profile, STRICT and WRR schedulers, pfc_enable
+// 3,4), loaded into the emulator as its running and startup CONFIG_DB;
+// import from an inventory naming the switch and two of the listed ports
+// writes a spec that plans empty (nothing left out: the list row is read
+// as each listed port's trust, DSCP map and PFC), and one class changed
+// in it plans exactly that change.
 func TestRoundTripVendorSONiC(t *testing.T) {
 	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
 	doc := vendorJSON(t, filepath.Join("..", "testdata", "vendor", "sonic", "configdb-qos.txt"))
@@ -78,7 +79,13 @@ func TestRoundTripVendorSONiC(t *testing.T) {
 				have[k] = v
 			}
 		}
+		// The documentation's second queue (Ethernet56|4, its WRED
+		// profile and scheduler) on the other linked port too: the
+		// class is read from every port the spec manages.
+		q := db["QUEUE"].(map[string]any)
+		q["Ethernet50|4"], q["Ethernet50|5"] = q["Ethernet56|4"], q["Ethernet56|5"]
 	})
+	sw.Save() // the switch booted with it
 	dir := t.TempDir()
 	inv := fmt.Sprintf(`fabric "vendor" {
   transport = "rocev2"
@@ -112,35 +119,61 @@ link {
 }
 
 link {
-  endpoints = ["leaf1:Ethernet0", "h2:eth1"]
-  speed     = "40G"
+  endpoints    = ["leaf1:Ethernet50", "h2:eth1"]
+  speed        = "40G"
+  cable_length = "40m" # the cable CABLE_LENGTH|AZURE names (link blocks are the inventory's)
 }
 `, sw.Addr())
 	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
 	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), inv)
-	res := importDir(t, dir, []string{"leaf1"})
-	replaceSpec(t, dir, res.HCL)
-	p := planDir(t, dir, []string{"leaf1"})
-	dp := p.Device("leaf1")
-	if dp == nil || dp.Error != "" {
-		t.Fatalf("plan of the imported spec: %+v\n%s", dp, res.HCL)
-	}
-	left := map[string]bool{}
+	vendorRoundTrip(t, dir, []string{"leaf1"}, nil)
+}
+
+// vendorRoundTrip imports the targets of the inventory in dir, then
+// plans the written spec: no change on any target, and nothing left out
+// but the paths of leftOut (each the vendor configuration's setting
+// fabctl cannot write, listed by import and shown by plan); then one
+// class changed in the spec plans exactly that change on every target.
+func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut map[string]bool) *importer.Result {
+	t.Helper()
+	res := importDir(t, dir, names)
 	for _, l := range res.Report.LeftOut {
-		left[l.Path] = true
-		t.Logf("left out: %s (device %q, spec %q): %s", l.Path, l.Live, l.Desired, l.Reason)
-		if strings.Contains(l.Path, "ecn") || strings.HasPrefix(l.Path, "tc/") {
-			t.Errorf("the vendor config's queue settings are left out: %+v", l)
+		t.Logf("left out: %s %s (device %q, spec %q): %s", l.Device, l.Path, l.Live, l.Desired, l.Reason)
+		if !leftOut[l.Path] {
+			t.Errorf("import left out %s on %s (device %q, spec %q): %s", l.Path, l.Device, l.Live, l.Desired, l.Reason)
 		}
 	}
-	for _, c := range dp.Changes {
-		if !left[c.Path] {
-			t.Errorf("plan changes %s (%q -> %q), which import did not list as left out\n%s", c.Path, c.Before, c.After, res.HCL)
+	if res.Report.Read != len(names) {
+		t.Errorf("read %d devices, want %d", res.Report.Read, len(names))
+	}
+	replaceSpec(t, dir, res.HCL)
+	p := planDir(t, dir, names)
+	for _, n := range names {
+		dp := p.Device(n)
+		if dp == nil || dp.Error != "" {
+			t.Fatalf("plan of the imported spec on %s: %+v\n%s", n, dp, res.HCL)
+		}
+		for _, c := range dp.Changes {
+			if !leftOut[c.Path] {
+				t.Errorf("%s: plan of the imported spec changes %s (%q -> %q)\n%s", n, c.Path, c.Before, c.After, res.HCL)
+			}
 		}
 	}
-	if len(dp.Changes) != len(res.Report.LeftOut) {
-		t.Errorf("plan has %d changes, import left out %d", len(dp.Changes), len(res.Report.LeftOut))
+	changed, path, want := changeOneClass(t, res.HCL)
+	replaceSpec(t, dir, changed)
+	p = planDir(t, dir, names)
+	for _, n := range names {
+		var cs []intent.AttrChange
+		for _, c := range changesOf(p, n) {
+			if !leftOut[c.Path] {
+				cs = append(cs, c)
+			}
+		}
+		if len(cs) != 1 || cs[0].Path != path || cs[0].After != want {
+			t.Errorf("%s: changes %+v, want exactly %s -> %s", n, cs, path, want)
+		}
 	}
+	return res
 }
 
 func writeTest(t *testing.T, path, s string) {

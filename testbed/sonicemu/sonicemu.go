@@ -323,6 +323,15 @@ func (sw *Switch) Edit(fn func(db map[string]any)) {
 	fn(sw.db)
 }
 
+// Save makes /etc/sonic/config_db.json the running CONFIG_DB, as
+// `config save -y` does (save below): a switch that booted with the
+// configuration Edit typed.
+func (sw *Switch) Save() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.startup = render(sw.db)
+}
+
 // Checkpoints lists the stored checkpoints.
 func (sw *Switch) Checkpoints() []string {
 	sw.mu.Lock()

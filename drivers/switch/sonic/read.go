@@ -126,6 +126,7 @@ func ReadConfigDB(b []byte, sw *intent.Switch) (intent.State, error) {
 // State is the normalised state of the rows fabctl manages.
 func (db DB) State(sw *intent.Switch) intent.State {
 	st := intent.State{}
+	db = db.perPort() // rows keyed by a list of ports, as orchagent applies them (portlists.go)
 	ports := db.managedPorts(sw)
 	trust := db.readTrust(st, sw, ports)
 	for tc := range db.tcs(ports) {
@@ -159,9 +160,12 @@ func (db DB) BufferModel() string {
 	return ModelTraditional
 }
 
-// portTrust is what a PORT_QOS_MAP row classifies on.
+// portTrust is what a PORT_QOS_MAP row classifies on; Inconsistent when
+// rows covering the port disagree on a map (perPort).
 func portTrust(q map[string]string) string {
 	switch {
+	case q["dscp_to_tc_map"] == Inconsistent || q["dot1p_to_tc_map"] == Inconsistent:
+		return Inconsistent
 	case q["dscp_to_tc_map"] != "":
 		return spec.TrustDSCP
 	case q["dot1p_to_tc_map"] != "":
