@@ -11,9 +11,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 const tgPassword = "tele-secret"
@@ -34,7 +36,8 @@ func gnmiFabric(t testing.TB, plat, port string) (*spec.Spec, *gnmitarget.Target
 	}
 	desc, _ := builtin.Platform(plat)
 	tg, err := gnmitarget.Start(context.Background(), gnmitarget.Config{Flavor: flavor, YANGDir: testutil.Shared(t, "yang", plat), Profile: &desc.YANG.Profile,
-		TLS: pki.TLS(false), Username: "admin", Password: tgPassword, Interfaces: []string{port}})
+		TLS: pki.TLS(false), Username: "admin", Password: tgPassword, Interfaces: []string{port},
+		Links: portlink.Static{}.With(port, linktruth.Observation{Oper: linktruth.Up, SpeedMbps: 100_000})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	// were validated already, e.g. the configuration a validated
 	// SetRequest creates.
 	RefsOnly bool
+	// State accepts state (config false) nodes beside configuration: the
+	// payload is a device's operational data (a Get of type STATE or ALL),
+	// whose leaves are checked against their types like configuration.
+	State bool
 	// strings: every scalar may be a JSON string (CONFIG_DB).
 	stringScalars bool
 }
@@ -431,7 +435,7 @@ func (r *run) members(n *node, m map[string]any) {
 		switch {
 		case qual != "" && qual != c.module:
 			r.errf(r.here(""), "", "node belongs to module %s, not %s", c.module, qual)
-		case !c.config:
+		case !c.config && !r.opt.State:
 			r.errf(r.here(""), "", "state node (config false) cannot be written")
 		default:
 			r.value(c, cv)

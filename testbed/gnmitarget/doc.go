@@ -37,6 +37,15 @@
 //     oper-status and counters that grow on every read, so two polls
 //     differ; Target.SetState overrides a state leaf (e.g. take a link
 //     down).
+//   - Link state (links.go): each interface's oper state, speed, FEC,
+//     error and discard counters and LLDP neighbours come from
+//     Config.Links (a testbed/portlink.Source, the testbed's cabling):
+//     OpenConfig /interfaces/interface/state, .../ethernet/state and
+//     /lldp/interfaces/interface/neighbors; SR Linux /interface and
+//     /system/lldp/interface/neighbor. With models the interface state is
+//     validated before it is served; the LLDP modules are not in the
+//     loaded sets, so /lldp and /system/lldp are served as the vendors'
+//     models draw them. A nil Source: every port down, no neighbour.
 //   - Commit confirmed (Config.CommitConfirm, openconfig/reference
 //     rpc/gnmi/gnmi-commit-confirmed.md): a Set carrying
 //     Commit{id, commit{rollback_duration}} applies and arms a timer that

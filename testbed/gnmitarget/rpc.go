@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabctl/fabctl/internal/jsontree"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -240,15 +241,20 @@ func typedValue(e gpb.Encoding, v any) (*gpb.TypedValue, error) {
 	return &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: b}}, nil
 }
 
-// view is the data a read of type typ sees. Caller holds t.mu.
-func (t *Target) view(typ gpb.GetRequest_DataType) map[string]any {
-	switch typ {
-	case gpb.GetRequest_CONFIG:
-		return t.tree
-	case gpb.GetRequest_STATE, gpb.GetRequest_OPERATIONAL:
-		return t.stateTree()
+// view is the data a read of type typ sees, interface state from links
+// (Target.linkPorts). Caller holds t.mu.
+func (t *Target) view(typ gpb.GetRequest_DataType, links map[string]linktruth.Observation) (map[string]any, error) {
+	if typ == gpb.GetRequest_CONFIG {
+		return t.tree, nil
 	}
-	return t.mergeTrees(t.tree, t.stateTree())
+	st := t.stateTree(links)
+	if err := t.validateState(st); err != nil {
+		return nil, err
+	}
+	if typ == gpb.GetRequest_STATE || typ == gpb.GetRequest_OPERATIONAL {
+		return st, nil
+	}
+	return t.mergeTrees(t.tree, st), nil
 }
 
 // checkReadPath reports a read path the models do not have
@@ -258,6 +264,15 @@ func (t *Target) checkReadPath(elems []yangval.PathElem) error {
 		return nil
 	}
 	n := t.rootNode(elems[0].Name)
+	if t.lldpPath(elems) {
+		lldp := n
+		if t.cfg.Flavor == FlavorSRLinux {
+			lldp = n.Child(elems[1].Name)
+		}
+		if !lldp.Valid() {
+			return nil // the models lack LLDP: served outside them (links.go)
+		}
+	}
 	if !n.Valid() {
 		return status.Errorf(codes.InvalidArgument, "%s: no such top-level node in the models", yangval.PathString(elems[:1]))
 	}
@@ -293,8 +308,16 @@ func (t *Target) Get(ctx context.Context, req *gpb.GetRequest) (*gpb.GetResponse
 		}
 		all = append(all, elems)
 	}
+	links, err := t.linkPorts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t.mu.Lock()
-	view := t.view(req.GetType())
+	view, err := t.view(req.GetType(), links)
+	if err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
 	var notes []*gpb.Notification
 	now := time.Now().UnixNano()
 	for _, elems := range all {
@@ -613,8 +636,16 @@ func (t *Target) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	}
 	send := func(data bool) error {
 		if data {
+			links, err := t.linkPorts(ctx)
+			if err != nil {
+				return err
+			}
 			t.mu.Lock()
-			view := t.view(gpb.GetRequest_ALL)
+			view, err := t.view(gpb.GetRequest_ALL, links)
+			if err != nil {
+				t.mu.Unlock()
+				return err
+			}
 			var notes []*gpb.Notification
 			now := time.Now().UnixNano()
 			for _, elems := range paths {

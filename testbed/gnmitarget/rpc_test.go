@@ -10,6 +10,9 @@ import (
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
+
+	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 var ocIfs = []string{"Ethernet0", "Ethernet8"}
@@ -315,8 +318,17 @@ func TestCommitConfirm(t *testing.T) {
 	wantCode(t, err, codes.Unimplemented)
 }
 
+// upLinks cables every port up (portlink.Static), as a live testbed does.
+func upLinks(ports ...string) portlink.Static {
+	s := portlink.Static{}
+	for _, p := range ports {
+		s = s.With(p, linktruth.Observation{Oper: linktruth.Up, SpeedMbps: 100_000})
+	}
+	return s
+}
+
 func TestSubscribe(t *testing.T) {
-	tg, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs})
+	tg, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: upLinks(ocIfs...)})
 	ctx := ctxT(t)
 	sub := func(mode gpb.SubscriptionList_Mode, path string) gpb.GNMI_SubscribeClient {
 		s, err := c.Subscribe(ctx)

@@ -8,13 +8,15 @@ import (
 	"strconv"
 
 	"github.com/fabctl/fabctl/internal/jsontree"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/yangval"
 )
 
 // The state model is small on purpose: every interface of the
-// configuration reports its oper status and counters that grow with each
-// read (so two polls differ), in the flavor's shape. SetState overrides
-// any leaf of that state tree.
+// configuration reports its oper status, speed and LLDP neighbours from
+// Config.Links (links.go) and counters that grow with each read (so two
+// polls differ; errors and discards are the Source's), in the flavor's
+// shape. SetState overrides any leaf of that state tree.
 
 type stateOverride struct {
 	path  []yangval.PathElem
@@ -115,10 +117,12 @@ func counters(flavor string, i int, reads uint64) map[string]any {
 }
 
 // stateTree is the state-only tree (list keys included) of the current
-// configuration. Caller holds t.mu.
-func (t *Target) stateTree() map[string]any {
+// configuration, with each interface's link from links (links.go).
+// Caller holds t.mu.
+func (t *Target) stateTree(links map[string]linktruth.Observation) map[string]any {
 	t.reads++
 	st := map[string]any{}
+	var ports []linktruth.Observation
 	if t.cfg.Flavor == FlavorSRLinux {
 		name, ok := member(t.tree, "srl_nokia-interfaces:interface")
 		if ok {
@@ -128,14 +132,26 @@ func (t *Target) stateTree() map[string]any {
 				if s, ok := e["admin-state"].(string); ok {
 					admin = s
 				}
-				oper := "up"
-				if admin != "enable" {
-					oper = "down"
+				o := portState(links, e["name"], admin == "enable")
+				ports = append(ports, o)
+				stats := counters(t.cfg.Flavor, i, t.reads)
+				errorCounters(t.cfg.Flavor, stats, o)
+				s := map[string]any{"name": e["name"], "oper-state": o.Oper, "statistics": stats}
+				eth := map[string]any{}
+				if sp := srlSpeed(o.SpeedMbps); sp != "" {
+					eth["port-speed"] = sp
 				}
-				out = append(out, map[string]any{"name": e["name"], "oper-state": oper, "statistics": counters(t.cfg.Flavor, i, t.reads)})
+				if fecModes[t.cfg.Flavor][o.FEC] && o.Oper == linktruth.Up {
+					eth["forward-error-correction"] = map[string]any{"operational-host-if-fec": o.FEC}
+				}
+				if len(eth) > 0 {
+					s["ethernet"] = eth
+				}
+				out = append(out, s)
 			}
 			if out != nil {
 				st["srl_nokia-interfaces:interface"] = out
+				st["srl_nokia-system:system"] = map[string]any{"srl_nokia-lldp:lldp": lldpSRLinux(ports)}
 			}
 		}
 	} else if name, ok := member(t.tree, "openconfig-interfaces:interfaces"); ok {
@@ -150,16 +166,38 @@ func (t *Target) stateTree() map[string]any {
 					}
 				}
 				up := s["enabled"] != false
+				o := portState(links, e["name"], up)
+				ports = append(ports, o)
 				s["admin-status"], s["oper-status"] = "DOWN", "DOWN"
 				if up {
-					s["admin-status"], s["oper-status"] = "UP", "UP"
+					s["admin-status"] = "UP"
 				}
-				s["counters"] = counters(t.cfg.Flavor, i, t.reads)
-				out = append(out, map[string]any{"name": e["name"], "state": s})
+				if o.Oper == linktruth.Up {
+					s["oper-status"] = "UP"
+				}
+				c := counters(t.cfg.Flavor, i, t.reads)
+				errorCounters(t.cfg.Flavor, c, o)
+				s["counters"] = c
+				entry := map[string]any{"name": e["name"], "state": s}
+				eth := map[string]any{}
+				if sp := ocSpeed(o.SpeedMbps); sp != "" {
+					eth["port-speed"] = sp
+					if o.Oper == linktruth.Up {
+						eth["negotiated-port-speed"] = sp
+					}
+				}
+				if fecModes[t.cfg.Flavor][o.FEC] && o.Oper == linktruth.Up {
+					eth["fec-mode"] = "openconfig-if-ethernet:" + o.FEC
+				}
+				if len(eth) > 0 {
+					entry["openconfig-if-ethernet:ethernet"] = map[string]any{"state": eth}
+				}
+				out = append(out, entry)
 			}
 		}
 		if out != nil {
 			st["openconfig-interfaces:interfaces"] = map[string]any{"interface": out}
+			st["openconfig-lldp:lldp"] = lldpOpenConfig(ports)
 		}
 	}
 	for _, o := range t.overrides {

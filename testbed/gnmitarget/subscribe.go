@@ -111,8 +111,16 @@ func (t *Target) streamSend(stream gpb.GNMI_SubscribeServer, sl *gpb.Subscriptio
 	if !due {
 		return nil
 	}
+	links, err := t.linkPorts(stream.Context())
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
-	view := t.view(gpb.GetRequest_ALL)
+	view, err := t.view(gpb.GetRequest_ALL, links)
+	if err != nil {
+		t.mu.Unlock()
+		return err
+	}
 	var notes []*gpb.Notification
 	for _, s := range subs {
 		sample := s.mode == gpb.SubscriptionMode_SAMPLE && !now.Before(s.next)

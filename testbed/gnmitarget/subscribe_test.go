@@ -34,7 +34,7 @@ func streamRecv(t *testing.T, s gpb.GNMI_SubscribeClient, stop func(hist map[str
 }
 
 func TestSubscribeStream(t *testing.T) {
-	tg, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs})
+	tg, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: upLinks(ocIfs...)})
 	ctx := ctxT(t)
 	open := func(subs ...*gpb.Subscription) gpb.GNMI_SubscribeClient {
 		s, err := c.Subscribe(ctx)

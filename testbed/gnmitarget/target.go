@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fabctl/fabctl/internal/jsontree"
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/yangval"
 	"github.com/fabctl/fabctl/yangval/libyang"
 )
@@ -81,6 +82,12 @@ type Config struct {
 	// enabled}; SR Linux: interface[name]/admin-state), in addition to
 	// Initial. They are the ports that "exist" on the device.
 	Interfaces []string
+
+	// Links is the switch's cabling (testbed/portlink): each configured
+	// interface's oper state, speed, FEC, error counters and LLDP
+	// neighbours in the flavor's state paths (links.go). nil: every port
+	// is down with no neighbour.
+	Links portlink.Source
 
 	// SetLatency delays every Set (before it is applied), to measure
 	// parallel apply.
