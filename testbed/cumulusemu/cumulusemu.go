@@ -59,6 +59,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
@@ -85,6 +86,11 @@ type Options struct {
 	// 0.3-1 s to answer show running-config (benchmarks state it).
 	ShowLatency time.Duration
 	Addr        string
+	// Links is the switch's cabling (testbed/portlink), what its interface
+	// and LLDP show commands are to report (nil: every port down, no
+	// neighbours). Not answered yet: the NVUE link commands come with the
+	// Cumulus driver's link reader.
+	Links portlink.Source
 }
 
 // Revision is one apply of a revision: NVUE's history lists every apply

@@ -51,6 +51,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
@@ -84,6 +85,10 @@ type Options struct {
 	// AuthorizedKeys log in as User without a password (key or agent).
 	AuthorizedKeys []gossh.PublicKey
 	Addr           string // default 127.0.0.1:0
+	// Links is the switch's cabling: `show interfaces | json` and `show
+	// lldp neighbors detail | json` answer from it (links.go). nil: every
+	// port down, no neighbours.
+	Links portlink.Source
 }
 
 // Switch is one emulated EOS switch.
@@ -407,6 +412,12 @@ func (s *shell) show(line string, toks []string) string {
 		// goeapi-show-version.txt: "Arista <model>" first, then the
 		// hardware and software lines
 		return showVersion(s.sw.opts.Model)
+	case arg == "interfaces | json":
+		// napalm-show-interfaces.json (links.go)
+		return s.showInterfacesJSON()
+	case arg == "lldp neighbors detail | json":
+		// napalm-show-lldp-neighbors-detail.json (links.go)
+		return s.showLLDPJSON()
 	case arg == "session-config diffs":
 		// pyeapi-session-config-diffs.txt:11 (inside the session)
 		if s.session == "" {

@@ -49,6 +49,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
@@ -74,6 +75,11 @@ type Options struct {
 	// switchport`: its ports are layer 2 unless `no switchport` makes
 	// one routed (Config.DefaultSwitchport).
 	DefaultSwitchport bool
+	// Links is the switch's cabling (testbed/portlink), what its interface
+	// and LLDP show commands are to report (nil: every port down, no
+	// neighbours). Not answered yet: the NX-OS link commands come with the
+	// NX-OS driver's link reader.
+	Links portlink.Source
 }
 
 type checkpoint struct {

@@ -1,10 +1,14 @@
 package eos
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/internal/switchtest"
+	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 // The vendor corpus's real outputs parse into the report the comparison
@@ -40,8 +44,13 @@ func TestParseLinksCorpus(t *testing.T) {
 	if n := dl.Ports["Ethernet27/1"].Neighbors; len(n) != 1 || n[0].PortID != "et-0/0/20" || n[0].SystemName != "some-switch" {
 		t.Fatalf("Ethernet27/1 neighbours %+v", n)
 	}
-	if o := dl.Ports["Ethernet12"]; o.Oper != linktruth.Down || len(o.Neighbors) != 0 || dl.Ports["Ethernet8"].SpeedMbps != 10000 {
+	if o := dl.Ports["Ethernet12"]; o.Oper != linktruth.Down || o.AdminDown || len(o.Neighbors) != 0 || dl.Ports["Ethernet8"].SpeedMbps != 10000 {
 		t.Fatalf("Ethernet12 %+v", o)
+	}
+	// A shut port's status is "disabled" (NAPALM's get_interfaces).
+	dl, err = ParseLinks(`{"interfaces": {"Ethernet4": {"interfaceStatus": "disabled", "lineProtocolStatus": "down"}}}`, `{"lldpNeighbors": {}}`)
+	if err != nil || !dl.Ports["Ethernet4"].AdminDown || dl.Ports["Ethernet4"].Oper != linktruth.Down {
+		t.Fatalf("disabled port: %+v %v", dl, err)
 	}
 }
 
@@ -53,6 +62,9 @@ func TestParseLinksRefuses(t *testing.T) {
 		{`{"interfaces": {}}`, "% LLDP is not enabled"},
 		{`{}`, `{"lldpNeighbors": {}}`},
 		{`{"interfaces": {"Ethernet1": {"bandwidth": "fast"}}}`, `{"lldpNeighbors": {}}`},
+		{`{"interfaces": {"Ethernet1": null}}`, `{"lldpNeighbors": {}}`},
+		{`{"interfaces": {"Ethernet1": {"bandwidth": -5}}}`, `{"lldpNeighbors": {}}`},
+		{`{"interfaces": {}}`, `[]`},
 	} {
 		if dl, err := ParseLinks(tc[0], tc[1]); err == nil || !strings.Contains(err.Error(), "show ") {
 			t.Errorf("ParseLinks(%q, %q) = %+v, %v", tc[0], tc[1], dl, err)
@@ -61,11 +73,36 @@ func TestParseLinksRefuses(t *testing.T) {
 }
 
 func FuzzParseLinks(f *testing.F) {
+	f.Add(corpusBody(f, "napalm-show-interfaces.json"), corpusBody(f, "napalm-show-lldp-neighbors-detail.json"))
 	f.Add(`{"interfaces": {"Ethernet1": {"lineProtocolStatus": "up", "bandwidth": 100000000000}}}`, `{"lldpNeighbors": {"Ethernet1": {"lldpNeighborInfo": [{"systemName": "h1", "neighborInterfaceInfo": {"interfaceId": "\"eth1\""}}]}}}`)
 	f.Fuzz(func(t *testing.T, ifs, lldp string) {
 		dl, err := ParseLinks(ifs, lldp)
 		if err == nil && (dl == nil || dl.Ports == nil) {
 			t.Fatal("no error and no report")
 		}
+		if err != nil && !strings.Contains(err.Error(), "show ") {
+			t.Fatalf("error names no command: %v", err)
+		}
+	})
+}
+
+// The driver reads eosemu's answers from the cabling (portlink): leaf2
+// as the testbed spec cables it reads clean; a miswire, a port down, a
+// lower speed and errors are each caught on the port.
+func TestReadLinksEmulated(t *testing.T) {
+	s, f := load(t, "testbed")
+	sw := eosSwitch(t, f, "leaf2")
+	switchtest.RunLinks(t, s, "leaf2", func(t *testing.T, src portlink.Source) *linktruth.DeviceLinks {
+		emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf2", Password: switchtest.Password, Ports: 8, Links: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { emu.Close() })
+		target, opts := switchtest.Connect(t, emu, sw, "admin")
+		dl, err := NewWith(opts).ReadLinks(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dl
 	})
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // corpusBody is a corpus file without its "#" source header.
-func corpusBody(t *testing.T, name string) string {
+func corpusBody(t testing.TB, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(corpusDir, name))
 	if err != nil {

@@ -152,6 +152,9 @@ func exercise(t *testing.T) []string {
 	if err := r.drv.Save(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.drv.ReadLinks(ctx, tg); err != nil {
+		t.Fatal(err)
+	}
 	cmds = append(cmds, r.emu.Commands()...)
 
 	// 2. A prior configuration of someone else's, applied over and rolled
