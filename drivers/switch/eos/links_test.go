@@ -99,7 +99,7 @@ func TestReadLinksEmulated(t *testing.T) {
 		}
 		t.Cleanup(func() { emu.Close() })
 		target, opts := switchtest.Connect(t, emu, sw, "admin")
-		dl, err := NewWith(opts).ReadLinks(context.Background(), target)
+		dl, err := NewWith(opts).readLinks(context.Background(), target)
 		if err != nil {
 			t.Fatal(err)
 		}
