@@ -1,11 +1,22 @@
 // Package topology turns the spec's cabling into what job schedulers
-// place jobs by: a Slurm topology.conf for the tree plugin and
-// Kubernetes node labels (topology.fabctl.io/leaf, /spine-group, /rail).
-// docs/telemetry.md describes both.
+// place jobs by: a Slurm topology.conf for the tree plugin or for the
+// block plugin, and Kubernetes node labels (topology.fabctl.io/leaf,
+// /spine-group, /rail). docs/telemetry.md describes them.
+//
+// A rail-optimised pod (NVIDIA DGX SuperPOD reference architecture,
+// "Network Fabrics: Compute Fabric": each node's NIC n goes to the
+// scalable unit's rail-n leaf, so traffic on a rail is one switch away
+// from every other node of the unit, and traffic between units or rails
+// crosses the spine) is grouped by rail group: the hosts whose NICs reach
+// the same set of leaf switches. A rail group is one Slurm leaf switch in
+// the tree (Slurm warns "Multiple leaf switches contain nodes" when a
+// node is listed under several) and one block for topology/block.
 package topology
 
 import (
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,9 +29,12 @@ import (
 // Host is one host's place in the fabric.
 type Host struct {
 	Name string `json:"name"`
-	// Leaf is the leaf the host's first cabled NIC (rail 0) reaches; the
-	// Slurm tree places the host there.
+	// Leaf is the leaf the host's first cabled NIC (rail 0) reaches.
 	Leaf string `json:"leaf"`
+	// RailGroup names the host's rail group, the Slurm leaf switch and
+	// block the host sits in: Leaf when every cabled NIC reaches Leaf,
+	// else the group's leaves joined by "+" (RailGroupName).
+	RailGroup string `json:"rail_group,omitempty"`
 	// SpineGroup names the switches above Leaf (sorted, joined by "."):
 	// hosts with the same group are one hop apart above their leaves.
 	SpineGroup string `json:"spine_group"`
@@ -28,12 +42,22 @@ type Host struct {
 	Rails map[int]string `json:"rails"`
 }
 
-// Switch is one switch and what hangs below it.
+// Switch is one switch of Slurm's tree and what hangs below it. A rail
+// group is one Switch standing for the leaves in Rails.
 type Switch struct {
 	Name     string   `json:"name"`
 	Tier     int      `json:"tier"`
+	Rails    []string `json:"rails,omitempty"`
 	Nodes    []string `json:"nodes,omitempty"`
 	Switches []string `json:"switches,omitempty"`
+}
+
+// Block is one block of Slurm's topology/block plugin: the hosts of one
+// rail group (or of one leaf), one switch apart on every rail.
+type Block struct {
+	Name   string   `json:"name"`
+	Leaves []string `json:"leaves"`
+	Nodes  []string `json:"nodes"`
 }
 
 // Topology is the fabric as a scheduler sees it.
@@ -41,6 +65,35 @@ type Topology struct {
 	Fabric   string   `json:"fabric"`
 	Hosts    []Host   `json:"hosts"`
 	Switches []Switch `json:"switches"`
+	Blocks   []Block  `json:"blocks"`
+}
+
+// MaxSlurmName is the longest switch name Slurm takes: SwitchName is
+// limited to HOST_NAME_MAX (64) characters since Slurm 24.11 (SchedMD
+// commit f4d7cad0ac, topology.conf(5) "cannot be longer than 64
+// characters").
+const MaxSlurmName = 64
+
+// RailGroupName names a rail group by its leaves (in rail order, each
+// once): the leaves joined by "+" ("leaf1+leaf2"; spec names never hold
+// a '+', so the name is no spec switch's). Past MaxSlurmName characters
+// it is the first leaf, "+" and a hash of the group's cabling (rails and
+// leaves): FromSpec uses that form too when two groups of other cabling
+// would share a name.
+func RailGroupName(leaves []string) string {
+	if len(leaves) == 1 {
+		return leaves[0]
+	}
+	if n := strings.Join(leaves, "+"); len(n) <= MaxSlurmName {
+		return n
+	}
+	return hashedName(leaves[0], strings.Join(leaves, "+"))
+}
+
+func hashedName(first, key string) string {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return fmt.Sprintf("%s+%08x", first, h.Sum32())
 }
 
 // tier is a switch's Clos level: the spec's tier, else 1 for a switch
@@ -97,6 +150,7 @@ func FromSpec(s *spec.Spec) *Topology {
 		sws[sw.Name] = &Switch{Name: sw.Name, Tier: t[sw.Name]}
 	}
 	above := map[string]map[string]bool{}
+	groups := &railGroups{byKey: map[string]*Switch{}, byName: map[string]string{}}
 	for _, l := range s.Links {
 		a, b := sws[l.A.Node], sws[l.B.Node]
 		if a == nil || b == nil || a.Tier == b.Tier {
@@ -134,13 +188,13 @@ func FromSpec(s *spec.Spec) *Topology {
 			}
 		}
 		if ht.Leaf != "" {
-			sws[ht.Leaf].Nodes = appendOnce(sws[ht.Leaf].Nodes, h.Name)
 			var sp []string
 			for n := range above[ht.Leaf] {
 				sp = append(sp, n)
 			}
 			sort.Strings(sp)
 			ht.SpineGroup = strings.Join(sp, ".")
+			ht.RailGroup = groups.place(ht, sws, above)
 		}
 		tp.Hosts = append(tp.Hosts, ht)
 	}
@@ -161,15 +215,93 @@ func FromSpec(s *spec.Spec) *Topology {
 			x.Switches = kept
 		}
 	}
+	// The tree in spec order, each rail group after the first of its
+	// leaves; the blocks are its switches with hosts.
 	for _, sw := range s.Switches {
-		x := sws[sw.Name]
-		if len(x.Nodes) == 0 && len(x.Switches) == 0 {
-			continue // nothing below it: not part of the tree
+		for _, x := range append([]*Switch{sws[sw.Name]}, groups.after[sw.Name]...) {
+			if len(x.Nodes) == 0 && len(x.Switches) == 0 {
+				continue // nothing below it: not part of the tree
+			}
+			sort.Strings(x.Switches)
+			tp.Switches = append(tp.Switches, *x)
+			if len(x.Nodes) > 0 {
+				leaves := x.Rails
+				if leaves == nil {
+					leaves = []string{x.Name}
+				}
+				tp.Blocks = append(tp.Blocks, Block{Name: x.Name, Leaves: leaves, Nodes: x.Nodes})
+			}
 		}
-		sort.Strings(x.Switches)
-		tp.Switches = append(tp.Switches, *x)
 	}
+	// Slurm's block plugin joins neighbouring blocks into the next level
+	// (topology.conf(5) "topology/block": "Defined blocks of nodes are
+	// paired with other contiguous blocks"): blocks below the same
+	// spines go next to each other.
+	spinesOf := func(b Block) string {
+		var sp []string
+		for _, l := range b.Leaves {
+			for n := range above[l] {
+				sp = append(sp, n)
+			}
+		}
+		sort.Strings(sp)
+		return strings.Join(slices.Compact(sp), ",")
+	}
+	sort.SliceStable(tp.Blocks, func(i, j int) bool { return spinesOf(tp.Blocks[i]) < spinesOf(tp.Blocks[j]) })
 	return tp
+}
+
+// railGroups collects the hosts' rail groups: hosts whose NICs reach the
+// same leaf on every rail share one.
+type railGroups struct {
+	byKey  map[string]*Switch // cabling (rail=leaf ...) -> group
+	byName map[string]string  // group name -> cabling
+	after  map[string][]*Switch
+}
+
+// place puts h in its rail group, the group below every switch above one
+// of its leaves, and returns the group's name. A host whose NICs all
+// reach one leaf sits under that leaf itself.
+func (g *railGroups) place(h Host, sws map[string]*Switch, above map[string]map[string]bool) string {
+	rails := make([]int, 0, len(h.Rails))
+	for r := range h.Rails {
+		rails = append(rails, r)
+	}
+	sort.Ints(rails)
+	var leaves, key []string
+	for _, r := range rails {
+		key = append(key, strconv.Itoa(r)+"="+h.Rails[r])
+		if !slices.Contains(leaves, h.Rails[r]) {
+			leaves = append(leaves, h.Rails[r])
+		}
+	}
+	if len(leaves) == 1 {
+		sw := sws[leaves[0]]
+		sw.Nodes = appendOnce(sw.Nodes, h.Name)
+		return sw.Name
+	}
+	k := strings.Join(key, " ")
+	x := g.byKey[k]
+	if x == nil {
+		name := RailGroupName(leaves)
+		if other, taken := g.byName[name]; taken && other != k {
+			name = hashedName(leaves[0], k)
+		}
+		x = &Switch{Name: name, Tier: 1, Rails: leaves}
+		g.byKey[k], g.byName[name] = x, k
+		if g.after == nil {
+			g.after = map[string][]*Switch{}
+		}
+		g.after[leaves[0]] = append(g.after[leaves[0]], x)
+		sws[name] = x
+		for _, l := range leaves {
+			for sp := range above[l] {
+				sws[sp].Switches = appendOnce(sws[sp].Switches, x.Name)
+			}
+		}
+	}
+	x.Nodes = appendOnce(x.Nodes, h.Name)
+	return x.Name
 }
 
 func appendOnce(s []string, v string) []string {
@@ -183,12 +315,14 @@ func appendOnce(s []string, v string) []string {
 
 // Slurm is the topology.conf of the tree plugin (TopologyPlugin=
 // topology/tree): one SwitchName line per switch with the hosts
-// (Nodes=) or switches (Switches=) below it. A host is placed under the
-// leaf of its rail-0 NIC: Slurm's tree has one leaf per node.
+// (Nodes=) or switches (Switches=) below it. A host sits under its rail
+// group: Slurm's tree has one leaf per node, and the hosts of a rail
+// group are one switch apart on every rail, as hosts under one leaf are.
 func (t *Topology) Slurm() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# topology.conf for fabric %q, generated by fabctl topology --format slurm from the spec's cabling.\n", t.Fabric)
-	b.WriteString("# TopologyPlugin=topology/tree. A host sits under the leaf of its first NIC (rail 0).\n")
+	b.WriteString("# TopologyPlugin=topology/tree. A host sits under the leaf its NICs reach.\n")
+	t.railComments(&b, "switch")
 	for _, sw := range t.Switches {
 		fmt.Fprintf(&b, "SwitchName=%s", sw.Name)
 		if len(sw.Nodes) > 0 {
@@ -198,6 +332,51 @@ func (t *Topology) Slurm() string {
 			fmt.Fprintf(&b, " Switches=%s", strings.Join(sw.Switches, ","))
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// railComments says which leaves each rail group stands for.
+func (t *Topology) railComments(b *strings.Builder, what string) {
+	first := true
+	for _, sw := range t.Switches {
+		if len(sw.Rails) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintf(b, "# A rail group (hosts whose NICs reach the same leaf on every rail) is one %s:\n", what)
+			first = false
+		}
+		fmt.Fprintf(b, "#   %s: leaves %s\n", sw.Name, strings.Join(sw.Rails, ", "))
+	}
+}
+
+// SlurmBlock is the topology.conf of the block plugin (TopologyPlugin=
+// topology/block, Slurm 23.11 or later; topology.conf(5) "topology/block"):
+// one BlockName line per rail group (or leaf) with its hosts. Slurm 23.11
+// takes only blocks of one size (topology_block.c: "children count no
+// equal bblock_node_cnt"); 24.05 and later take blocks of at least the
+// base size, the first block's size unless BlockSizes says (block_record.c
+// _read_topo_file). Blocks of unequal size therefore get BlockSizes: the
+// smallest block's size as the base and the levels Slurm uses without it
+// (1, 2, 4, 8 and 16 blocks), each "a power of two larger than the prior".
+func (t *Topology) SlurmBlock() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# topology.conf for fabric %q, generated by fabctl topology --format slurm-block from the spec's cabling.\n", t.Fabric)
+	b.WriteString("# TopologyPlugin=topology/block (Slurm 23.11 or later). A block is the hosts one switch apart on every rail.\n")
+	t.railComments(&b, "block")
+	if len(t.Blocks) == 0 {
+		b.WriteString("# No host is cabled to a switch: there is no block.\n")
+		return b.String()
+	}
+	least, most := len(t.Blocks[0].Nodes), 0
+	for _, bl := range t.Blocks {
+		least, most = min(least, len(bl.Nodes)), max(most, len(bl.Nodes))
+		fmt.Fprintf(&b, "BlockName=%s Nodes=%s\n", bl.Name, strings.Join(bl.Nodes, ","))
+	}
+	if least != most {
+		fmt.Fprintf(&b, "# Blocks of %d to %d hosts: BlockSizes needs Slurm 24.05 or later (23.11 takes blocks of one size only).\n", least, most)
+		fmt.Fprintf(&b, "BlockSizes=%d,%d,%d,%d,%d\n", least, 2*least, 4*least, 8*least, 16*least)
 	}
 	return b.String()
 }

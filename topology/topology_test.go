@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,55 +99,217 @@ host "gpu01" {
 	}
 }
 
-// TestRailOptimized: a host with two NICs on two leaves sits under its
-// rail-0 leaf in Slurm and carries a leaf label per rail.
+// TestRailOptimized: in a rail-optimised pod (each host's NIC n on its
+// unit's rail-n leaf) the hosts of one scalable unit form a rail group:
+// one leaf switch of Slurm's tree and one block, named after its leaves,
+// with every spine above one of its leaves above it; a host on one leaf
+// stays under that leaf. Each host carries a leaf label per rail.
 func TestRailOptimized(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	for _, c := range []struct{ name, dir string }{
+		{"rail-pod", "topology/testdata/rail-pod"},
+		{"ai-pod", "examples/ai-pod"},
+	} {
+		tp := FromSpec(testutil.Load(t, filepath.Join(root, c.dir), spec.LoadOptions{}))
+		testutil.Golden(t, filepath.Join("testdata", c.name+".slurm.conf"), []byte(tp.Slurm()))
+		testutil.Golden(t, filepath.Join("testdata", c.name+".block.conf"), []byte(tp.SlurmBlock()))
+		if err := checkBlockRules(tp.SlurmBlock(), tp); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	tp := FromSpec(testutil.Load(t, filepath.Join(root, "topology/testdata/rail-pod"), spec.LoadOptions{}))
+	l := tp.Labels()["g4"]
+	if l[LabelPrefix+"rail0-leaf"] != "l2" || l[LabelPrefix+"rail1-leaf"] != "l3" || l[LabelPrefix+"leaf"] != "l2" {
+		t.Errorf("labels %v", l)
+	}
+	for _, h := range tp.Hosts {
+		if want := map[string]string{"g1": "l0+l1", "g4": "l2+l3", "h9": "l0"}[h.Name]; want != "" && h.RailGroup != want {
+			t.Errorf("%s: rail group %q, want %q", h.Name, h.RailGroup, want)
+		}
+	}
+}
+
+// TestRailGroupName: a group's name is its leaves joined by "+" up to
+// Slurm's 64 characters, else the first leaf and a hash of the cabling;
+// two groups of other cabling never share a name.
+func TestRailGroupName(t *testing.T) {
+	if n := RailGroupName([]string{"leaf1", "leaf2"}); n != "leaf1+leaf2" {
+		t.Errorf("got %q", n)
+	}
+	long := []string{strings.Repeat("a", 30), strings.Repeat("b", 30), strings.Repeat("c", 30)}
+	if n := RailGroupName(long); len(n) > MaxSlurmName || !strings.HasPrefix(n, long[0]+"+") {
+		t.Errorf("long group: %q", n)
+	}
+	// h1: rail 0 on l0, rails 1 and 2 on l1; h2: rails 0 and 1 on l0,
+	// rail 2 on l1: both reach l0 and l1, but a rail-1 packet between
+	// them crosses the spine, so they are two groups.
 	s := testutil.LoadSrc(t, `
 fabric "r" { transport = "rocev2" }
 switch "l0" {
   platform = "sonic"
   address  = "127.0.0.1"
-  role     = "leaf"
 }
 switch "l1" {
   platform = "sonic"
   address  = "127.0.0.2"
-  role     = "leaf"
 }
-switch "s0" {
-  platform = "sonic"
-  address  = "127.0.0.3"
-  role     = "spine"
-}
-host "g1" {
+host "h1" {
   connect = "local"
-  nic "e0" { addresses = ["10.0.0.1/31"] }
-  nic "e1" { addresses = ["10.0.1.1/31"] }
+  nic "e0" {}
+  nic "e1" {}
+  nic "e2" {}
+}
+host "h2" {
+  connect = "local"
+  nic "e0" {}
+  nic "e1" {}
+  nic "e2" {}
 }
 link {
-  endpoints = ["l0:Ethernet0", "g1:e0"]
+  endpoints = ["l0:Ethernet0", "h1:e0"]
   speed     = "400G"
 }
 link {
-  endpoints = ["l1:Ethernet0", "g1:e1"]
+  endpoints = ["l1:Ethernet0", "h1:e1"]
   speed     = "400G"
 }
 link {
-  endpoints = ["l0:Ethernet8", "s0:Ethernet0"]
+  endpoints = ["l1:Ethernet4", "h1:e2"]
   speed     = "400G"
 }
 link {
-  endpoints = ["l1:Ethernet8", "s0:Ethernet4"]
+  endpoints = ["l0:Ethernet4", "h2:e0"]
+  speed     = "400G"
+}
+link {
+  endpoints = ["l0:Ethernet8", "h2:e1"]
+  speed     = "400G"
+}
+link {
+  endpoints = ["l1:Ethernet8", "h2:e2"]
   speed     = "400G"
 }
 `)
 	tp := FromSpec(s)
-	if got := tp.Slurm(); !strings.Contains(got, "SwitchName=l0 Nodes=g1\nSwitchName=s0 Switches=l0\n" /* l1 serves rail 1 only: no node sits under it */) {
-		t.Errorf("slurm:\n%s", got)
+	if g1, g2 := tp.Hosts[0].RailGroup, tp.Hosts[1].RailGroup; g1 == g2 || len(tp.Blocks) != 2 {
+		t.Errorf("rail groups %q and %q, blocks %+v: want two", g1, g2, tp.Blocks)
 	}
-	l := tp.Labels()["g1"]
-	if l[LabelPrefix+"rail0-leaf"] != "l0" || l[LabelPrefix+"rail1-leaf"] != "l1" {
-		t.Errorf("labels %v", l)
+	if err := checkBlockRules(tp.SlurmBlock(), tp); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkBlockRules checks a topology.conf for topology/block against the
+// rules Slurm's block plugin enforces when it reads one. Debian 12's
+// slurmctld (22.05) has no topology/block plugin (SchedMD added it in
+// 23.11, commit 71c4762ed9), so this is what checks the file here, not
+// Slurm. The rules, from SchedMD/slurm (fetched): slurm-23-11-0-1
+// src/plugins/topology/block/topology_block.c block_record_validate and
+// slurm-24-11-0-1 src/plugins/topology/block/block_record.c
+// _read_topo_file, block_record_validate:
+//   - only BlockName (with Nodes=) and BlockSizes lines ("Parsing error
+//     at unrecognized key" otherwise: s_p_parse_file);
+//   - block names unique ("Block (%s) has already been defined");
+//   - every block has nodes, each one a node slurm.conf defines ("lacks
+//     children", "Invalid node name");
+//   - without BlockSizes every block has the first block's node count
+//     (23.11: "children count no equal bblock_node_cnt"); with it
+//     (24.05+) every block has at least the first size, and each size is
+//     that base times a power of two up to 2^15 ("Invalid BlockSizes
+//     value", "children count lower than bblock_node_cnt").
+//
+// fabctl's own rule on top: no node in two blocks.
+func checkBlockRules(conf string, tp *Topology) error {
+	nodes := map[string]bool{}
+	for _, h := range tp.Hosts {
+		nodes[h.Name] = true
+	}
+	names, inBlock := map[string]bool{}, map[string]string{}
+	var counts, sizes []int
+	for i, line := range strings.Split(conf, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		key, val, _ := strings.Cut(fields[0], "=")
+		switch strings.ToLower(key) {
+		case "blockname":
+			if len(fields) != 2 || !strings.HasPrefix(strings.ToLower(fields[1]), "nodes=") {
+				return fmt.Errorf("line %d: %q: a block needs Nodes= and nothing else", i+1, line)
+			}
+			if names[val] {
+				return fmt.Errorf("line %d: Block (%s) has already been defined", i+1, val)
+			}
+			names[val] = true
+			list := strings.Split(fields[1][len("nodes="):], ",")
+			for _, n := range list {
+				if !nodes[n] {
+					return fmt.Errorf("line %d: Invalid node name (%s) in block config (%s)", i+1, n, val)
+				}
+				if b, ok := inBlock[n]; ok {
+					return fmt.Errorf("line %d: node %s is in blocks %s and %s", i+1, n, b, val)
+				}
+				inBlock[n] = val
+			}
+			counts = append(counts, len(list))
+		case "blocksizes":
+			for _, f := range strings.Split(val, ",") {
+				n, err := strconv.Atoi(f)
+				if err != nil || n <= 0 {
+					return fmt.Errorf("line %d: Invalid BlockSizes value: %s", i+1, f)
+				}
+				sizes = append(sizes, n)
+			}
+		default:
+			return fmt.Errorf("line %d: Parsing error at unrecognized key: %s", i+1, key)
+		}
+	}
+	if len(counts) == 0 {
+		return nil // "No blocks configured": an error Slurm logs, not a fatal one
+	}
+	if len(sizes) == 0 {
+		for _, c := range counts {
+			if c != counts[0] {
+				return fmt.Errorf("blocks of %v nodes without BlockSizes: Slurm 23.11 refuses (children count no equal bblock_node_cnt) and 24.05 takes the first as the base", counts)
+			}
+		}
+		return nil
+	}
+	base := sizes[0]
+	for _, sz := range sizes {
+		if q := sz / base; sz%base != 0 || q&(q-1) != 0 || q > 1<<15 {
+			return fmt.Errorf("Invalid BlockSizes value: %d (base %d)", sz, base)
+		}
+	}
+	for _, c := range counts {
+		if c < base {
+			return fmt.Errorf("a block of %d nodes: children count lower than bblock_node_cnt %d", c, base)
+		}
+	}
+	return nil
+}
+
+// TestBlockRulesRefuse: the rule check refuses what Slurm's block plugin
+// refuses, so TestRailOptimized's check can fail.
+func TestBlockRulesRefuse(t *testing.T) {
+	tp := &Topology{Hosts: []Host{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	for _, bad := range []string{
+		"BlockName=x Nodes=a\nBlockName=x Nodes=b\n",
+		"BlockName=x Nodes=a\nBlockName=y Nodes=b,c\n",
+		"BlockName=x Nodes=a,b\nBlockName=y Nodes=c\nBlockSizes=2\n",
+		"BlockName=x Nodes=a\nBlockSizes=1,3\n",
+		"BlockName=x Nodes=z\n",
+		"BlockName=x\n",
+		"SwitchName=x Nodes=a\n",
+		"BlockName=x Nodes=a,b\nBlockName=y Nodes=b,c\n",
+	} {
+		if checkBlockRules(bad, tp) == nil {
+			t.Errorf("accepted:\n%s", bad)
+		}
+	}
+	if err := checkBlockRules("BlockName=x Nodes=a,b\nBlockName=y Nodes=c\nBlockSizes=1,2,4\n", tp); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -256,6 +419,13 @@ func TestSlurmAcceptsIBTopology(t *testing.T) {
 // minimal slurm.conf naming s's hosts, and returns scontrol show
 // topology (the test fails when slurmctld rejects the file).
 func slurmShow(t *testing.T, s *spec.Spec, tp *Topology) string {
+	shown, _ := slurmShowLog(t, s, tp)
+	return shown
+}
+
+// slurmShowLog is slurmShow that also returns slurmctld's log up to the
+// answer.
+func slurmShowLog(t *testing.T, s *spec.Spec, tp *Topology) (string, string) {
 	t.Helper()
 	var hosts []string
 	for _, h := range s.Hosts {
@@ -303,5 +473,45 @@ func slurmShow(t *testing.T, s *spec.Spec, tp *Topology) string {
 			t.Errorf("slurm does not know switch %s", sw.Name)
 		}
 	}
-	return shown
+	log, _ := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
+	return shown, string(log)
+}
+
+// TestSlurmAcceptsRailTopology: Debian's slurmctld reads the tree of the
+// rail-optimised pods whole (each rail group one leaf switch with its
+// hosts, the spines above it) and does not log "Multiple leaf switches
+// contain nodes", which it does when a host is listed under each of its
+// rail leaves.
+func TestSlurmAcceptsRailTopology(t *testing.T) {
+	if _, err := os.Stat("/usr/sbin/slurmctld"); err != nil {
+		testutil.SkipOrFail(t, "slurmctld not installed (apt-get install slurmctld)")
+	}
+	testutil.RequireRoot(t, "slurmctld runs as SlurmUser=root")
+	root := testutil.RepoRoot(t)
+	for _, c := range []struct {
+		dir  string
+		want []string
+	}{
+		{"topology/testdata/rail-pod", []string{
+			"SwitchName=l0 Level=0 LinkSpeed=1 Nodes=h9",
+			"SwitchName=l0+l1 Level=0 LinkSpeed=1 Nodes=g1,g2,g3\n",
+			"SwitchName=l2+l3 Level=0 LinkSpeed=1 Nodes=g4,g5\n",
+			"SwitchName=s0 Level=1 LinkSpeed=1 Nodes=g[1-5],h9 Switches=l0,l0+l1,l2+l3",
+		}},
+		{"examples/ai-pod", []string{
+			"SwitchName=leaf1+leaf2+leaf3+leaf4 Level=0 LinkSpeed=1 Nodes=gpu01,gpu02,gpu03,",
+			"SwitchName=spine1 Level=1 LinkSpeed=1 Nodes=gpu[01-32] Switches=leaf1+leaf2+leaf3+leaf4",
+		}},
+	} {
+		s := testutil.Load(t, filepath.Join(root, c.dir), spec.LoadOptions{})
+		shown, log := slurmShowLog(t, s, FromSpec(s))
+		for _, want := range c.want {
+			if !strings.Contains(shown, want) {
+				t.Errorf("%s: slurm's tree lacks %q:\n%s", c.dir, want, shown)
+			}
+		}
+		if strings.Contains(log, "Multiple leaf switches") {
+			t.Errorf("%s: slurmctld: %s", c.dir, log)
+		}
+	}
 }

@@ -26,6 +26,17 @@ func TestTopologyCommand(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.FormatVersion == "" || doc.Labels["h1"]["topology.fabctl.io/leaf"] != "leaf1" {
 		t.Errorf("topology --json: %v\n%s", err, stdout)
 	}
+	// A rail-optimised pod: its rail group (32 hosts on leaf1-4) is one
+	// block for Slurm's topology/block plugin.
+	pod := filepath.Join(testutil.RepoRoot(t), "examples/ai-pod")
+	f, _, stdout, stderr = testFactory()
+	if code := runCLI(f, "topology", pod, "--format", "slurm-block"); code != ExitOK || !strings.Contains(stdout.String(), "\nBlockName=leaf1+leaf2+leaf3+leaf4 Nodes=gpu01,gpu02,") {
+		t.Errorf("topology slurm-block: exit %d\n%s%s", code, stdout, stderr)
+	}
+	f, _, stdout, _ = testFactory()
+	if code := runCLI(f, "--json", "topology", pod); code != ExitOK || !strings.Contains(stdout.String(), `"slurm_block_topology_conf": "# topology.conf`) || !strings.Contains(stdout.String(), `"rail_group": "leaf1+leaf2+leaf3+leaf4"`) {
+		t.Errorf("topology --json: exit %d\n%s", code, stdout)
+	}
 	f, _, _, _ = testFactory()
 	if code := runCLI(f, "topology", tb, "--format", "block"); code != ExitUsage {
 		t.Errorf("--format block: exit %d, want %d", code, ExitUsage)
