@@ -158,7 +158,7 @@ var Faults = []FaultKind{
 	{"pkey-remove", []string{"PORT", "PARTITION"}, "clear the partition's P_Key from the port's P_Key table behind opensm's back (an SMP Set; a switch port too: fabctl apply restores it)"},
 	{"pkey-add", []string{"PORT", "PARTITION"}, "put the partition's P_Key (full member) into a free entry of the port's P_Key table (SMP Set)"},
 	{"pkey-limited", []string{"PORT", "PARTITION"}, "turn the port's full membership of the partition into a limited one (SMP Set)"},
-	{"sl2vl-zero", []string{"PORT"}, "map every SL to VL 0 in the port's SL-to-VL tables (SMP Set; on a switch port, from every input port)"},
+	{"sl2vl-zero", []string{"PORT"}, "map every SL to VL 0 in the port's SL-to-VL tables (SMP Set; on a switch port, from every cabled input port)"},
 	{"vlarb-weight", []string{"PORT", "high|low", "VL", "WEIGHT"}, "set the weight of VL in the port's high- or low-priority VL arbitration table (SMP Set)"},
 	{"unreadable", []string{"PORT"}, "the port's node answers no SL-to-VL table query (ibsim Error, 100%: the rest of the fabric still reads)"},
 	{"readable", []string{"PORT"}, "undo unreadable"},

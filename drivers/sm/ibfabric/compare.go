@@ -625,8 +625,10 @@ func WantValues(w PortWant) map[string]string {
 // TableValues is what a discovered port holds of the settings a PortWant
 // checks, as WantValues writes them: a P_Key of no known partition is
 // "pkey/0x<base>"; a switch port's SL2VL is the table every cabled input
-// port (and port 0) has, or "mixed: in N: ...; in M: ..." when they
-// differ. A table that was not read is absent. skipDefault leaves the
+// port has, or "mixed: in N: ...; in M: ..." when they differ (the
+// tables from port 0, the switch's management port, and from uncabled
+// ports carry none of the fabric's traffic: not judged, and fabctl's MAD
+// client does not read them). A table that was not read is absent. skipDefault leaves the
 // default P_Key out (derived intents do not check it).
 func TableValues(n *Node, p *Port, w PortWant, names map[uint16]string, skipDefault bool) map[string]string {
 	out := map[string]string{}
@@ -667,7 +669,7 @@ func TableValues(n *Node, p *Port, w PortWant, names map[uint16]string, skipDefa
 
 // sl2vlValue is a port's SL2VL setting as TableValues writes it (false:
 // no table of a cabled input was read). A switch port holds a table per
-// input port (about 17 on a 16-port leaf): they are grouped by value
+// input port (16 cabled on a 16-port leaf): they are grouped by value
 // before any is written out, so a port whose inputs agree costs one
 // string, not one per input.
 func sl2vlValue(n *Node, p *Port) (string, bool) {
@@ -677,9 +679,9 @@ func sl2vlValue(n *Node, p *Port) (string, bool) {
 	}
 	var groups []group
 	for in, t := range p.SL2VL {
-		if n.Type == Switch && in != 0 {
-			if ip := n.Ports[in]; ip == nil || ip.Peer == nil {
-				continue // no traffic enters at an uncabled port
+		if n.Type == Switch {
+			if ip := n.Ports[in]; in == 0 || ip == nil || ip.Peer == nil {
+				continue // no traffic of the fabric enters there
 			}
 		}
 		i := 0

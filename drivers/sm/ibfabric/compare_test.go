@@ -90,8 +90,8 @@ func TestTopologyValidate(t *testing.T) {
 }
 
 // TestTableValuesSL2VL: a switch port's SL2VL setting is the table its
-// cabled inputs (and port 0) agree on, or each group of inputs with its
-// table; an uncabled input is not judged.
+// cabled inputs agree on, or each group of inputs with its table; an
+// uncabled input and port 0 (the management port) are not judged.
 func TestTableValuesSL2VL(t *testing.T) {
 	a := [16]int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}
 	z := [16]int{}
@@ -112,10 +112,11 @@ func TestTableValuesSL2VL(t *testing.T) {
 	}{
 		{"agree", sw, map[int][16]int{0: a, 1: a, 2: a, 3: a}, "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
 		{"uncabled input not judged", sw, map[int][16]int{0: a, 1: a, 2: a, 3: a, 4: z}, "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
+		{"port 0 not judged", sw, map[int][16]int{0: z, 1: a, 2: a, 3: a}, "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
 		{"mixed", sw, map[int][16]int{0: a, 1: z, 2: a, 3: z},
-			"mixed: in 0,2: 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3; in 1,3: 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"},
+			"mixed: in 1,3: 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0; in 2: 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3"},
 		{"adapter", ca, map[int][16]int{0: z}, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"},
-		{"only uncabled inputs read", sw, map[int][16]int{4: z}, ""},
+		{"only uncabled inputs read", sw, map[int][16]int{0: z, 4: z}, ""},
 	} {
 		p := &Port{Num: 1, Peer: &PeerRef{Node: 9, Port: 1}, SL2VL: tc.tbl}
 		got := TableValues(tc.n, p, w, nil, true)["sl2vl"]

@@ -15,8 +15,8 @@ import (
 // the end of every up port of every switch found, one hop further each
 // time. Every node gets its NodeDescription, a switch its SwitchInfo and
 // the PortInfo of port 0 and every port, an adapter the PortInfo of the
-// port it was reached by. Then, with the cabling known, the tables opensm
-// programs, each read by directed route too (no LIDs needed):
+// port it was reached by. Then the tables opensm programs, each read by
+// directed route too (no LIDs needed), of the cabled ports only:
 //
 //   - P_KeyTable blocks of adapter ports (PartitionCap entries,
 //     NodeInfo) and of the switch ports facing adapters
@@ -24,14 +24,27 @@ import (
 //     block, or port<<16|block on a switch port (opensm
 //     osm_port_info_rcv.c get_pkey_table);
 //   - SLtoVLMappingTable of adapter ports (modifier 0) and, per cabled
-//     output port of a switch, from port 0 and every cabled input port
-//     (modifier in<<8|out; opensm osm_qos.c qos_extports_setup);
+//     output port of a switch, from every cabled input port (modifier
+//     in<<8|out, the form opensm programs each pair with: osm_qos.c
+//     qos_extports_setup). A Get reads one table: the all-ports
+//     modifier bits (0x30000) are opensm's optimized Set only. The table
+//     from an uncabled input carries no traffic, and neither does the
+//     one from port 0, the switch's management port (what enters there
+//     is the switch's own management datagrams, not the fabric's
+//     traffic): neither is read, and a 16-port leaf costs 256 reads
+//     instead of 272;
 //   - VLArbitrationTable low (blocks 1, 2) and high (3, 4) of every
 //     cabled port whose VLCap is above VL0, as many blocks as
 //     VLArbLowCap/HighCap need (modifier block<<16|port; osm_qos.c
 //     vlarb_update). An adapter port's table is the one of the port the
 //     SMP arrives by, so each adapter port is read by the path that
 //     reached it.
+//
+// A node's tables are queued as soon as its cabling is known (every
+// PortInfo of it and every NodeInfo at the far end of its ports
+// answered), while the rest of the fabric is still being discovered: the
+// window stays full instead of idling through the hops of discovery. A
+// last pass after discovery queues whatever a cable found later adds.
 //
 // A MAD that fails marks its port (Port.Err); the rest is still read.
 
@@ -49,6 +62,23 @@ type scanNode struct {
 	caPaths map[int][]int // adapter: the path that reaches each port
 	portErr map[int][]string
 	raw     map[int]PortInfo // PortInfo as read, for speeds (finish)
+
+	// pending counts the discovery requests in flight whose answers
+	// can change what is known of the node's cabling: its SwitchInfo,
+	// the PortInfo of its ports, the NodeInfo at their far ends. At 0
+	// the node's tables are queued.
+	pending int
+	queued  map[int]bool        // ports whose P_Key, VL arbitration (and adapter SL2VL) reads are queued
+	pairs   map[[2]int]bool     // switch: {in, out} SL2VL reads queued
+	sl2vl   map[int]*sl2vlReads // switch: per output port, its tables as they come
+}
+
+// sl2vlReads gathers a switch output port's SL2VL tables; the port gets
+// them when the last one is in and none failed.
+type sl2vlReads struct {
+	tbl    map[int][16]int
+	left   int
+	failed bool
 }
 
 type scanner struct {
@@ -83,7 +113,12 @@ func Read(ctx context.Context, p Port, o ReadOptions) (*ibfabric.Fabric, error) 
 		return nil, rootErr
 	}
 	if o.Tables {
-		s.tables()
+		// Normally every table was queued during discovery; a cable
+		// whose far end answered after its node was judged complete
+		// (a node at the hop limit) adds its reads here.
+		for _, sn := range s.sortedNodes() {
+			s.nodeTables(sn)
+		}
 		if err := s.e.run(ctx); err != nil {
 			return nil, err
 		}
@@ -166,7 +201,9 @@ func (s *scanner) found(ni NodeInfo, path []int, from *scanNode, fromPort int) {
 	if sn.n.Type != ibfabric.Switch {
 		return
 	}
+	s.hold(sn) // EnforceCap sizes the P_Key reads of its ports
 	s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrSwitchInfo, Path: path}, func(r *Response, err error) {
+		defer s.release(sn)
 		if err != nil {
 			sn.fail(0, "SwitchInfo", err)
 			return
@@ -186,7 +223,9 @@ func (s *scanner) found(ni NodeInfo, path []int, from *scanNode, fromPort int) {
 // portInfo reads a port's PortInfo at path; on a switch's up port other
 // than the one it was reached by, it goes one hop further.
 func (s *scanner) portInfo(sn *scanNode, path []int, pn int) {
+	s.hold(sn)
 	s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrPortInfo, Mod: uint32(pn), Path: path}, func(r *Response, err error) {
+		defer s.release(sn)
 		if err == nil {
 			var pi PortInfo
 			pi, err = DecodePortInfo(r.Data)
@@ -208,7 +247,9 @@ func (s *scanner) portInfo(sn *scanNode, path []int, pn int) {
 // explore asks for the NodeInfo at the far end of a port.
 func (s *scanner) explore(sn *scanNode, pn int) {
 	next := extend(sn.path, pn)
+	s.hold(sn)
 	s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrNodeInfo, Path: next}, func(r *Response, err error) {
+		defer s.release(sn)
 		if err != nil {
 			sn.fail(pn, "NodeInfo of the node at the far end", err)
 			return
@@ -341,37 +382,71 @@ func speed(active, ext int) ibfabric.Speed {
 	return ibfabric.SpeedUnknown
 }
 
-// tables queues the table reads of every cabled port.
-func (s *scanner) tables() {
+// hold counts a discovery request about sn's cabling; release ends it
+// and, at the last one, queues the node's tables.
+func (s *scanner) hold(sn *scanNode) { sn.pending++ }
+
+func (s *scanner) release(sn *scanNode) {
+	if sn.pending--; sn.pending == 0 && s.o.Tables {
+		s.nodeTables(sn)
+	}
+}
+
+func (s *scanner) sortedNodes() []*scanNode {
 	guids := make([]uint64, 0, len(s.nodes))
 	for g := range s.nodes {
 		guids = append(guids, g)
 	}
 	sort.Slice(guids, func(i, j int) bool { return guids[i] < guids[j] })
-	for _, g := range guids {
-		sn := s.nodes[g]
-		n := sn.n
-		for pn := 1; pn <= n.NumPorts; pn++ {
-			p := n.Ports[pn]
-			if p == nil || p.Peer == nil || p.Info == nil {
+	out := make([]*scanNode, len(guids))
+	for i, g := range guids {
+		out[i] = s.nodes[g]
+	}
+	return out
+}
+
+// cabled: a port with a node at its far end.
+func cabled(n *ibfabric.Node, pn int) bool {
+	p := n.Ports[pn]
+	return p != nil && p.Peer != nil
+}
+
+// nodeTables queues the table reads of the node's cabled ports not
+// queued yet.
+func (s *scanner) nodeTables(sn *scanNode) {
+	n := sn.n
+	for pn := 1; pn <= n.NumPorts; pn++ {
+		p := n.Ports[pn]
+		if !cabled(n, pn) || p.Info == nil {
+			continue
+		}
+		path := sn.path
+		if n.Type != ibfabric.Switch {
+			cp, ok := sn.caPaths[pn]
+			if !ok {
 				continue
 			}
-			path := sn.path
-			if n.Type != ibfabric.Switch {
-				cp, ok := sn.caPaths[pn]
-				if !ok {
-					continue
-				}
-				path = cp
-			}
-			peer := s.f.Nodes[p.Peer.Node]
-			facesCA := peer != nil && peer.Type != ibfabric.Switch
-			if n.Type != ibfabric.Switch || facesCA {
-				s.pkeys(sn, path, pn)
-			}
-			s.sl2vl(sn, path, pn)
-			s.vlarb(sn, path, pn)
+			path = cp
 		}
+		if n.Type == ibfabric.Switch {
+			s.switchSL2VL(sn, path, pn)
+		}
+		if sn.queued[pn] {
+			continue
+		}
+		if sn.queued == nil {
+			sn.queued = map[int]bool{}
+		}
+		sn.queued[pn] = true
+		peer := s.f.Nodes[p.Peer.Node]
+		facesCA := peer != nil && peer.Type != ibfabric.Switch
+		if n.Type != ibfabric.Switch || facesCA {
+			s.pkeys(sn, path, pn)
+		}
+		if n.Type != ibfabric.Switch {
+			s.adapterSL2VL(sn, path, pn)
+		}
+		s.vlarb(sn, path, pn)
 	}
 }
 
@@ -412,50 +487,60 @@ func (s *scanner) pkeys(sn *scanNode, path []int, pn int) {
 	}
 }
 
-func (s *scanner) sl2vl(sn *scanNode, path []int, out int) {
-	n := sn.n
-	p := sn.port(out)
-	if n.Type != ibfabric.Switch {
-		if !p.Info.HasSLMap {
-			return
-		}
-		s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrSL2VL, Path: path}, func(r *Response, err error) {
-			var vl [16]int
-			if err == nil {
-				vl, err = DecodeSL2VL(r.Data)
-			}
-			if err != nil {
-				sn.fail(out, "SLtoVLMappingTable", err)
-				return
-			}
-			p.SL2VL = map[int][16]int{0: vl}
-		})
+func (s *scanner) adapterSL2VL(sn *scanNode, path []int, pn int) {
+	p := sn.port(pn)
+	if !p.Info.HasSLMap {
 		return
 	}
+	s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrSL2VL, Path: path}, func(r *Response, err error) {
+		var vl [16]int
+		if err == nil {
+			vl, err = DecodeSL2VL(r.Data)
+		}
+		if err != nil {
+			sn.fail(pn, "SLtoVLMappingTable", err)
+			return
+		}
+		p.SL2VL = map[int][16]int{0: vl}
+	})
+}
+
+// switchSL2VL queues the SL2VL reads of output port out from each
+// cabled input port not queued yet.
+func (s *scanner) switchSL2VL(sn *scanNode, path []int, out int) {
+	n := sn.n
 	if p0 := n.Ports[0]; p0 == nil || p0.Info == nil || !p0.Info.HasSLMap {
 		return
 	}
-	ins := []int{0}
+	p := sn.port(out)
 	for in := 1; in <= n.NumPorts; in++ {
-		if q := n.Ports[in]; q != nil && q.Peer != nil {
-			ins = append(ins, in)
+		if !cabled(n, in) || sn.pairs[[2]int{in, out}] {
+			continue
 		}
-	}
-	tbl := map[int][16]int{}
-	left := len(ins)
-	for _, in := range ins {
+		if sn.pairs == nil {
+			sn.pairs, sn.sl2vl = map[[2]int]bool{}, map[int]*sl2vlReads{}
+		}
+		sn.pairs[[2]int{in, out}] = true
+		acc := sn.sl2vl[out]
+		if acc == nil {
+			acc = &sl2vlReads{tbl: map[int][16]int{}}
+			sn.sl2vl[out] = acc
+		}
+		acc.left++
 		s.e.do(Request{Class: ClassSMIDR, Method: MethodGet, Attr: AttrSL2VL, Mod: uint32(in)<<8 | uint32(out), Path: path}, func(r *Response, err error) {
 			var vl [16]int
 			if err == nil {
 				vl, err = DecodeSL2VL(r.Data)
 			}
+			acc.left--
 			if err != nil {
+				acc.failed = true
 				sn.fail(out, fmt.Sprintf("SLtoVLMappingTable from input port %d", in), err)
 				return
 			}
-			tbl[in] = vl
-			if left--; left == 0 {
-				p.SL2VL = tbl
+			acc.tbl[in] = vl
+			if acc.left == 0 && !acc.failed {
+				p.SL2VL = acc.tbl
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package ibmad
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -31,10 +33,20 @@ type fakeFabric struct {
 	nodes []*fakeNode
 	queue [][]byte
 	sent  int
+	// reads: the attribute and modifier of each SMP that reached a
+	// node, by node index.
+	reads map[int][]fakeRead
+	order []uint16 // the attribute of each SMP sent, in order
+}
+
+type fakeRead struct {
+	attr uint16
+	mod  uint32
 }
 
 func (f *fakeFabric) Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error {
 	f.sent++
+	f.order = append(f.order, binary.BigEndian.Uint16(mad[16:]))
 	if mad[1] != ClassSMIDR {
 		return nil // only directed route here: nothing answers
 	}
@@ -58,6 +70,10 @@ func (f *fakeFabric) Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.D
 		return nil
 	}
 	mod := binary.BigEndian.Uint32(mad[20:])
+	if f.reads == nil {
+		f.reads = map[int][]fakeRead{}
+	}
+	f.reads[cur] = append(f.reads[cur], fakeRead{attr, mod})
 	resp := append([]byte(nil), mad...)
 	resp[3] = MethodGetResp
 	binary.BigEndian.PutUint16(resp[4:], directionBit)
@@ -151,6 +167,71 @@ func TestReadWalksTheFabric(t *testing.T) {
 	}
 	if f.From != 0x101 || f.MADs == 0 {
 		t.Errorf("from %x, %d MADs", f.From, f.MADs)
+	}
+}
+
+// A switch's SL2VL tables are read for cabled input x cabled output
+// ports only: not from port 0 or an uncabled port, not to an uncabled
+// port; an adapter's once (modifier 0).
+func TestReadSL2VLCabledPairs(t *testing.T) {
+	ff := smallFabric()
+	f, err := Read(context.Background(), ff, ReadOptions{Tables: true, Options: Options{Window: 4, Timeout: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := func(node int) []string {
+		var out []string
+		for _, r := range ff.reads[node] {
+			if r.attr == AttrSL2VL {
+				out = append(out, fmt.Sprintf("%d>%d", r.mod>>8, r.mod&0xff))
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	// sw1: ports 1, 2, 3 cabled, 4 not; sw2: 1 and 3.
+	for _, tc := range []struct {
+		node int
+		want string
+	}{
+		{1, "1>1 1>2 1>3 2>1 2>2 2>3 3>1 3>2 3>3"},
+		{2, "1>1 1>3 3>1 3>3"},
+		{0, "0>0"}, {3, "0>0"}, {4, "0>0"},
+	} {
+		if got := strings.Join(pairs(tc.node), " "); got != tc.want {
+			t.Errorf("node %d SL2VL reads %q, want %q", tc.node, got, tc.want)
+		}
+	}
+	p := f.Nodes[0x200].Ports[2]
+	if len(p.SL2VL) != 3 || p.Err != "" {
+		t.Errorf("sw1 port 2 SL2VL %v (%s)", p.SL2VL, p.Err)
+	}
+	if p := f.Nodes[0x200].Ports[4]; p != nil && p.SL2VL != nil {
+		t.Errorf("uncabled sw1 port 4 has SL2VL tables %v", p.SL2VL)
+	}
+}
+
+// A node's tables are read as soon as its cabling is known, while the
+// rest of the fabric is still being discovered: the first table read
+// goes out before the last discovery SMP.
+func TestReadTablesDuringDiscovery(t *testing.T) {
+	ff := smallFabric()
+	if _, err := Read(context.Background(), ff, ReadOptions{Tables: true, Options: Options{Window: 4, Timeout: 20 * time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	firstTable, lastDiscovery := -1, -1
+	for i, a := range ff.order {
+		switch a {
+		case AttrPKeyTable, AttrSL2VL, AttrVLArb:
+			if firstTable < 0 {
+				firstTable = i
+			}
+		default:
+			lastDiscovery = i
+		}
+	}
+	if firstTable < 0 || firstTable > lastDiscovery {
+		t.Errorf("the first table read is SMP %d, the last discovery SMP %d: the tables waited for the whole discovery", firstTable, lastDiscovery)
 	}
 }
 
