@@ -307,10 +307,16 @@ func inferClasses(s *spec.Spec, units []unit, tosv *vote, devs []*device, note f
 			c.lossless = w == "true"
 			note(lv.choice(setting+" lossless", w, ""))
 		}
-		if w, ok := sv.winner(""); ok {
-			c.strict = w == "strict"
-			note(sv.choice(setting+" scheduling", w, ""))
+		w, ok := sv.winner("")
+		if !ok {
+			// No device reports a scheduling the spec can say (a queue
+			// of a qos profile fabctl does not own reads "strict (qos
+			// profile P: ets)"): writing the class would invent one;
+			// its settings are listed as left out.
+			continue
 		}
+		c.strict = w == "strict"
+		note(sv.choice(setting+" scheduling", w, ""))
 		if w, ok := bv.winner(""); ok && !c.strict {
 			c.bandwidth, _ = atoi(w)
 			note(bv.choiceShown(setting+" bandwidth", w, w+"%", "ETS share"))

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -126,20 +128,33 @@ link {
 `, sw.Addr())
 	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
 	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), inv)
-	vendorRoundTrip(t, dir, []string{"leaf1"}, nil)
+	vendorRoundTrip(t, dir, []string{"leaf1"})
 }
 
 // vendorRoundTrip imports the targets of the inventory in dir, then
-// plans the written spec: no change on any target, and nothing left out
-// but the paths of leftOut (each the vendor configuration's setting
-// fabctl cannot write, listed by import and shown by plan); then one
-// class changed in the spec plans exactly that change on every target.
-func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut map[string]bool) *importer.Result {
+// plans the written spec: on every target exactly the settings import
+// listed as left out change, and those are only what leftOut allows
+// (exact paths, or prefixes ending in "/"): each a setting of the vendor
+// configuration fabctl cannot write, listed by import and shown by plan.
+// Then, when the written spec has a class with ECN or an ETS share, one
+// class changed in it plans exactly that change on every target (beside
+// the left-out settings).
+func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string) *importer.Result {
 	t.Helper()
+	allowed := func(path string) bool {
+		for _, l := range leftOut {
+			if path == l || (strings.HasSuffix(l, "/") && strings.HasPrefix(path, l)) {
+				return true
+			}
+		}
+		return false
+	}
 	res := importDir(t, dir, names)
+	listed := map[string]bool{}
 	for _, l := range res.Report.LeftOut {
 		t.Logf("left out: %s %s (device %q, spec %q): %s", l.Device, l.Path, l.Live, l.Desired, l.Reason)
-		if !leftOut[l.Path] {
+		listed[l.Device+" "+l.Path] = true
+		if !allowed(l.Path) {
 			t.Errorf("import left out %s on %s (device %q, spec %q): %s", l.Path, l.Device, l.Live, l.Desired, l.Reason)
 		}
 	}
@@ -148,16 +163,25 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut map[strin
 	}
 	replaceSpec(t, dir, res.HCL)
 	p := planDir(t, dir, names)
+	changes := 0
 	for _, n := range names {
 		dp := p.Device(n)
 		if dp == nil || dp.Error != "" {
 			t.Fatalf("plan of the imported spec on %s: %+v\n%s", n, dp, res.HCL)
 		}
 		for _, c := range dp.Changes {
-			if !leftOut[c.Path] {
-				t.Errorf("%s: plan of the imported spec changes %s (%q -> %q)\n%s", n, c.Path, c.Before, c.After, res.HCL)
+			changes++
+			if !listed[dp.Address+" "+c.Path] {
+				t.Errorf("%s: plan of the imported spec changes %s (%q -> %q), which import did not list as left out\n%s", n, c.Path, c.Before, c.After, res.HCL)
 			}
 		}
+	}
+	if changes != len(res.Report.LeftOut) {
+		t.Errorf("plan of the imported spec has %d changes, import left out %d", changes, len(res.Report.LeftOut))
+	}
+	if !hasTunableClass(res.HCL) {
+		t.Logf("no class with ECN or an ETS share was imported: no class to change")
+		return res
 	}
 	changed, path, want := changeOneClass(t, res.HCL)
 	replaceSpec(t, dir, changed)
@@ -165,7 +189,7 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut map[strin
 	for _, n := range names {
 		var cs []intent.AttrChange
 		for _, c := range changesOf(p, n) {
-			if !leftOut[c.Path] {
+			if !listed[p.Device(n).Address+" "+c.Path] {
 				cs = append(cs, c)
 			}
 		}
@@ -174,6 +198,107 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut map[strin
 		}
 	}
 	return res
+}
+
+// hasTunableClass reports whether a written spec has a class
+// changeOneClass can change.
+func hasTunableClass(src []byte) bool {
+	return regexp.MustCompile(`(?m)^\s*(ecn \{|bandwidth\s*=\s*([2-9]\d|100))`).Match(src)
+}
+
+// vendorInventory writes an inventory for one switch (platform, the
+// emulator's address and host key) and a host per linked port.
+func vendorInventory(t *testing.T, dir, platform string, sw emulator, ports []string, linkExtra string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, `fabric "vendor" {
+  transport = "rocev2"
+}
+
+credentials "ssh" {
+  username    = "admin"
+  password    = env("FABCTL_VENDOR_PW")
+  known_hosts = "known_hosts"
+}
+
+switch "leaf1" {
+  platform    = %q
+  address     = %q
+  credentials = "ssh"
+}
+`, platform, sw.Addr())
+	for i, p := range ports {
+		fmt.Fprintf(&b, `
+host "h%d" {
+  connect = "none"
+  nic "eth1" {}
+}
+
+link {
+  endpoints = ["leaf1:%s", "h%d:eth1"]
+  speed     = "100G"
+%s}
+`, i+1, p, i+1, linkExtra)
+	}
+	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
+	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), b.String())
+}
+
+// eosUnmodelled are the lines of avd-intended-qos.cfg the EOS emulator
+// does not model (docs/import.md lists them).
+var eosUnmodelled = []string{
+	"qos dscp 46",
+	"shape rate 80 percent",
+	"bandwidth guaranteed percent 10",
+	"service-policy type qos input pmap_test1",
+	"priority-flow-control pause watchdog port timer timeout 0.05 polling-interval auto recovery-time 1.11 forced",
+	"no switchport",
+	"ip address 172.31.255.1/31",
+	"service-policy type qos input pmap_test1",
+	"qos trust dscp",
+	"qos dscp 48",
+	"qos rewrite dscp",
+	"qos map cos 1 2 3 4 to traffic-class 2",
+	"qos map cos 3 to traffic-class 3",
+	"qos map dscp 18 20 22 26 28 30 34 36 38 to traffic-class 4 drop-precedence 2",
+	"priority-flow-control all off",
+}
+
+// TestRoundTripVendorEOS: an EOS switch booted with an intended
+// configuration of Arista's AVD (testdata/vendor/eos/avd-intended-qos.cfg:
+// qos profiles with ECN, strict and round-robin queues and PFC, the DSCP
+// map, the global PFC watchdog); the lines the emulator does not model
+// are listed (it refuses them); import, plan empty, one class changed.
+func TestRoundTripVendorEOS(t *testing.T) {
+	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", "eos", "avd-intended-qos.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := eosemu.Start(eosemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	// The lines of AVD's configuration the emulator does not model (it
+	// refuses them, as EOS refuses what it does not know): the switch
+	// runs without them, so import cannot see them.
+	var refused []string
+	for _, l := range sw.Boot(string(cfg)) {
+		refused = append(refused, strings.TrimSpace(l))
+	}
+	if got, want := strings.Join(refused, "\n"), strings.Join(eosUnmodelled, "\n"); got != want {
+		t.Errorf("the emulator refused:\n%s\nwant:\n%s", got, want)
+	}
+	dir := t.TempDir()
+	vendorInventory(t, dir, "eos", sw, []string{"Ethernet1"}, "")
+	// What the spec cannot write, listed by import and planned: the
+	// profile's queues, trust and the DSCP entries the profile's trust
+	// reads (fabctl's EOS driver manages its own qos profile, FABCTL;
+	// the AVD profile "test" the port uses reads as another profile),
+	// and the watchdog's no-drop action (the spec's actions are drop,
+	// forward and alert; no source equates no-drop with one of them).
+	vendorRoundTrip(t, dir, []string{"leaf1"}, "tc/", "dscp/", "trust", "port/Ethernet1/trust", "pfcwd/action")
 }
 
 func writeTest(t *testing.T, path, s string) {

@@ -193,18 +193,22 @@ func (r *runningConfig) parseDSCPMap(f []string) {
 }
 
 // readTCs reads the traffic classes: the intent's and any tx-queue
-// configured in the profile.
+// configured in the profile or in another profile a managed port uses
+// (a switch configured by hand or by another generator, whose queues
+// then read as differing from FABCTL's: they are not fabctl's profile).
 func readTCs(st intent.State, r *runningConfig, sw *intent.Switch, prof *profile) {
 	tcs := map[int]bool{}
 	for _, tc := range sw.TCs {
 		tcs[tc.TC] = true
 	}
-	if prof != nil {
-		for q := range prof.txq {
-			tcs[q] = true
+	others := r.otherProfiles(sw)
+	for _, p := range append([]*profile{prof}, profilesOf(r, others)...) {
+		if p != nil {
+			for q := range p.txq {
+				tcs[q] = true
+			}
 		}
 	}
-	others := r.otherProfiles(sw)
 	for tc := range tcs {
 		readTC(st, r, prof, others, tc)
 	}
@@ -227,6 +231,14 @@ func (r *runningConfig) otherProfiles(sw *intent.Switch) []string {
 	}
 	sort.Strings(others)
 	return others
+}
+
+func profilesOf(r *runningConfig, names []string) []*profile {
+	out := make([]*profile, len(names))
+	for i, n := range names {
+		out[i] = r.profiles[n]
+	}
+	return out
 }
 
 // readTC reads one traffic class from the profile; a difference in the
