@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
@@ -299,6 +300,29 @@ func TestRoundTripVendorEOS(t *testing.T) {
 	// and the watchdog's no-drop action (the spec's actions are drop,
 	// forward and alert; no source equates no-drop with one of them).
 	vendorRoundTrip(t, dir, []string{"leaf1"}, "tc/", "dscp/", "trust", "port/Ethernet1/trust", "pfcwd/action")
+}
+
+// TestRoundTripVendorNVUE: a Cumulus Linux switch configured with
+// NVIDIA's RoCE baseline as the Cumulus Linux 5.14 manual types it
+// (testdata/vendor/cumulus/roce-514.txt: `nv set qos roce`, `nv config
+// apply`): its classes (lossless priority 3 with ECN, strict CNP
+// priority 6, the DWRR shares), PFC and watchdog come back as the spec's;
+// only its trust (PCP and DSCP) is left out.
+func TestRoundTripVendorNVUE(t *testing.T) {
+	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
+	sw, err := cumulusemu.Start(cumulusemu.Options{Hostname: "leaf1", User: "admin", Password: emuPassword, Ports: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if refused := sw.Boot("nv set qos roce\nnv config apply\n"); len(refused) != 0 {
+		t.Fatalf("the emulator refused %q", refused)
+	}
+	dir := t.TempDir()
+	vendorInventory(t, dir, "cumulus", sw, []string{"swp1", "swp2"}, "")
+	// The baseline trusts both PCP and DSCP (roce-514.txt: trust-mode
+	// pcp,dscp); the spec's trust is dscp or pcp: left out, planned.
+	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust")
 }
 
 func writeTest(t *testing.T, path, s string) {
