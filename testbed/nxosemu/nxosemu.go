@@ -75,10 +75,9 @@ type Options struct {
 	// switchport`: its ports are layer 2 unless `no switchport` makes
 	// one routed (Config.DefaultSwitchport).
 	DefaultSwitchport bool
-	// Links is the switch's cabling (testbed/portlink), what its interface
-	// and LLDP show commands are to report (nil: every port down, no
-	// neighbours). Not answered yet: the NX-OS link commands come with the
-	// NX-OS driver's link reader.
+	// Links is the switch's cabling: `show interface | json` and `show
+	// lldp neighbors detail | json` answer from it (links.go). nil: every
+	// port down, no neighbours.
 	Links portlink.Source
 }
 
@@ -293,6 +292,12 @@ func (s *shell) show(line string, toks []string) string {
 			return "system default switchport\n"
 		}
 		return "no system default switchport\n"
+	case "interface | json":
+		// napalm-show-interface.json, harvest-show-interface.json (links.go)
+		return s.showInterfaceJSON()
+	case "lldp neighbors detail | json":
+		// harvest-show-lldp-neighbors-detail.json (links.go)
+		return s.showLLDPJSON()
 	case "checkpoint summary":
 		// checkpoint-rollback.txt (6): layout of third-party output (learnduty.com).
 		var b strings.Builder

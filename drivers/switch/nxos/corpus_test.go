@@ -14,7 +14,7 @@ import (
 // corpusBody is a corpus file without its source header ("#" lines, or
 // the leading "!" lines of a .cfg) and, for files holding several
 // excerpts, up to the first "# ----" separator.
-func corpusBody(t *testing.T, name string) string {
+func corpusBody(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(corpusDir, name))
 	if err != nil {

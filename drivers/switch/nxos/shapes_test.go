@@ -124,6 +124,9 @@ func exercise(t *testing.T) []string {
 	if err := r.drv.Save(ctx, r.target); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.drv.readLinks(ctx, r.target); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.drv.Release(ctx, r.target, res); err != nil {
 		t.Fatal(err)
 	}
