@@ -510,6 +510,11 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		for k, reason := range lim.Unexpressible(t, u.State) {
 			if v, ok := u.State[k]; ok {
 				dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: v, Reason: reason})
+			} else if _, on := live[k]; on {
+				// A setting the spec leaves out that only a removal the
+				// platform cannot express would clear: listed unset, and
+				// its removal is not planned (WithoutUnexpressible).
+				dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: "", Reason: reason})
 			}
 		}
 		sort.Slice(dp.Unexpressible, func(i, j int) bool { return dp.Unexpressible[i].Path < dp.Unexpressible[j].Path })

@@ -79,6 +79,19 @@ func NewConfig(hostname string, ports int) *Config {
 	return c
 }
 
+// Clean is the configuration `rollback clean-config` leaves in a
+// session: nothing configured (the platform, its built-in DSCP map and
+// its ports stay; the hostname is EOS's default until a `hostname` line
+// sets it again).
+func (c *Config) Clean() *Config {
+	n := &Config{Hostname: "localhost", Model: c.Model, Queue: c.Queue, DSCP: map[int]int{}, DSCPDefault: c.DSCPDefault,
+		Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
+	for k := range c.Interfaces {
+		n.Interfaces[k] = &Interface{}
+	}
+	return n
+}
+
 // Clone deep-copies the configuration (a session's working copy).
 func (c *Config) Clone() *Config {
 	n := *c
@@ -312,7 +325,7 @@ func (c *Config) render(header string, all bool) string {
 		}
 		b.WriteString("!\n")
 	}
-	b.WriteString("interface Management0\n   ip address 172.20.20.2/24\n!\n")
+	b.WriteString("interface Management0\n   ip address " + mgmtAddress + "\n!\n")
 	// The global watchdog lines in AVD's order (avd-pfc-schema.txt:10-14).
 	wd := false
 	for _, l := range [][2]string{{"default timeout ", c.WDTimeout}, {"default recovery-time ", c.WDRecovery},
@@ -340,3 +353,6 @@ func joinInts(v []int) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// mgmtAddress is Management0's address in the emulator's configuration.
+const mgmtAddress = "172.20.20.2/24"

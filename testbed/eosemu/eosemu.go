@@ -624,6 +624,19 @@ func (s *shell) configLine(line string, toks []string) string {
 		delete(s.sw.sessions, s.session)
 		s.leave()
 		return ""
+	case "rollback":
+		// rollback clean-config inside a session empties its candidate, so
+		// that the lines typed next replace the whole running-config on
+		// commit: NAPALM's replace (napalm-config-session.txt:9-11; also
+		// arista.eos cliconf/eos.py l.142). Only in a session, at its top
+		// level.
+		if s.session == "" || len(s.stack) != 1 || len(toks) != 2 || toks[1] != "clean-config" {
+			return s.invalid(line, len(toks)-1)
+		}
+		if cfg := s.sw.sessions[s.session]; cfg != nil {
+			s.sw.sessions[s.session] = cfg.Clean()
+		}
+		return ""
 	case "commit":
 		// commit inside the session: pyeapi-session-config-diffs.txt:6. The
 		// in-session `commit timer` form has no source (NAPALM commits with a

@@ -188,8 +188,13 @@ func TestRefusesUndocumentedForms(t *testing.T) {
 	for _, l := range []string{
 		"priority-flow-control pause watchdog default timeout 0.2 recovery-time 0.4 polling-interval 0.1",
 		"priority-flow-control pause watchdog default timeout 0.123",
-		"hostname other", "no interface Ethernet1",
+		"hostname other x", "no interface Ethernet1",
+		// The removal forms no vendor source shows (pyeapi's generic rule only).
+		"no qos profile P2", "default qos profile P2", "no priority-flow-control pause watchdog default timeout",
+		"no priority-flow-control pause watchdog override action drop", "no priority-flow-control pause watchdog action",
+		"no qos map dscp 8 to traffic-class 1",
 		"qos profile P", "no priority-flow-control on", "no priority-flow-control priority 3 no-drop", "no tx-queue 3",
+		"no priority-flow-control pause watchdog",
 		"tx-queue 3", "no random-detect ecn", "commit timer 00:00:10",
 	} {
 		if l == "qos profile P" || l == "tx-queue 3" {
@@ -307,7 +312,8 @@ func TestQueueKeywordByFamily(t *testing.T) {
 
 // TestHiddenDSCPDefaults: an entry equal to the platform's built-in map
 // is not printed by show running-config, show running-config all prints
-// the whole map, and the negation returns a code point to its default;
+// the whole map, setting a code point to its built-in class returns it to
+// the default (the derived negation is refused);
 // vEOS's built-in map is the one pyeapi's capture prints (traffic-class 9).
 func TestHiddenDSCPDefaults(t *testing.T) {
 	def := map[int]int{}
@@ -333,11 +339,14 @@ func TestHiddenDSCPDefaults(t *testing.T) {
 		!strings.Contains(all, "qos map dscp 8 9 24 25 26 27 28 29 30 31 to traffic-class 3\n") || !strings.Contains(all, "   mtu 1500\n") {
 		t.Fatalf("running-config all:\n%s", all)
 	}
-	if _, _, ok := apply(cfg, frame{kind: "config"}, strings.Fields("no qos map dscp 8 9 to traffic-class 3")); !ok {
-		t.Fatal("negation refused")
+	if _, _, ok := apply(cfg, frame{kind: "config"}, strings.Fields("no qos map dscp 8 9 to traffic-class 3")); ok {
+		t.Fatal("the derived negation was taken")
+	}
+	if _, _, ok := apply(cfg, frame{kind: "config"}, strings.Fields("qos map dscp 8 9 to traffic-class 1")); !ok {
+		t.Fatal("set to the built-in class refused")
 	}
 	if run := string(sw.RunningConfig()); strings.Contains(run, "qos map dscp") {
-		t.Fatalf("negation did not return to the built-in map:\n%s", run)
+		t.Fatalf("the built-in class set again is still printed:\n%s", run)
 	}
 	v, err := Start(Options{Password: pw, Ports: 1, Model: "vEOS"})
 	if err != nil {
@@ -347,4 +356,65 @@ func TestHiddenDSCPDefaults(t *testing.T) {
 	if all := v.running.RenderAll(); !strings.Contains(all, "qos map dscp 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 to traffic-class 9\n") {
 		t.Fatalf("vEOS built-in map:\n%s", all)
 	}
+}
+
+// TestCleanConfigReplace: `rollback clean-config` in a session empties its
+// candidate and the recorded running-config typed after it replaces the
+// running-config on commit (NAPALM's replace, napalm-config-session.txt:9-11);
+// the removal forms no source shows are refused, outside a session too.
+func TestCleanConfigReplace(t *testing.T) {
+	sw, c := dial(t)
+	pre := string(sw.RunningConfig())
+	send(t, c, "configure session s1", "qos profile P", "priority-flow-control on", "priority-flow-control pause watchdog", "exit",
+		"priority-flow-control pause watchdog default timeout 0.2", "interface Ethernet1", "mtu 9000", "service-profile P", "exit", "commit")
+	if string(sw.RunningConfig()) == pre {
+		t.Fatal("nothing committed")
+	}
+	send(t, c, "configure session s2", "interface Ethernet1")
+	if _, err := c.Send("no service-profile"); err == nil || !strings.Contains(err.Error(), "% Invalid input detected") {
+		t.Fatalf("no service-profile: want invalid input, got %v", err)
+	}
+	send(t, c, "exit")
+	if _, err := c.Send("interface Ethernet1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send("rollback clean-config"); err == nil {
+		t.Fatal("rollback clean-config taken inside a sub-mode")
+	}
+	send(t, c, "exit", "rollback clean-config")
+	for _, n := range parseLines(pre) {
+		send(t, c, n)
+	}
+	send(t, c, "commit")
+	if got := string(sw.RunningConfig()); got != pre {
+		t.Fatalf("replace did not restore the recorded configuration:\n%s\n---\n%s", got, pre)
+	}
+	if _, err := c.Send("rollback clean-config"); err == nil {
+		t.Fatal("rollback clean-config taken outside a session")
+	}
+}
+
+// parseLines types a running-config the way a replace does: no `!`
+// comments, no `end`, `exit` after each mode's lines.
+func parseLines(cfg string) []string {
+	var out []string
+	depth := 0
+	for _, l := range strings.Split(cfg, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "!") || t == "end" {
+			continue
+		}
+		d := (len(l) - len(strings.TrimLeft(l, " "))) / 3
+		for ; depth > d; depth-- {
+			out = append(out, "exit")
+		}
+		out = append(out, t)
+		if strings.HasPrefix(t, "interface ") || strings.HasPrefix(t, "qos profile ") {
+			depth = d + 1
+		}
+	}
+	for ; depth > 0; depth-- {
+		out = append(out, "exit")
+	}
+	return out
 }

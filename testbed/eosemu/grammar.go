@@ -44,6 +44,12 @@ func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 			return errTok(0)
 		}
 		return applyProfile(p, c.Queue, m.name, a, no, off)
+	case "mgmt":
+		// interface Management0 holds the address Render prints, nothing else.
+		if !no && len(a) == 3 && a[0] == "ip" && a[1] == "address" && a[2] == mgmtAddress {
+			return ok()
+		}
+		return errTok(off)
 	case "txq":
 		p := c.Profiles[m.name]
 		if p == nil {
@@ -67,7 +73,30 @@ var (
 	seconds3 = regexp.MustCompile(`^\d+(\.\d{1,3})?$`)
 )
 
+// baseLines are the lines of the emulator's running-config it models
+// nothing of (Render prints them as a cEOS-lab configuration holds them):
+// accepted as typed, so that a replace (rollback clean-config, then the
+// recorded running-config) can type them again.
+var baseLines = map[string]bool{"no aaa root": true, "transceiver qsfp default-mode 4x10G": true,
+	"spanning-tree mode mstp": true, "ip routing": true}
+
 func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool) {
+	full := strings.Join(a, " ")
+	if no {
+		full = "no " + full
+	}
+	switch {
+	case baseLines[full]:
+		return ok()
+	case full == "interface Management0":
+		return &frame{kind: "mgmt"}, "", true
+	case len(a) == 2 && a[0] == "hostname" && !no:
+		if !validName(a[1]) {
+			return errTok(off + 1)
+		}
+		c.Hostname = a[1]
+		return ok()
+	}
 	switch a[0] {
 	case "interface":
 		// interface <if>: avd-interfaces.cfg:11 (no interface <if>: not for physical ports)
@@ -87,17 +116,18 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 		case "map":
 			return qosMap(c, a, no, off)
 		case "profile":
-			// qos profile <word>: avd-qos-profile.cfg:10; no qos profile <word>:
-			// a section removed with `no <header>` (pyeapi-commands.txt:22)
+			// qos profile <word>: avd-qos-profile.cfg:10. `no qos profile` has
+			// no vendor source (pyeapi's generic `no <header>` rule only): refused
+			// at `no`, as every removal form no source shows (fabctl removes a
+			// profile by replacing the configuration, rollback clean-config).
+			if no {
+				return errTok(0)
+			}
 			if len(a) < 3 {
 				return nil, incomplete, false
 			}
 			if len(a) > 3 || !validName(a[2]) {
 				return errTok(off + 2)
-			}
-			if no {
-				delete(c.Profiles, a[2])
-				return ok()
 			}
 			if c.Profiles[a[2]] == nil {
 				c.Profiles[a[2]] = &Profile{TxQueues: map[int]*TxQueue{}, NoDrop: map[int]bool{}}
@@ -139,12 +169,9 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 				return errTok(off + 4)
 			}
 			if no {
-				// no ... default <setting>: pyeapi-commands.txt:17
-				if len(a) != 5 {
-					return errTok(off + 5)
-				}
-				*field = ""
-				return ok()
+				// `no ... default <setting>` has no vendor source (pyeapi's
+				// generic rule only): refused at `no`.
+				return errTok(0)
 			}
 			if len(a) < 6 {
 				return nil, incomplete, false
@@ -161,11 +188,7 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 			// priority-flow-control pause watchdog action {drop|no-drop}:
 			// avd-qos-profile.cfg:59, avd-pfc-schema.txt:13,16
 			if no {
-				if len(a) != 4 {
-					return errTok(off + 4)
-				}
-				c.WDAction = ""
-				return ok()
+				return errTok(0) // no vendor source for the removal
 			}
 			if len(a) < 5 {
 				return nil, incomplete, false
@@ -176,14 +199,18 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 			c.WDAction = a[4]
 			return ok()
 		case "override":
-			// priority-flow-control pause watchdog override action drop: avd-pfc-schema.txt:14,21
+			// priority-flow-control pause watchdog override action drop:
+			// avd-pfc-schema.txt:14,21; its `no` form has no vendor source.
+			if no {
+				return errTok(0)
+			}
 			if len(a) != 6 || a[4] != "action" || a[5] != "drop" {
 				if len(a) < 6 {
 					return nil, incomplete, false
 				}
 				return errTok(off + 4)
 			}
-			c.WDOverrideDrop = !no
+			c.WDOverrideDrop = true
 			return ok()
 		}
 		return errTok(off + 3)
@@ -203,6 +230,12 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	}
 	if a[2] != "dscp" {
 		return errTok(off + 2)
+	}
+	if no {
+		// `no qos map dscp ...` has no vendor source (pyeapi's generic rule
+		// only): refused at `no`; a code point goes back to its built-in
+		// class by setting that class (below) or by a replace.
+		return errTok(0)
 	}
 	var ds []int
 	i := 3
@@ -232,10 +265,6 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	for _, d := range ds {
 		def, hasDef := c.DSCPDefault[d]
 		switch {
-		case no:
-			if v, ok := c.DSCP[d]; ok && v == tc {
-				delete(c.DSCP, d)
-			}
 		case hasDef && def == tc:
 			delete(c.DSCP, d)
 		default:
@@ -270,13 +299,10 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 		}
 		return ok()
 	case "service-profile":
-		// service-profile <word>: avd-interfaces.cfg:17; no service-profile: pyeapi-commands.txt:17
+		// service-profile <word>: avd-interfaces.cfg:17. `no service-profile`
+		// has no vendor source (pyeapi's generic rule only): refused at `no`.
 		if no {
-			if len(a) != 1 {
-				return errTok(off + 1)
-			}
-			i.ServiceProfile = ""
-			return ok()
+			return errTok(0)
 		}
 		if len(a) < 2 {
 			return nil, incomplete, false
@@ -421,11 +447,15 @@ func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) 
 			p.NoDrop[q] = a[3] == "no-drop"
 		case a[1] == "pause" && len(a) >= 3 && a[2] == "watchdog":
 			switch {
+			case len(a) == 3 && no:
+				// `no priority-flow-control pause watchdog` has no vendor
+				// source (AVD expresses enabled false by the line's absence,
+				// avd-pfc-schema.txt:28-32; pyeapi's generic rule only): refused.
+				return errTok(0)
 			case len(a) == 3:
 				// priority-flow-control pause watchdog: avd-qos-profile.cfg:44; off
-				// without the line (AVD expresses enabled false by its absence:
-				// avd-pfc-schema.txt:28-32); the `no` form: pyeapi-commands.txt:17
-				p.Watchdog = !no
+				// without the line (avd-pfc-schema.txt:28-32)
+				p.Watchdog = true
 			case len(a) == 6 && a[3] == "port" && a[4] == "action" && a[5] == "drop" && !no:
 				// priority-flow-control pause watchdog port action drop: avd-qos-profile.cfg:45
 				p.WDPortDrop = true

@@ -50,7 +50,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]
 				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
 			}
 		case strings.HasPrefix(path, "pfcwd/"):
-			add("watchdog", func() []string { return p.WatchdogLines(true) })
+			add("watchdog", func() []string { return p.WatchdogLines() })
 		case strings.HasPrefix(path, "port/"):
 			name, attr := splitPort(path)
 			if attr == "cable" {
@@ -134,10 +134,6 @@ func clearsFrom(p *Plan, diff []intent.AttrChange) *clear {
 				}
 				if c.Before != "" && len(r.pfc) == 0 {
 					pc(r.name).pfcOff = true
-				}
-			case attr == "pfcwd" && r != nil:
-				if c.Before == "true" && !r.watchdog {
-					pc(r.name).wdOff = true
 				}
 			case attr == "pause":
 				if c.Before == "true" {

@@ -53,16 +53,12 @@
 // typed, reading up to the next prompt, which the joined arista_eos
 // patterns match in every configuration mode.
 //
-// Rollback runs a second session (fabctl-<id>-rb) that restores the
-// QoS and interface configuration of the running-config recorded before
-// the apply: top-level `qos ...` and `priority-flow-control ...` lines
-// that are new are negated (negate: the documented cleared form) and the
-// prior ones re-entered;
-// `qos profile` sections that differ are removed and re-entered from the
-// prior text; interface sections get `no` for new lines and the prior
-// lines back. Other configuration is not touched. The session is
-// committed only when its diff is non-empty, and the running-config is
-// compared byte for byte with the recorded one afterwards.
+// Rollback runs a second session (fabctl-<id>-rb) that replaces the
+// running-config with the one recorded before the apply: `rollback
+// clean-config` empties the session's candidate and the recorded lines
+// are typed again (NAPALM's and arista.eos' replace), so no removal form
+// is needed. The session is committed and the running-config is compared
+// byte for byte with the recorded one afterwards.
 package eos
 
 import (
@@ -70,7 +66,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -134,10 +129,32 @@ func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[strin
 			out[k] = headroomReason
 		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/cable"):
 			out[k] = "EOS has no cable-length setting (headroom is sized by the switch)"
+		case strings.HasPrefix(k, "port/") && strings.HasSuffix(k, "/pfcwd") && desired[k] == "false" && t.Live[k] == "true":
+			out[k] = profileWatchdogOffReason
+		}
+	}
+	// The global watchdog the intent turns off: its lines would have to
+	// be removed, and no source shows their `no` forms.
+	if sw != nil && !sw.Watchdog.Enabled {
+		for _, k := range []string{"pfcwd/detect", "pfcwd/restore", "pfcwd/poll", "pfcwd/action"} {
+			if _, on := t.Live[k]; on {
+				out[k] = watchdogOffReason
+			}
 		}
 	}
 	return out
 }
+
+// The removal forms no vendor source shows (docs/vendor-sources.md, EOS
+// removal forms): AVD expresses a watchdog that is off by leaving its
+// lines out (avd-pfc-schema.txt:28-32) and never renders their `no`
+// forms; only pyeapi's generic `no <command>` rule (pyeapi-commands.txt:17)
+// would derive them. fabctl does not send a derived form: the switch
+// keeps its watchdog, and the plan says so.
+const (
+	profileWatchdogOffReason = "turning the PFC watchdog off in an EOS qos profile needs `no priority-flow-control pause watchdog`, which no vendor source shows (AVD leaves the line out; pyeapi's generic `no` rule only): remove it on the switch, fabctl then reads it off"
+	watchdogOffReason        = "removing EOS's global PFC watchdog lines needs `no priority-flow-control pause watchdog default timeout|recovery-time|polling-interval` and `no ... override action drop`, which no vendor source shows (AVD leaves them out; pyeapi's generic `no` rule only): remove them on the switch"
+)
 
 // fields: ECN thresholds are rendered in whole kbytes.
 var fields = []intent.Field{
@@ -256,11 +273,9 @@ func timer(d time.Duration) string {
 }
 
 // prior is what a rollback restores: the running-config before the
-// apply, and the DSCP map the switch ran then (from `show running-config
-// all`, which prints the code points at their defaults too).
+// apply.
 type prior struct {
-	run  string
-	dscp *[64]int // -1: no value printed; nil: not read
+	run string
 }
 
 // readPrior reads what a rollback restores.
@@ -269,16 +284,25 @@ func readPrior(s *clicore.Session) (prior, error) {
 	if err != nil {
 		return prior{}, err
 	}
-	all, err := s.Send(showRunningAll)
-	if err != nil {
-		return prior{}, err
-	}
-	t := parseRunning(ParseConfig(all)).table
-	return prior{run: run, dscp: &t}, nil
+	return prior{run: run}, nil
 }
 
-// restore brings the managed sections of the running-config back to
-// pre in session name, and checks the result byte for byte.
+// cleanConfig empties a configuration session's candidate, so that the
+// lines typed after it replace the running-config as a whole when the
+// session commits: NAPALM's replace (napalm eos.py _load_config, l.417-419:
+// `configure session <S>`, `rollback clean-config`, the configuration's
+// lines without its `!` comments), the way arista.eos' cliconf replaces a
+// configuration (plugins/cliconf/eos.py l.142, l.218;
+// testdata/vendor/eos/napalm-config-session.txt).
+const cleanConfig = "rollback clean-config"
+
+// restore brings the running-config back to p in session name: the
+// session's candidate is emptied (rollback clean-config) and the recorded
+// running-config re-entered line by line, then committed; the result is
+// checked byte for byte. No removal form is typed: a setting the apply
+// added is gone because the replaced configuration does not hold it (the
+// `no` forms of the watchdog lines, of `qos profile` and of
+// `service-profile` have no vendor source, docs/vendor-sources.md).
 func restore(c *clicore.Session, p prior, name string) error {
 	pre := p.run
 	cur, err := running(c)
@@ -288,11 +312,10 @@ func restore(c *clicore.Session, p prior, name string) error {
 	if cur == pre {
 		return nil
 	}
-	script := RestoreScriptDSCP(ParseConfig(pre), ParseConfig(cur), p.dscp)
 	if _, err := c.Send("configure session " + name); err != nil {
 		return err
 	}
-	for _, l := range script {
+	for _, l := range append([]string{cleanConfig}, RestoreScript(ParseConfig(pre))...) {
 		if _, err := c.Send(l); err != nil {
 			_, _ = c.Send("abort")
 			return err
@@ -312,167 +335,26 @@ func restore(c *clicore.Session, p prior, name string) error {
 	return nil
 }
 
-// managed says whether a top-level line is one fabctl restores.
-func managed(line string) bool {
-	return strings.HasPrefix(line, "qos ") || strings.HasPrefix(line, "priority-flow-control ") || strings.HasPrefix(line, "interface ")
-}
-
-// negate is the documented form that clears a configuration line (its
-// indentation kept): the form `show running-config all` prints for the
-// cleared setting (pyeapi-running-config-all.txt) where the corpus has it,
-// else `no` and the command without its value (pyeapi-commands.txt:17).
-// A `no X` line is cleared by re-entering X's default where that is
-// documented (`no priority` → `priority strict`).
-func negate(line string) string {
-	ind := line[:len(line)-len(strings.TrimLeft(line, " "))]
-	l := strings.TrimSpace(line)
-	f := strings.Fields(l)
-	if len(f) == 0 {
-		return line
-	}
-	var out string
-	switch {
-	case l == "no priority":
-		out = "priority strict" // the tx-queue default (pyeapi-running-config-all.txt:38)
-	case l == "priority strict":
-		out = "priority strict" // already the default; re-entering it is harmless
-	case f[0] == "no":
-		out = strings.Join(f[1:], " ")
-	case f[0] == "mtu" || f[0] == "service-profile" || f[0] == "description":
-		out = "no " + f[0]
-	case len(f) == 3 && f[0] == "flowcontrol":
-		out = "no flowcontrol " + f[1]
-	case len(f) == 2 && f[0] == "bandwidth" && f[1] == "percent" || len(f) == 3 && f[0] == "bandwidth" && f[1] == "percent":
-		out = "no bandwidth percent"
-	case len(f) >= 2 && f[0] == "random-detect" && f[1] == "ecn":
-		out = "no random-detect ecn minimum-threshold"
-	case l == "priority-flow-control on":
-		out = "no priority-flow-control"
-	case len(f) == 4 && f[0] == "priority-flow-control" && f[1] == "priority":
-		out = "no priority-flow-control priority " + f[2]
-	case len(f) == 6 && strings.HasPrefix(l, "priority-flow-control pause watchdog default "):
-		out = "no " + strings.Join(f[:5], " ")
-	case len(f) == 5 && strings.HasPrefix(l, "priority-flow-control pause watchdog action "):
-		out = "no priority-flow-control pause watchdog action"
-	case len(f) == 2 && f[0] == "qos" && f[1] == "trust" || len(f) == 3 && f[0] == "qos" && f[1] == "trust":
-		out = "no qos trust"
-	default:
-		out = "no " + l
-	}
-	return ind + out
-}
-
-// isDSCPMap says whether f is a `qos map dscp <ints> to traffic-class N` line.
-func isDSCPMap(f []string) bool {
-	return len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to"
-}
-
-// dscpBack sets the code points of a `qos map dscp` line (f) back to the
-// classes preDSCP holds, one set line per class; code points without a
-// prior value are negated (`no` + the line, pyeapi-commands.txt:17).
-func dscpBack(f []string, preDSCP *[64]int) []string {
-	byTC := map[int][]int{}
-	var none []string
-	for _, s := range f[3 : len(f)-3] {
-		d, err := strconv.Atoi(s)
-		if err != nil || d < 0 || d > 63 {
-			continue
+// RestoreScript is the CLI that re-enters a recorded running-config after
+// `rollback clean-config`: every line without the `!` comments and the
+// closing `end` (as NAPALM's _load_config drops them), a sub-mode's lines
+// followed by `exit` (pyeapi-commands.txt:23).
+func RestoreScript(pre []*Node) []string {
+	var out []string
+	for _, n := range pre {
+		out = append(out, n.Line)
+		if len(n.Children) > 0 || entersMode(n.Line) {
+			out = append(out, RestoreScript(n.Children)...)
+			out = append(out, "exit")
 		}
-		if tc := preDSCP[d]; tc >= 0 {
-			byTC[tc] = append(byTC[tc], d)
-		} else {
-			none = append(none, s)
-		}
-	}
-	out := dscpMapLines(byTC)
-	if len(none) > 0 {
-		out = append(out, "no qos map dscp "+strings.Join(none, " ")+" "+strings.Join(f[len(f)-3:], " "))
 	}
 	return out
 }
 
-func sameTree(a, b *Node) bool {
-	if a.Line != b.Line || len(a.Children) != len(b.Children) {
-		return false
-	}
-	for i := range a.Children {
-		if !sameTree(a.Children[i], b.Children[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// RestoreScript is the CLI that turns cur's managed sections into pre's:
-// new top-level lines negated, sections that differ re-entered (qos
-// profiles removed and rebuilt, interfaces line by line), missing lines
-// re-entered.
-func RestoreScript(pre, cur []*Node) []string { return RestoreScriptDSCP(pre, cur, nil) }
-
-// RestoreScriptDSCP is RestoreScript knowing the DSCP map the switch ran
-// before (preDSCP, from `show running-config all`; nil: not read): a
-// code point a new `qos map dscp` line moved is set back to the class it
-// had with the documented set form (avd-qos-profile.cfg:51), which
-// returns a built-in value to the built-in map (EOS then no longer
-// prints it); only a code point the switch printed no value for gets the
-// derived `no` form.
-func RestoreScriptDSCP(pre, cur []*Node, preDSCP *[64]int) []string {
-	var out []string
-	var add []*Node
-	for _, n := range cur {
-		if !managed(n.Line) || len(n.Children) > 0 || strings.HasPrefix(n.Line, "interface ") || strings.HasPrefix(n.Line, "qos profile ") {
-			continue
-		}
-		if find(pre, n.Line) == nil {
-			if f := strings.Fields(n.Line); preDSCP != nil && isDSCPMap(f) {
-				out = append(out, dscpBack(f, preDSCP)...)
-				continue
-			}
-			out = append(out, negate(n.Line))
-		}
-	}
-	for _, n := range cur {
-		if strings.HasPrefix(n.Line, "qos profile ") && find(pre, n.Line) == nil {
-			out = append(out, "no "+n.Line)
-		}
-	}
-	for _, n := range pre {
-		if !managed(n.Line) {
-			continue
-		}
-		c := find(cur, n.Line)
-		switch {
-		case strings.HasPrefix(n.Line, "interface "):
-			if c == nil || sameTree(n, c) {
-				continue
-			}
-			var body []string
-			for _, ch := range c.Children {
-				if find(n.Children, ch.Line) == nil {
-					body = append(body, negate(ch.Line))
-				}
-			}
-			for _, ch := range n.Children {
-				if find(c.Children, ch.Line) == nil {
-					body = append(body, flatten([]*Node{ch})...)
-				}
-			}
-			out = append(out, n.Line)
-			out = append(out, body...)
-			out = append(out, "exit")
-		case strings.HasPrefix(n.Line, "qos profile "):
-			if c != nil && sameTree(n, c) {
-				continue
-			}
-			if c != nil {
-				out = append(out, "no "+n.Line)
-			}
-			add = append(add, n)
-		default:
-			if c == nil {
-				add = append(add, n)
-			}
-		}
-	}
-	return append(out, flatten(add)...)
+// entersMode says whether a line opens a configuration mode even with
+// nothing under it (an interface or a qos profile left at its defaults):
+// it is left with `exit` like any other.
+func entersMode(line string) bool {
+	f := strings.Fields(line)
+	return len(f) == 2 && (f[0] == "interface" || f[0] == "tx-queue" || f[0] == "uc-tx-queue") || len(f) == 3 && f[0] == "qos" && f[1] == "profile"
 }

@@ -258,7 +258,6 @@ type clear struct {
 type profileClear struct {
 	noDrop []int // no-drop priorities to remove
 	pfcOff bool
-	wdOff  bool
 }
 
 // ProfileLines is one `qos profile` section (by name).
@@ -318,10 +317,10 @@ func (p *Plan) ProfileLines(name string, cl *clear) []string {
 			out = append(out, "   no priority-flow-control priority "+strconv.Itoa(q))
 		}
 	}
+	// A watchdog the intent turns off is not expressible (its `no` form
+	// has no source: Unexpressible), so no line removes it.
 	if ref.watchdog && len(ref.pfc) > 0 {
 		out = append(out, "   priority-flow-control pause watchdog")
-	} else if pc != nil && pc.wdOff {
-		out = append(out, "   no priority-flow-control pause watchdog")
 	}
 	return out
 }
@@ -345,19 +344,12 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 
 // WatchdogLines are the global PFC watchdog lines: one line per timer
 // (avd-qos-profile.cfg:56-58) and the action override
-// (avd-pfc-schema.txt:14); clearing negates each without its value
+// (avd-pfc-schema.txt:14); their removal has no sourced form (Unexpressible)
 // (pyeapi-commands.txt:17).
-func (p *Plan) WatchdogLines(clearAll bool) []string {
+func (p *Plan) WatchdogLines() []string {
 	w := p.sw.Watchdog
 	if !w.Enabled {
-		if clearAll {
-			return []string{
-				"no priority-flow-control pause watchdog default timeout",
-				"no priority-flow-control pause watchdog default recovery-time",
-				"no priority-flow-control pause watchdog default polling-interval",
-				"no priority-flow-control pause watchdog override action drop",
-			}
-		}
+		// Removing the lines has no sourced form: Unexpressible lists it.
 		return nil
 	}
 	return []string{
@@ -385,7 +377,7 @@ func (p *Plan) Config() string {
 	for _, port := range p.sw.Ports {
 		block(p.InterfaceLines(port, nil))
 	}
-	block(p.WatchdogLines(false))
+	block(p.WatchdogLines())
 	var notes []string
 	if p.sw.Headroom > 0 {
 		notes = append(notes, fmt.Sprintf("! buffer/headroom %d B per lossless priority: not rendered (%s)", p.sw.Headroom, headroomReason))
