@@ -118,7 +118,7 @@ func (doc *document) subBlock(dev *hclwrite.Block, devName, typ, label string) *
 			continue
 		}
 		if len(b.Labels()) == len(labels) && (label == "" || b.Labels()[0] == label) {
-			return b
+			return opened(b)
 		}
 		if len(b.Labels()) == 1 {
 			have = append(have, b.Labels()[0])
@@ -141,6 +141,16 @@ func (doc *document) subBlock(dev *hclwrite.Block, devName, typ, label string) *
 	}
 	body.AppendNewline()
 	return body.AppendNewBlock(typ, labels)
+}
+
+// opened makes a block written on one line as `nic "X" {}` take
+// attributes: hclwrite would set them on the brace's line, which HCL
+// reads as a single-line block that must close on that line.
+func opened(b *hclwrite.Block) *hclwrite.Block {
+	if len(b.Body().BuildTokens(nil)) == 0 {
+		b.Body().AppendNewline()
+	}
+	return b
 }
 
 // subKey names a nested block in overrides.sub: "port\x00Ethernet0",
@@ -304,6 +314,7 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	if blk == nil {
 		return // absorb never records overrides for such a device
 	}
+	opened(blk)
 	for _, k := range slices.Sorted(maps.Keys(o.attrs)) {
 		blk.Body().SetAttributeValue(k, o.attrs[k].v)
 	}
