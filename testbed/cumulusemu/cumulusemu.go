@@ -86,10 +86,8 @@ type Options struct {
 	// 0.3-1 s to answer show running-config (benchmarks state it).
 	ShowLatency time.Duration
 	Addr        string
-	// Links is the switch's cabling (testbed/portlink), what its interface
-	// and LLDP show commands are to report (nil: every port down, no
-	// neighbours). Not answered yet: the NVUE link commands come with the
-	// Cumulus driver's link reader.
+	// Links is the switch's cabling: `nv show interface -o json` answers
+	// from it (links.go). nil: every port down, no neighbours.
 	Links portlink.Source
 }
 
@@ -444,6 +442,9 @@ func (s *shell) nv(a []string) string {
 		}
 		if out, ok := sw.showCountersQoS(a); ok { // counters.go
 			return out
+		}
+		if len(a) == 4 && a[1] == "interface" && a[2] == "-o" && a[3] == "json" {
+			return sw.showInterfaceJSON() // links.go
 		}
 	}
 	return invalid(a)

@@ -96,6 +96,9 @@ func TestShapesConformance(t *testing.T) {
 	if err := drv.Save(ctx, target); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := drv.readLinks(ctx, target); err != nil {
+		t.Fatal(err)
+	}
 	if err := drv.Rollback(ctx, target, res); err != nil {
 		t.Fatal(err)
 	}
