@@ -91,6 +91,19 @@ type Request struct {
 // Encode writes the MAD (256 bytes) with transaction id tid.
 func (r Request) Encode(tid uint64) ([]byte, error) {
 	b := make([]byte, MADSize)
+	if err := r.EncodeTo(b, tid); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// EncodeTo writes the MAD with transaction id tid into b (MADSize bytes,
+// cleared first): the engine encodes every request into one buffer.
+func (r Request) EncodeTo(b []byte, tid uint64) error {
+	if len(b) != MADSize {
+		return fmt.Errorf("a MAD buffer of %d bytes", len(b))
+	}
+	clear(b)
 	b[0] = 1 // base version
 	b[1] = r.Class
 	b[2] = 1 // class version: SMP 1
@@ -101,7 +114,7 @@ func (r Request) Encode(tid uint64) ([]byte, error) {
 	switch r.Class {
 	case ClassSMIDR:
 		if len(r.Path) > maxHops {
-			return nil, fmt.Errorf("directed route of %d hops (at most %d)", len(r.Path), maxHops)
+			return fmt.Errorf("directed route of %d hops (at most %d)", len(r.Path), maxHops)
 		}
 		b[6] = 0                                       // hop_ptr
 		b[7] = byte(len(r.Path))                       // hop_cnt
@@ -109,17 +122,17 @@ func (r Request) Encode(tid uint64) ([]byte, error) {
 		binary.BigEndian.PutUint16(b[34:], permissive) // dr_dlid
 		for i, p := range r.Path {
 			if p < 0 || p > 254 {
-				return nil, fmt.Errorf("directed route hop %d: port %d", i+1, p)
+				return fmt.Errorf("directed route hop %d: port %d", i+1, p)
 			}
 			b[128+1+i] = byte(p) // initial_path[1..hop_cnt]
 		}
 		if len(r.Data) > SMPData {
-			return nil, fmt.Errorf("SMP data of %d bytes", len(r.Data))
+			return fmt.Errorf("SMP data of %d bytes", len(r.Data))
 		}
 		copy(b[64:], r.Data)
 	case ClassSMILID:
 		if len(r.Data) > SMPData {
-			return nil, fmt.Errorf("SMP data of %d bytes", len(r.Data))
+			return fmt.Errorf("SMP data of %d bytes", len(r.Data))
 		}
 		copy(b[64:], r.Data)
 	case ClassSA:
@@ -127,13 +140,13 @@ func (r Request) Encode(tid uint64) ([]byte, error) {
 		binary.BigEndian.PutUint64(b[36:], r.SMKey)
 		binary.BigEndian.PutUint64(b[48:], r.CompMsk)
 		if len(r.Data) > saDataSize {
-			return nil, fmt.Errorf("SA record of %d bytes", len(r.Data))
+			return fmt.Errorf("SA record of %d bytes", len(r.Data))
 		}
 		copy(b[56:], r.Data)
 	default:
-		return nil, fmt.Errorf("management class 0x%02x", r.Class)
+		return fmt.Errorf("management class 0x%02x", r.Class)
 	}
-	return b, nil
+	return nil
 }
 
 // Response is a decoded MAD answer.
@@ -147,12 +160,21 @@ type Response struct {
 	Data   []byte // SMP: 64 bytes; SA: the 200 bytes of records
 }
 
-// DecodeResponse reads a MAD answer.
+// DecodeResponse reads a MAD answer. Data is a part of b.
 func DecodeResponse(b []byte) (*Response, error) {
-	if len(b) < 64 {
-		return nil, fmt.Errorf("a MAD of %d bytes (want 256)", len(b))
+	r := &Response{}
+	if err := r.decode(b); err != nil {
+		return nil, err
 	}
-	r := &Response{Class: b[1], Method: b[3], TID: binary.BigEndian.Uint64(b[8:]),
+	return r, nil
+}
+
+// decode reads a MAD answer into r (the engine reuses one Response).
+func (r *Response) decode(b []byte) error {
+	if len(b) < 64 {
+		return fmt.Errorf("a MAD of %d bytes (want 256)", len(b))
+	}
+	*r = Response{Class: b[1], Method: b[3], TID: binary.BigEndian.Uint64(b[8:]),
 		Attr: binary.BigEndian.Uint16(b[16:]), Mod: binary.BigEndian.Uint32(b[20:])}
 	r.Status = binary.BigEndian.Uint16(b[4:])
 	switch r.Class {
@@ -161,19 +183,19 @@ func DecodeResponse(b []byte) (*Response, error) {
 		fallthrough
 	case ClassSMILID:
 		if len(b) < 64+SMPData {
-			return nil, fmt.Errorf("an SMP of %d bytes (want 256)", len(b))
+			return fmt.Errorf("an SMP of %d bytes (want 256)", len(b))
 		}
 		r.Data = b[64 : 64+SMPData]
 	case ClassSA:
 		if len(b) < 56 {
-			return nil, fmt.Errorf("an SA MAD of %d bytes", len(b))
+			return fmt.Errorf("an SA MAD of %d bytes", len(b))
 		}
 		end := min(len(b), 56+saDataSize)
 		r.Data = b[56:end]
 	default:
-		return nil, fmt.Errorf("management class 0x%02x in an answer", r.Class)
+		return fmt.Errorf("management class 0x%02x in an answer", r.Class)
 	}
-	return r, nil
+	return nil
 }
 
 // StatusText explains a MAD status (IBTA 13.4.7 MAD status field, as

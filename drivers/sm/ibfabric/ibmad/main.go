@@ -1,6 +1,7 @@
 package ibmad
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -254,6 +255,7 @@ func Restore(ctx context.Context, p Port, o Options, smKey uint64, items []Resto
 					res[i].Error = "the subnet manager's record: " + err.Error()
 					return
 				}
+				tbl = bytes.Clone(tbl) // a.Data is the engine's: the Set goes out later
 				res[i].SM = hex.EncodeToString(tbl)
 				if dry {
 					return

@@ -14,7 +14,8 @@ type Port interface {
 	// is the kernel's wait for the answer.
 	Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Duration) error
 	// Recv waits at most timeout for a MAD (0: takes one already there,
-	// without waiting). nil, 0, nil: nothing came.
+	// without waiting). nil, 0, nil: nothing came. The MAD may live in
+	// a buffer the next Recv reuses.
 	// status is umad_status: non-zero for a request of ours the kernel
 	// gave up on (it comes back instead of an answer).
 	Recv(timeout time.Duration) (mad []byte, status int, err error)
@@ -77,6 +78,10 @@ type call struct {
 // (Recv with no timeout) before it refills the window, and it finds the
 // next deadline from the order requests were sent in: the answers of a
 // whole window cost no pass over the requests in flight each.
+//
+// A request is encoded into one buffer and an answer decoded into one
+// Response, both the engine's: a callback gets the answer for its own
+// call only and must copy what it keeps of Response.Data.
 type engine struct {
 	port    Port
 	o       Options
@@ -85,6 +90,8 @@ type engine struct {
 	order   []sentAs // in the order sent: deadlines ascend
 	nextTID uint32
 	sent    int
+	buf     [MADSize]byte
+	resp    Response
 }
 
 func newEngine(p Port, o Options) *engine {
@@ -165,8 +172,8 @@ func (e *engine) send(c *call) {
 	if e.nextTID == 0 {
 		e.nextTID = 1
 	}
-	mad, err := c.req.Encode(uint64(tid))
-	if err != nil {
+	mad := e.buf[:]
+	if err := c.req.EncodeTo(mad, uint64(tid)); err != nil {
 		c.done(nil, err)
 		return
 	}
@@ -192,8 +199,8 @@ func (e *engine) send(c *call) {
 // transaction id (the kernel and umad2sim put the agent in the high
 // bits).
 func (e *engine) receive(mad []byte, status int) {
-	r, err := DecodeResponse(mad)
-	if err != nil {
+	r := &e.resp
+	if err := r.decode(mad); err != nil {
 		return // not ours to judge: an unsolicited or broken MAD
 	}
 	tid := uint32(r.TID)

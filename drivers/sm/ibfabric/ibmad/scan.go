@@ -513,17 +513,23 @@ func (s *scanner) switchSL2VL(sn *scanNode, path []int, out int) {
 		return
 	}
 	p := sn.port(out)
+	ins := 0
+	for in := 1; in <= n.NumPorts; in++ {
+		if cabled(n, in) {
+			ins++
+		}
+	}
 	for in := 1; in <= n.NumPorts; in++ {
 		if !cabled(n, in) || sn.pairs[[2]int{in, out}] {
 			continue
 		}
 		if sn.pairs == nil {
-			sn.pairs, sn.sl2vl = map[[2]int]bool{}, map[int]*sl2vlReads{}
+			sn.pairs, sn.sl2vl = make(map[[2]int]bool, ins*ins), map[int]*sl2vlReads{}
 		}
 		sn.pairs[[2]int{in, out}] = true
 		acc := sn.sl2vl[out]
 		if acc == nil {
-			acc = &sl2vlReads{tbl: map[int][16]int{}}
+			acc = &sl2vlReads{tbl: make(map[int][16]int, ins)}
 			sn.sl2vl[out] = acc
 		}
 		acc.left++

@@ -143,6 +143,7 @@ type umadPort struct {
 	agents map[uint8]C.int
 	sbuf   unsafe.Pointer // umad_size()+256, C memory
 	rbuf   unsafe.Pointer
+	mad    [MADSize]byte // what Recv returns, until the next Recv
 }
 
 // OpenPort opens the first active port of the first CA and registers
@@ -188,7 +189,7 @@ func (p *umadPort) Send(mad []byte, dlid, dqp int, qkey uint32, timeout time.Dur
 }
 
 func (p *umadPort) Recv(timeout time.Duration) ([]byte, int, error) {
-	buf := make([]byte, MADSize)
+	buf := p.mad[:]
 	n := C.int(MADSize)
 	var status C.int
 	ms := timeout.Milliseconds() // 0: only what is already there
