@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -23,9 +24,11 @@ import (
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 	"github.com/fabctl/fabctl/validate/lint"
+	"github.com/fabctl/fabctl/yangval"
 )
 
 const emuPassword = "Import-roundtrip-pa55"
@@ -62,12 +65,14 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 			t.Setenv(m[1], emuPassword)
 		}
 		b = knownHosts.ReplaceAll(b, []byte(`known_hosts = ".fabctl/testbed/known_hosts"`))
+		b = caFile.ReplaceAll(b, []byte(`ca_file = ".fabctl/testbed/gnmi-ca.pem"`))
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := testutil.Load(t, dir, spec.LoadOptions{})
 	var ov, kh strings.Builder
+	var pki *gnmitarget.PKI
 	for _, sw := range s.Switches {
 		var e emulator
 		var err error
@@ -89,6 +94,11 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 			e, err = nxosemu.Start(nxosemu.Options{Hostname: sw.Name, User: user, ExtraPorts: extraPorts(extra, ports, sw.Platform), Password: emuPassword, Ports: ports})
 		case "cumulus":
 			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: sw.Name, User: user, Password: emuPassword, Ports: swpCount(extra)})
+		case "srlinux", "openconfig":
+			if pki == nil {
+				pki = fabricPKI(t, dir)
+			}
+			e, err = gnmiTarget(t, pki, sw.Platform, sw.Name, user, extra)
 		default:
 			continue
 		}
@@ -96,7 +106,9 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 			t.Fatalf("%s: %v", sw.Name, err)
 		}
 		t.Cleanup(func() { e.Close() })
-		kh.WriteString(e.KnownHostsLine() + "\n")
+		if l := e.KnownHostsLine(); l != "" {
+			kh.WriteString(l + "\n")
+		}
 		fmt.Fprintf(&ov, "switch %q {\n  address = %q\n}\n", sw.Name, e.Addr())
 		names = append(names, sw.Name)
 	}
@@ -113,6 +125,73 @@ func sshFabric(t *testing.T, example string) (dir string, names []string) {
 		t.Fatal(err)
 	}
 	return dir, names
+}
+
+// gnmiTarget starts a gNMI target for a switch of a gNMI platform, as
+// the local testbed serves one (testbed/local/serve.go): the platform's
+// YANG model set from ../shared/yang validates every Set, TLS with a CA
+// written where the example's credentials look for it
+// (fabricPKI), the emulators' password.
+func gnmiTarget(t *testing.T, pki *gnmitarget.PKI, platform, name, user string, ports []string) (emulator, error) {
+	t.Helper()
+	p, ok := builtin.Platform(platform)
+	if !ok {
+		t.Fatalf("no platform %s", platform)
+	}
+	cfg := gnmitarget.Config{Name: name, Flavor: p.YANG.Set, TLS: pki.TLS(false), Username: user, Password: emuPassword,
+		Interfaces: ports, Profile: &p.YANG.Profile, Schema: yangSchema(t, p.YANG.Set)}
+	if p.EmulatorInitial != nil {
+		cfg.Initial = p.EmulatorInitial()
+	}
+	tg, err := gnmitarget.Start(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return gnmiEmulator{tg}, nil
+}
+
+// fabricPKI writes the gNMI targets' certificates under dir/.fabctl/
+// testbed, the CA where the credentials' ca_file points.
+func fabricPKI(t *testing.T, dir string) *gnmitarget.PKI {
+	t.Helper()
+	pki, err := gnmitarget.NewTestPKI(filepath.Join(dir, ".fabctl", "testbed", "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(dir, ".fabctl", "testbed", "gnmi-ca.pem")
+	if err := os.Rename(pki.CA, ca); err != nil {
+		t.Fatal(err)
+	}
+	pki.CA = ca
+	return pki
+}
+
+// gnmiEmulator is a gNMI target as an emulator: no SSH host key (TLS is
+// verified against its CA instead).
+type gnmiEmulator struct{ *gnmitarget.Target }
+
+func (gnmiEmulator) KnownHostsLine() string { return "" }
+
+var (
+	schemaMu sync.Mutex
+	schemas  = map[string]*yangval.Schema{}
+)
+
+// yangSchema loads a YANG model set of ../shared/yang once per test
+// binary (the test skips without ../shared, fails without it in CI).
+func yangSchema(t *testing.T, set string) *yangval.Schema {
+	t.Helper()
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if s := schemas[set]; s != nil {
+		return s
+	}
+	s, err := yangval.Load(testutil.Shared(t, "yang", set))
+	if err != nil {
+		t.Fatalf("%s YANG models: %v", set, err)
+	}
+	schemas[set] = s
+	return s
 }
 
 // swpCount is how many swpN ports a Cumulus emulator needs for the names
@@ -157,6 +236,7 @@ func extraPorts(names []string, n int, platform string) []string {
 var (
 	envRef     = regexp.MustCompile(`env\("([A-Z0-9_]+)"\)`)
 	knownHosts = regexp.MustCompile(`known_hosts\s*=\s*"[^"]*"`)
+	caFile     = regexp.MustCompile(`ca_file\s*=\s*"[^"]*"`)
 )
 
 func planOpts(s *spec.Spec, targets []string) plan.Options {
@@ -342,6 +422,7 @@ func TestRoundTripExamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir, names := sshFabric(t, tc.example)
+			t.Logf("switches: %v", names)
 			inv := filepath.Join(dir, "testbed.fab.hcl")
 			var orig []byte
 			if tc.qos != "" {
