@@ -2,8 +2,13 @@ package host
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -54,7 +59,7 @@ func TestReadLinksVeth(t *testing.T) {
 	if p.Links == nil || p.Links.Ends != 2 || len(p.Links.Findings) != 0 || p.Mismatched() {
 		t.Fatalf("clean veth: %+v", p.Links)
 	}
-	if notes := strings.Join(p.LinkNotes(), "\n"); !strings.Contains(notes, "LLDP neighbours not read: "+lldpNote) {
+	if notes := strings.Join(p.LinkNotes(), "\n"); !strings.Contains(notes, "LLDP neighbours not read: no lldpd runs for netns fabctl-links-a (no control socket /run/lldpd.netns-fabctl-links-a.socket)") {
 		t.Fatalf("notes %q", notes)
 	}
 	p = planOf("25G")
@@ -79,6 +84,83 @@ func TestReadLinksVeth(t *testing.T) {
 	}
 	if f := p.Device("host.h1").Findings; len(f) != 1 || f[0].Path != "port/v0a/link" || !strings.Contains(f[0].Message, "h1:v0a: link to h2:v0b is down") {
 		t.Fatalf("h1 findings %+v", f)
+	}
+}
+
+// Both hosts run Debian's lldpd on the documented socket
+// (LLDPSocket): each reads the other as its LLDP neighbour from
+// `lldpcli -f json show neighbors`, so the clean cable passes with LLDP
+// read; a host advertising another name than the spec's lldp_name is
+// miswired on its peer's end, named by port with what was heard.
+func TestReadLinksLLDP(t *testing.T) {
+	testutil.RequireRoot(t, rootWhy)
+	if _, err := exec.LookPath("lldpd"); err != nil {
+		testutil.SkipOrFail(t, "lldpd is not installed (Debian package lldpd): the hosts' LLDP read is not tested")
+	}
+	testutil.Netns(t, "fabctl-links-a")
+	testutil.Netns(t, "fabctl-links-b")
+	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "add", "v0a", "type", "veth", "peer", "name", "v0b", "netns", "fabctl-links-b")
+	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "set", "v0a", "up")
+	testutil.Run(t, "ip", "-n", "fabctl-links-b", "link", "set", "v0b", "up")
+	// lldpd reads -O as its unprivileged user (_lldpd): the directory
+	// must let it in.
+	dir, err := os.MkdirTemp("", "fabctl-lldpd-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, h := range []struct{ name, ns, nic string }{{"h1", "fabctl-links-a", "v0a"}, {"h2", "fabctl-links-b", "v0b"}} {
+		conf := filepath.Join(dir, h.name+".conf")
+		if err := os.WriteFile(conf, []byte("configure system hostname "+h.name+"\nconfigure lldp tx-interval 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sock := LLDPSocket(h.ns)
+		cmd := exec.Command("ip", "netns", "exec", h.ns, "lldpd", "-d", "-d", "-u", sock, "-I", h.nic, "-C", h.nic, "-O", conf)
+		var logb strings.Builder
+		cmd.Stdout, cmd.Stderr = &logb, &logb
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("%s's lldpd said:\n%s", h.name, logb.String())
+			}
+		})
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			_ = os.Remove(sock)
+		})
+	}
+	reg := registry(t)
+	planOf := func(src string) *plan.Plan {
+		s, f := loadSpec(t, src)
+		return plan.Make(context.Background(), s, f, reg, plan.Options{})
+	}
+	clean := strings.Replace(linksSpec, "SPEED", "10G", 1)
+	var p *plan.Plan
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		p = planOf(clean)
+		if p.Links != nil && len(p.Links.NoLLDP) == 0 && len(p.Links.Findings) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("LLDP did not converge in 10s: %+v; not read %+v", p.Links.Findings, p.Links.NoLLDP)
+		}
+	}
+	if p.Links.Ends != 2 || p.Mismatched() {
+		t.Fatalf("clean: %+v", p.Links)
+	}
+	p = planOf(strings.Replace(clean, `host "h2" {`, `host "h2" {
+  lldp_name = "h2.other"`, 1))
+	if got := kinds(p.Links); got != "h1:v0a miswired mismatch" || !p.Mismatched() {
+		t.Fatalf("findings %s", got)
+	}
+	if f := p.Links.Findings[0]; f.Have != "h2:v0b" || f.Want != "h2.other:v0b" {
+		t.Fatalf("finding %+v", f)
 	}
 }
 

@@ -123,6 +123,10 @@ type Link struct {
 	NIC   string `json:"nic"`   // the host end, in the host's namespace
 	Netns string `json:"netns"` // the host's namespace
 	Peer  string `json:"peer"`  // the fabric end, in the fabric namespace
+	// Switch and Port are the switch port the fabric end is (Record.Ports
+	// has the same veth), "" when the spec cables the NIC to no switch.
+	Switch string `json:"switch,omitempty"`
+	Port   string `json:"port,omitempty"`
 }
 
 // Record is <dir>/testbed.json: what Up made.
@@ -143,6 +147,17 @@ type Record struct {
 	// FabricNetns is the namespace of the fabric ends (also in Namespaces).
 	FabricNetns string `json:"fabric_netns"`
 	Links       []Link `json:"links"`
+	// Ports is the table of the switch ports' veth ends in the fabric
+	// namespace (a host link's Peer or a Trunk's end), Trunks the
+	// switch-to-switch links (cabling.go).
+	Ports  []PortVeth `json:"ports,omitempty"`
+	Trunks []Trunk    `json:"trunks,omitempty"`
+	// LLDP are the lldpd agents the testbed runs; LLDPNote says why it
+	// runs none when the spec has links.
+	LLDP     []LLDPAgent `json:"lldp,omitempty"`
+	LLDPNote string      `json:"lldp_note,omitempty"`
+	// Faults are the Ethernet faults injected (testbed fault).
+	Faults EthFaults `json:"eth_faults"`
 	// Files and Dirs are removed by Down (directories only when empty).
 	Files []string `json:"files"`
 	Dirs  []string `json:"dirs,omitempty"`
@@ -261,7 +276,10 @@ func planRecord(s *spec.Spec, fabricNS string) (*Record, error) {
 			r.Links = append(r.Links, Link{Host: h.Name, NIC: n.Name, Netns: ns, Peer: peerName(h.Name, n.Name)})
 		}
 	}
-	if len(r.Links) > 0 {
+	if err := planCabling(s, r); err != nil {
+		return nil, err
+	}
+	if len(r.Links) > 0 || len(r.Trunks) > 0 {
 		r.Namespaces = append(r.Namespaces, fabricNS)
 	}
 	return r, nil
@@ -419,6 +437,14 @@ func Up(specPath, dir string, opts Options) (*Status, error) {
 		if err := createLink(l, r.FabricNetns, s.Fabric); err != nil {
 			return nil, fmt.Errorf("%s: veth %s (netns %s) <-> %s (netns %s): %w", l.Host, l.NIC, l.Netns, l.Peer, r.FabricNetns, err)
 		}
+	}
+	for _, t := range r.Trunks {
+		if err := createTrunk(t, r.FabricNetns, s.Fabric); err != nil {
+			return nil, fmt.Errorf("veth %s <-> %s (netns %s): %w", t.A, t.B, r.FabricNetns, err)
+		}
+	}
+	if err := startAgents(r, opts.Log); err != nil {
+		return nil, err
 	}
 	if err := upIB(s, r, opts); err != nil {
 		return nil, err
@@ -597,10 +623,7 @@ func createLink(l Link, fabricNS string, f *spec.Fabric) error {
 		return err
 	}
 	defer h.Close()
-	mtu := 9000
-	if f != nil && f.MTU > 0 {
-		mtu = f.MTU
-	}
+	mtu := fabricMTU(f)
 	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: l.Peer}, PeerName: l.NIC,
 		PeerNamespace: netlink.NsFd(int(hostNS))}
 	if err := h.LinkAdd(v); err != nil {
@@ -833,6 +856,7 @@ func teardown(r *Record, log io.Writer) error {
 		}
 		logf(log, "stopped the emulators (pid %d)", r.PID)
 	}
+	errs = append(errs, stopAgents(r, log)...)
 	if err := downIB(r, func(f string, a ...any) { logf(log, f, a...) }); err != nil {
 		errs = append(errs, err)
 	}
