@@ -31,7 +31,6 @@ import (
 // plan's own output.
 const linkSource = "rtnetlink (IFLA_OPERSTATE, IFLA_STATS64) + ethtool (ETHTOOL_GSET)"
 
-
 var _ drivers.LinkReader = (*Driver)(nil)
 
 // ReadLinks reads the state, speed and error counters of the spec's

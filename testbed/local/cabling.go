@@ -272,7 +272,9 @@ func lldpConfigSafe(a *LLDPAgent) error {
 		words = append(words, v)
 	}
 	for _, w := range words {
-		if w == "" || strings.ContainsFunc(w, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == '#' || r == ',' || r == 0x7f }) {
+		if w == "" || strings.ContainsFunc(w, func(r rune) bool {
+			return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == '#' || r == ',' || r == 0x7f
+		}) {
 			return fmt.Errorf("%s: %q cannot be given to lldpd (a blank, quote, comma or control character)", a.Device, w)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/testutil"
-	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/local"

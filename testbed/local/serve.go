@@ -17,6 +17,7 @@ import (
 	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 	"github.com/fabctl/fabctl/yangval"
 )
@@ -41,7 +42,7 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 			_ = s.Close()
 		}
 	}()
-	sv := &serving{yangDir: r.YANGDir, schemas: map[string]*yangval.Schema{}, log: log}
+	sv := &serving{dir: dir, yangDir: r.YANGDir, schemas: map[string]*yangval.Schema{}, log: log}
 	prepared := map[string]bool{}
 	for _, e := range r.Emulators {
 		p, _ := builtin.Platform(e.Platform)
@@ -54,6 +55,9 @@ func Serve(ctx context.Context, dir string, log io.Writer) error {
 		}
 	}
 	gnmi, err := newGNMIServing(dir, r, log)
+	if err == nil {
+		gnmi.links = sv.links
+	}
 	if err != nil {
 		return err
 	}
@@ -124,14 +128,17 @@ var emulators = map[string]emulatorKind{
 				Profile: &p.YANG.Profile})
 		},
 	},
-	"eos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address, Model: e.Model})
+	"eos": {start: func(_ context.Context, sv *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return eosemu.Start(eosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address, Model: e.Model,
+			Links: sv.links(e)})
 	}},
-	"nxos": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address})
+	"nxos": {start: func(_ context.Context, sv *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return nxosemu.Start(nxosemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address,
+			Links: sv.links(e)})
 	}},
-	"cumulus": {start: func(_ context.Context, _ *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
-		return cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address})
+	"cumulus": {start: func(_ context.Context, sv *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
+		return cumulusemu.Start(cumulusemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, Addr: e.Address,
+			Links: sv.links(e)})
 	}},
 	// gNMI targets (testbed/gnmitarget) in the platform's flavor.
 	gnmiEmulator: {start: func(ctx context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
@@ -154,10 +161,17 @@ func emulatorFor(platform string) string {
 
 // serving is what the emulators of one Serve share.
 type serving struct {
+	dir     string // the testbed directory
 	yangDir string
 	schemas map[string]*yangval.Schema // by YANG set, for the SSH CLI emulators
 	gnmi    *gnmiServing
 	log     io.Writer
+}
+
+// links is an emulator's cabling: its switch's live LinkSource (the veth
+// ends the testbed cabled as its ports, cabling.go).
+func (sv *serving) links(e Emulator) portlink.Source {
+	return LinkSource{Dir: sv.dir, Switch: e.Name}
 }
 
 // yangSet is the directory of a model set under the testbed's
@@ -192,6 +206,7 @@ type gnmiServing struct {
 	pki          *gnmitarget.PKI
 	schemas      map[string]*yangval.Schema
 	log          io.Writer
+	links        func(Emulator) portlink.Source
 }
 
 func newGNMIServing(dir string, r *Record, log io.Writer) (*gnmiServing, error) {
@@ -253,6 +268,9 @@ func (g *gnmiServing) start(ctx context.Context, p drivers.Platform, e Emulator,
 	// FlavorSRLinux "srlinux"), whatever the platform is called.
 	cfg := gnmitarget.Config{Addr: e.Address, Name: e.Name, Flavor: p.YANG.Set, TLS: g.pki.TLS(false),
 		Username: e.Username, Password: pw, Interfaces: append(gnmiPorts(p, e.Ports), e.PortNames...), CommitConfirm: true, Profile: &p.YANG.Profile}
+	if g.links != nil {
+		cfg.Links = g.links(e)
+	}
 	if p.EmulatorInitial != nil {
 		cfg.Initial = p.EmulatorInitial()
 	}
