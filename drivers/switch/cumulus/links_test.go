@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
+	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
@@ -91,23 +94,47 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// The driver reads cumulusemu's answer from the cabling (portlink):
-// leaf4 of the testbed spec reads clean; a miswire, a port down, a lower
-// speed and errors are each caught on the port.
-func TestReadLinksEmulated(t *testing.T) {
-	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
-	sw := clSwitch(t, f, "leaf4")
-	switchtest.RunLinks(t, s, "leaf4", func(t *testing.T, src portlink.Source) *linktruth.DeviceLinks {
-		emu, err := cumulusemu.Start(cumulusemu.Options{Hostname: "leaf4", Password: switchtest.Password, Ports: 8, Links: src})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { emu.Close() })
-		target, opts := switchtest.Connect(t, emu, sw, "cumulus")
-		dl, err := NewWith(opts).readLinks(context.Background(), target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dl
+// liveLinks is the driver with its link reader on (drivers.LinkReader,
+// as plan finds it); links.go says why the driver is not one yet.
+type liveLinks struct{ *Driver }
+
+func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+	return d.readLinks(ctx, t)
+}
+
+// startLinks starts switch sw's emulator answering from src and returns
+// the driver for it.
+func startLinks(t *testing.T, sw *intent.Switch, src portlink.Source) (*Driver, drivers.Target) {
+	t.Helper()
+	emu, err := cumulusemu.Start(cumulusemu.Options{Hostname: sw.Name, Password: switchtest.Password, Ports: 8, Links: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	target, opts := switchtest.Connect(t, emu, sw, "cumulus")
+	return NewWith(opts), target
+}
+
+// TestPlanLinks: examples/testbed's leaf4 against cumulusemu answering from
+// the cabling (Options.Links): clean as the spec draws it, and a miswire,
+// a port down, a lower speed and errors each named by port in plan's
+// links stage, the switch read (not listed as "link truth not read").
+func TestPlanLinks(t *testing.T) {
+	s, _ := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
+	switchtest.RunPlanLinks(t, s, "leaf4", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
+		drv, target := startLinks(t, sw, src)
+		return liveLinks{drv}, target.Credentials
 	})
+}
+
+// With no cabling the emulator reports the spec's ports down, and the
+// reader reads them so.
+func TestReadLinksNoCabling(t *testing.T) {
+	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
+	drv, target := startLinks(t, clSwitch(t, f, "leaf4"), nil)
+	dl, err := drv.readLinks(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switchtest.CheckNoCabling(t, s, "leaf4", dl)
 }

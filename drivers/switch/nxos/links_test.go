@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
+	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
@@ -95,23 +98,47 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// The driver reads nxosemu's answers from the cabling (portlink): leaf3
-// of the testbed spec reads clean; a miswire, a port down, a lower speed
-// and errors are each caught on the port.
-func TestReadLinksEmulated(t *testing.T) {
-	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
-	sw := nxosSwitch(t, f, "leaf3")
-	switchtest.RunLinks(t, s, "leaf3", func(t *testing.T, src portlink.Source) *linktruth.DeviceLinks {
-		emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf3", Password: switchtest.Password, Ports: 8, Links: src})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { emu.Close() })
-		target, opts := switchtest.Connect(t, emu, sw, "admin")
-		dl, err := NewWith(opts).readLinks(context.Background(), target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dl
+// liveLinks is the driver with its link reader on (drivers.LinkReader,
+// as plan finds it); links.go says why the driver is not one yet.
+type liveLinks struct{ *Driver }
+
+func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+	return d.readLinks(ctx, t)
+}
+
+// startLinks starts switch sw's emulator answering from src and returns
+// the driver for it.
+func startLinks(t *testing.T, sw *intent.Switch, src portlink.Source) (*Driver, drivers.Target) {
+	t.Helper()
+	emu, err := nxosemu.Start(nxosemu.Options{Hostname: sw.Name, Password: switchtest.Password, Ports: 8, Links: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	target, opts := switchtest.Connect(t, emu, sw, "admin")
+	return NewWith(opts), target
+}
+
+// TestPlanLinks: examples/testbed's leaf3 against nxosemu answering from
+// the cabling (Options.Links): clean as the spec draws it, and a miswire,
+// a port down, a lower speed and errors each named by port in plan's
+// links stage, the switch read (not listed as "link truth not read").
+func TestPlanLinks(t *testing.T) {
+	s, _ := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
+	switchtest.RunPlanLinks(t, s, "leaf3", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
+		drv, target := startLinks(t, sw, src)
+		return liveLinks{drv}, target.Credentials
 	})
+}
+
+// With no cabling the emulator reports the spec's ports down, and the
+// reader reads them so.
+func TestReadLinksNoCabling(t *testing.T) {
+	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
+	drv, target := startLinks(t, nxosSwitch(t, f, "leaf3"), nil)
+	dl, err := drv.readLinks(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switchtest.CheckNoCabling(t, s, "leaf3", dl)
 }
