@@ -279,6 +279,17 @@ func (e *PlanError) Error() string {
 		what, strings.Join(parts, "; "))
 }
 
+// Listed is the error's text for a reader who has just seen the plan,
+// which lists each of these devices with its error under "Not planned":
+// how many, not each one again.
+func (e *PlanError) Listed() string {
+	what := "1 device"
+	if len(e.Devices) != 1 {
+		what = fmt.Sprintf("%d devices", len(e.Devices))
+	}
+	return fmt.Sprintf("the plan is incomplete, nothing was applied: %s could not be planned (listed above under \"Not planned\"); fix them or leave them out with --exclude", what)
+}
+
 // firstFew lists the first three of n items (item(i)), and how many
 // more there are.
 func firstFew(n int, item func(i int) string) []string {

@@ -302,7 +302,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		}
 	}
 	if p.Errored() {
-		return planDeviceErrors(p, opts.Out)
+		return planDeviceErrors(p, opts.Out, opts.Format == formatHuman)
 	}
 	if notCarried {
 		return planNotCarried(p, opts.Out)
@@ -377,8 +377,12 @@ func planNotCarried(p *plan.Plan, out string) error {
 	return errors.New(msg)
 }
 
-// planDeviceErrors is the error a plan with unreadable devices ends with.
-func planDeviceErrors(p *plan.Plan, out string) error {
+// planDeviceErrors is the error a plan with unreadable devices ends
+// with. The human view has just listed each device with its error under
+// "Not planned", so then the error names only how many (the audit's
+// "every error twice"); the other formats' readers may not see the
+// document, so their error names each device and its cause.
+func planDeviceErrors(p *plan.Plan, out string, listed bool) error {
 	var lines []string
 	for _, d := range p.Devices {
 		if d.Error != "" {
@@ -386,8 +390,16 @@ func planDeviceErrors(p *plan.Plan, out string) error {
 		}
 	}
 	n := len(lines)
-	msg := fmt.Sprintf("%s could not be planned; the plan covers the other devices only:\n%s",
-		plural(n, "device", "devices"), strings.Join(lines, "\n"))
+	rest := "the plan covers the other devices only"
+	if n == len(p.Devices) {
+		rest = "nothing was planned"
+	}
+	var msg string
+	if listed {
+		msg = fmt.Sprintf("%s could not be planned (listed above under \"Not planned\"); %s", plural(n, "device", "devices"), rest)
+	} else {
+		msg = fmt.Sprintf("%s could not be planned; %s:\n%s", plural(n, "device", "devices"), rest, strings.Join(lines, "\n"))
+	}
 	if out != "" {
 		msg += fmt.Sprintf("\nThe plan was not saved to %s: fix the device or leave it out with --exclude, then plan again.", out)
 	}

@@ -294,10 +294,15 @@ func TestPlanUnreachableNamesDeviceAndCause(t *testing.T) {
 	if code != ExitError {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"switch.spine1", "connection refused"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr does not name %q:\n%s", want, errOut)
+	// The plan's "Not planned" block names the device and the cause; the
+	// final error points at it (TestPlanDeviceErrorsOnce).
+	for _, want := range []string{"✘ switch.spine1", "connection refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan does not name %q:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(errOut, `1 device could not be planned (listed above under "Not planned")`) {
+		t.Errorf("stderr:\n%s", errOut)
 	}
 	// The others are still planned.
 	if !strings.Contains(out, "host.h4 (linux)") || !strings.Contains(out, "~ irqbalance: stop → keep") {
@@ -671,5 +676,41 @@ func TestStateDir(t *testing.T) {
 		if got := stateDir(tt.spec, tt.flag); got != tt.want {
 			t.Errorf("stateDir(%q, %q) = %q, want %q", tt.spec, tt.flag, got, tt.want)
 		}
+	}
+}
+
+// TestPlanDeviceErrorsOnce: a device that could not be read is named
+// with its error once: the human plan lists it under "Not planned" and
+// the final Error counts it without repeating the error; when no device
+// could be read the Error says nothing was planned, not that the plan
+// covers the others. JSON keeps each device's error on stderr too (its
+// reader may not see the document). Drift shares the path.
+func TestPlanDeviceErrorsOnce(t *testing.T) {
+	const cause = "dial tcp 127.0.0.21:2222: connect: connection refused"
+	fx := loadPlanFixture(t, "testbed-unreachable")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "Error: 1 device could not be planned (listed above under \"Not planned\"); the plan covers the other devices only\n"},
+		{[]string{"--target", "spine1"}, "Error: 1 device could not be planned (listed above under \"Not planned\"); nothing was planned\n"},
+	} {
+		for _, cmd := range []string{"plan", "drift"} {
+			f, out, errOut := fx.factory()
+			argv := append(append([]string{cmd, "--state-dir", fx.stateDir}, c.args...), fx.spec)
+			if code := runCLI(f, argv...); code != ExitError {
+				t.Fatalf("%v: exit %d\n%s%s", argv, code, out, errOut)
+			}
+			if n := strings.Count(out.String()+errOut.String(), cause); n != 1 {
+				t.Errorf("%v: the error appears %d times, want once:\n%s%s", argv, n, out, errOut)
+			}
+			if errOut.String() != c.want {
+				t.Errorf("%v: stderr %q, want %q", argv, errOut, c.want)
+			}
+		}
+	}
+	_, errOut, _ := fx.plan(t, "--json", "--target", "spine1")
+	if !strings.Contains(errOut, "1 device could not be planned; nothing was planned:\n  switch.spine1: read switch.spine1: "+cause) {
+		t.Errorf("--json stderr:\n%s", errOut)
 	}
 }

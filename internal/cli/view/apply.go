@@ -59,6 +59,9 @@ type ApplyHuman struct {
 	failed   int
 	ticker   *time.Ticker
 	stopTick chan struct{}
+	// planShown: Plan wrote the plan (its "Not planned" block lists each
+	// device that could not be read, with the error).
+	planShown bool
 }
 
 type flight struct {
@@ -77,6 +80,7 @@ func (v *ApplyHuman) Plan(p *plan.Plan, wp fabapply.WavePlan) error {
 	if err := WritePlan(v.IO, p, FormatHuman, PlanViewOptions(v.IO, false, false)); err != nil {
 		return err
 	}
+	v.planShown = true
 	if !p.HasChanges() {
 		return nil
 	}
@@ -334,7 +338,11 @@ func (v *ApplyHuman) Result(o *ApplyOutcome) error {
 		v.journalLine(errw, o)
 		return nil
 	case fabapply.RunRefused, fabapply.RunError:
-		if o.Err != nil {
+		var pe *fabapply.PlanError
+		switch {
+		case v.planShown && errors.As(o.Err, &pe):
+			errorf("%s", pe.Listed()) // the plan above lists each device's error
+		case o.Err != nil:
 			errorf("%v", o.Err)
 		}
 		v.journalLine(errw, o)
