@@ -44,7 +44,7 @@ var overrideSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 
 var overrideAttrs = map[string][]string{
 	"switch": {"address", "credentials", "driver", overrideAccept},
-	"host":   {"address", "connect", "credentials", overrideAccept},
+	"host":   {"address", "connect", "credentials", "sudo", overrideAccept},
 }
 
 // overrideAccept is the one override attribute that is not a string: what
@@ -131,6 +131,17 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 		a := content.Attributes[k]
 		if k == overrideAccept {
 			diags = append(diags, overrideAcceptances(b.Type, name, a, sw, h)...)
+			continue
+		}
+		if k == "sudo" { // how the login runs the agent: true or false, literally
+			_, literal := a.Expr.(*hclsyntax.LiteralValueExpr)
+			v, d := a.Expr.Value(nil)
+			if !literal || d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.Bool {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Override values are literals",
+					Detail: fmt.Sprintf("host %q: sudo must be true or false; override files compute nothing.", name), Subject: a.Expr.Range().Ptr()})
+				continue
+			}
+			h.Sudo = v.True()
 			continue
 		}
 		v, d := a.Expr.Value(nil)

@@ -18,6 +18,7 @@ func TestOverrideFiles(t *testing.T) {
 host "h1" {
   connect = "ssh"
   address = "172.100.100.31"
+  sudo    = true
 }
 `
 	s, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
@@ -28,7 +29,7 @@ host "h1" {
 	if sw := s.Switch("leaf1"); sw.Address != "172.100.100.11" || sw.Credentials != "lab" {
 		t.Fatalf("switch: %+v", sw)
 	}
-	if h := s.Host("h1"); h.Address != "172.100.100.31" || h.Connect.Kind != "ssh" {
+	if h := s.Host("h1"); h.Address != "172.100.100.31" || h.Connect.Kind != "ssh" || !h.Sudo {
 		t.Fatalf("host: %+v", h)
 	}
 
@@ -45,6 +46,9 @@ host "h1" {
 		{`host "h1" { accept_not_in_effect = { "pfc" = "" } }`, `is empty: say why`},
 		{`host "h1" { accept_not_in_effect = { "pfc" = upper("x") } }`, `must be a map of quoted strings`},
 		{`host "h1" { accept_not_in_effect = { "" = "x" } }`, `accept_not_in_effect key ""`},
+		{`host "h1" { sudo = "yes" }`, `sudo must be true or false`},
+		{`host "h1" { sudo = !false }`, `sudo must be true or false`},
+		{`switch "leaf1" { sudo = true }`, `Unsupported argument`},
 	} {
 		_, diags := LoadFiles([]File{{Name: "t.fab.hcl", Data: []byte(base)}, {Name: "lab.fab.hcl", Data: []byte(lab)},
 			{Name: "x_override.fab.hcl", Data: []byte(tt.over)}}, LoadOptions{Platforms: testPlatforms})

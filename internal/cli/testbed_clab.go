@@ -43,8 +43,10 @@ the vendor images (nothing is deployed):
                             static management addresses, links with the spec's MTU,
                             fabctl.dev/* labels naming each node's spec device
   DIR/configs/<node>/       each switch's configuration as fabctl renders it
-  DIR/spec/                 the spec plus credentials for the lab and an override file
-                            pointing every device at its node: fabctl plan DIR/spec
+  DIR/spec/                 the spec plus credentials for the lab (passwords from
+                            FABCTL_CLAB_*_PASSWORD variables, which it prints with the
+                            kinds' defaults) and an override file pointing every device
+                            at its node: fabctl plan DIR/spec
   DIR/keyscan.sh            records the nodes' SSH host keys after the deploy
 
 A lab proves configuration, idempotence and RDMA connectivity (Soft-RoCE), not lossless
@@ -57,7 +59,9 @@ InfiniBand fabrics have no containerlab equivalent.
 Exit status: 0 written, 1 error (including an incomplete lab without --allow-incomplete).`,
 		Example: `  fabctl testbed containerlab examples/testbed -o lab --allow-incomplete
   sudo containerlab deploy -t lab/testbed.clab.yml
-  sh lab/keyscan.sh && fabctl plan lab/spec`,
+  sh lab/keyscan.sh
+  export FABCTL_CLAB_HOSTS_PASSWORD=multit00l ...   # the lines it prints, one per kind
+  fabctl plan lab/spec`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
@@ -159,6 +163,17 @@ func containerlabRun(o *ContainerlabOptions) error {
 	}
 	fmt.Fprintf(o.IO.Out, "  sudo containerlab deploy -t %s\n", filepath.Join(o.Out, lab.TopologyFile()))
 	fmt.Fprintf(o.IO.Out, "  sh %s\n", filepath.Join(o.Out, "keyscan.sh"))
+	// The lab's credentials read each kind's password from the
+	// environment (nothing is written into the lab): one export per kind,
+	// with the password its nodes come up with.
+	width := 0
+	for _, p := range lab.Passwords {
+		width = max(width, len(p.Env)+len(p.Default))
+	}
+	for _, p := range lab.Passwords {
+		fmt.Fprintf(o.IO.Out, "  export %s='%s'%s  # %s nodes, user %s: the image's default (docs/testbed.md#credentials)\n",
+			p.Env, p.Default, strings.Repeat(" ", width-len(p.Env)-len(p.Default)), p.Kind, p.User)
+	}
 	fmt.Fprintf(o.IO.Out, "  fabctl plan %s\n", filepath.Join(o.Out, "spec"))
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabctl/fabctl/internal/testutil"
 )
 
 func TestTestbedContainerlab(t *testing.T) {
@@ -22,6 +24,9 @@ func TestTestbedContainerlab(t *testing.T) {
 	if !strings.Contains(stdout.String(), "incomplete lab testbed written to") || !strings.Contains(stderr.String(), "Warning: 1 link(s) left out of the lab, leaf6") {
 		t.Errorf("stdout %q stderr %q", stdout, stderr)
 	}
+	// The next steps: deploy, host keys, one export per kind the lab's
+	// credentials read a password from, plan.
+	testutil.Golden(t, filepath.Join("testdata", "testbed-containerlab.golden"), []byte(strings.ReplaceAll(stdout.String(), out, "LAB")))
 
 	f, _, stdout, _ = testFactory()
 	if code := runCLI(f, "testbed", "containerlab", "../../examples/testbed", "-o", out, "--json", "--name", "tb2", "--allow-incomplete"); code != ExitOK {

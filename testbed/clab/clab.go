@@ -80,9 +80,12 @@ type File struct {
 
 // Lab is a generated lab.
 type Lab struct {
-	Name     string
-	Files    []File // by name
-	Warnings []string
+	Name string
+	// Passwords are the password variables the lab's credentials read,
+	// one per kind in the lab, in the credentials file's order.
+	Passwords []Password
+	Files     []File // by name
+	Warnings  []string
 	// Nodes maps a spec device address (switch.leaf1) to its node's
 	// management address.
 	Nodes map[string]string
@@ -92,6 +95,13 @@ type Lab struct {
 	// PortsBeyond counts the interfaces wired beyond their image's data
 	// ports (containerlab creates the veths; the NOS has no port there).
 	PortsBeyond int
+}
+
+// Password is a variable a lab's credentials read its password from.
+type Password struct {
+	Env, Kind, User string
+	// Default is the password the kind's nodes come up with.
+	Default string
 }
 
 // Incomplete reports whether the lab lacks part of the spec: links left
@@ -556,9 +566,8 @@ func specFilesFor(lab *Lab, s *spec.Spec, members []*member, specFiles []spec.Fi
 		}
 		done[name] = true
 		fmt.Fprintf(&c, "\ncredentials %q {\n  username = %q\n", name, k.User)
+		lab.Passwords = append(lab.Passwords, Password{Env: k.PasswordEnv, Kind: k.Name, User: k.User, Default: defaultPasswords[k.Name]})
 		switch {
-		case k.Name == "linux":
-			c.WriteString("  # Host nodes need an image that runs sshd and accepts a key of your ssh-agent.\n  ssh_agent   = true\n  known_hosts = \"known_hosts\"\n")
 		case k.GNMI:
 			fmt.Fprintf(&c, "  password = env(%q)\n  ca_file  = %q\n", k.PasswordEnv, "../clab-"+lab.Name+"/.tls/ca/ca.pem")
 		default:
@@ -575,7 +584,9 @@ func specFilesFor(lab *Lab, s *spec.Spec, members []*member, specFiles []spec.Fi
 			a += ":57400"
 		}
 		if m.host != nil {
-			fmt.Fprintf(&ov, "  connect     = \"ssh\"\n")
+			// The host image's login is admin with passwordless sudo
+			// (kinds.go): the agent runs through sudo -n.
+			fmt.Fprintf(&ov, "  connect     = \"ssh\"\n  sudo        = true\n")
 		}
 		fmt.Fprintf(&ov, "  address     = %q\n  credentials = %q\n}\n", a, credentialsName(m.kind))
 	}

@@ -281,6 +281,15 @@ func checkLabSpec(t *testing.T, lab *clab.Lab, f *intent.Fabric) {
 		if h.Address != lab.Nodes[h.Addr()] || h.Connect.Kind != "ssh" || h.Connect.Netns != "" {
 			t.Errorf("lab spec: host %s at %q (%+v)", h.Name, h.Address, h.Connect)
 		}
+		// The host image (ghcr.io/srl-labs/network-multitool) logs in
+		// admin by password and gives it passwordless sudo: the agent runs
+		// with sudo -n.
+		if sh := s.Host(h.Name); !sh.Sudo || sh.Credentials != "clab-hosts" {
+			t.Errorf("lab spec: host %s sudo %v credentials %q", h.Name, sh.Sudo, sh.Credentials)
+		}
+	}
+	if c := s.CredentialsByName("clab-hosts"); len(lf.Hosts) > 0 && (c == nil || c.Username != "admin" || c.SSHAgent) {
+		t.Errorf("lab spec: clab-hosts credentials %+v", c)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "keyscan.sh")); err != nil || st.Mode().Perm() != 0o755 {
 		t.Errorf("keyscan.sh: %v", err)

@@ -18,7 +18,16 @@ type kind = drivers.ClabKind
 var kinds = func() map[string]*kind {
 	m := map[string]*kind{
 		// Hosts: the spec's NIC names are the container's interface names.
-		"linux": {Name: "linux", Image: "ghcr.io/hellt/network-multitool:latest", IfName: linuxIf, User: "root"},
+		// srl-labs/network-multitool v0.6.0 (git tag, which its CI
+		// publishes as ghcr.io/srl-labs/network-multitool:v0.6.0,
+		// .github/workflows/cicd.yml type=ref,event=tag) runs an SSH
+		// server: entrypoint.sh generates dropbear host keys and starts
+		// dropbear; Dockerfile creates user admin (password multit00l,
+		// README "ssh admin@<name>. Password multit00l"), puts it in wheel
+		// with "%wheel ALL=(ALL:ALL) NOPASSWD: ALL" and installs
+		// openssh-sftp-server. fabctl logs in as admin and runs its agent
+		// with sudo -n.
+		"linux": {Name: "linux", Image: "ghcr.io/srl-labs/network-multitool:v0.6.0", IfName: linuxIf, User: "admin", PasswordEnv: "FABCTL_CLAB_HOSTS_PASSWORD"},
 	}
 	for _, p := range builtin.Platforms() {
 		if p.Clab != nil {
@@ -51,6 +60,19 @@ var platformSetups = func() map[string]map[string]drivers.ClabFile {
 	}
 	return m
 }()
+
+// defaultPasswords are the passwords the kinds' nodes come up with, by
+// kind: containerlab's kind pages as docs/testbed.md#credentials lists
+// them, and the host image's README (above). The lab never writes them;
+// fabctl's next steps print the export lines with them.
+var defaultPasswords = map[string]string{
+	"nokia_srlinux":    "NokiaSrl1!",
+	"arista_ceos":      "admin",
+	"sonic-vs":         "YourPaSsWoRd",
+	"cisco_n9kv":       "admin",
+	"nvidia_cumulusvx": "Clab123!",
+	"linux":            "multit00l",
+}
 
 var linuxRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
