@@ -3,7 +3,11 @@ package ibsim
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +48,9 @@ const benchRounds = 7
 // (fabctl ibmad read: one process) and the comparison with the intent.
 // It prints one line per size with both medians, the ratio and whether
 // the goal holds (within 2x of ibnetdiscover and under 1 s for the
-// 16-switch/64-adapter tree):
+// 16-switch/64-adapter tree), and a second with the CPU each read cost
+// its client process and ibsim, and the load average the figures were
+// taken at:
 //
 //	make bench-ib
 //	flock /tmp/fabctl-test.lock go test ./testbed/ibsim/ -run '^$' -bench FatTree -benchtime 1x
@@ -73,20 +79,30 @@ func BenchmarkFatTree(b *testing.B) {
 			defer s.Stop()
 			up := time.Since(t0)
 			var topoT, readT, cmpT []time.Duration
+			// CPU per run: the client process's (user+system, from
+			// the waited-for children's rusage) and ibsim's (its
+			// schedstat), to tell the client's cost from the
+			// simulator's.
+			var ibndCPU, ibndSim, fabCPU, fabSim []time.Duration
 			var fab *ibfabric.Fabric
 			var findings []ibfabric.Finding
 			b.ResetTimer()
 			for i := 0; i < b.N*benchRounds; i++ {
+				c0, sim0 := childrenCPU(), procCPU(s.IBSimPID)
 				t0 := time.Now()
 				if _, err := s.Run(ctx, "ibnetdiscover"); err != nil {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
+				c1, sim1 := childrenCPU(), procCPU(s.IBSimPID)
 				f, err := ibfabric.Discover(ctx, s.Runner(), ibfabric.All)
 				if err != nil {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
+				c2, sim2 := childrenCPU(), procCPU(s.IBSimPID)
+				ibndCPU, ibndSim = append(ibndCPU, c1-c0), append(ibndSim, sim1-sim0)
+				fabCPU, fabSim = append(fabCPU, c2-c1), append(fabSim, sim2-sim1)
 				fs, err := ibfabric.Compare(in, f)
 				if err != nil {
 					b.Fatal(err)
@@ -119,6 +135,9 @@ func BenchmarkFatTree(b *testing.B) {
 			fmt.Printf("ibsim fat tree %d switches, %d adapters, %d cabled ports (SUBNET UP in %s): ibnetdiscover alone %s; fabctl discovery+compare %s (read %s in one process, %d MADs; compare %s) = %.2fx ibnetdiscover; goal %s: %s (medians of %d)\n",
 				len(topo.Switches), len(topo.HCAs), ports, up.Round(time.Millisecond), ibnd.Round(time.Millisecond), total.Round(time.Millisecond),
 				read.Round(time.Millisecond), fab.MADs, cmp.Round(100*time.Microsecond), ratio, goal, verdict, len(topoT))
+			fmt.Printf("  CPU per run (medians): ibnetdiscover %s + ibsim %s; fabctl ibmad read %s + ibsim %s (%.1f us of ibsim per MAD); load %s\n",
+				ms(median(ibndCPU)), ms(median(ibndSim)), ms(median(fabCPU)), ms(median(fabSim)),
+				float64(median(fabSim).Microseconds())/float64(max(fab.MADs, 1)), loadAvg())
 			b.ReportMetric(ibnd.Seconds(), "ibnetdiscover-s")
 			b.ReportMetric(total.Seconds(), "discover+compare-s")
 			b.ReportMetric(ratio, "x-ibnetdiscover")
@@ -126,6 +145,48 @@ func BenchmarkFatTree(b *testing.B) {
 		})
 	}
 }
+
+// childrenCPU is the user+system CPU of this process's children that
+// ended and were waited for (getrusage RUSAGE_CHILDREN): a difference
+// across one Run is that command's CPU.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is a running process's CPU time (proc(5) /proc/PID/schedstat:
+// the first field, nanoseconds on a CPU).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(n)
+}
+
+// loadAvg is the 1-minute load average (proc(5) /proc/loadavg), which
+// the figures depend on: the machine may be shared.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+func ms(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
 
 func sum(a, b []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(a))
