@@ -55,7 +55,7 @@ BENCH_PKGS ?= ./spec/ ./validate/... ./internal/fabgen/ ./intent/ ./plan/ ./appl
 FUZZTIME     ?= 30s
 FUZZ_TARGETS ?= ./spec:FuzzLoad ./spec:FuzzUnits ./spec:FuzzFastParse ./spec:FuzzEvaluation ./spec:FuzzOverride \
                 ./drivers/switch/openconfig:FuzzReadJSON ./drivers/switch/srlinux:FuzzReadJSON \
-                ./drivers/switch/openconfig:FuzzDecodeLinks ./drivers/switch/srlinux:FuzzDecodeLinks ./drivers/switch/gnmicore:FuzzLinkTree \
+                ./drivers/switch/openconfig:FuzzDecodeLinks ./drivers/switch/srlinux:FuzzDecodeLinks ./drivers/switch/gnmicore:FuzzLinkTree ./drivers/switch/sonic:FuzzParseLinks \
                 ./validate/verbs:FuzzDecode ./drivers/host/agentproto:FuzzDecodeRequest \
                 ./validate/traffic:FuzzDecodeSideRequest ./yangval/libyang:FuzzValidateJSON \
                 ./drivers/sm/ibfabric:FuzzParseTopology ./drivers/sm/ibfabric:FuzzParsePortInfo \

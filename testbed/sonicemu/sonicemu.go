@@ -60,6 +60,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/fabctl/fabctl/testbed/sshemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/yangval"
 )
 
@@ -122,6 +123,11 @@ type Options struct {
 	// gcu.go). By default the factory CONFIG_DB is what start_default
 	// leaves with default_pfcwd_status "enable" (DefaultConfigDB).
 	NoDefaultPFCWD bool
+	// Links is the switch's cabling (testbed/portlink): what `show
+	// interfaces status`, `show interfaces counters` and `show lldp
+	// table` report per port (links.go). nil: every port down, no
+	// neighbour.
+	Links portlink.Source
 }
 
 // Switch is one emulated SONiC switch.
@@ -543,6 +549,9 @@ func (s *shell) show(args []string) (string, int, bool) {
 			return clickError("show runningconfiguration", "[OPTIONS] COMMAND [ARGS]...", fmt.Sprintf("No such command '%s'.", args[1])), 2, false
 		}
 		return clickError("show runningconfiguration", "[OPTIONS] COMMAND [ARGS]...", "Missing command."), 2, false
+	}
+	if out, code, ok := s.showLinks(args); ok { // links.go
+		return out, code, false
 	}
 	if out, code, ok := s.showCounters(args); ok { // counters.go
 		return out, code, false
