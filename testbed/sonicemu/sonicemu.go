@@ -59,8 +59,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/fabctl/fabctl/testbed/sshemu"
 	"github.com/fabctl/fabctl/testbed/portlink"
+	"github.com/fabctl/fabctl/testbed/sshemu"
 	"github.com/fabctl/fabctl/yangval"
 )
 
