@@ -83,3 +83,16 @@ func TestReadLinksFaults(t *testing.T) {
 		t.Fatalf("hostile answer: %v", err)
 	}
 }
+
+// TestNoCabling: a target given no cabling reads every port down with
+// no neighbour, never up.
+func TestNoCabling(t *testing.T) {
+	s, f := load(t, "../../../examples/testbed")
+	sw := switchtest.Switch(t, f, "leaf6", Name)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile}, false)
+	dl, err := newDriver(g.Options).(*Driver).ReadLinkTruth(context.Background(), g.DT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switchtest.CheckNoCabling(t, s, "leaf6", dl)
+}

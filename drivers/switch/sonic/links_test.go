@@ -124,3 +124,14 @@ func FuzzParseLinks(f *testing.F) {
 		}
 	})
 }
+
+// TestNoCabling: an emulator given no cabling reads every port down with
+// no neighbour, never up.
+func TestNoCabling(t *testing.T) {
+	r := newRig(t)
+	dl, err := r.drv.readLinks(context.Background(), r.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switchtest.CheckNoCabling(t, r.s, "leaf1", dl)
+}

@@ -46,3 +46,16 @@ func TestLinkPathsInModels(t *testing.T) {
 	}
 	switchtest.CheckModelPaths(t, "srlinux", "srl_nokia-", append(paths, linkIfPaths...))
 }
+
+// TestNoCabling: a target given no cabling reads every port down with
+// no neighbour, never up.
+func TestNoCabling(t *testing.T) {
+	s, f := load(t, "testbed")
+	sw := switchtest.Switch(t, f, "leaf5", Name)
+	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults()}, false)
+	dl, err := newDriver(g.Options).(*Driver).ReadLinkTruth(context.Background(), g.DT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switchtest.CheckNoCabling(t, s, "leaf5", dl)
+}
