@@ -90,45 +90,10 @@ func TestRoundTripVendorSONiC(t *testing.T) {
 	})
 	sw.Save() // the switch booted with it
 	dir := t.TempDir()
-	inv := fmt.Sprintf(`fabric "vendor" {
-  transport = "rocev2"
-}
-
-credentials "ssh" {
-  username    = "admin"
-  password    = env("FABCTL_VENDOR_PW")
-  known_hosts = "known_hosts"
-}
-
-switch "leaf1" {
-  platform    = "sonic"
-  address     = %q
-  credentials = "ssh"
-}
-
-host "h1" {
-  connect = "none"
-  nic "eth1" {}
-}
-
-host "h2" {
-  connect = "none"
-  nic "eth1" {}
-}
-
-link {
-  endpoints = ["leaf1:Ethernet56", "h1:eth1"]
-  speed     = "40G"
-}
-
-link {
-  endpoints    = ["leaf1:Ethernet50", "h2:eth1"]
-  speed        = "40G"
-  cable_length = "40m" # the cable CABLE_LENGTH|AZURE names (link blocks are the inventory's)
-}
-`, sw.Addr())
-	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
-	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), inv)
+	vendorInventory(t, dir, "sonic", sw, []string{"Ethernet56", "Ethernet50"}, map[string]string{
+		// the cable CABLE_LENGTH|AZURE names (link blocks are the inventory's)
+		"Ethernet50": "  cable_length = \"40m\"\n",
+	})
 	vendorRoundTrip(t, dir, []string{"leaf1"})
 }
 
@@ -208,8 +173,9 @@ func hasTunableClass(src []byte) bool {
 }
 
 // vendorInventory writes an inventory for one switch (platform, the
-// emulator's address and host key) and a host per linked port.
-func vendorInventory(t *testing.T, dir, platform string, sw emulator, ports []string, linkExtra string) {
+// emulator's address and host key) and a host per linked port, with
+// linkExtra's lines in that port's link block.
+func vendorInventory(t *testing.T, dir, platform string, sw emulator, ports []string, linkExtra map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, `fabric "vendor" {
@@ -239,7 +205,7 @@ link {
   endpoints = ["leaf1:%s", "h%d:eth1"]
   speed     = "100G"
 %s}
-`, i+1, p, i+1, linkExtra)
+`, i+1, p, i+1, linkExtra[p])
 	}
 	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
 	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), b.String())
@@ -292,7 +258,7 @@ func TestRoundTripVendorEOS(t *testing.T) {
 		t.Errorf("the emulator refused:\n%s\nwant:\n%s", got, want)
 	}
 	dir := t.TempDir()
-	vendorInventory(t, dir, "eos", sw, []string{"Ethernet1"}, "")
+	vendorInventory(t, dir, "eos", sw, []string{"Ethernet1"}, nil)
 	// What the spec cannot write, listed by import and planned: the
 	// profile's queues, trust and the DSCP entries the profile's trust
 	// reads (fabctl's EOS driver manages its own qos profile, FABCTL;
@@ -319,7 +285,7 @@ func TestRoundTripVendorNVUE(t *testing.T) {
 		t.Fatalf("the emulator refused %q", refused)
 	}
 	dir := t.TempDir()
-	vendorInventory(t, dir, "cumulus", sw, []string{"swp1", "swp2"}, "")
+	vendorInventory(t, dir, "cumulus", sw, []string{"swp1", "swp2"}, nil)
 	// The baseline trusts both PCP and DSCP (roce-514.txt: trust-mode
 	// pcp,dscp); the spec's trust is dscp or pcp: left out, planned.
 	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust")
