@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/plan"
@@ -145,4 +146,35 @@ func CheckModelPaths(t *testing.T, set, prefer string, paths []string) {
 			t.Errorf("%s is not in the %s models of ../shared/yang", p, set)
 		}
 	}
+}
+
+// FuzzLinkTree fuzzes a gNMI platform's link decoder with Get answers
+// (JSON objects; seeds first): any answer reads as ports or an error,
+// never a panic, and every port under its own name.
+func FuzzLinkTree(f *testing.F, seeds []string, decode func(tree map[string]any) (*linktruth.DeviceLinks, error)) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dl, err := DecodeLinkTree(b, decode)
+		if err != nil {
+			return
+		}
+		for k, o := range dl.Ports {
+			if o == nil || o.Port != k {
+				t.Fatalf("port %q reported as %+v", k, o)
+			}
+		}
+	})
+}
+
+// DecodeLinkTree decodes a Get answer (JSON, numbers kept as written)
+// with a platform's link decoder.
+func DecodeLinkTree(b []byte, decode func(tree map[string]any) (*linktruth.DeviceLinks, error)) (*linktruth.DeviceLinks, error) {
+	v, err := gnmicore.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(map[string]any)
+	return decode(m)
 }

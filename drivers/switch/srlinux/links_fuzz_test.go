@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/internal/switchtest"
 )
 
 // linkSeeds are Get answers in the shape of the models the reader
@@ -51,34 +51,13 @@ func TestDecodeLinks(t *testing.T) {
 }
 
 func decodeLinkSeed(s string) (*linktruth.DeviceLinks, error) {
-	v, err := gc.Decode([]byte(s))
-	if err != nil {
-		return nil, err
-	}
-	m, _ := v.(map[string]any)
-	return Platform{}.DecodeLinks(m, true)
+	return switchtest.DecodeLinkTree([]byte(s), decodeAll)
+}
+
+func decodeAll(tree map[string]any) (*linktruth.DeviceLinks, error) {
+	return Platform{}.DecodeLinks(tree, true)
 }
 
 // FuzzDecodeLinks: any Get answer reads as ports or a clear error, never
 // a panic, and every port is reported under its own name.
-func FuzzDecodeLinks(f *testing.F) {
-	for _, s := range linkSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := gc.Decode(b)
-		if err != nil {
-			return
-		}
-		m, _ := v.(map[string]any)
-		dl, err := Platform{}.DecodeLinks(m, true)
-		if err != nil {
-			return
-		}
-		for k, o := range dl.Ports {
-			if o == nil || o.Port != k {
-				t.Fatalf("port %q reported as %+v", k, o)
-			}
-		}
-	})
-}
+func FuzzDecodeLinks(f *testing.F) { switchtest.FuzzLinkTree(f, linkSeeds, decodeAll) }
