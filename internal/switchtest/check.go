@@ -2,11 +2,13 @@ package switchtest
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/sshemu"
 )
 
@@ -59,8 +61,20 @@ func (c SSHCase) runCheck(t *testing.T) {
 	}
 	same("after a clean check")
 
-	r.emu.Inject(sshemu.Fault{Match: c.RefuseLine, Kind: sshemu.Reject, Output: c.Refusal})
-	v = r.checkPlan(t)
+	var undo func()
+	var refusedPlan *plan.DevicePlan
+	if c.Refuse != nil {
+		// The emulator refuses by itself what changed after the plan: the
+		// plan's steps are checked and applied as they were planned.
+		refusedPlan = r.plan(t)
+		undo = c.Refuse(t, r.emu)
+		u := plan.Unit{Device: r.e.SW.Device, Intent: r.e.SW}
+		cv := r.drv.(drivers.Checker).CheckOnDevice(context.Background(), plan.Target(u, r.e.Opts), drivers.WithoutSaveSteps(refusedPlan.Steps))
+		v = &cv
+	} else {
+		r.emu.Inject(sshemu.Fault{Match: c.RefuseLine, Kind: sshemu.Reject, Output: c.Refusal})
+		v = r.checkPlan(t)
+	}
 	if v.Status != drivers.CheckRefused || !v.Unchanged || v.Step == 0 || v.Summary == "" || !c.RefuseLine.MatchString(strings.TrimSpace(v.Line)) {
 		t.Fatalf("refused check: %+v", v)
 	}
@@ -69,12 +83,20 @@ func (c SSHCase) runCheck(t *testing.T) {
 		t.Errorf("the verdict does not carry the NOS's words (%q): %q", c.Refusal, v.Message)
 	}
 	same("after a refused check")
-	d := r.apply(t, apply.Options{})
+	var d *apply.DeviceResult
+	if refusedPlan != nil {
+		d = r.applyPlan(t, refusedPlan, apply.Options{})
+	} else {
+		d = r.apply(t, apply.Options{})
+	}
 	if d.Status != apply.StatusFailed || !strings.Contains(d.Error, words) {
 		t.Fatalf("apply must refuse what the check refused (%q): %+v", words, d)
 	}
 	same("after the refused apply")
 	r.emu.ClearFaults()
+	if undo != nil {
+		undo()
+	}
 
 	r.emu.Inject(sshemu.Fault{Match: c.RefuseLine, Kind: sshemu.DropBefore, Times: 1})
 	v = r.checkPlan(t)

@@ -56,6 +56,12 @@ type SSHCase struct {
 	// suite makes the NOS refuse with Refusal, the NOS's own error text.
 	RefuseLine *regexp.Regexp
 	Refusal    string
+	// Refuse, when set, makes the emulator refuse RefuseLine by its own
+	// modelled behaviour instead of an injected Refusal: it changes the
+	// emulator after the plan was made (what the planner's read could not
+	// see, as a device changed between plan and apply) and returns how to
+	// undo it. Refusal is then the text the emulator must print itself.
+	Refuse func(t testing.TB, emu SSHEmulator) (undo func())
 	// CommitLine matches the command that commits the transaction; the
 	// suite drops the connection right after it ran.
 	CommitLine *regexp.Regexp
@@ -114,10 +120,22 @@ func (c SSHCase) rig(t *testing.T) *sshRig {
 // apply plans and applies the switch through the engine.
 func (r *sshRig) apply(t *testing.T, opts apply.Options) *apply.DeviceResult {
 	t.Helper()
+	return r.applyPlan(t, r.plan(t), opts)
+}
+
+// plan is the engine's plan of the switch; it must not fail.
+func (r *sshRig) plan(t *testing.T) *plan.DevicePlan {
+	t.Helper()
 	dp := r.e.Plan(t)
 	if dp.Error != "" {
 		t.Fatalf("plan: %s", dp.Error)
 	}
+	return dp
+}
+
+// applyPlan applies a plan made before (the device may have changed since).
+func (r *sshRig) applyPlan(t *testing.T, dp *plan.DevicePlan, opts apply.Options) *apply.DeviceResult {
+	t.Helper()
 	u := plan.Unit{Device: r.e.SW.Device, Intent: r.e.SW}
 	res, _ := apply.Run(context.Background(), []apply.Device{{Plan: dp, Target: plan.Target(u, r.e.Opts)}}, r.e.Reg, opts)
 	return res.Devices[0]
@@ -277,9 +295,22 @@ func RunSSH(t *testing.T, c SSHCase) {
 	t.Run("refused-line-leaves-device-unchanged", func(t *testing.T) {
 		r := c.rig(t)
 		before, startup := r.emu.RunningConfig(), r.emu.StartupConfig()
-		r.emu.Inject(sshemu.Fault{Match: c.RefuseLine, Kind: sshemu.Reject, Output: c.Refusal})
-		d := r.apply(t, apply.Options{})
-		if d.Status != apply.StatusFailed || !d.Restored || d.Partial {
+		var d *apply.DeviceResult
+		if c.Refuse != nil {
+			dp := r.plan(t)
+			c.Refuse(t, r.emu)
+			before = r.emu.RunningConfig()
+			d = r.applyPlan(t, dp, apply.Options{})
+		} else {
+			r.emu.Inject(sshemu.Fault{Match: c.RefuseLine, Kind: sshemu.Reject, Output: c.Refusal})
+			d = r.apply(t, apply.Options{})
+		}
+		// With Refuse the device itself changed after the plan (the facts
+		// its read reports differ), so the engine's read-back cannot call
+		// it restored; its configurations must still be byte-identical
+		// (below) and the error must say the state differs, not hide it.
+		restored := d.Restored || c.Refuse != nil && strings.Contains(d.Error, "does not match its state before the apply")
+		if d.Status != apply.StatusFailed || !restored || d.Partial {
 			t.Fatalf("a refused line must fail the device, restored: %+v", d)
 		}
 		if first := strings.TrimSpace(strings.Split(c.Refusal, "\n")[0]); !strings.Contains(d.Error, first) && !strings.Contains(d.Error, strings.TrimSpace(c.Refusal)) {

@@ -11,6 +11,9 @@
 //
 //   - show runningconfiguration all        CONFIG_DB as JSON (indent 4) plus
 //     the "bgpraw" string (show/main.py; gcu-and-save.txt:5-6, 23)
+//   - show version [--brief]: the image's build_version and asic_type
+//     (Options.BuildVersion, Options.ASICType) and DEVICE_METADATA's
+//     HWSKU and platform, in show/main.py's layout (show-version.txt)
 //   - sonic-cfggen -d --print-data, sonic-cfggen -j FILE --print-data
 //     (sonic-buildimage src/sonic-config-engine/sonic-cfggen: -d reads
 //     CONFIG_DB, -j a JSON file, --print-data prints the data as JSON)
@@ -288,6 +291,39 @@ func (sw *Switch) Reload() {
 	sw.db = db
 }
 
+// version is `show version` (sonic-utilities show/main.py version,
+// l.1727-1756): the image's build_version and asic_type as
+// device_info.get_sonic_version_info() and get_platform_info() read them
+// from /etc/sonic/sonic_version.yml, which is also where GCU's
+// field_operation_validators.py reads them (l.33, l.103-105); the HWSKU
+// and platform as DEVICE_METADATA|localhost holds them. A missing
+// build_version prints "N/A" (`.get('build_version', 'N/A')`). The other
+// lines are the values of sonic-utilities' tests/show_test.py
+// test_show_version (l.227-262), "Docker images:" without the table.
+func (sw *Switch) version() string {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	build := sw.opts.BuildVersion
+	if build == "" {
+		build = "N/A"
+	}
+	md := rowOf(sw.db, "DEVICE_METADATA", "localhost")
+	return "\nSONiC Software Version: SONiC." + build + "\nSONiC OS Version: 11\nDistribution: Debian 11.6\nKernel: 5.10\n" +
+		"Build commit: 7d94c0c28\nBuild date: Wed Feb 15 06:17:08 UTC 2023\nBuilt by: AzDevOps\n\n" +
+		"Platform: " + str(md["platform"]) + "\nHwSKU: " + str(md["hwsku"]) + "\nASIC: " + sw.opts.ASICType + "\nASIC Count: 1\n" +
+		"Serial Number: N/A\nModel Number: N/A\nHardware Revision: N/A\nUptime: 10:00:00 up 1 day,  1 user,  load average: 0.00, 0.00, 0.00\n" +
+		"Date: Sun 29 Nov 2026 10:00:00\n\nDocker images:\n"
+}
+
+// SetBuildVersion changes the image's build_version, as installing
+// another SONiC image and rebooting into it does (the CONFIG_DB is kept):
+// `show version` and GCU's branch check see the new one.
+func (sw *Switch) SetBuildVersion(v string) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.opts.BuildVersion = v
+}
+
 // FailSave makes `config save` print output and save nothing while output
 // is not empty; "" clears it. `config save` runs
 // "sonic-cfggen -d --print-data > /etc/sonic/config_db.json" in a shell
@@ -552,6 +588,14 @@ func (s *shell) show(args []string) (string, int, bool) {
 	}
 	if out, code, ok := s.showLinks(args); ok { // links.go
 		return out, code, false
+	}
+	if len(args) >= 1 && args[0] == "version" {
+		for _, a := range args[1:] {
+			if a != "--brief" {
+				return clickError("show version", "[OPTIONS]", noSuchOption(a)), 2, false
+			}
+		}
+		return s.sw.version(), 0, false
 	}
 	if out, code, ok := s.showCounters(args); ok { // counters.go
 		return out, code, false

@@ -32,13 +32,19 @@ import (
 //     every ASIC; adding a port row ("action", ...) or a field, changing a
 //     field and removing a port row pass.
 //
-// fabctl reads the HWSKU (running CONFIG_DB), not asic_type or
-// build_version (/etc/sonic/sonic_version.yml): it looks the HWSKU up in
-// both vendors' lists, as GCU does for the "vs" asic_type (l.39-76), and
-// does not model the per-branch minimum (l.168-173). A cisco-8000 or
-// marvell-teralynx image, which GCU names by asic_type alone (l.35-38),
-// therefore reads as unknown here: fabctl then leaves the watchdog alone
-// and says so rather than send a patch the switch may refuse.
+// fabctl reads what GCU reads: the HWSKU from the running CONFIG_DB, and
+// the image's asic_type and build_version from `show version`
+// (sonic-utilities show/main.py version l.1739, l.1748: the values of
+// /etc/sonic/sonic_version.yml that get_asic_name and
+// rdma_config_update_validator_common take from
+// device_info.get_sonic_version_info(), l.33, l.103-109). It names the
+// ASIC as get_asic_name does (cisco-8000 and marvell-teralynx by
+// asic_type alone; mellanox and vs from the Mellanox lists, broadcom and
+// vs from the Broadcom ones) and compares the build's branch (its 8-digit
+// part) with the scenario's minimum for that ASIC (l.163-168). A switch
+// whose `show version` was not read (an older plan) is looked up in both
+// vendors' lists and no branch is checked: Apply's check (gcuRefusal)
+// then meets GCU's own refusal for the rest.
 
 // gcuMellanoxSKUs and gcuBroadcomSKUs are helper_data's HWSKU lists
 // (SU gcu_field_operation_validators.conf.json, last changed in
@@ -69,41 +75,81 @@ var gcuBroadcomSKUs = map[string][]string{
 	"q3d":  {"Arista-7280R4-32QF-32DF-64O", "Arista-7280R4K-32QF-32DF-64O"},
 }
 
-// gcuPFCWDASICs are the ASICs the "PFCWD enable/disable" scenario lists
-// (conf.json l.50-89): jr2 is named by helper_data but not here, so GCU
-// refuses its PFC_WD changes too.
-var gcuPFCWDASICs = map[string]bool{"spc1": true, "spc2": true, "spc3": true, "spc4": true, "spc5": true, "spc6": true,
-	"td2": true, "th": true, "th2": true, "th3": true, "th4": true, "th5": true, "th6": true, "td3": true, "td4": true,
-	"q2c+": true, "j2c+": true, "q3d": true, "cisco-8000": true, "marvell-teralynx": true}
+// gcuPFCWDMin is the "PFCWD enable/disable" scenario's platforms (conf.json
+// l.50-89): each ASIC GCU lets change PFC_WD and the oldest branch it
+// allows it on. jr2 is named by helper_data but not here, so GCU refuses
+// its PFC_WD changes too.
+var gcuPFCWDMin = map[string]string{"spc1": "20181100", "spc2": "20191100", "spc3": "20220500", "spc4": "20221100",
+	"spc5": "20241200", "spc6": "20260500", "td2": "20181100", "th": "20181100", "th2": "20181100", "th3": "20240500",
+	"th4": "20240500", "th5": "20240500", "th6": "20251100", "td3": "20201200", "td4": "20241100", "q2c+": "20241100",
+	"j2c+": "20220500", "q3d": "20251100", "cisco-8000": "20201200", "marvell-teralynx": "20241100"}
 
-// gcuASIC names the HWSKU's ASIC as GCU's lists do ("" when none).
-func gcuASIC(hwsku string) string {
-	for a, skus := range gcuMellanoxSKUs {
-		for _, s := range skus {
-			if strings.EqualFold(s, hwsku) {
-				return a
+// image is what GCU's validator knows of the switch's SONiC image:
+// sonic_version.yml's asic_type and build_version ("" not read).
+type image struct{ asicType, build string }
+
+// imageOf is the image the planner's Read found.
+func imageOf(live intent.State) image { return image{live[FactASICType], live[FactBuild]} }
+
+// gcuASIC names the switch's ASIC as get_asic_name does
+// (field_operation_validators.py l.23-78), "" for "unknown".
+func gcuASIC(img image, hwsku string) string {
+	switch at := img.asicType; at {
+	case "cisco-8000", "marvell-teralynx":
+		return at
+	case "mellanox", "vs", "broadcom", "":
+		if at != "broadcom" {
+			for a, skus := range gcuMellanoxSKUs {
+				for _, s := range skus {
+					if strings.EqualFold(s, hwsku) {
+						return a
+					}
+				}
 			}
 		}
-	}
-	for a, skus := range gcuBroadcomSKUs {
-		for _, s := range skus {
-			if hwsku != "" && strings.Contains(strings.ToLower(hwsku), strings.ToLower(s)) {
-				return a
+		if at != "mellanox" {
+			for a, skus := range gcuBroadcomSKUs {
+				for _, s := range skus {
+					if hwsku != "" && strings.Contains(strings.ToLower(hwsku), strings.ToLower(s)) {
+						return a
+					}
+				}
 			}
 		}
 	}
 	return ""
 }
 
-// skuRefusal is why GCU refuses every PFC_WD change on a switch with
-// this HWSKU, "" when it does not.
-func skuRefusal(hwsku string) string {
-	a := gcuASIC(hwsku)
-	switch {
-	case a == "":
-		return fmt.Sprintf("SONiC GCU refuses PFC_WD changes on HWSKU %q: it is in none of the ASIC lists of gcu_field_operation_validators.conf.json, and rdma_config_update_validator returns False for an unknown ASIC (sonic-utilities generic_config_updater/field_operation_validators.py l.99-101); configure the watchdog with the pfcwd CLI, outside fabctl", hwsku)
-	case !gcuPFCWDASICs[a]:
+// branchOf is the build's branch as GCU takes it: the last part of the
+// build_version, split at ".", that is exactly 8 digits ("" none;
+// field_operation_validators.py l.103-109).
+func branchOf(build string) string {
+	b := ""
+	for _, p := range strings.Split(build, ".") {
+		if len(p) == 8 && strings.Trim(p, "0123456789") == "" {
+			b = p
+		}
+	}
+	return b
+}
+
+// skuRefusal is why GCU refuses every PFC_WD change on this switch (its
+// image and HWSKU), "" when it does not.
+func skuRefusal(img image, hwsku string) string {
+	a := gcuASIC(img, hwsku)
+	at := ""
+	if img.asicType != "" {
+		at = fmt.Sprintf(", asic_type %q", img.asicType)
+	}
+	if a == "" {
+		return fmt.Sprintf("SONiC GCU refuses PFC_WD changes on HWSKU %q%s: it is in none of the ASIC lists of gcu_field_operation_validators.conf.json, and rdma_config_update_validator returns False for an unknown ASIC (sonic-utilities generic_config_updater/field_operation_validators.py l.99-101); configure the watchdog with the pfcwd CLI, outside fabctl", hwsku, at)
+	}
+	min, ok := gcuPFCWDMin[a]
+	if !ok {
 		return fmt.Sprintf("SONiC GCU refuses PFC_WD changes on HWSKU %q (ASIC %s): the PFCWD scenario of gcu_field_operation_validators.conf.json lists no branch for it (field_operation_validators.py l.162-163)", hwsku, a)
+	}
+	if b := branchOf(img.build); b != "" && b < min {
+		return fmt.Sprintf("SONiC GCU refuses PFC_WD changes on this image: its branch %s (build_version %q) is older than %s, the PFCWD scenario's minimum for ASIC %s (sonic-utilities field_operation_validators.py l.163-168); configure the watchdog with the pfcwd CLI, outside fabctl", b, img.build, min, a)
 	}
 	return ""
 }
@@ -115,6 +161,11 @@ const (
 	// FactPFCWD says which PFC_WD rows GCU could not create: "absent"
 	// (no PFC_WD table), "no-global" (no PFC_WD|GLOBAL) or "global".
 	FactPFCWD = drivers.PathFacts + "pfcwd-table"
+	// FactASICType and FactBuild are the image's asic_type and
+	// build_version as `show version` prints them ("ASIC: ", "SONiC
+	// Software Version: SONiC.").
+	FactASICType = drivers.PathFacts + "asic_type"
+	FactBuild    = drivers.PathFacts + "build_version"
 )
 
 func pfcwdFact(db DB) string {
@@ -145,7 +196,7 @@ func gcuUnexpressible(sw *intent.Switch, desired, live intent.State) map[string]
 			}
 		}
 	}
-	if r := skuRefusal(live[FactHWSKU]); r != "" {
+	if r := skuRefusal(imageOf(live), live[FactHWSKU]); r != "" {
 		for _, k := range paths {
 			out[k] = r
 		}
@@ -169,7 +220,7 @@ func gcuUnexpressible(sw *intent.Switch, desired, live intent.State) map[string]
 // stays as it is rather than half on).
 func gcuFilter(steps []drivers.Change, live intent.State) []drivers.Change {
 	table, read := live[FactPFCWD]
-	sku := read && skuRefusal(live[FactHWSKU]) != ""
+	sku := read && skuRefusal(imageOf(live), live[FactHWSKU]) != ""
 	for i := range steps {
 		var kept []string
 		for _, line := range steps[i].Payload {
@@ -196,8 +247,9 @@ func gcuFilter(steps []drivers.Change, live intent.State) []drivers.Change {
 }
 
 // gcuRefusal models validate_field_operation on PFC_WD for the move from
-// cur to target (whole CONFIG_DBs): why GCU would refuse it, or "".
-func gcuRefusal(cur, target map[string]any) string {
+// cur to target (whole CONFIG_DBs) on a switch running img: why GCU would
+// refuse it, or "".
+func gcuRefusal(img image, cur, target map[string]any) string {
 	old, _ := cur["PFC_WD"].(map[string]any)
 	nw, _ := target["PFC_WD"].(map[string]any)
 	if reflect.DeepEqual(old, nw) {
@@ -220,7 +272,7 @@ func gcuRefusal(cur, target map[string]any) string {
 	md, _ := cur["DEVICE_METADATA"].(map[string]any)
 	lh, _ := md["localhost"].(map[string]any)
 	hwsku, _ := lh["hwsku"].(string)
-	if r := skuRefusal(hwsku); r != "" {
+	if r := skuRefusal(img, hwsku); r != "" {
 		return "it changes PFC_WD: " + r
 	}
 	if !oldTable && newTable {

@@ -21,7 +21,8 @@ func (r *rig) planExpressed(t *testing.T) (map[string]string, []intent.AttrChang
 // PFC_WD change (gcu.go), the plan lists the watchdog settings as not
 // expressible with GCU's reason and the apply, run against the
 // emulator's own GCU validators, succeeds and converges on the rest.
-// Without gcuUnexpressible/gcuFilter the emulator refuses the patch.
+// Without gcuUnexpressible/gcuFilter (or without the image read from
+// show version) the emulator refuses the patch.
 func TestGCUWatchdogNotPlanned(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -34,6 +35,17 @@ func TestGCUWatchdogNotPlanned(t *testing.T) {
 				db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["hwsku"] = "DellEMC-Z9864f-O64"
 			},
 			want: map[string]string{"pfcwd/poll": "in none of the ASIC lists", "pfcwd/detect": "in none of the ASIC lists"}},
+		// The image, read from show version (gcu.go imageOf): a branch older
+		// than the PFCWD scenario's minimum for td2 (20181100), and a
+		// broadcom image, on which GCU looks a HWSKU up in the Broadcom
+		// lists only (a Mellanox SKU then names no ASIC).
+		{name: "branch older than the ASIC's", opts: sonicemu.Options{BuildVersion: "SONiC.20180330.12"},
+			want: map[string]string{"pfcwd/poll": "its branch 20180330", "pfcwd/detect": "older than 20181100"}},
+		{name: "mellanox HWSKU on a broadcom image", opts: sonicemu.Options{ASICType: "broadcom"},
+			edit: func(db map[string]any) {
+				db["DEVICE_METADATA"].(map[string]any)["localhost"].(map[string]any)["hwsku"] = "ACS-SN5600"
+			},
+			want: map[string]string{"pfcwd/poll": `asic_type "broadcom"`}},
 		{name: "no PFC_WD table", opts: sonicemu.Options{NoDefaultPFCWD: true},
 			want: map[string]string{"pfcwd/poll": "refuses to create the PFC_WD table", "pfcwd/detect": "refuses to create the PFC_WD table"}},
 		{name: "no PFC_WD|GLOBAL",
@@ -99,7 +111,7 @@ func TestGCUNeverRemovesPollInterval(t *testing.T) {
 		{"th5 by substring", map[string]any{"DEVICE_METADATA": map[string]any{"localhost": map[string]any{"hwsku": "Arista-7060X6-64PE-B-O128"}}, "PFC_WD": global},
 			map[string]any{"DEVICE_METADATA": map[string]any{"localhost": map[string]any{"hwsku": "Arista-7060X6-64PE-B-O128"}}, "PFC_WD": map[string]any{"GLOBAL": map[string]any{"POLL_INTERVAL": "100"}}}, ""},
 	} {
-		got := gcuRefusal(tc.cur, tc.target)
+		got := gcuRefusal(image{}, tc.cur, tc.target)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: gcuRefusal = %q, want %q", tc.name, got, tc.want)
 		}

@@ -39,6 +39,11 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	st[FactBufferModel] = db.BufferModel()
 	st[FactHWSKU] = db["DEVICE_METADATA"]["localhost"]["hwsku"]
 	st[FactPFCWD] = pfcwdFact(db)
+	img, err := readImage(s)
+	if err != nil {
+		return nil, false, err
+	}
+	st[FactASICType], st[FactBuild] = img.asicType, img.build
 	drivers.PutPorts(st, db.PortNames())
 	return st, savedMatches(db, saved), nil
 }
@@ -74,8 +79,8 @@ func (grammar) CheckSave(s *clicore.Session, out string) error {
 
 // Transaction: whether there is anything to apply is known only once
 // the running CONFIG_DB is read (Begin).
-func (grammar) Transaction(_ drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
-	return &patch{steps: steps}, nil
+func (grammar) Transaction(t drivers.Target, steps []drivers.Change, _ drivers.ApplyOptions) (clicore.Transaction, error) {
+	return &patch{steps: steps, img: imageOf(t.Live)}, nil
 }
 
 // Rollback writes the prior CONFIG_DB and runs `config replace`.
@@ -94,7 +99,11 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 	if err != nil {
 		return &stepError{Device: s.Device(), Step: "read running config before rollback", Err: err}
 	}
-	kept := gcuRefusal(nowDoc, target)
+	img, err := readImage(c)
+	if err != nil {
+		return &stepError{Device: s.Device(), Step: "read show version before rollback", Err: err}
+	}
+	kept := gcuRefusal(img, nowDoc, target)
 	if kept != "" {
 		if wd, ok := nowDoc["PFC_WD"]; ok {
 			target["PFC_WD"] = wd
@@ -129,7 +138,11 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 // printed it).
 type patch struct {
 	clicore.Tx[[]byte]
-	steps   []drivers.Change
+	steps []drivers.Change
+	// img is the image the planner's Read found: GCU's validator is
+	// checked against it before the checkpoint (an image changed since
+	// is met as the switch's own refusal).
+	img     image
 	ops     []Op
 	target  map[string]any
 	file    string
@@ -148,10 +161,10 @@ func (x *patch) Begin(s *clicore.Session) (bool, error) {
 	// GCU checks the move from the running CONFIG_DB to the target, and a
 	// rollback checks the move back (gcu.go): refuse before the checkpoint
 	// what the switch would refuse, or could not undo.
-	if r := gcuRefusal(pre, target); r != "" {
+	if r := gcuRefusal(x.img, pre, target); r != "" {
 		return false, &stepError{Device: s.Device(), Step: "build patch", Err: fmt.Errorf("the switch would refuse the patch: %s; the running CONFIG_DB changed since the plan was made: plan again", r)}
 	}
-	if r := gcuRefusal(target, pre); r != "" {
+	if r := gcuRefusal(x.img, target, pre); r != "" {
 		return false, &stepError{Device: s.Device(), Step: "build patch", Err: fmt.Errorf("the patch could not be rolled back: %s; nothing was sent", r)}
 	}
 	if len(ops) == 0 {
@@ -235,4 +248,36 @@ func (x *patch) Recover(s *clicore.Session, se *clicore.StepError, lost bool) er
 	}
 	x.cleanup(s)
 	return fmt.Errorf("%v; rolled back to checkpoint %s", se, token)
+}
+
+// showVersion prints the image's build_version and asic_type
+// (sonic-utilities show/main.py version, l.1739 "SONiC Software
+// Version: SONiC.{build_version}", l.1748 "ASIC: {asic_type}";
+// testdata/vendor/sonic/show-version.txt).
+const showVersion = "show version"
+
+// readImage reads what GCU's validator knows of the image. A
+// build_version of "N/A" (the key missing) reads as "".
+func readImage(s *clicore.Session) (image, error) {
+	out, err := s.Send(showVersion)
+	if err != nil {
+		return image{}, err
+	}
+	var img image
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "SONiC Software Version: SONiC."):
+			img.build = strings.TrimPrefix(l, "SONiC Software Version: SONiC.")
+		case strings.HasPrefix(l, "ASIC: "):
+			img.asicType = strings.TrimPrefix(l, "ASIC: ")
+		}
+	}
+	if img.build == "N/A" {
+		img.build = ""
+	}
+	if img.asicType == "" {
+		return image{}, fmt.Errorf("%s printed no \"ASIC: \" line", showVersion)
+	}
+	return img, nil
 }

@@ -115,15 +115,18 @@ func TestPlanApplyIdempotentDrift(t *testing.T) {
 }
 
 // TestRejectedPatchRollsBack: the switch's own GCU refuses the patch (not
-// an injected text): its build is older than the branch GCU's PFCWD
-// scenario names for its ASIC (td2, 20181100; field_operation_validators.py
-// l.168-173), which fabctl does not read (gcu.go), so the plan sends it and
-// the apply meets the refusal, then rolls back.
+// an injected text): the switch was given an image older than the branch
+// GCU's PFCWD scenario names for its ASIC (td2, 20181100;
+// field_operation_validators.py l.163-168) after the plan was made, so the
+// apply meets the refusal, then rolls back.
 func TestRejectedPatchRollsBack(t *testing.T) {
-	r := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "dynamic", BuildVersion: "SONiC.20180330.12"})
-	_, _, steps := r.plan(t)
+	r := rigWith(t, sonicemu.Options{Ports: 32, BufferModel: "dynamic", BuildVersion: "SONiC.20230531.12"})
+	live, _, steps := r.plan(t)
+	r.emu.SetBuildVersion("SONiC.20180330.12")
 	before := r.emu.RunningConfig()
-	_, err := r.drv.Apply(context.Background(), r.target, steps, drivers.ApplyOptions{})
+	tg := r.target
+	tg.Live = live
+	_, err := r.drv.Apply(context.Background(), tg, steps, drivers.ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "config apply-patch") || !strings.Contains(err.Error(), "rolled back") ||
 		!strings.Contains(err.Error(), "rdma_config_update_validator returned False") {
 		t.Fatalf("want rolled-back apply-patch error, got %v", err)

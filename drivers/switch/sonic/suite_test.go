@@ -11,7 +11,8 @@ import (
 )
 
 // refusal is GCU's IllegalPatchOperationError text for a patch one of
-// its field-operation validators refuses (sonic-utilities
+// its field-operation validators refuses, as the emulator prints it (the
+// suite checks the driver carries it; it is not injected) (sonic-utilities
 // generic_config_updater/gu_common.py validate_field_operation:
 // "Modification of {} table is illegal- validating function {} returned
 // False"), here the RDMA validator on PFC_WD.
@@ -46,8 +47,16 @@ func TestConformanceSuite(t *testing.T) {
 			})
 			return []string{"port/" + port + "/pfc"}
 		},
-		// GCU's refusal by an RDMA field validator (gcu-and-save.txt:7-8;
-		// message format of generic_config_updater field_operation_validators).
+		// GCU's refusal by its RDMA field validator, which the emulator runs
+		// (testbed/sonicemu/gcu.go): the switch is moved to an image older
+		// than the PFCWD scenario's branch for its ASIC (td2, 20181100) after
+		// the plan was made, so the planned PFC_WD change meets the switch's
+		// own refusal (the plan, reading the image, would have left it out).
+		Refuse: func(t testing.TB, emu switchtest.SSHEmulator) func() {
+			e := emu.(*sonicemu.Switch)
+			e.SetBuildVersion("SONiC.20180330.12")
+			return func() { e.SetBuildVersion("") }
+		},
 		RefuseLine: regexp.MustCompile(`^sudo config apply-patch `),
 		Refusal: "Failed to apply patch due to: " + refusal + "\n" +
 			"Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH\nTry 'config apply-patch -h' for help.\n\nError: " + refusal + "\n",
