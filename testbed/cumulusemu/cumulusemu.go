@@ -27,9 +27,11 @@
 //     (nvue-cli-514.txt:17-18): the number is used up, the next `nv set`
 //     opens a new pending revision with a new number, so applied revision
 //     numbers have gaps;
-//   - `nv config history` (table) and `nv config history --output json`
-//     (object keyed rev_<N>_apply_<M> with date/rev-id fields,
-//     nvue-config-show-json.txt:14-32);
+//   - `nv config revision` (the NVUE reference's table,
+//     nvue-reference-config.txt:15-21), `nv config history` (table)
+//     and `nv config history --output json` (NVOS's object keyed
+//     rev_<N>_apply_<M>, nvue-config-show-json.txt:14-32: no Cumulus
+//     Linux sample; the driver reads the revision table);
 //   - `nv config show -o json` prints the applied configuration as the
 //     documented list [{"header": {...}}, {"set": {...}}]
 //     (nvue-config-show-json.txt:44-46; the YAML head nvue-cli-514.txt:32-38);
@@ -553,6 +555,11 @@ func (s *shell) config(a []string) string {
 		}
 		sw.startup = clone(sw.applied)
 		return ""
+	case "revision":
+		if len(a) != 1 {
+			break
+		}
+		return sw.revisionTable(s.user)
 	case "history":
 		js, rest, ok := outputJSON(a[1:])
 		if !ok || len(rest) != 0 {
@@ -573,6 +580,40 @@ func (s *shell) config(a []string) string {
 		return s.apply(a[1:])
 	}
 	return invalid(append([]string{"config"}, a...))
+}
+
+// revisionTable is `nv config revision` (CL 5.5 and later), in the
+// layout of NVIDIA's NVUE command reference (nvue-reference-config.txt:
+// 16-21): one row per applied revision, oldest first, with its latest
+// apply (rev_<ID>_apply_<N>) and that apply's date. The state is
+// "applied_and_saved" as the reference prints it with auto-save on (its
+// CL 5.9+ default); "applied" with auto-save off is PLAUSIBLE (the
+// reference shows no such row).
+func (sw *Switch) revisionTable(user string) string {
+	last := map[int]Revision{}
+	var ids []int
+	for _, r := range sw.history {
+		if _, ok := last[r.ID]; !ok {
+			ids = append(ids, r.ID)
+		}
+		last[r.ID] = r
+	}
+	sort.Ints(ids)
+	state := "applied"
+	if sw.autoSaveOn() {
+		state = "applied_and_saved"
+	}
+	var b strings.Builder
+	row := func(cols ...string) {
+		fmt.Fprintf(&b, "%-20s  %-17s  %-32s  %-19s  %-8s  %-7s  %-13s  %s\n", cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7])
+	}
+	row("Rev ID", "State", "Apply ID", "Apply Date", "Type", "User", "Reason", "Message")
+	row(strings.Repeat("-", 20), strings.Repeat("-", 17), strings.Repeat("-", 32), strings.Repeat("-", 19), strings.Repeat("-", 8), strings.Repeat("-", 7), strings.Repeat("-", 13), strings.Repeat("-", 31))
+	for _, id := range ids {
+		r := last[id]
+		row(strconv.Itoa(id), state, fmt.Sprintf("rev_%d_apply_%d", r.ID, r.Apply), r.When.Format("2006-01-02 15:04:05"), "CLI", user, "Config update", "Config update by "+user)
+	}
+	return b.String()
 }
 
 // historyJSON is `nv config history --output json`: an object keyed

@@ -31,7 +31,7 @@
 // revision over SSH (scrapligo v1.4.3, a platform definition derived from
 // its cumulus_linux one):
 //
-//	nv config history --output json   (the applied revision: the rollback point and Result.Token)
+//	nv config revision                (the applied revision: the rollback point and Result.Token)
 //	nv config detach                  (park a stale pending revision; it keeps its number)
 //	nv set / nv unset ...             (stage)
 //	nv config diff                    (empty: detach, nothing to do)
@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
@@ -219,25 +220,35 @@ func appliedJSON(c *clicore.Session) (string, error) {
 	return s, err
 }
 
-// historyJSON is the documented JSON form of `nv config history`
-// (testdata/vendor/cumulus/nvue-config-show-json.txt:14).
-const historyJSON = "nv config history --output json"
+// revisionTable is `nv config revision` (Cumulus Linux 5.5 and later):
+// NVIDIA's NVUE command reference documents its table with Cumulus Linux
+// rows (testdata/vendor/cumulus/nvue-reference-config.txt:15-21). The JSON
+// form of `nv config history` was shaped from NVOS only (NVIDIA's NVOS
+// test framework): no Cumulus Linux 5.x sample of it exists in NVIDIA's
+// docs or a kept project, so the driver reads the documented table.
+const revisionTable = "nv config revision"
 
-// AppliedRevision picks the applied revision from `nv config history
-// --output json`: an object keyed rev_<N>_apply_<M> whose entries carry
-// "date" ("2023-09-05 10:29:25") and "rev-id"
-// (nvue-config-show-json.txt:14-32). The applied revision is the one
-// applied last: the latest date, then the higher revision and apply
-// number. Revision numbers have gaps (a detached pending revision keeps
-// its number, nvue-cli-514.txt:17-18), so neither the first nor the
-// highest key is the answer by itself.
+// AppliedRevision picks the applied revision from `nv config revision`:
+// a table whose columns are "Rev ID", "State", "Apply ID"
+// (rev_<N>_apply_<M>) and "Apply Date" ("2024-04-26 16:34:04"), then type,
+// user, reason and message (nvue-reference-config.txt:16-21). The
+// applied revision is the one applied last: the latest apply date, then
+// the higher revision and apply number. Revision numbers have gaps (a
+// detached pending revision keeps its number, nvue-cli-514.txt:17-18), so
+// neither the first nor the last row is the answer by itself; a row
+// without an apply (a revision never applied) is skipped.
 func AppliedRevision(out string) (string, error) {
-	var h map[string]struct {
-		Date  string `json:"date"`
-		RevID string `json:"rev-id"`
+	lines := strings.Split(strings.ReplaceAll(out, "\r", ""), "\n")
+	head := -1
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 6 && strings.Join(f[:6], " ") == "Rev ID State Apply ID Apply" {
+			head = i
+			break
+		}
 	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &h); err != nil {
-		return "", fmt.Errorf("%s: not the documented object of rev_<N>_apply_<M> entries: %w", historyJSON, err)
+	if head < 0 {
+		return "", fmt.Errorf("%s: no \"Rev ID  State  Apply ID  Apply Date\" header: not the documented table", revisionTable)
 	}
 	type cand struct {
 		date     string
@@ -245,25 +256,33 @@ func AppliedRevision(out string) (string, error) {
 		id       string
 	}
 	var best *cand
-	for k, e := range h {
-		var rev, app int
-		if _, err := fmt.Sscanf(k, "rev_%d_apply_%d", &rev, &app); err != nil || e.RevID == "" {
+	for _, l := range lines[head+1:] {
+		f := strings.Fields(l)
+		if len(f) < 5 {
 			continue
 		}
-		c := cand{e.Date, rev, app, e.RevID}
+		var rev, app int
+		if _, err := fmt.Sscanf(f[2], "rev_%d_apply_%d", &rev, &app); err != nil || f[0] != strconv.Itoa(rev) {
+			continue
+		}
+		date := f[3] + " " + f[4]
+		if _, err := time.Parse("2006-01-02 15:04:05", date); err != nil {
+			continue
+		}
+		c := cand{date, rev, app, f[0]}
 		if best == nil || c.date > best.date || (c.date == best.date && (c.rev > best.rev || (c.rev == best.rev && c.app > best.app))) {
 			best = &c
 		}
 	}
 	if best == nil {
-		return "", fmt.Errorf("%s: no revision listed", historyJSON)
+		return "", fmt.Errorf("%s: no applied revision listed", revisionTable)
 	}
 	return best.id, nil
 }
 
-// currentRevision is the applied revision, from the history.
+// currentRevision is the applied revision, from the revision table.
 func currentRevision(c *clicore.Session) (string, error) {
-	out, err := c.Send(historyJSON)
+	out, err := c.Send(revisionTable)
 	if err != nil {
 		return "", err
 	}

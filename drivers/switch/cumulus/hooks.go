@@ -85,7 +85,7 @@ type revision struct {
 func (x *revision) Begin(s *clicore.Session) (bool, error) {
 	rev, err := currentRevision(s)
 	if err != nil {
-		return false, &stepError{Device: s.Device(), Step: historyJSON + " (record the rollback revision)", Err: err}
+		return false, &stepError{Device: s.Device(), Step: revisionTable + " (record the rollback revision)", Err: err}
 	}
 	pre, err := appliedJSON(s)
 	if err != nil {

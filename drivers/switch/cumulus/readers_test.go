@@ -44,18 +44,18 @@ func TestReadersGolden(t *testing.T) {
 	}
 	fmt.Fprintf(&out, "# auto-save: %s\n", autoSaveState(tree))
 
-	// nv config history --output json: the corpus excerpt (ngts docstring).
-	corpus, err := os.ReadFile(filepath.Join(switchtest.CorpusDir(t, platform), "nvue-config-show-json.txt"))
+	// nv config revision: the NVUE reference's table (Cumulus Linux rows).
+	corpus, err := os.ReadFile(filepath.Join(switchtest.CorpusDir(t, platform), "nvue-reference-config.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(corpus), "\n")
-	hist := strings.Join(lines[14:32], "\n") // lines 15-32
-	rev, err := AppliedRevision(hist)
+	table := strings.Join(lines[15:21], "\n") // lines 16-21
+	rev, err := AppliedRevision(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&out, "# AppliedRevision(nvue-config-show-json.txt:15-32) = %s\n", rev)
+	fmt.Fprintf(&out, "# AppliedRevision(nvue-reference-config.txt:16-21) = %s\n", rev)
 	testutil.Golden(t, filepath.Join("testdata", "readers", "roce-guide-examples.golden"), []byte(out.String()))
 
 	// Outputs that are not NVUE's documented shapes are refused.
@@ -64,7 +64,16 @@ func TestReadersGolden(t *testing.T) {
 			t.Errorf("ReadConfigJSON(%s) accepted", bad)
 		}
 	}
-	if _, err := AppliedRevision("Rev ID  Apply date\n1  2024-04-26"); err == nil {
-		t.Error("AppliedRevision accepted the text table")
+	// Not the documented table: NVOS's history JSON, a history table.
+	for _, bad := range []string{`{"rev_1_apply_1": {"date": "2023-09-05 10:29:25", "rev-id": "1"}}`, "Rev ID  Apply date\n1  2024-04-26"} {
+		if _, err := AppliedRevision(bad); err == nil {
+			t.Errorf("AppliedRevision accepted %q", bad)
+		}
+	}
+	// The latest apply wins, whatever the row order; a revision re-applied
+	// (rev_1_apply_2) later than revision 4 is the applied one.
+	re := strings.Replace(table, "rev_1_apply_1                     2024-04-26 11:24:50", "rev_1_apply_2                     2024-04-27 09:00:00", 1)
+	if got, err := AppliedRevision(re); err != nil || got != "1" {
+		t.Errorf("re-applied revision: %q %v", got, err)
 	}
 }
