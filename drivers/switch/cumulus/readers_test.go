@@ -15,8 +15,8 @@ import (
 // TestReadersGolden parses NVUE output fixtures into state (golden):
 // testdata/readers/roce-guide-examples.json (the documented list shape
 // of nv config show -o json holding what NVIDIA's CL 5.14 examples set;
-// see testdata/readers/README) and the NVIDIA ngts sample of nv config
-// history --output json, read straight from the corpus file.
+// see testdata/readers/README) and the NVUE reference's table of nv config
+// revision, read straight from the corpus file.
 func TestReadersGolden(t *testing.T) {
 	_, f := load(t, "testdata/cllab")
 	sw := clSwitch(t, f, "leaf2")

@@ -220,9 +220,9 @@ func TestAutoSaveReported(t *testing.T) {
 
 // TestRollbackAfterDetachedRevisions (C21): revision numbers have gaps
 // (a detached pending revision keeps its number, nvue-cli-514.txt:17-18)
-// and history is read from `nv config history --output json`
-// (nvue-config-show-json.txt:14-32). The driver parsed an undocumented
-// text table.
+// and the applied revision is read from `nv config revision`
+// (nvue-reference-config.txt:15-21), the latest apply winning. The driver
+// once parsed an undocumented text table, then NVOS's history JSON.
 func TestRollbackAfterDetachedRevisions(t *testing.T) {
 	r := newRig(t, cumulusemu.Options{})
 	r.emu.Edit(func(tr map[string]any) { cumulusemu.SetPath(tr, "interface.swp1.link.mtu", 9100) }) // revision 2
