@@ -146,17 +146,20 @@ fuzz:
 
 # The demo: the main job for real against the local testbed (examples/testbed, as root), narrated
 # by testbed/demo.sh: testbed up, validate --static, plan (must show changes), apply -auto-approve,
-# plan again (--detailed-exitcode: must be 0), validate, a summary, testbed down always, then the
-# static check of every other example. The hosts are network namespaces, where the Debian kernel's
+# plan again (--detailed-exitcode: must be 0), validate, then one Ethernet fault (two host cables
+# swapped: validate and plan must exit 6 naming both ends; swapped back: validate clean), a
+# summary, testbed down always, then the static check of every other example. The hosts are network namespaces, where the Debian kernel's
 # soft-RoCE carries no RDMA traffic, so the last validate skips the traffic stage: `make demo-vm`
 # runs the same job inside the VM testbed with real RDMA traffic (examples/vm-testbed).
 DEMO_SPEC ?= examples/testbed
 # YANG models (one sub-directory per set: sonic, openconfig, srlinux): when the directory exists,
 # the SONiC emulators validate every patch and the gNMI targets every Set against them.
 DEMO_YANG ?= ../shared/yang
+# The Ethernet fault the demo injects and heals (fabctl testbed fault KIND ARGS; needs lldpd).
+DEMO_ETH_FAULT ?= miswire h1:eth1 h3:eth1
 
 demo: build
-	@BIN=$(BIN) YANG=$(DEMO_YANG) VALIDATE_FLAGS=--skip-traffic testbed/demo.sh $(DEMO_SPEC) $(filter-out $(DEMO_SPEC),$(EXAMPLES))
+	@BIN=$(BIN) YANG=$(DEMO_YANG) VALIDATE_FLAGS=--skip-traffic ETH_FAULT="$(DEMO_ETH_FAULT)" testbed/demo.sh $(DEMO_SPEC) $(filter-out $(DEMO_SPEC),$(EXAMPLES))
 
 # The InfiniBand demo (testbed/demo-ib.sh, root): examples/ib-testbed as a simulated subnet (ibsim,
 # the real opensm and infiniband-diags under libumad2sim): up, validate --static, plan, apply,

@@ -15,6 +15,10 @@
 #
 # Environment: BIN (fabctl binary, default bin/fabctl), YANG (a YANG directory for the emulators
 # and gNMI targets; used when it exists), VALIDATE_FLAGS (extra flags for the last validate),
+# ETH_FAULT (a `fabctl testbed fault` KIND and ARGS, e.g. "miswire h1:eth1 h3:eth1": injected
+# after the clean validate, which must then exit 6 with plan, naming the link's ends, and injected
+# again to heal (a miswire swaps back; link-down is healed by link-up), after which validate must
+# pass; it needs Debian's lldpd, which the demo installs with apt-get, saying so, when missing),
 # FABCTL_TESTBED_PASSWORD (generated when unset, never printed). Plan/apply state goes to a
 # temporary --state-dir so the demo leaves nothing behind.
 set -uo pipefail
@@ -31,6 +35,18 @@ shift
 if [[ $(id -u) -ne 0 ]]; then
 	echo "the demo needs root: the testbed creates network namespaces and veth pairs (run it as root)"
 	exit 1
+fi
+
+# lldpd: the testbed's LLDP agents (docs/testbed.md#ethernet-cabling-and-lldp). Never installed
+# silently: said on screen, and explained when it cannot be.
+if [[ -n ${ETH_FAULT:-} ]] && ! command -v lldpd >/dev/null 2>&1; then
+	echo "demo: the Ethernet fault step needs Debian's lldpd (the testbed runs one per switch and host"
+	echo "  namespace); installing it now: apt-get install -y lldpd"
+	if ! { apt-get install -y lldpd >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y lldpd >/dev/null 2>&1; }; }; then
+		echo "demo: apt-get could not install lldpd; install it (apt-get install lldpd) or run without the"
+		echo "  fault step (ETH_FAULT= make demo)"
+		exit 1
+	fi
 fi
 
 start=$(date +%s)
@@ -80,13 +96,52 @@ elif [[ -n $YANG ]]; then
 	echo "demo: no YANG models in $YANG: the emulators check configurations with their built-in rules only,"
 	echo "  not against the vendors' models (README, \"Reference material beside the clone\", says where they come from)"
 fi
+# heal_of KIND ARGS...: the fault that undoes it.
+heal_of() {
+	case $1 in
+	link-down) echo "link-up ${*:2}" ;;
+	speed) echo "speed $2 10G" ;;
+	*) echo "$*" ;; # miswire: the same swap puts the cables back
+	esac
+}
+# lldp_heard: every host namespace's lldpd hears a neighbour (a NIC apply just brought up is heard
+# within about 2 s at the testbed's 500 ms LLDP interval), 15 s at most.
+lldp_heard() {
+	local d=$SPEC sock n=0 deadline=$((SECONDS + 15))
+	[[ -f $SPEC ]] && d=$(dirname "$SPEC")
+	for sock in $(grep -o '"/run/lldpd\.netns-[^"]*\.socket"' "$d/.fabctl/testbed/testbed.json" | tr -d '"'); do
+		n=$((n + 1))
+		until lldpcli -u "$sock" -f keyvalue show neighbors | grep -q '\.chassis\.name='; do
+			if ((SECONDS > deadline)); then
+				echo "no LLDP neighbour heard on $sock within 15s"
+				return 1
+			fi
+			sleep 0.2
+		done
+	done
+	if ((n == 0)); then
+		echo "the testbed runs no lldpd (not installed): LLDP is not read"
+	else
+		echo "every host ($n) hears its switch port over LLDP"
+	fi
+}
 step 0 "$BIN testbed up ${yang[*]:+${yang[*]} }$SPEC" "$BIN" testbed up --no-color "${yang[@]}" "$SPEC"
 up=1
 step 0 "$BIN validate --static $SPEC" "$BIN" validate --static --no-color "$SPEC"
 step 2 "$BIN plan $SPEC  (changes expected: exit 2)" "$BIN" plan --detailed-exitcode --no-color --state-dir "$state" "$SPEC"
 step 0 "$BIN apply -auto-approve $SPEC" "$BIN" apply -auto-approve --no-color --state-dir "$state" "$SPEC"
+step 0 "LLDP: the NICs apply brought up heard by their switch ports (lldpd, 500ms interval)" lldp_heard
 step 0 "$BIN plan --detailed-exitcode $SPEC  (no changes: exit 0)" "$BIN" plan --detailed-exitcode --no-color --state-dir "$state" "$SPEC"
 step 0 "$BIN validate ${VFLAGS[*]:+${VFLAGS[*]} }$SPEC" "$BIN" validate --no-color "${VFLAGS[@]}" "$SPEC"
+if [[ -n ${ETH_FAULT:-} ]]; then
+	read -r -a fault <<<"$ETH_FAULT"
+	read -r -a heal <<<"$(heal_of "${fault[@]}")"
+	step 0 "$BIN testbed fault $SPEC ${fault[*]}  (an Ethernet fault, on the real veths)" "$BIN" testbed fault --no-color "$SPEC" "${fault[@]}"
+	step 6 "$BIN validate ${VFLAGS[*]:+${VFLAGS[*]} }$SPEC  (the fault caught by port: exit 6)" "$BIN" validate --no-color "${VFLAGS[@]}" "$SPEC"
+	step 6 "$BIN plan --detailed-exitcode $SPEC  (no change fixes a cable: exit 6)" "$BIN" plan --detailed-exitcode --no-color --state-dir "$state" "$SPEC"
+	step 0 "$BIN testbed fault $SPEC ${heal[*]}  (healed)" "$BIN" testbed fault --no-color "$SPEC" "${heal[@]}"
+	step 0 "$BIN validate ${VFLAGS[*]:+${VFLAGS[*]} }$SPEC  (clean again)" "$BIN" validate --no-color "${VFLAGS[@]}" "$SPEC"
+fi
 if [[ $# -gt 0 ]]; then
 	others=0
 	for d in "$@"; do
@@ -106,4 +161,8 @@ echo "== summary"
 echo
 printf '  %s\n' "${results[@]}"
 echo
-echo "demo: ok: $SPEC was planned, applied, re-planned clean and validated in $(($(date +%s) - start))s (settings a veth cannot have are listed as not expressible above)"
+faulted=""
+if [[ -n ${ETH_FAULT:-} ]]; then
+	faulted=", an Ethernet fault ($ETH_FAULT) caught by port and healed,"
+fi
+echo "demo: ok: $SPEC was planned, applied, re-planned clean and validated$faulted in $(($(date +%s) - start))s (settings a veth cannot have are listed as not expressible above)"
