@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/testbed/local"
 )
@@ -364,7 +367,33 @@ func writeTestbed(o *TestbedOptions, st *local.Status) {
 		fmt.Fprintf(w, "namespaces: %s\n", strings.Join(parts, ", "))
 	}
 	for _, l := range st.Links {
+		if l.Switch != "" {
+			fmt.Fprintf(w, "  %s: %s (netns %s) <-> %s:%s (veth %s, netns %s)\n", l.Host, l.NIC, l.Netns, l.Switch, l.Port, l.Peer, st.FabricNetns)
+			continue
+		}
 		fmt.Fprintf(w, "  %s: %s (netns %s) <-> %s (netns %s)\n", l.Host, l.NIC, l.Netns, l.Peer, st.FabricNetns)
+	}
+	portOf := map[string]string{}
+	for _, p := range st.Ports {
+		portOf[p.Veth] = p.Switch + ":" + p.Port
+	}
+	for _, t := range st.Trunks {
+		fmt.Fprintf(w, "  %s (veth %s) <-> %s (veth %s)\n", portOf[t.A], t.A, portOf[t.B], t.B)
+	}
+	if len(st.LLDP) > 0 {
+		fmt.Fprintf(w, "lldpd: %d agents (one per switch and host namespace; sockets /run/lldpd.*.socket)\n", len(st.LLDP))
+	} else if st.LLDPNote != "" {
+		fmt.Fprintf(w, "  %s %s\n", s.Warn.Render("lldp"), st.LLDPNote)
+	}
+	f := st.Faults
+	for _, m := range f.Miswired {
+		fmt.Fprintf(w, "  %s %s and %s swapped at the switch\n", s.Warn.Render("fault"), m[0], m[1])
+	}
+	for _, d := range f.Down {
+		fmt.Fprintf(w, "  %s %s down (cable pulled)\n", s.Warn.Render("fault"), d)
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.SpeedMbps)) {
+		fmt.Fprintf(w, "  %s %s reports %s\n", s.Warn.Render("fault"), k, linktruth.SpeedString(f.SpeedMbps[k]))
 	}
 	if len(st.Emulators) > 0 {
 		fmt.Fprintf(w, "known_hosts %s/%s\n", st.Dir, local.KnownHostsFile)
