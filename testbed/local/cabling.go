@@ -284,12 +284,7 @@ func lldpConfigSafe(a *LLDPAgent) error {
 // createTrunk makes a switch-to-switch veth pair in the fabric
 // namespace, both ends up with the fabric MTU.
 func createTrunk(t Trunk, fabricNS string, f *spec.Fabric) error {
-	fab, err := netns.GetFromName(fabricNS)
-	if err != nil {
-		return err
-	}
-	defer fab.Close()
-	h, err := netlink.NewHandleAt(fab)
+	h, err := nsHandle(fabricNS)
 	if err != nil {
 		return err
 	}
@@ -310,6 +305,17 @@ func createTrunk(t Trunk, fabricNS string, f *spec.Fabric) error {
 		}
 	}
 	return nil
+}
+
+// nsHandle is an rtnetlink handle in a named namespace (its sockets
+// stay there once the namespace's fd is closed).
+func nsHandle(name string) (*netlink.Handle, error) {
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		return nil, fmt.Errorf("network namespace %s: %w", name, err)
+	}
+	defer ns.Close()
+	return netlink.NewHandleAt(ns)
 }
 
 func fabricMTU(f *spec.Fabric) int {
@@ -505,41 +511,34 @@ func stopAgents(r *Record, log io.Writer) []error {
 	return errs
 }
 
-// isAgent is true when pid is a live lldpd started at start.
+// isAgent is true when pid is a live lldpd (or the ip netns exec about
+// to become one) started at start.
 func isAgent(pid int, start uint64) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	j := strings.IndexByte(string(stat), '(')
-	if i < 0 || j < 0 || j > i {
-		return false
-	}
-	comm := string(stat[j+1 : i])
-	f := strings.Fields(string(stat[i+1:]))
-	// f[0] is field 3 (state), so field 22 (starttime) is f[19].
-	if len(f) < 20 || f[0] == "Z" || (comm != "lldpd" && comm != "ip") {
-		return false
-	}
-	st, err := strconv.ParseUint(f[19], 10, 64)
-	return err == nil && st == start
+	comm, state, st := procStat(pid)
+	return state != "" && state != "Z" && (comm == "lldpd" || comm == "ip") && st == start
 }
 
 // procStart is a process's start time (0 when unknown).
 func procStart(pid int) uint64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 20 {
-		return 0
-	}
-	st, _ := strconv.ParseUint(f[19], 10, 64)
+	_, _, st := procStat(pid)
 	return st
+}
+
+// procStat reads a process's command name, state and start time
+// (/proc/PID/stat fields 2, 3 and 22; proc(5)); "" state when it is gone.
+func procStat(pid int) (comm, state string, start uint64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", "", 0
+	}
+	i, j := strings.LastIndexByte(string(b), ')'), strings.IndexByte(string(b), '(')
+	if i < 0 || j < 0 || j > i {
+		return "", "", 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", "", 0
+	}
+	start, _ = strconv.ParseUint(f[19], 10, 64)
+	return string(b[j+1 : i]), f[0], start
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/testbed/ibsim"
@@ -56,12 +55,7 @@ func InjectEth(ctx context.Context, dir, kind string, args []string) (string, er
 	if len(r.Ports) == 0 {
 		return "", fmt.Errorf("the testbed in %s cables no switch port (its spec has no Ethernet link between a switch and a namespace host or another switch)", dir)
 	}
-	fab, err := netns.GetFromName(r.FabricNetns)
-	if err != nil {
-		return "", fmt.Errorf("fabric namespace %s: %w", r.FabricNetns, err)
-	}
-	defer fab.Close()
-	h, err := netlink.NewHandleAt(fab)
+	h, err := nsHandle(r.FabricNetns)
 	if err != nil {
 		return "", err
 	}

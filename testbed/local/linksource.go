@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/testbed/portlink"
@@ -69,12 +68,7 @@ func (ls LinkSource) Ports(ctx context.Context) (map[string]linktruth.Observatio
 	if err != nil {
 		return nil, fmt.Errorf("%s's LLDP agent: %w", ls.Switch, err)
 	}
-	ns, err := netns.GetFromName(r.FabricNetns)
-	if err != nil {
-		return nil, fmt.Errorf("fabric namespace %s: %w", r.FabricNetns, err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	h, err := nsHandle(r.FabricNetns)
 	if err != nil {
 		return nil, err
 	}
