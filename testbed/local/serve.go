@@ -125,7 +125,7 @@ var emulators = map[string]emulatorKind{
 		},
 		start: func(_ context.Context, sv *serving, p drivers.Platform, e Emulator, pw string) (server, error) {
 			return sonicemu.Start(sonicemu.Options{Hostname: e.Name, User: e.Username, Password: pw, Ports: e.Ports, ExtraPorts: e.PortNames, Addr: e.Address, YANG: sv.schemas[p.YANG.Set],
-				Profile: &p.YANG.Profile})
+				Profile: &p.YANG.Profile, Links: sv.links(e)})
 		},
 	},
 	"eos": {start: func(_ context.Context, sv *serving, _ drivers.Platform, e Emulator, pw string) (server, error) {
