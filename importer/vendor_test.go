@@ -14,6 +14,7 @@ import (
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -289,6 +290,47 @@ func TestRoundTripVendorNVUE(t *testing.T) {
 	// The baseline trusts both PCP and DSCP (roce-514.txt: trust-mode
 	// pcp,dscp); the spec's trust is dscp or pcp: left out, planned.
 	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust")
+}
+
+// TestRoundTripVendorNXOS: an NX-OS switch booted with Microsoft's
+// reference Nexus ToR QoS configuration for Azure Local (testdata/vendor/
+// nxos/azure-local-tor-qos.cfg: network-qos with pfc-cos 3 and mtu 9216,
+// CoS classification, a queuing policy with a WRED/ECN queue and ETS
+// shares, PFC and mtu 9216 on a layer-2 trunk port): the queues (lossless
+// CoS 3 with ECN and its ETS share, the default queue's share), PFC and
+// the port's MTU come back as the spec's.
+func TestRoundTripVendorNXOS(t *testing.T) {
+	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", "nxos", "azure-local-tor-qos.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 1, ExtraPorts: []string{"Ethernet1/17"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	// The interface lines the emulator does not model (it refuses them,
+	// as NX-OS refuses what it does not know): VLANs, spanning tree,
+	// logging. The switch runs without them.
+	var refused []string
+	for _, l := range sw.Boot(string(cfg)) {
+		refused = append(refused, strings.TrimSpace(l))
+	}
+	want := []string{"switchport mode trunk", "switchport trunk native vlan 99", "switchport trunk allowed vlan 711",
+		"spanning-tree port type edge trunk", "no logging event port link-status"}
+	if strings.Join(refused, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the emulator refused %q, want %q", refused, want)
+	}
+	dir := t.TempDir()
+	vendorInventory(t, dir, "nxos", sw, []string{"Ethernet1/17"}, nil)
+	// Left out and planned: the classification (fabctl's NX-OS driver
+	// reads its own input policy, FABCTL-QOS; the port's CoS policy
+	// AZLocal_SERVICES is not fabctl's, so the switch reads no trust and
+	// no DSCP map), and queue 7, whose `bandwidth percent 1` (a share of
+	// the whole port, not `bandwidth remaining percent`) is no scheduling
+	// the driver reads: no class is written for it.
+	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust", "dscp/", "port/Ethernet1/17/trust", "tc/7/")
 }
 
 func writeTest(t *testing.T, path, s string) {

@@ -127,7 +127,16 @@ func Build(sw *intent.Switch) (*Plan, error) {
 		return nil, fmt.Errorf("PFC watchdog action %q: NX-OS's watchdog shuts the queue and drops (action drop)", w.Action)
 	}
 	for _, port := range sw.Ports {
-		if port.MTU < 576 || port.MTU > MaxMTU-L2Overhead {
+		// A port whose MTU is only a floor (the spec sets none) carries
+		// the device's own MTU when the device runs more (plan's
+		// liveFloors), e.g. the `mtu 9216` of Cisco's own examples
+		// (cisco-mtu-l2.txt) and Microsoft's Azure Local configuration
+		// (azure-local-tor-qos.cfg): fabctl does not set it, a step that
+		// rewrites the interface re-sends what runs. A floor from the
+		// hosts above the range is lint's finding (the PortMTU limit,
+		// validate --static).
+		carried := port.MTUFloor && port.MTU <= JumboMTU
+		if port.MTU < 576 || port.MTU > MaxMTU-L2Overhead && !carried {
 			return nil, fmt.Errorf("port %s: mtu %d outside 576..%d (NX-OS interface mtu is the IP MTU; frames must fit the network-qos mtu %d)", port.Name, port.MTU, MaxMTU-L2Overhead, NetworkMTU)
 		}
 		// Per port, NX-OS turns PFC on or off (priority-flow-control
