@@ -16,6 +16,7 @@ import (
 	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -100,6 +101,7 @@ func TestImportCommand(t *testing.T) {
 	t.Setenv("FABCTL_TEST_SWITCH_PW", pw)
 	var kh strings.Builder
 	var addrs []any
+	links := map[string]portlink.Static{"leaf3": {}}
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("leaf%d", i+1)
 		var addr, line string
@@ -111,7 +113,7 @@ func TestImportCommand(t *testing.T) {
 			t.Cleanup(func() { sw.Close() })
 			addr, line = sw.Addr(), sw.KnownHostsLine()
 		} else {
-			sw, err := eosemu.Start(eosemu.Options{Hostname: name, Password: pw, Ports: 4})
+			sw, err := eosemu.Start(eosemu.Options{Hostname: name, Password: pw, Ports: 4, Links: links[name]})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,6 +130,7 @@ func TestImportCommand(t *testing.T) {
 		writeFile(t, filepath.Join(root, d, "known_hosts"), kh.String())
 	}
 	writeFile(t, filepath.Join(root, "applied", "lab.fab.hcl"), inv+importQoS)
+	cable(t, filepath.Join(root, "applied"), []string{env}, links)
 	// Applied through the engine: it sets up the fabric to import; the
 	// command under test is import.
 	engineApply(t, filepath.Join(root, "applied"))

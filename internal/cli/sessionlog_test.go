@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fabctl/fabctl/testbed/eosemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 // TestDebugSessionLog: plan against an EOS emulator with --debug-file
@@ -62,8 +63,11 @@ func eosLab(t *testing.T, pw string) (string, []*eosemu.Switch) {
 	var addrs []string
 	var emus []*eosemu.Switch
 	var kh strings.Builder
+	links := map[string]portlink.Static{}
 	for i := 0; i < 2; i++ {
-		sw, err := eosemu.Start(eosemu.Options{Hostname: fmt.Sprintf("leaf%d", i+1), Password: pw, Ports: 2})
+		name := fmt.Sprintf("leaf%d", i+1)
+		links[name] = portlink.Static{}
+		sw, err := eosemu.Start(eosemu.Options{Hostname: name, Password: pw, Ports: 2, Links: links[name]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,5 +110,6 @@ link {
   cable_length = "3m"
 }
 `, addrs[0], addrs[1]))
+	cable(t, dir, []string{"FABCTL_TEST_SWITCH_PW=" + pw}, links)
 	return dir, emus
 }

@@ -24,12 +24,11 @@ import (
 // operational tree reports it).
 const showInterfaces = "nv show interface -o json"
 
-// readLinks reads every port's LLDP neighbours, state, speed and error
-// counters. It becomes the driver's ReadLinks (drivers.LinkReader) once
-// the local testbed's emulators report their cabling: until then a
-// Cumulus emulator there reports every port down, and plan lists Cumulus
-// as not read rather than as down.
-func (d *Driver) readLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+var _ drivers.LinkReader = (*Driver)(nil)
+
+// ReadLinks reads every port's LLDP neighbours, state, speed and error
+// counters (drivers.LinkReader).
+func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
 	outs, err := d.Poll(ctx, t, []string{showInterfaces})
 	if err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func TestShapesConformance(t *testing.T) {
 	if err := drv.Save(ctx, target); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drv.readLinks(ctx, target); err != nil {
+	if _, err := drv.ReadLinks(ctx, target); err != nil {
 		t.Fatal(err)
 	}
 	if err := drv.Rollback(ctx, target, res); err != nil {

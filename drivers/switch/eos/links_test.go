@@ -89,14 +89,6 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// liveLinks is the driver with its link reader on (drivers.LinkReader,
-// as plan finds it); links.go says why the driver is not one yet.
-type liveLinks struct{ *Driver }
-
-func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	return d.readLinks(ctx, t)
-}
-
 // startLinks starts switch sw's emulator answering from src and returns
 // the driver for it.
 func startLinks(t *testing.T, sw *intent.Switch, src portlink.Source) (*Driver, drivers.Target) {
@@ -118,7 +110,7 @@ func TestPlanLinks(t *testing.T) {
 	s, _ := load(t, "testbed")
 	switchtest.RunPlanLinks(t, s, "leaf2", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
 		drv, target := startLinks(t, sw, src)
-		return liveLinks{drv}, target.Credentials
+		return drv, target.Credentials
 	})
 }
 
@@ -127,7 +119,7 @@ func TestPlanLinks(t *testing.T) {
 func TestReadLinksNoCabling(t *testing.T) {
 	s, f := load(t, "testbed")
 	drv, target := startLinks(t, eosSwitch(t, f, "leaf2"), nil)
-	dl, err := drv.readLinks(context.Background(), target)
+	dl, err := drv.ReadLinks(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)
 	}

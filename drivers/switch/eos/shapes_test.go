@@ -152,7 +152,7 @@ func exercise(t *testing.T) []string {
 	if err := r.drv.Save(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.drv.readLinks(ctx, tg); err != nil {
+	if _, err := r.drv.ReadLinks(ctx, tg); err != nil {
 		t.Fatal(err)
 	}
 	cmds = append(cmds, r.emu.Commands()...)

@@ -29,12 +29,11 @@ const (
 	showLLDP      = "show lldp neighbors detail | json"
 )
 
-// readLinks reads every port's LLDP neighbours, state, speed, FEC and
-// error counters. It becomes the driver's ReadLinks (drivers.LinkReader)
-// once the local testbed's emulators report their cabling: until then an
-// NX-OS emulator there reports every port down, and plan lists NX-OS as
-// not read rather than as down.
-func (d *Driver) readLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+var _ drivers.LinkReader = (*Driver)(nil)
+
+// ReadLinks reads every port's LLDP neighbours, state, speed, FEC and
+// error counters (drivers.LinkReader).
+func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
 	outs, err := d.Poll(ctx, t, []string{showInterface, showLLDP})
 	if err != nil {
 		return nil, err

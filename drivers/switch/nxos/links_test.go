@@ -98,14 +98,6 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// liveLinks is the driver with its link reader on (drivers.LinkReader,
-// as plan finds it); links.go says why the driver is not one yet.
-type liveLinks struct{ *Driver }
-
-func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	return d.readLinks(ctx, t)
-}
-
 // startLinks starts switch sw's emulator answering from src and returns
 // the driver for it.
 func startLinks(t *testing.T, sw *intent.Switch, src portlink.Source) (*Driver, drivers.Target) {
@@ -127,7 +119,7 @@ func TestPlanLinks(t *testing.T) {
 	s, _ := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
 	switchtest.RunPlanLinks(t, s, "leaf3", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
 		drv, target := startLinks(t, sw, src)
-		return liveLinks{drv}, target.Credentials
+		return drv, target.Credentials
 	})
 }
 
@@ -136,7 +128,7 @@ func TestPlanLinks(t *testing.T) {
 func TestReadLinksNoCabling(t *testing.T) {
 	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
 	drv, target := startLinks(t, nxosSwitch(t, f, "leaf3"), nil)
-	dl, err := drv.readLinks(context.Background(), target)
+	dl, err := drv.ReadLinks(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func exercise(t *testing.T) []string {
 	if err := r.drv.Save(ctx, r.target); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.drv.readLinks(ctx, r.target); err != nil {
+	if _, err := r.drv.ReadLinks(ctx, r.target); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.drv.Release(ctx, r.target, res); err != nil {
