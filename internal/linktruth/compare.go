@@ -49,7 +49,7 @@ type Finding struct {
 func (f Finding) String() string { return f.End + ": " + f.Message + " [" + f.Kind + "]" }
 
 // Read is what became of one device's read: Links, or why there are
-// none (NotRead: "link truth not read on nxos", an error).
+// none (NotRead: "link truth not read on sonic", an error).
 type Read struct {
 	Links   *DeviceLinks
 	NotRead string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
+	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
@@ -74,10 +76,14 @@ credentials "ssh" {
   known_hosts = "known_hosts"
 }
 `)
+	// Each switch's cabling, filled once the spec is written (below): the
+	// spec's links as it draws them, as the local testbed cables them.
+	links := map[string]portlink.Static{}
 	for i, p := range platforms {
 		var e benchEmu
 		var err error
 		name := fmt.Sprintf("sw%02d", i)
+		links[name] = portlink.Static{}
 		// "eos@<model>": an EOS emulator of that model (eosemu.Options.Model).
 		p, model, _ := strings.Cut(p, "@")
 		platforms[i] = p
@@ -85,11 +91,11 @@ credentials "ssh" {
 		case "sonic":
 			e, err = sonicemu.Start(sonicemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show})
 		case "eos":
-			e, err = eosemu.Start(eosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show, Model: model})
+			e, err = eosemu.Start(eosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show, Model: model, Links: links[name]})
 		case "nxos":
-			e, err = nxosemu.Start(nxosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show})
+			e, err = nxosemu.Start(nxosemu.Options{Hostname: name, Password: benchPassword, Ports: 4, CommitLatency: commitLatency, ShowLatency: show, Links: links[name]})
 		case "cumulus":
-			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: name, User: "admin", Password: benchPassword, Ports: 4, ApplyLatency: commitLatency, ShowLatency: show})
+			e, err = cumulusemu.Start(cumulusemu.Options{Hostname: name, User: "admin", Password: benchPassword, Ports: 4, ApplyLatency: commitLatency, ShowLatency: show, Links: links[name]})
 		}
 		if err != nil {
 			b.Fatalf("%s (%s): %v", name, p, err)
@@ -108,6 +114,10 @@ credentials "ssh" {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(kh.String()), 0o600); err != nil {
 		b.Fatal(err)
+	}
+	cabled := testutil.Load(b, dir, spec.LoadOptions{Env: []string{"FABCTL_BENCH_PASSWORD=" + benchPassword}})
+	for name, st := range links {
+		maps.Copy(st, portlink.FromSpec(cabled, name))
 	}
 	return dir, emus
 }

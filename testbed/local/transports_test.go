@@ -247,6 +247,9 @@ func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 	copts := opts
 	copts.CheckOnDevice = true
 	pl := plan.Make(context.Background(), s, f, reg, copts)
+	if refused == "" {
+		checkLinksRead(t, tr, p, pl)
+	}
 	var devs []apply.Device
 	for _, u := range plan.Units(f) {
 		dp := pl.Device(u.Device.Addr())
@@ -303,5 +306,22 @@ func applyClean(t *testing.T, dir, tr, p, refused string, devices []reloader) {
 				t.Errorf("%s %s plan %s of %s: %s %+v", tr, p, when, d.Address, d.Error, d.Changes)
 			}
 		}
+	}
+}
+
+// linkReaders are the platforms whose drivers read link truth from the
+// bench emulators' cabling (the spec's links as drawn).
+var linkReaders = map[string]bool{"eos": true, "nxos": true, "cumulus": true}
+
+// checkLinksRead: on a platform that reads link truth, the bench's
+// clean cabling reads with no link finding and every link end read.
+func checkLinksRead(t *testing.T, tr, p string, pl *plan.Plan) {
+	t.Helper()
+	if !linkReaders[p] || pl.Links == nil {
+		return
+	}
+	if len(pl.Links.Findings) != 0 || len(pl.Links.NotRead) != 0 || pl.Links.Ends != 2*pl.Links.Links {
+		t.Errorf("%s %s: link truth of the clean bench: %d of %d ends read, findings %+v, not read %+v",
+			tr, p, pl.Links.Ends, 2*pl.Links.Links, pl.Links.Findings, pl.Links.NotRead)
 	}
 }
