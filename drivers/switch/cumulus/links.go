@@ -14,9 +14,9 @@ import (
 // showInterfaces is the link truth command (testdata/vendor/cumulus/
 // shapes.txt): NVUE's whole interface tree as JSON, every interface with
 // its link (state, speed, stats) and its LLDP neighbours, in one command
-// (nvue-show-interface-json.txt). Read's commands print configuration and
-// revisions only (`nv config show -o json`, `nv config history`, `nv
-// config diff`), so this is the one command the link read adds.
+// (nvue-show-interface-json.txt). Read's commands print configuration
+// only (`nv config show -o json`, `nv config diff applied startup`), so
+// this is the one command the link read adds.
 //
 // Not read: the administrative state (the operational tree's link.state
 // is the port's state; that it is down by configuration is in the
