@@ -479,3 +479,24 @@ func TestConfigDBContainerRows(t *testing.T) {
 		t.Errorf("unknown DEVICE_METADATA field accepted")
 	}
 }
+
+// TestStateOption: a device's operational data (config false nodes) is
+// refused as configuration and, with Options.State, checked like it:
+// types, enums and identities of state leaves.
+func TestStateOption(t *testing.T) {
+	s := loadSet(t, "openconfig")
+	st := `{"openconfig-interfaces:interfaces":{"interface":[{"name":"Ethernet0","state":{"oper-status":"UP","counters":{"in-errors":"3"}},
+	  "openconfig-if-ethernet:ethernet":{"state":{"negotiated-port-speed":"openconfig-if-ethernet:SPEED_400GB"}}}]}}`
+	if errs := s.ValidateJSON("/", []byte(st)); len(errs) == 0 || !strings.Contains(errStrings(errs), "config false") {
+		t.Fatalf("state accepted as configuration: %s", errStrings(errs))
+	}
+	if errs := s.ValidateJSONOpts("/", []byte(st), Options{State: true}); len(errs) > 0 {
+		t.Fatalf("valid state refused:%s", errStrings(errs))
+	}
+	for leaf, bad := range map[string]string{`"oper-status":"UP"`: `"oper-status":"SIDEWAYS"`, `"in-errors":"3"`: `"in-errors":"-3"`, `SPEED_400GB`: `SPEED_3GB`} {
+		b := strings.Replace(st, leaf, bad, 1)
+		if errs := s.ValidateJSONOpts("/", []byte(b), Options{State: true}); len(errs) == 0 {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
