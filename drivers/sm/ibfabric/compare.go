@@ -170,6 +170,10 @@ type comparer struct {
 	f   *Fabric
 	ix  *index
 	out []Finding
+	// peers is each cabled port of the topology's far end (the first
+	// link that names it), built once: CabledAsIntended scans every
+	// link for every port.
+	peers map[PortRef]PeerRef
 }
 
 // add records a finding about an intended node's port (or the node:
@@ -460,7 +464,7 @@ func (c *comparer) tables() {
 			continue // link down or miswired: reported by links()
 		}
 		w := wants[r]
-		if n.Type == Switch && !CabledAsIntended(c.in.Topology, c.f, r) {
+		if n.Type == Switch && !c.cabledAsIntended(r, p) {
 			// A switch port's P_Keys follow the adapter it faces: on a
 			// miswired port (a finding of its own) they are not judged.
 			w.PKeys = nil
@@ -486,6 +490,24 @@ func (c *comparer) tables() {
 			c.tableFinding(r, p, isSwitch, k, w, h)
 		}
 	}
+}
+
+// cabledAsIntended is CabledAsIntended for port r, found in the fabric
+// as p, with the topology's links indexed once.
+func (c *comparer) cabledAsIntended(r PortRef, p *Port) bool {
+	if c.peers == nil {
+		c.peers = make(map[PortRef]PeerRef, 2*len(c.in.Topology.Links))
+		for _, l := range c.in.Topology.Links {
+			for _, e := range [][2]PortRef{{l.A, l.B}, {l.B, l.A}} {
+				if _, dup := c.peers[e[0]]; dup {
+					continue
+				}
+				c.peers[e[0]] = PeerRef{Node: c.ix.byName[e[1].Node].guid, Port: e[1].Port}
+			}
+		}
+	}
+	want, ok := c.peers[r]
+	return ok && p.Peer != nil && *p.Peer == want
 }
 
 // CabledAsIntended reports whether a port of the topology is linked to
