@@ -83,3 +83,31 @@ func TestReadmeInstallTrafficTest(t *testing.T) {
 		}
 	}
 }
+
+// The README states what the first run of make demo on a fresh clone
+// costs (the Go build with empty caches, measured), not only the warm
+// run's "seconds": the 2026-11-25 audit's defect 15.
+func TestReadmeDemoTimeIsCold(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "`make demo` runs the main job")
+	if i < 0 {
+		t.Fatal("README.md has no paragraph on make demo")
+	}
+	para := doc[i:]
+	if j := strings.Index(para, "\n\n"); j >= 0 {
+		para = para[:j]
+	}
+	para = strings.Join(strings.Fields(para), " ")
+	for _, want := range []string{"first run on a fresh clone", "empty Go module and build caches", "min", "After that the whole `make demo` takes seconds"} {
+		if !strings.Contains(para, want) {
+			t.Errorf("README's make demo paragraph does not say %q:\n%s", want, para)
+		}
+	}
+	if strings.Contains(para, "It takes seconds") {
+		t.Errorf("README says the demo takes seconds without the cold figure:\n%s", para)
+	}
+}
