@@ -239,25 +239,12 @@ var eosUnmodelled = []string{
 // are listed (it refuses them); import, plan empty, one class changed.
 func TestRoundTripVendorEOS(t *testing.T) {
 	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
-	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", "eos", "avd-intended-qos.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sw, err := eosemu.Start(eosemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sw.Close()
-	// The lines of AVD's configuration the emulator does not model (it
-	// refuses them, as EOS refuses what it does not know): the switch
-	// runs without them, so import cannot see them.
-	var refused []string
-	for _, l := range sw.Boot(string(cfg)) {
-		refused = append(refused, strings.TrimSpace(l))
-	}
-	if got, want := strings.Join(refused, "\n"), strings.Join(eosUnmodelled, "\n"); got != want {
-		t.Errorf("the emulator refused:\n%s\nwant:\n%s", got, want)
-	}
+	bootVendor(t, sw, "eos/avd-intended-qos.cfg", eosUnmodelled)
 	dir := t.TempDir()
 	vendorInventory(t, dir, "eos", sw, []string{"Ethernet1"}, nil)
 	// What the spec cannot write, listed by import and planned: the
@@ -301,27 +288,15 @@ func TestRoundTripVendorNVUE(t *testing.T) {
 // the port's MTU come back as the spec's.
 func TestRoundTripVendorNXOS(t *testing.T) {
 	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
-	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", "nxos", "azure-local-tor-qos.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sw, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 1, ExtraPorts: []string{"Ethernet1/17"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sw.Close()
-	// The interface lines the emulator does not model (it refuses them,
-	// as NX-OS refuses what it does not know): VLANs, spanning tree,
-	// logging. The switch runs without them.
-	var refused []string
-	for _, l := range sw.Boot(string(cfg)) {
-		refused = append(refused, strings.TrimSpace(l))
-	}
-	want := []string{"switchport mode trunk", "switchport trunk native vlan 99", "switchport trunk allowed vlan 711",
-		"spanning-tree port type edge trunk", "no logging event port link-status"}
-	if strings.Join(refused, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the emulator refused %q, want %q", refused, want)
-	}
+	// The interface lines the emulator does not model: VLANs, spanning
+	// tree, logging.
+	bootVendor(t, sw, "nxos/azure-local-tor-qos.cfg", []string{"switchport mode trunk", "switchport trunk native vlan 99",
+		"switchport trunk allowed vlan 711", "spanning-tree port type edge trunk", "no logging event port link-status"})
 	dir := t.TempDir()
 	vendorInventory(t, dir, "nxos", sw, []string{"Ethernet1/17"}, nil)
 	// Left out and planned: the classification (fabctl's NX-OS driver
@@ -331,6 +306,26 @@ func TestRoundTripVendorNXOS(t *testing.T) {
 	// the whole port, not `bandwidth remaining percent`) is no scheduling
 	// the driver reads: no class is written for it.
 	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust", "dscp/", "port/Ethernet1/17/trust", "tc/7/")
+}
+
+// bootVendor boots an emulator with a vendor configuration of
+// testdata/vendor (file) and checks that it refused exactly unmodelled:
+// the lines it does not model (it refuses them, as the NOS refuses what
+// it does not know), which the switch then runs without, so import
+// cannot see them.
+func bootVendor(t *testing.T, sw interface{ Boot(string) []string }, file string, unmodelled []string) {
+	t.Helper()
+	cfg, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, l := range sw.Boot(string(cfg)) {
+		refused = append(refused, strings.TrimSpace(l))
+	}
+	if got, want := strings.Join(refused, "\n"), strings.Join(unmodelled, "\n"); got != want {
+		t.Errorf("the emulator refused:\n%s\nwant:\n%s", got, want)
+	}
 }
 
 func writeTest(t *testing.T, path, s string) {
