@@ -226,8 +226,6 @@ var eosUnmodelled = []string{
 	"qos trust dscp",
 	"qos dscp 48",
 	"qos rewrite dscp",
-	"qos map cos 1 2 3 4 to traffic-class 2",
-	"qos map cos 3 to traffic-class 3",
 	"qos map dscp 18 20 22 26 28 30 34 36 38 to traffic-class 4 drop-precedence 2",
 	"priority-flow-control all off",
 }

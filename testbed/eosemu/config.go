@@ -27,7 +27,12 @@ type Config struct {
 	// map, defaults included (pyeapi-running-config-all.txt:48-49, vEOS).
 	DSCP        map[int]int
 	DSCPDefault map[int]int
-	Profiles    map[string]*Profile
+	// CoS and CoSDefault are the same for `qos map cos C to traffic-class
+	// T` (avd-qos-profile.cfg:49; vEOS's built-in map sends every CoS to
+	// traffic-class 8, pyeapi-running-config-all.txt:49).
+	CoS        map[int]int
+	CoSDefault map[int]int
+	Profiles   map[string]*Profile
 	// The global watchdog timers, one line each (`priority-flow-control
 	// pause watchdog default timeout|recovery-time|polling-interval V`,
 	// avd-qos-profile.cfg:56-58; "" unset).
@@ -72,7 +77,7 @@ type Interface struct {
 
 // NewConfig is a factory-default configuration with ports Ethernet1..n.
 func NewConfig(hostname string, ports int) *Config {
-	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: "tx-queue", DSCP: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
+	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: "tx-queue", DSCP: map[int]int{}, CoS: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for i := 1; i <= ports; i++ {
 		c.Interfaces["Ethernet"+strconv.Itoa(i)] = &Interface{}
 	}
@@ -85,6 +90,7 @@ func NewConfig(hostname string, ports int) *Config {
 // sets it again).
 func (c *Config) Clean() *Config {
 	n := &Config{Hostname: "localhost", Model: c.Model, Queue: c.Queue, DSCP: map[int]int{}, DSCPDefault: c.DSCPDefault,
+		CoS: map[int]int{}, CoSDefault: c.CoSDefault,
 		Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for k := range c.Interfaces {
 		n.Interfaces[k] = &Interface{}
@@ -99,7 +105,11 @@ func (c *Config) Clone() *Config {
 	for k, v := range c.DSCP {
 		n.DSCP[k] = v
 	}
-	// DSCPDefault is the platform's and never changes: shared.
+	n.CoS = map[int]int{}
+	for k, v := range c.CoS {
+		n.CoS[k] = v
+	}
+	// DSCPDefault and CoSDefault are the platform's and never change: shared.
 	n.Profiles = map[string]*Profile{}
 	for k, p := range c.Profiles {
 		np := *p
@@ -186,17 +196,36 @@ func (c *Config) RenderAll() string {
 	return c.render("! Command: show running-config all\n! device: "+c.Hostname+" ("+c.Model+", EOS-4.32.2F)\n", true)
 }
 
-// effectiveDSCP is the map the switch runs: the built-in map with the
+// effective is the map the switch runs: the built-in map with the
 // configured entries over it.
-func (c *Config) effectiveDSCP() map[int]int {
+func effective(def, set map[int]int) map[int]int {
 	m := map[int]int{}
-	for d, tc := range c.DSCPDefault {
+	for d, tc := range def {
 		m[d] = tc
 	}
-	for d, tc := range c.DSCP {
+	for d, tc := range set {
 		m[d] = tc
 	}
 	return m
+}
+
+// mapLines writes `qos map <kind> <ints> to traffic-class <n>` lines, one
+// per traffic class in class order.
+func mapLines(b *strings.Builder, kind string, m map[int]int) {
+	byTC := map[int][]int{}
+	for d, tc := range m {
+		byTC[tc] = append(byTC[tc], d)
+	}
+	tcs := make([]int, 0, len(byTC))
+	for tc := range byTC {
+		tcs = append(tcs, tc)
+	}
+	sort.Ints(tcs)
+	for _, tc := range tcs {
+		ds := byTC[tc]
+		sort.Ints(ds)
+		b.WriteString("qos map " + kind + " " + joinInts(ds) + " to traffic-class " + strconv.Itoa(tc) + "\n")
+	}
 }
 
 // RenderStartup is `show startup-config`: the same layout behind a header
@@ -214,25 +243,15 @@ func (c *Config) render(header string, all bool) string {
 	b.WriteString("transceiver qsfp default-mode 4x10G\n!\n")
 	b.WriteString("hostname " + c.Hostname + "\n!\n")
 	b.WriteString("spanning-tree mode mstp\n!\n")
-	dscp := c.DSCP
+	dscp, cos := c.DSCP, c.CoS
 	if all {
-		dscp = c.effectiveDSCP()
+		dscp, cos = effective(c.DSCPDefault, c.DSCP), effective(c.CoSDefault, c.CoS)
 	}
-	if len(dscp) > 0 {
-		byTC := map[int][]int{}
-		for d, tc := range dscp {
-			byTC[tc] = append(byTC[tc], d)
-		}
-		tcs := make([]int, 0, len(byTC))
-		for tc := range byTC {
-			tcs = append(tcs, tc)
-		}
-		sort.Ints(tcs)
-		for _, tc := range tcs {
-			ds := byTC[tc]
-			sort.Ints(ds)
-			b.WriteString("qos map dscp " + joinInts(ds) + " to traffic-class " + strconv.Itoa(tc) + "\n")
-		}
+	// EOS prints the CoS map before the DSCP map (AVD's order,
+	// avd-qos-profile.cfg:49-51), each grouped by traffic class.
+	mapLines(&b, "cos", cos)
+	mapLines(&b, "dscp", dscp)
+	if len(dscp) > 0 || len(cos) > 0 {
 		b.WriteString("!\n")
 	}
 	names := make([]string, 0, len(c.Profiles))

@@ -74,6 +74,10 @@ type Options struct {
 	// a source prints: pyeapi-running-config-all.txt:48), none modelled
 	// otherwise (no source gives a hardware platform's).
 	DSCPDefault map[int]int
+	// CoSDefault is the same for the CoS -> traffic-class map: nil is
+	// vEOS's for a vEOS switch (every CoS to traffic-class 8,
+	// pyeapi-running-config-all.txt:49), none modelled otherwise.
+	CoSDefault map[int]int
 	// CommitLatency delays commit commands (the benchmark uses 200 ms).
 	CommitLatency time.Duration
 	// ShowLatency delays every show command: a real switch takes
@@ -133,11 +137,17 @@ func Start(opts Options) (*Switch, error) {
 	}
 	run := NewConfig(opts.Hostname, opts.Ports)
 	run.Model, run.Queue = opts.Model, fam
-	run.DSCPDefault = opts.DSCPDefault
+	run.DSCPDefault, run.CoSDefault = opts.DSCPDefault, opts.CoSDefault
 	if run.DSCPDefault == nil && opts.Model == "vEOS" {
 		run.DSCPDefault = map[int]int{}
 		for d := 0; d < 64; d++ {
 			run.DSCPDefault[d] = 9
+		}
+	}
+	if run.CoSDefault == nil && opts.Model == "vEOS" {
+		run.CoSDefault = map[int]int{} // pyeapi-running-config-all.txt:49
+		for c := 0; c < 8; c++ {
+			run.CoSDefault[c] = 8
 		}
 	}
 	for _, n := range opts.ExtraPorts {

@@ -228,11 +228,18 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	if len(a) < 3 {
 		return nil, incomplete, false
 	}
-	if a[2] != "dscp" {
+	// qos map cos <ints> to traffic-class <0-7>: avd-qos-profile.cfg:49;
+	// pyeapi-running-config-all.txt:49 (vEOS's whole map in all).
+	m, def, max := c.DSCP, c.DSCPDefault, 63
+	switch a[2] {
+	case "dscp":
+	case "cos":
+		m, def, max = c.CoS, c.CoSDefault, 7
+	default:
 		return errTok(off + 2)
 	}
 	if no {
-		// `no qos map dscp ...` has no vendor source (pyeapi's generic rule
+		// `no qos map dscp|cos ...` has no vendor source (pyeapi's generic rule
 		// only): refused at `no`; a code point goes back to its built-in
 		// class by setting that class (below) or by a replace.
 		return errTok(0)
@@ -241,7 +248,7 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 	i := 3
 	for ; i < len(a) && a[i] != "to"; i++ {
 		d, err := strconv.Atoi(a[i])
-		if err != nil || d < 0 || d > 63 {
+		if err != nil || d < 0 || d > max {
 			return errTok(off + i)
 		}
 		ds = append(ds, d)
@@ -263,12 +270,12 @@ func qosMap(c *Config, a []string, no bool, off int) (*frame, string, bool) {
 		return errTok(off + i + 3)
 	}
 	for _, d := range ds {
-		def, hasDef := c.DSCPDefault[d]
+		def, hasDef := def[d]
 		switch {
 		case hasDef && def == tc:
-			delete(c.DSCP, d)
+			delete(m, d)
 		default:
-			c.DSCP[d] = tc
+			m[d] = tc
 		}
 	}
 	return ok()

@@ -45,7 +45,11 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]
 			add("dscp", func() []string { return p.DSCPLines() })
 		case path == "trust" || strings.HasPrefix(path, "tc/"):
 			// tx-queues are the same in every profile; the switch
-			// trust and lossless classes are FABCTL's.
+			// trust and lossless classes are FABCTL's. PCP trust takes
+			// the CoS map with it (CoSLines; Read folds the map into trust).
+			if path == "trust" && p.cos {
+				add("cos", func() []string { return p.CoSLines() })
+			}
 			for _, r := range p.profiles {
 				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
 			}
@@ -60,6 +64,9 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]
 			// profile first when the port's QoS changes, or when it is
 			// one of the extra profiles (FABCTL exists whenever the
 			// switch-level settings read back unchanged).
+			if attr == "trust" && p.cos {
+				add("cos", func() []string { return p.CoSLines() })
+			}
 			if r := p.byPort[name]; r != nil && (attr == "pfc" || attr == "pfcwd" || attr == "trust" || r.name != ProfileName) {
 				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
 			}

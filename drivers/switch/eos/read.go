@@ -109,12 +109,13 @@ func ReadConfig(text, all string, sw *intent.Switch) (intent.State, error) {
 	}
 	r := parseRunning(ParseConfig(text))
 	if all != "" {
-		r.table = parseRunning(ParseConfig(all)).table
+		a := parseRunning(ParseConfig(all))
+		r.table, r.cos, r.cosRead = a.table, a.cos, true
 	}
 	st := intent.State{}
 	prof := r.profiles[ProfileName]
 	if prof != nil && prof.trust != "" {
-		st["trust"] = stateTrust(prof.trust)
+		st["trust"] = r.trustOf(prof.trust)
 	}
 	if sw.Trust == spec.TrustDSCP && sw.Transport != "infiniband" {
 		// The map is global: read it whatever the profile says. A code
@@ -138,11 +139,13 @@ type runningConfig struct {
 	profiles   map[string]*profile
 	interfaces map[string]*Node
 	table      [64]int // the global DSCP -> traffic class map (-1: not listed)
+	cos        [8]int  // the global CoS -> traffic class map (-1: not listed)
 	// The PFC watchdog's `default timeout|recovery-time|polling-interval`
 	// values (avd-qos-profile.cfg:56-58), "" when not configured.
 	wdTimeout, wdRecovery, wdPolling string
 	wdAction                         string // `action drop|no-drop` (avd-qos-profile.cfg:59)
 	wdDrop                           bool   // `override action drop` (avd-pfc-schema.txt:14)
+	cosRead                          bool   // cos holds the map `show running-config all` printed
 }
 
 const notSet = intent.NotSet
@@ -151,6 +154,9 @@ func parseRunning(nodes []*Node) *runningConfig {
 	r := &runningConfig{profiles: map[string]*profile{}, interfaces: map[string]*Node{}}
 	for d := range r.table {
 		r.table[d] = -1
+	}
+	for c := range r.cos {
+		r.cos[c] = -1
 	}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
@@ -161,6 +167,16 @@ func parseRunning(nodes []*Node) *runningConfig {
 			r.interfaces[f[1]] = n
 		case len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "dscp" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to":
 			r.parseDSCPMap(f)
+		case len(f) >= 6 && f[0] == "qos" && f[1] == "map" && f[2] == "cos" && f[len(f)-2] == "traffic-class" && f[len(f)-3] == "to":
+			// qos map cos <ints> to traffic-class N: avd-qos-profile.cfg:49;
+			// pyeapi-running-config-all.txt:49 (vEOS's whole map in all)
+			if tc, err := strconv.Atoi(f[len(f)-1]); err == nil {
+				for _, v := range f[3 : len(f)-3] {
+					if c, err := strconv.Atoi(v); err == nil && c >= 0 && c < 8 {
+						r.cos[c] = tc
+					}
+				}
+			}
 		case len(f) == 6 && strings.HasPrefix(n.Line, "priority-flow-control pause watchdog default "):
 			switch f[4] {
 			case "timeout":
@@ -331,7 +347,7 @@ func readPort(st intent.State, r *runningConfig, pre string, n *Node) {
 			st[pre+"pfcwd"] = strconv.FormatBool(sp.watchdog)
 		}
 		if sp.trust != "" {
-			pt = stateTrust(sp.trust)
+			pt = r.trustOf(sp.trust)
 		}
 	}
 	if pt != st["trust"] {
@@ -373,6 +389,33 @@ func txQueue(prof *profile, tc int) map[string]string {
 		}
 	}
 	return out
+}
+
+// trustOf is a profile's `qos trust` as state. PCP trust classifies by
+// the global CoS map: a CoS that does not reach the traffic class of its
+// own number (fabctl's meaning of a class priority, CoSLines) is named
+// in the value, so the plan writes the map. Only a map read from `show
+// running-config all` is judged (EOS prints a CoS entry equal to the
+// platform's default only there).
+func (r *runningConfig) trustOf(t string) string {
+	st := stateTrust(t)
+	if st != spec.TrustPCP || !r.cosRead {
+		return st
+	}
+	var off []string
+	for c, tc := range r.cos {
+		if tc != c {
+			v := "not listed"
+			if tc >= 0 {
+				v = "traffic-class " + strconv.Itoa(tc)
+			}
+			off = append(off, "cos "+strconv.Itoa(c)+" to "+v)
+		}
+	}
+	if len(off) == 0 {
+		return st
+	}
+	return st + " (qos map " + strings.Join(off, ", ") + ")"
 }
 
 func stateTrust(t string) string {

@@ -72,6 +72,9 @@ type Plan struct {
 	// unknown: no queue lines are rendered then (Unexpressible lists
 	// the queue settings).
 	queue string
+	// cos: the switch or a port trusts PCP, so the global CoS map is
+	// written (CoSLines).
+	cos bool
 }
 
 // profileName names the profile of a port QoS shape: FABCTL for the
@@ -195,7 +198,9 @@ func BuildFor(sw *intent.Switch, queue string) (*Plan, error) {
 			others = append(others, r)
 		}
 		p.byPort[port.Name] = r
+		p.cos = p.cos || port.Trust == spec.TrustPCP
 	}
+	p.cos = p.cos || sw.Trust == spec.TrustPCP
 	sort.Slice(others, func(i, j int) bool { return others[i].name < others[j].name })
 	p.profiles = append(p.profiles, others...)
 	return p, nil
@@ -227,6 +232,24 @@ func (p *Plan) DSCPLines() []string {
 		byTC[tc] = append(byTC[tc], d)
 	}
 	return dscpMapLines(byTC)
+}
+
+// CoSLines are the `qos map cos <ints> to traffic-class <n>` lines
+// (avd-qos-profile.cfg:49) of a switch where PCP is trusted: CoS p to
+// traffic class p, fabctl's meaning of a class's priority on a PCP port
+// (SONiC's DOT1P_TO_TC_MAP is the same identity). EOS's own CoS map is
+// the platform's and in no source for hardware (vEOS sends every CoS to
+// traffic-class 8, pyeapi-running-config-all.txt:49), so it is written,
+// never assumed.
+func (p *Plan) CoSLines() []string {
+	if !p.cos {
+		return nil
+	}
+	out := make([]string, 8)
+	for c := range out {
+		out[c] = "qos map cos " + strconv.Itoa(c) + " to traffic-class " + strconv.Itoa(c)
+	}
+	return out
 }
 
 // dscpMapLines are `qos map dscp <ints> to traffic-class <n>` lines, one
@@ -371,6 +394,7 @@ func (p *Plan) Config() string {
 		b.WriteString(strings.Join(lines, "\n") + "\n!\n")
 	}
 	block(p.DSCPLines())
+	block(p.CoSLines())
 	for _, r := range p.profiles {
 		block(p.ProfileLines(r.name, nil))
 	}
