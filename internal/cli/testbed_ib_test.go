@@ -259,7 +259,8 @@ func TestTestbedIBEndToEnd(t *testing.T) {
 // TestTestbedFaultArgs: testbed fault refuses what it cannot do before it
 // touches anything: an unknown fault, a wrong argument count (usage), a
 // spec without an InfiniBand fabric, a port the fabric does not have, no
-// simulated subnet running.
+// simulated subnet running; an InfiniBand fault on an Ethernet spec and
+// the reverse (usage), no local testbed up.
 func TestTestbedFaultArgs(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "ib-testbed", "ib-testbed.fab.hcl"))
 	if err != nil {
@@ -267,6 +268,12 @@ func TestTestbedFaultArgs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "ib.fab.hcl"), string(src))
+	ethSrc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "testbed", "testbed.fab.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ethTB := t.TempDir()
+	writeFile(t, filepath.Join(ethTB, "testbed.fab.hcl"), string(ethSrc))
 	eth := t.TempDir()
 	writeFile(t, filepath.Join(eth, "e.fab.hcl"), "fabric \"e\" {\n  transport = \"rocev2\"\n}\n")
 	for _, c := range []struct {
@@ -278,6 +285,11 @@ func TestTestbedFaultArgs(t *testing.T) {
 		{[]string{dir, "width", "leaf1:2"}, ExitUsage, "fault width takes 2 argument(s), got 1"},
 		{[]string{eth, "link-down", "leaf1:2"}, ExitError, "no InfiniBand switches and cabling"},
 		{[]string{dir, "link-down", "leaf1:2"}, ExitError, "no simulated InfiniBand subnet"},
+		{[]string{dir, "speed", "leaf1:2", "1G"}, ExitUsage, "fault speed is an Ethernet fault; the spec's fabric is InfiniBand"},
+		// An Ethernet spec with links: the testbed's veth cabling.
+		{[]string{ethTB, "width", "leaf1:Ethernet0", "2x"}, ExitUsage, "fault width is an InfiniBand fault; the spec's fabric is Ethernet"},
+		{[]string{ethTB, "speed", "leaf1:Ethernet0"}, ExitUsage, "fault speed takes 2 argument(s), got 1"},
+		{[]string{ethTB, "miswire", "h1:eth1", "h3:eth1"}, ExitError, "no testbed is up here"},
 	} {
 		f, _, out, errOut := testFactory()
 		code := runCLI(f, append([]string{"testbed", "fault"}, c.args...)...)
