@@ -22,8 +22,16 @@ import (
 // loadSpecFor loads and lints the spec at path for a read-only command;
 // an invalid spec is reported (human or JSON) and exits 1.
 func loadSpecFor(f *Factory, io *IOStreams, path string, jsonOut bool) (*spec.Spec, error) {
+	return loadSpecStopping(f, io, path, jsonOut, "")
+}
+
+// loadSpecStopping is loadSpecFor for a command that reads no device:
+// stopped says what a spec with errors stopped ("no topology was
+// written"), not "no device was read".
+func loadSpecStopping(f *Factory, io *IOStreams, path string, jsonOut bool, stopped string) (*spec.Spec, error) {
 	lf, err := loadFabric(f, path, nil, nil)
 	if errors.Is(err, errSpecInvalid) {
+		lf.Stopped = stopped
 		format := formatHuman
 		if jsonOut {
 			format = formatJSON
@@ -289,7 +297,7 @@ func newCmdTelemetryRules(f *Factory, runF func(*TelemetryOptions) error) *cobra
 }
 
 func telemetryRules(f *Factory, opts *TelemetryOptions) error {
-	s, err := loadSpecFor(f, opts.IO, opts.Path, opts.JSON)
+	s, err := loadSpecStopping(f, opts.IO, opts.Path, opts.JSON, "no rules were written")
 	if err != nil || s == nil {
 		return err
 	}

@@ -37,6 +37,17 @@ func TestTopologyCommand(t *testing.T) {
 	if code := runCLI(f, "--json", "topology", pod); code != ExitOK || !strings.Contains(stdout.String(), `"slurm_block_topology_conf": "# topology.conf`) || !strings.Contains(stdout.String(), `"rail_group": "leaf1+leaf2+leaf3+leaf4"`) {
 		t.Errorf("topology --json: exit %d\n%s", code, stdout)
 	}
+	// A spec with errors: topology reads no device, and says what it
+	// did not do.
+	bad := t.TempDir()
+	writeFile(t, filepath.Join(bad, "t.fab.hcl"), "fabric \"t\" {}\nlink {\n  endpoints = [\"nosuch:Ethernet0\", \"h1:eth0\"]\n}\n")
+	for _, args := range [][]string{{"topology", bad}, {"telemetry", "rules", bad}} {
+		f, _, stdout, stderr = testFactory()
+		if code := runCLI(f, args...); code != ExitError || strings.Contains(stderr.String(), "no device was read") ||
+			!strings.Contains(stderr.String(), map[string]string{"topology": "no topology was written", "telemetry": "no rules were written"}[args[0]]) {
+			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
 	f, _, _, _ = testFactory()
 	if code := runCLI(f, "topology", tb, "--format", "block"); code != ExitUsage {
 		t.Errorf("--format block: exit %d, want %d", code, ExitUsage)

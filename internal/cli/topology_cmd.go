@@ -54,7 +54,7 @@ Exit status: 0 success, 1 spec invalid, 64 usage error.`,
 }
 
 func topologyRun(opts *TopologyOptions) error {
-	s, err := loadSpecFor(opts.Factory, opts.IO, opts.Path, opts.JSON)
+	s, err := loadSpecStopping(opts.Factory, opts.IO, opts.Path, opts.JSON, "no topology was written")
 	if err != nil || s == nil {
 		return err
 	}
