@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 // showInterfaceJSON answers `nv show interface -o json` from Options.Links
@@ -20,14 +21,10 @@ import (
 // lldpd's subtype word, "ifname" in the reference's example). With no
 // Source every port is down and hears nothing (portlink's rule).
 func (sw *Switch) showInterfaceJSON() string {
-	var ports map[string]linktruth.Observation
-	if sw.opts.Links != nil {
-		p, err := sw.opts.Links.Ports(context.Background())
-		if err != nil {
-			// Not a vendor output: the testbed's cabling could not be read.
-			return "Error: link state unavailable: " + err.Error() + "\n"
-		}
-		ports = p
+	ports, err := portlink.Read(context.Background(), sw.opts.Links)
+	if err != nil {
+		// Not a vendor output: the testbed's cabling could not be read.
+		return "Error: link state unavailable: " + err.Error() + "\n"
 	}
 	out := map[string]any{}
 	for i := 1; i <= sw.opts.Ports; i++ {

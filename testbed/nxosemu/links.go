@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fabctl/fabctl/internal/linktruth"
+	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
 // The link commands, answered from Options.Links (testbed/portlink) in
@@ -38,10 +39,7 @@ import (
 // links reads the Source (nil: nothing cabled). When the Source fails
 // the second result is the error line the command prints instead.
 func (s *shell) links() (map[string]linktruth.Observation, string) {
-	if s.sw.opts.Links == nil {
-		return nil, ""
-	}
-	ports, err := s.sw.opts.Links.Ports(context.Background())
+	ports, err := portlink.Read(context.Background(), s.sw.opts.Links)
 	if err != nil {
 		// Not a vendor output: the testbed's cabling could not be read.
 		return nil, "% link state unavailable: " + err.Error() + "\n"

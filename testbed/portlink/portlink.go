@@ -104,3 +104,12 @@ func advertised(s *spec.Spec, e spec.Endpoint) linktruth.Neighbor {
 	}
 	return linktruth.Neighbor{SystemName: name, PortDesc: e.Port, PortIDSubtype: "mac"}
 }
+
+// Read is src's ports; nil and no error when src is nil (no cable is
+// modelled: the emulator reports its ports down, hearing nothing).
+func Read(ctx context.Context, src Source) (map[string]linktruth.Observation, error) {
+	if src == nil {
+		return nil, nil
+	}
+	return src.Ports(ctx)
+}

@@ -29,15 +29,9 @@ var _ drivers.LinkReader = (*Driver)(nil)
 // ReadLinks reads every port's LLDP neighbours, state, speed and error
 // counters (drivers.LinkReader).
 func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	outs, err := d.Poll(ctx, t, []string{showInterfaces})
-	if err != nil {
-		return nil, err
-	}
-	dl, err := ParseLinks(outs[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Device.Name, err)
-	}
-	return dl, nil
+	return d.PollLinks(ctx, t, []string{showInterfaces}, func(outs []string) (*linktruth.DeviceLinks, error) {
+		return ParseLinks(outs[0])
+	})
 }
 
 type nvInterface struct {

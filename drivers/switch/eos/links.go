@@ -36,15 +36,9 @@ var _ drivers.LinkReader = (*Driver)(nil)
 // ReadLinks reads every port's LLDP neighbours, state, bandwidth and
 // error counters (drivers.LinkReader).
 func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	outs, err := d.Poll(ctx, t, []string{showInterfaces, showLLDP})
-	if err != nil {
-		return nil, err
-	}
-	dl, err := ParseLinks(outs[0], outs[1])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Device.Name, err)
-	}
-	return dl, nil
+	return d.PollLinks(ctx, t, []string{showInterfaces, showLLDP}, func(outs []string) (*linktruth.DeviceLinks, error) {
+		return ParseLinks(outs[0], outs[1])
+	})
 }
 
 // eosInterfaces is the part of `show interfaces | json` fabctl reads.

@@ -34,15 +34,9 @@ var _ drivers.LinkReader = (*Driver)(nil)
 // ReadLinks reads every port's LLDP neighbours, state, speed, FEC and
 // error counters (drivers.LinkReader).
 func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	outs, err := d.Poll(ctx, t, []string{showInterface, showLLDP})
-	if err != nil {
-		return nil, err
-	}
-	dl, err := ParseLinks(outs[0], outs[1])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Device.Name, err)
-	}
-	return dl, nil
+	return d.PollLinks(ctx, t, []string{showInterface, showLLDP}, func(outs []string) (*linktruth.DeviceLinks, error) {
+		return ParseLinks(outs[0], outs[1])
+	})
 }
 
 // count is an NX-OS counter: a JSON number (7.x) or a string of digits

@@ -1,7 +1,6 @@
 package nxos
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
-	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
@@ -98,39 +96,20 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// startLinks starts switch sw's emulator answering from src and returns
-// the driver for it.
-func startLinks(t *testing.T, sw *intent.Switch, src portlink.Source) (*Driver, drivers.Target) {
-	t.Helper()
-	emu, err := nxosemu.Start(nxosemu.Options{Hostname: sw.Name, Password: switchtest.Password, Ports: 8, Links: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	return NewWith(opts), target
-}
-
-// TestPlanLinks: examples/testbed's leaf3 against nxosemu answering from
-// the cabling (Options.Links): clean as the spec draws it, and a miswire,
-// a port down, a lower speed and errors each named by port in plan's
-// links stage, the switch read (not listed as "link truth not read").
-func TestPlanLinks(t *testing.T) {
+// TestLinks: examples/testbed's leaf3 against nxosemu answering from the
+// cabling (Options.Links): clean as the spec draws it, a miswire, a port
+// down, a lower speed and errors each named by port in plan's links
+// stage (the switch read, not listed as "link truth not read"), and
+// every port down without cabling.
+func TestLinks(t *testing.T) {
 	s, _ := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
-	switchtest.RunPlanLinks(t, s, "leaf3", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
-		drv, target := startLinks(t, sw, src)
-		return drv, target.Credentials
+	switchtest.RunLinks(t, s, "leaf3", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, drivers.Target) {
+		emu, err := nxosemu.Start(nxosemu.Options{Hostname: sw.Name, Password: switchtest.Password, Ports: 8, Links: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { emu.Close() })
+		target, opts := switchtest.Connect(t, emu, sw, "admin")
+		return NewWith(opts), target
 	})
-}
-
-// With no cabling the emulator reports the spec's ports down, and the
-// reader reads them so.
-func TestReadLinksNoCabling(t *testing.T) {
-	s, f := load(t, filepath.Join("..", "..", "..", "examples", "testbed"))
-	drv, target := startLinks(t, nxosSwitch(t, f, "leaf3"), nil)
-	dl, err := drv.ReadLinks(context.Background(), target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switchtest.CheckNoCabling(t, s, "leaf3", dl)
 }
