@@ -113,6 +113,8 @@ func TestTransportsApplyClean(t *testing.T) {
 		})
 	}
 	applyClean(t, dir, "rocev2", "cumulus", "", []reloader{es[0].(reloader), es[1].(reloader)})
+	// A run-level rollback on SONiC switches without PFC_WD|GLOBAL.
+	rollbackSONiCWithoutGlobal(t)
 }
 
 // checkedOnDevice are the platforms whose driver checks a change on the
