@@ -106,7 +106,7 @@ func TestEthernetCabling(t *testing.T) {
 	if o.SpeedMbps != 10000 || o.AdminDown || o.Counters == nil {
 		t.Fatalf("leaf1:Ethernet124 %+v", o)
 	}
-	mark(`wait("spine1", "ethernet-1/3"`)
+	mark("trunks heard")
 	wait("spine1", "ethernet-1/3", heard("leaf3", "Ethernet1/12"))
 	// The hosts' NICs are down until apply brings them up.
 	if o := ports("leaf1")["Ethernet0"]; o.Oper != linktruth.Down || o.AdminDown {
@@ -116,7 +116,7 @@ func TestEthernetCabling(t *testing.T) {
 		testutil.Run(t, "ip", "-n", ns, "link", "set", "eth1", "up")
 	}
 	wait("leaf1", "Ethernet0", heard("h1", "eth1"))
-	mark(`wait("leaf2", "Ethernet1", hea`)
+	mark("hosts up")
 	wait("leaf2", "Ethernet1", heard("h2", "eth1"))
 
 	s := testutil.Load(t, specDir, spec.LoadOptions{})
@@ -161,7 +161,7 @@ func TestEthernetCabling(t *testing.T) {
 	if got := hostFindings(); got != "h1:eth1 miswired mismatch have leaf2:Ethernet1; h2:eth1 miswired mismatch have leaf1:Ethernet0" {
 		t.Fatalf("miswired: %s", got)
 	}
-	mark(`inject("miswire", "h2:eth1"`)
+	mark("miswired")
 	inject("miswire", "h2:eth1", "h1:eth1")
 	wait("leaf1", "Ethernet0", heard("h1", "eth1"))
 	if got := hostFindings(); got != "" {
@@ -169,7 +169,7 @@ func TestEthernetCabling(t *testing.T) {
 	}
 	// link-down: the switch end is down, its configuration up; the host
 	// sees no carrier.
-	mark(`inject("link-down"`)
+	mark("cables back")
 	inject("link-down", "leaf1:Ethernet0")
 	if o := ports("leaf1")["Ethernet0"]; o.Oper != linktruth.Down || o.AdminDown || len(o.Neighbors) != 0 {
 		t.Fatalf("pulled: %+v", o)
@@ -177,7 +177,7 @@ func TestEthernetCabling(t *testing.T) {
 	if got := hostFindings(); got != "h1:eth1 link-down mismatch have down" {
 		t.Fatalf("pulled: %s", got)
 	}
-	mark(`inject("link-up"`)
+	mark("pulled")
 	inject("link-up", "h1:eth1")
 	wait("leaf1", "Ethernet0", heard("h1", "eth1"))
 	// speed: the switch port reports 1G, the host's veth still 10G.
@@ -193,7 +193,7 @@ func TestEthernetCabling(t *testing.T) {
 		t.Fatalf("unknown port: %v", err)
 	}
 
-	mark(`agents := rec.LLDP`)
+	mark("speed")
 	agents := rec.LLDP
 	if err := local.Down(dir, nil); err != nil {
 		t.Fatal(err)
