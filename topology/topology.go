@@ -68,11 +68,12 @@ type Topology struct {
 	Blocks   []Block  `json:"blocks"`
 }
 
-// MaxSlurmName is the longest switch name Slurm takes: SwitchName is
-// limited to HOST_NAME_MAX (64) characters since Slurm 24.11 (SchedMD
-// commit f4d7cad0ac, topology.conf(5) "cannot be longer than 64
-// characters").
-const MaxSlurmName = 64
+// MaxSlurmName is the longest rail group name: Slurm limits SwitchName
+// to HOST_NAME_MAX (64) characters since 24.11 (SchedMD commit
+// f4d7cad0ac, topology.conf(5) "cannot be longer than 64 characters"),
+// and the name is also the value of the rail-group node label, which
+// Kubernetes limits to 63 (validation.IsValidLabelValue).
+const MaxSlurmName = 63
 
 // RailGroupName names a rail group by its leaves (in rail order, each
 // once): the leaves joined by "+" ("leaf1+leaf2"; spec names never hold
@@ -391,9 +392,9 @@ const LabelPrefix = "topology.fabctl.io/"
 const FabricLabel = "fabctl.io/fabric"
 
 // Labels are each host's Kubernetes node labels: FabricLabel on every
-// host; for a cabled host leaf, spine-group and rail (the rail of the NIC
-// the leaf label names: 0), and per rail rail<N>-leaf when the host has
-// more than one.
+// host; for a cabled host leaf, spine-group, rail (the rail of the NIC
+// the leaf label names: 0) and rail-group (its rail group, "." for "+"),
+// and per rail rail<N>-leaf when the host has more than one.
 func (t *Topology) Labels() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, h := range t.Hosts {
@@ -403,6 +404,10 @@ func (t *Topology) Labels() map[string]map[string]string {
 			continue
 		}
 		l[LabelPrefix+"leaf"], l[LabelPrefix+"rail"] = h.Leaf, "0"
+		// The rail group ("+" is no label character: "."), the same on
+		// every host one switch apart on every rail: a topologyKey for
+		// pod affinity in a rail-optimised pod.
+		l[LabelPrefix+"rail-group"] = strings.ReplaceAll(h.RailGroup, "+", ".")
 		if h.SpineGroup != "" {
 			l[LabelPrefix+"spine-group"] = h.SpineGroup
 		}

@@ -61,7 +61,7 @@ func TestTestbedTopology(t *testing.T) {
 	if l[LabelPrefix+"leaf"] != "leaf2" || l[LabelPrefix+"spine-group"] != "spine1" || l[LabelPrefix+"rail"] != "0" {
 		t.Errorf("h3 labels: %v", l)
 	}
-	if k := tp.Kubectl(); !strings.Contains(k, "kubectl label node h1 --overwrite fabctl.io/fabric=testbed topology.fabctl.io/leaf=leaf1 topology.fabctl.io/rail=0 topology.fabctl.io/spine-group=spine1\n") {
+	if k := tp.Kubectl(); !strings.Contains(k, "kubectl label node h1 --overwrite fabctl.io/fabric=testbed topology.fabctl.io/leaf=leaf1 topology.fabctl.io/rail-group=leaf1 topology.fabctl.io/rail=0 topology.fabctl.io/spine-group=spine1\n") {
 		t.Errorf("kubectl:\n%s", k)
 	}
 }
@@ -119,8 +119,11 @@ func TestRailOptimized(t *testing.T) {
 	}
 	tp := FromSpec(testutil.Load(t, filepath.Join(root, "topology/testdata/rail-pod"), spec.LoadOptions{}))
 	l := tp.Labels()["g4"]
-	if l[LabelPrefix+"rail0-leaf"] != "l2" || l[LabelPrefix+"rail1-leaf"] != "l3" || l[LabelPrefix+"leaf"] != "l2" {
+	if l[LabelPrefix+"rail0-leaf"] != "l2" || l[LabelPrefix+"rail1-leaf"] != "l3" || l[LabelPrefix+"leaf"] != "l2" || l[LabelPrefix+"rail-group"] != "l2.l3" {
 		t.Errorf("labels %v", l)
+	}
+	if err := tp.CheckLabels(); err != nil {
+		t.Error(err)
 	}
 	for _, h := range tp.Hosts {
 		if want := map[string]string{"g1": "l0+l1", "g4": "l2+l3", "h9": "l0"}[h.Name]; want != "" && h.RailGroup != want {
@@ -139,6 +142,11 @@ func TestRailGroupName(t *testing.T) {
 	long := []string{strings.Repeat("a", 30), strings.Repeat("b", 30), strings.Repeat("c", 30)}
 	if n := RailGroupName(long); len(n) > MaxSlurmName || !strings.HasPrefix(n, long[0]+"+") {
 		t.Errorf("long group: %q", n)
+	}
+	// 63 characters joined is the longest name kept whole (a Kubernetes
+	// label value's limit).
+	if n := RailGroupName([]string{strings.Repeat("a", 31), strings.Repeat("b", 31)}); len(n) != 63 || !strings.Contains(n, "+b") {
+		t.Errorf("63-character group: %q", n)
 	}
 	// h1: rail 0 on l0, rails 1 and 2 on l1; h2: rails 0 and 1 on l0,
 	// rail 2 on l1: both reach l0 and l1, but a rail-1 packet between

@@ -34,6 +34,10 @@ func TestTopologyCommand(t *testing.T) {
 		t.Errorf("topology slurm-block: exit %d\n%s%s", code, stdout, stderr)
 	}
 	f, _, stdout, _ = testFactory()
+	if code := runCLI(f, "topology", pod, "--format", "json"); code != ExitOK || !strings.Contains(stdout.String(), `"topology.fabctl.io/rail-group": "leaf1.leaf2.leaf3.leaf4"`) {
+		t.Errorf("topology --format json: exit %d\n%s", code, stdout)
+	}
+	f, _, stdout, _ = testFactory()
 	if code := runCLI(f, "--json", "topology", pod); code != ExitOK || !strings.Contains(stdout.String(), `"slurm_block_topology_conf": "# topology.conf`) || !strings.Contains(stdout.String(), `"rail_group": "leaf1+leaf2+leaf3+leaf4"`) {
 		t.Errorf("topology --json: exit %d\n%s", code, stdout)
 	}

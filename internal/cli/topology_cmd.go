@@ -28,20 +28,22 @@ topology-aware placement: --format slurm is a topology.conf for Slurm's tree
 plugin (TopologyPlugin=topology/tree), --format slurm-block one for its block
 plugin (TopologyPlugin=topology/block, Slurm 23.11 or later), --format
 k8s-labels the kubectl commands that set fabctl.io/fabric=<fabric> (where the
-Kubernetes engine's agent runs) and topology.fabctl.io/leaf, /spine-group and
-/rail on each host's node. In a rail-optimised pod the hosts whose NICs reach
+Kubernetes engine's agent runs) and topology.fabctl.io/leaf, /spine-group, /rail
+and /rail-group on each host's node. In a rail-optimised pod the hosts whose NICs reach
 the same leaf on every rail form a rail group: one leaf switch of the tree
 (named after its leaves, "leaf1+leaf2") and one block.
---json prints the topology, the labels and both topology.conf files as one
-document.
+--json (or --format json) prints the topology, the labels and both
+topology.conf files as one document.
 
 Exit status: 0 success, 1 spec invalid, 64 usage error.`,
 		Example: "  fabctl topology examples/testbed --format slurm > /etc/slurm/topology.conf\n  fabctl topology examples/ai-pod --format slurm-block",
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path, opts.JSON = args[0], f.Global.JSON
-			if opts.Format != "slurm" && opts.Format != "slurm-block" && opts.Format != "k8s-labels" {
-				return FlagErrorf("--format must be slurm, slurm-block or k8s-labels, not %q", opts.Format)
+			if opts.Format == "json" { // as plan --format json: the --json document
+				opts.JSON = true
+			} else if opts.Format != "slurm" && opts.Format != "slurm-block" && opts.Format != "k8s-labels" {
+				return FlagErrorf("--format must be slurm, slurm-block, k8s-labels or json, not %q", opts.Format)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -49,7 +51,7 @@ Exit status: 0 success, 1 spec invalid, 64 usage error.`,
 			return topologyRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "slurm", "Output `format`: slurm | slurm-block | k8s-labels")
+	cmd.Flags().StringVar(&opts.Format, "format", "slurm", "Output `format`: slurm | slurm-block | k8s-labels | json (the --json document)")
 	return cmd
 }
 
