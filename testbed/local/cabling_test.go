@@ -27,11 +27,12 @@ var cablingSpec = strings.NewReplacer("fabtb-h", "fabtb3-h", "127.0.31.", "127.0
 // pair (host NIC <-> switch port, switch <-> switch) and runs an lldpd
 // per switch and per host namespace; each switch's live link source
 // reads its ports' state, the veth's 10G and the neighbour its lldpd
-// heard, and the hosts read theirs (host driver, lldpcli). Each
-// Ethernet fault is then met for real: a miswire (renamed veth ends) is
-// a miswired host end naming the port it landed on, a pulled cable a
-// down host end with the switch port configured up, a lowered speed the
-// switch port's. Healing each reads clean; down leaves no agent.
+// heard, and plan reads them through the EOS and NX-OS emulators, with
+// the hosts' own (host driver, lldpcli). Each Ethernet fault is then met
+// for real: a miswire (renamed veth ends) is miswired at both ends, each
+// naming the port it landed on, a pulled cable a down host end with the
+// switch port configured up, a lowered speed the switch port's. Healing
+// each reads clean; down leaves no agent.
 func TestEthernetCabling(t *testing.T) {
 	testutil.RequireRoot(t, rootWhy)
 	if _, err := exec.LookPath("lldpd"); err != nil {
@@ -122,8 +123,11 @@ func TestEthernetCabling(t *testing.T) {
 	s := testutil.Load(t, specDir, spec.LoadOptions{})
 	f := intent.Compile(s)
 	reg := builtin.Registry()
+	// The hosts (lldpcli) and the EOS and NX-OS leaves (their emulators
+	// answer from this cabling: show interfaces | json, show lldp
+	// neighbors detail | json).
 	hostPlan := func() *plan.Plan {
-		return plan.Make(ctx, s, f, reg, plan.Options{Credentials: s.CredentialsByName, Targets: []string{"host.*"}})
+		return plan.Make(ctx, s, f, reg, plan.Options{Credentials: s.CredentialsByName, Targets: []string{"host.*", "switch.leaf2", "switch.leaf3"}})
 	}
 	hostFindings := func() string {
 		var out []string
@@ -141,7 +145,7 @@ func TestEthernetCabling(t *testing.T) {
 	if got != "" {
 		t.Fatalf("clean testbed, hosts: %s", got)
 	}
-	if p := hostPlan(); p.Links.Ends != 2 || len(p.Links.NoLLDP) != 0 {
+	if p := hostPlan(); p.Links.Ends != 5 || len(p.Links.NoLLDP) != 0 {
 		t.Fatalf("hosts read %d ends, no LLDP %+v", p.Links.Ends, p.Links.NoLLDP)
 	}
 
@@ -158,7 +162,7 @@ func TestEthernetCabling(t *testing.T) {
 		t.Fatalf("miswire: %s", msg)
 	}
 	wait("leaf1", "Ethernet0", heard("h2", "eth1"))
-	if got := hostFindings(); got != "h1:eth1 miswired mismatch have leaf2:Ethernet1; h2:eth1 miswired mismatch have leaf1:Ethernet0" {
+	if got := hostFindings(); got != "h1:eth1 miswired mismatch have leaf2:Ethernet1; leaf2:Ethernet1 miswired mismatch have h1:eth1; h2:eth1 miswired mismatch have leaf1:Ethernet0" {
 		t.Fatalf("miswired: %s", got)
 	}
 	mark("miswired")
@@ -181,12 +185,15 @@ func TestEthernetCabling(t *testing.T) {
 	inject("link-up", "h1:eth1")
 	wait("leaf1", "Ethernet0", heard("h1", "eth1"))
 	// speed: the switch port reports 1G, the host's veth still 10G.
-	inject("speed", "leaf1:Ethernet0", "1G")
-	if o := ports("leaf1")["Ethernet0"]; o.SpeedMbps != 1000 {
+	inject("speed", "h2:eth1", "1G")
+	if o := ports("leaf2")["Ethernet1"]; o.SpeedMbps != 1000 {
 		t.Fatalf("speed: %+v", o)
 	}
-	inject("speed", "leaf1:Ethernet0", "10G")
-	if o := ports("leaf1")["Ethernet0"]; o.SpeedMbps != 10000 {
+	if got := hostFindings(); got != "leaf2:Ethernet1 speed mismatch have 1G" {
+		t.Fatalf("slowed: %s", got)
+	}
+	inject("speed", "leaf2:Ethernet1", "10G")
+	if o := ports("leaf2")["Ethernet1"]; o.SpeedMbps != 10000 {
 		t.Fatalf("speed healed: %+v", o)
 	}
 	if _, err := local.InjectEth(ctx, dir, "link-down", []string{"leaf9:Ethernet0"}); err == nil || !strings.Contains(err.Error(), "not a cabled port") {
