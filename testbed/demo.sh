@@ -122,6 +122,8 @@ lldp_heard() {
 	if ((n == 0)); then
 		echo "the testbed runs no lldpd (not installed): LLDP is not read"
 	else
+		# and two transmit intervals more, for the switch side to hear the host
+		sleep 1
 		echo "every host ($n) hears its switch port over LLDP"
 	fi
 }
