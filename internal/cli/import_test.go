@@ -101,12 +101,12 @@ func TestImportCommand(t *testing.T) {
 	t.Setenv("FABCTL_TEST_SWITCH_PW", pw)
 	var kh strings.Builder
 	var addrs []any
-	links := map[string]portlink.Static{"leaf3": {}}
+	links := map[string]portlink.Static{"leaf1": {}, "leaf2": {}, "leaf3": {}}
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("leaf%d", i+1)
 		var addr, line string
 		if i < 2 {
-			sw, err := sonicemu.Start(sonicemu.Options{Hostname: name, Password: pw, Ports: 4})
+			sw, err := sonicemu.Start(sonicemu.Options{Hostname: name, Password: pw, Ports: 4, Links: links[name]})
 			if err != nil {
 				t.Fatal(err)
 			}

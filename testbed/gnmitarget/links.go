@@ -94,7 +94,8 @@ func errorCounters(flavor string, c map[string]any, o linktruth.Observation) {
 }
 
 // ocSpeed is the ETHERNET_SPEED identity of a speed (openconfig-if-
-// ethernet.yang:262-345: SPEED_10MB ... SPEED_1600GB), "" for none.
+// ethernet.yang:262-345), "" for a speed the model has no identity for
+// (the device could not say it).
 func ocSpeed(mbps int64) string {
 	var s string
 	switch {
@@ -105,22 +106,39 @@ func ocSpeed(mbps int64) string {
 	default:
 		s = fmt.Sprintf("SPEED_%dMB", mbps)
 	}
+	if !ocSpeeds[s] {
+		return ""
+	}
 	return "openconfig-if-ethernet:" + s
 }
 
+var ocSpeeds = map[string]bool{"SPEED_10MB": true, "SPEED_100MB": true, "SPEED_1GB": true, "SPEED_2500MB": true,
+	"SPEED_5GB": true, "SPEED_10GB": true, "SPEED_25GB": true, "SPEED_40GB": true, "SPEED_50GB": true, "SPEED_100GB": true,
+	"SPEED_200GB": true, "SPEED_400GB": true, "SPEED_600GB": true, "SPEED_800GB": true, "SPEED_1600GB": true}
+
 // srlSpeed is the SR Linux port-speed enum of a speed (srl_nokia-
-// interfaces.yang:2039-2071: 10M ... 800G, 1T), "" for none.
+// interfaces.yang:2039-2071: 10M, 100M, 1G, 10G, 25G, 40G, 50G, 100G,
+// 200G, 400G, 800G, 1T), "" for any other.
 func srlSpeed(mbps int64) string {
+	var s string
 	switch {
 	case mbps <= 0:
 		return ""
 	case mbps == 1_000_000:
-		return "1T"
+		s = "1T"
 	case mbps%1000 == 0:
-		return strconv.FormatInt(mbps/1000, 10) + "G"
+		s = strconv.FormatInt(mbps/1000, 10) + "G"
+	default:
+		s = strconv.FormatInt(mbps, 10) + "M"
 	}
-	return strconv.FormatInt(mbps, 10) + "M"
+	if !srlSpeeds[s] {
+		return ""
+	}
+	return s
 }
+
+var srlSpeeds = map[string]bool{"10M": true, "100M": true, "1G": true, "10G": true, "25G": true, "40G": true,
+	"50G": true, "100G": true, "200G": true, "400G": true, "800G": true, "1T": true}
 
 // fecModes are the FEC values each flavor's model has: OpenConfig's
 // INTERFACE_FEC identities (openconfig-if-ethernet.yang:205-260) and SR

@@ -82,18 +82,22 @@ func TestLinkStateSRLinux(t *testing.T) {
 	}
 }
 
-// TestLinkStateValidated: state the models refuse (a speed with no
-// ETHERNET_SPEED identity) is the target's fault, reported as Internal
-// naming the leaf, never served; a FEC word the model lacks is not served.
+// TestLinkStateValidated: a speed the model has no value for (3G: no
+// ETHERNET_SPEED identity) and a FEC word it lacks are not served, as a
+// device could not say them; state the models refuse (a SetState
+// override) is the target's fault, reported as Internal naming the leaf,
+// never served.
 func TestLinkStateValidated(t *testing.T) {
 	src := portlink.Static{}.With("Ethernet0", linktruth.Observation{Oper: linktruth.Up, SpeedMbps: 3000, FEC: "rs"})
-	_, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: src})
-	_, err := c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/interfaces/interface[name=*]/state")}, Encoding: gpb.Encoding_JSON_IETF})
-	wantCode(t, err, codes.Internal, "port-speed", "SPEED_3GB")
-
-	src = src.With("Ethernet0", linktruth.Observation{Oper: linktruth.Up, SpeedMbps: 100_000, FEC: "rs"})
-	_, c = start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: src})
-	if got := get(t, c, gpb.GetRequest_STATE, "/interfaces/interface[name=Ethernet0]/ethernet/state"); strings.Contains(got, "fec") {
-		t.Errorf("FEC the model lacks served: %s", got)
+	tg, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: src})
+	if got := get(t, c, gpb.GetRequest_STATE, "/interfaces/interface[name=Ethernet0]/state/oper-status"); got != `"UP"` {
+		t.Errorf("oper-status %s", got)
 	}
+	_, err := c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/interfaces/interface[name=Ethernet0]/ethernet")}, Encoding: gpb.Encoding_JSON_IETF})
+	wantCode(t, err, codes.NotFound)
+	if err := tg.SetState("/interfaces/interface[name=Ethernet0]/state/oper-status", []byte(`"SIDEWAYS"`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/interfaces/interface[name=*]/state")}, Encoding: gpb.Encoding_JSON_IETF})
+	wantCode(t, err, codes.Internal, "oper-status", "SIDEWAYS")
 }

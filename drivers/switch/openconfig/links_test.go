@@ -9,20 +9,11 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
-
-// liveLinks is the driver with its link reader on (drivers.LinkReader,
-// as plan finds it); see links.go for why the driver is not one yet.
-type liveLinks struct{ *Driver }
-
-func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	return d.ReadLinkTruth(ctx, t)
-}
 
 // TestPlanLinks: examples/testbed's leaf6 against a gNMI target serving its
 // ports' state and LLDP neighbours from the cabling (Config.Links): clean
@@ -32,7 +23,7 @@ func TestPlanLinks(t *testing.T) {
 	s, _ := load(t, "../../../examples/testbed")
 	switchtest.RunPlanLinks(t, s, "leaf6", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
 		g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile, Links: src}, false)
-		return liveLinks{newDriver(g.Options).(*Driver)}, g.DT.Credentials
+		return newDriver(g.Options), g.DT.Credentials
 	})
 }
 
@@ -63,7 +54,7 @@ func TestReadLinksFaults(t *testing.T) {
 	drv := newDriver(g.Options).(*Driver)
 	ctx := context.Background()
 	before := g.Target.Stats().Get
-	dl, err := drv.ReadLinkTruth(ctx, g.DT)
+	dl, err := drv.ReadLinks(ctx, g.DT)
 	if err != nil || !dl.LLDP || len(dl.Ports["Ethernet0"].Neighbors) != 1 {
 		t.Fatalf("clean read: %+v, %v", dl, err)
 	}
@@ -71,14 +62,14 @@ func TestReadLinksFaults(t *testing.T) {
 		t.Fatalf("%d Gets, want one", n)
 	}
 	g.Target.Inject(gnmitarget.Fault{RPC: "Get", Kind: gnmitarget.FaultReject, Code: codes.NotFound, Message: "no lldp"})
-	dl, err = drv.ReadLinkTruth(ctx, g.DT)
+	dl, err = drv.ReadLinks(ctx, g.DT)
 	if err != nil || dl.LLDP || !strings.Contains(dl.LLDPNote, "/lldp/interfaces/interface[name=*]") || dl.Ports["Ethernet0"].Oper != "up" {
 		t.Fatalf("without LLDP: %+v, %v", dl, err)
 	}
 	if err := g.Target.SetState("/interfaces/interface[name=Ethernet0]/ethernet/state/negotiated-port-speed", []byte(`"openconfig-if-ethernet:SPEED_FAST"`)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = drv.ReadLinkTruth(ctx, g.DT)
+	_, err = drv.ReadLinks(ctx, g.DT)
 	if err == nil || !strings.Contains(err.Error(), "leaf6") || !strings.Contains(err.Error(), "SPEED_FAST") {
 		t.Fatalf("hostile answer: %v", err)
 	}
@@ -90,7 +81,7 @@ func TestNoCabling(t *testing.T) {
 	s, f := load(t, "../../../examples/testbed")
 	sw := switchtest.Switch(t, f, "leaf6", Name)
 	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile}, false)
-	dl, err := newDriver(g.Options).(*Driver).ReadLinkTruth(context.Background(), g.DT)
+	dl, err := newDriver(g.Options).(*Driver).ReadLinks(context.Background(), g.DT)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,13 +34,11 @@ const (
 	showLLDPTable   = "show lldp table"
 )
 
-// The driver does not implement drivers.LinkReader yet (ReadLinks
-// calling d.readLinks): the local testbed's SONiC emulators report their
-// ports down until the testbed hands them its cabling (sonicemu
-// Options.Links), so plan keeps saying SONiC's link truth is not read
-// rather than reading every testbed port down. The reader is complete and
-// tested against the emulator (links_test.go).
-func (d *Driver) readLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+var _ drivers.LinkReader = (*Driver)(nil)
+
+// ReadLinks implements drivers.LinkReader: the three commands on one
+// session.
+func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
 	outs, err := d.Poll(ctx, t, []string{showIntStatus, showIntCounters, showLLDPTable})
 	if err != nil {
 		return nil, err

@@ -16,14 +16,6 @@ import (
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
-// liveLinks is the driver with its link reader on (drivers.LinkReader,
-// as plan finds it); see links.go for why the driver is not one yet.
-type liveLinks struct{ *Driver }
-
-func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	return d.readLinks(ctx, t)
-}
-
 // TestPlanLinks: examples/testbed's leaf1 against the SONiC emulator
 // answering show interfaces status, show interfaces counters and show
 // lldp table from the cabling (Options.Links): clean as the spec draws
@@ -37,7 +29,7 @@ func TestPlanLinks(t *testing.T) {
 		}
 		t.Cleanup(func() { emu.Close() })
 		target, opts := switchtest.Connect(t, emu, sw, "admin")
-		return liveLinks{NewWith(opts)}, target.Credentials
+		return NewWith(opts), target.Credentials
 	})
 }
 
@@ -129,7 +121,7 @@ func FuzzParseLinks(f *testing.F) {
 // no neighbour, never up.
 func TestNoCabling(t *testing.T) {
 	r := newRig(t)
-	dl, err := r.drv.readLinks(context.Background(), r.target)
+	dl, err := r.drv.ReadLinks(context.Background(), r.target)
 	if err != nil {
 		t.Fatal(err)
 	}

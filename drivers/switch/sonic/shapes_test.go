@@ -253,6 +253,9 @@ func exercise(t *testing.T) []string {
 	if err := r.drv.Save(ctx, r.target); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.drv.ReadLinks(ctx, r.target); err != nil {
+		t.Fatal(err)
+	}
 	r.emu.Edit(func(db map[string]any) {
 		db["PORT_QOS_MAP"].(map[string]any)["Ethernet0"].(map[string]any)["pfc_enable"] = "3,4"
 		delete(db["BUFFER_PG"].(map[string]any), "Ethernet4|3")

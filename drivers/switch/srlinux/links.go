@@ -1,8 +1,10 @@
 package srlinux
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/fabctl/fabctl/drivers"
 	gc "github.com/fabctl/fabctl/drivers/switch/gnmicore"
 	"github.com/fabctl/fabctl/internal/linktruth"
 )
@@ -32,12 +34,12 @@ var (
 	linkLLDPPaths = []string{"/system/lldp/interface[name=*]"}
 )
 
-// The driver does not implement drivers.LinkReader yet (ReadLinks
-// calling d.ReadLinkTruth): the local testbed's gNMI targets report
-// their ports down until the testbed hands them its cabling
-// (gnmitarget.Config.Links), so plan keeps saying the platform's link
-// truth is not read rather than reading every testbed port down. The
-// reader is complete and tested against the target (links_test.go).
+var _ drivers.LinkReader = (*Driver)(nil)
+
+// ReadLinks implements drivers.LinkReader: one Get of LinkPaths.
+func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
+	return d.ReadLinkTruth(ctx, t)
+}
 
 // LinkPaths implements gnmicore.LinkPlatform.
 func (Platform) LinkPaths() (interfaces, lldp []string) { return linkIfPaths, linkLLDPPaths }

@@ -6,20 +6,11 @@ import (
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
-
-// liveLinks is the driver with its link reader on (drivers.LinkReader,
-// as plan finds it); see links.go for why the driver is not one yet.
-type liveLinks struct{ *Driver }
-
-func (d liveLinks) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	return d.ReadLinkTruth(ctx, t)
-}
 
 // TestPlanLinks: examples/testbed's leaf5 against a gNMI target serving its
 // ports' state and LLDP neighbours from the cabling (Config.Links): clean
@@ -29,7 +20,7 @@ func TestPlanLinks(t *testing.T) {
 	s, _ := load(t, "testbed")
 	switchtest.RunPlanLinks(t, s, "leaf5", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
 		g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults(), Links: src}, false)
-		return liveLinks{newDriver(g.Options).(*Driver)}, g.DT.Credentials
+		return newDriver(g.Options), g.DT.Credentials
 	})
 }
 
@@ -53,7 +44,7 @@ func TestNoCabling(t *testing.T) {
 	s, f := load(t, "testbed")
 	sw := switchtest.Switch(t, f, "leaf5", Name)
 	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults()}, false)
-	dl, err := newDriver(g.Options).(*Driver).ReadLinkTruth(context.Background(), g.DT)
+	dl, err := newDriver(g.Options).(*Driver).ReadLinks(context.Background(), g.DT)
 	if err != nil {
 		t.Fatal(err)
 	}
