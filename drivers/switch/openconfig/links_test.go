@@ -10,20 +10,19 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/switchtest"
-	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
-// TestPlanLinks: examples/testbed's leaf6 against a gNMI target serving its
-// ports' state and LLDP neighbours from the cabling (Config.Links): clean
-// as the spec draws it, and each fault named by port in plan's links
-// stage.
-func TestPlanLinks(t *testing.T) {
+// TestLinks: examples/testbed's leaf6 against its emulator answering its
+// ports' state and LLDP neighbours from the cabling: clean as the spec
+// draws it, each fault named by port in plan's links stage, and every
+// port down without cabling.
+func TestLinks(t *testing.T) {
 	s, _ := load(t, "../../../examples/testbed")
-	switchtest.RunPlanLinks(t, s, "leaf6", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
+	switchtest.RunLinks(t, s, "leaf6", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, drivers.Target) {
 		g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile, Links: src}, false)
-		return newDriver(g.Options), g.DT.Credentials
+		return newDriver(g.Options), g.DT
 	})
 }
 
@@ -73,17 +72,4 @@ func TestReadLinksFaults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "leaf6") || !strings.Contains(err.Error(), "SPEED_FAST") {
 		t.Fatalf("hostile answer: %v", err)
 	}
-}
-
-// TestNoCabling: a target given no cabling reads every port down with
-// no neighbour, never up.
-func TestNoCabling(t *testing.T) {
-	s, f := load(t, "../../../examples/testbed")
-	sw := switchtest.Switch(t, f, "leaf6", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorOpenConfig, Profile: &Descriptor.YANG.Profile}, false)
-	dl, err := newDriver(g.Options).(*Driver).ReadLinks(context.Background(), g.DT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switchtest.CheckNoCabling(t, s, "leaf6", dl)
 }

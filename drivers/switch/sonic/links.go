@@ -39,15 +39,9 @@ var _ drivers.LinkReader = (*Driver)(nil)
 // ReadLinks implements drivers.LinkReader: the three commands on one
 // session.
 func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
-	outs, err := d.Poll(ctx, t, []string{showIntStatus, showIntCounters, showLLDPTable})
-	if err != nil {
-		return nil, err
-	}
-	dl, err := ParseLinks(outs[0], outs[1], outs[2])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Device.Name, err)
-	}
-	return dl, nil
+	return d.PollLinks(ctx, t, []string{showIntStatus, showIntCounters, showLLDPTable}, func(outs []string) (*linktruth.DeviceLinks, error) {
+		return ParseLinks(outs[0], outs[1], outs[2])
+	})
 }
 
 // ParseLinks reads the three outputs into a link report. A status or

@@ -1,7 +1,6 @@
 package sonic
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,25 +10,24 @@ import (
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/switchtest"
-	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/portlink"
 	"github.com/fabctl/fabctl/testbed/sonicemu"
 )
 
-// TestPlanLinks: examples/testbed's leaf1 against the SONiC emulator
-// answering show interfaces status, show interfaces counters and show
-// lldp table from the cabling (Options.Links): clean as the spec draws
-// it, and each fault named by port in plan's links stage.
-func TestPlanLinks(t *testing.T) {
+// TestLinks: examples/testbed's leaf1 against its emulator answering its
+// ports' state and LLDP neighbours from the cabling: clean as the spec
+// draws it, each fault named by port in plan's links stage, and every
+// port down without cabling.
+func TestLinks(t *testing.T) {
 	s, _ := load(t, "testbed")
-	switchtest.RunPlanLinks(t, s, "leaf1", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
+	switchtest.RunLinks(t, s, "leaf1", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, drivers.Target) {
 		emu, err := sonicemu.Start(sonicemu.Options{Password: switchtest.Password, Ports: 32, BufferModel: "dynamic", Links: src})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { emu.Close() })
 		target, opts := switchtest.Connect(t, emu, sw, "admin")
-		return NewWith(opts), target.Credentials
+		return NewWith(opts), target
 	})
 }
 
@@ -115,15 +113,4 @@ func FuzzParseLinks(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestNoCabling: an emulator given no cabling reads every port down with
-// no neighbour, never up.
-func TestNoCabling(t *testing.T) {
-	r := newRig(t)
-	dl, err := r.drv.ReadLinks(context.Background(), r.target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switchtest.CheckNoCabling(t, r.s, "leaf1", dl)
 }

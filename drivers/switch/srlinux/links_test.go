@@ -1,26 +1,24 @@
 package srlinux
 
 import (
-	"context"
 	"testing"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/switchtest"
-	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/gnmitarget"
 	"github.com/fabctl/fabctl/testbed/portlink"
 )
 
-// TestPlanLinks: examples/testbed's leaf5 against a gNMI target serving its
-// ports' state and LLDP neighbours from the cabling (Config.Links): clean
-// as the spec draws it, and each fault named by port in plan's links
-// stage.
-func TestPlanLinks(t *testing.T) {
+// TestLinks: examples/testbed's leaf5 against its emulator answering its
+// ports' state and LLDP neighbours from the cabling: clean as the spec
+// draws it, each fault named by port in plan's links stage, and every
+// port down without cabling.
+func TestLinks(t *testing.T) {
 	s, _ := load(t, "testbed")
-	switchtest.RunPlanLinks(t, s, "leaf5", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, *spec.Credentials) {
+	switchtest.RunLinks(t, s, "leaf5", func(t *testing.T, sw *intent.Switch, src portlink.Source) (drivers.Driver, drivers.Target) {
 		g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults(), Links: src}, false)
-		return newDriver(g.Options), g.DT.Credentials
+		return newDriver(g.Options), g.DT
 	})
 }
 
@@ -36,17 +34,4 @@ func TestLinkPathsInModels(t *testing.T) {
 		paths = append(paths, linkIfPaths[0]+"/"+leaf)
 	}
 	switchtest.CheckModelPaths(t, "srlinux", "srl_nokia-", append(paths, linkIfPaths...))
-}
-
-// TestNoCabling: a target given no cabling reads every port down with
-// no neighbour, never up.
-func TestNoCabling(t *testing.T) {
-	s, f := load(t, "testbed")
-	sw := switchtest.Switch(t, f, "leaf5", Name)
-	g := switchtest.StartGNMI(t, sw, gnmitarget.Config{Flavor: gnmitarget.FlavorSRLinux, Profile: &Descriptor.YANG.Profile, Initial: SystemDefaults()}, false)
-	dl, err := newDriver(g.Options).(*Driver).ReadLinks(context.Background(), g.DT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switchtest.CheckNoCabling(t, s, "leaf5", dl)
 }
