@@ -59,13 +59,28 @@ func vendorJSON(t *testing.T, path string) map[string]any {
 // in it plans exactly that change.
 func TestRoundTripVendorSONiC(t *testing.T) {
 	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
+	sw := bootConfigurationMD(t)
+	dir := t.TempDir()
+	vendorInventory(t, dir, "sonic", sw, []string{"Ethernet56", "Ethernet50"}, map[string]string{
+		// the cable CABLE_LENGTH|AZURE names (link blocks are the inventory's)
+		"Ethernet50": "  cable_length = \"40m\"\n",
+	})
+	vendorRoundTrip(t, dir, []string{"leaf1"})
+}
+
+// bootConfigurationMD starts a SONiC switch (leaf1) whose running and
+// startup CONFIG_DB hold the QoS tables of configdb-qos.txt.
+func bootConfigurationMD(t *testing.T) *sonicemu.Switch {
+	t.Helper()
 	doc := vendorJSON(t, filepath.Join("..", "testdata", "vendor", "sonic", "configdb-qos.txt"))
+	// every port the tables name (CABLE_LENGTH names Ethernet8): GCU
+	// validates the whole CONFIG_DB against the YANG on each patch
 	sw, err := sonicemu.Start(sonicemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 1,
-		ExtraPorts: []string{"Ethernet50", "Ethernet52", "Ethernet54", "Ethernet56"}})
+		ExtraPorts: []string{"Ethernet8", "Ethernet50", "Ethernet52", "Ethernet54", "Ethernet56"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sw.Close()
+	t.Cleanup(func() { sw.Close() })
 	sw.Edit(func(db map[string]any) {
 		for table, rows := range doc {
 			have, _ := db[table].(map[string]any)
@@ -90,12 +105,7 @@ func TestRoundTripVendorSONiC(t *testing.T) {
 		q["Ethernet50|4"], q["Ethernet50|5"] = q["Ethernet56|4"], q["Ethernet56|5"]
 	})
 	sw.Save() // the switch booted with it
-	dir := t.TempDir()
-	vendorInventory(t, dir, "sonic", sw, []string{"Ethernet56", "Ethernet50"}, map[string]string{
-		// the cable CABLE_LENGTH|AZURE names (link blocks are the inventory's)
-		"Ethernet50": "  cable_length = \"40m\"\n",
-	})
-	vendorRoundTrip(t, dir, []string{"leaf1"})
+	return sw
 }
 
 // vendorRoundTrip imports the targets of the inventory in dir, then

@@ -798,6 +798,12 @@ func (s *shell) config(args []string) (string, int, bool) {
 		if err := sw.validateFieldOperation(cur, db); err != nil {
 			return replaceFailed("rollback", "CHECKPOINT_NAME", err.Error()), 2, false
 		}
+		// ConfigReplacer.replace applies through PatchApplier, whose
+		// StrictPatchSorter.sort validates the whole target against the
+		// YANG (patch_sorter.py l.2401-2415), as replace does above.
+		if err := sw.validate(db); err != nil {
+			return replaceFailed("rollback", "CHECKPOINT_NAME", err.Error()), 2, false
+		}
 		if !dry {
 			sw.mu.Lock()
 			sw.commit(db)

@@ -233,9 +233,28 @@ func groupRank(g string) int {
 // created first, removals of absent paths are dropped, and rows or tables
 // a removal leaves empty are removed too (GCU refuses empty tables). It
 // returns the patch and the CONFIG_DB it should produce.
+//
+// A patch that changes anything first splits every row keyed by a list
+// of ports (splitListRows, portlists.go): GCU validates the whole target
+// CONFIG_DB against the SONiC YANG, whose PORT_QOS_MAP, QUEUE and
+// BUFFER_PG keys are leafrefs to one PORT name each, so it refuses any
+// patch whose target still holds one.
 func effectivePatch(cur map[string]any, steps []drivers.Change) ([]Op, map[string]any, error) {
-	doc := jsontree.DeepCopy(cur).(map[string]any)
-	var out []Op
+	ops, doc, err := effectiveOps(jsontree.DeepCopy(cur).(map[string]any), steps, nil)
+	if err != nil || len(ops) == 0 {
+		return ops, doc, err
+	}
+	fresh := jsontree.DeepCopy(cur).(map[string]any)
+	split := splitAllListRows(fresh)
+	if len(split) == 0 {
+		return ops, doc, nil
+	}
+	return effectiveOps(fresh, steps, split)
+}
+
+// effectiveOps is effectivePatch's work on doc (changed in place), the
+// operations starting with out.
+func effectiveOps(doc map[string]any, steps []drivers.Change, out []Op) ([]Op, map[string]any, error) {
 	for _, st := range steps {
 		for _, line := range st.Payload {
 			var op Op

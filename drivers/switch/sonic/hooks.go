@@ -2,7 +2,9 @@ package sonic
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -39,6 +41,9 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 	st[FactBufferModel] = db.BufferModel()
 	st[FactHWSKU] = db["DEVICE_METADATA"]["localhost"]["hwsku"]
 	st[FactPFCWD] = pfcwdFact(db)
+	if l := listRowsFact(db); l != "" {
+		st[FactListRows] = l
+	}
 	img, err := readImage(s)
 	if err != nil {
 		return nil, false, err
@@ -54,7 +59,7 @@ func (grammar) Steps(t drivers.Target, sw *intent.Switch, diff []intent.AttrChan
 	if err != nil {
 		return nil, err
 	}
-	return gcuFilter(steps, t.Live), nil
+	return noteSplits(gcuFilter(steps, t.Live), t.Live), nil
 }
 
 // CheckSave checks that the saved CONFIG_DB now holds the running one.
@@ -111,6 +116,11 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 			delete(target, "PFC_WD")
 		}
 	}
+	// GCU validates the replace's target against the SONiC YANG, which
+	// refuses rows keyed by a list of ports (portlists.go): the prior
+	// CONFIG_DB's list rows go back as one row per listed port, each
+	// with the list row's values, and the rollback says so.
+	split := splitAllListRows(target)
 	body, _ := json.MarshalIndent(target, "", "    ")
 	file := "/tmp/" + r.Token + "-prior.json"
 	if err := c.WriteFile(file, string(body)+"\n"); err != nil {
@@ -127,10 +137,25 @@ func (grammar) Rollback(s *clicore.Session, r drivers.Result, prior any, _ bool)
 	if kept != "" {
 		return fmt.Errorf("%s: rolled back except PFC_WD, which keeps its running rows: restoring it %s", s.Device(), kept)
 	}
+	if len(split) > 0 {
+		var nowDoc map[string]any
+		if json.Unmarshal(now, &nowDoc) != nil || !reflect.DeepEqual(configDB(nowDoc), target) {
+			return fmt.Errorf("%s: after config replace the running config differs from before the apply", s.Device())
+		}
+		return &splitRestored{device: s.Device(), rows: listKeys(split)}
+	}
 	if string(now) != string(pre) {
 		return fmt.Errorf("%s: after config replace the running config differs from before the apply", s.Device())
 	}
 	return nil
+}
+
+// splitRestored is a rollback that restored everything, the prior list
+// rows as one row per listed port (portlists.go).
+type splitRestored struct{ device, rows string }
+
+func (e *splitRestored) Error() string {
+	return fmt.Sprintf("%s: rolled back, but the rows keyed by a list of ports (%s) are restored as one row per listed port with the list row's values: SONiC GCU validates a config replace against the SONiC YANG, which keys them by one port", e.device, e.rows)
 }
 
 // patch is one apply as one GCU patch inside a checkpoint (its ID; Pre
@@ -238,6 +263,21 @@ func (x *patch) Recover(s *clicore.Session, se *clicore.StepError, lost bool) er
 			x.cleanup(s)
 			return fmt.Errorf("%v; the patch did not take effect, the switch is at its prior config", se)
 		}
+	}
+	if hasListRows(x.Pre) {
+		// `config rollback` would replace with the checkpoint, list rows
+		// and all, which GCU's YANG validation refuses: restore it with
+		// the list rows split, as Rollback does.
+		err := grammar{}.Rollback(s, drivers.Result{Token: token}, x.Pre, false)
+		var sr *splitRestored
+		if err != nil && !errors.As(err, &sr) {
+			return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; restoring the prior config failed: %v; checkpoint %s on the switch holds it", se, err, token)}
+		}
+		x.cleanup(s)
+		if err == nil {
+			return fmt.Errorf("%v; rolled back", se)
+		}
+		return fmt.Errorf("%v; %v", se, err)
 	}
 	if _, err := s.Send("sudo config rollback " + token); err != nil {
 		return &drivers.PartialError{Device: name, Err: fmt.Errorf("%v; config rollback %s failed: %v", se, token, err)}

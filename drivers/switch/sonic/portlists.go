@@ -1,9 +1,14 @@
 package sonic
 
 import (
+	"fmt"
 	"maps"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/intent"
 )
 
 // Rows keyed by a list of ports. SONiC's own documentation writes a
@@ -54,12 +59,18 @@ func (db DB) perPort() DB {
 
 func hasListKey(tab map[string]map[string]string, ranges bool) bool {
 	for k := range tab {
-		ports, idx, _ := strings.Cut(k, "|")
-		if strings.Contains(ports, ",") || (ranges && strings.Contains(idx, "-")) {
+		if isListKey(k, ranges) {
 			return true
 		}
 	}
 	return false
+}
+
+// isListKey reports whether orchagent splits the key: a list of ports,
+// or (QUEUE) an index range.
+func isListKey(k string, ranges bool) bool {
+	ports, idx, _ := strings.Cut(k, "|")
+	return strings.Contains(ports, ",") || (ranges && strings.Contains(idx, "-"))
 }
 
 // splitRows splits a table's keys (see perPort) and merges the rows that
@@ -133,4 +144,131 @@ func mergeRows(rows []map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// Writing next to a list row. Apply writes a port's own rows
+// (PORT_QOS_MAP|Ethernet0, QUEUE|Ethernet0|3, BUFFER_PG|Ethernet0|3-4);
+// next to a list row that covers the same port the two would disagree,
+// read Inconsistent and never converge. And GCU refuses any patch whose
+// target CONFIG_DB holds a list row at all: it simulates the patch on the
+// running CONFIG_DB and validates the whole result against the SONiC
+// YANG (sonic-utilities @691b1bbc generic_config_updater/
+// generic_updater.py PatchApplier.apply l.106-121, patch_sorter.py
+// StrictPatchSorter.sort l.2401-2415), whose PORT_QOS_MAP, QUEUE and BUFFER_PG
+// keys are leafrefs to one PORT name (sonic-port-qos-map.yang ifname,
+// sonic-queue.yang ifname, sonic-buffer-pg.yang port, in ../shared/yang/
+// sonic). So a patch that changes anything first removes every list row
+// and adds one row per key it stands for (splitKey) with the list row's
+// fields; fabctl's own operations then change the ports the plan
+// changes. The other listed ports keep the list row's values, each in its
+// own row, which orchagent applies the same way (qosorch.cpp l.2058, per
+// port). A port that already had its own row keeps it and gains the list
+// row's fields it lacked (its own row's fields were order-dependent
+// before; Read showed them Inconsistent); a row with a range orchagent
+// refuses is removed, as it never took effect. It is one patch: GCU
+// validates its result as a whole, and its sorter orders the changes so
+// that each intermediate CONFIG_DB validates too (FullConfigMoveValidator
+// l.866-875), widening a move up to its parent table or the whole
+// CONFIG_DB where no narrower one does (UpperLevelMoveExtender
+// l.2087-2106); the emulator applies the patch at once and validates
+// the result. A rollback cannot
+// write a list row back through GCU (`config replace` and `config
+// rollback` apply through the same PatchApplier: ConfigReplacer.replace
+// l.171-183, FileSystemConfigRollbacker.rollback l.208-220): Rollback and
+// the recovery of a failed apply restore the prior CONFIG_DB with its
+// list rows split the same way and say so (hooks.go, splitRestored).
+
+// splitAllListRows splits, in doc, every list row of listTables (tables
+// and keys sorted) and returns the operations that do it.
+func splitAllListRows(doc map[string]any) []Op {
+	var out []Op
+	for _, table := range []string{"BUFFER_PG", "PORT_QOS_MAP", "QUEUE"} {
+		ranges := listTables[table]
+		tab, _ := doc[table].(map[string]any)
+		var keys []string
+		for k := range tab {
+			if isListKey(k, ranges) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			row, _ := tab[k].(map[string]any)
+			delete(tab, k)
+			out = append(out, Op{Op: "remove", Path: ptr(table, k)})
+			for _, e := range splitKey(k, ranges) {
+				merged := map[string]any{}
+				for f, v := range row {
+					merged[f] = v
+				}
+				if own, ok := tab[e].(map[string]any); ok {
+					for f, v := range own {
+						merged[f] = v
+					}
+				}
+				tab[e] = merged
+				out = append(out, Op{Op: "add", Path: ptr(table, e), Value: toAny(merged)})
+			}
+		}
+	}
+	return out
+}
+
+// FactListRows lists the running CONFIG_DB's list rows (listTables), one
+// "TABLE|key" a line, so that plan says which of them the apply splits.
+const FactListRows = drivers.PathFacts + "list-rows"
+
+func listRowsFact(db DB) string {
+	var out []string
+	for table, ranges := range listTables {
+		for k := range db[table] {
+			if isListKey(k, ranges) {
+				out = append(out, table+"|"+k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// noteSplits says, in the first step that writes anything, which list
+// rows of the switch the planner read the apply splits (splitAllListRows).
+func noteSplits(steps []drivers.Change, live intent.State) []drivers.Change {
+	if live[FactListRows] == "" {
+		return steps
+	}
+	var rows []string
+	for _, l := range strings.Split(live[FactListRows], "\n") {
+		if table, k, ok := strings.Cut(l, "|"); ok {
+			rows = append(rows, fmt.Sprintf("%s|%q", table, k))
+		}
+	}
+	for i := range steps {
+		if len(steps[i].Payload) > 0 {
+			steps[i].Summary += "; splits the list row(s) " + strings.Join(rows, ", ") +
+				" into one row per listed port with the list row's values (SONiC's YANG keys these tables by one port, and GCU validates the whole result)"
+			break
+		}
+	}
+	return steps
+}
+
+// listKeys names the list rows the ops (splitAllListRows) remove.
+func listKeys(ops []Op) string {
+	var out []string
+	for _, o := range ops {
+		if o.Op == "remove" {
+			if parts, err := split(o.Path); err == nil && len(parts) == 2 {
+				out = append(out, fmt.Sprintf("%s|%q", parts[0], parts[1]))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// hasListRows reports whether a `show runningconfiguration all` output
+// holds a list row of listTables.
+func hasListRows(running []byte) bool {
+	db, err := ParseConfigDB(running)
+	return err == nil && listRowsFact(db) != ""
 }

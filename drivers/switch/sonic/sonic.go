@@ -15,7 +15,10 @@
 //	sudo config delete-checkpoint fabctl-<id>
 //	sudo config save -y                      (drivers.Saver, after verify)
 //
-// and reads whether the running CONFIG_DB is saved by comparing it with
+// Rows keyed by a list of ports are read as each listed port's and split
+// into one row per port by a patch that changes anything (portlists.go).
+//
+// It reads whether the running CONFIG_DB is saved by comparing it with
 // `sonic-cfggen -j /etc/sonic/config_db.json --print-data`. Every command
 // form is listed with its vendor source in testdata/vendor/sonic/shapes.txt
 // (shapes_test.go checks what the driver sends against it), over SSH (drivers/transport/ssh, scrapligo v1.4 with a SONiC platform
