@@ -1,8 +1,10 @@
 package sonic
 
 import (
+	"encoding/json"
 	"testing"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
 )
 
@@ -62,4 +64,35 @@ func TestReadPortListKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSplitListRows: a patch built on any running CONFIG_DB (hostile
+// keys, non-object rows, malformed ranges) never panics and leaves no
+// row keyed by a list of ports in its result (portlists.go).
+func FuzzSplitListRows(f *testing.F) {
+	f.Add(`{"PORT_QOS_MAP": {"Ethernet0,Ethernet4": {"pfc_enable": "3,4"}, "Ethernet4": {"pfc_enable": "3"}}, "QUEUE": {"Ethernet0,Ethernet4|3-4": {"scheduler": "s"}, "Ethernet0|4-3": {}}}`)
+	f.Add(`{"BUFFER_PG": {",|": "x", "a,,b|0-63": {"profile": "NULL"}}, "QUEUE": {"|-": 1}}`)
+	f.Add(`{"PORT_QOS_MAP": {"~1,/": {"a": "b"}}}`)
+	steps := []drivers.Change{{Payload: []string{
+		`{"op":"add","path":"/PORT_QOS_MAP/Ethernet0/pfc_enable","value":"3"}`,
+		`{"op":"add","path":"/QUEUE/Ethernet0|3","value":{"scheduler":"x"}}`,
+	}}}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var cur map[string]any
+		if json.Unmarshal([]byte(doc), &cur) != nil || cur == nil {
+			return
+		}
+		_, target, err := effectivePatch(cur, steps)
+		if err != nil {
+			return
+		}
+		for table, ranges := range listTables {
+			tab, _ := target[table].(map[string]any)
+			for k := range tab {
+				if isListKey(k, ranges) {
+					t.Fatalf("%s|%q left in the result", table, k)
+				}
+			}
+		}
+	})
 }
