@@ -2,6 +2,7 @@ package spec
 
 import (
 	"cmp"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -57,6 +58,11 @@ type PlatformLimits struct {
 	ModelPrefixes []string `json:"model_prefixes,omitzero"`
 	ModelStrip    []string `json:"model_strip,omitzero"`
 	ModelSource   string   `json:"model_source,omitzero"`
+	// ModelUnsourced, when set, are regular expressions (RE2) matching
+	// switch models whose QoS forms the renderer has no source for, on a
+	// platform that otherwise renders for any model (NX-OS: the Nexus
+	// 9800, Cisco Silicon One). ModelSource then says why.
+	ModelUnsourced []string `json:"model_unsourced,omitzero"`
 	// WatchdogDetect and WatchdogRestore are the PFC watchdog detection
 	// and restoration times the platform accepts (SAFE-1).
 	WatchdogDetect  Range[time.Duration] `json:"watchdog_detect,omitzero"`
@@ -148,6 +154,11 @@ func (s *Spec) PlatformOf(sw *Switch) PlatformInfo {
 // KnowsModel says whether the platform's renderer has a source for a
 // switch model (true when the platform lists no models).
 func (l PlatformLimits) KnowsModel(model string) bool {
+	for _, re := range l.ModelUnsourced {
+		if r, err := regexp.Compile(re); err == nil && r.MatchString(model) {
+			return false
+		}
+	}
 	if len(l.ModelPrefixes) == 0 {
 		return true
 	}

@@ -43,6 +43,7 @@
 package nxosemu
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -79,7 +80,14 @@ type Options struct {
 	// lldp neighbors detail | json` answer from it (links.go). nil: every
 	// port down, no neighbours.
 	Links portlink.Source
+	// Chassis is the chassis_id `show version | json` prints (default
+	// DefaultChassis; "Nexus9000 C9808 Chassis" makes a Nexus 9800).
+	Chassis string
 }
+
+// DefaultChassis is the chassis of NAPALM's real NX-OSv capture
+// (testdata/vendor/nxos/napalm-show-version.json).
+const DefaultChassis = "NX-OSv Chassis"
 
 type checkpoint struct {
 	cfg     *Config
@@ -298,6 +306,10 @@ func (s *shell) show(line string, toks []string) string {
 	case "lldp neighbors detail | json":
 		// harvest-show-lldp-neighbors-detail.json (links.go)
 		return s.showLLDPJSON()
+	case "version | json":
+		// napalm-show-version.json: the capture's fields, chassis_id
+		// and host_name this switch's.
+		return s.showVersionJSON()
 	case "checkpoint summary":
 		// checkpoint-rollback.txt (6): layout of third-party output (learnduty.com).
 		var b strings.Builder
@@ -965,4 +977,23 @@ func canonIf(n string) string {
 		}
 	}
 	return n
+}
+
+// showVersionJSON prints `show version | json` in the shape of NAPALM's
+// capture (napalm-show-version.json), with this switch's chassis and
+// host name.
+func (s *shell) showVersionJSON() string {
+	chassis := s.sw.opts.Chassis
+	if chassis == "" {
+		chassis = DefaultChassis
+	}
+	b, _ := json.MarshalIndent(map[string]any{
+		"kickstart_ver_str": "7.3(1)D1(1) [build 7.3(1)D1(0.10)]",
+		"sys_ver_str":       "7.3(1)D1(1) [build 7.3(1)D1(0.10)]",
+		"chassis_id":        chassis,
+		"mem_type":          "kB",
+		"host_name":         s.sw.running.Hostname,
+		"manufacturer":      "Cisco Systems, Inc.",
+	}, "", "    ")
+	return string(b) + "\n"
 }

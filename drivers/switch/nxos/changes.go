@@ -23,12 +23,16 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 		return nil, err
 	}
 	p.l2 = l2Ports(live)
+	p.mtuOnly = SiliconOne(modelOf(live, sw))
 	cl := clearsFrom(p, diff, desired)
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
 	out := clicore.Sections(diff, fields, groupOf, groupRank, func(path string, add func(string, func() []string)) {
+		if p.mtuOnly && !(strings.HasPrefix(path, "port/") && strings.HasSuffix(path, "/mtu")) {
+			return // a Nexus 9800: only the interface MTU (siliconone.go)
+		}
 		switch {
 		case path == "trust" || strings.HasPrefix(path, "dscp/"):
 			add("classification", func() []string { return p.ClassificationLines(cl) })

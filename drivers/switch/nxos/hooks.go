@@ -30,6 +30,17 @@ func (grammar) Read(s *clicore.Session, sw *intent.Switch) (intent.State, bool, 
 		return nil, false, err
 	}
 	drivers.PutPorts(st, Interfaces(out))
+	// The chassis decides whether the Cloud Scale QoS forms apply
+	// (siliconone.go).
+	ver, err := s.Send(showVersion)
+	if err != nil {
+		return nil, false, err
+	}
+	model, err := ParseChassis(ver)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", s.Device(), err)
+	}
+	st[FactModel] = model
 	start, err := s.Send(showStartup)
 	if err != nil {
 		return nil, false, err

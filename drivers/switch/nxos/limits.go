@@ -19,6 +19,10 @@ var limits = spec.PlatformLimits{
 	ECNProbability: spec.Range[float64]{Max: 100,
 		Setting: "NX-OS's random-detect drop-probability", Source: "NX-OS drop-probability 0..100 (a whole percent)"},
 	ECNWhole: true,
+	// The Nexus 9800 runs Cisco Silicon One, whose QoS forms no source
+	// shows (siliconone.go): its lossless classes cannot be carried.
+	ModelUnsourced: []string{silicOne98.String()},
+	ModelSource:    "the Nexus 9800 series runs Cisco Silicon One Q200 (Cisco's Nexus 9800 white paper) and no Cisco source shows NX-OS's QoS, PFC or watchdog forms on it",
 	ECNThreshold: spec.Range[int64]{Min: KByte,
 		Setting: "NX-OS's random-detect thresholds (kbytes)", Source: "NX-OS random-detect minimum-threshold in kbytes"},
 }

@@ -137,10 +137,16 @@ var (
 //     `priority-flow-control watch-dog-interval on`;
 //   - a port without the watchdog on a switch whose watchdog is on: the
 //     global line covers every port and no source shows a per-port `off`;
-//   - port/*/pause: no NX-OS `flowcontrol` excerpt in the corpus.
+//   - port/*/pause: no NX-OS `flowcontrol` excerpt in the corpus;
+//   - on a Nexus 9800 (Cisco Silicon One), everything but the interface
+//     MTU: siliconone.go.
 func (d *Driver) Unexpressible(t drivers.Target, desired intent.State) map[string]string {
 	out := unexpressible(desired)
 	for k, v := range l2Unexpressible(t.Live, desired) {
+		out[k] = v
+	}
+	sw, _ := t.Intent.(*intent.Switch)
+	for k, v := range silicOneUnexpressible(t.Live, sw, desired) {
 		out[k] = v
 	}
 	return out
@@ -221,6 +227,9 @@ func (d *Driver) Render(t drivers.Target) ([]drivers.RenderedFile, error) {
 	sw, err := switchIntent(t)
 	if err != nil {
 		return nil, err
+	}
+	if m := modelOf(t.Live, sw); SiliconOne(m) {
+		return nil, fmt.Errorf("%s: nothing rendered: %s", sw.Name, silicOneReason(m))
 	}
 	p, err := Build(sw)
 	if err != nil {

@@ -86,6 +86,9 @@ type Plan struct {
 	def      int   // qos-group of unclassified traffic
 	lossless []int // no-drop CoS values
 	cos      bool  // a port trusts pcp: FABCTL-QOS-COS is rendered
+	// mtuOnly: a Nexus 9800 (Cisco Silicon One, siliconone.go): an
+	// interface block carries its MTU and nothing of the QoS forms.
+	mtuOnly bool
 }
 
 // Build checks that the intent can be expressed on NX-OS and returns its
@@ -419,6 +422,13 @@ func (p *Plan) WatchdogLines(clearAll bool) []string {
 // removal forms l.64-66).
 func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	out := []string{"interface " + port.Name}
+	mtu := port.MTU
+	if p.l2[port.Name] {
+		mtu = l2MTU(mtu) // default or system jumbo MTU only (l2mtu.go)
+	}
+	if p.mtuOnly {
+		return append(out, "  mtu "+strconv.Itoa(mtu))
+	}
 	switch {
 	case len(port.PFC) > 0:
 		out = append(out, "  priority-flow-control mode on")
@@ -430,10 +440,6 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 		out = append(out, "  priority-flow-control watch-dog-interval on")
 	case cl != nil && cl.wdOff[port.Name]:
 		out = append(out, "  no priority-flow-control watch-dog-interval on")
-	}
-	mtu := port.MTU
-	if p.l2[port.Name] {
-		mtu = l2MTU(mtu) // default or system jumbo MTU only (l2mtu.go)
 	}
 	out = append(out, "  mtu "+strconv.Itoa(mtu))
 	if cl != nil && cl.qosOff[port.Name] != "" && cl.qosOff[port.Name] != inputPolicy(port) {

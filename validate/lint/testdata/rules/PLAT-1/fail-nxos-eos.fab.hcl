@@ -1,7 +1,8 @@
 # PLAT-1 fail on NX-OS and EOS: switch-wide PCP trust on NX-OS (its default
 # classification is the DSCP class-map; ports may trust pcp), an EOS port MTU
 # above EOS's 9214, a watchdog action neither takes (both only drop), and an
-# EOS model no source places in a chip family (its queue keyword is not guessed).
+# EOS model no source places in a chip family (its queue keyword is not guessed), and an
+# NX-OS Nexus 9800 (Cisco Silicon One: no source shows its QoS forms).
 fabric "t" {
   transport = "rocev2"
   pfc_watchdog {
@@ -20,6 +21,14 @@ switch "leaf1" {
   credentials = "ssh"
   role        = "leaf"
   trust       = "pcp" # expect: PLAT-1, QOS-2
+}
+
+switch "spine1" {
+  platform    = "nxos"
+  model       = "N9K-C9808" # expect: PLAT-1
+  address     = "192.0.2.3"
+  credentials = "ssh"
+  role        = "spine"
 }
 
 switch "leaf2" {
