@@ -355,6 +355,16 @@ func (c *comparer) end(l *spec.Link, at, peer spec.Endpoint, speed int64) {
 	}
 }
 
+// advertisedID is the Port ID the peer's device says the port
+// advertises when it is not the port's name (DeviceLinks.PortIDs), "".
+func (c *comparer) advertisedID(peer spec.Endpoint) string {
+	rd, ok := c.reads[Address(peer)]
+	if !ok || rd.Links == nil {
+		return ""
+	}
+	return rd.Links.PortIDs[peer.Port]
+}
+
 // adminDown reports whether an end was read and is administratively down.
 func (c *comparer) adminDown(e spec.Endpoint) bool {
 	rd, ok := c.reads[Address(e)]
@@ -367,8 +377,9 @@ func (c *comparer) adminDown(e spec.Endpoint) bool {
 
 func (c *comparer) neighbor(o *Observation, peer spec.Endpoint, add func(kind, verdict, want, have, format string, args ...any)) {
 	want := c.lldpName(peer)
+	alias := c.advertisedID(peer)
 	for _, n := range o.Neighbors {
-		if sameSystem(n.SystemName, want) && samePort(n, peer.Port) {
+		if sameSystem(n.SystemName, want) && (samePort(n, peer.Port) || alias != "" && samePort(n, alias)) {
 			return
 		}
 	}

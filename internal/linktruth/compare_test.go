@@ -266,3 +266,25 @@ func benchCompare(b *testing.B, leaves int) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(links), "ns/link")
 }
+
+// TestComparePortAlias: a SONiC spine advertises its port's alias as the
+// LLDP Port ID (lldpmgrd: portidsubtype local <alias>), so leaf1 hears
+// "etp1", not "Ethernet0". The spine's read says so (PortIDs) and the
+// link is clean; without it the same neighbour is a miswire, and an
+// alias of another port is one too.
+func TestComparePortAlias(t *testing.T) {
+	s := load(t, twoHosts)
+	reads := cleanReads()
+	reads["switch.leaf1"].Links.Ports["Ethernet49"].Neighbors = []Neighbor{{SystemName: "spine1.dc1", PortID: "etp1", PortIDSubtype: "local"}}
+	if r := Compare(s, reads); len(r.Findings) != 1 || r.Findings[0].Kind != KindMiswired {
+		t.Fatalf("the alias unexplained: %v", r.Findings)
+	}
+	reads["switch.spine1"].Links.PortIDs = map[string]string{"Ethernet0": "etp1"}
+	if r := Compare(s, reads); len(r.Findings) != 0 {
+		t.Fatalf("the spine advertises etp1 for Ethernet0: %v", r.Findings)
+	}
+	reads["switch.spine1"].Links.PortIDs = map[string]string{"Ethernet0": "etp2", "Ethernet4": "etp1"}
+	if r := Compare(s, reads); len(r.Findings) != 1 || r.Findings[0].Kind != KindMiswired {
+		t.Fatalf("another port's alias: %v", r.Findings)
+	}
+}

@@ -89,6 +89,14 @@ type DeviceLinks struct {
 	LLDP       bool   `json:"lldp"`
 	LLDPSource string `json:"lldp_source,omitempty"`
 	LLDPNote   string `json:"lldp_note,omitempty"`
+	// PortIDs are the LLDP Port IDs the device's ports advertise where
+	// they are not the port's name, by port: SONiC's lldpmgrd advertises
+	// the PORT table's alias (sonic-buildimage
+	// dockers/docker-lldp/lldpmgrd, generate_pending_lldp_config_cmd_for_port:
+	// `lldpcli configure ports <port> lldp portidsubtype local <alias>`),
+	// so its neighbours hear "etp1", not "Ethernet0". Compare accepts
+	// either on the far end.
+	PortIDs map[string]string `json:"port_ids,omitempty"`
 }
 
 // Mbps converts a spec bit rate (bits per second) to Mb/s.

@@ -66,7 +66,7 @@ func ParseLinks(status, counters, lldp string) (*linktruth.DeviceLinks, error) {
 		}
 		return idx, nil
 	}
-	c, err := col(st, showIntStatus, "Interface", "Speed", "FEC", "Oper", "Admin")
+	c, err := col(st, showIntStatus, "Interface", "Speed", "FEC", "Oper", "Admin", "Alias")
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,14 @@ func ParseLinks(status, counters, lldp string) (*linktruth.DeviceLinks, error) {
 		}
 		if v := r[c[2]]; v != "N/A" {
 			o.FEC = v
+		}
+		// lldpmgrd advertises the alias as the port's LLDP Port ID
+		// (linktruth.DeviceLinks.PortIDs); the port name when none.
+		if v := r[c[5]]; v != "N/A" && v != "" && v != name {
+			if dl.PortIDs == nil {
+				dl.PortIDs = map[string]string{}
+			}
+			dl.PortIDs[name] = v
 		}
 		dl.Ports[name] = o
 	}

@@ -74,6 +74,11 @@ func TestParseLinks(t *testing.T) {
 	if o := dl.Ports["Ethernet16"]; o == nil || o.Oper != linktruth.Up || o.SpeedMbps != 100 || o.FEC != "" || o.Counters != nil {
 		t.Fatalf("Ethernet16: %+v", o)
 	}
+	// lldpmgrd advertises the alias as the Port ID (linktruth.DeviceLinks.PortIDs):
+	// Ethernet16's is etp5; Ethernet0's alias is its name, nothing to say.
+	if dl.PortIDs["Ethernet16"] != "etp5" || dl.PortIDs["Ethernet32"] != "etp9" || dl.PortIDs["Ethernet0"] != "" {
+		t.Fatalf("advertised Port IDs: %v", dl.PortIDs)
+	}
 	if _, ok := dl.Ports["PortChannel1001"]; ok || !dl.LLDP {
 		t.Fatalf("LAG or LLDP: %+v", dl)
 	}
