@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -143,11 +144,60 @@ func TestRenderJSON(t *testing.T) {
 	if len(doc.Devices) != 6 || doc.Devices[0].Address != "switch.leaf1" || doc.Devices[1].Address != "switch.leaf2" {
 		t.Fatalf("devices: %+v", doc.Devices)
 	}
-	if d := doc.Devices[0]; len(d.Native) != 1 || d.Native[0].Name != "native/ports.txt" || d.State["trust"] != "dscp" || d.Intent["Name"] != "leaf1" {
+	if d := doc.Devices[0]; len(d.Native) != 1 || d.Native[0].Name != "native/ports.txt" || d.State["trust"] != "dscp" || d.Intent["name"] != "leaf1" {
 		t.Errorf("leaf1: %+v", d)
+	}
+	// The device's driver (the fabctl driver) and address (the plan
+	// address) are not the intent's way in and management address.
+	if d := doc.Devices[0]; doc.FormatVersion != "2.0" || d.Intent["management_transport"] != "ssh" || d.Intent["management_address"] == nil ||
+		d.Intent["driver"] != nil || d.Intent["address"] != nil || d.Intent["transport"] != "rocev2" {
+		t.Errorf("format_version %q, leaf1 intent: %v", doc.FormatVersion, d.Intent)
 	}
 	if d := doc.Devices[1]; d.Note != "no driver for eos in this build" {
 		t.Errorf("leaf2 note %q", d.Note)
+	}
+}
+
+// TestRenderJSONKeysSnakeCase walks render --json's whole document, for
+// switches, hosts and a subnet manager: every member name is snake_case,
+// except in the objects whose keys are data (state paths, NCCL variable
+// names, NUMA node numbers, P_Keys).
+func TestRenderJSONKeysSnakeCase(t *testing.T) {
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	dataKeys := map[string]bool{"state": true, "nccl": true, "numa_nodes": true, "pkeys": true}
+	for _, specDir := range []string{testbedSpec, "../../examples/infiniband"} {
+		f, out, errOut := renderFactory(t, &renderDriver{})
+		if code := runCLI(f, "render", "--json", specDir); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", specDir, code, errOut)
+		}
+		var doc any
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		var walk func(v any, at string, data bool)
+		walk = func(v any, at string, data bool) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					if !data && !snake.MatchString(k) {
+						t.Errorf("%s: key %q at %s is not snake_case", specDir, k, at)
+					}
+					if k == "kind" && at == ".devices[]" {
+						kinds[e.(string)] = true
+					}
+					walk(e, at+"."+k, !data && dataKeys[k])
+				}
+			case []any:
+				for _, e := range x {
+					walk(e, at+"[]", false)
+				}
+			}
+		}
+		walk(doc, "", false)
+		if len(kinds) < 2 {
+			t.Errorf("%s: only device kinds %v walked", specDir, kinds)
+		}
 	}
 }
 

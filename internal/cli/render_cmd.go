@@ -74,6 +74,12 @@ if-feature (the platform's features), leafref and mandatory node; a
 default build validates with goyang alone and says so. The result, per
 device and path, goes to stderr (or the JSON document's "yang" members).
 
+With --json the document's member names are all snake_case, the
+intent's too (intent.json keeps the intent's own encoding, with its Go
+field names): the intent's management_address and management_transport
+are how fabctl reaches the device, beside the device's plan address and
+fabctl driver (docs/json-output.md).
+
 Exit status: 0 when rendered (and valid), 1 on spec errors, a write
 failure or a YANG violation, 64 on a usage error.`,
 		Example: `  fabctl render fabric/
@@ -116,7 +122,7 @@ type renderedDevice struct {
 	Name     string                 `json:"name"`
 	Platform string                 `json:"platform"`
 	Driver   string                 `json:"driver"`
-	Intent   json.RawMessage        `json:"intent"`
+	Intent   any                    `json:"intent"` // view.IntentJSON: snake_case keys
 	State    intent.State           `json:"state"`
 	Native   []renderedFileJSON     `json:"native"`
 	Note     string                 `json:"native_note,omitempty"`
@@ -129,6 +135,12 @@ type renderedFileJSON struct {
 	Name string `json:"name"`
 	Data string `json:"data"`
 }
+
+// renderJSONFormatVersion is the format_version of render's --json
+// document without -o. 2.0 renamed the intent's keys to snake_case
+// (view.IntentJSON); the other documents, render -o's included, are
+// still jsonFormatVersion.
+const renderJSONFormatVersion = "2.0"
 
 type renderJSONDoc struct {
 	FormatVersion string           `json:"format_version"`
@@ -190,7 +202,7 @@ func renderRun(opts *RenderOptions) error {
 		return exitWith(code)
 	}
 	if opts.JSON {
-		if err := view.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: jsonFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs}); err != nil {
+		if err := view.WriteJSON(opts.IO.Out, renderJSONDoc{FormatVersion: renderJSONFormatVersion, Fabric: lf.Fabric.Name, SpecHash: lf.Spec.SourceHash, Devices: devs}); err != nil {
 			return err
 		}
 		return exitWith(code)
@@ -225,7 +237,9 @@ func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDe
 	if err != nil {
 		return d, fmt.Errorf("render %s: %w", d.Address, err)
 	}
-	d.Intent = in
+	if d.Intent, err = view.IntentJSON(u.Intent); err != nil {
+		return d, fmt.Errorf("render %s: %w", d.Address, err)
+	}
 	var st bytes.Buffer
 	keys := u.State.Keys()
 	sort.SliceStable(keys, func(i, j int) bool { return plan.NaturalLess(keys[i], keys[j]) })
