@@ -3,7 +3,10 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
@@ -51,6 +54,8 @@ func compareLinks(s *spec.Spec, devices []*DevicePlan) *linktruth.Report {
 	byAddr := make(map[string]*DevicePlan, len(devices))
 	for _, dp := range devices {
 		byAddr[dp.Address] = dp
+		// A comparison again (settleLinks) replaces the last one's.
+		dp.Findings = slices.DeleteFunc(dp.Findings, isLinkFinding)
 		switch {
 		case dp.links != nil:
 			reads[dp.Address] = *dp.links
@@ -93,4 +98,56 @@ func FewNames(names []string, max int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+}
+
+// isLinkFinding: a finding compareLinks added.
+func isLinkFinding(f drivers.Finding) bool {
+	return f.IDs["link"] != "" && strings.HasSuffix(f.Path, "/link")
+}
+
+// settleLinks gives LLDP time to learn neighbours (Options.LinkSettle):
+// while a port that should hear one heard none (a no-neighbor mismatch:
+// its peer speaks LLDP), its device is read again every second, up to LinkSettle, and the links compared again. Silence that
+// outlasts the window is the fault the first read reported.
+func settleLinks(ctx context.Context, s *spec.Spec, devices []*DevicePlan, r *linktruth.Report, opts Options) *linktruth.Report {
+	if r == nil || opts.LinkSettle <= 0 {
+		return r
+	}
+	byAddr := make(map[string]*DevicePlan, len(devices))
+	for _, dp := range devices {
+		byAddr[dp.Address] = dp
+	}
+	deadline := time.Now().Add(opts.LinkSettle)
+	for {
+		silent := map[*DevicePlan]bool{}
+		for _, f := range r.Findings {
+			if f.Kind != linktruth.KindNoNeighbor || f.Verdict != linktruth.VerdictMismatch {
+				continue
+			}
+			if dp := byAddr[f.Device]; dp != nil && dp.relink != nil {
+				silent[dp] = true
+			}
+		}
+		wait := time.Until(deadline)
+		if len(silent) == 0 || wait <= 0 {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			return r
+		case <-time.After(min(wait, time.Second)):
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, max(opts.Parallelism, 1))
+		for dp := range silent {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				dp.links = dp.relink(ctx)
+			}()
+		}
+		wg.Wait()
+		r = compareLinks(s, devices)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/internal/linktruth"
@@ -57,5 +58,60 @@ func TestPlanLinks(t *testing.T) {
 	}
 	if d := Derive(context.Background(), u, reg, Options{}); d.links != nil {
 		t.Fatalf("Derive read links: %+v", d.links)
+	}
+}
+
+// TestPlanLinkSettle: a port that heard no LLDP neighbour while its peer
+// speaks LLDP (a NIC apply has just brought up) is read again every
+// second for up to Options.LinkSettle; once it hears the neighbour the
+// link is clean. Silence that outlasts the window stays the fault, and
+// the wait is bounded.
+func TestPlanLinkSettle(t *testing.T) {
+	s, f, store, reg := setup(t)
+	for _, u := range Units(f) {
+		store.Set(u.Device.Name, u.State)
+	}
+	heard := func(sys, port string) *linktruth.DeviceLinks {
+		o := &linktruth.Observation{Oper: linktruth.Up, SpeedMbps: 100000}
+		if sys != "" {
+			o.Neighbors = []linktruth.Neighbor{{SystemName: sys, PortID: port}}
+		}
+		return &linktruth.DeviceLinks{LLDP: true, Ports: map[string]*linktruth.Observation{"eth1": o}}
+	}
+	leaf := &linktruth.DeviceLinks{LLDP: true, Ports: map[string]*linktruth.Observation{
+		"Ethernet0": {Oper: linktruth.Up, SpeedMbps: 100000, Neighbors: []linktruth.Neighbor{{SystemName: "h1", PortID: "eth1"}}},
+		"Ethernet1": {Oper: linktruth.Up, SpeedMbps: 400000, Neighbors: []linktruth.Neighbor{{SystemName: "spine1", PortID: "Ethernet1"}}}}}
+	store.SetLinks("leaf1", leaf)
+	silent := func(p *Plan) int {
+		n := 0
+		for _, fd := range p.Device("host.h1").Findings {
+			if fd.Kind == linktruth.KindNoNeighbor {
+				n++
+			}
+		}
+		return n
+	}
+
+	store.SetLinks("h1", heard("", ""))
+	if p := Make(context.Background(), s, f, reg, Options{}); silent(p) != 1 || !p.Mismatched() {
+		t.Fatalf("no settle: h1 findings %+v", p.Device("host.h1").Findings)
+	}
+
+	store.SetLinks("h1", heard("", ""))
+	go func() {
+		time.Sleep(1200 * time.Millisecond)
+		store.SetLinks("h1", heard("leaf1", "Ethernet0"))
+	}()
+	start := time.Now()
+	p := Make(context.Background(), s, f, reg, Options{LinkSettle: 20 * time.Second})
+	if took := time.Since(start); silent(p) != 0 || p.Mismatched() || took < time.Second || took > 10*time.Second {
+		t.Fatalf("settled in %v: h1 findings %+v", took, p.Device("host.h1").Findings)
+	}
+
+	store.SetLinks("h1", heard("", ""))
+	start = time.Now()
+	p = Make(context.Background(), s, f, reg, Options{LinkSettle: 1500 * time.Millisecond})
+	if took := time.Since(start); silent(p) != 1 || took < 1500*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("never heard, %v: h1 findings %+v", took, p.Device("host.h1").Findings)
 	}
 }

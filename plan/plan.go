@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
@@ -64,6 +65,9 @@ type DevicePlan struct {
 	missingPorts []string
 	// links is the device's link read (links.go); nil when not tried.
 	links *linktruth.Read
+	// relink reads the device's links again (settleLinks); nil when
+	// they were not read.
+	relink func(context.Context) *linktruth.Read
 
 	Address  string `json:"address"` // switch.leaf1 / host.gpu01
 	Kind     string `json:"kind"`
@@ -268,6 +272,13 @@ type Options struct {
 	Credentials func(name string) *spec.Credentials
 	// Insecure passes through to drivers (skip host-key / TLS checks).
 	Insecure bool
+	// LinkSettle, when > 0, is how long a port that should hear an LLDP
+	// neighbour and heard none may take to hear one: its device and the
+	// peer's are read again every second until it does or LinkSettle
+	// has passed (settleLinks). An LLDP agent learns a neighbour only
+	// from the peer's next frame, so a link apply has just brought up is
+	// not called silent. 0: judged on the first read.
+	LinkSettle time.Duration
 	// HostDriver is the driver hosts are planned (and applied) with: ""
 	// for the host driver (SSH or local), "kubernetes" for delivery
 	// through the cluster (kube.Driver, --engine kubernetes).
@@ -361,7 +372,7 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 			dp.Error += fmt.Sprintf(" (switch %q at %s:%d: change what it asks of the platform, or the platform)", dp.Name, sw.Src.Block.Filename, sw.Src.Block.Start.Line)
 		}
 	}
-	p.Links = compareLinks(s, p.Devices)
+	p.Links = settleLinks(ctx, s, p.Devices, compareLinks(s, p.Devices), opts)
 	sortDevices(p.Devices)
 	return p
 }
@@ -528,6 +539,7 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	}
 	if !opts.skipLinks {
 		dp.links = readLinks(ctx, drv, t, dp)
+		dp.relink = func(ctx context.Context) *linktruth.Read { return readLinks(ctx, drv, t, dp) }
 	}
 	dp.Fingerprint = live.Fingerprint()
 	fields := drv.Fields()

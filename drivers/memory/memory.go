@@ -141,6 +141,14 @@ func (d *Driver) Read(ctx context.Context, t drivers.Target) (intent.State, erro
 	return d.Store.Get(t.Device.Name), nil
 }
 
+// SetLinks replaces a device's link report (a test's cable coming up
+// while a plan reads).
+func (s *Store) SetLinks(name string, dl *linktruth.DeviceLinks) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Links[name] = dl
+}
+
 // ReadLinks returns the device's stored link report (nil: none, so the
 // plan says its links were not read).
 func (d *Driver) ReadLinks(_ context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {

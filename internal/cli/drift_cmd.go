@@ -39,6 +39,7 @@ status).`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	linkSettleFlag(fl, &opts.LinkSettle)
 	fl.StringArrayVar(&opts.Targets, "target", nil, "Check only devices matching `glob` (name, address or role:NAME; repeatable)")
 	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching `glob` (repeatable)")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "List every differing setting")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"strings"
 	"time"
 
@@ -28,14 +29,15 @@ type PlanOptions struct {
 	IO      *IOStreams
 	Factory *Factory
 
-	Path             string   // spec file or directory
-	Parallelism      int      // --parallelism
-	Targets          []string // --target
-	Excludes         []string // --exclude
-	Verbose          bool     // --verbose
-	ShowPayload      bool     // --show-payload
-	DetailedExitcode bool     // --detailed-exitcode
-	Out              string   // -out FILE
+	Path             string        // spec file or directory
+	Parallelism      int           // --parallelism
+	LinkSettle       time.Duration // --link-settle
+	Targets          []string      // --target
+	Excludes         []string      // --exclude
+	Verbose          bool          // --verbose
+	ShowPayload      bool          // --show-payload
+	DetailedExitcode bool          // --detailed-exitcode
+	Out              string        // -out FILE
 	// SigningKey is an ed25519 private key file -out signs the plan with
 	// (also FABCTL_PLAN_SIGNING_KEY; FABCTL_PLAN_KEY signs with HMAC).
 	SigningKey    string
@@ -114,6 +116,7 @@ device" with the reason. --junit FILE writes a JUnit XML case per device.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	linkSettleFlag(fl, &opts.LinkSettle)
 	fl.StringArrayVar(&opts.Targets, "target", nil, "Plan only devices matching `glob`: a name (leaf*), an address (switch.leaf*) or role:NAME (repeatable; for exceptional cases)")
 	fl.StringArrayVar(&opts.Excludes, "exclude", nil, "Leave out devices matching `glob` (same forms as --target; repeatable)")
 	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "List every changed setting, tolerated values and unchanged devices")
@@ -233,6 +236,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	popts.Parallelism = opts.Parallelism
+	popts.LinkSettle = opts.LinkSettle
 	popts.Targets = opts.Targets
 	popts.Excludes = opts.Excludes
 	popts.Insecure = opts.Insecure
@@ -404,4 +408,16 @@ func planDeviceErrors(p *plan.Plan, out string, listed bool) error {
 		msg += fmt.Sprintf("\nThe plan was not saved to %s: fix the device or leave it out with --exclude, then plan again.", out)
 	}
 	return errors.New(msg)
+}
+
+// DefaultLinkSettle is how long plan, drift and validate let a port that
+// should hear an LLDP neighbour take to hear one (plan.Options.LinkSettle).
+// lldpd sends on a link coming up and then every tx-interval, 30 s by
+// default (lldpcli(8) "configure lldp tx-interval"); EOS's `lldp timer`
+// default is 30 s too. The wait ends as soon as every such port hears
+// its neighbour.
+const DefaultLinkSettle = 30 * time.Second
+
+func linkSettleFlag(fl *pflag.FlagSet, d *time.Duration) {
+	fl.DurationVar(d, "link-settle", DefaultLinkSettle, "Let a port that heard no LLDP neighbour `duration` to hear one before calling it silent (re-read every second; 0: judge the first read)")
 }

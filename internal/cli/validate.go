@@ -41,12 +41,13 @@ type ValidateOptions struct {
 	Lint func(*spec.Spec) lint.Result
 
 	// Live stages (without --static).
-	SkipReadback   bool   // --skip-readback
-	SkipTraffic    bool   // --skip-traffic
-	Parallelism    int    // --parallelism: concurrent device reads
-	Insecure       bool   // --insecure
-	TrafficBackend string // --traffic-backend: fabctl or perftest
-	SelfMark       bool   // --self-mark: every validate block marks its own traffic (marking = "self")
+	SkipReadback   bool          // --skip-readback
+	SkipTraffic    bool          // --skip-traffic
+	Parallelism    int           // --parallelism: concurrent device reads
+	LinkSettle     time.Duration // --link-settle
+	Insecure       bool          // --insecure
+	TrafficBackend string        // --traffic-backend: fabctl or perftest
+	SelfMark       bool          // --self-mark: every validate block marks its own traffic (marking = "self")
 	// Drivers is the registry read-back uses (Factory.Drivers).
 	Drivers func() *drivers.Registry
 	// SecretCheck resolves the secrets of every device's credentials
@@ -155,6 +156,7 @@ usage error.`,
 	fl.BoolVar(&opts.SkipReadback, "skip-readback", false, "Do not read the devices back")
 	fl.BoolVar(&opts.SkipTraffic, "skip-traffic", false, "Do not run the traffic tests")
 	fl.IntVar(&opts.Parallelism, "parallelism", 16, "Read at most `n` devices at a time")
+	linkSettleFlag(fl, &opts.LinkSettle)
 	fl.BoolVar(&opts.Insecure, "insecure", false, "Skip SSH host-key and TLS certificate verification (lab use only)")
 	// The spelling the SSH transport's known_hosts hint names; same switch.
 	fl.BoolVar(&opts.Insecure, "insecure-skip-host-key", false, "Same as --insecure: skip SSH host-key (and TLS) verification")
@@ -329,7 +331,7 @@ func validateLive(opts *ValidateOptions, s *spec.Spec, res *validateResult) {
 			// manager's read-back compares its files only.
 			rctx = opensm.WithoutFabric(ctx)
 		}
-		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version, Strict: opts.Strict})
+		res.Readback = readback.Run(rctx, s, opts.Drivers(), readback.Options{Parallelism: opts.Parallelism, Insecure: opts.Insecure, Version: readBuildInfo().Version, Strict: opts.Strict, LinkSettle: opts.LinkSettle})
 	}
 	if res.Readback != nil && res.Readback.Links != nil {
 		res.Stages = append(res.Stages, StageLinks)

@@ -9,6 +9,7 @@ package readback
 
 import (
 	"context"
+	"time"
 
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
@@ -79,13 +80,16 @@ type Options struct {
 	// Strict fails a device on any setting it cannot express that the
 	// spec does not accept, not only on a class's.
 	Strict bool
+	// LinkSettle is plan.Options.LinkSettle: how long a port may take to
+	// hear its LLDP neighbour.
+	LinkSettle time.Duration
 }
 
 // Run reads every device of s with the drivers of reg and compares it
 // with the desired state.
 func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *Result {
 	fab := intent.Compile(s)
-	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: o.Parallelism, Insecure: o.Insecure,
+	p := plan.Make(ctx, s, fab, reg, plan.Options{Parallelism: o.Parallelism, Insecure: o.Insecure, LinkSettle: o.LinkSettle,
 		Credentials: s.CredentialsByName, FabctlVersion: o.Version})
 	rb := &Result{Devices: []Device{}, Strict: o.Strict, Links: p.Links}
 	for _, d := range p.Devices {
