@@ -3,7 +3,9 @@ package gnmitarget
 import (
 	"context"
 	"fmt"
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,6 +51,54 @@ import (
 // (openconfig-lldp, and srl_nokia-lldp with its imports), so the LLDP
 // subtree is served as the models above draw it and its read paths are
 // accepted outside the loaded models (lldpPath).
+
+// linkPortsFor asks the Source for the cabled ports when a read of
+// paths sees link state (readsLinks); a read that does not (/qos, the
+// configuration) never depends on the cabling, so a Source that cannot
+// answer (the testbed without lldpd) fails only the link reads.
+func (t *Target) linkPortsFor(ctx context.Context, typ gpb.GetRequest_DataType, paths [][]yangval.PathElem) (map[string]linktruth.Observation, error) {
+	if typ == gpb.GetRequest_CONFIG {
+		return nil, nil // configuration only: no state
+	}
+	for _, p := range paths {
+		if readsLinks(p) {
+			return t.linkPorts(ctx)
+		}
+	}
+	return nil, nil
+}
+
+// readsLinks reports whether a read path reaches link state: the root,
+// the interfaces (/interface, /interfaces) or LLDP (/lldp, /system,
+// /system/lldp).
+func readsLinks(p []yangval.PathElem) bool {
+	if len(p) == 0 {
+		return true
+	}
+	switch name(p[0].Name) {
+	case "interface", "interfaces":
+		// OpenConfig's intended configuration (…/config/…) holds no state.
+		for _, e := range p[1:] {
+			if name(e.Name) == "config" {
+				return false
+			}
+		}
+		return true
+	case "lldp":
+		return true
+	case "system":
+		return len(p) == 1 || name(p[1].Name) == "lldp"
+	}
+	return false
+}
+
+// name drops a path element's module prefix ("srl_nokia-interfaces:interface").
+func name(n string) string {
+	if i := strings.LastIndexByte(n, ':'); i >= 0 {
+		return n[i+1:]
+	}
+	return n
+}
 
 // linkPorts asks the Source for the cabled ports (nil: no Source).
 func (t *Target) linkPorts(ctx context.Context) (map[string]linktruth.Observation, error) {

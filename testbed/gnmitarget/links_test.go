@@ -1,6 +1,9 @@
 package gnmitarget
 
 import (
+	"context"
+	"errors"
+	"google.golang.org/grpc/status"
 	"strings"
 	"testing"
 
@@ -100,4 +103,32 @@ func TestLinkStateValidated(t *testing.T) {
 	}
 	_, err = c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/interfaces/interface[name=*]/state")}, Encoding: gpb.Encoding_JSON_IETF})
 	wantCode(t, err, codes.Internal, "oper-status", "SIDEWAYS")
+}
+
+// failingSource is a cabling that cannot answer (the testbed without
+// lldpd).
+type failingSource struct{}
+
+func (failingSource) Ports(context.Context) (map[string]linktruth.Observation, error) {
+	return nil, errors.New("lldpd is not installed")
+}
+
+// TestLinkSourceFailsLinkReadsOnly: a Source that cannot answer fails
+// the reads that see link state (Unavailable, naming why) and never a
+// read of the configuration: plan's Get of the QoS tree does not depend
+// on the cabling.
+func TestLinkSourceFailsLinkReadsOnly(t *testing.T) {
+	_, c := start(t, Config{Schema: schema(t, "openconfig"), Interfaces: ocIfs, Links: failingSource{}})
+	if _, err := c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/interfaces/interface[name=Ethernet0]/state")}, Encoding: gpb.Encoding_JSON_IETF}); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "lldpd is not installed") {
+		t.Fatalf("a link read: %v", err)
+	}
+	if _, err := c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, "/lldp/interfaces")}, Encoding: gpb.Encoding_JSON_IETF}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("an LLDP read: %v", err)
+	}
+	for _, path := range []string{"/qos", "/interfaces/interface[name=Ethernet0]/config/mtu"} {
+		_, err := c.Get(ctxT(t), &gpb.GetRequest{Path: []*gpb.Path{p(t, path)}, Type: gpb.GetRequest_CONFIG, Encoding: gpb.Encoding_JSON_IETF})
+		if status.Code(err) == codes.Unavailable {
+			t.Errorf("%s failed with the cabling: %v", path, err)
+		}
+	}
 }

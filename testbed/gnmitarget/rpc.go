@@ -308,7 +308,7 @@ func (t *Target) Get(ctx context.Context, req *gpb.GetRequest) (*gpb.GetResponse
 		}
 		all = append(all, elems)
 	}
-	links, err := t.linkPorts(ctx)
+	links, err := t.linkPortsFor(ctx, req.GetType(), all)
 	if err != nil {
 		return nil, err
 	}
@@ -636,7 +636,7 @@ func (t *Target) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	}
 	send := func(data bool) error {
 		if data {
-			links, err := t.linkPorts(ctx)
+			links, err := t.linkPortsFor(ctx, gpb.GetRequest_ALL, paths)
 			if err != nil {
 				return err
 			}

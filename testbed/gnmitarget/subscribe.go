@@ -111,7 +111,11 @@ func (t *Target) streamSend(stream gpb.GNMI_SubscribeServer, sl *gpb.Subscriptio
 	if !due {
 		return nil
 	}
-	links, err := t.linkPorts(stream.Context())
+	elems := make([][]yangval.PathElem, len(subs))
+	for i, s := range subs {
+		elems[i] = s.elems
+	}
+	links, err := t.linkPortsFor(stream.Context(), gpb.GetRequest_ALL, elems)
 	if err != nil {
 		return err
 	}
