@@ -12,9 +12,11 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/host"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 	"github.com/fabctl/fabctl/internal/testutil"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -257,5 +259,66 @@ func TestServeTrafficRequest(t *testing.T) {
 	r = srv.Handle(context.Background(), strings.NewReader(" "))
 	if r.OK || r.Kind() != agentproto.KindRequest {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestServeLinks: the links op answers the host driver's link report,
+// read on the host (its namespace for ssh+netns), as the controller
+// decodes it; a driver that does not read links is an error of kind read.
+func TestServeLinks(t *testing.T) {
+	store, newDrv, h := memHost(t)
+	store.Links["h1"] = &linktruth.DeviceLinks{Ports: map[string]*linktruth.Observation{
+		"eth1": {Port: "eth1", Oper: linktruth.Up, SpeedMbps: 400000, Neighbors: []linktruth.Neighbor{{SystemName: "leaf1", PortID: "Ethernet8"}}}},
+		Source: "test", LLDP: true}
+	srv := &Server{NewDriver: newDrv, Handshake: agentproto.Handshake{Agent: "fabctl", Protocol: agentproto.Protocol, Build: "b"}}
+	var in bytes.Buffer
+	if err := json.NewEncoder(&in).Encode(agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpLinks, Host: h, Netns: "fabctl-agent-t", Build: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Handle(context.Background(), &in)
+	if !r.OK || r.Host != "h1" || r.Op != agentproto.OpLinks {
+		t.Fatalf("%+v", r)
+	}
+	dl, err := agentproto.DecodeLinks(r.Links, []string{"eth1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := dl.Ports["eth1"]; o == nil || o.SpeedMbps != 400000 || !dl.LLDP || o.Neighbors[0].PortID != "Ethernet8" {
+		t.Fatalf("%+v", dl)
+	}
+	srv.NewDriver = func() drivers.Driver { return readOnly{} }
+	r = srv.Serve(context.Background(), &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpLinks, Host: h})
+	if r.OK || r.Kind() != agentproto.KindRead || !strings.Contains(r.Err().Error(), "does not read links") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// readOnly is a driver without a link reader.
+type readOnly struct{ drivers.Driver }
+
+// TestServeLinksNetns: the agent's links op on a namespace host with a
+// real veth runs the host driver's own read there: state up, the veth's
+// speed (drivers/net/veth.c reports SPEED_10000), counters, and the note
+// that no lldpd runs for the namespace.
+func TestServeLinksNetns(t *testing.T) {
+	testutil.RequireRoot(t, "creates a network namespace and a veth pair")
+	testutil.Netns(t, "fabctl-agent-t")
+	testutil.Run(t, "ip", "-n", "fabctl-agent-t", "link", "add", "eth1", "type", "veth", "peer", "name", "eth1p")
+	testutil.Run(t, "ip", "-n", "fabctl-agent-t", "link", "set", "eth1", "up")
+	testutil.Run(t, "ip", "-n", "fabctl-agent-t", "link", "set", "eth1p", "up")
+	h := testHost(t)
+	srv := &Server{NewDriver: host.New}
+	r := srv.Serve(context.Background(), &agentproto.Request{Protocol: agentproto.Protocol, Op: agentproto.OpLinks, Host: h, Netns: "fabctl-agent-t"})
+	if !r.OK {
+		t.Fatal(r.Err())
+	}
+	dl, err := agentproto.DecodeLinks(r.Links, []string{"eth1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := dl.Ports["eth1"]
+	if o == nil || o.Oper != linktruth.Up || o.AdminDown || o.SpeedMbps != 10000 || o.Counters == nil || dl.LLDP ||
+		!strings.Contains(dl.LLDPNote, "no lldpd runs for netns fabctl-agent-t") {
+		t.Fatalf("%+v %+v", dl, o)
 	}
 }

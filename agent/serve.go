@@ -169,6 +169,22 @@ func (s *Server) Serve(ctx context.Context, req *agentproto.Request) *agentproto
 				resp.Warnings = append(resp.Warnings, "desired state not saved for re-apply at boot: "+err.Error())
 			}
 		}
+	case agentproto.OpLinks:
+		// The host driver's own link read of a local or netns host
+		// (drivers/host links.go), here on the host itself.
+		lr, ok := drv.(drivers.LinkReader)
+		if !ok {
+			return fail(agentproto.KindRead, "this agent's host driver does not read links")
+		}
+		dl, err := lr.ReadLinks(ctx, t)
+		if err != nil {
+			return fail(agentproto.KindRead, "%v", err)
+		}
+		b, err := json.Marshal(dl)
+		if err != nil {
+			return fail(agentproto.KindRead, "encoding the link report: %v", err)
+		}
+		resp.Links = b
 	case agentproto.OpRollback:
 		if err := drv.Rollback(ctx, t, drivers.Result{Token: req.Token}); err != nil {
 			return fail(agentproto.KindRollback, "%v", err)

@@ -34,15 +34,16 @@ const linkSource = "rtnetlink (IFLA_OPERSTATE, IFLA_STATS64) + ethtool (ETHTOOL_
 var _ drivers.LinkReader = (*Driver)(nil)
 
 // ReadLinks reads the state, speed and error counters of the spec's
-// NICs on a local or namespace host. A host reached over SSH is read by
-// its agent, whose protocol has no link read yet: an error says so.
+// NICs, and their LLDP neighbours where lldpd runs, on a local or
+// namespace host; a host reached over SSH is read by its agent, which
+// runs this same read there (agentproto.OpLinks, remote.go).
 func (d *Driver) ReadLinks(ctx context.Context, t drivers.Target) (*linktruth.DeviceLinks, error) {
 	h, err := hostOf(t)
 	if err != nil {
 		return nil, err
 	}
 	if h.Connect.Kind == "ssh" {
-		return nil, errors.New("the agent of a host reached over SSH does not report its links yet")
+		return d.readLinksRemote(ctx, t, h)
 	}
 	s, err := open(h)
 	if err != nil {

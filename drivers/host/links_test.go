@@ -102,39 +102,7 @@ func TestReadLinksLLDP(t *testing.T) {
 	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "add", "v0a", "type", "veth", "peer", "name", "v0b", "netns", "fabctl-links-b")
 	testutil.Run(t, "ip", "-n", "fabctl-links-a", "link", "set", "v0a", "up")
 	testutil.Run(t, "ip", "-n", "fabctl-links-b", "link", "set", "v0b", "up")
-	// lldpd reads -O as its unprivileged user (_lldpd): the directory
-	// must let it in.
-	dir, err := os.MkdirTemp("", "fabctl-lldpd-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	for _, h := range []struct{ name, ns, nic string }{{"h1", "fabctl-links-a", "v0a"}, {"h2", "fabctl-links-b", "v0b"}} {
-		conf := filepath.Join(dir, h.name+".conf")
-		if err := os.WriteFile(conf, []byte("configure system hostname "+h.name+"\nconfigure lldp tx-interval 1\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		sock := LLDPSocket(h.ns)
-		cmd := exec.Command("ip", "netns", "exec", h.ns, "lldpd", "-d", "-d", "-u", sock, "-I", h.nic, "-C", h.nic, "-O", conf)
-		var logb strings.Builder
-		cmd.Stdout, cmd.Stderr = &logb, &logb
-		t.Cleanup(func() {
-			if t.Failed() {
-				t.Logf("%s's lldpd said:\n%s", h.name, logb.String())
-			}
-		})
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-			_ = os.Remove(sock)
-		})
-	}
+	startLLDPD(t, lldpHost{"h1", "fabctl-links-a", "v0a"}, lldpHost{"h2", "fabctl-links-b", "v0b"})
 	reg := registry(t)
 	planOf := func(src string) *plan.Plan {
 		s, f := loadSpec(t, src)
@@ -161,6 +129,51 @@ func TestReadLinksLLDP(t *testing.T) {
 	}
 	if f := p.Links.Findings[0]; f.Have != "h2:v0b" || f.Want != "h2.other:v0b" {
 		t.Fatalf("finding %+v", f)
+	}
+}
+
+// lldpHost is a namespace host lldpd runs for: its system name, its
+// namespace and the NIC lldpd listens on.
+type lldpHost struct{ name, ns, nic string }
+
+// startLLDPD runs Debian's lldpd in each host's namespace on the
+// documented control socket (LLDPSocket), advertising the host's name
+// every second, stopped at cleanup. The caller checked that lldpd is
+// installed.
+func startLLDPD(t *testing.T, hosts ...lldpHost) {
+	t.Helper()
+	// lldpd reads -O as its unprivileged user (_lldpd): the directory
+	// must let it in.
+	dir, err := os.MkdirTemp("", "fabctl-lldpd-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, h := range hosts {
+		conf := filepath.Join(dir, h.name+".conf")
+		if err := os.WriteFile(conf, []byte("configure system hostname "+h.name+"\nconfigure lldp tx-interval 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sock := LLDPSocket(h.ns)
+		cmd := exec.Command("ip", "netns", "exec", h.ns, "lldpd", "-d", "-d", "-u", sock, "-I", h.nic, "-C", h.nic, "-O", conf)
+		var logb strings.Builder
+		cmd.Stdout, cmd.Stderr = &logb, &logb
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("%s's lldpd said:\n%s", h.name, logb.String())
+			}
+		})
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			_ = os.Remove(sock)
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/host/agentproto"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/linktruth"
 )
 
 // Hosts reached over SSH are read, applied and rolled back by the agent
@@ -34,6 +35,25 @@ func (d *Driver) readRemote(ctx context.Context, t drivers.Target, h *intent.Hos
 		return intent.State{}, nil
 	}
 	return resp.State, nil
+}
+
+// readLinksRemote reads a host's link truth through its agent
+// (agentproto.OpLinks) and checks the report against the host's spec
+// NICs before anyone compares it.
+func (d *Driver) readLinksRemote(ctx context.Context, t drivers.Target, h *intent.Host) (*linktruth.DeviceLinks, error) {
+	resp, err := d.viaAgent(ctx, t, h, agentproto.Request{Op: agentproto.OpLinks})
+	if err != nil {
+		return nil, err
+	}
+	nics := make([]string, len(h.NICs))
+	for i := range h.NICs {
+		nics[i] = h.NICs[i].Name
+	}
+	dl, err := agentproto.DecodeLinks(resp.Links, nics)
+	if err != nil {
+		return nil, fmt.Errorf("%s: agent links: %w", h.Name, err)
+	}
+	return dl, nil
 }
 
 func (d *Driver) applyRemote(ctx context.Context, t drivers.Target, h *intent.Host, changes []drivers.Change) (drivers.Result, error) {

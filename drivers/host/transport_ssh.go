@@ -451,6 +451,12 @@ func (c *sshConn) runAgent(ctx context.Context, remote string, sudo bool, build 
 	if resp.Kind() == agentproto.KindStale {
 		return nil, &drivers.StaleError{Device: "host." + c.Device(), Planned: req.Fingerprint, Live: resp.Fingerprint}
 	}
+	if resp.UnknownOp(req.Op) {
+		// The agent predates the op (the binary shipped to hosts,
+		// SSHOptions.Binary or FABCTL_AGENT_BINARY, is an older fabctl
+		// than this controller): it did nothing.
+		return nil, c.Fail(step, KindAgent, fmt.Sprintf("the agent on %s is too old to report %s: update it (ship a fabctl of this controller's version: FABCTL_AGENT_BINARY)", c.Device(), req.Op))
+	}
 	if !resp.OK {
 		err := c.Fail(step, KindAgent, resp.Err().Error())
 		if resp.Kind() == agentproto.KindPartial {

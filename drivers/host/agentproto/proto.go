@@ -12,8 +12,9 @@
 // identities and ships its own binary when they differ), so the intent's
 // Go shape is the contract and Protocol only versions the envelope.
 //
-// This package may import intent and drivers (the contract types) and the
-// standard library only: never the engine (apply, plan, validate, agent),
+// This package may import intent, drivers and internal/linktruth (the
+// contract types: drivers.LinkReader answers a linktruth.DeviceLinks) and
+// the standard library only: never the engine (apply, plan, validate, agent),
 // so the host driver does not depend on it. What the engine sends in the
 // engine's own shapes (a device plan, an apply result, a traffic result)
 // travels as raw JSON here.
@@ -31,6 +32,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -38,7 +40,11 @@ import (
 )
 
 // Protocol is the version of the request/response envelope. A change a
-// peer of the previous version could misread bumps it.
+// peer of the previous version could misread bumps it. A new op is not
+// such a change: an agent that predates it refuses it (Request.Check's
+// "unknown op", KindRequest) without doing anything, and the controller
+// says that agent is too old for the op (Response.UnknownOp); so OpLinks
+// kept version 1.
 const Protocol = 1
 
 // MaxRequest bounds the request read from stdin: a host intent is a few
@@ -68,7 +74,16 @@ const (
 	// package agent hands them to that package, and progress (the
 	// server's "ready" line) goes to stderr as it happens.
 	OpTraffic Op = "traffic"
+	// OpLinks reads the link truth of the intent's NICs (the host
+	// driver's drivers.LinkReader for a local or netns host: state,
+	// IFF_UP, counters, speed, the LLDP neighbours through lldpd) and
+	// returns it in the response's Links, a linktruth.DeviceLinks
+	// (DecodeLinks).
+	OpLinks Op = "links"
 )
+
+// opNames lists the ops for Check's errors.
+const opNames = "read, plan, apply, rollback, traffic or links"
 
 // Request is what the agent reads on stdin.
 type Request struct {
@@ -165,7 +180,10 @@ type Response struct {
 	// apply.DeviceResult as JSON (package agent encodes and decodes it).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Traffic is the result of OpTraffic.
-	Traffic  json.RawMessage `json:"traffic,omitempty"`
+	Traffic json.RawMessage `json:"traffic,omitempty"`
+	// Links is the result of OpLinks, a linktruth.DeviceLinks as JSON:
+	// the controller decodes and checks it with DecodeLinks.
+	Links    json.RawMessage `json:"links,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
 	Errors   []Error         `json:"errors,omitempty"`
 }
@@ -183,6 +201,19 @@ func (r *Response) Err() error {
 		errs[i] = e
 	}
 	return errors.Join(errs...)
+}
+
+// unknownOp starts the message of Check's refusal of an op it does not
+// know; every agent of protocol 1 answers it so (KindRequest), those
+// before OpLinks too.
+const unknownOp = "unknown op "
+
+// UnknownOp reports whether the agent refused op because it does not
+// know it: an agent older than the op (same protocol, fewer ops). It did
+// nothing.
+func (r *Response) UnknownOp(op Op) bool {
+	return !r.OK && len(r.Errors) > 0 && r.Errors[0].Kind == KindRequest &&
+		strings.HasPrefix(r.Errors[0].Message, fmt.Sprintf("%s%q", unknownOp, op))
 }
 
 // Kind is the kind of the response's first error ("" when OK).
@@ -251,11 +282,11 @@ func (r *Request) Check() *Error {
 		return &Error{Kind: KindProtocol, Message: fmt.Sprintf("request protocol %d, this agent speaks %d: controller and agent are different fabctl builds", r.Protocol, Protocol)}
 	}
 	switch r.Op {
-	case OpRead, OpPlan, OpApply, OpRollback, OpTraffic:
+	case OpRead, OpPlan, OpApply, OpRollback, OpTraffic, OpLinks:
 	case "":
-		return &Error{Kind: KindRequest, Message: `no "op" (want read, plan, apply, rollback or traffic)`}
+		return &Error{Kind: KindRequest, Message: `no "op" (want ` + opNames + `)`}
 	default:
-		return &Error{Kind: KindRequest, Message: fmt.Sprintf("unknown op %q (want read, plan, apply, rollback or traffic)", r.Op)}
+		return &Error{Kind: KindRequest, Message: fmt.Sprintf("%s%q (want %s)", unknownOp, r.Op, opNames)}
 	}
 	if r.Host == nil || r.Host.Name == "" {
 		return &Error{Kind: KindRequest, Message: `no "host" intent (with a name)`}
