@@ -348,6 +348,11 @@ func Make(ctx context.Context, s *spec.Spec, f *intent.Fabric, reg *drivers.Regi
 	// flattening runs in parallel with the reads.
 	units := selectedUnits(f, opts, true)
 	p.Devices = make([]*DevicePlan, len(units))
+	if !linktruth.Applies(s) {
+		// No Ethernet link to compare: no link read (on a host over SSH
+		// it is one more agent run).
+		opts.skipLinks = true
+	}
 	eachUnit(units, opts, func(i int, u Unit) {
 		p.Devices[i] = planDevice(ctx, u, reg, opts)
 	})
