@@ -64,6 +64,11 @@ func DecodeLinks(raw json.RawMessage, nics []string) (*linktruth.DeviceLinks, er
 			return nil, fmt.Errorf("the link report's port %s: %w", name, err)
 		}
 	}
+	for name, id := range dl.PortIDs {
+		if !known[name] || len(id) > maxTLV {
+			return nil, fmt.Errorf("the link report advertises Port ID %q for %q, not a NIC of the host's spec or longer than a TLV", clip(id), clip(name))
+		}
+	}
 	for _, s := range []string{dl.Source, dl.LLDPSource, dl.LLDPNote} {
 		if len(s) > maxText {
 			return nil, fmt.Errorf("the link report has a text of %d bytes (at most %d)", len(s), maxText)

@@ -38,6 +38,7 @@ func TestDecodeLinks(t *testing.T) {
 		{"absurd speed", `{"ports":{"eth1":{"port":"eth1","speed_mbps":99999999999}}}`, "speed 99999999999 Mb/s"},
 		{"long TLV", `{"ports":{"eth1":{"port":"eth1","neighbors":[{"system_name":"` + long + `"}]}}}`, "256 bytes"},
 		{"many neighbours", `{"ports":{"eth1":{"port":"eth1","neighbors":[` + strings.TrimSuffix(strings.Repeat(`{},`, 257), ",") + `]}}}`, "257 LLDP neighbours"},
+		{"foreign port id", `{"ports":{},"port_ids":{"eth7":"etp7"}}`, `Port ID "etp7" for "eth7"`},
 		{"long note", `{"ports":{},"lldp_note":"` + strings.Repeat("n", 5000) + `"}`, "text of 5000 bytes"},
 	}
 	for _, tt := range tests {
