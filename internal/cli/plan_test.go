@@ -639,15 +639,15 @@ func TestPlanFlags(t *testing.T) {
 		args []string
 		want PlanOptions
 	}{
-		{nil, PlanOptions{Path: ".", Parallelism: 16, Format: "human", EngineOptions: ssh}},
+		{nil, PlanOptions{Path: ".", Parallelism: 16, LinkSettle: DefaultLinkSettle, Format: "human", EngineOptions: ssh}},
 		{[]string{"-out", "p.fab", "--verbose", "--show-payload", "--detailed-exitcode", "--parallelism", "4", "dir"},
-			PlanOptions{Path: "dir", Parallelism: 4, Format: "human", Out: "p.fab", Verbose: true, ShowPayload: true, DetailedExitcode: true, EngineOptions: ssh}},
-		{[]string{"--json"}, PlanOptions{Path: ".", Parallelism: 16, Format: "json", EngineOptions: ssh}},
+			PlanOptions{Path: "dir", Parallelism: 4, LinkSettle: DefaultLinkSettle, Format: "human", Out: "p.fab", Verbose: true, ShowPayload: true, DetailedExitcode: true, EngineOptions: ssh}},
+		{[]string{"--json"}, PlanOptions{Path: ".", Parallelism: 16, LinkSettle: DefaultLinkSettle, Format: "json", EngineOptions: ssh}},
 		{[]string{"--format", "markdown", "--target", "a", "--exclude", "role:b", "--insecure", "--state-dir", "s"},
-			PlanOptions{Path: ".", Parallelism: 16, Format: "markdown", Targets: []string{"a"}, Excludes: []string{"role:b"}, Insecure: true, StateDir: "s", EngineOptions: ssh}},
+			PlanOptions{Path: ".", Parallelism: 16, LinkSettle: DefaultLinkSettle, Format: "markdown", Targets: []string{"a"}, Excludes: []string{"role:b"}, Insecure: true, StateDir: "s", EngineOptions: ssh}},
 		{[]string{"--engine", "kubernetes", "--kubeconfig", "k", "--context", "c"},
-			PlanOptions{Path: ".", Parallelism: 16, Format: "human", EngineOptions: EngineOptions{Engine: engineKubernetes, Kubeconfig: "k", Context: "c"}}},
-		{[]string{"--insecure-skip-host-key"}, PlanOptions{Path: ".", Parallelism: 16, Format: "human", Insecure: true, EngineOptions: ssh}},
+			PlanOptions{Path: ".", Parallelism: 16, LinkSettle: DefaultLinkSettle, Format: "human", EngineOptions: EngineOptions{Engine: engineKubernetes, Kubeconfig: "k", Context: "c"}}},
+		{[]string{"--insecure-skip-host-key"}, PlanOptions{Path: ".", Parallelism: 16, LinkSettle: DefaultLinkSettle, Format: "human", Insecure: true, EngineOptions: ssh}},
 	}
 	for _, tt := range tests {
 		f, _, _, errOut := testFactory()
