@@ -150,7 +150,8 @@ func (c *ExecConn) RunLines(ctx context.Context, cmd string, stdin []byte, onLin
 	}
 	defer s.Close()
 	var so, se bytes.Buffer
-	s.Stdout, s.Stderr = &so, &tail{max: 8 << 10, b: &se, onLine: onLine}
+	out := &capped{b: &so, max: MaxStdout}
+	s.Stdout, s.Stderr = out, &tail{max: 8 << 10, b: &se, onLine: onLine}
 	if stdin != nil {
 		s.Stdin = bytes.NewReader(stdin)
 	}
@@ -165,6 +166,10 @@ func (c *ExecConn) RunLines(ctx context.Context, cmd string, stdin []byte, onLin
 		<-done
 		return so.Bytes(), se.Bytes(), -1, ctx.Err()
 	}
+	if out.over {
+		// Nothing past the cap was kept: the answer is not read at all.
+		return nil, se.Bytes(), -1, c.Fail("run", KindCommand, fmt.Sprintf("the command printed more than %d MiB on stdout; refused unread (a broken or hostile program on the host)", MaxStdout>>20))
+	}
 	var ee *ssh.ExitError
 	if errors.As(err, &ee) {
 		return so.Bytes(), se.Bytes(), ee.ExitStatus(), nil
@@ -174,6 +179,30 @@ func (c *ExecConn) RunLines(ctx context.Context, cmd string, stdin []byte, onLin
 	}
 	return so.Bytes(), se.Bytes(), 0, nil
 }
+
+// MaxStdout bounds what a command run over SSH may print on stdout: an
+// agent's largest answer (a plan of a host with every NIC, a link report
+// of at most 1 MiB) is far below it, and a host printing without end
+// must not fill the controller's memory.
+const MaxStdout = 64 << 20
+
+// capped keeps what is written up to max bytes and then refuses: the
+// write error ends the session's copy of the remote stdout.
+type capped struct {
+	b    *bytes.Buffer
+	max  int
+	over bool
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	if w.over || w.b.Len()+len(p) > w.max {
+		w.over = true
+		return 0, errStdoutCap
+	}
+	return w.b.Write(p)
+}
+
+var errStdoutCap = errors.New("stdout over its cap")
 
 // tail keeps the last max bytes written (stderr of a chatty command).
 // With onLine set it also hands over each complete line as it arrives.

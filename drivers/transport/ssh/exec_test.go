@@ -44,3 +44,19 @@ func TestTailLines(t *testing.T) {
 		t.Errorf("after a runaway line: %q", lines)
 	}
 }
+
+// TestCappedStdout: stdout is kept up to its cap and refused past it
+// (the session's copy then stops), once and for all.
+func TestCappedStdout(t *testing.T) {
+	var b bytes.Buffer
+	w := &capped{b: &b, max: 8}
+	if n, err := w.Write([]byte("12345")); n != 5 || err != nil {
+		t.Fatal(n, err)
+	}
+	if _, err := w.Write([]byte("6789")); err == nil || !w.over {
+		t.Fatal("past the cap accepted")
+	}
+	if _, err := w.Write([]byte("x")); err == nil || b.String() != "12345" {
+		t.Fatalf("after the cap: %v, %q", err, b.String())
+	}
+}
