@@ -169,24 +169,36 @@ func comma(n uint64) string {
 // header plus 2 (tabulate's MIN_PADDING for headers), cells and headers
 // right-aligned, columns joined by two spaces, a dash rule under the
 // header.
-func tabulate(hdr []string, rows [][]string) string {
+func tabulate(hdr []string, rows [][]string) string { return tabulateAligned(true, hdr, rows) }
+
+// tabulateAligned is tablefmt='simple' right-aligned, or with tabulate's
+// default alignment for text, left (lldpshow): cells padded on the
+// right, trailing blanks trimmed.
+func tabulateAligned(right bool, hdr []string, rows [][]string) string {
 	w := make([]int, len(hdr))
 	for i, h := range hdr {
 		w[i] = len(h) + 2
 	}
 	for _, r := range rows {
 		for i, c := range r {
-			if len(c) > w[i] {
-				w[i] = len(c)
-			}
+			w[i] = max(w[i], len(c))
 		}
 	}
 	line := func(cells []string) string {
 		parts := make([]string, len(cells))
 		for i, c := range cells {
-			parts[i] = strings.Repeat(" ", w[i]-len(c)) + c
+			pad := strings.Repeat(" ", w[i]-len(c))
+			if right {
+				parts[i] = pad + c
+			} else {
+				parts[i] = c + pad
+			}
 		}
-		return strings.Join(parts, "  ") + "\n"
+		l := strings.Join(parts, "  ")
+		if !right {
+			l = strings.TrimRight(l, " ")
+		}
+		return l + "\n"
 	}
 	var b strings.Builder
 	b.WriteString(line(hdr))

@@ -142,40 +142,6 @@ func (s *shell) showLinks(args []string) (string, int, bool) {
 		}
 	}
 	return "Capability codes: (R) Router, (B) Bridge, (O) Other\n" +
-		tabulateLeft([]string{"LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"}, rows) +
+		tabulateAligned(false, []string{"LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"}, rows) +
 		strings.Repeat("-", 50) + "\n" + fmt.Sprintf("Total entries displayed:  %d\n", len(rows)), 0, true
-}
-
-// tabulateLeft is tabulate's tablefmt='simple' with its default
-// alignment for text, left: each column as wide as its widest cell or
-// its header plus 2, cells padded on the right, columns joined by two
-// spaces.
-func tabulateLeft(hdr []string, rows [][]string) string {
-	w := make([]int, len(hdr))
-	for i, h := range hdr {
-		w[i] = len(h) + 2
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			w[i] = max(w[i], len(c))
-		}
-	}
-	line := func(cells []string) string {
-		parts := make([]string, len(cells))
-		for i, c := range cells {
-			parts[i] = c + strings.Repeat(" ", w[i]-len(c))
-		}
-		return strings.TrimRight(strings.Join(parts, "  "), " ") + "\n"
-	}
-	dashes := make([]string, len(hdr))
-	for i := range hdr {
-		dashes[i] = strings.Repeat("-", w[i])
-	}
-	var b strings.Builder
-	b.WriteString(line(hdr))
-	b.WriteString(strings.Join(dashes, "  ") + "\n")
-	for _, r := range rows {
-		b.WriteString(line(r))
-	}
-	return b.String()
 }
