@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
@@ -119,13 +118,15 @@ func settleLinks(ctx context.Context, s *spec.Spec, devices []*DevicePlan, r *li
 	}
 	deadline := time.Now().Add(opts.LinkSettle)
 	for {
-		silent := map[*DevicePlan]bool{}
+		var silent []*DevicePlan
+		seen := map[*DevicePlan]bool{}
 		for _, f := range r.Findings {
 			if f.Kind != linktruth.KindNoNeighbor || f.Verdict != linktruth.VerdictMismatch {
 				continue
 			}
-			if dp := byAddr[f.Device]; dp != nil && dp.relink != nil {
-				silent[dp] = true
+			if dp := byAddr[f.Device]; dp != nil && dp.relink != nil && !seen[dp] {
+				seen[dp] = true
+				silent = append(silent, dp)
 			}
 		}
 		wait := time.Until(deadline)
@@ -137,17 +138,9 @@ func settleLinks(ctx context.Context, s *spec.Spec, devices []*DevicePlan, r *li
 			return r
 		case <-time.After(min(wait, time.Second)):
 		}
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, max(opts.Parallelism, 1))
-		for dp := range silent {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				dp.links = dp.relink(ctx)
-			}()
-		}
-		wg.Wait()
+		bounded(opts.Parallelism, len(silent), func(i int) {
+			silent[i].links = silent[i].relink(ctx)
+		})
 		r = compareLinks(s, devices)
 	}
 }

@@ -410,31 +410,38 @@ func selectedUnits(f *intent.Fabric, opts Options, withSM bool) []Unit {
 // time, telling opts.Started as each begins and opts.Progress (under a
 // lock) as each ends.
 func eachUnit(units []Unit, opts Options, fn func(i int, u Unit)) {
-	par := opts.Parallelism
+	var mu sync.Mutex
+	done := 0
+	bounded(opts.Parallelism, len(units), func(i int) {
+		u := units[i]
+		if opts.Started != nil {
+			opts.Started(u.Device.Addr())
+		}
+		fn(i, u)
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(units), u.Device.Addr())
+			mu.Unlock()
+		}
+	})
+}
+
+// bounded runs fn(0..n-1), par at a time (default 16), and waits for all.
+func bounded(par, n int, fn func(i int)) {
 	if par <= 0 {
 		par = 16
 	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i, u := range units {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(i int, u Unit) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if opts.Started != nil {
-				opts.Started(u.Device.Addr())
-			}
-			fn(i, u)
-			if opts.Progress != nil {
-				mu.Lock()
-				done++
-				opts.Progress(done, len(units), u.Device.Addr())
-				mu.Unlock()
-			}
-		}(i, u)
+			fn(i)
+		}()
 	}
 	wg.Wait()
 }
