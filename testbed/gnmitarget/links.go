@@ -5,7 +5,6 @@ import (
 	"fmt"
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"strconv"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -75,11 +74,11 @@ func readsLinks(p []yangval.PathElem) bool {
 	if len(p) == 0 {
 		return true
 	}
-	switch name(p[0].Name) {
+	switch localName(p[0].Name) {
 	case "interface", "interfaces":
 		// OpenConfig's intended configuration (…/config/…) holds no state.
 		for _, e := range p[1:] {
-			if name(e.Name) == "config" {
+			if localName(e.Name) == "config" {
 				return false
 			}
 		}
@@ -87,17 +86,9 @@ func readsLinks(p []yangval.PathElem) bool {
 	case "lldp":
 		return true
 	case "system":
-		return len(p) == 1 || name(p[1].Name) == "lldp"
+		return len(p) == 1 || localName(p[1].Name) == "lldp"
 	}
 	return false
-}
-
-// name drops a path element's module prefix ("srl_nokia-interfaces:interface").
-func name(n string) string {
-	if i := strings.LastIndexByte(n, ':'); i >= 0 {
-		return n[i+1:]
-	}
-	return n
 }
 
 // linkPorts asks the Source for the cabled ports (nil: no Source).
