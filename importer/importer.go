@@ -141,6 +141,7 @@ type device struct {
 	addr, kind, name string
 	obs              *Observed
 	live             intent.State // without facts and the saved flag
+	readTCs          []int        // the traffic classes live was read naming (nil: the inventory's)
 	ov               *overrides
 }
 
@@ -224,6 +225,7 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 	}
 	reread(fab, devs, rep, opts.Parallelism)
 	ch := infer(invSpec, devs)
+	rereadWritten(fab, devs, ch.classes, rep, opts.Parallelism)
 	rep.Choices = ch.choices
 	doc.fabric = ch
 

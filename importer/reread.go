@@ -66,10 +66,45 @@ func reread(fab *intent.Fabric, devs []*device, rep *Report, par int) {
 	if len(set) == 0 {
 		return // nothing configured shows: the inventory's classes name what to read
 	}
+	readNaming(byAddr, sws, set, rep, par)
+}
+
+// rereadWritten reads the switches again naming the traffic classes the
+// written spec has (classes, by priority) when they are not the ones
+// reread named: a class whose scheduling the spec cannot say is not
+// written (inferClasses), and a driver's read of the others can depend
+// on it (NX-OS compares a port's CoS classification with the intent's
+// classes), so the residuals are computed on the read plan will make.
+func rereadWritten(fab *intent.Fabric, devs []*device, classes []class, rep *Report, par int) {
+	if classes == nil {
+		return // the inventory's classes are kept: reread named them
+	}
+	set := make([]int, len(classes))
+	for i, c := range classes {
+		set[i] = c.prio
+	}
+	slices.Sort(set)
+	byAddr := map[string]*intent.Switch{}
+	for _, sw := range fab.Switches {
+		byAddr[sw.Addr()] = sw
+	}
+	var sws []*device
+	for _, d := range devs {
+		if byAddr[d.addr] != nil && d.live != nil && d.obs.Read != nil && !slices.Equal(d.readTCs, set) {
+			sws = append(sws, d)
+		}
+	}
+	readNaming(byAddr, sws, set, rep, par)
+}
+
+// readNaming reads each switch of sws again with exactly the traffic
+// classes set (a switch whose intent names them already is not read).
+func readNaming(byAddr map[string]*intent.Switch, sws []*device, set []int, rep *Report, par int) {
 	again := make([]intent.State, len(sws))
+	errs := make([]error, len(sws))
 	parallel(len(sws), par, func(i int) {
 		sw := byAddr[sws[i].addr]
-		if slices.Equal(tcNumbers(sw.TCs), set) {
+		if sws[i].readTCs == nil && slices.Equal(tcNumbers(sw.TCs), set) {
 			return // the first read named these
 		}
 		in := *sw
@@ -85,6 +120,7 @@ func reread(fab *intent.Fabric, devs []*device, rep *Report, par int) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: read again with the traffic classes %v: %v (its first read is used)", d.addr, set, errs[i]))
 		case again[i] != nil:
 			d.live = clean(again[i])
+			d.readTCs = set
 		}
 	}
 }

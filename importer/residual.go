@@ -145,6 +145,11 @@ func dscpReason(live intent.State, prefix string) string {
 // attribute takes.
 func valueReason(c *change, live string) string {
 	if strings.HasSuffix(c.Path, "trust") {
+		if t, detail, ok := strings.Cut(live, " ("); ok && validTrust(t) {
+			// The driver read a classification on t that is not the
+			// one the spec's classes make (NX-OS: another input policy).
+			return fmt.Sprintf("the device classifies on %s, but not as the spec's classes would (%s: the plan binds fabctl's classification instead", t, detail)
+		}
 		return fmt.Sprintf("trust %q is not one the spec takes (dscp or pcp)", live)
 	}
 	return fmt.Sprintf("the device's value %q is not one the spec's attribute takes", live)

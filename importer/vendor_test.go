@@ -307,12 +307,15 @@ func TestRoundTripVendorNXOS(t *testing.T) {
 		"switchport trunk allowed vlan 711", "spanning-tree port type edge trunk", "no logging event port link-status"})
 	dir := t.TempDir()
 	vendorInventory(t, dir, "nxos", sw, []string{"Ethernet1/17"}, nil)
-	// Left out and planned: the classification (fabctl's NX-OS driver
-	// reads its own input policy, FABCTL-QOS; the port's CoS policy
-	// AZLocal_SERVICES is not fabctl's, so the switch reads no trust and
-	// no DSCP map), and queue 7, whose `bandwidth percent 1` (a share of
-	// the whole port, not `bandwidth remaining percent`) is no scheduling
-	// the driver reads: no class is written for it.
+	// Left out and planned: queue 7, whose `bandwidth percent 1` (a
+	// share of the whole port, not `bandwidth remaining percent`) is no
+	// scheduling the driver reads (no Cisco text says how the two kinds
+	// of share combine: drivers/switch/nxos/read.go), so no class is
+	// written for it; therefore the port's classification, which the
+	// driver reads from the other policy AZLocal_SERVICES as trust pcp,
+	// differs from the spec's classes by CoS 7 -> qos-group 7 (plan binds
+	// FABCTL-QOS-COS instead); and the switch's DSCP classification,
+	// which this switch does not have (the spec's switch trust is dscp).
 	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust", "dscp/", "port/Ethernet1/17/trust", "tc/7/")
 }
 

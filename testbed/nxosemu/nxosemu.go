@@ -612,9 +612,19 @@ func inUse(c *Config, ptype, name string) bool {
 // applyClassMap: match dscp LIST (cisco-roce-enable.cfg:23, ranges
 // "24-31"), no match dscp LIST (Cisco NX-OS command reference,
 // cisco-cmdref-qos.txt), match cos N (microsoft-azure-local-n9k.cfg:19).
+//
+// A match-all class-map holds one match statement, as every source shows
+// it (azure-local-tor-qos.cfg, microsoft-azure-local-n9k.cfg: `match cos
+// 3`); how NX-OS stores and prints several in one (a packet has one CoS)
+// has no source, so a second is refused (the NX-OS driver reads such a
+// class-map as a classification it cannot say: drivers/switch/nxos/
+// foreign.go).
 func applyClassMap(cm *ClassMap, a []string, no bool, off int) (*frame, string, bool) {
 	if a[0] != "match" || len(a) != 3 {
 		return bad(off + min(len(a), 1))
+	}
+	if cm.MatchAll && !no && !cm.empty() {
+		return bad(off)
 	}
 	switch {
 	case a[1] == "dscp":

@@ -189,6 +189,7 @@ func TestRefusesUnsourcedForms(t *testing.T) {
 		{"interface Ethernet1/1", "flowcontrol receive on"},
 		{"interface Ethernet1/1", "no flowcontrol send"},
 		{"class-map type qos match-any A", "no match cos 3"},
+		{"class-map type qos match-all B\nmatch cos 3", "match cos 4"},
 		{"policy-map type qos P", "no class A"},
 		{"policy-map type qos P", "class type qos A"},
 		{"policy-map type qos P\nclass A", "no set qos-group"},

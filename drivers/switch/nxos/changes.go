@@ -1,6 +1,7 @@
 package nxos
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // changes groups a diff into steps (clicore.Sections). NX-OS commands
@@ -22,13 +24,19 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 	if err != nil {
 		return nil, err
 	}
-	p.l2 = l2Ports(live)
-	p.mtuOnly = SiliconOne(modelOf(live, sw))
-	cl := clearsFrom(p, diff, desired)
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {
 		ports[port.Name] = port
 	}
+	p.l2 = l2Ports(live)
+	p.mtuOnly = SiliconOne(modelOf(live, sw))
+	p.foreign = foreignInputs(live)
+	for name, pol := range p.foreign {
+		if _, managed := ports[name]; managed && pol == "" {
+			return nil, fmt.Errorf("port %s: its input qos policy has a name fabctl does not send to the device (letters, digits and _ . : - only); detach it by hand (no service-policy type qos input ...) so fabctl can bind its own", name)
+		}
+	}
+	cl := clearsFrom(p, diff, desired)
 	out := clicore.Sections(diff, fields, groupOf, groupRank, func(path string, add func(string, func() []string)) {
 		if p.mtuOnly && !(strings.HasPrefix(path, "port/") && strings.HasSuffix(path, "/mtu")) {
 			return // a Nexus 9800: only the interface MTU (siliconone.go)
@@ -50,6 +58,16 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 			port, ok := ports[name]
 			if !ok {
 				return
+			}
+			if _, other := p.foreign[name]; other {
+				// The interface is bound to a policy fabctl does not
+				// own: the step binds fabctl's instead (foreign.go),
+				// written first with the intent's classification.
+				if port.Trust == spec.TrustPCP {
+					add("cos", func() []string { return p.CoSLines(cl) })
+				} else {
+					add("classification", func() []string { return p.ClassificationLines(cl) })
+				}
 			}
 			if attr == "trust" {
 				add("cos", func() []string { return p.CoSLines(cl) })
@@ -88,7 +106,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 // that the intent no longer wants, and the live DSCP table.
 func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear {
 	cl := &clear{pfcOff: map[string]bool{}, wdOff: map[string]bool{}, qosOff: map[string]string{},
-		liveTrust: map[string]string{}, detached: map[string]bool{}}
+		liveTrust: map[string]string{}, detached: map[string]bool{}, foreign: p.foreign}
 	want := map[int]bool{}
 	for _, tc := range p.sw.TCs {
 		want[tc.TC] = true
@@ -193,6 +211,9 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 			}
 			cl.before, cl.beforeDef = &t, def
 		}
+	}
+	for name, pol := range p.foreign {
+		cl.qosOff[name] = pol // detached before fabctl's policy is bound
 	}
 	for q := range stale {
 		cl.staleTCs = append(cl.staleTCs, q)

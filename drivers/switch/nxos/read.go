@@ -61,6 +61,7 @@ func parseList(words []string, max int) []int {
 type running struct {
 	classMaps  map[string][]int            // qos class-map -> DSCP values
 	cosMaps    map[string][]int            // qos class-map -> CoS values
+	matchOf    map[string]matchShape       // qos class-map -> what else its match statements say
 	policies   map[string]map[string]*Node // type -> name -> node
 	sysQueuing string
 	sysNQoS    string
@@ -69,7 +70,7 @@ type running struct {
 }
 
 func parseRunning(nodes []*Node) *running {
-	r := &running{classMaps: map[string][]int{}, cosMaps: map[string][]int{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
+	r := &running{classMaps: map[string][]int{}, cosMaps: map[string][]int{}, matchOf: map[string]matchShape{}, policies: map[string]map[string]*Node{"qos": {}, "queuing": {}, "network-qos": {}},
 		interfaces: map[string]*Node{}}
 	for _, n := range nodes {
 		f := strings.Fields(n.Line)
@@ -77,16 +78,24 @@ func parseRunning(nodes []*Node) *running {
 		case len(f) >= 4 && f[0] == "class-map" && f[1] == "type" && f[2] == "qos":
 			name := f[len(f)-1]
 			var ds, cs []int
+			shape := matchShape{all: len(f) == 5 && f[3] == "match-all"}
 			for _, c := range n.Children {
 				cf := strings.Fields(c.Line)
 				switch {
 				case len(cf) >= 3 && cf[0] == "match" && cf[1] == "dscp":
 					ds = append(ds, parseList(cf[2:], 63)...)
+					shape.lines++
 				case len(cf) >= 3 && cf[0] == "match" && cf[1] == "cos":
 					cs = append(cs, parseList(cf[2:], 7)...)
+					shape.lines++
+				case len(cf) > 0:
+					shape.lines++
+					if shape.other == "" {
+						shape.other = strings.Join(cf, " ")
+					}
 				}
 			}
-			r.classMaps[name], r.cosMaps[name] = ds, cs
+			r.classMaps[name], r.cosMaps[name], r.matchOf[name] = ds, cs, shape
 		case len(f) == 4 && f[0] == "policy-map" && f[1] == "type" && r.policies[f[2]] != nil:
 			r.policies[f[2]][f[3]] = n
 		case n.Line == "system qos":
@@ -173,6 +182,7 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	noDrop := readQueues(st, r, sw)
 	readWatchdog(st, r)
 	readPorts(st, r, sw, qos, noDrop)
+	readForeignInputs(st, r, sw)
 	return st, nil
 }
 
@@ -185,36 +195,7 @@ func readClassification(st intent.State, r *running, sw *intent.Switch) *Node {
 		return nil
 	}
 	st["trust"] = "dscp"
-	var table [64]int
-	set := [64]bool{}
-	def := 0
-	for _, c := range qos.Children {
-		f := strings.Fields(c.Line)
-		if len(f) < 2 || f[0] != "class" {
-			continue
-		}
-		group := qosGroupOf(c)
-		name := f[len(f)-1]
-		if name == classDefault {
-			if group >= 0 {
-				def = group
-			}
-			continue
-		}
-		if group < 0 {
-			continue
-		}
-		for _, d := range r.classMaps[name] {
-			if !set[d] {
-				set[d], table[d] = true, group
-			}
-		}
-	}
-	for d := range table {
-		if !set[d] {
-			table[d] = def
-		}
-	}
+	table := r.classify(QoSPolicy).dscp
 	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
 		intent.PutDSCP(st, "", &table)
 	}
@@ -303,6 +284,19 @@ func readNetworkQoS(nqos *Node, tcs map[int]bool) (noDrop map[int]bool, nqMTU ma
 }
 
 // readQueue reads one traffic class's queuing class: scheduling and WRED/ECN.
+//
+// `bandwidth percent N` (azure-local-tor-qos.cfg: c-out-8q-q7 `bandwidth
+// percent 1` beside classes with `bandwidth remaining percent`) is not
+// read as an ETS share. Cisco's text reached says only that `bandwidth`
+// "allocates a minimum data rate to a queue" and that with a priority
+// queue "the device distributes the remaining bandwidth among the other
+// queues" (cisco-qos-guide-classification.txt (3)); it does not say how
+// a class guaranteed N % of the port shares with classes given shares of
+// what remains, which is what the spec's ETS share (one weight per
+// class, 802.1Qaz) would have to equal. Mapping it would be a guess, so
+// the class reads as what it is ("bandwidth percent 1 (...)"), which no
+// spec class equals: import writes no class for it and lists it as left
+// out, and plan rewrites the queuing policy in fabctl's forms.
 func readQueue(st intent.State, pre string, q *Node) {
 	sched, bw := "", ""
 	for _, a := range q.Children {
@@ -312,13 +306,15 @@ func readQueue(st intent.State, pre string, q *Node) {
 			sched = "strict"
 		case len(af) == 4 && af[0] == "bandwidth" && af[1] == "remaining" && af[2] == "percent":
 			bw = af[3]
+		case len(af) == 3 && af[0] == "bandwidth" && af[1] == "percent" && sched == "":
+			sched = "bandwidth percent " + af[2] + " (a minimum share of the port, not an ETS share of what strict queues leave)"
 		case len(af) >= 7 && af[0] == "random-detect" && af[1] == "minimum-threshold" && af[4] == "maximum-threshold":
 			readWRED(st, pre, af)
 		}
 	}
 	switch {
-	case sched == "strict":
-		st[pre+"sched"] = "strict"
+	case sched != "":
+		st[pre+"sched"] = sched
 	case bw != "":
 		st[pre+"sched"] = "ets"
 		st[pre+"bandwidth"] = bw
@@ -373,7 +369,7 @@ func readPorts(st intent.State, r *running, sw *intent.Switch, qos *Node, noDrop
 // readPort reads one interface.
 func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Node, qos *Node, lossless []int) {
 	st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
-	mode, wd, pol := "", "", ""
+	mode, wd, pol := "", "", inputPolicyOf(n)
 	for _, c := range n.Children {
 		f := strings.Fields(c.Line)
 		switch {
@@ -383,8 +379,6 @@ func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Nod
 			mode = f[2] // "on", or "on send-tlv" (microsoft-azure-local-n9k.cfg:51)
 		case len(f) == 3 && f[0] == "priority-flow-control" && f[1] == "watch-dog-interval":
 			wd = f[2]
-		case len(f) == 5 && f[0] == "service-policy" && f[2] == "qos" && f[3] == "input":
-			pol = f[4]
 		}
 	}
 	st[pre+"pfc"] = ""
@@ -397,13 +391,7 @@ func readPort(st intent.State, r *running, sw *intent.Switch, pre string, n *Nod
 		st[pre+"pfcwd"] = strconv.FormatBool(wd == "on" || wd == "" && r.wd == "on")
 	}
 	// port/*/pause is not expressible (no NX-OS flowcontrol source): not read.
-	pt := "none"
-	switch {
-	case pol == QoSPolicy && qos != nil:
-		pt = "dscp"
-	case pol == CoSPolicy && r.policies["qos"][CoSPolicy] != nil:
-		pt = "pcp" + r.cosDrift(sw)
-	}
+	pt := r.inputTrust(pol, sw)
 	if pt != st["trust"] {
 		st[pre+"trust"] = pt
 	}
@@ -417,60 +405,6 @@ func portOff(sw *intent.Switch, pre string) bool {
 		}
 	}
 	return false
-}
-
-// cosDrift compares FABCTL-QOS-COS with what fabctl renders (CoS n to
-// qos-group n for the intent's traffic classes other than 0, every other
-// CoS to 0) and describes the difference ("" when there is none), so a
-// port's trust reads "pcp (FABCTL-QOS-COS: cos 3 -> qos-group 5)" and
-// the plan re-renders the policy.
-func (r *running) cosDrift(sw *intent.Switch) string {
-	var want, got [8]int
-	for _, tc := range sw.TCs {
-		if tc.TC > 0 && tc.TC < 8 {
-			want[tc.TC] = tc.TC
-		}
-	}
-	set := [8]bool{}
-	def := 0
-	for _, c := range r.policies["qos"][CoSPolicy].Children {
-		f := strings.Fields(c.Line)
-		if len(f) < 2 || f[0] != "class" {
-			continue
-		}
-		group := -1
-		for _, a := range c.Children {
-			if af := strings.Fields(a.Line); len(af) == 3 && af[0] == "set" && af[1] == "qos-group" {
-				if g, err := strconv.Atoi(af[2]); err == nil && g >= 0 && g <= 7 {
-					group = g
-				}
-			}
-		}
-		switch name := f[len(f)-1]; {
-		case group < 0:
-		case name == classDefault:
-			def = group
-		default:
-			for _, v := range r.cosMaps[name] {
-				if !set[v] {
-					set[v], got[v] = true, group
-				}
-			}
-		}
-	}
-	var diffs []string
-	for v := range got {
-		if !set[v] {
-			got[v] = def
-		}
-		if got[v] != want[v] {
-			diffs = append(diffs, fmt.Sprintf("cos %d -> qos-group %d", v, got[v]))
-		}
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return " (" + CoSPolicy + ": " + strings.Join(diffs, ", ") + ")"
 }
 
 // nqMTUDrift describes a network-qos class whose mtu is not the

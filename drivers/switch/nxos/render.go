@@ -89,6 +89,9 @@ type Plan struct {
 	// mtuOnly: a Nexus 9800 (Cisco Silicon One, siliconone.go): an
 	// interface block carries its MTU and nothing of the QoS forms.
 	mtuOnly bool
+	// foreign: managed ports bound to an input qos policy that is not
+	// fabctl's (FactQoSInput, foreign.go): port -> policy.
+	foreign map[string]string
 }
 
 // Build checks that the intent can be expressed on NX-OS and returns its
@@ -226,7 +229,7 @@ func (cl *clear) rebuildQoS(policy string, stale []string, attached func(trust s
 	}
 	var ports []string
 	for _, name := range cl.portOrder {
-		if attached(cl.liveTrust[name]) {
+		if _, other := cl.foreign[name]; !other && attached(cl.liveTrust[name]) {
 			ports = append(ports, name)
 		}
 	}
@@ -306,6 +309,7 @@ type clear struct {
 	liveTrust map[string]string // managed ports: the trust the switch has now (dscp, pcp..., none)
 	portOrder []string          // managed ports in intent order
 	detached  map[string]bool   // ports a policy rebuild detached (and re-attached)
+	foreign   map[string]string // managed ports bound to another input qos policy (Plan.foreign)
 }
 
 // ClassificationLines are the class-maps and the qos policy, which
