@@ -80,6 +80,10 @@ type Switch struct {
 	Headroom spec.Bytes
 	// Model is the hardware model the spec names ("" not stated).
 	Model string
+	// Unmanaged are the settings the spec leaves as the device runs them
+	// (spec unmanaged; paths relative to the switch): plan neither
+	// renders nor checks them.
+	Unmanaged spec.Acceptances
 }
 
 // Port is a switch port's desired state.
@@ -117,6 +121,10 @@ type Host struct {
 	QP          spec.QPSizing
 	NUMANodes   map[int]spec.CPUSet // declared NUMA topology (node -> CPUs), checked against sysfs
 	NICs        []NIC               // sorted by name
+	// Unmanaged are the settings the spec leaves as the host runs them
+	// (spec unmanaged; full paths, "nic/eth1/pfc"); a NIC's own are on
+	// the NIC.
+	Unmanaged spec.Acceptances
 }
 
 // NIC is one RDMA NIC's desired state.
@@ -168,6 +176,9 @@ type NIC struct {
 	// fabctl sets the cable length only.
 	ManualBuffers bool
 	IB            *IBPort // InfiniBand: what the port must show (read-only checks); nil on Ethernet
+	// Unmanaged are the NIC's settings the spec leaves as the host runs
+	// them (spec unmanaged on the nic block; paths relative to the NIC).
+	Unmanaged spec.Acceptances
 }
 
 // Fabric is the whole compiled fabric: every device's intent.
@@ -255,6 +266,7 @@ func Compile(s *spec.Spec) *Fabric {
 				Address: sw.Address, Role: sw.Role, Credentials: sw.Credentials},
 			Transport: s.Fabric.Transport,
 			Model:     sw.Model,
+			Unmanaged: sw.Unmanaged,
 			Trust:     s.PortTrust(sw, nil),
 			TCs:       tcs,
 			Watchdog: Watchdog{Enabled: wd.Enabled, Detect: wd.Detect, Restore: wd.Restore,
@@ -318,6 +330,7 @@ func Compile(s *spec.Spec) *Fabric {
 			NCCLEnvFile: h.NCCLEnvFile,
 			QP:          h.QP,
 			NUMANodes:   h.NUMANodes,
+			Unmanaged:   h.Unmanaged,
 		}
 		first := len(nics)
 		for _, n := range h.NICs {
@@ -327,6 +340,7 @@ func Compile(s *spec.Spec) *Fabric {
 				Trust: s.NICTrust(n), DSCPToTC: nicDSCP, PFC: s.NICPFC(n), TCs: tcs,
 				ECN: s.NICECN(n) && s.Fabric.Transport == spec.RoCEv2, Pause: n.Pause && len(s.NICPFC(n)) == 0,
 				NUMA: n.NUMA, NUMANode: n.NUMANode, Limits: n.Limits, Speed: n.Speed,
+				Unmanaged: n.Unmanaged,
 			}
 			for k, v := range n.DSCPMap {
 				nic.DSCPToTC[k] = uint8(v)

@@ -187,18 +187,13 @@ func acceptorFor(s *spec.Spec, dp *DevicePlan) func(path string) (string, bool) 
 		if h == nil {
 			return none
 		}
-		return func(path string) (string, bool) {
-			if rest, ok := strings.CutPrefix(path, "nic/"); ok {
-				if name, rel, ok := strings.Cut(rest, "/"); ok {
-					if n := h.NIC(name); n != nil {
-						if why, ok := n.Accept.Match(rel); ok {
-							return why, true
-						}
-					}
-				}
+		nic := func(name string) spec.Acceptances {
+			if n := h.NIC(name); n != nil {
+				return n.Accept
 			}
-			return h.Accept.Match(path)
+			return nil
 		}
+		return func(path string) (string, bool) { return nicFirst(path, nic, h.Accept) }
 	}
 	return none
 }

@@ -87,6 +87,10 @@ type DevicePlan struct {
 	// (drivers.Limiter): not part of Desired, not changes, listed so the
 	// user knows they are not applied on this device.
 	Unexpressible []Unexpressible `json:"unexpressible,omitempty"`
+	// Unmanaged are the settings the spec leaves as the device runs
+	// them (spec unmanaged): not part of Desired, not changes, never
+	// rendered, sent or checked (unmanaged.go).
+	Unmanaged []Unmanaged `json:"unmanaged,omitempty"`
 	// Tolerated are settings whose live value differs from the desired
 	// one within the driver's tolerance (hardware quantisation): not
 	// changes. Before is the live, After the desired value.
@@ -529,8 +533,12 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 	}
 	// After Read: a driver may learn from the device what it cannot
 	// express (a NIC without DCB support).
+	held := unmanagedOf(u.Intent)
 	if lim, ok := drv.(drivers.Limiter); ok {
 		for k, reason := range lim.Unexpressible(t, u.State) {
+			if _, ok := unmanages(held, k); ok {
+				continue // the spec leaves it as the device runs it
+			}
 			if v, ok := u.State[k]; ok {
 				dp.Unexpressible = append(dp.Unexpressible, Unexpressible{Path: k, Value: v, Reason: reason})
 			} else if _, on := live[k]; on {
@@ -569,6 +577,10 @@ func planDevice(ctx context.Context, u Unit, reg *drivers.Registry, opts Options
 		}
 	}
 	sortChanges(dp.Drift)
+	if held != nil {
+		u.State = leaveUnmanaged(dp, held, u.State, live)
+		dp.Desired = u.State
+	}
 	if len(dp.Changes) > 0 {
 		changes, desired := dp.Changes, u.State
 		if saves {
@@ -671,12 +683,23 @@ func liveFloors(in any, live intent.State) any {
 
 // Expressed is the state a device plan wants: st, the device's compiled
 // state, without the settings its platform cannot express
-// (dp.Unexpressible), with config/saved when the device is saved after an
+// (dp.Unexpressible) and those the spec leaves unmanaged (dp.Unmanaged), with config/saved when the device is saved after an
 // apply (a drivers.Saver). The planner makes dp.Desired this way, and
 // apply checks with it that a saved plan's spec still compiles to the
 // state the plan recorded.
 func Expressed(st intent.State, dp *DevicePlan) intent.State {
-	return expressedState(st, dp.Unexpressible, dp.Desired[drivers.PathSaved] == "true")
+	st = expressedState(st, dp.Unexpressible, dp.Desired[drivers.PathSaved] == "true")
+	if len(dp.Unmanaged) == 0 {
+		return st
+	}
+	out := make(intent.State, len(st))
+	for k, v := range st {
+		out[k] = v
+	}
+	for _, u := range dp.Unmanaged {
+		delete(out, u.Path)
+	}
+	return out
 }
 
 func expressedState(st intent.State, un []Unexpressible, saves bool) intent.State {
@@ -709,10 +732,20 @@ func withoutSaved(changes []intent.AttrChange, desired intent.State) ([]intent.A
 }
 
 // WithoutUnexpressible drops the removals of settings the plan lists as
-// not expressible: fabctl leaves such a setting as the device has it
-// (the desired state no longer names it, and its live value is not
-// fabctl's to remove). Plan and apply's verification both use it.
+// not expressible, and every change of a setting it lists as unmanaged:
+// fabctl leaves such a setting as the device has it (the desired state
+// no longer names it, and its live value is not fabctl's to change).
+// Plan and apply's verification both use it.
 func (d *DevicePlan) WithoutUnexpressible(changes []intent.AttrChange) []intent.AttrChange {
+	if held := d.unmanagedPaths(); held != nil {
+		out := changes[:0:0]
+		for _, c := range changes {
+			if !held[c.Path] {
+				out = append(out, c)
+			}
+		}
+		changes = out
+	}
 	if len(d.Unexpressible) == 0 {
 		return changes
 	}

@@ -186,7 +186,7 @@ func (l *loader) credentials(in instance) *Credentials {
 
 var switchSchema = &hcl.BodySchema{
 	Attributes: attrs("platform", "model", "address", "driver", "credentials", "role", "tier", "forwarding", "unknown_unicast",
-		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lldp_name", "lint_ignore", "accept_not_in_effect", "ports", "vls"),
+		"mtu", "trust", "pfc", "dscp_map", "remark_dscp", "lldp_name", "lint_ignore", "accept_not_in_effect", "unmanaged", "ports", "vls"),
 	Blocks: []hcl.BlockHeaderSchema{{Type: "buffer"}, {Type: "port", LabelNames: []string{"name"}}, {Type: "acl", LabelNames: []string{"name"}}},
 }
 
@@ -281,6 +281,7 @@ func (l *loader) switchBlock(in instance) *Switch {
 	sw.RemarkDSCP, _ = d.intMap("remark_dscp", 0, 63, 0, 63)
 	sw.Ignore = d.ignores()
 	sw.Accept = d.acceptances()
+	sw.Unmanaged = d.unmanaged("switch", sw.Accept)
 	for _, b := range d.blocks {
 		switch b.Type {
 		case "buffer":
@@ -358,14 +359,14 @@ func (l *loader) switchBlock(in instance) *Switch {
 }
 
 var hostSchema = &hcl.BodySchema{
-	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lldp_name", "lint_ignore", "accept_not_in_effect"),
+	Attributes: attrs("address", "connect", "credentials", "role", "forwarding", "sudo", "numa_nodes", "irqbalance", "rdma_tos", "nccl_env_file", "lldp_name", "lint_ignore", "accept_not_in_effect", "unmanaged"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "qp"}, {Type: "nic", LabelNames: []string{"name"}}},
 }
 
 var qpSchema = &hcl.BodySchema{Attributes: attrs("max_send_wr", "max_recv_wr", "max_sge", "max_inline", "cq_depth", "qps_per_connection")}
 
 var nicSchema = &hcl.BodySchema{
-	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "receive_buffers", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore", "accept_not_in_effect"),
+	Attributes: attrs("device", "model", "addresses", "speed", "mtu", "numa", "numa_node", "trust", "pfc", "ecn", "dcqcn_priorities", "firmware_lldp", "receive_buffers", "pause", "dscp_map", "vlan", "vlan_interface", "guid", "lint_ignore", "accept_not_in_effect", "unmanaged"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
@@ -418,6 +419,7 @@ func (l *loader) host(in instance) *Host {
 	h.NCCLEnvFile = d.str("nccl_env_file", "")
 	h.Ignore = d.ignores()
 	h.Accept = d.acceptances()
+	h.Unmanaged = d.unmanaged("host", h.Accept)
 	h.QP = DefaultQP
 	h.QP.Src = Source{Block: in.block.DefRange}
 	seenQP := false
@@ -518,6 +520,7 @@ func (l *loader) nic(hd *dec, host string, b *hcl.Block) *NIC {
 	}
 	n.Ignore = d.ignores()
 	n.Accept = d.acceptances()
+	n.Unmanaged = d.unmanaged("nic", n.Accept)
 	n.Limits = ModelLimits(n.Model)
 	n.Limits.Src = Source{Block: b.DefRange}
 	for i, lb := range d.blocks {

@@ -654,7 +654,30 @@ func (d *dec) ignores() LintIgnores {
 // acceptances reads accept_not_in_effect = { "<setting>" = "reason" }
 // (Acceptances): every key a setting path, every reason said.
 func (d *dec) acceptances() Acceptances {
-	const name = "accept_not_in_effect"
+	return d.reasons("accept_not_in_effect", "", func(k string) string {
+		return fmt.Sprintf("Say why the setting may stay out of effect here, e.g. accept_not_in_effect = { %q = \"veth: no DCB; soft-RoCE test host\" }.", k)
+	})
+}
+
+// unmanaged reads unmanaged = { "<setting>" = "reason" } on a block of
+// kind switch, host or nic: every key a setting such a block has
+// (settingKeyProblem), every reason said, no key also accepted not in
+// effect (read first: accept).
+func (d *dec) unmanaged(kind string, accept Acceptances) Acceptances {
+	out := d.reasons(unmanagedAttr, kind, func(k string) string {
+		return fmt.Sprintf("Say why fabctl leaves the setting as the device runs it, e.g. unmanaged = { %q = \"set by the storage team's QoS profile\" }.", k)
+	})
+	for _, k := range bothWays(out, accept) {
+		d.errf(d.src.Attr(unmanagedAttr), "Setting both unmanaged and accepted", "%s", bothWaysDetail(d.what.String(), k))
+		delete(out, k)
+	}
+	return out
+}
+
+// reasons reads a map of setting path -> reason (accept_not_in_effect,
+// unmanaged); kind "" checks keys as paths only, else as settings a
+// block of that kind has.
+func (d *dec) reasons(name, kind string, example func(key string) string) Acceptances {
 	m, ok := d.strMap(name)
 	if !ok {
 		return nil
@@ -667,12 +690,20 @@ func (d *dec) acceptances() Acceptances {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if why := validAcceptKey(k); why != "" {
+		why := validAcceptKey(k)
+		if kind != "" {
+			why = settingKeyProblem(kind, k)
+		}
+		if why != "" {
 			d.errf(rng, "Invalid setting in "+name, "%s: %s key %q %s. Name settings as the plan prints them, e.g. %s = { \"pfc\" = \"<reason>\" }, or \"*\" for every setting of the block.", d.what, name, k, why, name)
 			continue
 		}
 		if strings.TrimSpace(m[k]) == "" {
-			d.errf(rng, "Acceptance needs a reason", "%s: %s[%q] is empty. Say why the setting may stay out of effect here, e.g. %s = { %q = \"veth: no DCB; soft-RoCE test host\" }.", d.what, name, k, name, k)
+			summary := "Acceptance needs a reason"
+			if kind != "" {
+				summary = "Unmanaged setting needs a reason"
+			}
+			d.errf(rng, summary, "%s: %s[%q] is empty. %s", d.what, name, k, example(k))
 			continue
 		}
 		out[k] = m[k]

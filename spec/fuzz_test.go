@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,6 +14,7 @@ import (
 // of the unit tests.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(base), false)
+	f.Add([]byte(strings.Replace(base, "  credentials = \"sw\"\n", "  credentials = \"sw\"\n  unmanaged = { \"port/*/trust\" = \"site QoS\", \"tc/3\" = \"x\" }\n", 1)), false)
 	f.Add([]byte(`{"fabric": {"x": {"transport": "iwarp"}}, "link": [{"endpoints": ["a:b", "c:d"]}]}`), true)
 	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*", "*.fab.hcl"))
 	for _, e := range examples {

@@ -401,7 +401,10 @@ type Switch struct {
 	ACLs           []*ACL
 	Ignore         LintIgnores
 	Accept         Acceptances
-	Src            Source
+	// Unmanaged are the settings fabctl leaves as the device runs them
+	// (unmanaged = { "<setting>" = "<reason>" }; docs/spec.md#unmanaged).
+	Unmanaged Acceptances
+	Src       Source
 
 	// InfiniBand switches (platform "infiniband"): the subnet manager
 	// programs them, fabctl does not log in. PortCount is the port
@@ -505,7 +508,10 @@ type Host struct {
 	NICs        []*NIC
 	Ignore      LintIgnores
 	Accept      Acceptances
-	Src         Source
+	// Unmanaged are the settings fabctl leaves as the device runs them
+	// (unmanaged = { "<setting>" = "<reason>" }; docs/spec.md#unmanaged).
+	Unmanaged Acceptances
+	Src       Source
 
 	nics map[string]*NIC
 }
@@ -573,7 +579,10 @@ type NIC struct {
 	Limits         DeviceLimits
 	Ignore         LintIgnores
 	Accept         Acceptances
-	Src            Source
+	// Unmanaged are the settings fabctl leaves as the device runs them
+	// (unmanaged = { "<setting>" = "<reason>" }; docs/spec.md#unmanaged).
+	Unmanaged Acceptances
+	Src       Source
 
 	// VLANInterface is the RDMA interface's 802.1Q netdev on this NIC when
 	// VLAN is set (vlan_interface, default "<name>.<vlan>"); "" untagged.

@@ -43,14 +43,16 @@ var overrideSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 }}
 
 var overrideAttrs = map[string][]string{
-	"switch": {"address", "credentials", "driver", overrideAccept},
-	"host":   {"address", "connect", "credentials", "sudo", overrideAccept},
+	"switch": {"address", "credentials", "driver", overrideAccept, unmanagedAttr},
+	"host":   {"address", "connect", "credentials", "sudo", overrideAccept, unmanagedAttr},
 }
 
-// overrideAccept is the one override attribute that is not a string: what
-// the device reached this way cannot express (a testbed's veth host has
-// no DCB), a map of literal strings added to the block's own
-// accept_not_in_effect (docs/spec.md#accept_not_in_effect).
+// overrideAccept and unmanagedAttr are the override attributes that are
+// not strings: what the device reached this way cannot express (a
+// testbed's veth host has no DCB), a map of literal strings added to the
+// block's own accept_not_in_effect (docs/spec.md#accept_not_in_effect),
+// and the settings fabctl leaves as that device runs them, added to the
+// block's own unmanaged (docs/spec.md#unmanaged).
 const overrideAccept = "accept_not_in_effect"
 
 // applyOverrides applies override files to a decoded spec.
@@ -129,8 +131,8 @@ func (s *Spec) applyOverride(b *hcl.Block) hcl.Diagnostics {
 	sort.Strings(keys)
 	for _, k := range keys {
 		a := content.Attributes[k]
-		if k == overrideAccept {
-			diags = append(diags, overrideAcceptances(b.Type, name, a, sw, h)...)
+		if k == overrideAccept || k == unmanagedAttr {
+			diags = append(diags, overrideReasons(b.Type, name, a, sw, h)...)
 			continue
 		}
 		if k == "sudo" { // how the login runs the agent: true or false, literally
@@ -219,44 +221,67 @@ func ParseConnect(conn string) (Connect, bool) {
 	return Connect{}, false
 }
 
-// overrideAcceptances adds an override's accept_not_in_effect (literal
-// keys and reasons, checked as the spec's own) to the device's.
-func overrideAcceptances(typ, name string, a *hcl.Attribute, sw *Switch, h *Host) hcl.Diagnostics {
+// overrideReasons adds an override's accept_not_in_effect or unmanaged
+// (literal keys and reasons, checked as the spec's own) to the device's,
+// and refuses a key the device then has in both.
+func overrideReasons(typ, name string, a *hcl.Attribute, sw *Switch, h *Host) hcl.Diagnostics {
 	rng := a.Expr.Range()
+	attr := a.Name
 	bad := func(detail string) hcl.Diagnostics {
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + overrideAccept + " override",
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + attr + " override",
 			Detail: fmt.Sprintf("%s %q: %s", typ, name, detail), Subject: &rng}}
 	}
 	v, d := a.Expr.Value(nil)
 	if d.HasErrors() || v.IsNull() || !v.IsKnown() || !(v.Type().IsObjectType() || v.Type().IsMapType()) || !v.IsWhollyKnown() {
-		return bad(overrideAccept + " must be a map of quoted strings, { \"<setting>\" = \"<reason>\" }; override files compute nothing.")
+		return bad(attr + " must be a map of quoted strings, { \"<setting>\" = \"<reason>\" }; override files compute nothing.")
 	}
 	add := Acceptances{}
 	for it := v.ElementIterator(); it.Next(); {
 		kv, rv := it.Element()
 		k := kv.AsString()
 		if rv.IsNull() || rv.Type() != cty.String {
-			return bad(fmt.Sprintf("%s[%q] must be a quoted string.", overrideAccept, k))
+			return bad(fmt.Sprintf("%s[%q] must be a quoted string.", attr, k))
 		}
-		if why := validAcceptKey(k); why != "" {
-			return bad(fmt.Sprintf("%s key %q %s.", overrideAccept, k, why))
+		why := validAcceptKey(k)
+		if attr == unmanagedAttr {
+			why = settingKeyProblem(typ, k)
+		}
+		if why != "" {
+			return bad(fmt.Sprintf("%s key %q %s.", attr, k, why))
 		}
 		if strings.TrimSpace(rv.AsString()) == "" {
-			return bad(fmt.Sprintf("%s[%q] is empty: say why the setting may stay out of effect.", overrideAccept, k))
+			if attr == unmanagedAttr {
+				return bad(fmt.Sprintf("%s[%q] is empty: say why fabctl leaves the setting as the device runs it.", attr, k))
+			}
+			return bad(fmt.Sprintf("%s[%q] is empty: say why the setting may stay out of effect.", attr, k))
+		}
+		if p := unmanagedPort(k); attr == unmanagedAttr && sw != nil && p != "" && sw.Port(p) == nil {
+			return bad(fmt.Sprintf("%s key %q names port %q, which the switch does not have.", attr, k, p))
+		}
+		if n := unmanagedNIC(k); attr == unmanagedAttr && h != nil && n != "" && h.NIC(n) == nil {
+			return bad(fmt.Sprintf("%s key %q names nic %q, which the host does not have.", attr, k, n))
 		}
 		add[k] = rv.AsString()
 	}
-	var dst *Acceptances
+	var accept, unmanaged *Acceptances
 	if sw != nil {
-		dst = &sw.Accept
+		accept, unmanaged = &sw.Accept, &sw.Unmanaged
 	} else {
-		dst = &h.Accept
+		accept, unmanaged = &h.Accept, &h.Unmanaged
+	}
+	dst := accept
+	if attr == unmanagedAttr {
+		dst = unmanaged
 	}
 	if *dst == nil {
 		*dst = Acceptances{}
 	}
 	for k, why := range add {
 		(*dst)[k] = why
+	}
+	if both := bothWays(*unmanaged, *accept); len(both) > 0 {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Setting both unmanaged and accepted",
+			Detail: bothWaysDetail(fmt.Sprintf("%s %q", typ, name), both[0]), Subject: &rng}}
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ func FuzzOverride(f *testing.F) {
 		`host "h1" { accept_not_in_effect = { "a" = { "b" = "c" } } }`,
 		`host "h1" { accept_not_in_effect = ["x"] }`,
 		`switch "leaf1" { address = "127.0.0.1:2222" }`,
+		`switch "leaf1" { unmanaged = { "port/*/trust" = "site QoS" } }`,
+		`host "h1" { unmanaged = { "nic/eth1/tos" = "launcher" } }`,
+		"host \"h1\" {\n  unmanaged = { \"irqbalance\" = \"x\" }\n  accept_not_in_effect = { \"irqbalance\" = \"y\" }\n}",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -100,6 +100,7 @@ func (l *loader) resolve() {
 		}
 	}
 	l.resolveLinks()
+	l.unmanagedNames()
 	s.lossless = s.LosslessPriorities()
 	for _, v := range s.Validations {
 		if v.Class != "" && s.classes[v.Class] == nil {

@@ -14,6 +14,7 @@ func TestDrift(t *testing.T) {
 		want    string
 	}{
 		{"testbed-clean", ExitOK, "No changes"},
+		{"unmanaged", ExitOK, "Unmanaged: 5 settings on 2 devices left as the devices run them"},
 		{"testbed-drift", ExitChanges, "changed outside fabctl"},
 		{"testbed-converged", ExitChanges, "These settings differ from the spec"},
 		{"testbed-unreachable", ExitError, "could not be read"},

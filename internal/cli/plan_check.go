@@ -91,6 +91,12 @@ func writePlanJUnit(path string, p *plan.Plan, spec string, checked bool) error 
 		default:
 			c.SystemOut = "accepted by the device: " + v.Method
 		}
+		if d.Error == "" {
+			// Unmanaged settings that differ: left as the device runs them.
+			for _, u := range d.UnmanagedDiffering() {
+				c.SystemOut = strings.TrimPrefix(c.SystemOut+"\n"+u.Line(), "\n")
+			}
+		}
 		suite.add(c)
 	}
 	doc := junitSuites{Name: "fabctl plan", Tests: suite.Tests, Fails: suite.Fails, Suites: []junitSuite{suite}}

@@ -213,6 +213,7 @@ var planGoldenCases = []struct {
 	{"ai-pod-empty", []string{"human"}, ExitOK},
 	{"ai-pod-converged", []string{"human", "verbose", "payload", "json", "markdown"}, ExitOK},
 	{"lint-warning", []string{"human", "json", "markdown"}, ExitOK},
+	{"unmanaged", []string{"human", "verbose", "json", "markdown"}, ExitOK},
 }
 
 // TestPlanGolden renders every case in its views (stdout, not a TTY) and
@@ -266,6 +267,8 @@ func TestPlanExitCodes(t *testing.T) {
 		{"testbed-converged", nil, ExitOK},
 		{"testbed-converged", []string{"--detailed-exitcode"}, ExitChanges},
 		{"testbed-converged", []string{"--detailed-exitcode", "--json"}, ExitChanges},
+		// Issue 36: only unmanaged settings differ: no changes.
+		{"unmanaged", []string{"--detailed-exitcode"}, ExitOK},
 		{"testbed-unreachable", nil, ExitError},
 		{"testbed-unreachable", []string{"--detailed-exitcode"}, ExitError},
 		// Excluding the unreachable switch plans the others.

@@ -165,6 +165,13 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 				fmt.Fprintf(w, "  %s %s: matches; %s the device cannot express %s not in effect (not checked)%s\n", st.Warn.Render("!"), d.Address,
 					plural(len(unaccepted), "setting", "settings"), pluralWord(len(unaccepted), "is", "are"), note)
 				writeUnexpressibleLines(w, st, unaccepted)
+			case len(d.Unmanaged) > 0:
+				// Never ✔: the spec leaves these to the device.
+				acc := ""
+				if len(accepted) > 0 {
+					acc = fmt.Sprintf("; %s accepted, not in effect", plural(len(accepted), "setting", "settings"))
+				}
+				fmt.Fprintf(w, "  %s %s: matches; %s unmanaged, not checked%s%s\n", st.Warn.Render("○"), d.Address, plural(len(d.Unmanaged), "setting", "settings"), acc, note)
 			case len(accepted) > 0:
 				fmt.Fprintf(w, "  %s %s: matches; %s accepted, not in effect%s\n", st.Warn.Render("○"), d.Address, plural(len(accepted), "setting", "settings"), note)
 			default:
@@ -173,6 +180,7 @@ func writeReadback(w io.Writer, st styles, rb *readback.Result) {
 			if len(accepted) > 0 {
 				writeAcceptedLines(w, st, accepted)
 			}
+			writeUnmanagedLines(w, st, d.Unmanaged)
 		case readback.NotCarried:
 			what := "of a lossless, RDMA or CNP class"
 			if rb.Strict {
@@ -233,6 +241,23 @@ func writeAcceptedLines(w io.Writer, st styles, us []plan.Unexpressible) {
 		}
 		fmt.Fprintf(w, "      %s\n", st.Faint.Render(fmt.Sprintf("accepted, not in effect: %s%s (%s)", strings.Join(ps, ", "), more, why)))
 	}
+}
+
+// writeUnmanagedLines lists a device's unmanaged settings (at most 6;
+// --json has all): "unmanaged, not checked: trust (both): <reason>".
+func writeUnmanagedLines(w io.Writer, st styles, us []plan.Unmanaged) {
+	for i, u := range us {
+		if i == 6 {
+			fmt.Fprintf(w, "      %s\n", st.Faint.Render(fmt.Sprintf("… and %d more unmanaged (--json lists them)", len(us)-6)))
+			return
+		}
+		fmt.Fprintf(w, "      %s\n", st.Faint.Render(unmanagedNotChecked(u)))
+	}
+}
+
+// unmanagedNotChecked is how validate names an unmanaged setting.
+func unmanagedNotChecked(u plan.Unmanaged) string {
+	return fmt.Sprintf("unmanaged, not checked: %s (the device runs %s): %s", u.Path, u.LiveText(), u.Reason)
 }
 
 func orNone(s string) string {
@@ -420,6 +445,9 @@ func liveJUnitSuites(res *validateResult) []junitSuite {
 					}
 				}
 				c.SystemOut = strings.Join(lines, "\n")
+			}
+			for _, u := range d.Unmanaged {
+				c.SystemOut = strings.TrimPrefix(c.SystemOut+"\n"+unmanagedNotChecked(u), "\n")
 			}
 			s.add(c)
 		}

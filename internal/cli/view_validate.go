@@ -68,6 +68,9 @@ func liveVerdict(out io.Writer, st styles, r *validateResult) error {
 		if rb.Accepted > 0 {
 			t += fmt.Sprintf(" (%d with settings accepted, not in effect)", rb.Accepted)
 		}
+		if rb.Unmanaged > 0 {
+			t += fmt.Sprintf(" (%d with unmanaged settings, not checked)", rb.Unmanaged)
+		}
 		parts = append(parts, t)
 	}
 	if l := r.Links; l != nil {

@@ -43,6 +43,9 @@ type Result struct {
 	// devices whose only gaps the spec accepts (their status is Match).
 	NotCarried int `json:"not_carried"`
 	Accepted   int `json:"accepted"`
+	// Unmanaged counts the matching devices with settings the spec leaves
+	// unmanaged: not checked, so never reported valid.
+	Unmanaged int `json:"unmanaged"`
 	// Strict: settings the devices cannot express fail even when they
 	// only tune the device (validate --strict); accepted ones never do.
 	Strict bool `json:"strict,omitempty"`
@@ -67,6 +70,9 @@ type Device struct {
 	NotChecked  []plan.Unexpressible `json:"not_checked,omitempty"`
 	NotInEffect []plan.Unexpressible `json:"not_in_effect,omitempty"`
 	Tolerated   int                  `json:"tolerated,omitempty"`
+	// Unmanaged are the settings the spec leaves as the device runs them
+	// (plan.Unmanaged): not compared, "unmanaged, not checked".
+	Unmanaged []plan.Unmanaged `json:"unmanaged,omitempty"`
 }
 
 // Options tune a read-back.
@@ -93,7 +99,7 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 		Credentials: s.CredentialsByName, FabctlVersion: o.Version})
 	rb := &Result{Devices: []Device{}, Strict: o.Strict, Links: p.Links}
 	for _, d := range p.Devices {
-		rd := Device{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated)}
+		rd := Device{Address: d.Address, NotChecked: d.Unexpressible, Tolerated: len(d.Tolerated), Unmanaged: d.Unmanaged}
 		rd.NotInEffect = d.NotCarried()
 		if o.Strict {
 			rd.NotInEffect = d.Unaccepted()
@@ -113,6 +119,9 @@ func Run(ctx context.Context, s *spec.Spec, reg *drivers.Registry, o Options) *R
 			rb.Match++
 			if len(d.Accepted()) > 0 {
 				rb.Accepted++
+			}
+			if len(d.Unmanaged) > 0 {
+				rb.Unmanaged++
 			}
 		}
 		rb.Devices = append(rb.Devices, rd)

@@ -382,6 +382,7 @@ func WritePlanHuman(w io.Writer, p *plan.Plan, o PlanOptions) error {
 	}
 	writeChecks(h, p, st)
 	writeUnexpressible(h, p, o)
+	writeUnmanaged(h, p, o)
 	writeFindings(h, p, o)
 	writeFooter(h, p, st, o.Command == "drift")
 	writeDiagnostics(h, p, st)
@@ -463,6 +464,51 @@ func writeUnexpressible(h *humanWriter, p *plan.Plan, o PlanOptions) {
 		sort.Strings(reasons)
 		for _, r := range reasons {
 			h.line("      %s: %s", strings.Join(byReason[r], ", "), r)
+		}
+	}
+	h.line("")
+}
+
+// writeUnmanaged lists, per device, the settings the spec leaves as the
+// devices run them (unmanaged) where the device's value is not what the
+// spec would set: not changes, never sent, always mentioned. Verbose
+// lists every line and counts those the device runs as the spec would.
+func writeUnmanaged(h *humanWriter, p *plan.Plan, o PlanOptions) {
+	st := o.Style
+	settings, devices := p.UnmanagedCounts()
+	same := 0
+	if o.Verbose {
+		for _, d := range p.Devices {
+			if d.Error == "" {
+				same += len(d.Unmanaged) - len(d.UnmanagedDiffering())
+			}
+		}
+	}
+	if settings == 0 && same == 0 {
+		return
+	}
+	h.line("%s", apply(st.Warn, fmt.Sprintf("Unmanaged: %s on %s left as the devices run them (the spec's unmanaged: not changed, not checked):",
+		plural(settings, "setting", "settings"), plural(devices, "device", "devices"))))
+	const max = 8
+	for _, d := range p.Devices {
+		if d.Error != "" || len(d.Unmanaged) == 0 {
+			continue
+		}
+		differing := d.UnmanagedDiffering()
+		if len(differing) == 0 && !o.Verbose {
+			continue
+		}
+		h.line("")
+		h.line("  %s:", apply(st.Bold, deviceTitle(d)))
+		for i, u := range differing {
+			if !o.Verbose && i == max {
+				h.line("      %s", apply(st.Faint, fmt.Sprintf("… and %d more (%s lists every setting)", len(differing)-max, verboseHint(o.Command))))
+				break
+			}
+			h.line("      %s", u.Line())
+		}
+		if n := len(d.Unmanaged) - len(differing); o.Verbose && n > 0 {
+			h.line("      %s", apply(st.Faint, fmt.Sprintf("(%s unmanaged, which the device runs as the spec would set %s)", plural(n, "more setting", "more settings"), pluralWord(n, "it", "them"))))
 		}
 	}
 	h.line("")
@@ -759,6 +805,9 @@ func writeFooter(h *humanWriter, p *plan.Plan, st Style, drift bool) {
 				h.line("      %s", l)
 			}
 		}
+	}
+	if n, devs := p.UnmanagedCounts(); n > 0 {
+		h.line("Unmanaged: %s on %s left as the devices run them (see above).", plural(n, "setting", "settings"), plural(devs, "device", "devices"))
 	}
 	if c.Drifted > 0 {
 		h.line("Drift: %s changed outside fabctl since the last apply (see the note above).", plural(c.Drifted, "device", "devices"))

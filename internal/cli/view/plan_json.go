@@ -85,6 +85,10 @@ type PlanJSONDevice struct {
 	// Unexpressible are the spec's settings the platform cannot express
 	// (not applied): path, value, reason. Always present, [] when none.
 	Unexpressible []plan.Unexpressible `json:"unexpressible"`
+	// Unmanaged are the settings the spec leaves as the device runs them
+	// (not changes, never sent): path, live, spec, differs, reason.
+	// Always present, [] when none.
+	Unmanaged []plan.Unmanaged `json:"unmanaged"`
 	// DeviceCheck is the device's own verdict on its steps (plan
 	// --check-on-device, devices with changes; omitted otherwise).
 	DeviceCheck *drivers.DeviceCheck `json:"device_check,omitempty"`
@@ -184,7 +188,7 @@ func PlanJSON(p *plan.Plan) PlanJSONDoc {
 			Address: d.Address, Kind: d.Kind, Name: d.Name, Platform: d.Platform, Role: d.Role, Driver: d.Driver,
 			Error: d.Error, Repair: d.Repair, Fingerprint: d.Fingerprint,
 			Changes: []PlanJSONChange{}, Tolerated: []PlanJSONTolerated{}, Drift: []PlanJSONDrift{}, Steps: nonNil(d.Steps),
-			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible), DeviceCheck: d.Check,
+			Findings: d.Findings, Unexpressible: nonNil(d.Unexpressible), Unmanaged: nonNil(d.Unmanaged), DeviceCheck: d.Check,
 		}
 		switch {
 		case d.Error != "":

@@ -254,6 +254,30 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 			h.line("")
 		}
 	}
+	// Unmanaged settings that differ from the spec: left as the devices
+	// run them.
+	unmanaged := false
+	for _, d := range p.Devices {
+		differing := d.UnmanagedDiffering()
+		if d.Error != "" || len(differing) == 0 {
+			continue
+		}
+		if !unmanaged {
+			h.line("#### Unmanaged")
+			h.line("")
+			h.line("The spec leaves these settings as the devices run them (`unmanaged`): fabctl neither changes nor checks them.")
+			h.line("")
+			unmanaged = true
+		}
+		h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(differing), "setting", "settings"))
+		h.line("")
+		for _, u := range differing {
+			h.line("- %s: left as the device runs it (%s): %s", mdCode(u.Path), mdCode(u.LiveText()), mdText(u.Reason))
+		}
+		h.line("")
+		h.line("</details>")
+		h.line("")
+	}
 	if h.err != nil {
 		return h.err
 	}
