@@ -223,9 +223,13 @@ link {
 }
 
 // eosUnmodelled are the lines of avd-intended-qos.cfg the EOS emulator
-// does not model (docs/import.md lists them).
+// does not model (docs/import.md lists them): a profile's and a port's
+// shape rate, a guaranteed bandwidth, a qos service-policy (a policy-map
+// the configuration does not hold), the per-port watchdog timer, routed
+// port addressing, DSCP rewrite, a DSCP map entry with drop precedence,
+// the global PFC off. The port's and profile's `qos trust` and `qos
+// dscp` are modelled (testbed/eosemu portQoS, avd-qos-trust.txt).
 var eosUnmodelled = []string{
-	"qos dscp 46",
 	"shape rate 80 percent",
 	"bandwidth guaranteed percent 10",
 	"service-policy type qos input pmap_test1",
@@ -233,8 +237,6 @@ var eosUnmodelled = []string{
 	"no switchport",
 	"ip address 172.31.255.1/31",
 	"service-policy type qos input pmap_test1",
-	"qos trust dscp",
-	"qos dscp 48",
 	"qos rewrite dscp",
 	"qos map dscp 18 20 22 26 28 30 34 36 38 to traffic-class 4 drop-precedence 2",
 	"priority-flow-control all off",

@@ -44,9 +44,40 @@ type Config struct {
 	Interfaces     map[string]*Interface
 }
 
+// PortQoS are the port classification lines an interface and a qos
+// profile both take (AVD eos_cli_config_gen ethernet-interfaces.j2
+// l.742-754, qos-profiles.j2 l.10-22; avd-qos-trust.txt): `qos trust
+// dscp|cos`, `no qos trust` (AVD's trust "disabled": a configured state
+// the running-config prints, not the line's removal), `qos cos N`, `qos
+// dscp N` (AVD's schema: "COS value", "DSCP value").
+type PortQoS struct {
+	Trust string // "", "dscp", "cos", "disabled" (printed `no qos trust`)
+	CoS   int    // qos cos N (-1 unset)
+	DSCP  int    // qos dscp N (-1 unset)
+}
+
+// lines are the PortQoS lines in AVD's order, indented by ind.
+func (q PortQoS) lines(ind string) string {
+	var b strings.Builder
+	switch q.Trust {
+	case "":
+	case "disabled":
+		b.WriteString(ind + "no qos trust\n")
+	default:
+		b.WriteString(ind + "qos trust " + q.Trust + "\n")
+	}
+	if q.CoS >= 0 {
+		b.WriteString(ind + "qos cos " + strconv.Itoa(q.CoS) + "\n")
+	}
+	if q.DSCP >= 0 {
+		b.WriteString(ind + "qos dscp " + strconv.Itoa(q.DSCP) + "\n")
+	}
+	return b.String()
+}
+
 // Profile is one `qos profile NAME`.
 type Profile struct {
-	Trust    string // "", "dscp", "cos"
+	PortQoS
 	TxQueues map[int]*TxQueue
 	PFCOn    bool
 	// NoDrop holds `priority-flow-control priority N no-drop` (true) and
@@ -70,19 +101,30 @@ func (q *TxQueue) empty() bool { return q.Bandwidth == 0 && !q.RoundRobin && q.E
 type Interface struct {
 	MTU            int // 0: default (1500)
 	ServiceProfile string
-	FlowSend       bool
-	FlowReceive    bool
-	Description    string
+	PortQoS
+	FlowSend    bool
+	FlowReceive bool
+	Description string
 }
 
 // NewConfig is a factory-default configuration with ports Ethernet1..n.
 func NewConfig(hostname string, ports int) *Config {
 	c := &Config{Hostname: hostname, Model: DefaultModel, Queue: "tx-queue", DSCP: map[int]int{}, CoS: map[int]int{}, Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for i := 1; i <= ports; i++ {
-		c.Interfaces["Ethernet"+strconv.Itoa(i)] = &Interface{}
+		c.Interfaces["Ethernet"+strconv.Itoa(i)] = NewInterface()
 	}
 	return c
 }
+
+// NewInterface is an interface without configuration.
+func NewInterface() *Interface { return &Interface{PortQoS: noPortQoS} }
+
+// NewProfile is an empty qos profile.
+func NewProfile() *Profile {
+	return &Profile{PortQoS: noPortQoS, TxQueues: map[int]*TxQueue{}, NoDrop: map[int]bool{}}
+}
+
+var noPortQoS = PortQoS{CoS: -1, DSCP: -1}
 
 // Clean is the configuration `rollback clean-config` leaves in a
 // session: nothing configured (the platform, its built-in DSCP map and
@@ -93,7 +135,7 @@ func (c *Config) Clean() *Config {
 		CoS: map[int]int{}, CoSDefault: c.CoSDefault,
 		Profiles: map[string]*Profile{}, Interfaces: map[string]*Interface{}}
 	for k := range c.Interfaces {
-		n.Interfaces[k] = &Interface{}
+		n.Interfaces[k] = NewInterface()
 	}
 	return n
 }
@@ -262,9 +304,7 @@ func (c *Config) render(header string, all bool) string {
 	for _, n := range names {
 		p := c.Profiles[n]
 		b.WriteString("qos profile " + n + "\n")
-		if p.Trust != "" {
-			b.WriteString("   qos trust " + p.Trust + "\n")
-		}
+		b.WriteString(p.PortQoS.lines("   "))
 		qs := make([]int, 0, len(p.TxQueues))
 		for q := range p.TxQueues {
 			qs = append(qs, q)
@@ -342,6 +382,7 @@ func (c *Config) render(header string, all bool) string {
 		if i.ServiceProfile != "" {
 			b.WriteString("   service-profile " + i.ServiceProfile + "\n")
 		}
+		b.WriteString(i.PortQoS.lines("   "))
 		b.WriteString("!\n")
 	}
 	b.WriteString("interface Management0\n   ip address " + mgmtAddress + "\n!\n")

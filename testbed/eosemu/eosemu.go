@@ -151,7 +151,7 @@ func Start(opts Options) (*Switch, error) {
 		}
 	}
 	for _, n := range opts.ExtraPorts {
-		run.Interfaces[n] = &Interface{}
+		run.Interfaces[n] = NewInterface()
 	}
 	sw := &Switch{opts: opts, running: run, startup: run.Clone(), saved: time.Date(2026, 11, 21, 19, 0, 0, 0, time.UTC),
 		sessions: map[string]*Config{}}

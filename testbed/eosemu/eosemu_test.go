@@ -418,3 +418,33 @@ func parseLines(cfg string) []string {
 	}
 	return out
 }
+
+// TestPortQoSLines: an interface and a qos profile take AVD's port
+// classification lines (avd-qos-trust.txt): `qos trust dscp|cos`, `no qos
+// trust` (trust disabled, a state the running-config prints), `qos cos
+// N`, `qos dscp N`, printed in AVD's order after service-profile and
+// before the tx-queues; `default qos trust` and `no qos dscp` remove
+// their lines; a CoS above 7 or a DSCP above 63 is refused.
+func TestPortQoSLines(t *testing.T) {
+	sw, c := dial(t)
+	send(t, c, "configure session s1",
+		"qos profile no_qos_trust", "no qos trust", "qos dscp 4", "qos cos 3",
+		"interface Ethernet1", "service-profile no_qos_trust", "qos dscp 48", "qos trust dscp",
+		"interface Ethernet2", "qos trust cos", "qos cos 2", "qos dscp 46", "no qos dscp", "default qos trust", "commit")
+	run := strings.ReplaceAll(string(sw.RunningConfig()), "\r", "")
+	for _, want := range []string{
+		"qos profile no_qos_trust\n   no qos trust\n   qos cos 3\n   qos dscp 4\n!\n",
+		"interface Ethernet1\n   service-profile no_qos_trust\n   qos trust dscp\n   qos dscp 48\n!\n",
+		"interface Ethernet2\n   qos cos 2\n!\n",
+	} {
+		if !strings.Contains(run, want) {
+			t.Fatalf("running-config lacks\n%s\ngot:\n%s", want, run)
+		}
+	}
+	send(t, c, "configure session s2", "interface Ethernet3")
+	for _, l := range []string{"qos cos 8", "qos dscp 64", "qos trust ip", "qos dscp"} {
+		if out, err := c.Send(l); err == nil && !strings.Contains(out, "%") {
+			t.Errorf("%q accepted: %q", l, out)
+		}
+	}
+}

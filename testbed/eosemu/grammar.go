@@ -33,6 +33,22 @@ func apply(c *Config, m frame, t []string) (*frame, string, bool) {
 			return nil, incomplete, false
 		}
 	}
+	if len(a) >= 2 && a[0] == "qos" && (a[1] == "trust" || a[1] == "cos" || a[1] == "dscp") {
+		var q *PortQoS
+		switch {
+		case m.kind == "if" && c.Interfaces[m.name] != nil:
+			q = &c.Interfaces[m.name].PortQoS
+		case m.kind == "qos-profile" && c.Profiles[m.name] != nil:
+			q = &c.Profiles[m.name].PortQoS
+		}
+		if q != nil {
+			kw := ""
+			if no {
+				kw = t[0]
+			}
+			return portQoS(q, a, kw, off)
+		}
+	}
 	switch m.kind {
 	case "config":
 		return applyGlobal(c, a, no, off)
@@ -130,7 +146,7 @@ func applyGlobal(c *Config, a []string, no bool, off int) (*frame, string, bool)
 				return errTok(off + 2)
 			}
 			if c.Profiles[a[2]] == nil {
-				c.Profiles[a[2]] = &Profile{TxQueues: map[int]*TxQueue{}, NoDrop: map[int]bool{}}
+				c.Profiles[a[2]] = NewProfile()
 			}
 			return &frame{kind: "qos-profile", name: a[2]}, "", true
 		}
@@ -365,22 +381,36 @@ func applyInterface(i *Interface, a []string, no bool, off int) (*frame, string,
 	return errTok(off)
 }
 
-func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) (*frame, string, bool) {
-	switch a[0] {
-	case "qos":
-		// qos trust {dscp|cos}: avd-qos-profile.cfg:11 (cos: avd qos.cfg l.3);
-		// no qos trust: pyeapi-commands.txt:17
-		if len(a) < 2 || a[1] != "trust" {
-			if len(a) < 2 {
-				return nil, incomplete, false
-			}
-			return errTok(off + 1)
-		}
+// portQoS: the port classification lines of an interface or a qos
+// profile (PortQoS; avd-qos-trust.txt):
+//   - qos trust {dscp|cos}: avd-qos-profile.cfg:11, avd-intended-qos.cfg:55
+//     (interface), cos: avd-qos-trust.txt (2);
+//   - no qos trust: the trust "disabled", a state the running-config
+//     prints (avd-qos-trust.txt (1), (2): AVD renders trust "disabled" as
+//     this line in intended configurations); default qos trust: the
+//     line's removal (pyeapi-commands.txt:17, the default form);
+//   - qos cos <0-7>, qos dscp <0-63>: avd-qos-trust.txt (1)-(3),
+//     avd-intended-qos.cfg:12,56 (a CoS is 3 bits, a DSCP 6); their no
+//     and default forms remove the line (pyeapi-commands.txt:16-17).
+//
+// What a port default CoS or DSCP does to traffic is not modelled: the
+// emulator forwards nothing, and no Arista text reached says which
+// packets take it (AVD's schema: "COS value", "DSCP value").
+func portQoS(q *PortQoS, a []string, kw string, off int) (*frame, string, bool) {
+	no := kw != ""
+	if len(a) < 2 {
+		return nil, incomplete, false
+	}
+	switch a[1] {
+	case "trust":
 		if no {
 			if len(a) != 2 {
 				return errTok(off + 2)
 			}
-			p.Trust = ""
+			q.Trust = "disabled"
+			if kw == "default" {
+				q.Trust = ""
+			}
 			return ok()
 		}
 		if len(a) < 3 {
@@ -389,8 +419,35 @@ func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) 
 		if len(a) != 3 || (a[2] != "dscp" && a[2] != "cos") {
 			return errTok(off + 2)
 		}
-		p.Trust = a[2]
+		q.Trust = a[2]
 		return ok()
+	case "cos", "dscp":
+		v, max := &q.CoS, 7
+		if a[1] == "dscp" {
+			v, max = &q.DSCP, 63
+		}
+		if no {
+			if len(a) != 2 {
+				return errTok(off + 2)
+			}
+			*v = -1
+			return ok()
+		}
+		if len(a) < 3 {
+			return nil, incomplete, false
+		}
+		n, err := strconv.Atoi(a[2])
+		if err != nil || n < 0 || n > max || len(a) != 3 {
+			return errTok(off + 2)
+		}
+		*v = n
+		return ok()
+	}
+	return errTok(off + 1)
+}
+
+func applyProfile(p *Profile, queue, name string, a []string, no bool, off int) (*frame, string, bool) {
+	switch a[0] {
 	case "tx-queue", "uc-tx-queue":
 		// tx-queue <0-7>: avd-qos-profile.cfg:15; uc-tx-queue <0-7>:
 		// avd-uc-tx-queue.txt. Only the switch's own family's keyword is a

@@ -28,6 +28,12 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]
 	if err != nil {
 		return nil, err
 	}
+	p.ifTrust = map[string]bool{}
+	for _, name := range strings.Split(live[FactInterfaceTrust], ",") {
+		if name != "" {
+			p.ifTrust[name] = true
+		}
+	}
 	cl := clearsFrom(p, diff)
 	ports := map[string]intent.Port{}
 	for _, port := range sw.Ports {
@@ -52,6 +58,15 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, live intent.State) ([]
 			}
 			for _, r := range p.profiles {
 				add("profile "+r.name, func() []string { return p.ProfileLines(r.name, cl) })
+			}
+			if path == "trust" {
+				// Ports with a trust line of their own follow the
+				// switch's trust only if that line does.
+				for _, port := range sw.Ports {
+					if p.ifTrust[port.Name] {
+						add("interface "+port.Name, func() []string { return p.InterfaceLines(port, cl) })
+					}
+				}
 			}
 		case strings.HasPrefix(path, "pfcwd/"):
 			add("watchdog", func() []string { return p.WatchdogLines() })

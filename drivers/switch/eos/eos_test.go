@@ -199,7 +199,9 @@ func TestRollback(t *testing.T) {
 		c.Interfaces["Ethernet2"].Description = "to h4"
 		c.DSCP[10] = 2
 		c.WDTimeout, c.WDRecovery, c.WDPolling = "1", "1", "0.5"
-		c.Profiles["OTHER"] = &eosemu.Profile{Trust: "cos", TxQueues: map[int]*eosemu.TxQueue{}, NoDrop: map[int]bool{4: true}, PFCOn: true}
+		other := eosemu.NewProfile()
+		other.Trust, other.NoDrop[4], other.PFCOn = "cos", true, true
+		c.Profiles["OTHER"] = other
 	})
 	before := r.emu.RunningConfig()
 	_, _, steps := r.plan(t)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/drivers/switch/clicore"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/spec"
@@ -48,6 +49,8 @@ func parseProfile(n *Node) *profile {
 		switch {
 		case len(f) == 3 && f[0] == "qos" && f[1] == "trust":
 			p.trust = f[2]
+		case c.Line == "no qos trust":
+			p.trust = trustDisabled
 		case len(f) == 2 && (f[0] == QueueSand || f[0] == QueueStrata):
 			if q, err := strconv.Atoi(f[1]); err == nil && q >= 0 && q < 8 {
 				p.txq[q] = c
@@ -312,18 +315,38 @@ func readWatchdog(st intent.State, r *runningConfig) {
 // readPorts reads the intent's ports: MTU, PFC and watchdog (from the
 // service profile), trust, pause.
 func readPorts(st intent.State, r *runningConfig, sw *intent.Switch) {
+	var ifTrust []string
 	for _, port := range sw.Ports {
 		n, ok := r.interfaces[port.Name]
 		if !ok {
 			continue // not on this switch: the plan creates it and the apply fails naming it
 		}
-		readPort(st, r, "port/"+port.Name+"/", n)
+		if readPort(st, r, "port/"+port.Name+"/", n) {
+			ifTrust = append(ifTrust, port.Name)
+		}
+	}
+	if len(ifTrust) > 0 {
+		sort.Strings(ifTrust)
+		st[FactInterfaceTrust] = strings.Join(ifTrust, ",")
 	}
 }
 
-func readPort(st intent.State, r *runningConfig, pre string, n *Node) {
+// readPort reads one interface; it reports whether the interface has a
+// trust line of its own.
+//
+// The port's trust is its interface's `qos trust` (or `no qos trust`:
+// untrusted) or the qos profile's it uses (AVD writes both places:
+// avd-qos-trust.txt (1), (2)). When both say it and differ, no Arista text
+// reached says which one EOS applies: the value names both, which no
+// spec value equals, so the plan writes the interface's line to the
+// port's trust (InterfaceLines). A port default CoS or DSCP (`qos cos N`,
+// `qos dscp N`) is not read: AVD's schema calls them a "COS value" and a
+// "DSCP value" and nothing reached says which packets take them, so
+// fabctl neither reads nor writes them (docs/import.md lists them).
+func readPort(st intent.State, r *runningConfig, pre string, n *Node) bool {
 	st[pre+"mtu"] = strconv.Itoa(DefaultMTU)
 	var sp *profile
+	spName, ifTrust := "", ""
 	recv, send := false, false
 	for _, c := range n.Children {
 		f := strings.Fields(c.Line)
@@ -331,29 +354,41 @@ func readPort(st intent.State, r *runningConfig, pre string, n *Node) {
 		case len(f) == 2 && f[0] == "mtu":
 			st[pre+"mtu"] = f[1]
 		case len(f) == 2 && f[0] == "service-profile":
-			sp = r.profiles[f[1]]
+			sp, spName = r.profiles[f[1]], f[1]
 		case c.Line == "flowcontrol receive on":
 			recv = true
 		case c.Line == "flowcontrol send on":
 			send = true
+		case len(f) == 3 && f[0] == "qos" && f[1] == "trust":
+			ifTrust = f[2]
+		case c.Line == "no qos trust":
+			ifTrust = trustDisabled
 		}
 	}
 	st[pre+"pfc"] = ""
 	st[pre+"pfcwd"] = "false"
-	pt := "none"
+	profTrust := ""
 	if sp != nil {
 		if sp.pfcOn {
 			st[pre+"pfc"] = ints(sp.noDrop)
 			st[pre+"pfcwd"] = strconv.FormatBool(sp.watchdog)
 		}
-		if sp.trust != "" {
-			pt = r.trustOf(sp.trust)
-		}
+		profTrust = sp.trust
+	}
+	pt := "none"
+	switch {
+	case ifTrust != "" && profTrust != "" && ifTrust != profTrust:
+		pt = r.trustOf(ifTrust) + " (interface qos trust; qos profile " + spName + ": " + r.trustOf(profTrust) + "; which one EOS applies is not in the sources)"
+	case ifTrust != "":
+		pt = r.trustOf(ifTrust)
+	case profTrust != "":
+		pt = r.trustOf(profTrust)
 	}
 	if pt != st["trust"] {
 		st[pre+"trust"] = pt
 	}
 	st[pre+"pause"] = strconv.FormatBool(recv && send)
+	return ifTrust != ""
 }
 
 // txQueue reads one tx-queue of a profile into its tc/N attributes
@@ -419,11 +454,23 @@ func (r *runningConfig) trustOf(t string) string {
 }
 
 func stateTrust(t string) string {
-	if t == "cos" {
+	switch t {
+	case "cos":
 		return spec.TrustPCP
+	case trustDisabled:
+		return "none"
 	}
 	return t
 }
+
+// trustDisabled is a profile's or interface's `no qos trust`: AVD's trust
+// "disabled", a configured state (avd-qos-trust.txt (1)).
+const trustDisabled = "disabled"
+
+// FactInterfaceTrust lists the managed ports whose interface has a
+// `qos trust` line of its own (comma-separated, sorted): a step that
+// writes such an interface writes that line too (InterfaceLines).
+const FactInterfaceTrust = drivers.PathFacts + "interface-trust"
 
 // threshold converts an EOS threshold to bytes; units fabctl does not
 // render (segments, milliseconds) stay as written, so they show as drift.

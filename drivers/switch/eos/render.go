@@ -75,6 +75,9 @@ type Plan struct {
 	// cos: the switch or a port trusts PCP, so the global CoS map is
 	// written (CoSLines).
 	cos bool
+	// ifTrust: managed ports whose interface has a `qos trust` line of
+	// its own (FactInterfaceTrust): their sections write it too.
+	ifTrust map[string]bool
 }
 
 // profileName names the profile of a port QoS shape: FABCTL for the
@@ -362,7 +365,13 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 	if r := p.byPort[port.Name]; r != nil {
 		name = r.name
 	}
-	return append(out, "   service-profile "+name)
+	out = append(out, "   service-profile "+name)
+	if p.ifTrust[port.Name] {
+		// The interface's own trust line (avd-qos-trust.txt (2)) is set
+		// to the port's trust: whichever EOS applies, both agree.
+		out = append(out, "   qos trust "+eosTrust(port.Trust))
+	}
+	return out
 }
 
 // WatchdogLines are the global PFC watchdog lines: one line per timer

@@ -162,9 +162,12 @@ func exercise(t *testing.T) []string {
 	r2 := newRig(t)
 	r2.emu.Edit(func(c *eosemu.Config) {
 		c.Interfaces["Ethernet1"].MTU = 9100
+		c.Interfaces["Ethernet1"].Trust = "cos" // a trust line of the interface's own
 		c.DSCP[10] = 2
 		c.WDTimeout, c.WDRecovery, c.WDPolling = "1", "1", "0.5"
-		c.Profiles["OTHER"] = &eosemu.Profile{Trust: "cos", TxQueues: map[int]*eosemu.TxQueue{}, NoDrop: map[int]bool{4: true}, PFCOn: true}
+		other := eosemu.NewProfile()
+		other.Trust, other.NoDrop[4], other.PFCOn = "cos", true, true
+		c.Profiles["OTHER"] = other
 	})
 	_, _, steps = r2.plan(t)
 	res, err := r2.drv.Apply(ctx, r2.target, steps, drivers.ApplyOptions{})
