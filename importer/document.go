@@ -35,6 +35,9 @@ type document struct {
 	src    []byte
 	inv    *spec.Spec
 	fabric *fabricChoice
+	// sm is what import writes into the infiniband block (nil: the
+	// block is kept as the inventory wrote it).
+	sm *smDoc
 	// literal holds the devices declared by a literal block
 	// ("switch.leaf1"): the ones overrides can be written into.
 	literal map[string]bool
@@ -227,6 +230,9 @@ func (doc *document) render(devs []*device) ([]byte, error) {
 	}
 	for _, d := range devs {
 		writeOverrides(doc, lit[d.addr], d)
+	}
+	if doc.sm != nil {
+		doc.sm.write(body, doc.inv)
 	}
 	// The classes go right after the fabric block (the inventory's own
 	// order and comments stay around them).

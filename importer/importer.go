@@ -80,6 +80,9 @@ type Report struct {
 	Overrides []Override `json:"overrides"`
 	LeftOut   []LeftOut  `json:"left_out"`
 	Notes     []string   `json:"notes,omitempty"`
+	// SubnetManager is what import read from the InfiniBand subnet
+	// manager and wrote into the infiniband block (nil: none read).
+	SubnetManager *SubnetManagerImport `json:"subnet_manager,omitempty"`
 }
 
 // Unread is a device that could not be read: the inventory's blocks for
@@ -215,8 +218,23 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 	for _, h := range fab.Hosts {
 		add(intent.KindHost, h.Name)
 	}
+	var smObs *Observed
 	if len(fab.SubnetManagers) > 0 {
-		rep.Notes = append(rep.Notes, "the InfiniBand subnet manager's partitions and QoS are kept as the inventory writes them (import does not read them back into the infiniband block)")
+		sm := fab.SubnetManagers[0]
+		switch o := observed[sm.Addr()]; {
+		case o == nil:
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the subnet manager %s was not selected: the infiniband block's partitions and QoS are kept as the inventory writes them", sm.Addr()))
+		case o.Live == nil:
+			why := "not read"
+			if o.Err != "" {
+				why = o.Err
+			}
+			rep.Unread = append(rep.Unread, Unread{Device: sm.Addr(), Error: why})
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the subnet manager %s was not read: the infiniband block's partitions and QoS are kept as the inventory writes them", sm.Addr()))
+		default:
+			smObs = o
+			doc.sm, rep.SubnetManager = newSMDoc(invSpec, sm, clean(readSM(sm, o)))
+		}
 	}
 	for _, f := range inv {
 		if spec.IsOverrideFile(f.Name) {
@@ -233,12 +251,14 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 	// is written: the last round's diff is what the written spec leaves
 	// out, as plan will show it.
 	var last []*residual
+	var cand *spec.Spec
 	for round := 0; ; round++ {
 		src, err := doc.render(devs)
 		if err != nil {
 			return nil, err
 		}
-		cand, diags := opts.Load([]spec.File{{Name: opts.Name, Data: src}})
+		var diags hcl.Diagnostics
+		cand, diags = opts.Load([]spec.File{{Name: opts.Name, Data: src}})
 		if diags.HasErrors() {
 			return nil, diagError("the written spec", diags)
 		}
@@ -273,6 +293,12 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 			}
 			rep.LeftOut = append(rep.LeftOut, LeftOut{Device: r.dev.addr, Path: c.Path, Live: c.Before, Desired: c.After, Reason: reason})
 		}
+	}
+	if doc.sm != nil {
+		if doc.sm.wroteClass != "" {
+			rep.SubnetManager.Written = append(rep.SubnetManager.Written, fmt.Sprintf("class %q sl", doc.sm.wroteClass))
+		}
+		rep.LeftOut = append(rep.LeftOut, smResidual(cand, doc.sm, smObs)...)
 	}
 	rep.Overrides = doc.overrideList(devs)
 	sort.SliceStable(rep.LeftOut, func(i, j int) bool {

@@ -25,13 +25,12 @@ type Observation struct {
 	Read func(in any) (intent.State, error)
 }
 
-// Observe reads every selected switch and host of a compiled fabric (an
-// inventory) through its driver, in parallel as Make does, without
-// planning anything: fabctl import infers a spec from what it returns.
-// Subnet managers are left out (import keeps the inventory's infiniband
-// block).
+// Observe reads every selected switch, host and subnet manager of a
+// compiled fabric (an inventory) through its driver, in parallel as Make
+// does, without planning anything: fabctl import infers a spec from what
+// it returns.
 func Observe(ctx context.Context, f *intent.Fabric, reg *drivers.Registry, opts Options) []*Observation {
-	units := selectedUnits(f, opts, false)
+	units := selectedUnits(f, opts, true)
 	out := make([]*Observation, len(units))
 	eachUnit(units, opts, func(i int, u Unit) {
 		out[i] = observe(ctx, u, reg, opts)

@@ -55,7 +55,10 @@ and writes the inventory back with what it found: the fabric's classes
 (priority, DSCP set, lossless, ETS share, ECN thresholds), trust, MTU,
 rdma_tos and PFC watchdog, each chosen by majority across the devices, and
 every device's, port's or NIC's deviation as the spec's own overrides
-(dscp_map, pfc, mtu, trust, pfc_watchdog, pause, ...). It then checks the
+(dscp_map, pfc, mtu, trust, pfc_watchdog, pause, ...). On InfiniBand it
+reads the subnet manager's partitions.conf, QoS policy and opensm.conf into
+the infiniband block (partitions with their members named by the
+inventory's NIC GUIDs, sl2vl, VL arbitration, max_vls). It then checks the
 written spec the way plan will diff it; a running setting the spec
 language cannot say (a per-switch ECN profile, a setting of a device
 declared with for_each) is listed, line by line, and left out rather than

@@ -79,6 +79,9 @@ func writeImportReport(w io.Writer, r ImportResult) error {
 			fmt.Fprintf(&b, "  %s: %s = %s\n", where, o.Attribute, oneLine(o.Value))
 		}
 	}
+	if sm := rep.SubnetManager; sm != nil {
+		writeSubnetManagerImport(&b, sm)
+	}
 	if len(rep.LeftOut) > 0 {
 		fmt.Fprintf(&b, "\nLeft out: the spec does not say these; plan of it will show them (%d):\n", len(rep.LeftOut))
 		for _, l := range rep.LeftOut {
@@ -93,6 +96,33 @@ func writeImportReport(w io.Writer, r ImportResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSubnetManagerImport says what import read from the subnet
+// manager: each partition and what became of it, the QoS attributes
+// written, and what the written spec leaves alone.
+func writeSubnetManagerImport(b *strings.Builder, sm *importer.SubnetManagerImport) {
+	qos := "off"
+	if sm.QoS {
+		qos = "on"
+	}
+	fmt.Fprintf(b, "\nSubnet manager %s (opensm QoS %s): %d partitions read\n", sm.Device, qos, len(sm.Partitions))
+	for _, p := range sm.Partitions {
+		what := "left out"
+		switch p.Written {
+		case "partition":
+			what = "written"
+		case "implicit":
+			what = "the default partition fabctl writes without a partition block"
+		}
+		fmt.Fprintf(b, "  partition %q (P_Key %s): %d members, %d named by the inventory: %s\n", p.Name, p.PKey, p.Members, p.Named, what)
+	}
+	if len(sm.Written) > 0 {
+		fmt.Fprintf(b, "  infiniband attributes written: %s\n", strings.Join(sm.Written, ", "))
+	}
+	for _, u := range sm.Untouched {
+		fmt.Fprintf(b, "  not managed by the written spec, kept on the subnet manager: %s = %s: %s\n", u.Path, oneLine(u.Live), u.Reason)
+	}
 }
 
 func orNone(s string) string {
