@@ -54,6 +54,10 @@ type PartitionImport struct {
 	Written string `json:"written"`
 }
 
+// infinibandBlock is the spec's infiniband block type (not the platform
+// of the same name).
+const infinibandBlock = "infiniband"
+
 // partitionLabel is what the opensm driver renders as a partition name
 // (drivers/sm/opensm renderPartitions: opensm's parse_name_token and its
 // 32-byte name buffer).
@@ -439,7 +443,7 @@ func (d *smDoc) reason(path string) string {
 func (d *smDoc) write(body *hclwrite.Body, inv *spec.Spec) {
 	var ib *hclwrite.Block
 	for _, b := range body.Blocks() {
-		if b.Type() == "infiniband" {
+		if b.Type() == infinibandBlock {
 			ib = b
 			break
 		}
