@@ -19,6 +19,10 @@ func RulesMarkdown(rules []Rule) string {
 	b.WriteString("```hcl\nswitch \"border1\" {\n  lint_ignore = { \"QOS-5\" = \"storage and RDMA share this border pair by design\" }\n}\n```\n\n")
 	b.WriteString("A finding on a port or NIC is also silenced by its switch or host, and any finding by the fabric\n")
 	b.WriteString("block. Silenced findings are counted in `--json` output (`suppressed`).\n\n")
+	b.WriteString("The rules check the spec's values. A setting a switch, host or nic block leaves\n")
+	b.WriteString("[`unmanaged`](spec.md#unmanaged) is not the spec's on that device (fabctl neither sets nor checks\n")
+	b.WriteString("it there): the rules still check the spec's value as written, and [QOS-10](#qos-10) warns, per\n")
+	b.WriteString("device, where such a setting carries a lossless, RDMA or CNP class, which is then not proven there.\n\n")
 	b.WriteString("| Rule | Checks |\n|---|---|\n")
 	for _, r := range rules {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s |\n", r.ID, strings.ToLower(r.ID), r.Title)

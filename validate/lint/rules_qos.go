@@ -127,6 +127,7 @@ configure PFC, the watchdog and headroom on the switch by other means and silenc
 			Reference: "openconfig/public release/models/qos (no PFC leaves; openconfig/public#1044, 802.3x enable-flow-control only); ../shared/reference/switches.md section 3",
 			Check:     checkQOS9,
 		},
+		ruleQOS10,
 	}
 }
 
