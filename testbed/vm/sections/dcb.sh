@@ -146,6 +146,63 @@ bnxt_firmware_run() {
 	fab_run rmmod fabdcb || fab_fail "rmmod fabdcb (bnxt max_tc=$maxtc)"
 }
 
+# fabctl import of a NIC an operator configured by hand, as mlnx_qos/dcb users do (docs/import.md):
+# iproute2's dcb sets ETS, PFC and the DSCP APP table (dcb-ets(8), dcb-pfc(8), dcb-app(8)), ip sets
+# the MTU and address; the first DSCP APP entry turns mlx5 to DSCP trust (mlx5e_dcbnl_ieee_setapp,
+# modelled by fabdcb). import writes the spec, whose plan must be empty; then one class's ETS share
+# changed in the written spec plans exactly that on the NIC.
+import_run() {
+	fab_log "===== fabctl import of a DCB NIC configured by hand (mlx5) ====="
+	fab_run modprobe fabdcb count=1 personality=mlx5 || fab_fail "modprobe fabdcb (import)"
+	local nic=fabdcb0 dir=$FABTB_TMP/import rc i map=
+	ip link set "$nic" mtu 4200 up || fab_fail "ip link set $nic mtu 4200 up"
+	ip addr add 198.18.10.1/24 dev "$nic" || fab_fail "ip addr add (import)"
+	dcb_set ets set dev "$nic" prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0 \
+		tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:0 3:60 4:0 5:0 6:0 7:0 ||
+		fab_fail "dcb ets set by hand"
+	dcb_set pfc set dev "$nic" prio-pfc all:off 3:on || fab_fail "dcb pfc set by hand"
+	for i in $(seq 0 63); do
+		case $i in 26) map="$map $i:3" ;; 48) map="$map $i:6" ;; *) map="$map $i:0" ;; esac
+	done
+	# shellcheck disable=SC2086 # one word per code point
+	dcb_set app add dev "$nic" dscp-prio $map || fab_fail "dcb app add by hand"
+	fab_run dcb ets show dev "$nic"
+	fab_run dcb pfc show dev "$nic" prio-pfc
+	mkdir -p "$dir/inventory" "$dir/out"
+	cat >"$dir/inventory/inventory.fab.hcl" <<-INV
+	fabric "vmimport" {
+	  transport = "rocev2"
+	  congestion_control = "pfc-only"
+	}
+	host "vm" {
+	  connect = "local"
+	  nic "$nic" {
+	    accept_not_in_effect = {
+	      "roce_mode" = "fabdcb has no RDMA device: the VM tests prove the NIC's DCB side"
+	      "tos"       = "fabdcb has no RDMA device: the VM tests prove the NIC's DCB side"
+	    }
+	  }
+	}
+	INV
+	cd "$FABTB_TMP" || fab_fail "cd"
+	"$FABCTL" import --no-color --json -o "$dir/out/fabric.fab.hcl" "$dir/inventory" >"$dir/report.json" 2>"$dir/import.err"
+	rc=$?
+	cat "$dir/import.err" "$dir/report.json" "$dir/out/fabric.fab.hcl"
+	fab_check "fabctl import exits 0 (rc=$rc)" test "$rc" -eq 0
+	fab_check "import wrote the lossless class on priority 3 with its 60 % share" \
+		sh -c "grep -A8 'priority *= 3' '$dir/out/fabric.fab.hcl' | grep -q 'bandwidth *= 60'"
+	fab_run "$FABCTL" plan --no-color --detailed-exitcode "$dir/out"
+	rc=$?
+	fab_check "plan of the imported spec has no changes (--detailed-exitcode rc=$rc)" test "$rc" -eq 0
+	sed -i 's/bandwidth *= 60/bandwidth = 50/; s/bandwidth *= 40/bandwidth = 50/' "$dir/out/fabric.fab.hcl"
+	"$FABCTL" plan --no-color "$dir/out" >"$dir/plan2.out" 2>&1
+	cat "$dir/plan2.out"
+	fab_check "the changed ETS shares are planned on the NIC" grep -q "nic/$nic/tc/3/bandwidth" "$dir/plan2.out"
+	fab_check "and nothing else (two shares)" grep -q "Plan: 0 to add, 2 to change, 0 to remove" "$dir/plan2.out"
+	fab_run rmmod fabdcb || fab_fail "rmmod fabdcb (import)"
+	fab_log "===== import of a hand-configured NIC passed ====="
+}
+
 for pers in ${FABTB_FABDCB_PERSONALITIES:-mlx5 ice bnxt}; do
 	personality_run "$pers"
 done
@@ -154,5 +211,8 @@ if [ -z "${FABTB_FABDCB_PERSONALITIES:-}" ] || [[ " $FABTB_FABDCB_PERSONALITIES 
 	bnxt_firmware_run 4 2
 	bnxt_firmware_run 6 2 1
 	bnxt_firmware_run 8 8 0 1
+fi
+if [ -z "${FABTB_FABDCB_PERSONALITIES:-}" ] || [[ " $FABTB_FABDCB_PERSONALITIES " == *" mlx5 "* ]]; then
+	import_run
 fi
 exit 0
