@@ -419,5 +419,24 @@ func planDeviceErrors(p *plan.Plan, out string, listed bool) error {
 const DefaultLinkSettle = 30 * time.Second
 
 func linkSettleFlag(fl *pflag.FlagSet, d *time.Duration) {
-	fl.DurationVar(d, "link-settle", DefaultLinkSettle, "Let a port that heard no LLDP neighbour `duration` to hear one before calling it silent (re-read every second; 0: judge the first read)")
+	*d = DefaultLinkSettle
+	fl.Var((*settleValue)(d), "link-settle", "Let a port that heard no LLDP neighbour `duration` to hear one before calling it silent (re-read every second; 0: judge the first read)")
+}
+
+// settleValue is --link-settle: a duration that is not negative (a usage
+// error at parse time, as every flag error is, rather than a silent 0).
+type settleValue time.Duration
+
+func (v *settleValue) String() string { return time.Duration(*v).String() }
+func (v *settleValue) Type() string   { return "duration" }
+func (v *settleValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("a wait must not be negative (0 judges the first read)")
+	}
+	*v = settleValue(d)
+	return nil
 }

@@ -43,6 +43,8 @@ func TestRootExitCodes(t *testing.T) {
 		{name: "unknown command flag", args: []string{"validate", "--statc"}, code: ExitUsage,
 			stderr: "Error: unknown flag: --statc\n\nDid you mean --static?\nRun 'fabctl validate --help' for usage.\n"},
 		{name: "unknown shorthand", args: []string{"validate", "-x"}, code: ExitUsage, stderr: "unknown shorthand flag: 'x' in -x"},
+		{name: "negative link settle", args: []string{"drift", "--link-settle", "-5s", "testdata/validate/errors.fab.hcl"}, code: ExitUsage,
+			stderr: "invalid argument \"-5s\" for \"--link-settle\" flag: a wait must not be negative"},
 		{name: "extra args", args: []string{"version", "now"}, code: ExitUsage, stderr: "unknown command \"now\" for \"fabctl version\""},
 		{name: "completion without shell", args: []string{"completion"}, code: ExitUsage, stderr: "accepts 1 arg(s), received 0"},
 		{name: "completion bad shell", args: []string{"completion", "tcsh"}, code: ExitUsage, stderr: "invalid argument \"tcsh\""},
