@@ -196,6 +196,43 @@ func TestImportHostileLive(t *testing.T) {
 	}
 }
 
+// TestImportPauseWithPFC: a NIC (and a switch port) left with 802.3x
+// global pause on after PFC was turned on by hand (a fresh mlx5 port runs
+// pause; mlnx_qos --pfc does not turn it off). The spec compiles pause
+// off wherever PFC runs and lint QOS-6 refuses the pair, so import writes
+// no `pause = true` (it would change nothing and fail lint): both are
+// listed as left out with the reason.
+func TestImportPauseWithPFC(t *testing.T) {
+	live := states(t, hostsInventory)
+	h := live["host.h1"]
+	if h["nic/eth1/pfc"] == "" {
+		t.Fatalf("the inventory's NIC runs no PFC: %v", h)
+	}
+	h["nic/eth1/pause"] = "true"
+	sw := live["switch.leaf1"]
+	sw["port/Ethernet0/pause"] = "true"
+	if sw["port/Ethernet0/pfc"] == "" {
+		t.Fatalf("the inventory's switch port runs no PFC: %v", sw)
+	}
+	res, err := importer.Import([]spec.File{{Name: "inv.fab.hcl", Data: []byte(hostsInventory)}}, observed(live),
+		importer.Options{Load: load(t), Name: filepath.Join(t.TempDir(), "pod.fab.hcl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(res.HCL), "pause") {
+		t.Errorf("the written spec says pause where PFC runs:\n%s", res.HCL)
+	}
+	left := map[string]string{}
+	for _, l := range res.Report.LeftOut {
+		left[l.Device+" "+l.Path] = l.Reason
+	}
+	for _, k := range []string{"host.h1 nic/eth1/pause", "switch.leaf1 port/Ethernet0/pause"} {
+		if !strings.Contains(left[k], "QOS-6") {
+			t.Errorf("%s: left out with %q, want the QOS-6 reason (all: %v)", k, left[k], res.Report.LeftOut)
+		}
+	}
+}
+
 // FuzzImportLive: any value a device reports for any path is either
 // written as what its setting takes or listed as left out; the written
 // spec always loads (Import fails only when it does not).

@@ -173,6 +173,9 @@ func absorbSwitch(d *device, r *residual, c *change, dscpDone map[string]bool) (
 		j := strings.LastIndexByte(c.Path, '/')
 		port, attr := c.Path[len("port/"):j], c.Path[j+1:]
 		// Only the spec's ports are diffed (plan never touches another).
+		if attr == "pause" && live == "true" && pfcRuns(d.live, "port/"+port+"/") {
+			return false, pauseWithPFC
+		}
 		if w, ok := portOverride(d, subKey("port", port), attr, live, c); ok {
 			return w, "the port's " + attr + " depends on other settings that differ (" + attrHint(attr) + ")"
 		}
@@ -181,6 +184,20 @@ func absorbSwitch(d *device, r *residual, c *change, dscpDone map[string]bool) (
 		}
 	}
 	return false, scopeReason(c)
+}
+
+// pauseWithPFC is why import writes no `pause = true` where PFC runs too:
+// intent compiles pause off wherever PFC is on (intent.NIC.Pause, the
+// port's likewise) and lint's QOS-6 refuses the pair, so the override
+// would be an error that changes nothing. Left out, the plan turns
+// global pause off, which is what a lossless class needs.
+const pauseWithPFC = "802.3x global pause runs together with PFC here; the spec cannot say both (lint QOS-6: the pair is rejected by the device or one silently wins, and link pause stops every class)"
+
+// pfcRuns says whether the live state has PFC on some priority under
+// prefix ("nic/eth1/", "port/Ethernet0/").
+func pfcRuns(live intent.State, prefix string) bool {
+	v, ok := prioSet(live[prefix+"pfc"])
+	return ok && len(v) > 0
 }
 
 func attrHint(attr string) string {
@@ -255,6 +272,9 @@ func absorbHost(d *device, r *residual, c *change, dscpDone map[string]bool) (bo
 			return setOv(d, sub, "pfc", intsVal(v), c), ""
 		}
 	case "pause":
+		if live == "true" && pfcRuns(d.live, "nic/"+nic+"/") {
+			return false, pauseWithPFC
+		}
 		if live == "true" || live == "false" {
 			return setOv(d, sub, "pause", cty.BoolVal(live == "true"), c), ""
 		}

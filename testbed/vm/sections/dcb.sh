@@ -160,6 +160,10 @@ import_run() {
 	dcb_set ets set dev "$nic" prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0 \
 		tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:strict 7:ets tc-bw 0:40 1:0 2:0 3:60 4:0 5:0 6:0 7:0 ||
 		fab_fail "dcb ets set by hand"
+	# 802.3x pause off where PFC runs (the port comes up with it on, as mlx5's does; Intel's E810 RDMA
+	# flow-control guide: "LFC and PFC cannot co-exist", ethtool -A ... rx off tx off). Left on, import
+	# leaves it out (lint QOS-6) and the plan turns it off: importer TestImportPauseWithPFC.
+	fab_run ethtool -A "$nic" rx off tx off || fab_fail "ethtool -A by hand"
 	dcb_set pfc set dev "$nic" prio-pfc all:off 3:on || fab_fail "dcb pfc set by hand"
 	for i in $(seq 0 63); do
 		case $i in 26) map="$map $i:3" ;; 48) map="$map $i:6" ;; *) map="$map $i:0" ;; esac
