@@ -314,7 +314,7 @@ func sizeText(s string) string {
 
 func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	o := d.ov
-	if len(o.attrs) == 0 && len(o.sub) == 0 && len(o.dscp) == 0 && len(o.nicDSCP) == 0 {
+	if len(o.attrs) == 0 && len(o.sub) == 0 && len(o.dscp) == 0 && len(o.nicDSCP) == 0 && len(o.unmanaged) == 0 {
 		return
 	}
 	if blk == nil {
@@ -327,6 +327,9 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	if len(o.dscp) > 0 {
 		blk.Body().SetAttributeValue("dscp_map", intMapVal(o.dscp))
 	}
+	if len(o.unmanaged[""]) > 0 {
+		blk.Body().SetAttributeValue("unmanaged", strMapVal(doc.unmanagedVal(d, "")))
+	}
 	subs := make([]string, 0, len(o.sub)+len(o.nicDSCP))
 	for k := range o.sub {
 		subs = append(subs, k)
@@ -334,6 +337,11 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 	for n := range o.nicDSCP {
 		if _, ok := o.sub[subKey("nic", n)]; !ok {
 			subs = append(subs, subKey("nic", n))
+		}
+	}
+	for k, m := range o.unmanaged {
+		if _, ok := o.sub[k]; !ok && k != "" && len(m) > 0 && !slices.Contains(subs, k) {
+			subs = append(subs, k)
 		}
 	}
 	sort.Strings(subs)
@@ -345,6 +353,9 @@ func writeOverrides(doc *document, blk *hclwrite.Block, d *device) {
 		}
 		if typ == "nic" && len(o.nicDSCP[label]) > 0 {
 			sb.Body().SetAttributeValue("dscp_map", intMapVal(o.nicDSCP[label]))
+		}
+		if len(o.unmanaged[k]) > 0 {
+			sb.Body().SetAttributeValue("unmanaged", strMapVal(doc.unmanagedVal(d, k)))
 		}
 	}
 }
@@ -399,6 +410,14 @@ func intsVal(v []int) cty.Value {
 }
 
 func intsHCL(v []int) string { return value{v: intsVal(v)}.text() }
+
+func strMapVal(m map[string]string) cty.Value {
+	obj := make(map[string]cty.Value, len(m))
+	for k, v := range m {
+		obj[k] = cty.StringVal(v)
+	}
+	return cty.ObjectVal(obj)
+}
 
 func intMapVal(m map[int]int) cty.Value {
 	obj := make(map[string]cty.Value, len(m))

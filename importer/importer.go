@@ -120,14 +120,19 @@ type Override struct {
 // LeftOut is a live setting the written spec does not reproduce: the
 // spec language cannot say it (a per-switch ECN profile, a setting
 // fabctl does not model on that device), or the device's block cannot
-// carry an override (declared with for_each). Plan of the imported spec
-// shows it as a change.
+// carry an override (declared with for_each). Where the device's block
+// can say so, import writes the setting into its unmanaged map with the
+// reason (Unmanaged): plan of the imported spec leaves it as the device
+// runs it and lists it as unmanaged. Otherwise plan shows it as a
+// change.
 type LeftOut struct {
 	Device  string `json:"device"`
 	Path    string `json:"path"`
 	Live    string `json:"live,omitempty"`    // "" when the device lacks it
-	Desired string `json:"desired,omitempty"` // what the written spec asks
+	Desired string `json:"desired,omitempty"` // what the written spec would ask without unmanaged
 	Reason  string `json:"reason"`
+	// Unmanaged: the written spec has it in the block's unmanaged map.
+	Unmanaged bool `json:"unmanaged,omitempty"`
 }
 
 // maxRounds bounds the write-diff-absorb rounds: each round's overrides
@@ -154,10 +159,14 @@ type overrides struct {
 	sub     map[string]map[string]value // `port "X"` / `nic "X"` -> attribute -> value
 	dscp    map[int]int                 // switch dscp_map
 	nicDSCP map[string]map[int]int      // nic -> dscp_map
+	// unmanaged: block ("" the device's, subKey("nic", X) a NIC's) ->
+	// unmanaged key -> reason.
+	unmanaged map[string]map[string]string
 }
 
 func newOverrides() *overrides {
-	return &overrides{attrs: map[string]value{}, sub: map[string]map[string]value{}, dscp: map[int]int{}, nicDSCP: map[string]map[int]int{}}
+	return &overrides{attrs: map[string]value{}, sub: map[string]map[string]value{}, dscp: map[int]int{}, nicDSCP: map[string]map[int]int{},
+		unmanaged: map[string]map[string]string{}}
 }
 
 func (o *overrides) set(sub, attr string, v value) {
@@ -252,7 +261,8 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 	// out, as plan will show it.
 	var last []*residual
 	var cand *spec.Spec
-	for round := 0; ; round++ {
+	// write renders the spec, loads it and diffs it against the devices.
+	write := func() ([]*residual, error) {
 		src, err := doc.render(devs)
 		if err != nil {
 			return nil, err
@@ -263,7 +273,13 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 			return nil, diagError("the written spec", diags)
 		}
 		res.HCL = src
-		last = residuals(cand, devs)
+		return residuals(cand, devs), nil
+	}
+	for round := 0; ; round++ {
+		var err error
+		if last, err = write(); err != nil {
+			return nil, err
+		}
 		if round == maxRounds {
 			break // written and checked: what differs now stays
 		}
@@ -276,6 +292,22 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 		if !grew {
 			break
 		}
+	}
+	// What the spec cannot say is left as the devices run it: each such
+	// setting goes into its block's unmanaged map with its reason, and
+	// the spec is written and diffed once more.
+	wrote := false
+	for _, r := range last {
+		if unmanage(r, doc) {
+			wrote = true
+		}
+	}
+	if wrote {
+		after, err := write()
+		if err != nil {
+			return nil, err
+		}
+		last = stillDiffers(last, after)
 	}
 	// A running configuration not saved: plan saves it, and nothing in
 	// the spec says otherwise.
@@ -291,7 +323,7 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 			if reason == "" {
 				reason = "an override was written but the setting still differs (it depends on others that differ)"
 			}
-			rep.LeftOut = append(rep.LeftOut, LeftOut{Device: r.dev.addr, Path: c.Path, Live: c.Before, Desired: c.After, Reason: reason})
+			rep.LeftOut = append(rep.LeftOut, LeftOut{Device: r.dev.addr, Path: c.Path, Live: c.Before, Desired: c.After, Reason: reason, Unmanaged: c.unmanaged})
 		}
 	}
 	if doc.sm != nil {

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -194,6 +195,39 @@ func TestImportHostileLive(t *testing.T) {
 			t.Errorf("%s is not listed as left out: %v", k, res.Report.LeftOut)
 		}
 	}
+	// Issue 36: each is left as the device runs it, in the unmanaged map
+	// of the switch's block or the NIC's ("addresses", not
+	// "nic/eth1/addresses"), and the written spec plans clean.
+	s, diags := load(t)([]spec.File{{Name: "pod.fab.hcl", Data: res.HCL}})
+	if diags.HasErrors() {
+		t.Fatalf("%v\n%s", diags, res.HCL)
+	}
+	if _, ok := s.Switch("leaf1").Unmanaged["trust"]; !ok {
+		t.Errorf("switch leaf1 unmanaged %v", s.Switch("leaf1").Unmanaged)
+	}
+	if n := s.Host("h1").NIC("eth1"); n.Unmanaged["addresses"] == "" || n.Unmanaged["pfc"] == "" {
+		t.Errorf("nic eth1 unmanaged %v\n%s", n.Unmanaged, res.HCL)
+	}
+	for _, l := range res.Report.LeftOut {
+		if !l.Unmanaged {
+			t.Errorf("%s %s left out without unmanaged", l.Device, l.Path)
+		}
+	}
+	f := intent.Compile(s)
+	leaves := map[string]func(string) (string, bool){}
+	for _, sw := range f.Switches {
+		leaves[sw.Addr()] = sw.Leaves
+	}
+	for _, h := range f.Hosts {
+		leaves[h.Addr()] = h.Leaves
+	}
+	for _, r := range residual(t, res.HCL, live) {
+		dev, path, _ := strings.Cut(r, " ")
+		path, _, _ = strings.Cut(path, " ")
+		if _, ok := leaves[dev](path); !ok {
+			t.Errorf("the written spec still changes %s", r)
+		}
+	}
 }
 
 // TestImportPauseWithPFC: a NIC (and a switch port) left with 802.3x
@@ -219,7 +253,9 @@ func TestImportPauseWithPFC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(res.HCL), "pause") {
+	// No pause attribute (an unmanaged entry "pause" leaves the device's
+	// as it runs: issue 36).
+	if regexp.MustCompile(`(?m)^\s*pause\s*=\s*(true|false)`).Match(res.HCL) {
 		t.Errorf("the written spec says pause where PFC runs:\n%s", res.HCL)
 	}
 	left := map[string]string{}

@@ -24,6 +24,8 @@ type residual struct {
 type change struct {
 	intent.AttrChange
 	reason string
+	// unmanaged: written into its block's unmanaged map (unmanage).
+	unmanaged bool
 }
 
 // residuals diffs each read device's desired State under the candidate
@@ -62,10 +64,20 @@ func residuals(cand *spec.Spec, devs []*device) []*residual {
 				delete(desired, k)
 			}
 		}
+		var leaves func(string) (string, bool)
+		switch x := in.(type) {
+		case *intent.Switch:
+			leaves = x.Leaves
+		case *intent.Host:
+			leaves = x.Leaves
+		}
 		r := &residual{dev: d, desired: desired}
 		for _, c := range intent.Diff(desired, d.live, d.obs.Fields) {
 			if _, skip := un[c.Path]; skip {
 				continue
+			}
+			if _, left := leaves(c.Path); left {
+				continue // the spec leaves it unmanaged, as plan does
 			}
 			r.changes = append(r.changes, change{AttrChange: c})
 		}

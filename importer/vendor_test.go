@@ -12,6 +12,8 @@ import (
 
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
@@ -109,13 +111,14 @@ func bootConfigurationMD(t *testing.T) *sonicemu.Switch {
 }
 
 // vendorRoundTrip imports the targets of the inventory in dir, then
-// plans the written spec: on every target exactly the settings import
-// listed as left out change, and those are only what leftOut allows
-// (exact paths, or prefixes ending in "/"): each a setting of the vendor
-// configuration fabctl cannot write, listed by import and shown by plan.
-// Then, when the written spec has a class with ECN or an ETS share, one
-// class changed in it plans exactly that change on every target (beside
-// the left-out settings).
+// plans the written spec: no target has a change. What import left out
+// are only what leftOut allows (exact paths, or prefixes ending in "/"):
+// each a setting of the vendor configuration the spec language cannot
+// say, listed by import, written into its block's unmanaged map (so the
+// spec leaves it as the device runs it), and named by the plan's
+// unmanaged list. Then, when the written spec has a class with ECN or an
+// ETS share, one class changed in it plans exactly that change on every
+// target.
 func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string) *importer.Result {
 	t.Helper()
 	allowed := func(path string) bool {
@@ -127,34 +130,51 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string
 		return false
 	}
 	res := importDir(t, dir, names)
-	listed := map[string]bool{}
 	for _, l := range res.Report.LeftOut {
 		t.Logf("left out: %s %s (device %q, spec %q): %s", l.Device, l.Path, l.Live, l.Desired, l.Reason)
-		listed[l.Device+" "+l.Path] = true
 		if !allowed(l.Path) {
 			t.Errorf("import left out %s on %s (device %q, spec %q): %s", l.Path, l.Device, l.Live, l.Desired, l.Reason)
+		}
+		if !l.Unmanaged {
+			t.Errorf("import left out %s on %s without writing it as unmanaged", l.Path, l.Device)
 		}
 	}
 	if res.Report.Read != len(names) {
 		t.Errorf("read %d devices, want %d", res.Report.Read, len(names))
 	}
 	replaceSpec(t, dir, res.HCL)
+	// Every left-out setting is in the written spec's unmanaged maps.
+	fab := intent.Compile(testutil.Load(t, dir, spec.LoadOptions{}))
+	leaves := map[string]func(string) (string, bool){}
+	for _, sw := range fab.Switches {
+		leaves[sw.Addr()] = sw.Leaves
+	}
+	for _, h := range fab.Hosts {
+		leaves[h.Addr()] = h.Leaves
+	}
+	for _, l := range res.Report.LeftOut {
+		if _, ok := leaves[l.Device](l.Path); !ok {
+			t.Errorf("the written spec does not leave %s unmanaged on %s\n%s", l.Path, l.Device, res.HCL)
+		}
+	}
 	p := planDir(t, dir, names)
-	changes := 0
 	for _, n := range names {
 		dp := p.Device(n)
 		if dp == nil || dp.Error != "" {
 			t.Fatalf("plan of the imported spec on %s: %+v\n%s", n, dp, res.HCL)
 		}
 		for _, c := range dp.Changes {
-			changes++
-			if !listed[dp.Address+" "+c.Path] {
-				t.Errorf("%s: plan of the imported spec changes %s (%q -> %q), which import did not list as left out\n%s", n, c.Path, c.Before, c.After, res.HCL)
+			t.Errorf("%s: plan of the imported spec changes %s (%q -> %q)\n%s", n, c.Path, c.Before, c.After, res.HCL)
+		}
+		named := map[string]bool{}
+		for _, u := range dp.UnmanagedDiffering() {
+			named[u.Path] = true
+		}
+		for _, l := range res.Report.LeftOut {
+			if l.Device == dp.Address && !named[l.Path] {
+				t.Errorf("%s: the plan's unmanaged list does not name %s: %+v", n, l.Path, dp.Unmanaged)
 			}
 		}
-	}
-	if changes != len(res.Report.LeftOut) {
-		t.Errorf("plan of the imported spec has %d changes, import left out %d", changes, len(res.Report.LeftOut))
 	}
 	if !hasTunableClass(res.HCL) {
 		t.Logf("no class with ECN or an ETS share was imported: no class to change")
@@ -164,13 +184,7 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string
 	replaceSpec(t, dir, changed)
 	p = planDir(t, dir, names)
 	for _, n := range names {
-		var cs []intent.AttrChange
-		for _, c := range changesOf(p, n) {
-			if !listed[p.Device(n).Address+" "+c.Path] {
-				cs = append(cs, c)
-			}
-		}
-		if len(cs) != 1 || cs[0].Path != path || cs[0].After != want {
+		if cs := changesOf(p, n); len(cs) != 1 || cs[0].Path != path || cs[0].After != want {
 			t.Errorf("%s: changes %+v, want exactly %s -> %s", n, cs, path, want)
 		}
 	}

@@ -37,6 +37,42 @@ type Device struct {
 	Credentials string // credentials block name ("" = none)
 }
 
+// HasUnmanaged reports whether the spec leaves settings of the switch
+// unmanaged; Leaves whether it leaves this one (a state path), and why.
+func (sw *Switch) HasUnmanaged() bool { return len(sw.Unmanaged) > 0 }
+
+// Leaves: see HasUnmanaged.
+func (sw *Switch) Leaves(path string) (string, bool) { return sw.Unmanaged.Match(path) }
+
+// HasUnmanaged reports whether the spec leaves settings of the host or
+// its NICs unmanaged; Leaves whether it leaves this one (a state path:
+// the NIC's keys first, then the host's), and why.
+func (h *Host) HasUnmanaged() bool {
+	if len(h.Unmanaged) > 0 {
+		return true
+	}
+	for i := range h.NICs {
+		if len(h.NICs[i].Unmanaged) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Leaves: see HasUnmanaged.
+func (h *Host) Leaves(path string) (string, bool) {
+	return spec.MatchNICFirst(path, h.nicUnmanaged, h.Unmanaged)
+}
+
+func (h *Host) nicUnmanaged(name string) spec.Acceptances {
+	for i := range h.NICs {
+		if h.NICs[i].Name == name {
+			return h.NICs[i].Unmanaged
+		}
+	}
+	return nil
+}
+
 // Address returns the device's plan address, e.g. "switch.leaf1".
 func (d Device) Addr() string { return d.Kind + "." + d.Name }
 

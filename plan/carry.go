@@ -193,7 +193,7 @@ func acceptorFor(s *spec.Spec, dp *DevicePlan) func(path string) (string, bool) 
 			}
 			return nil
 		}
-		return func(path string) (string, bool) { return nicFirst(path, nic, h.Accept) }
+		return func(path string) (string, bool) { return spec.MatchNICFirst(path, nic, h.Accept) }
 	}
 	return none
 }

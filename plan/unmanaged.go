@@ -3,10 +3,8 @@ package plan
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/spec"
 )
 
 // Unmanaged is a setting the spec leaves as the device runs it (spec
@@ -28,46 +26,19 @@ type Unmanaged struct {
 }
 
 // unmanagedOf returns the spec's unmanaged settings of a device's intent
-// as a matcher (a NIC's own keys first, then the host's), nil when the
-// device has none.
+// as a matcher (intent's Leaves), nil when the device has none.
 func unmanagedOf(in any) func(path string) (string, bool) {
 	switch x := in.(type) {
 	case *intent.Switch:
-		if x != nil && len(x.Unmanaged) > 0 {
-			return x.Unmanaged.Match
+		if x != nil && x.HasUnmanaged() {
+			return x.Leaves
 		}
 	case *intent.Host:
-		if x == nil {
-			return nil
-		}
-		nics := map[string]spec.Acceptances{}
-		for _, n := range x.NICs {
-			if len(n.Unmanaged) > 0 {
-				nics[n.Name] = n.Unmanaged
-			}
-		}
-		if len(nics) == 0 && len(x.Unmanaged) == 0 {
-			return nil
-		}
-		return func(path string) (string, bool) {
-			return nicFirst(path, func(name string) spec.Acceptances { return nics[name] }, x.Unmanaged)
+		if x != nil && x.HasUnmanaged() {
+			return x.Leaves
 		}
 	}
 	return nil
-}
-
-// nicFirst matches a host's setting path against its NIC's keys (relative
-// to the NIC) first, then the host's (over the full path): the order of
-// both accept_not_in_effect and unmanaged.
-func nicFirst(path string, nic func(name string) spec.Acceptances, host spec.Acceptances) (string, bool) {
-	if rest, ok := strings.CutPrefix(path, "nic/"); ok {
-		if name, rel, ok := strings.Cut(rest, "/"); ok {
-			if why, ok := nic(name).Match(rel); ok {
-				return why, true
-			}
-		}
-	}
-	return host.Match(path)
 }
 
 // leaveUnmanaged takes the settings held (unmanaged) out of a device

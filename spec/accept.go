@@ -41,6 +41,21 @@ func (a Acceptances) Match(path string) (string, bool) {
 	return a[best], true
 }
 
+// MatchNICFirst matches a host's setting path ("nic/eth1/pfc") against
+// its NIC's keys (relative to the NIC: "pfc") first, then the host's
+// (over the full path): how accept_not_in_effect and unmanaged are both
+// tried.
+func MatchNICFirst(path string, nic func(name string) Acceptances, host Acceptances) (string, bool) {
+	if rest, ok := strings.CutPrefix(path, "nic/"); ok {
+		if name, rel, ok := strings.Cut(rest, "/"); ok {
+			if why, ok := nic(name).Match(rel); ok {
+				return why, true
+			}
+		}
+	}
+	return host.Match(path)
+}
+
 // Keys returns the keys in order.
 func (a Acceptances) Keys() []string {
 	out := make([]string, 0, len(a))

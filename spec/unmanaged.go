@@ -48,6 +48,12 @@ func inRange(seg string, lo, hi int) bool {
 	return err == nil && n >= lo && n <= hi && strconv.Itoa(n) == seg
 }
 
+// UnmanagedKeyProblem says what is wrong with key as an unmanaged key of
+// a block of kind "switch", "host" or "nic" ("" when nothing; ports and
+// NICs it names are checked when the spec loads): for writers of specs
+// (fabctl import).
+func UnmanagedKeyProblem(kind, key string) string { return settingKeyProblem(kind, key) }
+
 // settingKeyProblem says what is wrong with an unmanaged key of a block
 // of kind "switch", "host" or "nic" ("" when nothing): it must be a
 // setting path (validAcceptKey) that names settings such a block has.

@@ -62,7 +62,8 @@ inventory's NIC GUIDs, sl2vl, VL arbitration, max_vls). It then checks the
 written spec the way plan will diff it; a running setting the spec
 language cannot say (a per-switch ECN profile, a setting of a device
 declared with for_each) is listed, line by line, and left out rather than
-invented. Credentials stay the inventory's references: no secret is read
+invented: written into its block's unmanaged map with the reason, so the
+plan of the written spec leaves it as the device runs it. Credentials stay the inventory's references: no secret is read
 into the spec.
 
 -o FILE writes the spec there (a new file: an existing one is not

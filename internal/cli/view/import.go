@@ -83,9 +83,20 @@ func writeImportReport(w io.Writer, r ImportResult) error {
 		writeSubnetManagerImport(&b, sm)
 	}
 	if len(rep.LeftOut) > 0 {
-		fmt.Fprintf(&b, "\nLeft out: the spec does not say these; plan of it will show them (%d):\n", len(rep.LeftOut))
+		un := 0
 		for _, l := range rep.LeftOut {
-			fmt.Fprintf(&b, "  %s %s: device %s, spec %s: %s\n", l.Device, l.Path, orNone(l.Live), orNone(l.Desired), l.Reason)
+			if l.Unmanaged {
+				un++
+			}
+		}
+		fmt.Fprintf(&b, "\nLeft out: the spec does not say these (%d); %d written as unmanaged, left as the devices run them, %d plan will show as changes:\n",
+			len(rep.LeftOut), un, len(rep.LeftOut)-un)
+		for _, l := range rep.LeftOut {
+			mark := ""
+			if l.Unmanaged {
+				mark = " [unmanaged]"
+			}
+			fmt.Fprintf(&b, "  %s %s: device %s, spec %s: %s%s\n", l.Device, l.Path, orNone(l.Live), orNone(l.Desired), l.Reason, mark)
 		}
 	}
 	for _, n := range rep.Notes {
