@@ -183,23 +183,31 @@ func vendorTarget(t *testing.T, pki *gnmitarget.PKI, platform string, top map[st
 // fabricPKI wrote in dir) and a host per linked port.
 func gnmiInventory(t *testing.T, dir, platform, addr string, ports []string) {
 	t.Helper()
+	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), inventoryHCL("gnmi", `
+  username = "admin"
+  password = env("FABCTL_VENDOR_PW")
+  ca_file  = ".fabctl/testbed/gnmi-ca.pem"
+`, platform, addr, ports, nil))
+}
+
+// inventoryHCL is an inventory naming one switch, leaf1 (the platform,
+// its address, the credentials block cred with the attributes attrs),
+// and a host per linked port, with linkExtra's lines in that port's
+// link block.
+func inventoryHCL(cred, attrs, platform, addr string, ports []string, linkExtra map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `fabric "vendor" {
   transport = "rocev2"
 }
 
-credentials "gnmi" {
-  username = "admin"
-  password = env("FABCTL_VENDOR_PW")
-  ca_file  = ".fabctl/testbed/gnmi-ca.pem"
-}
+credentials %q {%s}
 
 switch "leaf1" {
   platform    = %q
   address     = %q
-  credentials = "gnmi"
+  credentials = %q
 }
-`, platform, addr)
+`, cred, attrs, platform, addr, cred)
 	for i, p := range ports {
 		fmt.Fprintf(&b, `
 host "h%d" {
@@ -210,8 +218,8 @@ host "h%d" {
 link {
   endpoints = ["leaf1:%s", "h%d:eth1"]
   speed     = "100G"
-}
-`, i+1, p, i+1)
+%s}
+`, i+1, p, i+1, linkExtra[p])
 	}
-	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), b.String())
+	return b.String()
 }

@@ -3,7 +3,6 @@ package importer_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -202,38 +201,12 @@ func hasTunableClass(src []byte) bool {
 // linkExtra's lines in that port's link block.
 func vendorInventory(t *testing.T, dir, platform string, sw emulator, ports []string, linkExtra map[string]string) {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, `fabric "vendor" {
-  transport = "rocev2"
-}
-
-credentials "ssh" {
+	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
+	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), inventoryHCL("ssh", `
   username    = "admin"
   password    = env("FABCTL_VENDOR_PW")
   known_hosts = "known_hosts"
-}
-
-switch "leaf1" {
-  platform    = %q
-  address     = %q
-  credentials = "ssh"
-}
-`, platform, sw.Addr())
-	for i, p := range ports {
-		fmt.Fprintf(&b, `
-host "h%d" {
-  connect = "none"
-  nic "eth1" {}
-}
-
-link {
-  endpoints = ["leaf1:%s", "h%d:eth1"]
-  speed     = "100G"
-%s}
-`, i+1, p, i+1, linkExtra[p])
-	}
-	writeTest(t, filepath.Join(dir, "known_hosts"), sw.KnownHostsLine()+"\n")
-	writeTest(t, filepath.Join(dir, "inventory.fab.hcl"), b.String())
+`, platform, sw.Addr(), ports, linkExtra))
 }
 
 // eosUnmodelled are the lines of avd-intended-qos.cfg the EOS emulator
