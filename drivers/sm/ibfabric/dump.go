@@ -9,18 +9,21 @@ import (
 )
 
 // The dump is how `fabctl ibmad read` (drivers/sm/ibfabric/ibmad), run on
-// the subnet manager host, hands a fabric to the fabctl that asked: JSON
-// of the nodes, their ports, what was read of each and what could not
-// be. It is device output from another machine, so ParseDump checks every
+// the subnet manager host, hands a fabric to the fabctl that asked: the
+// nodes, their ports, what was read of each and what could not be (text
+// since format 3, dumptext.go; JSON before). It is device output from another machine, so ParseDump checks every
 // field before the fabric is judged: node and port numbers in range,
 // GUIDs unique, cables ending at listed nodes, table entries in range.
 
-// DumpFormat is the dump's version. ParseDump reads it and format 1,
-// whose ports list their SL2VL tables by input port ("sl2vl"); format 2
-// lists each distinct table once with the input ports that hold it
+// DumpFormat is the dump's version, the one MarshalDump writes: text
+// (dumptext.go). ParseDump reads it and the JSON of formats 1 and 2
+// (what an older fabctl on the SM host writes): format 1's ports list
+// their SL2VL tables by input port ("sl2vl"); format 2 lists each
+// distinct table once with the input ports that hold it
 // ("sl2vl_tables"): a switch port's inputs normally share one table, and
 // per input they were most of the dump's bytes and of its parsing.
-const DumpFormat = 2
+// Format 3 keeps format 2's grouping.
+const DumpFormat = 3
 
 type dumpDoc struct {
 	Format int        `json:"format"`
@@ -62,39 +65,9 @@ type dumpPeer struct {
 	Port int    `json:"port"`
 }
 
-// MarshalDump writes the fabric as a dump.
+// MarshalDump writes the fabric as a dump, in format 3 (dumptext.go).
 func (f *Fabric) MarshalDump() ([]byte, error) {
-	doc := dumpDoc{Format: DumpFormat, MADs: f.MADs, Nodes: []dumpNode{}}
-	if f.From != 0 {
-		doc.From = GUID(f.From)
-	}
-	for _, n := range f.sortedNodes() {
-		dn := dumpNode{GUID: GUID(n.GUID), Type: int(n.Type), Desc: n.Desc, Ports: n.NumPorts, LID: n.LID,
-			PKeyCap: n.PKeyCap, EnforceCap: n.EnforceCap, Port: []dumpPort{}}
-		for _, pn := range sortedKeys(n.Ports) {
-			p := n.Ports[pn]
-			dp := dumpPort{Num: pn, LID: p.LID, Info: p.Info, PKeys: p.PKeys, VLArb: p.VLArb, Err: p.Err}
-			if p.SL2VL != nil {
-				dp.SL2VLTables = map[string][]int{}
-				for _, in := range sortedKeys(p.SL2VL) {
-					var b [16]byte
-					for sl, vl := range p.SL2VL[in] {
-						b[sl] = "0123456789abcdef"[vl&0xf]
-					}
-					dp.SL2VLTables[string(b[:])] = append(dp.SL2VLTables[string(b[:])], in)
-				}
-			}
-			if p.GUID != 0 {
-				dp.GUID = GUID(p.GUID)
-			}
-			if p.Peer != nil {
-				dp.Peer = &dumpPeer{GUID: GUID(p.Peer.Node), Port: p.Peer.Port}
-			}
-			dn.Port = append(dn.Port, dp)
-		}
-		doc.Nodes = append(doc.Nodes, dn)
-	}
-	return json.Marshal(doc)
+	return f.marshalDumpText(), nil
 }
 
 // Limits of a dump ParseDump accepts: far above any fabric one subnet
@@ -114,13 +87,20 @@ func ParseDump(b []byte) (*Fabric, error) {
 		return nil, fail("%d bytes of output (at most %d)", len(b), maxDumpBytes)
 	}
 	var doc dumpDoc
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fail("not a fabric dump: %v", err)
-	}
-	if doc.Format != 1 && doc.Format != DumpFormat {
-		return nil, fail("dump format %d; this fabctl reads 1 and %d (the SM host runs another fabctl version)", doc.Format, DumpFormat)
+	if isDumpText(b) {
+		var err error
+		if doc, err = decodeDumpText(b); err != nil {
+			return nil, fail("not a fabric dump: %v", err)
+		}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, fail("not a fabric dump: %v", err)
+		}
+		if doc.Format != 1 && doc.Format != 2 {
+			return nil, fail("dump format %d; this fabctl reads 1, 2 and %d (the SM host runs another fabctl version)", doc.Format, DumpFormat)
+		}
 	}
 	if len(doc.Nodes) == 0 {
 		return nil, fail("no nodes")
@@ -194,12 +174,12 @@ func ParseDump(b []byte) (*Fabric, error) {
 }
 
 func dumpedPort(n *Node, dp dumpPort, format int) (*Port, error) {
-	min := 1
+	first := 1
 	if n.Type == Switch {
-		min = 0
+		first = 0
 	}
-	if dp.Num < min || dp.Num > n.NumPorts {
-		return nil, fmt.Errorf("outside the node's %d..%d", min, n.NumPorts)
+	if dp.Num < first || dp.Num > n.NumPorts {
+		return nil, fmt.Errorf("outside the node's %d..%d", first, n.NumPorts)
 	}
 	p := &Port{Num: dp.Num, LID: dp.LID, Info: dp.Info, PKeys: dp.PKeys, VLArb: dp.VLArb, Err: printable(dp.Err, maxErrText)}
 	if err := checkLID(dp.LID); err != nil {
@@ -264,7 +244,11 @@ func dumpedPort(n *Node, dp dumpPort, format int) (*Port, error) {
 		}
 	}
 	if dp.SL2VLTables != nil {
-		p.SL2VL = map[int][16]int{}
+		n := 0
+		for _, ins := range dp.SL2VLTables {
+			n += len(ins)
+		}
+		p.SL2VL = make(map[int][16]int, min(n, 255)) // a port has at most 255 inputs
 		for h, ins := range dp.SL2VLTables {
 			for _, in := range ins {
 				if err := add(in, h); err != nil {

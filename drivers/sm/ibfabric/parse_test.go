@@ -179,6 +179,7 @@ func FuzzParseDump(f *testing.F) {
 	f.Add([]byte(`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123456789abcdef":[0,0]}}]}]}`))
 	f.Add([]byte(`{"format":1,"nodes":[]}`))
 	f.Add([]byte(`{"format":2}`))
+	f.Add([]byte("fabctl-ibmad-dump 3 0x10 12\nnode 0x1 2 3 1 0 64 \"sw \\\"a\\\"\"\nport 0 - 1 - 0\ninfo 1 \"Active\" \"LinkUp\" 4x SDR 256 2048 4 4 0 0 0 8 8 1\nport 1 - 1 0x10 1\ninfo 0 \"Active\" \"LinkUp\" 4x EDR 2048 2048 4 4 1 1 3 8 8 0\npkeys ffff 8010\nsl2vl 0123012301230123:1,3 00000000000000ff:2\nvlarb 8 8 0:64,1:64 -\nnode 0x10 1 1 0 32 0 \"ca\"\nport 1 0x11 2 0x1 1\npkeys\nsl2vl\nerror \"SLtoVLMappingTable: timeout\"\n"))
 	f.Add([]byte(`{"format":1,"nodes":[{"guid":"0x1","type":2,"ports":1,"port":[{"num":1,"peer":{"guid":"0x9","port":1}}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fab, err := ParseDump(b)
@@ -204,7 +205,8 @@ func FuzzParseDump(f *testing.F) {
 
 // TestDumpSL2VLFormats: format 1's tables by input port and format 2's
 // grouped tables read as the same ports' tables; MarshalDump writes
-// format 2, each distinct table once.
+// format 3, each distinct table once, and it reads back the same; bad
+// dumps of each format are refused.
 func TestDumpSL2VLFormats(t *testing.T) {
 	v1 := `{"format":1,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":3,"port":[{"num":1,"sl2vl":{"0":"0123012301230123","1":"0123012301230123","2":"00000000000000ff","3":"0123012301230123"}}]}]}`
 	v2 := `{"format":2,"nodes":[{"guid":"0x1","type":2,"desc":"sw","ports":3,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[0,1,3],"00000000000000ff":[2]}}]}]}`
@@ -227,8 +229,15 @@ func TestDumpSL2VLFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), `"format":2`) || !strings.Contains(string(out), `"sl2vl_tables":{"00000000000000ff":[2],"0123012301230123":[0,1,3]}`) {
+	if !strings.HasPrefix(string(out), "fabctl-ibmad-dump 3 ") || !strings.Contains(string(out), "\nsl2vl 00000000000000ff:2 0123012301230123:0,1,3\n") {
 		t.Errorf("MarshalDump wrote %s", out)
+	}
+	c, err := ParseDump(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := c.Nodes[1].Ports[1].SL2VL; fmt.Sprint(tc) != fmt.Sprint(ta) {
+		t.Errorf("format 3 read %v, format 1 %v", tc, ta)
 	}
 	for _, bad := range []string{
 		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[0],"0000000000000000":[0]}}]}]}`,
@@ -237,6 +246,21 @@ func TestDumpSL2VLFormats(t *testing.T) {
 		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"012301230123012g":[0]}}]}]}`,
 		`{"format":2,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1,"sl2vl_tables":{"0123012301230123":[2]}}]}]}`,
 		`{"format":3,"nodes":[{"guid":"0x1","type":1,"ports":1,"port":[{"num":1}]}]}`,
+		"fabctl-ibmad-dump 2 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\nsl2vl 0123012301230123:0 0123012301230123:1\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\nsl2vl 0123012301230123\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\nsl2vl 0123012301230123:2\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\npkeys ffff\npkeys 8001\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0 7\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\nerror \"x\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\n\nport 1 - 0 - 0\n",
+		"fabctl-ibmad-dump 3 - 0\nport 1 - 0 - 0\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\nvlarb 8 8 0:1,x -\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\ncolour red\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\ninfo 1 \"Active\" \"LinkUp\" 3x EDR 2048 2048 4 4 0 0 0 8 8 1\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 \"ca\"\nport 1 - 0 - 0\ninfo 1 \"Active\" \"LinkUp\" 4x EDR 2048 2048 4 4 2 0 0 8 8 1\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1 1 1 0 0 0 ca\n",
+		"fabctl-ibmad-dump 3 - 0\nnode 0x1  1 1 0 0 0 \"ca\"\n",
 	} {
 		if _, err := ParseDump([]byte(bad)); err == nil {
 			t.Errorf("ParseDump accepted %s", bad)

@@ -22,7 +22,7 @@ import (
 //	fabctl ibmad restore [--sm-key K] [--dry] < items.json      port tables back to the SA's records
 //
 // Requests come as JSON on standard input, answers go to standard output
-// as JSON; an error that stops the whole command goes to standard error
+// as JSON (read's: ibfabric's dump, text since its format 3); an error that stops the whole command goes to standard error
 // with exit status 1 (2: usage).
 
 // Helper is the environment variable that makes a program that is not
@@ -81,7 +81,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			fmt.Fprintf(stderr, "fabctl ibmad read: %v\n", err)
 			return 1
 		}
-		_, err = stdout.Write(append(b, '\n'))
+		_, err = stdout.Write(b) // lines, the last one ended (ibfabric dump format 3)
 		if err != nil {
 			return 1
 		}
