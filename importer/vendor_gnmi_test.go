@@ -32,9 +32,9 @@ import (
 // hardware to map the named queue to a hardware queue",
 // openconfig-qos-elements.yang), so none is invented, and the
 // classifier is bound to the subinterface Ethernet42.0, not to a port
-// fabctl manages. The plan of the written spec shows exactly what import
-// lists as left out (the DSCP map, classes, trust and MTU the written
-// spec would put on a switch that has none of them).
+// fabctl manages. What the written spec would put on a switch that has
+// none of it (the DSCP map, rocev2's default classes, trust and MTU) is
+// left out, written as unmanaged, and the plan is empty.
 func TestRoundTripVendorOpenConfig(t *testing.T) {
 	doc := vendorJSON(t, filepath.Join("..", "testdata", "vendor", "openconfig", "qos-overview.json"))
 	dir := t.TempDir()
@@ -91,7 +91,7 @@ func TestRoundTripVendorOpenConfig(t *testing.T) {
 	// The switch classifies on none of fabctl's objects and has no
 	// queue a traffic class can be read from: what the written spec's
 	// classes (rocev2's defaults, nothing read) and trust would put on it
-	// is listed as left out, and the plan shows exactly that.
+	// is left out (unmanaged), and nothing else.
 	res := vendorRoundTrip(t, dir, []string{"leaf1"}, "dscp/", "tc/", "trust", "port/Ethernet42/mtu")
 	if strings.Contains(string(res.HCL), "class \"") {
 		t.Errorf("import wrote a class from queues without a queue-id:\n%s", res.HCL)
@@ -109,8 +109,9 @@ func TestRoundTripVendorOpenConfig(t *testing.T) {
 // slopes, schedulers) was found (docs/vendor-sources.md lists the
 // searches). The policy is bound to no subinterface, so it classifies
 // nothing and import reads no class or trust from it (fabctl reads the
-// classifier a port's subinterface uses, srlinux readClassifiers); the
-// plan of the written spec shows exactly what import lists as left out.
+// classifier a port's subinterface uses, srlinux readClassifiers); what
+// the written spec would put on the switch is left out (unmanaged) and
+// the plan is empty.
 func TestRoundTripVendorSRLinux(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "vendor", "srlinux", "qos-guide-dscp-policy.txt"))
 	if err != nil {
