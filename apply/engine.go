@@ -883,6 +883,11 @@ func (r *run) transact(drv drivers.Driver, d Device, dr *DeviceResult, batch int
 	} else if rem := dp.WithoutUnexpressible(drivers.WithoutSaved(intent.Diff(dp.Desired, live, drv.Fields()))); len(rem) > 0 {
 		dr.Remaining = rem
 		cause = "verification: " + describeRemaining(rem)
+	} else if moved := dp.UnmanagedMoved(live); len(moved) > 0 {
+		// The spec leaves these as the device ran them: an apply that
+		// changed one is undone, never kept.
+		dr.Remaining = moved
+		cause = "verification: the apply changed settings the spec leaves unmanaged: " + describeRemaining(moved)
 	}
 	if cause == "" && res.Pending {
 		r.progress(ProgressEvent{Device: dp.Address, Phase: PhaseConfirm}, 0, false)

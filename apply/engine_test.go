@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fabctl/fabctl/drivers"
+	"github.com/fabctl/fabctl/drivers/memory"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/plan"
 )
@@ -309,6 +310,43 @@ type lossy struct{ drivers.Driver }
 
 func (l lossy) Apply(ctx context.Context, t drivers.Target, ch []drivers.Change, o drivers.ApplyOptions) (drivers.Result, error) {
 	return l.Driver.Apply(ctx, t, ch[1:], o)
+}
+
+// clobbers applies its steps and also resets a setting the plan lists as
+// unmanaged (a step rewriting a whole object).
+type clobbers struct {
+	drivers.Driver
+	store *memory.Store
+}
+
+func (c clobbers) Apply(ctx context.Context, t drivers.Target, ch []drivers.Change, o drivers.ApplyOptions) (drivers.Result, error) {
+	res, err := c.Driver.Apply(ctx, t, ch, o)
+	st := c.store.Get(t.Device.Name)
+	delete(st, "tc/7/lossless")
+	c.store.Set(t.Device.Name, st)
+	return res, err
+}
+
+// Issue 36: an apply that changes a setting the spec leaves unmanaged
+// fails its verification, names the setting and is rolled back.
+func TestVerificationUnmanagedMoved(t *testing.T) {
+	live := intent.State{"port/Ethernet0/mtu": "1500", "tc/7/lossless": "false"}
+	want := intent.State{"port/Ethernet0/mtu": "9100"}
+	var fx *fixture
+	fx = newFixture(t, []testDev{sw("s1", live, want)}, func(d drivers.Driver) drivers.Driver { return clobbers{d, fx.store} })
+	fx.devs[0].Plan.Unmanaged = []plan.Unmanaged{{Path: "tc/7/lossless", Live: "false", Differs: true, Reason: "a vendor queue"}}
+	fx.devs[0].Plan.Changes = []intent.AttrChange{{Path: "port/Ethernet0/mtu", Action: intent.Update, Before: "1500", After: "9100"}}
+	res, err, _ := fx.run(t, Options{})
+	d := res.dev("switch.s1")
+	if err == nil || d.Status != StatusFailed || !d.Restored {
+		t.Fatalf("%v %+v", err, d)
+	}
+	if !strings.Contains(d.Error, `the apply changed settings the spec leaves unmanaged: 1 setting(s) differ after apply: tc/7/lossless missing (want "false")`) {
+		t.Errorf("error %q", d.Error)
+	}
+	if !reflect.DeepEqual(fx.store.Get("s1"), live) {
+		t.Errorf("store not restored: %v", fx.store.Get("s1"))
+	}
 }
 
 func TestReadBackVerification(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
@@ -253,22 +252,7 @@ func planDir(t *testing.T, dir string, targets []string) *plan.Plan {
 // applyDir plans and applies the spec in dir on the targets.
 func applyDir(t *testing.T, dir string, targets []string) {
 	t.Helper()
-	s := testutil.Load(t, dir, spec.LoadOptions{})
-	f := intent.Compile(s)
-	opts := planOpts(s, targets)
-	p := plan.Make(context.Background(), s, f, builtin.Registry(), opts)
-	var devs []apply.Device
-	for _, u := range plan.Units(f) {
-		dp := p.Device(u.Device.Addr())
-		if dp == nil {
-			continue
-		}
-		if dp.Error != "" {
-			t.Fatalf("plan %s: %s", dp.Address, dp.Error)
-		}
-		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
-	}
-	if res, err := apply.Run(context.Background(), devs, builtin.Registry(), apply.Options{Parallelism: 8}); err != nil || !res.OK() {
+	if err := tryApply(t, dir, targets); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 }

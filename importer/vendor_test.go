@@ -2,16 +2,21 @@ package importer_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/fabctl/fabctl/apply"
+	"github.com/fabctl/fabctl/drivers/builtin"
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
+	"github.com/fabctl/fabctl/plan"
 	"github.com/fabctl/fabctl/spec"
 	"github.com/fabctl/fabctl/testbed/cumulusemu"
 	"github.com/fabctl/fabctl/testbed/eosemu"
@@ -179,6 +184,10 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string
 		t.Logf("no class with ECN or an ETS share was imported: no class to change")
 		return res
 	}
+	before := map[string][]plan.Unmanaged{}
+	for _, n := range names {
+		before[n] = p.Device(n).Unmanaged
+	}
 	changed, path, want := changeOneClass(t, res.HCL)
 	replaceSpec(t, dir, changed)
 	p = planDir(t, dir, names)
@@ -187,7 +196,61 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string
 			t.Errorf("%s: changes %+v, want exactly %s -> %s", n, cs, path, want)
 		}
 	}
+	// Applied, the change leaves every unmanaged setting as it ran: the
+	// apply keeps it, or (a driver step that rewrites a whole object, as
+	// NX-OS's queuing policy does, dropping a queue the spec leaves
+	// unmanaged) its verification names what moved and restores the
+	// device.
+	applied := true
+	if err := tryApply(t, dir, names); err != nil {
+		applied = false
+		t.Logf("apply refused: %v", err)
+		if !strings.Contains(err.Error(), "the apply changed settings the spec leaves unmanaged") || !strings.Contains(err.Error(), "(restored)") {
+			t.Errorf("apply failed otherwise: %v", err)
+		}
+	}
+	p = planDir(t, dir, names)
+	for _, n := range names {
+		if cs := changesOf(p, n); applied && len(cs) != 0 {
+			t.Errorf("%s: after apply, plan changes %+v", n, cs)
+		}
+		got := map[string]plan.Unmanaged{}
+		for _, u := range p.Device(n).Unmanaged {
+			got[u.Path] = u
+		}
+		for _, u := range before[n] {
+			if g, ok := got[u.Path]; !ok || g.Live != u.Live || g.Absent != u.Absent {
+				t.Errorf("%s: apply touched unmanaged %s: ran %q (absent %v), now %+v", n, u.Path, u.Live, u.Absent, g)
+			}
+		}
+	}
 	return res
+}
+
+// tryApply plans and applies the spec in dir on the targets, returning
+// why a device could not be planned or apply's error.
+func tryApply(t *testing.T, dir string, targets []string) error {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{})
+	f := intent.Compile(s)
+	opts := planOpts(s, targets)
+	p := plan.Make(context.Background(), s, f, builtin.Registry(), opts)
+	var devs []apply.Device
+	for _, u := range plan.Units(f) {
+		dp := p.Device(u.Device.Addr())
+		if dp == nil {
+			continue
+		}
+		if dp.Error != "" {
+			return fmt.Errorf("plan %s: %s", dp.Address, dp.Error)
+		}
+		devs = append(devs, apply.Device{Plan: dp, Target: plan.Target(u, opts)})
+	}
+	res, err := apply.Run(context.Background(), devs, builtin.Registry(), apply.Options{Parallelism: 8})
+	if err == nil && !res.OK() {
+		err = fmt.Errorf("apply not OK: %+v", res.Counts)
+	}
+	return err
 }
 
 // hasTunableClass reports whether a written spec has a class

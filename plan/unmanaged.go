@@ -168,3 +168,28 @@ func (p *Plan) UnmanagedCounts() (settings, devices int) {
 	}
 	return settings, devices
 }
+
+// UnmanagedMoved are the unmanaged settings whose value in live (read
+// back after an apply) is not the one the plan read: the apply changed a
+// setting the spec leaves to the device (a driver step that rewrites a
+// whole object, such as a policy holding another queue). Before is the
+// value now ("" absent), After the one the device ran (apply restores
+// it).
+func (d *DevicePlan) UnmanagedMoved(live intent.State) []intent.AttrChange {
+	var out []intent.AttrChange
+	for _, u := range d.Unmanaged {
+		now, absent := liveValue(live, u.Path)
+		if now == u.Live && absent == u.Absent {
+			continue
+		}
+		c := intent.AttrChange{Path: u.Path, Action: intent.Update, Before: now, After: u.Live}
+		switch {
+		case absent:
+			c.Action = intent.Create
+		case u.Absent:
+			c.Action = intent.Delete
+		}
+		out = append(out, c)
+	}
+	return out
+}
