@@ -276,7 +276,12 @@ func (s *Sim) sysProcAttr() *syscall.SysProcAttr {
 	if s.cfg.Detach {
 		return &syscall.SysProcAttr{Setsid: true}
 	}
-	return &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a simulator a test started dies with the test process,
+	// also when that process is killed (a timeout, ^C twice), so no ibsim
+	// or opensm outlives it holding the sockets, the files and whatever
+	// descriptors it inherited (a lock a wrapper such as flock(1) holds
+	// for the run). The detached testbed above outlives fabctl on purpose.
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 func (s *Sim) startIBSim() error {
