@@ -344,8 +344,8 @@ func TestRoundTripVendorNVUE(t *testing.T) {
 // nxos/azure-local-tor-qos.cfg: network-qos with pfc-cos 3 and mtu 9216,
 // CoS classification, a queuing policy with a WRED/ECN queue and ETS
 // shares, PFC and mtu 9216 on a layer-2 trunk port): the queues (lossless
-// CoS 3 with ECN and its ETS share, the default queue's share), PFC and
-// the port's MTU come back as the spec's.
+// CoS 3 with ECN and its ETS share, the default queue's share), the
+// switch's trust (pcp), PFC and the port's MTU come back as the spec's.
 func TestRoundTripVendorNXOS(t *testing.T) {
 	t.Setenv("FABCTL_VENDOR_PW", emuPassword)
 	sw, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf1", Password: emuPassword, Ports: 1, ExtraPorts: []string{"Ethernet1/17"}})
@@ -359,16 +359,16 @@ func TestRoundTripVendorNXOS(t *testing.T) {
 		"switchport trunk allowed vlan 711", "spanning-tree port type edge trunk", "no logging event port link-status"})
 	dir := t.TempDir()
 	vendorInventory(t, dir, "nxos", sw, []string{"Ethernet1/17"}, nil)
-	// Left out and planned: queue 7, whose `bandwidth percent 1` (a
-	// share of the whole port, not `bandwidth remaining percent`) is no
-	// scheduling the driver reads (no Cisco text says how the two kinds
-	// of share combine: drivers/switch/nxos/read.go), so no class is
-	// written for it; therefore the port's classification, which the
-	// driver reads from the other policy AZLocal_SERVICES as trust pcp,
-	// differs from the spec's classes by CoS 7 -> qos-group 7 (plan binds
-	// FABCTL-QOS-COS instead); and the switch's DSCP classification,
-	// which this switch does not have (the spec's switch trust is dscp).
-	vendorRoundTrip(t, dir, []string{"leaf1"}, "trust", "dscp/", "port/Ethernet1/17/trust", "tc/7/")
+	// The switch's only managed port is classified by CoS through
+	// another policy, AZLocal_SERVICES, and the switch has no DSCP
+	// classification: it reads as trusting pcp. Left out and planned:
+	// queue 7, whose `bandwidth percent 1` (a share of the whole port,
+	// not `bandwidth remaining percent`) is no scheduling the driver
+	// reads (no Cisco text says how the two kinds of share combine:
+	// drivers/switch/nxos/read.go), so no class is written for it;
+	// therefore the port's classification differs from the spec's
+	// classes by CoS 7 -> qos-group 7 (plan binds FABCTL-QOS-COS instead).
+	vendorRoundTrip(t, dir, []string{"leaf1"}, "port/Ethernet1/17/trust", "tc/7/")
 }
 
 // bootVendor boots an emulator with a vendor configuration of

@@ -89,6 +89,10 @@ type PlatformLimits struct {
 	// for the switch's default classification and per port (nil: any).
 	SwitchTrust []string `json:"switch_trust,omitzero"`
 	PortTrust   []string `json:"port_trust,omitzero"`
+	// DSCPPortNeedsDSCPSwitch, when set, says why a port cannot trust
+	// dscp on a switch that trusts pcp (NX-OS: the DSCP map is the
+	// switch's classification policy, which a pcp switch does not have).
+	DSCPPortNeedsDSCPSwitch string `json:"dscp_port_needs_dscp_switch,omitzero"`
 	// SystemPFC, when set, says why a port's PFC priorities must be the
 	// lossless classes' (NX-OS: no-drop classes are system-wide; a port
 	// turns PFC on or off).

@@ -21,7 +21,7 @@ and granularities taken from the vendors' models and documentation: port MTU, wi
 and the link's VLAN tags where the model's mtu is the L2 MTU; scheduler weights; ECN marking
 probability, a whole percent on SONiC, EOS, NX-OS and Cumulus, rounded on SR Linux and OpenConfig;
 ECN thresholds; the PFC watchdog's poll interval, timer granularity, its actions, and SONiC's must that
-detection and restoration are at least the poll interval; the trust modes a switch takes; NX-OS's
+detection and restoration are at least the poll interval; the trust modes a switch takes (NX-OS: no port trusting dscp on a switch that trusts pcp); NX-OS's
 system-wide no-drop classes; SR Linux's headroom maximum; a switch model a platform's renderer has no
 source for, where it renders by chip family: EOS's tx-queue or uc-tx-queue). This rule compares the spec with those limits
 without rendering it, and each finding names the setting, the platform's limit and its source.
@@ -92,6 +92,11 @@ func checkPlatformLimits(c *Context) {
 			if len(l.PortTrust) > 0 && p.Trust != "" && !slices.Contains(l.PortTrust, p.Trust) {
 				c.Reportf(Error, p.Src.Attr("trust"), switchPortAddress(sw, p), nil, "Port trust the platform cannot classify on",
 					"Port %s:%s (%s) trusts %s; %s ports trust %s.", sw.Name, p.Name, title, p.Trust, title, strings.Join(l.PortTrust, " or "))
+			}
+			if l.DSCPPortNeedsDSCPSwitch != "" && s.PortTrust(sw, nil) == spec.TrustPCP && s.PortTrust(sw, p) == spec.TrustDSCP {
+				o := s.PortTrustOrigin(sw, p)
+				c.Reportf(Error, o.Range(), switchPortAddress(sw, p), nil, "Port trust the platform cannot classify on",
+					"Port %s:%s (%s) trusts dscp on a switch that trusts pcp: %s. Set the switch's trust to dscp and the pcp ports' trust to pcp.", sw.Name, p.Name, title, l.DSCPPortNeedsDSCPSwitch)
 			}
 			if l.SystemPFC != "" {
 				if pfc := s.PortPFC(sw, p); len(pfc) > 0 && !slices.Equal(sortedInts(pfc), lossless) {

@@ -36,14 +36,34 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 			return nil, fmt.Errorf("port %s: its input qos policy has a name fabctl does not send to the device (letters, digits and _ . : - only); detach it by hand (no service-policy type qos input ...) so fabctl can bind its own", name)
 		}
 	}
-	cl := clearsFrom(p, diff, desired)
+	cl := clearsFrom(p, diff, desired, live)
 	out := clicore.Sections(diff, fields, groupOf, groupRank, func(path string, add func(string, func() []string)) {
 		if p.mtuOnly && !(strings.HasPrefix(path, "port/") && strings.HasSuffix(path, "/mtu")) {
 			return // a Nexus 9800: only the interface MTU (siliconone.go)
 		}
 		switch {
 		case path == "trust" || strings.HasPrefix(path, "dscp/"):
+			if !p.dscp() {
+				// The switch now trusts pcp: its ports move to
+				// FABCTL-QOS-COS, then the DSCP classification goes.
+				add("cos", func() []string { return p.CoSLines(cl) })
+				for _, port := range sw.Ports {
+					if cl.qosOff[port.Name] != "" {
+						add("interface "+port.Name, func() []string { return p.InterfaceLines(port, cl) })
+					}
+				}
+				add("classification off", func() []string { return p.ClassificationOffLines(cl) })
+				return
+			}
 			add("classification", func() []string { return p.ClassificationLines(cl) })
+			if path == "trust" {
+				// Ports whose input policy follows the switch's trust.
+				for _, port := range sw.Ports {
+					if cl.qosOff[port.Name] != "" {
+						add("interface "+port.Name, func() []string { return p.InterfaceLines(port, cl) })
+					}
+				}
+			}
 		case strings.HasPrefix(path, "tc/"):
 			// CoS classes follow the traffic classes.
 			add("cos", func() []string { return p.CoSLines(cl) })
@@ -104,7 +124,7 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 
 // clearsFrom reads from the diff's before values what the switch has
 // that the intent no longer wants, and the live DSCP table.
-func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear {
+func clearsFrom(p *Plan, diff []intent.AttrChange, desired, liveSt intent.State) *clear {
 	cl := &clear{pfcOff: map[string]bool{}, wdOff: map[string]bool{}, qosOff: map[string]string{},
 		liveTrust: map[string]string{}, detached: map[string]bool{}, foreign: p.foreign}
 	want := map[int]bool{}
@@ -119,6 +139,15 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 			live[k] = v
 		}
 	}
+	if !p.dscp() {
+		// A switch that now trusts pcp desires no DSCP map: the live
+		// one is what the read found (ClassificationOffLines removes it).
+		for k, v := range liveSt {
+			if strings.HasPrefix(k, "dscp/") {
+				live[k] = v
+			}
+		}
+	}
 	// The live trust of the switch and of each managed port: desired
 	// where the diff does not name it, else the diff's before value.
 	byPath := map[string]intent.AttrChange{}
@@ -130,10 +159,12 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 		swTrust = c.Before
 	}
 	for _, port := range p.sw.Ports {
+		// A port without a trust path of its own (desired or in the
+		// diff) has the switch's live trust.
 		k := "port/" + port.Name + "/trust"
 		lt, ok := desired[k]
 		if !ok {
-			lt = desired["trust"]
+			lt = swTrust
 		}
 		if c, ok := byPath[k]; ok {
 			lt = c.Before
@@ -144,6 +175,11 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 		cl.liveTrust[port.Name] = lt
 		cl.portOrder = append(cl.portOrder, port.Name)
 		cl.cosLive = cl.cosLive || strings.HasPrefix(lt, "pcp")
+		// The input policy the port has now, to detach when its trust
+		// asks for the other one (one input qos policy per interface).
+		if pol := policyOfTrust(lt); pol != "" && pol != inputPolicy(port) {
+			cl.qosOff[port.Name] = pol
+		}
 	}
 	stale := map[int]bool{}
 	for _, c := range diff {
@@ -175,18 +211,7 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 				stale[q] = true
 			}
 		case strings.HasPrefix(c.Path, "port/") && strings.HasSuffix(c.Path, "/trust"):
-			// The live port trust: none (no input policy), pcp... (the
-			// CoS policy), or, without a port path, the switch's: the
-			// DSCP policy.
-			name, _ := splitPort(c.Path)
-			switch {
-			case c.Action == intent.Create:
-				cl.qosOff[name] = QoSPolicy
-			case strings.HasPrefix(c.Before, "pcp"):
-				cl.qosOff[name] = CoSPolicy
-			case strings.HasPrefix(c.Before, "dscp"):
-				cl.qosOff[name] = QoSPolicy
-			}
+			// The live port trust is liveTrust's (above).
 		case strings.HasPrefix(c.Path, "port/") && c.Before != "":
 			name, attr := splitPort(c.Path)
 			switch attr {
@@ -223,6 +248,19 @@ func clearsFrom(p *Plan, diff []intent.AttrChange, desired intent.State) *clear 
 }
 
 var splitPort = clicore.SplitPort
+
+// policyOfTrust is fabctl's input policy a live trust value reads from:
+// dscp is FABCTL-QOS, pcp... FABCTL-QOS-COS, anything else none of
+// fabctl's (another policy is Plan.foreign's).
+func policyOfTrust(t string) string {
+	switch {
+	case t == "dscp":
+		return QoSPolicy
+	case strings.HasPrefix(t, "pcp"):
+		return CoSPolicy
+	}
+	return ""
+}
 
 func groupOf(path string) string {
 	switch {

@@ -16,7 +16,8 @@ import (
 // cisco-qos-guide-classification.txt), compared with what fabctl's own
 // policy would classify: Microsoft's AZLocal_SERVICES (CoS 3 -> 3, CoS 7
 // -> 7, the rest qos-group 0) is trust pcp for an intent with traffic
-// classes 3 and 7, and shows CoS 7 for one without class 7; a policy
+// classes 3 and 7, and shows CoS 7 for one without class 7 (the switch,
+// whose only managed port classifies by CoS, trusts pcp); a policy
 // fabctl cannot read as one trust reads "other (...)"; the binding is a
 // fact for the steps.
 func TestForeignInputPolicyRead(t *testing.T) {
@@ -29,9 +30,9 @@ func TestForeignInputPolicyRead(t *testing.T) {
 	for _, c := range []struct {
 		name, text string
 		sw         *intent.Switch
-		want       string
+		want       string // the port's trust ("" when it is the switch's)
 	}{
-		{"azure, classes 0 3 7", azure, with7, "pcp"},
+		{"azure, classes 0 3 7", azure, with7, ""},
 		{"azure, classes 0 3", azure, no7, "pcp (AZLocal_SERVICES: cos 7 -> qos-group 7)"},
 		{"class-default elsewhere", strings.Replace(azure, "  class CLUSTER\n    set qos-group 7\n", "  class CLUSTER\n    set qos-group 7\n  class class-default\n    set qos-group 3\n", 1), with7,
 			"pcp (AZLocal_SERVICES: cos 0 -> qos-group 3, cos 1 -> qos-group 3, cos 2 -> qos-group 3, cos 4 -> qos-group 3, cos 5 -> qos-group 3, cos 6 -> qos-group 3)"},
@@ -51,6 +52,11 @@ func TestForeignInputPolicyRead(t *testing.T) {
 			}
 			if got := st["port/Ethernet1/17/trust"]; got != c.want {
 				t.Errorf("trust %q, want %q", got, c.want)
+			}
+			// Without FABCTL-QOS, a switch whose managed ports all
+			// classify by CoS trusts pcp.
+			if got, pcp := st["trust"], strings.HasPrefix(c.want, "pcp") || c.want == ""; got != map[bool]string{true: "pcp"}[pcp] {
+				t.Errorf("switch trust %q", got)
 			}
 			if got := st[FactQoSInput]; got != "Ethernet1/17=AZLocal_SERVICES" {
 				t.Errorf("%s = %q", FactQoSInput, got)
@@ -165,4 +171,91 @@ func TestForeignInputPolicyRebound(t *testing.T) {
 		t.Fatalf("payload:\n%s", payload)
 	}
 	apply(steps)
+}
+
+// TestSwitchTrustPCP: a switch whose trust is pcp has no DSCP
+// classification: every managed port gets FABCTL-QOS-COS and no
+// FABCTL-QOS is written; it reads back as trust pcp and plans empty.
+// Moving it to dscp binds FABCTL-QOS on the ports that follow the
+// switch; moving it back removes FABCTL-QOS and its class-maps after
+// the ports left it. A port trusting dscp on a pcp switch is refused
+// (its DSCP map would be the switch's, which it does not have).
+func TestSwitchTrustPCP(t *testing.T) {
+	_, f := switchtest.Load(t, switchtest.MixedQoS)
+	sw := nxosSwitch(t, f, "leaf-nx")
+	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf-nx", Password: switchtest.Password, Ports: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	target, opts := switchtest.Connect(t, emu, sw, "admin")
+	drv := NewWith(opts)
+	setTrust := func(swTrust string, ports map[string]string) {
+		sw.Trust = swTrust
+		for i := range sw.Ports {
+			sw.Ports[i].Trust = swTrust
+			if t, ok := ports[sw.Ports[i].Name]; ok {
+				sw.Ports[i].Trust = t
+			}
+		}
+	}
+	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
+		return switchtest.Plan(t, drv, target, expressible(sw))
+	}
+	apply := func(steps []drivers.Change) {
+		t.Helper()
+		res, err := drv.Apply(context.Background(), target, steps, drivers.ApplyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := drv.Release(context.Background(), target, res); err != nil {
+			t.Fatal(err)
+		}
+		if live, diff, _ := plan(); len(diff) != 0 || live["trust"] != sw.Trust {
+			t.Fatalf("re-plan: trust %q, diff %+v", live["trust"], diff)
+		}
+	}
+	inputs := func() string {
+		var b strings.Builder
+		for _, l := range strings.Split(string(emu.RunningConfig()), "\n") {
+			if strings.HasPrefix(l, "interface Ethernet") || strings.Contains(l, "service-policy type qos input") || strings.HasPrefix(l, "policy-map type qos") {
+				b.WriteString(strings.TrimSpace(l) + "\n")
+			}
+		}
+		return b.String()
+	}
+
+	setTrust("pcp", nil)
+	_, _, steps := plan()
+	apply(steps)
+	if got := inputs(); strings.Contains(got, QoSPolicy+"\n") || strings.Count(got, "input "+CoSPolicy) != len(sw.Ports) {
+		t.Fatalf("pcp switch:\n%s", got)
+	}
+
+	setTrust("dscp", map[string]string{"Ethernet1/4": "pcp"})
+	_, diff, steps := plan()
+	if len(diff) == 0 || diff[0].Path != "dscp/0" && diff[len(diff)-1].Path != "trust" {
+		t.Fatalf("to dscp: %+v", diff)
+	}
+	apply(steps)
+	if got := inputs(); strings.Count(got, "input "+QoSPolicy+"\n") != len(sw.Ports)-1 || strings.Count(got, "input "+CoSPolicy) != 1 {
+		t.Fatalf("dscp switch:\n%s", got)
+	}
+
+	setTrust("pcp", nil)
+	_, _, steps = plan()
+	payload := strings.Join(steps[0].Payload, "\n")
+	if !strings.Contains(payload, "  no service-policy type qos input "+QoSPolicy+"\n  service-policy type qos input "+CoSPolicy) ||
+		!strings.HasSuffix(payload, "no policy-map type qos "+QoSPolicy+"\nno class-map type qos match-any "+ClassMapPrefix+"3\nno class-map type qos match-any "+ClassMapPrefix+"6") {
+		t.Fatalf("back to pcp:\n%s", payload)
+	}
+	apply(steps)
+	if got := inputs(); strings.Contains(got, QoSPolicy+"\n") {
+		t.Fatalf("FABCTL-QOS left:\n%s", got)
+	}
+
+	setTrust("pcp", map[string]string{"Ethernet1/2": "dscp"})
+	if _, err := Build(sw); err == nil || !strings.Contains(err.Error(), "port Ethernet1/2: trust dscp on a switch that trusts pcp") {
+		t.Fatalf("Build: %v", err)
+	}
 }

@@ -8,10 +8,12 @@ var limits = spec.PlatformLimits{
 	// Cisco: on a stuck no-drop queue "all outgoing packets are dropped"
 	// (cisco-pfc-guide.txt:19-20); there is no other action.
 	WatchdogActions: []string{"drop"},
-	// The switch's default classification is the DSCP class-map (class-map
-	// type qos ... match dscp); ports may trust pcp.
-	SwitchTrust: []string{spec.TrustDSCP},
-	SystemPFC:   "NX-OS's no-drop classes are system-wide (policy-map type network-qos): a port can only turn PFC on (the lossless classes' priorities) or off (pfc = [])",
+	// The switch's classification is the DSCP policy (FABCTL-QOS) or, on
+	// a switch that trusts pcp, the CoS policy on every port (Build);
+	// ports may trust pcp on a dscp switch, not dscp on a pcp one.
+	SwitchTrust:             []string{spec.TrustDSCP, spec.TrustPCP},
+	DSCPPortNeedsDSCPSwitch: "NX-OS's DSCP classification (policy-map type qos FABCTL-QOS) carries the switch's DSCP map, which a switch that trusts pcp does not have",
+	SystemPFC:               "NX-OS's no-drop classes are system-wide (policy-map type network-qos): a port can only turn PFC on (the lossless classes' priorities) or off (pfc = [])",
 	PortMTU: spec.Range[int]{Min: 576, Max: MaxMTU - L2Overhead,
 		Setting: "NX-OS's interface mtu (the IP MTU; frames must fit the network-qos mtu 9216)", Source: "Cisco Nexus 9000 interface mtu 576..9216; network-qos mtu 9216 less 22 bytes of L2 overhead"},
 	Weight: spec.Range[int]{Max: 100,

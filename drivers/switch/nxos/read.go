@@ -179,6 +179,9 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	r := parseRunning(ParseConfig(text))
 	st := intent.State{}
 	qos := readClassification(st, r, sw)
+	if qos == nil && r.allPCP(sw) {
+		st["trust"] = "pcp"
+	}
 	noDrop := readQueues(st, r, sw)
 	readWatchdog(st, r)
 	readPorts(st, r, sw, qos, noDrop)
@@ -196,10 +199,33 @@ func readClassification(st intent.State, r *running, sw *intent.Switch) *Node {
 	}
 	st["trust"] = "dscp"
 	table := r.classify(QoSPolicy).dscp
-	if sw.Trust == "dscp" && sw.Transport != "infiniband" {
+	// Read whatever the intent's trust: a switch moving to pcp removes
+	// this map (ClassificationOffLines), and the diff does not name live
+	// paths a pcp intent has no scope for.
+	if sw.Transport != "infiniband" {
 		intent.PutDSCP(st, "", &table)
 	}
 	return qos
+}
+
+// allPCP: the switch has no DSCP classification policy and every managed
+// port on it classifies by CoS (FABCTL-QOS-COS or another CoS policy,
+// foreign.go): the switch trusts pcp (Build renders no FABCTL-QOS then).
+// A switch with no managed port classified is not read as trusting
+// anything.
+func (r *running) allPCP(sw *intent.Switch) bool {
+	n := 0
+	for _, port := range sw.Ports {
+		node, ok := r.interfaces[port.Name]
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(r.inputTrust(inputPolicyOf(node), sw), "pcp") {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // qosGroupOf is the qos-group a policy class sets (-1: none).

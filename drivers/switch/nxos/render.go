@@ -98,8 +98,8 @@ type Plan struct {
 // configuration plan.
 func Build(sw *intent.Switch) (*Plan, error) {
 	p := &Plan{sw: sw, table: sw.DSCPToTC}
-	if sw.Trust != spec.TrustDSCP || sw.Transport == "infiniband" {
-		return nil, fmt.Errorf("trust %q: the switch's default classification is DSCP on NX-OS (class-map type qos ... match dscp); ports may trust pcp", sw.Trust)
+	if sw.Trust != spec.TrustDSCP && sw.Trust != spec.TrustPCP || sw.Transport == "infiniband" {
+		return nil, fmt.Errorf("trust %q: NX-OS classifies on dscp (%s) or pcp (%s)", sw.Trust, QoSPolicy, CoSPolicy)
 	}
 	p.def = intent.DSCPDefault(&p.table)
 	for _, tc := range p.table {
@@ -153,6 +153,11 @@ func Build(sw *intent.Switch) (*Plan, error) {
 		}
 		switch port.Trust {
 		case spec.TrustDSCP:
+			if sw.Trust == spec.TrustPCP {
+				// The DSCP map is the switch's (FABCTL-QOS), and a
+				// switch trusting pcp has none (intent.Switch.Flatten).
+				return nil, fmt.Errorf("port %s: trust dscp on a switch that trusts pcp: NX-OS's DSCP classification (%s) carries the switch's DSCP map, which a pcp switch does not have; set the switch's trust to dscp and the pcp ports' trust to pcp", port.Name, QoSPolicy)
+			}
 		case spec.TrustPCP:
 			p.cos = true
 		default:
@@ -161,6 +166,11 @@ func Build(sw *intent.Switch) (*Plan, error) {
 	}
 	return p, nil
 }
+
+// dscp: the switch classifies on DSCP (FABCTL-QOS is rendered). A switch
+// whose trust is pcp classifies every managed port by CoS
+// (FABCTL-QOS-COS) and has no DSCP map (Build refuses a dscp port there).
+func (p *Plan) dscp() bool { return p.sw.Trust == spec.TrustDSCP }
 
 // inputPolicy is the classification policy of a port: one policy per
 // distinct port trust, the QoS shape NX-OS sets per port with a policy
@@ -352,6 +362,23 @@ func (p *Plan) ClassificationLines(cl *clear) []string {
 	return append(out, tail...)
 }
 
+// ClassificationOffLines remove the DSCP classification a switch that
+// now trusts pcp no longer has: the policy, then its class-maps (the
+// removal forms of cisco-roce-enable.cfg:73,76). The ports bound to it
+// are moved to FABCTL-QOS-COS first (changes: every managed port's
+// section precedes these lines in the step); nothing when the switch had
+// no DSCP classification.
+func (p *Plan) ClassificationOffLines(cl *clear) []string {
+	if cl == nil || cl.before == nil {
+		return nil
+	}
+	out := []string{"no policy-map type qos " + QoSPolicy}
+	for _, tc := range keys(groupsOf(cl.before, cl.beforeDef)) {
+		out = append(out, "no class-map type qos match-any "+ClassMapPrefix+strconv.Itoa(tc))
+	}
+	return out
+}
+
 // QueuingLines are the queuing and network-qos policies and system qos.
 // The queuing policy lists every class of the 8-queue template; a class
 // the intent does not use gets `bandwidth remaining percent 0`, as Cisco's
@@ -457,7 +484,9 @@ func (p *Plan) InterfaceLines(port intent.Port, cl *clear) []string {
 // running-config layout.
 func (p *Plan) Config() string {
 	var lines []string
-	lines = append(lines, p.ClassificationLines(nil)...)
+	if p.dscp() {
+		lines = append(lines, p.ClassificationLines(nil)...)
+	}
 	lines = append(lines, p.CoSLines(nil)...)
 	lines = append(lines, p.QueuingLines(nil)...)
 	lines = append(lines, p.WatchdogLines(false)...)

@@ -1,5 +1,6 @@
-# PLAT-1 fail on NX-OS and EOS: switch-wide PCP trust on NX-OS (its default
-# classification is the DSCP class-map; ports may trust pcp), an EOS port MTU
+# PLAT-1 fail on NX-OS and EOS: a port trusting dscp on an NX-OS switch that
+# trusts pcp (the DSCP map is the switch's DSCP policy, which a pcp switch does
+# not have; ports may trust pcp on a dscp switch), an EOS port MTU
 # above EOS's 9214, a watchdog action neither takes (both only drop), and an
 # EOS model no source places in a chip family (its queue keyword is not guessed), and an
 # NX-OS Nexus 9800 (Cisco Silicon One: no source shows its QoS forms).
@@ -20,7 +21,10 @@ switch "leaf1" {
   address     = "192.0.2.1"
   credentials = "ssh"
   role        = "leaf"
-  trust       = "pcp" # expect: PLAT-1, QOS-2
+  trust       = "pcp" # expect: QOS-2
+  port "Ethernet1/1" {
+    trust = "dscp" # expect: PLAT-1
+  }
 }
 
 switch "spine1" {
