@@ -1,13 +1,10 @@
 package eos
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/testbed/eosemu"
 )
 
@@ -50,27 +47,7 @@ func TestPortTrustRead(t *testing.T) {
 // its trust; the step writes the interface's line to the port's trust,
 // and the apply converges.
 func TestInterfaceTrustLineFollowsPort(t *testing.T) {
-	_, f := switchtest.Load(t, switchtest.MixedQoS)
-	sw := eosSwitch(t, f, "leaf-eos")
-	emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf-eos", Password: switchtest.Password, Ports: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	drv := NewWith(opts)
-	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
-		return switchtest.Plan(t, drv, target, expressible(sw))
-	}
-	apply := func(steps []drivers.Change) {
-		t.Helper()
-		if _, err := drv.Apply(context.Background(), target, steps, drivers.ApplyOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, diff, _ := plan(); len(diff) != 0 {
-			t.Fatalf("re-plan not empty: %+v", diff)
-		}
-	}
+	_, emu, plan, apply := mixedLeaf(t)
 	_, _, steps := plan()
 	apply(steps)
 	emu.Edit(func(c *eosemu.Config) { c.Interfaces["Ethernet1"].Trust = "cos" })

@@ -34,18 +34,18 @@ func TestProfileNames(t *testing.T) {
 	}
 }
 
-// TestSeveralProfiles: a leaf whose uplink, GPU, storage and legacy
-// ports have different QoS gets four qos profiles over real SSH; the
-// apply converges, a drifted tx-queue in a profile other than FABCTL is
-// detected, and a port moved to another shape changes profile.
-func TestSeveralProfiles(t *testing.T) {
+// mixedLeaf is MixedQoS's leaf-eos on an emulator over SSH: its intent,
+// the emulator, plan (read, diff, steps) and apply (which fails unless
+// a re-plan is empty then).
+func mixedLeaf(t *testing.T) (*intent.Switch, *eosemu.Switch, func() (intent.State, []intent.AttrChange, []drivers.Change), func([]drivers.Change)) {
+	t.Helper()
 	_, f := switchtest.Load(t, switchtest.MixedQoS)
 	sw := eosSwitch(t, f, "leaf-eos")
 	emu, err := eosemu.Start(eosemu.Options{Hostname: "leaf-eos", Password: switchtest.Password, Ports: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emu.Close()
+	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw, "admin")
 	drv := NewWith(opts)
 	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
@@ -60,6 +60,15 @@ func TestSeveralProfiles(t *testing.T) {
 			t.Fatalf("re-plan not empty: %+v", diff)
 		}
 	}
+	return sw, emu, plan, apply
+}
+
+// TestSeveralProfiles: a leaf whose uplink, GPU, storage and legacy
+// ports have different QoS gets four qos profiles over real SSH; the
+// apply converges, a drifted tx-queue in a profile other than FABCTL is
+// detected, and a port moved to another shape changes profile.
+func TestSeveralProfiles(t *testing.T) {
+	sw, emu, plan, apply := mixedLeaf(t)
 	_, _, steps := plan()
 	apply(steps)
 	run := string(emu.RunningConfig())

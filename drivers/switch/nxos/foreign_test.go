@@ -1,13 +1,10 @@
 package nxos
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/fabctl/fabctl/drivers"
 	"github.com/fabctl/fabctl/intent"
-	"github.com/fabctl/fabctl/internal/switchtest"
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 )
 
@@ -72,31 +69,7 @@ func TestForeignInputPolicyRead(t *testing.T) {
 // is planned on the port's trust and the step swaps the binding (the
 // other policy stays on the switch, untouched).
 func TestForeignInputPolicyRebound(t *testing.T) {
-	_, f := switchtest.Load(t, switchtest.MixedQoS)
-	sw := nxosSwitch(t, f, "leaf-nx")
-	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf-nx", Password: switchtest.Password, Ports: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	drv := NewWith(opts)
-	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
-		return switchtest.Plan(t, drv, target, expressible(sw))
-	}
-	apply := func(steps []drivers.Change) {
-		t.Helper()
-		res, err := drv.Apply(context.Background(), target, steps, drivers.ApplyOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := drv.Release(context.Background(), target, res); err != nil {
-			t.Fatal(err)
-		}
-		if _, diff, _ := plan(); len(diff) != 0 {
-			t.Fatalf("re-plan not empty: %+v", diff)
-		}
-	}
+	sw, emu, plan, apply := mixedLeaf(t)
 	_, _, steps := plan()
 	apply(steps)
 
@@ -181,15 +154,7 @@ func TestForeignInputPolicyRebound(t *testing.T) {
 // the ports left it. A port trusting dscp on a pcp switch is refused
 // (its DSCP map would be the switch's, which it does not have).
 func TestSwitchTrustPCP(t *testing.T) {
-	_, f := switchtest.Load(t, switchtest.MixedQoS)
-	sw := nxosSwitch(t, f, "leaf-nx")
-	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf-nx", Password: switchtest.Password, Ports: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	target, opts := switchtest.Connect(t, emu, sw, "admin")
-	drv := NewWith(opts)
+	sw, emu, plan, apply := mixedLeaf(t)
 	setTrust := func(swTrust string, ports map[string]string) {
 		sw.Trust = swTrust
 		for i := range sw.Ports {
@@ -197,22 +162,6 @@ func TestSwitchTrustPCP(t *testing.T) {
 			if t, ok := ports[sw.Ports[i].Name]; ok {
 				sw.Ports[i].Trust = t
 			}
-		}
-	}
-	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
-		return switchtest.Plan(t, drv, target, expressible(sw))
-	}
-	apply := func(steps []drivers.Change) {
-		t.Helper()
-		res, err := drv.Apply(context.Background(), target, steps, drivers.ApplyOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := drv.Release(context.Background(), target, res); err != nil {
-			t.Fatal(err)
-		}
-		if live, diff, _ := plan(); len(diff) != 0 || live["trust"] != sw.Trust {
-			t.Fatalf("re-plan: trust %q, diff %+v", live["trust"], diff)
 		}
 	}
 	inputs := func() string {

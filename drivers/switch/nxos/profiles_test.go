@@ -11,19 +11,18 @@ import (
 	"github.com/fabctl/fabctl/testbed/nxosemu"
 )
 
-// TestSeveralPolicies: a leaf whose ports differ (uplink without
-// watchdog, lossy storage port, a port trusting PCP) gets the CoS
-// classification policy next to the DSCP one over real SSH; the apply
-// converges, a drifted CoS class is detected, and a port whose trust
-// changes moves from one input policy to the other.
-func TestSeveralPolicies(t *testing.T) {
+// mixedLeaf is MixedQoS's leaf-nx on an emulator over SSH: its intent,
+// the emulator, plan (read, diff, steps) and apply (which releases the
+// checkpoint and fails unless a re-plan is empty then).
+func mixedLeaf(t *testing.T) (*intent.Switch, *nxosemu.Switch, func() (intent.State, []intent.AttrChange, []drivers.Change), func([]drivers.Change)) {
+	t.Helper()
 	_, f := switchtest.Load(t, switchtest.MixedQoS)
 	sw := nxosSwitch(t, f, "leaf-nx")
 	emu, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf-nx", Password: switchtest.Password, Ports: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emu.Close()
+	t.Cleanup(func() { emu.Close() })
 	target, opts := switchtest.Connect(t, emu, sw, "admin")
 	drv := NewWith(opts)
 	plan := func() (intent.State, []intent.AttrChange, []drivers.Change) {
@@ -38,10 +37,20 @@ func TestSeveralPolicies(t *testing.T) {
 		if err := drv.Release(context.Background(), target, res); err != nil {
 			t.Fatal(err)
 		}
-		if _, diff, _ := plan(); len(diff) != 0 {
-			t.Fatalf("re-plan not empty: %+v", diff)
+		if live, diff, _ := plan(); len(diff) != 0 || live["trust"] != sw.Trust {
+			t.Fatalf("re-plan: trust %q, diff %+v", live["trust"], diff)
 		}
 	}
+	return sw, emu, plan, apply
+}
+
+// TestSeveralPolicies: a leaf whose ports differ (uplink without
+// watchdog, lossy storage port, a port trusting PCP) gets the CoS
+// classification policy next to the DSCP one over real SSH; the apply
+// converges, a drifted CoS class is detected, and a port whose trust
+// changes moves from one input policy to the other.
+func TestSeveralPolicies(t *testing.T) {
+	sw, emu, plan, apply := mixedLeaf(t)
 	_, _, steps := plan()
 	apply(steps)
 	run := string(emu.RunningConfig())
