@@ -40,9 +40,9 @@ import (
 // section the mode implies).
 func TestTransportsApplyClean(t *testing.T) {
 	t.Setenv("FABCTL_BENCH_PASSWORD", benchPassword)
-	// Plans refused on purpose: NX-OS classifies by DSCP class-maps at the
-	// switch level; PCP trust is a port's (render's error says so).
-	refused := map[string]string{"rocev1 nxos": "ports may trust pcp", "rocev2 pcp nxos": "ports may trust pcp"}
+	// Plans refused on purpose: none (an NX-OS switch that trusts pcp
+	// binds FABCTL-QOS-COS on every port and has no DSCP policy).
+	refused := map[string]string{}
 	schemas := gnmiSchemas(t, true)
 	for _, tr := range []string{"iwarp", "rocev2", "rocev1", "rocev2 classes", "rocev2 pcp", "rocev2 mtu"} {
 		for _, p := range []string{"sonic", "eos", "nxos", "cumulus", "srlinux", "openconfig"} {

@@ -32,7 +32,11 @@
 // Per port QoS shapes: PFC on or off and the watchdog are interface
 // lines; a port trusting PCP gets the CoS classification policy
 // (class-maps FABCTL-COS<n> `match cos n` -> qos-group n, policy
-// FABCTL-QOS-COS) instead of FABCTL-QOS. Which priorities are no-drop is
+// FABCTL-QOS-COS) instead of FABCTL-QOS; a switch that trusts pcp binds
+// FABCTL-QOS-COS on every port and has no FABCTL-QOS (a port trusting
+// dscp there is refused). A port bound to a classification policy
+// fabctl does not own is read as the trust its classes make and, when
+// fabctl writes it, moved to fabctl's policy (foreign.go). Which priorities are no-drop is
 // the system network-qos policy's: a port whose PFC set is neither that
 // set nor empty is an error. The network-qos class mtu is read back: a
 // class whose mtu is not 9216 shows in its tc/N/lossless value
