@@ -81,6 +81,8 @@ Without --static, two live stages follow a valid spec:
              class the device cannot express fails too, unless the spec
              accepts it (accept_not_in_effect: "accepted, not in effect");
              with --strict, so does every other setting not in effect.
+             A setting the spec leaves unmanaged is not compared: its
+             device reads "unmanaged, not checked", never as valid.
   links      the same reads' Ethernet link truth: each end of each spec
              link must see the other end as its LLDP neighbour (the
              spec's device name, or its lldp_name), be up, run at the
