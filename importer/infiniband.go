@@ -86,6 +86,7 @@ type ibPartition struct {
 	name, pkey    string
 	full, limited []string
 	mtu, sl       int
+	defaultMTU    bool // no mtu= in the file: written as mtu = 0
 	rate          string
 	ipoib         bool
 }
@@ -266,8 +267,7 @@ func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smD
 			}
 		}
 		if _, ok := attrs["mtu"]; !ok {
-			d.why[pre+"mtu"] = "the partition sets no mtu (opensm's default group MTU, 2048): a spec partition without mtu asks for 4096"
-			p.mtu = 0
+			p.defaultMTU = true // mtu = 0: opensm's default group MTU
 		}
 		pr.Written = "partition"
 		d.partitions = append(d.partitions, p)
@@ -500,7 +500,7 @@ func (d *smDoc) write(body *hclwrite.Body, inv *spec.Spec) {
 		if len(p.limited) > 0 {
 			pb.SetAttributeValue("limited_members", stringsVal(p.limited))
 		}
-		if p.mtu > 0 {
+		if p.mtu > 0 || p.defaultMTU {
 			pb.SetAttributeValue("mtu", cty.NumberIntVal(int64(p.mtu)))
 		}
 		if p.rate != "" {

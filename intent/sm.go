@@ -99,7 +99,7 @@ type Partition struct {
 	Name  string
 	PKey  int // 15-bit base P_Key (opensm uses the low 15 bits)
 	IPoIB bool
-	MTU   int          // IPoIB group MTU in bytes (0: opensm's default)
+	MTU   int          // IPoIB group MTU in bytes (0: opensm's default, spec.OpenSMDefaultGroupMTU)
 	Rate  spec.BitRate // IPoIB group rate (0: opensm's default)
 	SL    int
 	// Members by port GUID, then keywords (ALL, SELF, ...).
@@ -544,8 +544,11 @@ func compileIBPort(s *spec.Spec, sm *SubnetManager, h *spec.Host, n *spec.NIC) *
 			} else if p.PKeys[part.PKey] == "" {
 				p.PKeys[part.PKey] = "limited"
 			}
-			if part.IPoIB && part.MTU > p.MTU {
-				p.MTU = part.MTU
+			if gm := part.MTU; part.IPoIB {
+				if gm == 0 {
+					gm = spec.OpenSMDefaultGroupMTU
+				}
+				p.MTU = max(p.MTU, gm)
 			}
 		}
 	}

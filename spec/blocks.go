@@ -830,7 +830,7 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 		for _, m := range limited {
 			p.Members = append(p.Members, PartitionMember{Endpoint: m})
 		}
-		p.MTU = pd.integer("mtu", 4096, 256, 4096)
+		p.MTU = pd.integer("mtu", 4096, 0, 4096) // 0: opensm's default group MTU
 		p.Rate, _ = pd.rate("rate")
 		p.SL = pd.integer("sl", 0, 0, 15)
 		p.IPoIB = pd.boolean("ipoib", false)

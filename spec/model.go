@@ -789,11 +789,27 @@ type Partition struct {
 	Name    string
 	PKey    int
 	Members []PartitionMember
-	MTU     int
-	Rate    BitRate
-	SL      int
-	IPoIB   bool
-	Src     Source
+	// MTU is the IPoIB group MTU in bytes; 0: opensm's default group
+	// MTU (no mtu= in partitions.conf: GroupMTU).
+	MTU   int
+	Rate  BitRate
+	SL    int
+	IPoIB bool
+	Src   Source
+}
+
+// OpenSMDefaultGroupMTU is the MTU opensm gives a partition's multicast
+// groups when partitions.conf sets none: "mtu=<val> ... (default is 4
+// (2048))", linux-rdma/opensm doc/partition-config.txt.
+const OpenSMDefaultGroupMTU = 2048
+
+// GroupMTU is the partition's IPoIB group MTU as opensm sets it: MTU, or
+// opensm's default when the spec says mtu = 0.
+func (p *Partition) GroupMTU() int {
+	if p.MTU == 0 {
+		return OpenSMDefaultGroupMTU
+	}
+	return p.MTU
 }
 
 // PartitionMember is an endpoint (host:nic, or ALL) with its membership.

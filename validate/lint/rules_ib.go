@@ -197,8 +197,8 @@ func hasHave(n int) string {
 func ibMaxMTU(s *spec.Spec, ib *spec.InfiniBandConfig) int {
 	m := s.Fabric.RDMAMTU
 	for _, p := range ib.Partitions {
-		if p.MTU > m {
-			m = p.MTU
+		if p.GroupMTU() > m {
+			m = p.GroupMTU()
 		}
 	}
 	return m
@@ -345,10 +345,10 @@ func checkIB4(c *Context) {
 					p.Name, p.Rate, joinCapped(slow))
 			}
 		}
-		if datagram && p.MTU > 0 && f.MTU > p.MTU-4 {
+		if gm := p.GroupMTU(); datagram && f.MTU > gm-4 {
 			c.Reportf(Warning, p.Src.Attr("mtu"), partitionAddress(p), nil, "Partition IPoIB MTU below the fabric's IPoIB MTU",
 				"partition %q's IPoIB group MTU is %d, so its datagram-mode IPoIB interfaces get %d (the group MTU minus the 4-byte IPoIB header), not the fabric's mtu = %d. Raise the partition's mtu to %d, or lower the fabric mtu.",
-				p.Name, p.MTU, p.MTU-4, f.MTU, ceilIBMTU(f.MTU+4))
+				p.Name, gm, gm-4, f.MTU, ceilIBMTU(f.MTU+4))
 		}
 	}
 	if !hasDefault && datagram && f.MTU > f.RDMAMTU-4 {

@@ -133,9 +133,9 @@ func checkIB6(c *Context) {
 				}
 			}
 		}
-		if p.MTU > s.Fabric.RDMAMTU && s.Fabric.RDMAMTU > 0 {
+		if p.GroupMTU() > s.Fabric.RDMAMTU && s.Fabric.RDMAMTU > 0 {
 			c.Reportf(Error, p.Src.Attr("mtu"), partitionAddress(p), nil, "Partition MTU above the fabric's",
-				"partition %q: mtu %d is above the fabric's rdma_mtu %d, the MTU its links run.", p.Name, p.MTU, s.Fabric.RDMAMTU)
+				"partition %q: mtu %d is above the fabric's rdma_mtu %d, the MTU its links run.", p.Name, p.GroupMTU(), s.Fabric.RDMAMTU)
 		}
 	}
 	limit, why := vls, "the InfiniBand switches run VL0-"+strconv.Itoa(vls-1)

@@ -120,8 +120,8 @@ func checkMTU2(c *Context) {
 	}
 	if ib := s.InfiniBand; ib != nil {
 		for _, p := range ib.Partitions {
-			if ibMTUValid(p.MTU) {
-				continue
+			if p.MTU == 0 || ibMTUValid(p.MTU) {
+				continue // 0: opensm's default group MTU
 			}
 			c.Reportf(Error, p.Src.Attr("mtu"), "infiniband.partition."+p.Name, nil, "Partition MTU is not an IB MTU",
 				"partition %q has mtu = %d, but opensm partitions take an IB MTU (partitions.conf mtu=1..5 for 256, 512, 1024, 2048, 4096). Use %d.",

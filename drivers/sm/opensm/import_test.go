@@ -343,7 +343,7 @@ func TestImportVendorSubnetManager(t *testing.T) {
 	out := string(res.HCL)
 	for _, want := range []string{
 		`partition "ShareIO"`, `members         = ["io1:ib0", "io1:ib1", "io2:ib1", "io3:ib0"]`, `limited_members = ["io2:ib0", "io3:ib1"]`,
-		`partition "YetAnotherOne"`, `members         = ["SELF"]`, `limited_members = ["ALL"]`,
+		`partition "YetAnotherOne"`, `members         = ["SELF"]`, `limited_members = ["ALL"]`, `mtu = 0`,
 		`partition "Default"`, "sl2vl", `max_vls`, `vl_high_limit = 0`, `"14" = 4`,
 	} {
 		if !hasText(out, want) {
@@ -361,7 +361,6 @@ func TestImportVendorSubnetManager(t *testing.T) {
 		"partitions/NewPartition/pkey":                 "no P_Key",
 		"partitions/ShareIO/member/0x0000000000123456": "no NIC of the inventory has port GUID 0x0000000000123456",
 		"partitions/Default/mgid/ff12:401b::16":        "multicast group",
-		"partitions/ShareIO/mtu":                       "sets no mtu",
 		"qos-policy/section/port-groups":               "port-groups section",
 		"qos-policy/level/WholeSet/sl":                 "a QoS level",
 		"qos-policy/match/1":                           "QoS match rule",
