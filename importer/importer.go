@@ -330,7 +330,7 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 		if doc.sm.wroteClass != "" {
 			rep.SubnetManager.Written = append(rep.SubnetManager.Written, fmt.Sprintf("class %q sl", doc.sm.wroteClass))
 		}
-		rep.LeftOut = append(rep.LeftOut, smResidual(cand, doc.sm, smObs)...)
+		rep.LeftOut = append(rep.LeftOut, smResidual(cand, doc.sm, smObs, rep.SubnetManager)...)
 	}
 	rep.Overrides = doc.overrideList(devs)
 	sort.SliceStable(rep.LeftOut, func(i, j int) bool {

@@ -54,6 +54,14 @@ type PartitionImport struct {
 	Written string `json:"written"`
 }
 
+// pkeyText and guidText are the forms the opensm driver normalises a
+// P_Key and a port GUID to (intent.PKeyString, parse.go memberID): a
+// value in any other form is not written.
+var (
+	pkeyText = regexp.MustCompile(`^0x[0-7][0-9a-f]{3}$`)
+	guidText = regexp.MustCompile(`^0x[0-9a-f]{16}$`)
+)
+
 // infinibandBlock is the spec's infiniband block type (not the platform
 // of the same name).
 const infinibandBlock = "infiniband"
@@ -80,6 +88,8 @@ type smDoc struct {
 	// why holds the reason for each path (or path prefix ending in "/")
 	// the spec cannot say, for the report's left-out list.
 	why map[string]string
+	// live is the subnet manager's state as import read it.
+	live intent.State
 }
 
 type ibPartition struct {
@@ -154,7 +164,7 @@ func readSM(sm *intent.SubnetManager, o *Observed) intent.State {
 // newSMDoc turns the subnet manager's live state into what the spec
 // writes, and the report's account of it.
 func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smDoc, *SubnetManagerImport) {
-	d := &smDoc{addr: sm.Addr(), why: map[string]string{}}
+	d := &smDoc{addr: sm.Addr(), why: map[string]string{}, live: live}
 	rep := &SubnetManagerImport{Device: sm.Addr(), Partitions: []PartitionImport{}, Written: []string{}}
 	l := splitSMLive(live)
 	rep.QoS = l.opts["qos"] == "TRUE"
@@ -190,8 +200,8 @@ func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smD
 			d.why[pre] = "the partition has no P_Key (opensm generates one): the spec's partition needs pkey; give it one in partitions.conf or write the partition by hand"
 			rep.Partitions = append(rep.Partitions, pr)
 			continue
-		case attrs["pkey"] == "":
-			d.why[pre] = "not a partition opensm's parser reads"
+		case !pkeyText.MatchString(attrs["pkey"]) || attrs["pkey"] == "0x0000":
+			d.why[pre] = fmt.Sprintf("P_Key %q is not a base P_Key 0x0001..0x7fff", attrs["pkey"])
 			rep.Partitions = append(rep.Partitions, pr)
 			continue
 		case !partitionLabel.MatchString(name):
@@ -210,7 +220,7 @@ func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smD
 			switch {
 			case a == "pkey", a == "ipoib":
 			case a == "mtu":
-				if n, err := strconv.Atoi(v); err == nil {
+				if n, err := strconv.Atoi(v); err == nil && slices.Contains([]int{256, 512, 1024, 2048, 4096}, n) {
 					p.mtu = n
 				} else {
 					d.why[pre+a] = fmt.Sprintf("group MTU %s is not an IB MTU the spec can say (256..4096 bytes)", v)
@@ -241,7 +251,10 @@ func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smD
 					d.why[pre+a] = fmt.Sprintf("member %s: the spec's members are hosts, NICs, ALL and SELF; list the ports it means as members", id)
 				default:
 					ep, ok = byGUID[id]
-					if !ok {
+					switch {
+					case !guidText.MatchString(id):
+						d.why[pre+a] = fmt.Sprintf("member %q is not a port GUID", id)
+					case !ok:
 						d.why[pre+a] = fmt.Sprintf("no NIC of the inventory has port GUID %s: declare the host and its nic's guid in the inventory to name it", id)
 					}
 				}
@@ -351,6 +364,8 @@ func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smD
 			n, err := strconv.Atoi(l.qos[k])
 			if err == nil && n >= 0 && n <= 15 {
 				d.defaultSL = &n
+			} else {
+				d.why[path] = fmt.Sprintf("SL %q is not 0..15", l.qos[k])
 			}
 		case strings.HasPrefix(k, "level/DEFAULT/"):
 			d.why[path] = "the DEFAULT QoS level: the spec gives it the default class's sl only"
@@ -558,8 +573,44 @@ func stringsVal(v []string) cty.Value {
 
 // smResidual diffs the subnet manager under the written spec against
 // its files as plan will: read through the written spec's intent (what
-// it manages), without the fabric ports the driver could not judge.
-func smResidual(cand *spec.Spec, d *smDoc, o *Observed) []LeftOut {
+// it manages), without the fabric ports the driver could not judge. A
+// setting import did not write that plan does not show either (the
+// written spec does not manage it) goes to the report's untouched list.
+func smResidual(cand *spec.Spec, d *smDoc, o *Observed, rep *SubnetManagerImport) []LeftOut {
+	out := smDiff(cand, d, o)
+	listed := map[string]bool{}
+	for _, l := range out {
+		listed[l.Path] = true
+	}
+	for _, u := range rep.Untouched {
+		listed[u.Path] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.live)) {
+		if listed[k] || strings.HasPrefix(k, intent.PathFabric) {
+			continue
+		}
+		if r := d.reason(k); d.said(k) {
+			rep.Untouched = append(rep.Untouched, LeftOut{Device: d.addr, Path: k, Live: d.live[k],
+				Reason: r + " (the written spec does not manage it: plan leaves it as it is)"})
+		}
+	}
+	return out
+}
+
+// said says whether import recorded why it did not write path.
+func (d *smDoc) said(path string) bool {
+	if _, ok := d.why[path]; ok {
+		return true
+	}
+	for k := range d.why {
+		if strings.HasSuffix(k, "/") && strings.HasPrefix(path, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func smDiff(cand *spec.Spec, d *smDoc, o *Observed) []LeftOut {
 	f := intent.Compile(cand)
 	if len(f.SubnetManagers) == 0 {
 		return nil
