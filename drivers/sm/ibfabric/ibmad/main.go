@@ -53,7 +53,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	var o ReadOptions
 	fs.BoolVar(&o.Tables, "tables", false, "read P_Key, SL2VL and VL arbitration tables too")
-	fs.IntVar(&o.Window, "window", 0, fmt.Sprintf("MADs in flight (default 32, at most %d)", MaxWindow))
+	fs.IntVar(&o.Window, "window", 0, fmt.Sprintf("MADs in flight (default and at most %d)", MaxWindow))
 	fs.DurationVar(&o.Timeout, "timeout", 0, "one MAD's wait for its answer (default 500ms)")
 	smKey := fs.Uint64("sm-key", 1, "SM_Key of the SA's trusted queries (opensm.conf sa_key; opensm's default 1)")
 	dry := fs.Bool("dry", false, "restore: read the SA's records and the ports, set nothing")

@@ -24,10 +24,15 @@ type Port interface {
 
 // Options tune the engine.
 type Options struct {
-	// Window is how many MADs are in flight at once (default 32, at
+	// Window is how many MADs are in flight at once (default and at
 	// most MaxWindow). libibnetdisc keeps 2 (ibnd_config.max_smps); a
 	// window the size of a switch's port count lets the SMA answer while
-	// the next requests travel.
+	// the next requests travel. Under ibsim (make bench-ib, 16 switches
+	// and 64 adapters, load 7, five alternating pairs) 64 read in 0.14 to
+	// 0.23 s where 32 took 0.17 to 0.28 s, with 1.5 to 4.5 ms less of
+	// ibsim's CPU and fewer context switches: the simulator and
+	// umad2sim's receiver find more answers and requests waiting at each
+	// wake-up.
 	Window int
 	// Timeout is one MAD's wait for its answer (default 500 ms) and
 	// Retries how often a MAD without one is sent again (default 2).
@@ -48,7 +53,7 @@ const MaxWindow = 64
 
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
-		o.Window = 32
+		o.Window = MaxWindow
 	}
 	o.Window = min(o.Window, MaxWindow)
 	if o.Timeout <= 0 {

@@ -377,8 +377,12 @@ func (l *lossyPort) Close() error { return nil }
 
 // TestEngineRetriesInOrder: requests whose first send is lost are sent
 // again once their deadline passes, each answer reaches its own request,
-// and the window never exceeds MaxWindow however large it is asked.
+// and the window never exceeds MaxWindow however large it is asked (nor
+// is smaller unless asked: Options.Window's measurement).
 func TestEngineRetriesInOrder(t *testing.T) {
+	if w := (Options{}).withDefaults().Window; w != MaxWindow {
+		t.Errorf("default window %d, want %d", w, MaxWindow)
+	}
 	p := &lossyPort{seen: map[uint32]bool{}}
 	e := newEngine(p, Options{Window: 10 * MaxWindow, Timeout: 20 * time.Millisecond, Retries: 1})
 	if e.o.Window != MaxWindow {
