@@ -48,9 +48,11 @@ const benchRounds = 7
 // (fabctl ibmad read: one process) and the comparison with the intent.
 // It prints one line per size with both medians, the ratio and whether
 // the goal holds (within 2x of ibnetdiscover and under 1 s for the
-// 16-switch/64-adapter tree), and a second with the CPU each read cost
+// 16-switch/64-adapter tree), a second with the CPU each read cost
 // its client process and ibsim, and the load average the figures were
-// taken at:
+// taken at, and a third with the floor under umad2sim: the fixed cost of
+// a MAD client process (fabctl's with no MAD, smpquery's with one) plus
+// ibsim's own CPU for fabctl's MADs:
 //
 //	make bench-ib
 //	flock /tmp/fabctl-test.lock go test ./testbed/ibsim/ -run '^$' -bench FatTree -benchtime 1x
@@ -84,6 +86,12 @@ func BenchmarkFatTree(b *testing.B) {
 			// schedstat), to tell the client's cost from the
 			// simulator's.
 			var ibndCPU, ibndSim, fabCPU, fabSim []time.Duration
+			// The floor: what a read costs before its first MAD and
+			// after its last, in fabctl's MAD client (`fabctl ibmad
+			// smp` with nothing to send: the process, libibumad and
+			// umad2sim's set-up and clean-up) and in infiniband-diags
+			// (smpquery of this node's NodeInfo: one MAD).
+			var fabFixed, diagsFixed []time.Duration
 			var fab *ibfabric.Fabric
 			var findings []ibfabric.Finding
 			b.ResetTimer()
@@ -109,6 +117,14 @@ func BenchmarkFatTree(b *testing.B) {
 				}
 				t3 := time.Now()
 				topoT, readT, cmpT = append(topoT, t1.Sub(t0)), append(readT, t2.Sub(t1)), append(cmpT, t3.Sub(t2))
+				if _, err := s.RunInput(ctx, []byte("[]"), MADProgram, "ibmad", "smp"); err != nil {
+					b.Fatal(err)
+				}
+				t4 := time.Now()
+				if _, err := s.Run(ctx, "smpquery", "-D", "nodeinfo", "0"); err != nil {
+					b.Fatal(err)
+				}
+				fabFixed, diagsFixed = append(fabFixed, t4.Sub(t3)), append(diagsFixed, time.Since(t4))
 				fab, findings = f, fs
 			}
 			b.StopTimer()
@@ -138,6 +154,14 @@ func BenchmarkFatTree(b *testing.B) {
 			fmt.Printf("  CPU per run (medians): ibnetdiscover %s + ibsim %s; fabctl ibmad read %s + ibsim %s (%.1f us of ibsim per MAD); load %s\n",
 				ms(median(ibndCPU)), ms(median(ibndSim)), ms(median(fabCPU)), ms(median(fabSim)),
 				float64(median(fabSim).Microseconds())/float64(max(fab.MADs, 1)), loadAvg())
+			// ibsim answers every MAD on one thread, so its CPU for
+			// fabctl's MADs is time no read of them can go below; add
+			// the fixed cost and it is the fastest read of this many
+			// MADs through umad2sim, by fabctl's client or by a C one.
+			simMADs := median(fabSim)
+			fabFloor, cFloor := median(fabFixed)+simMADs, median(diagsFixed)+simMADs
+			fmt.Printf("  floor: a client's fixed cost (fabctl ibmad with no MAD %s, smpquery with one %s) + ibsim's CPU for %d MADs (%s) = %s in fabctl's client (%.2fx ibnetdiscover), %s in a C one (%.2fx)\n",
+				ms(median(fabFixed)), ms(median(diagsFixed)), fab.MADs, ms(simMADs), ms(fabFloor), float64(fabFloor)/float64(ibnd), ms(cFloor), float64(cFloor)/float64(ibnd))
 			b.ReportMetric(ibnd.Seconds(), "ibnetdiscover-s")
 			b.ReportMetric(total.Seconds(), "discover+compare-s")
 			b.ReportMetric(ratio, "x-ibnetdiscover")
