@@ -772,7 +772,11 @@ func nonZero(in []VLWeight) []VLWeight {
 
 // vlwString writes VL arbitration entries as opensm.conf does ("0:64,1:64").
 func vlwString(ws []VLWeight) string {
-	b := make([]byte, 0, 6*len(ws))
+	return string(appendVLWeights(make([]byte, 0, 6*len(ws)), ws))
+}
+
+// appendVLWeights appends entries as vlwString writes them.
+func appendVLWeights(b []byte, ws []VLWeight) []byte {
 	for i, w := range ws {
 		if i > 0 {
 			b = append(b, ',')
@@ -781,5 +785,5 @@ func vlwString(ws []VLWeight) string {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(w.Weight), 10)
 	}
-	return string(b)
+	return b
 }

@@ -172,15 +172,7 @@ func appendWeights(b []byte, ws []VLWeight) []byte {
 	if len(ws) == 0 {
 		return append(b, '-')
 	}
-	for i, w := range ws {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(w.VL), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(w.Weight), 10)
-	}
-	return b
+	return appendVLWeights(b, ws)
 }
 
 // isDumpText tells format 3 from the JSON formats.
