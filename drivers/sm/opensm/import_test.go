@@ -388,3 +388,82 @@ func TestImportVendorSubnetManager(t *testing.T) {
 		t.Fatalf("io3:ib0 made a limited member of ShareIO: plan adds %v (%d changes, %d before)", extra, len(changed), len(got))
 	}
 }
+
+// fuzzInventory names two ports of opensm's example partitions.conf.
+const fuzzInventory = `fabric "f" {
+  transport = "infiniband"
+  rdma_mtu  = 2048
+}
+class "default" {
+  role     = "other"
+  priority = 0
+  default  = true
+}
+host "sm01" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    guid   = "0x0000000000123451"
+  }
+}
+host "cn01" {
+  connect = "none"
+  nic "ib0" {
+    device = "mlx5_0"
+    guid   = "0x0000000000123452"
+  }
+}
+infiniband {
+  subnet_manager = "sm01"
+}
+`
+
+// FuzzImportFiles: whatever partitions.conf, QoS policy and opensm.conf
+// the subnet manager has, import (from what the driver's parsers read of
+// them) writes a spec that loads, and the spec flattens to the files'
+// state except what import lists, left out or untouched.
+func FuzzImportFiles(f *testing.F) {
+	vendor := filepath.Join("..", "..", "..", "testdata", "vendor", "opensm")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(vendor, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return string(b)
+	}
+	f.Add(read("partitions.conf"), read("qos-policy.conf"), read("opensm.conf"))
+	f.Add("Default=0x7fff,ipoib,mtu=4:ALL=full;\nc=0x8001,sl=3,rate=21:0x123451=full,0x123452;", "", "qos TRUE\nqos_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7\n")
+	f.Add("x=0x0:0x1=both,ALL_CAS;\n=0x8002:SELF;", "qos-levels\nqos-level\nname: DEFAULT\nsl: 99\nend-qos-level\nend-qos-levels\n", "qos TRUE\nqos_vlarb_low 0:1,0:2\nqos_max_vls 3\n")
+	load := func(fs []spec.File) (*spec.Spec, hcl.Diagnostics) {
+		return spec.LoadFiles(fs, spec.LoadOptions{Env: []string{}, Platforms: testutil.Platforms()})
+	}
+	f.Fuzz(func(t *testing.T, parts, qos, conf string) {
+		live := parsePartitions(parts)
+		for k, v := range parseQoSPolicy(qos) {
+			live[k] = v
+		}
+		all := managedOptions(intent.State{"opensm/qos": "", "opensm/qos_sl2vl": "", "opensm/qos_vlarb_high": "", "opensm/qos_vlarb_low": "", "opensm/qos_max_vls": "", "opensm/qos_high_limit": ""})
+		for k, v := range openSMState(parseOpenSMConf(conf), all) {
+			live[k] = v
+		}
+		res, err := importer.Import([]spec.File{{Name: "inv.fab.hcl", Data: []byte(fuzzInventory)}},
+			map[string]*importer.Observed{"sm.sm01": {Live: live, Fields: (&Driver{}).Fields()}}, importer.Options{Load: load, Name: "imported.fab.hcl"})
+		if err != nil {
+			t.Fatalf("import: %v", err)
+		}
+		s, diags := load([]spec.File{{Name: "imported.fab.hcl", Data: res.HCL}})
+		if diags.HasErrors() {
+			t.Fatalf("the written spec does not load: %v\n%s", diags, res.HCL)
+		}
+		listed := map[string]bool{}
+		for _, l := range append(res.Report.LeftOut, res.Report.SubnetManager.Untouched...) {
+			listed[l.Path] = true
+		}
+		desired := intent.Compile(s).SubnetManagers[0].Flatten()
+		for k, v := range live {
+			if desired[k] != v && !listed[k] && (desired[intent.PathOpenSM+"qos"] == "TRUE" || strings.HasPrefix(k, intent.PathPartitions)) {
+				t.Errorf("%s = %q on the subnet manager, %q in the written spec, and import does not list it", k, v, desired[k])
+			}
+		}
+	})
+}
