@@ -148,6 +148,12 @@ end-qos-match-rules
 		t.Errorf("the written spec:\n%s", src)
 	}
 
+	// Formatted as fabctl fmt formats.
+	f, _, out, errOut = testFactory()
+	if code := runCLI(f, "fmt", "--check", written); code != ExitOK {
+		t.Errorf("fmt --check of the written spec: exit %d\n%s\n%s\n%s", code, out, errOut, src)
+	}
+
 	// The human report, the spec on stdout.
 	f, _, out, errOut = testFactory()
 	if code := runCLI(f, "import", filepath.Join(root, "inventory")); code != ExitOK ||
