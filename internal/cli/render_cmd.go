@@ -117,18 +117,58 @@ failure or a YANG violation, 64 on a usage error.`,
 
 // renderedDevice is one device's rendering.
 type renderedDevice struct {
-	Address  string                 `json:"address"`
-	Kind     string                 `json:"kind"`
-	Name     string                 `json:"name"`
-	Platform string                 `json:"platform"`
-	Driver   string                 `json:"driver"`
-	Intent   any                    `json:"intent"` // view.IntentJSON: snake_case keys
-	State    intent.State           `json:"state"`
-	Native   []renderedFileJSON     `json:"native"`
-	Note     string                 `json:"native_note,omitempty"`
-	YANG     *yangResult            `json:"yang,omitempty"` // with --yang-dir, for YANG-modelled payloads
-	files    []drivers.RenderedFile // intent.json, state.txt, native files
-	yang     *drivers.YANGPayload   // with --yang-dir: the payload to validate
+	Address  string             `json:"address"`
+	Kind     string             `json:"kind"`
+	Name     string             `json:"name"`
+	Platform string             `json:"platform"`
+	Driver   string             `json:"driver"`
+	Intent   any                `json:"intent"` // view.IntentJSON: snake_case keys
+	State    intent.State       `json:"state"`
+	Native   []renderedFileJSON `json:"native"`
+	Note     string             `json:"native_note,omitempty"`
+	// Unmanaged are the settings the spec leaves as the device runs
+	// them: not in State; UnmanagedNote says what the native payload
+	// does with them.
+	Unmanaged     []renderedUnmanaged    `json:"unmanaged,omitempty"`
+	UnmanagedNote string                 `json:"unmanaged_note,omitempty"`
+	YANG          *yangResult            `json:"yang,omitempty"` // with --yang-dir, for YANG-modelled payloads
+	files         []drivers.RenderedFile // intent.json, state.txt, native files
+	yang          *drivers.YANGPayload   // with --yang-dir: the payload to validate
+}
+
+type renderedUnmanaged struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// withoutUnmanaged is a unit's desired state without the settings the
+// spec leaves unmanaged (as plan leaves them out), and those settings.
+func withoutUnmanaged(u plan.Unit) (intent.State, []renderedUnmanaged) {
+	var leaves func(string) (string, bool)
+	switch x := u.Intent.(type) {
+	case *intent.Switch:
+		if x.HasUnmanaged() {
+			leaves = x.Leaves
+		}
+	case *intent.Host:
+		if x.HasUnmanaged() {
+			leaves = x.Leaves
+		}
+	}
+	if leaves == nil {
+		return u.State, nil
+	}
+	st := make(intent.State, len(u.State))
+	var held []renderedUnmanaged
+	for k, v := range u.State {
+		if why, ok := leaves(k); ok {
+			held = append(held, renderedUnmanaged{Path: k, Reason: why})
+			continue
+		}
+		st[k] = v
+	}
+	sort.Slice(held, func(i, j int) bool { return plan.NaturalLess(held[i].Path, held[j].Path) })
+	return st, held
 }
 
 type renderedFileJSON struct {
@@ -223,6 +263,9 @@ func renderRun(opts *RenderOptions) error {
 		if d.Note != "" {
 			fmt.Fprintf(w, "\n## %s: no native payload: %s\n", renderDir(d), d.Note)
 		}
+		if d.UnmanagedNote != "" {
+			fmt.Fprintf(w, "\n## %s: %s\n", renderDir(d), d.UnmanagedNote)
+		}
 	}
 	return exitWith(code)
 }
@@ -231,8 +274,9 @@ func renderRun(opts *RenderOptions) error {
 // native payload when its driver implements drivers.Renderer. The target
 // carries no credentials: rendering never logs in.
 func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDevice, error) {
+	state, held := withoutUnmanaged(u)
 	d := renderedDevice{Address: u.Device.Addr(), Kind: u.Device.Kind, Name: u.Device.Name, Platform: u.Device.Platform,
-		Driver: drivers.For(u.Device), State: u.State, Native: []renderedFileJSON{}}
+		Driver: drivers.For(u.Device), State: state, Native: []renderedFileJSON{}, Unmanaged: held}
 	in, err := json.MarshalIndent(u.Intent, "", "  ")
 	if err != nil {
 		return d, fmt.Errorf("render %s: %w", d.Address, err)
@@ -241,10 +285,13 @@ func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDe
 		return d, fmt.Errorf("render %s: %w", d.Address, err)
 	}
 	var st bytes.Buffer
-	keys := u.State.Keys()
+	for _, h := range held {
+		fmt.Fprintf(&st, "# unmanaged, left as the device runs it: %s: %s\n", h.Path, strings.NewReplacer("\n", " ", "\r", " ").Replace(h.Reason))
+	}
+	keys := state.Keys()
 	sort.SliceStable(keys, func(i, j int) bool { return plan.NaturalLess(keys[i], keys[j]) })
 	for _, k := range keys {
-		fmt.Fprintf(&st, "%s = %s\n", k, view.FormatValue(u.State[k]))
+		fmt.Fprintf(&st, "%s = %s\n", k, view.FormatValue(state[k]))
 	}
 	d.files = []drivers.RenderedFile{{Name: "intent.json", Data: append(in, '\n')}, {Name: "state.txt", Data: st.Bytes()}}
 
@@ -268,6 +315,12 @@ func renderDevice(reg *drivers.Registry, u plan.Unit, wantYANG bool) (renderedDe
 		}
 		d.files = append(d.files, rf)
 		d.Native = append(d.Native, renderedFileJSON{Name: rf.Name, Data: string(rf.Data)})
+	}
+	if len(files) > 0 && len(held) > 0 {
+		// A device's whole configuration from its intent: render has no
+		// device to leave these as they run.
+		d.UnmanagedNote = fmt.Sprintf("the native payload is the device's whole configuration from its intent, the %s the spec leaves unmanaged included: render reads no device to leave them as they run; plan and apply do, and send nothing for them",
+			plural(len(held), "setting", "settings"))
 	}
 	if yr, ok := drv.(drivers.YANGRenderer); ok && wantYANG {
 		p, err := yr.YANGPayload(drivers.Target{Device: u.Device, Intent: u.Intent})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,5 +43,36 @@ func TestValidateUnmanagedNeverValid(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "unmanaged, not checked: nic/eth1/tos (the device runs 0): the job launcher") {
 		t.Errorf("JUnit report lacks the unmanaged setting:\n%s", b)
+	}
+}
+
+// Issue 36: render leaves the unmanaged settings out of the desired state
+// it prints, lists them, and says the native payload (the device's whole
+// configuration from its intent) still holds them.
+func TestRenderUnmanaged(t *testing.T) {
+	f, out, errOut := renderFactory(t, &renderDriver{})
+	if code := runCLI(f, "render", "--json", "--device", "leaf1", "testdata/plan/unmanaged/spec"); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var doc struct {
+		Devices []renderedDevice `json:"devices"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Devices) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	d := doc.Devices[0]
+	for _, p := range []string{"trust", "port/Ethernet0/pfc"} {
+		if _, ok := d.State[p]; ok {
+			t.Errorf("render's state has unmanaged %s", p)
+		}
+	}
+	if _, ok := d.State["port/Ethernet0/mtu"]; !ok {
+		t.Errorf("render's state lacks a managed setting: %v", d.State)
+	}
+	if len(d.Unmanaged) != 2 || d.Unmanaged[0].Path != "port/Ethernet0/pfc" || d.Unmanaged[1].Path != "trust" {
+		t.Errorf("unmanaged %+v", d.Unmanaged)
+	}
+	if !strings.Contains(d.UnmanagedNote, "2 settings the spec leaves unmanaged included") {
+		t.Errorf("note %q", d.UnmanagedNote)
 	}
 }
