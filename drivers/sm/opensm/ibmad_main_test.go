@@ -10,6 +10,9 @@ import (
 // TestMain serves `fabctl ibmad` when a simulated subnet (testbed/ibsim)
 // starts this test binary as its MAD client.
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeOpenSMEnv) == "1" {
+		fakeOpenSM()
+	}
 	ibmad.RunIfHelper()
 	os.Exit(m.Run())
 }

@@ -58,7 +58,8 @@ type Options struct {
 	PartitionsFile string // when opensm.conf names none (default DefaultPartitionsFile)
 	QoSPolicyFile  string // when opensm.conf names none (default DefaultQoSPolicyFile)
 	// PIDFile names opensm's pid file (opensm --pidfile); when it is
-	// missing or stale every process named opensm gets the signal.
+	// missing or stale every opensm process whose configuration file is
+	// ConfFile gets the signal (pidScript), never one started on another.
 	PIDFile string
 	SSH     sshtransport.ExecOptions
 	// SweepTimeout bounds apply's wait, after SIGHUP, for opensm to
@@ -204,7 +205,7 @@ func (d *Driver) readFiles(ctx context.Context, s *session, withQoS bool) (*live
 			return nil, err
 		}
 	}
-	if lf.pids, err = s.pids(ctx, o.PIDFile); err != nil {
+	if lf.pids, err = s.pids(ctx, o.PIDFile, o.ConfFile); err != nil {
 		return nil, err
 	}
 	return lf, nil
@@ -613,7 +614,8 @@ func (d *Driver) Rollback(ctx context.Context, t drivers.Target, r drivers.Resul
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: rollback: %s", t.Device.Name, strings.Join(errs, "; "))
 	}
-	pids, err := s.pids(ctx, d.opts(s.sm).PIDFile)
+	o := d.opts(s.sm)
+	pids, err := s.pids(ctx, o.PIDFile, o.ConfFile)
 	if err != nil {
 		return err
 	}

@@ -123,14 +123,37 @@ mv -f -- "$t" "$f"`
 
 const removeScript = `rm -f -- "$1"`
 
-// pidScript prints the pids of the running opensm: the pid file's when it
-// names a live process, else every opensm process (Debian runs one per
-// port, opensm@<guid>.service, without a pid file).
+// pidScript prints the pids of the running opensm: the pid file's ($1)
+// when it names a live process, else every opensm process that reads the
+// opensm.conf fabctl writes ($2; Debian runs one opensm per port,
+// opensm@<guid>.service, without a pid file, all reading the same files).
+// An opensm started on another configuration (another subnet's, a test
+// bed's) is not signalled: its file is the argument of -F/--config
+// (opensm(8): "-F, --config <file name>"; getopt_long's "--config=F" and
+// "-FF" forms too), relative to its working directory, or without one the
+// default ($3, the driver's DefaultConfFile).
 const pidScript = `if [ -n "$1" ] && [ -r "$1" ]; then
 	read -r p < "$1" || true
 	if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then echo "$p"; exit 0; fi
 fi
-pidof opensm || true`
+want=$(readlink -f -- "$2" 2>/dev/null || printf '%s' "$2")
+for p in $(pidof opensm); do
+	args=$(tr '\000' '\n' < "/proc/$p/cmdline" 2>/dev/null) || continue
+	conf=$3 next=
+	while IFS= read -r a; do
+		if [ -n "$next" ]; then conf=$a next=; continue; fi
+		case $a in
+		-F|--config) next=1 ;;
+		--config=*) conf=${a#--config=} ;;
+		-F?*) conf=${a#-F} ;;
+		esac
+	done <<ARGS
+$args
+ARGS
+	case $conf in /*) ;; *) conf=$(readlink "/proc/$p/cwd")/$conf ;; esac
+	if [ "$(readlink -f -- "$conf" 2>/dev/null || printf '%s' "$conf")" = "$want" ]; then echo "$p"; fi
+done
+exit 0`
 
 // session is one connection's worth of file and signal operations.
 type session struct {
@@ -201,8 +224,8 @@ func (s *session) restore(ctx context.Context, f remoteFile) error {
 	return s.write(ctx, f.Path, f.Data, false)
 }
 
-func (s *session) pids(ctx context.Context, pidFile string) ([]int, error) {
-	out, errb, code, err := s.r.run(ctx, script(s.sudo, pidScript, pidFile), nil)
+func (s *session) pids(ctx context.Context, pidFile, confFile string) ([]int, error) {
+	out, errb, code, err := s.r.run(ctx, script(s.sudo, pidScript, pidFile, confFile, DefaultConfFile), nil)
 	switch {
 	case err != nil:
 		return nil, s.runErr("find opensm", err)

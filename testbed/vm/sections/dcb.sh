@@ -162,7 +162,8 @@ import_run() {
 		fab_fail "dcb ets set by hand"
 	# 802.3x pause off where PFC runs (the port comes up with it on, as mlx5's does; Intel's E810 RDMA
 	# flow-control guide: "LFC and PFC cannot co-exist", ethtool -A ... rx off tx off). Left on, import
-	# leaves it out (lint QOS-6) and the plan turns it off: importer TestImportPauseWithPFC.
+	# cannot write it (lint QOS-6) and writes `unmanaged = { "pause" = ... }` with that reason, so the
+	# plan leaves it as it runs (importer TestImportPauseWithPFC).
 	fab_run ethtool -A "$nic" rx off tx off || fab_fail "ethtool -A by hand"
 	dcb_set pfc set dev "$nic" prio-pfc all:off 3:on || fab_fail "dcb pfc set by hand"
 	for i in $(seq 0 63); do
