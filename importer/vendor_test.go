@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/drivers/builtin"
+	"github.com/fabctl/fabctl/drivers/switch/nxos"
 	"github.com/fabctl/fabctl/importer"
 	"github.com/fabctl/fabctl/intent"
 	"github.com/fabctl/fabctl/internal/testutil"
@@ -125,6 +126,19 @@ func bootConfigurationMD(t *testing.T) *sonicemu.Switch {
 // target.
 func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string) *importer.Result {
 	t.Helper()
+	return roundTrip(t, dir, names, false, leftOut)
+}
+
+// vendorRoundTripApplied is vendorRoundTrip where the one-class change
+// must apply (no refusal by the unmanaged verification) and re-plan
+// empty.
+func vendorRoundTripApplied(t *testing.T, dir string, names []string, leftOut ...string) *importer.Result {
+	t.Helper()
+	return roundTrip(t, dir, names, true, leftOut)
+}
+
+func roundTrip(t *testing.T, dir string, names []string, mustApply bool, leftOut []string) *importer.Result {
+	t.Helper()
 	allowed := func(path string) bool {
 		for _, l := range leftOut {
 			if path == l || (strings.HasSuffix(l, "/") && strings.HasPrefix(path, l)) {
@@ -205,6 +219,9 @@ func vendorRoundTrip(t *testing.T, dir string, names []string, leftOut ...string
 	if err := tryApply(t, dir, names); err != nil {
 		applied = false
 		t.Logf("apply refused: %v", err)
+		if mustApply {
+			t.Errorf("apply of the one-class change refused: %v", err)
+		}
 		if !strings.Contains(err.Error(), "the apply changed settings the spec leaves unmanaged") || !strings.Contains(err.Error(), "(restored)") {
 			t.Errorf("apply failed otherwise: %v", err)
 		}
@@ -368,7 +385,22 @@ func TestRoundTripVendorNXOS(t *testing.T) {
 	// drivers/switch/nxos/read.go), so no class is written for it;
 	// therefore the port's classification differs from the spec's
 	// classes by CoS 7 -> qos-group 7 (plan binds FABCTL-QOS-COS instead).
-	vendorRoundTrip(t, dir, []string{"leaf1"}, "port/Ethernet1/17/trust", "tc/7/")
+	// The one-class change applies: the driver's rewritten queuing and
+	// network-qos policies carry queue 7's lines as the switch ran them
+	// (drivers/switch/nxos/carry.go), so the unmanaged verification
+	// passes and the re-plan is empty.
+	vendorRoundTripApplied(t, dir, []string{"leaf1"}, "port/Ethernet1/17/trust", "tc/7/")
+	run := string(sw.RunningConfig())
+	for _, want := range []string{
+		"policy-map type queuing " + nxos.QueuingPolicy + "\n",
+		"  class type queuing c-out-8q-q7\n    bandwidth percent 1\n",
+		"  class type network-qos c-8q-nq7\n    mtu 9216\n",
+		"service-policy type queuing output " + nxos.QueuingPolicy + "\n",
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("after apply the switch does not run %q:\n%s", want, run)
+		}
+	}
 }
 
 // bootVendor boots an emulator with a vendor configuration of

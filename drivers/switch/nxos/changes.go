@@ -36,6 +36,16 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 			return nil, fmt.Errorf("port %s: its input qos policy has a name fabctl does not send to the device (letters, digits and _ . : - only); detach it by hand (no service-policy type qos input ...) so fabctl can bind its own", name)
 		}
 	}
+	for _, c := range diff {
+		if strings.HasPrefix(c.Path, "tc/") {
+			// The queuing step rewrites the policies: the queues the
+			// spec leaves unmanaged go in as the device runs them.
+			if p.carry, err = carriedQueues(sw, diff, live); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
 	cl := clearsFrom(p, diff, desired, live)
 	out := clicore.Sections(diff, fields, groupOf, groupRank, func(path string, add func(string, func() []string)) {
 		if p.mtuOnly && !(strings.HasPrefix(path, "port/") && strings.HasSuffix(path, "/mtu")) {

@@ -183,6 +183,7 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 		st["trust"] = "pcp"
 	}
 	noDrop := readQueues(st, r, sw)
+	readCarried(st, r, sw)
 	readWatchdog(st, r)
 	readPorts(st, r, sw, qos, noDrop)
 	readForeignInputs(st, r, sw)

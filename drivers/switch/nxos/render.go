@@ -92,6 +92,9 @@ type Plan struct {
 	// foreign: managed ports bound to an input qos policy that is not
 	// fabctl's (FactQoSInput, foreign.go): port -> policy.
 	foreign map[string]string
+	// carry: the running lines of the queues the spec leaves unmanaged,
+	// copied into the queuing and network-qos policies (carry.go).
+	carry carried
 }
 
 // Build checks that the intent can be expressed on NX-OS and returns its
@@ -383,7 +386,8 @@ func (p *Plan) ClassificationOffLines(cl *clear) []string {
 // The queuing policy lists every class of the 8-queue template; a class
 // the intent does not use gets `bandwidth remaining percent 0`, as Cisco's
 // recipe and Microsoft's guide write it (cisco-roce-enable.cfg:34-47,
-// microsoft-azure-local-n9k.cfg:33-42). What only an undocumented `no`
+// microsoft-azure-local-n9k.cfg:33-42); a queue the spec leaves unmanaged
+// keeps the lines the device runs for it (carry.go). What only an undocumented `no`
 // form could clear (a class's priority, bandwidth or random-detect, a
 // no-drop class) is cleared by detaching the policy from system qos and
 // removing it first (cisco-roce-enable.cfg:70-74).
@@ -400,6 +404,13 @@ func (p *Plan) QueuingLines(cl *clear) []string {
 	for q := 0; q < 8; q++ {
 		out = append(out, "  class type queuing "+queueClass(q))
 		tc, ok := byTC[q]
+		if lines, kept := p.carry.queuing[q]; !ok && kept {
+			// Unmanaged: the device's own lines, verbatim (carry.go).
+			for _, l := range lines {
+				out = append(out, "    "+l)
+			}
+			continue
+		}
 		switch {
 		case !ok:
 			out = append(out, "    bandwidth remaining percent 0")
@@ -422,7 +433,7 @@ func (p *Plan) QueuingLines(cl *clear) []string {
 	for _, tc := range p.sw.TCs {
 		has0 = has0 || tc.TC == 0
 	}
-	if !has0 {
+	if _, kept := p.carry.network[0]; !has0 && !kept {
 		out = append(out, "  class type network-qos "+nqClass(0), "    mtu "+strconv.Itoa(NetworkMTU))
 	}
 	for _, tc := range p.sw.TCs {
@@ -431,6 +442,15 @@ func (p *Plan) QueuingLines(cl *clear) []string {
 			out = append(out, "    pause pfc-cos "+strconv.Itoa(tc.TC))
 		}
 		out = append(out, "    mtu "+strconv.Itoa(NetworkMTU))
+	}
+	for q := 0; q < 8; q++ {
+		// Unmanaged network-qos classes: the device's own lines (carry.go).
+		if lines, kept := p.carry.network[q]; kept {
+			out = append(out, "  class type network-qos "+nqClass(q))
+			for _, l := range lines {
+				out = append(out, "    "+l)
+			}
+		}
 	}
 	return append(out, "system qos",
 		"  service-policy type queuing output "+QueuingPolicy,

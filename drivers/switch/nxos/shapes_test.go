@@ -199,7 +199,44 @@ func exercise(t *testing.T) []string {
 	if _, diff, _ := r2.plan(t); len(diff) != 0 {
 		t.Fatalf("re-plan not empty: %+v", diff)
 	}
-	return append(cmds, emu.Commands()...)
+	cmds = append(cmds, emu.Commands()...)
+
+	// Third switch: Azure Local's configuration, class 7 left unmanaged
+	// (its paths taken out of the diff, as the planner does): a class
+	// change carries queue 7's `bandwidth percent 1` (carry.go).
+	emu3, err := nxosemu.Start(nxosemu.Options{Hostname: "leaf-az", Password: switchtest.Password, Ports: 1, ExtraPorts: []string{"Ethernet1/17"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu3.Close() })
+	emu3.Boot(corpusBody(t, "azure-local-tor-qos.cfg"))
+	sw3 := &intent.Switch{Trust: "pcp", TCs: []intent.TC{{TC: 0, Bandwidth: 48}, {TC: 3, Lossless: true, Bandwidth: 60, ECN: &intent.ECN{Min: 300 * KByte, Max: 300 * KByte, Probability: 100}}},
+		Ports: []intent.Port{{Name: "Ethernet1/17", Trust: "pcp", MTU: 9216, MTUFloor: true, PFC: []int{3}}}}
+	target3, opts3 := switchtest.Connect(t, emu3, sw3, "admin")
+	r3 := &rig{emu: emu3, drv: NewWith(opts3), sw: sw3, target: target3}
+	unmanaged := func(diff []intent.AttrChange) []intent.AttrChange {
+		var out []intent.AttrChange
+		for _, c := range diff {
+			if !strings.HasPrefix(c.Path, "tc/7/") && c.Path != "port/Ethernet1/17/trust" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	live3, diff3, _ := r3.plan(t)
+	r3.target.Live = live3
+	steps3, err := r3.drv.Changes(r3.target, unmanaged(diff3), expressible(sw3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := len(emu3.Commands())
+	if _, err := r3.drv.Apply(ctx, r3.target, steps3, drivers.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if live, diff, _ := r3.plan(t); len(unmanaged(diff)) != 0 || live["tc/7/sched"] != live3["tc/7/sched"] || live["tc/7/lossless"] != live3["tc/7/lossless"] {
+		t.Fatalf("after the carried apply: diff %+v, tc/7 %q %q (ran %q %q)", unmanaged(diff), live["tc/7/sched"], live["tc/7/lossless"], live3["tc/7/sched"], live3["tc/7/lossless"])
+	}
+	return append(cmds, emu3.Commands()[from:]...)
 }
 
 func TestShapesConformance(t *testing.T) {
