@@ -58,6 +58,60 @@ const (
 	FactCarryNetwork = drivers.PathFacts + "network-qos-class/"
 )
 
+// Facts: which of fabctl's own queuing and network-qos policies the
+// switch has, and whether system qos runs it ("attached"), has it but
+// runs another or none ("present"), or lacks it ("absent"). A rebuild
+// (QueuingLines, rebuildQ/rebuildNQ) detaches fabctl's policy from system
+// qos only where system qos runs it: NX-OS refuses to detach a policy
+// that is not attached, and a switch running the vendor's policy (Azure
+// Local's QOS_EGRESS_PORT) has none of fabctl's to detach or remove.
+const (
+	FactOwnQueuing = drivers.PathFacts + "policy/" + QueuingPolicy
+	FactOwnNetwork = drivers.PathFacts + "policy/" + NetworkPolicy
+)
+
+// readOwnPolicies puts FactOwnQueuing and FactOwnNetwork.
+func readOwnPolicies(st intent.State, r *running) {
+	for _, o := range []struct{ fact, kind, name, attached string }{
+		{FactOwnQueuing, "queuing", QueuingPolicy, r.sysQueuing},
+		{FactOwnNetwork, "network-qos", NetworkPolicy, r.sysNQoS},
+	} {
+		switch {
+		case o.attached == o.name:
+			st[o.fact] = "attached"
+		case r.policies[o.kind][o.name] != nil:
+			st[o.fact] = "present"
+		default:
+			st[o.fact] = "absent"
+		}
+	}
+}
+
+// rebuildHead are the lines that remove fabctl's policy of a kind before
+// it is written anew: detach it from system qos where system qos runs it,
+// remove it where the switch has it; nothing when it has none (state is
+// the FactOwn* value: "attached", "present" or "absent"; without a read,
+// "", it is taken as attached, as fabctl's apply leaves it).
+func rebuildHead(state, kind, name string) []string {
+	switch state {
+	case "present":
+		return []string{"no policy-map type " + kind + " " + name}
+	case "absent":
+		return nil
+	}
+	return []string{"system qos", "  no service-policy type " + kindOutput(kind) + name, "no policy-map type " + kind + " " + name}
+}
+
+// kindOutput is how system qos's service-policy line names the kind:
+// `type queuing output` (cisco-roce-enable.cfg:52, its removal l.70),
+// `type network-qos` (l.53, l.71).
+func kindOutput(kind string) string {
+	if kind == "queuing" {
+		return "queuing output "
+	}
+	return kind + " "
+}
+
 var (
 	carryQueuingRE = []*regexp.Regexp{
 		regexp.MustCompile(`^bandwidth remaining percent (100|[1-9]?[0-9])$`),

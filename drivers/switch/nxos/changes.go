@@ -136,7 +136,8 @@ func changes(sw *intent.Switch, diff []intent.AttrChange, desired, live intent.S
 // that the intent no longer wants, and the live DSCP table.
 func clearsFrom(p *Plan, diff []intent.AttrChange, desired, liveSt intent.State) *clear {
 	cl := &clear{pfcOff: map[string]bool{}, wdOff: map[string]bool{}, qosOff: map[string]string{},
-		liveTrust: map[string]string{}, detached: map[string]bool{}, foreign: p.foreign}
+		liveTrust: map[string]string{}, detached: map[string]bool{}, foreign: p.foreign,
+		ownQ: liveSt[FactOwnQueuing], ownNQ: liveSt[FactOwnNetwork]}
 	want := map[int]bool{}
 	for _, tc := range p.sw.TCs {
 		want[tc.TC] = true

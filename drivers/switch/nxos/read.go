@@ -184,6 +184,7 @@ func ReadRunningConfig(text string, sw *intent.Switch) (intent.State, error) {
 	}
 	noDrop := readQueues(st, r, sw)
 	readCarried(st, r, sw)
+	readOwnPolicies(st, r)
 	readWatchdog(st, r)
 	readPorts(st, r, sw, qos, noDrop)
 	readForeignInputs(st, r, sw)

@@ -316,6 +316,8 @@ type clear struct {
 	cosLive   bool              // FABCTL-QOS-COS is on the switch (a port reads pcp)
 	rebuildQ  bool              // the queuing policy holds what only its removal clears
 	rebuildNQ bool              // the network-qos policy holds a no-drop class the intent dropped
+	ownQ      string            // FactOwnQueuing: fabctl's queuing policy attached, present or absent ("")
+	ownNQ     string            // FactOwnNetwork: likewise for network-qos
 	pfcOff    map[string]bool   // ports: `no priority-flow-control mode on`
 	wdOff     map[string]bool   // ports: `no priority-flow-control watch-dog-interval on`
 	qosOff    map[string]string // ports: the input policy attached before, to detach when the trust changes
@@ -394,7 +396,7 @@ func (p *Plan) ClassificationOffLines(cl *clear) []string {
 func (p *Plan) QueuingLines(cl *clear) []string {
 	var out []string
 	if cl != nil && cl.rebuildQ {
-		out = append(out, "system qos", "  no service-policy type queuing output "+QueuingPolicy, "no policy-map type queuing "+QueuingPolicy)
+		out = append(out, rebuildHead(cl.ownQ, "queuing", QueuingPolicy)...)
 	}
 	out = append(out, "policy-map type queuing "+QueuingPolicy)
 	byTC := map[int]intent.TC{}
@@ -426,7 +428,7 @@ func (p *Plan) QueuingLines(cl *clear) []string {
 		}
 	}
 	if cl != nil && cl.rebuildNQ {
-		out = append(out, "system qos", "  no service-policy type network-qos "+NetworkPolicy, "no policy-map type network-qos "+NetworkPolicy)
+		out = append(out, rebuildHead(cl.ownNQ, "network-qos", NetworkPolicy)...)
 	}
 	out = append(out, "policy-map type network-qos "+NetworkPolicy)
 	has0 := false
