@@ -37,9 +37,20 @@ type Device struct {
 	Credentials string // credentials block name ("" = none)
 }
 
+// Unmanager is a device intent whose spec block can leave settings
+// unmanaged (switch, host, subnet manager): plan leaves those out of the
+// desired state and lists them.
+type Unmanager interface {
+	// HasUnmanaged reports whether the spec leaves any setting of the
+	// device unmanaged (false on a nil intent).
+	HasUnmanaged() bool
+	// Leaves reports whether it leaves this one (a state path), and why.
+	Leaves(path string) (string, bool)
+}
+
 // HasUnmanaged reports whether the spec leaves settings of the switch
 // unmanaged; Leaves whether it leaves this one (a state path), and why.
-func (sw *Switch) HasUnmanaged() bool { return len(sw.Unmanaged) > 0 }
+func (sw *Switch) HasUnmanaged() bool { return sw != nil && len(sw.Unmanaged) > 0 }
 
 // Leaves: see HasUnmanaged.
 func (sw *Switch) Leaves(path string) (string, bool) { return sw.Unmanaged.Match(path) }
@@ -48,6 +59,9 @@ func (sw *Switch) Leaves(path string) (string, bool) { return sw.Unmanaged.Match
 // its NICs unmanaged; Leaves whether it leaves this one (a state path:
 // the NIC's keys first, then the host's), and why.
 func (h *Host) HasUnmanaged() bool {
+	if h == nil {
+		return false
+	}
 	if len(h.Unmanaged) > 0 {
 		return true
 	}

@@ -64,7 +64,19 @@ type SubnetManager struct {
 	// desired state too (PathFabric), read back from the fabric by the
 	// opensm driver.
 	Ports []FabricPort
+	// Unmanaged are the settings the spec leaves as opensm runs them
+	// (spec unmanaged on the infiniband block; state paths as Flatten
+	// prints them): plan neither renders nor checks them.
+	Unmanaged spec.Acceptances
 }
+
+// HasUnmanaged reports whether the spec leaves settings of the subnet
+// manager unmanaged; Leaves whether it leaves this one (a state path),
+// and why.
+func (sm *SubnetManager) HasUnmanaged() bool { return sm != nil && len(sm.Unmanaged) > 0 }
+
+// Leaves: see HasUnmanaged.
+func (sm *SubnetManager) Leaves(path string) (string, bool) { return sm.Unmanaged.Match(path) }
 
 // FabricPort is a cabled InfiniBand port: a host NIC or a switch port at
 // one end of a link with an InfiniBand switch.
@@ -209,6 +221,7 @@ func compileSM(s *spec.Spec) *SubnetManager {
 		VLArbLow:  ib.VLArbLow,
 		MaxVLs:    ib.MaxVLs,
 		HighLimit: ib.VLHighLimit,
+		Unmanaged: ib.Unmanaged,
 	}
 	for _, c := range s.Classes {
 		if c.Default && c.SL != nil {

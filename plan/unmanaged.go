@@ -8,7 +8,7 @@ import (
 )
 
 // Unmanaged is a setting the spec leaves as the device runs it (spec
-// unmanaged on the switch, host or nic block): not part of Desired, never
+// unmanaged on the switch, host, nic or infiniband block): not part of Desired, never
 // a change, rendered or sent, and never checked. The plan lists every
 // such setting the spec would otherwise set or the device has.
 type Unmanaged struct {
@@ -28,15 +28,8 @@ type Unmanaged struct {
 // unmanagedOf returns the spec's unmanaged settings of a device's intent
 // as a matcher (intent's Leaves), nil when the device has none.
 func unmanagedOf(in any) func(path string) (string, bool) {
-	switch x := in.(type) {
-	case *intent.Switch:
-		if x != nil && x.HasUnmanaged() {
-			return x.Leaves
-		}
-	case *intent.Host:
-		if x != nil && x.HasUnmanaged() {
-			return x.Leaves
-		}
+	if u, ok := in.(intent.Unmanager); ok && u.HasUnmanaged() {
+		return u.Leaves
 	}
 	return nil
 }

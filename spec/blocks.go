@@ -737,7 +737,7 @@ func (l *loader) validation(in instance) *Validation {
 }
 
 var ibSchema = &hcl.BodySchema{
-	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "sm_connect", "opensm_conf", "opensm_pid_file", "diags_dir"),
+	Attributes: attrs("subnet_manager", "sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "sm_connect", "opensm_conf", "opensm_pid_file", "diags_dir", "unmanaged"),
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "partition", LabelNames: []string{"name"}}},
 }
 
@@ -837,6 +837,9 @@ func (l *loader) infiniband(b *hcl.Block) *InfiniBandConfig {
 		p.Src = pd.src
 		ib.Partitions = append(ib.Partitions, p)
 	}
+	// No accept_not_in_effect on the infiniband block: nothing to be
+	// both ways.
+	ib.Unmanaged = d.unmanaged(kindInfiniBand, nil)
 	ib.Src = d.src
 	return ib
 }

@@ -781,7 +781,12 @@ type InfiniBandConfig struct {
 	// high-priority table may send before a low-priority packet gets a
 	// turn (0..255, 255 = unlimited); nil: not managed.
 	VLHighLimit *int
-	Src         Source
+	// Unmanaged are the subnet manager's settings fabctl leaves as
+	// opensm runs them, by the state paths plan prints ("partitions/
+	// <name>", "qos-policy/section/port-groups", "opensm/qos_ca_sl2vl";
+	// docs/spec.md#unmanaged).
+	Unmanaged Acceptances
+	Src       Source
 }
 
 // Partition is an InfiniBand partition (P_Key).

@@ -2,13 +2,14 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // Unmanaged settings: unmanaged = { "<setting>" = "<reason>" } on a
-// switch, host or nic block (and in override files) says fabctl does not
+// switch, host, nic or infiniband block (and in override files) says fabctl does not
 // manage those settings on that device and leaves them as the device
 // runs them (Terraform's lifecycle ignore_changes). Keys are setting
 // paths matched as accept_not_in_effect's are (Acceptances.Match: '*'
@@ -19,9 +20,14 @@ import (
 // of the desired state (nothing is rendered or sent for it) and lists
 // it; validate reports it "unmanaged, not checked", never as valid.
 
-// unmanagedAttr is the attribute's name in switch, host and nic blocks
-// and in override files.
+// unmanagedAttr is the attribute's name in switch, host, nic and
+// infiniband blocks and in override files.
 const unmanagedAttr = "unmanaged"
+
+// kindInfiniBand is the kind of the infiniband block's unmanaged keys:
+// the subnet manager's state paths (intent.SubnetManager.Flatten and
+// the opensm driver's reads).
+const kindInfiniBand = "infiniband"
 
 // Setting names by scope, as plans print them (intent's Flatten and the
 // drivers' reads): the grammar unmanaged keys are checked against.
@@ -49,13 +55,13 @@ func inRange(seg string, lo, hi int) bool {
 }
 
 // UnmanagedKeyProblem says what is wrong with key as an unmanaged key of
-// a block of kind "switch", "host" or "nic" ("" when nothing; ports and
-// NICs it names are checked when the spec loads): for writers of specs
-// (fabctl import).
+// a block of kind "switch", "host", "nic" or "infiniband" ("" when
+// nothing; ports and NICs it names are checked when the spec loads):
+// for writers of specs (fabctl import).
 func UnmanagedKeyProblem(kind, key string) string { return settingKeyProblem(kind, key) }
 
 // settingKeyProblem says what is wrong with an unmanaged key of a block
-// of kind "switch", "host" or "nic" ("" when nothing): it must be a
+// of kind "switch", "host", "nic" or "infiniband" ("" when nothing): it must be a
 // setting path (validAcceptKey) that names settings such a block has.
 // Port and NIC names are checked against the spec in resolve
 // (unmanagedNames).
@@ -72,9 +78,15 @@ func settingKeyProblem(kind, key string) string {
 		ok = hostKey(s)
 	case "nic":
 		ok = nicKey(s)
+	case kindInfiniBand:
+		ok = smKey(s)
 	}
 	if !ok {
-		return "is not a setting a " + kind + " has (" + settingExamples[kind] + ")"
+		what := "a " + kind
+		if kind == kindInfiniBand {
+			what = "the subnet manager"
+		}
+		return "is not a setting " + what + " has (" + settingExamples[kind] + ")"
 	}
 	return ""
 }
@@ -83,6 +95,62 @@ var settingExamples = map[string]string{
 	"switch": `e.g. "trust", "dscp/26", "tc/3/ecn", "pfcwd/action", "buffer/headroom", "port/Ethernet1/1/pfc", "port/*/trust"`,
 	"host":   `e.g. "irqbalance", "nccl/NCCL_IB_TC", "nic/eth1/pfc", "nic/*/tos"`,
 	"nic":    `e.g. "pfc", "trust", "dscp/26", "tc/3/bandwidth", "ecn", "tos", "vlan/mtu", "buffer/prio"`,
+	kindInfiniBand: `e.g. "partitions/Storage", "partitions/Default/mgid/*", "partitions/*/member/ALL_CAS", ` +
+		`"qos-policy/section/port-groups", "qos-policy/level/WholeSet", "qos-policy/match/2", "opensm/qos_ca_sl2vl", "ib/leaf1/3/vlarb_low"`,
+}
+
+// Subnet manager settings as plans print them (intent.SubnetManager
+// Flatten; drivers/sm/opensm parse.go for what the files can hold
+// besides).
+var (
+	partitionSettings  = []string{"pkey", "ipoib", "mtu", "rate", "sl"}
+	partitionLists     = []string{"member", "mgid", "flag"} // member/<guid|keyword>, mgid/<gid>, flag/<name>
+	qosPolicySettings  = []string{"level", "match", "section", "unparsed"}
+	fabricPortSettings = []string{"pkey", "sl2vl", "vlarb_high", "vlarb_low"}
+	openSMOption       = regexp.MustCompile(`^[a-z0-9_]+$`)
+)
+
+// smKey: partitions/<name>[/<setting>] (a partitions.conf statement
+// opensm's syntax does not allow is partitions/unparsed/<n>),
+// qos-policy/level/<name>[/<field>], qos-policy/match/<n>,
+// qos-policy/section/<name>, qos-policy/unparsed/<n>, opensm/<option>
+// and ib/<node>/<port>[/<table>] (what opensm programs into a cabled
+// port).
+func smKey(s []string) bool {
+	if wild(s[0]) {
+		return true
+	}
+	switch s[0] {
+	case "partitions":
+		switch {
+		case len(s) <= 2, wild(s[2]):
+			return true
+		case s[1] == "unparsed":
+			return len(s) == 3 && inRange(s[2], 1, 1<<30)
+		case slices.Contains(partitionLists, s[2]):
+			return true // a GUID, keyword, MGID or flag: whatever the file has
+		}
+		return len(s) == 3 && slices.Contains(partitionSettings, s[2])
+	case "qos-policy":
+		switch {
+		case len(s) == 1 || wild(s[1]):
+			return true
+		case !slices.Contains(qosPolicySettings, s[1]):
+			return false
+		case s[1] == "level":
+			return len(s) <= 4 // level/<name>/<field>: the file's fields
+		case s[1] == "section":
+			return len(s) <= 3
+		}
+		return len(s) == 2 || len(s) == 3 && inRange(s[2], 1, 1<<30) // match/<n>, unparsed/<n>
+	case "opensm":
+		return len(s) == 1 || len(s) == 2 && openSMOption.MatchString(s[1])
+	case "ib":
+		// ib/<node>/<port>/<table>[/<partition>]: a port is a switch
+		// port's number or a NIC's name.
+		return len(s) <= 3 || wild(s[3]) || oneOf(s[3], fabricPortSettings) && (len(s) == 4 || s[3] == "pkey" && len(s) == 5)
+	}
+	return false
 }
 
 func switchKey(s []string) bool {

@@ -141,3 +141,74 @@ host "h1" {
 		}
 	}
 }
+
+// ibUnmanagedSpec is an InfiniBand fabric whose infiniband block has
+// attr on line 12.
+func ibUnmanagedSpec(attr string) string {
+	return `fabric "t" {
+  transport = "infiniband"
+}
+host "sm01" {
+  address = "192.0.2.10"
+  nic "ib0" {
+    device = "mlx5_0"
+  }
+}
+infiniband {
+  subnet_manager = "sm01"
+  ` + attr + `
+  partition "Storage" {
+    pkey    = "0x8001"
+    members = ["sm01"]
+  }
+}
+`
+}
+
+// TestUnmanagedInfiniBand: the infiniband block's unmanaged keys are the
+// subnet manager's state paths (partitions, the QoS policy, opensm.conf
+// options, the fabric ports' tables), checked as the other blocks' are,
+// with the block's line.
+func TestUnmanagedInfiniBand(t *testing.T) {
+	for _, key := range []string{
+		"partitions/Site", "partitions/Default/mgid/ff12:401b::16", "partitions/*/member/ALL_CAS", "partitions/Storage/sl",
+		"partitions/Default/flag/scope", "partitions/unparsed/2", "partitions/Storage/member/0x0002c90300000001",
+		"qos-policy", "qos-policy/section/port-groups", "qos-policy/level/WholeSet", "qos-policy/level/WholeSet/sl",
+		"qos-policy/match/2", "qos-policy/unparsed/1", "opensm/qos_ca_sl2vl", "opensm", "ib/leaf1/3/vlarb_low",
+		"ib/cn01/ib0/pkey/Storage", "ib/*/sl2vl", "*",
+	} {
+		s, diags := load(t, ibUnmanagedSpec(fmt.Sprintf(`unmanaged = { %q = "the site's own" }`, key)), LoadOptions{Platforms: testPlatforms})
+		if diags.HasErrors() {
+			t.Errorf("%q: %v", key, diags)
+			continue
+		}
+		if got := s.InfiniBand.Unmanaged; got[key] != "the site's own" {
+			t.Errorf("%q: unmanaged %v", key, got)
+		}
+	}
+	for _, b := range []struct{ attr, want string }{
+		{`unmanaged = { "pfc" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "partitions/Storage/pkeys" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "partitions/Storage/sl/1" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "partitions/unparsed/x" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "qos-policy/levels" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "qos-policy/match/first" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "opensm/QoS" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "opensm/qos/x" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "ib/leaf1/3/mtu" = "x" }`, `is not a setting the subnet manager has`},
+		{`unmanaged = { "partitions/Site" = "" }`, `Unmanaged setting needs a reason`},
+		{`unmanaged = { "partitions//Site" = "x" }`, `is not a setting path`},
+		{`unmanaged = ["partitions/Site"]`, `unmanaged`},
+	} {
+		_, diags := load(t, ibUnmanagedSpec(b.attr), LoadOptions{Platforms: testPlatforms})
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), b.want) {
+			t.Errorf("%s: %v, want %q", b.attr, diags, b.want)
+			continue
+		}
+		for _, d := range diags.Errs() {
+			if strings.Contains(d.Error(), b.want) && !strings.HasPrefix(d.Error(), "t.fab.hcl:12,") {
+				t.Errorf("%s: error at %q, want t.fab.hcl:12", b.attr, d.Error())
+			}
+		}
+	}
+}

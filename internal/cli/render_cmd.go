@@ -144,20 +144,11 @@ type renderedUnmanaged struct {
 // withoutUnmanaged is a unit's desired state without the settings the
 // spec leaves unmanaged (as plan leaves them out), and those settings.
 func withoutUnmanaged(u plan.Unit) (intent.State, []renderedUnmanaged) {
-	var leaves func(string) (string, bool)
-	switch x := u.Intent.(type) {
-	case *intent.Switch:
-		if x.HasUnmanaged() {
-			leaves = x.Leaves
-		}
-	case *intent.Host:
-		if x.HasUnmanaged() {
-			leaves = x.Leaves
-		}
-	}
-	if leaves == nil {
+	x, ok := u.Intent.(intent.Unmanager)
+	if !ok || !x.HasUnmanaged() {
 		return u.State, nil
 	}
+	leaves := x.Leaves
 	st := make(intent.State, len(u.State))
 	var held []renderedUnmanaged
 	for k, v := range u.State {

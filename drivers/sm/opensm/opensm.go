@@ -270,7 +270,7 @@ func desiredFiles(sm *intent.SubnetManager, lf *liveFiles, files map[string]bool
 	desired := sm.Flatten()
 	out := map[string]remoteFile{}
 	if files[filePartitions] {
-		b, err := renderPartitions(sm, sm.Fabric)
+		b, err := renderPartitionsKeeping(sm, sm.Fabric, keptPartitions(sm, lf.parts.Data))
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +284,7 @@ func desiredFiles(sm *intent.SubnetManager, lf *liveFiles, files map[string]bool
 		out[fileQoSPolicy] = remoteFile{Path: lf.qos.Path, Data: string(b), Present: true}
 	}
 	if files[fileOpenSM] {
-		out[fileOpenSM] = remoteFile{Path: lf.conf.Path, Data: editOpenSMConf(lf.conf.Data, desired, sm.Fabric), Present: true}
+		out[fileOpenSM] = remoteFile{Path: lf.conf.Path, Data: editOpenSMConfKeeping(lf.conf.Data, desired, sm.Fabric, sm.Leaves), Present: true}
 	}
 	return out, nil
 }

@@ -34,6 +34,13 @@ var partitionName = regexp.MustCompile(`^[A-Za-z0-9_.+-]{1,31}$`)
 // opensm/osm_prtn_config.c (comments are cut per line, a statement runs
 // to ';' across lines, empty member names are skipped).
 func renderPartitions(sm *intent.SubnetManager, fabric string) ([]byte, error) {
+	return renderPartitionsKeeping(sm, fabric, nil)
+}
+
+// renderPartitionsKeeping is renderPartitions followed by the kept
+// statements (keptPartitions): partitions the spec leaves unmanaged,
+// as opensm reads them from the live file.
+func renderPartitionsKeeping(sm *intent.SubnetManager, fabric string, kept []keptPartition) ([]byte, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# opensm partitions for fabric %q, written by fabctl from the spec: edit the spec, not\n", fabric)
 	b.WriteString("# this file (fabctl rewrites it whole and keeps the previous one as *.fabctl.bak).\n")
@@ -98,7 +105,89 @@ func renderPartitions(sm *intent.SubnetManager, fabric string) ([]byte, error) {
 			b.WriteString(line + "\n")
 		}
 	}
+	for _, k := range kept {
+		fmt.Fprintf(&b, "\n# partition %q: unmanaged in the spec, kept as the previous file had it\n", k.name)
+		b.WriteString(k.text + ";\n")
+	}
 	return []byte(b.String()), nil
+}
+
+// keptPartition is a partitions.conf statement carried over unchanged.
+type keptPartition struct{ name, text string }
+
+// keptPartitions are the statements of the live partitions.conf that
+// define a partition the spec leaves unmanaged whole: every setting it
+// has is under an unmanaged key ("partitions/Site", "partitions/*"),
+// the spec declares no partition of that name or P_Key, and the
+// statement reads alone as that one partition. Each is its text as
+// opensm's parser takes it (osm_prtn_config.c: '#' comments cut per
+// line, the statement up to its ';'), in the form doc/partition-config.txt
+// gives: "name=pkey[, flag[=value]]... : member[=full|limited|both], ... ;"
+// with mgid= lines inside. Anything else the spec leaves unmanaged that
+// the rendered file would change is caught by apply's verification,
+// which rolls the files back.
+func keptPartitions(sm *intent.SubnetManager, live string) []keptPartition {
+	if !sm.HasUnmanaged() || live == "" {
+		return nil
+	}
+	names, pkeys := map[string]bool{}, map[string]bool{}
+	for _, p := range sm.Partitions {
+		names[p.Name] = true
+		pkeys[intent.PKeyString(p.PKey)] = true
+	}
+	var out []keptPartition
+	taken := map[string]bool{}
+	for _, stmt := range partitionStatements(live) {
+		st := parsePartitions(stmt + ";")
+		name := ""
+		all := len(st) > 0
+		for k := range st {
+			n, _, _ := strings.Cut(strings.TrimPrefix(k, intent.PathPartitions), "/")
+			if name != "" && n != name {
+				all = false
+			}
+			name = n
+			if _, left := sm.Leaves(k); !left {
+				all = false
+			}
+		}
+		pkey := st[intent.PathPartitions+name+"/pkey"]
+		if !all || name == "unparsed" || names[name] || pkeys[pkey] || taken[name] || pkey != "auto" && taken[pkey] {
+			continue
+		}
+		taken[name], taken[pkey] = true, true
+		out = append(out, keptPartition{name: name, text: stmt})
+	}
+	return out
+}
+
+// partitionStatements splits partitions.conf into its statements as
+// parsePartitions reads them: comments cut per line, statements up to
+// ';' (across lines), without the ';'; empty ones skipped.
+func partitionStatements(text string) []string {
+	var out []string
+	var stmt []string
+	flush := func() {
+		joined := strings.TrimSpace(strings.Join(stmt, "\n"))
+		stmt = nil
+		if joined != "" {
+			out = append(out, joined)
+		}
+	}
+	for _, raw := range strings.Split(text, "\n") {
+		line, _, _ := strings.Cut(raw, "#")
+		for {
+			before, after, found := strings.Cut(line, ";")
+			stmt = append(stmt, strings.TrimRight(before, " \t\r"))
+			if !found {
+				break
+			}
+			flush()
+			line = after
+		}
+	}
+	flush()
+	return out
 }
 
 func rateList() string {
@@ -222,8 +311,20 @@ func renderOpenSMLines(desired intent.State, fabric string) []byte {
 // per-type override fabctl does not want becomes "(null)", and options
 // the file lacks are appended. Every other line stays as it was.
 func editOpenSMConf(live string, desired intent.State, fabric string) string {
+	return editOpenSMConfKeeping(live, desired, fabric, nil)
+}
+
+// editOpenSMConfKeeping is editOpenSMConf that leaves the lines of the
+// options leaves reports (the spec's unmanaged opensm/<option>: a
+// per-port-type override the site sets) as the file has them.
+func editOpenSMConfKeeping(live string, desired intent.State, fabric string, leaves func(string) (string, bool)) string {
 	want := map[string]string{}
 	for _, o := range managedOptions(desired) {
+		if leaves != nil {
+			if _, left := leaves(intent.PathOpenSM + o); left {
+				continue
+			}
+		}
 		if v, ok := desired[intent.PathOpenSM+o]; ok {
 			want[o] = v
 		} else {
@@ -251,7 +352,7 @@ func editOpenSMConf(live string, desired intent.State, fabric string) string {
 	}
 	var missing []string
 	for _, o := range managedOptions(desired) {
-		if !seen[o] && want[o] != "(null)" {
+		if _, ok := want[o]; ok && !seen[o] && want[o] != "(null)" {
 			missing = append(missing, o)
 		}
 	}

@@ -235,6 +235,20 @@ infiniband {
 }
 `
 
+// labApplied is a rig whose running opensm has siteConf with labIB
+// applied.
+func labApplied(t *testing.T) (*smRig, *spec.Spec, *intent.Fabric) {
+	t.Helper()
+	r := newSMRig(t)
+	r.startOpenSM()
+	r.write(r.opts.ConfFile, siteConf)
+	s, f := r.spec(labIB)
+	if res, err := r.apply(s, f, r.plan(s, f)); err != nil || res.Counts.Failed > 0 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	return r, s, f
+}
+
 func (r *smRig) registry() *drivers.Registry {
 	reg := drivers.NewRegistry()
 	if err := reg.Register(Name, func() drivers.Driver { return &Driver{Opts: r.opts} }); err != nil {
@@ -410,13 +424,7 @@ func TestSSHRoundTrip(t *testing.T) {
 // was, restores the files written before it, and sends no signal; a
 // rollback puts an applied change back.
 func TestSSHFailedWriteKeepsFiles(t *testing.T) {
-	r := newSMRig(t)
-	r.startOpenSM()
-	r.write(r.opts.ConfFile, siteConf)
-	s, f := r.spec(labIB)
-	if res, err := r.apply(s, f, r.plan(s, f)); err != nil || res.Counts.Failed > 0 {
-		t.Fatalf("apply: %v %+v", err, res)
-	}
+	r, _, _ := labApplied(t)
 	r.hups(1)
 	before := map[string]string{}
 	for _, p := range []string{r.opts.PartitionsFile, r.opts.QoSPolicyFile, r.opts.ConfFile} {
