@@ -302,6 +302,9 @@ func Import(inv []spec.File, observed map[string]*Observed, opts Options) (*Resu
 			wrote = true
 		}
 	}
+	if doc.sm != nil && doc.sm.unmanage(smDiff(cand, doc.sm, smObs)) {
+		wrote = true
+	}
 	if wrote {
 		after, err := write()
 		if err != nil {

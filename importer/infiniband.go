@@ -90,6 +90,13 @@ type smDoc struct {
 	why map[string]string
 	// live is the subnet manager's state as import read it.
 	live intent.State
+	// unmanaged are the paths import leaves as opensm runs them (the
+	// infiniband block's unmanaged map), with their reasons.
+	unmanaged map[string]string
+	// checked is the state read for the written spec (smDiff), for a
+	// desired state of fingerprint checkedFP.
+	checked   intent.State
+	checkedFP string
 }
 
 type ibPartition struct {
@@ -164,7 +171,7 @@ func readSM(sm *intent.SubnetManager, o *Observed) intent.State {
 // newSMDoc turns the subnet manager's live state into what the spec
 // writes, and the report's account of it.
 func newSMDoc(inv *spec.Spec, sm *intent.SubnetManager, live intent.State) (*smDoc, *SubnetManagerImport) {
-	d := &smDoc{addr: sm.Addr(), why: map[string]string{}, live: live}
+	d := &smDoc{addr: sm.Addr(), why: map[string]string{}, live: live, unmanaged: map[string]string{}}
 	rep := &SubnetManagerImport{Device: sm.Addr(), Partitions: []PartitionImport{}, Written: []string{}}
 	l := splitSMLive(live)
 	rep.QoS = l.opts["qos"] == "TRUE"
@@ -473,8 +480,11 @@ func (d *smDoc) write(body *hclwrite.Body, inv *spec.Spec) {
 			ibb.RemoveBlock(b)
 		}
 	}
-	for _, a := range []string{"sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit"} {
+	for _, a := range []string{"sl2vl", "vl_arb_high", "vl_arb_low", "max_vls", "vl_high_limit", "unmanaged"} {
 		ibb.RemoveAttribute(a)
+	}
+	if un := d.unmanagedVal(inv); len(un) > 0 {
+		ibb.SetAttributeValue("unmanaged", strMapVal(un))
 	}
 	if d.qos {
 		if d.sl2vl != nil {
@@ -610,6 +620,65 @@ func (d *smDoc) said(path string) bool {
 	return false
 }
 
+// unmanagedVal is the infiniband block's unmanaged map as written: the
+// inventory's own entries and import's.
+func (d *smDoc) unmanagedVal(inv *spec.Spec) map[string]string {
+	out := map[string]string{}
+	if inv.InfiniBand != nil {
+		maps.Copy(out, inv.InfiniBand.Unmanaged)
+	}
+	maps.Copy(out, d.unmanaged)
+	return out
+}
+
+// unmanage writes each subnet manager setting the written spec still
+// changes into the infiniband block's unmanaged map with the reason
+// import leaves it out (as unmanage does for a switch or host), so plan
+// of the written spec lists it and opensm keeps it. A path that is no
+// subnet manager setting the spec can name stays a change. It reports
+// whether it wrote anything.
+func (d *smDoc) unmanage(left []LeftOut) bool {
+	wrote := false
+	for _, l := range left {
+		// The path comes from the subnet manager's files: a '*' in it
+		// would be a glob in the spec, leaving more than the setting.
+		if l.Unmanaged || strings.Contains(l.Path, "*") || spec.UnmanagedKeyProblem(infinibandBlock, l.Path) != "" {
+			continue
+		}
+		key := d.unmanagedKey(l.Path)
+		if _, ok := d.unmanaged[key]; ok {
+			continue
+		}
+		d.unmanaged[key] = "imported: " + specReason(l.Reason, d.live[l.Path])
+		wrote = true
+	}
+	return wrote
+}
+
+// unmanagedKey is the key that leaves path unmanaged: a partition
+// import does not write is left whole ("partitions/NewPartition"), so
+// the opensm driver can keep its statement as opensm has it; any other
+// path is its own key.
+func (d *smDoc) unmanagedKey(path string) string {
+	rest, ok := strings.CutPrefix(path, intent.PathPartitions)
+	if !ok {
+		return path
+	}
+	name, _, ok := strings.Cut(rest, "/")
+	if !ok || name == "unparsed" {
+		return path
+	}
+	for _, p := range d.partitions {
+		if p.name == name {
+			return path
+		}
+	}
+	if name == "Default" {
+		return path // the default partition fabctl writes when the spec has none
+	}
+	return intent.PathPartitions + name
+}
+
 func smDiff(cand *spec.Spec, d *smDoc, o *Observed) []LeftOut {
 	f := intent.Compile(cand)
 	if len(f.SubnetManagers) == 0 {
@@ -617,14 +686,21 @@ func smDiff(cand *spec.Spec, d *smDoc, o *Observed) []LeftOut {
 	}
 	sm := f.SubnetManagers[0]
 	live := o.Live
-	if o.Read != nil {
-		st, err := o.Read(sm)
-		if err != nil {
-			return []LeftOut{{Device: d.addr, Path: "*", Reason: "read again for the written spec: " + err.Error()}}
-		}
-		live = st
-	}
 	desired := sm.Flatten()
+	if o.Read != nil {
+		// What the driver reads depends on the desired state only (not on
+		// the unmanaged map): a spec that flattens the same is not read
+		// again.
+		fp := desired.Fingerprint()
+		if d.checked == nil || d.checkedFP != fp {
+			st, err := o.Read(sm)
+			if err != nil {
+				return []LeftOut{{Device: d.addr, Path: "*", Reason: "read again for the written spec: " + err.Error()}}
+			}
+			d.checked, d.checkedFP = st, fp
+		}
+		live = d.checked
+	}
 	var un map[string]string
 	if o.Unexpressible != nil {
 		un = o.Unexpressible(sm, desired)
@@ -634,7 +710,8 @@ func smDiff(cand *spec.Spec, d *smDoc, o *Observed) []LeftOut {
 		if _, skip := un[c.Path]; skip {
 			continue
 		}
-		out = append(out, LeftOut{Device: d.addr, Path: c.Path, Live: c.Before, Desired: c.After, Reason: d.reason(c.Path)})
+		_, left := sm.Leaves(c.Path) // the spec leaves it as opensm runs it, as plan does
+		out = append(out, LeftOut{Device: d.addr, Path: c.Path, Live: c.Before, Desired: c.After, Reason: d.reason(c.Path), Unmanaged: left})
 	}
 	return out
 }

@@ -56,6 +56,7 @@ func TestImportSubnetManagerHostile(t *testing.T) {
 		"opensm/qos_high_limit":                   "300",
 		"qos-policy/level/DEFAULT/sl":             "16",
 		"qos-policy/section/qos-ulps":             "default : 0",
+		"partitions/ok/mgid/ff12::*":              "",
 	}
 	res, err := importer.Import([]spec.File{{Name: "inv.fab.hcl", Data: []byte(ibInventory)}},
 		map[string]*importer.Observed{"sm.sm01": {Live: live}}, importer.Options{Load: load(t), Name: "imported.fab.hcl"})
@@ -66,9 +67,16 @@ func TestImportSubnetManagerHostile(t *testing.T) {
 	if _, diags := load(t)([]spec.File{{Name: "imported.fab.hcl", Data: res.HCL}}); diags.HasErrors() {
 		t.Fatalf("the written spec does not load: %v\n%s", diags, out)
 	}
-	for _, bad := range []string{"injected", "3000", "fast", "99", "0x10000", "badkey", "zero", "na me", "sl2vl", "vl_arb_low", "max_vls", "vl_high_limit"} {
+	for _, bad := range []string{"injected", "3000", "fast", "99", "0x10000", "na me", "sl2vl", "vl_arb_low", "max_vls", "vl_high_limit", "ff12"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("the written spec holds %q:\n%s", bad, out)
+		}
+	}
+	// The partitions it cannot write are named only as unmanaged keys
+	// (what plan leaves as opensm runs it), never as partitions.
+	for _, name := range []string{"badkey", "zero"} {
+		if strings.Count(out, name) != 1 || !strings.Contains(out, `"partitions/`+name+`"`) {
+			t.Errorf("partition %q is not written as an unmanaged key only:\n%s", name, out)
 		}
 	}
 	if !strings.Contains(out, `partition "ok"`) || !strings.Contains(out, `"sm01:ib0"`) {

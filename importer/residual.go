@@ -64,13 +64,7 @@ func residuals(cand *spec.Spec, devs []*device) []*residual {
 				delete(desired, k)
 			}
 		}
-		var leaves func(string) (string, bool)
-		switch x := in.(type) {
-		case *intent.Switch:
-			leaves = x.Leaves
-		case *intent.Host:
-			leaves = x.Leaves
-		}
+		leaves := in.(intent.Unmanager).Leaves
 		r := &residual{dev: d, desired: desired}
 		for _, c := range intent.Diff(desired, d.live, d.obs.Fields) {
 			if _, skip := un[c.Path]; skip {

@@ -61,8 +61,8 @@ infiniband {
 // partition with a port the inventory does not name, QoS on with an
 // SL2VL and a VL arbitration table): the --json report's subnet_manager
 // names what was read, left_out names the unknown port, the human
-// report says both, and plan of the written spec shows exactly that one
-// left-out member.
+// report says both, the written spec leaves that member unmanaged, and
+// plan of it has no changes and lists that one member as unmanaged.
 func TestImportSubnetManagerCommand(t *testing.T) {
 	root := t.TempDir()
 	etc := filepath.Join(root, "sm", "etc")
@@ -144,7 +144,10 @@ end-qos-match-rules
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), `limited_members = ["cn02:ib0"]`) || strings.Contains(string(src), "ff01") {
+	// The GUID no NIC has is never a member: the spec leaves it
+	// unmanaged, as opensm runs it.
+	if !strings.Contains(string(src), `limited_members = ["cn02:ib0"]`) || strings.Count(string(src), "ff01") != 2 ||
+		!strings.Contains(string(src), `"partitions/compute/member/0x0c42a1030000ff01" = "imported: no NIC of the inventory has port GUID`) {
 		t.Errorf("the written spec:\n%s", src)
 	}
 
@@ -162,17 +165,20 @@ end-qos-match-rules
 		t.Errorf("import: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
-	// Plan of the written spec: exactly the member import left out.
+	// Plan of the written spec: no changes (exit 0 with
+	// --detailed-exitcode), the member import left out listed as
+	// unmanaged.
 	f, _, out, errOut = testFactory()
 	code := runCLI(f, "plan", "--json", "--detailed-exitcode", filepath.Join(root, "out"))
 	var p struct {
 		Devices []struct {
-			Address string
-			Changes []struct{ Path, Action string }
+			Address   string
+			Changes   []struct{ Path, Action string }
+			Unmanaged []struct{ Path, Live string }
 		}
 	}
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil || code != ExitChanges || len(p.Devices) != 1 || len(p.Devices[0].Changes) != 1 ||
-		p.Devices[0].Changes[0].Path != "partitions/compute/member/0x0c42a1030000ff01" {
-		t.Errorf("plan of the imported spec: exit %d (want %d, the one change import left out): %v\n%s\n%s", code, ExitChanges, err, out, errOut)
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil || code != ExitOK || len(p.Devices) != 1 || len(p.Devices[0].Changes) != 0 ||
+		len(p.Devices[0].Unmanaged) != 1 || p.Devices[0].Unmanaged[0].Path != "partitions/compute/member/0x0c42a1030000ff01" || p.Devices[0].Unmanaged[0].Live != "full" {
+		t.Errorf("plan of the imported spec: exit %d (want %d, the member import left out unmanaged): %v\n%s\n%s", code, ExitOK, err, out, errOut)
 	}
 }

@@ -350,7 +350,9 @@ func TestImportVendorSubnetManager(t *testing.T) {
 			t.Errorf("the written spec lacks %s:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "NewPartition") || strings.Contains(out, "0x123456") {
+	// NewPartition and the GUID no NIC has are only named as unmanaged
+	// keys, never written as a partition or a member.
+	if strings.Contains(out, `partition "NewPartition"`) || regexp.MustCompile(`(?m)^\s*(limited_)?members\s*=.*0x`).MatchString(out) {
 		t.Errorf("the written spec invents a P_Key or names a GUID the inventory does not:\n%s", out)
 	}
 	reasons := map[string]string{}
@@ -371,22 +373,45 @@ func TestImportVendorSubnetManager(t *testing.T) {
 		}
 	}
 
-	writeSpec(t, dir, out)
-	got := planPaths(t, dir, reg)
-	if want := leftOutPaths(res.Report); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("plan of the imported spec is not what import left out:\nplan:\n%s\nleft out:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	writeSpec(t, dir, changeMembership(t, out, "ShareIO", "io3:ib0"))
-	changed := planSMDir(t, dir, reg)
-	extra := []string{}
-	for _, c := range changed {
-		if !slices.Contains(got, strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(c, "+ "), "- "), "~ ")) {
-			extra = append(extra, c)
+	// Every left-out setting is in the infiniband block's unmanaged map,
+	// so plan of the imported spec is empty and lists them as unmanaged.
+	for _, l := range res.Report.LeftOut {
+		if strings.HasPrefix(l.Device, intent.KindSM+".") && !l.Unmanaged {
+			t.Errorf("left out %s is not written unmanaged: %s", l.Path, l.Reason)
 		}
 	}
-	if strings.Join(extra, ", ") != "~ partitions/ShareIO/member/0x0000000000123459" || len(changed) != len(got)+1 {
-		t.Fatalf("io3:ib0 made a limited member of ShareIO: plan adds %v (%d changes, %d before)", extra, len(changed), len(got))
+	if !strings.Contains(out, `"opensm/qos_ca_sl2vl"`) || !strings.Contains(out, `"qos-policy/section/port-groups"`) {
+		t.Errorf("the infiniband block's unmanaged map lacks the per-CA SL2VL or the port-groups section:\n%s", out)
 	}
+	writeSpec(t, dir, out)
+	if got := planPaths(t, dir, reg); len(got) > 0 {
+		t.Fatalf("plan of the imported spec is not empty:\n%s", strings.Join(got, "\n"))
+	}
+	listed := unmanagedPaths(t, dir, reg)
+	if want := leftOutPaths(res.Report); strings.Join(listed, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("plan's unmanaged list is not what import left out:\nplan:\n%s\nleft out:\n%s", strings.Join(listed, "\n"), strings.Join(want, "\n"))
+	}
+	writeSpec(t, dir, changeMembership(t, out, "ShareIO", "io3:ib0"))
+	if changed := planSMDir(t, dir, reg); strings.Join(changed, ", ") != "~ partitions/ShareIO/member/0x0000000000123459" {
+		t.Fatalf("io3:ib0 made a limited member of ShareIO: plan %v", changed)
+	}
+}
+
+// unmanagedPaths are the paths the subnet manager's plan lists as
+// unmanaged, sorted.
+func unmanagedPaths(t *testing.T, dir string, reg *drivers.Registry) []string {
+	t.Helper()
+	s := testutil.Load(t, dir, spec.LoadOptions{Env: []string{}})
+	p := plan.Make(context.Background(), s, intent.Compile(s), reg, plan.Options{Targets: []string{"sm.*"}, Credentials: s.CredentialsByName})
+	if len(p.Devices) != 1 || p.Devices[0].Error != "" {
+		t.Fatalf("plan of %s: %+v", dir, p.Devices)
+	}
+	var out []string
+	for _, u := range p.Devices[0].Unmanaged {
+		out = append(out, u.Path)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // fuzzInventory names two ports of opensm's example partitions.conf.
