@@ -118,7 +118,8 @@ type keptPartition struct{ name, text string }
 // keptPartitions are the statements of the live partitions.conf that
 // define a partition the spec leaves unmanaged whole: every setting it
 // has is under an unmanaged key ("partitions/Site", "partitions/*"),
-// the spec declares no partition of that name or P_Key, and the
+// its name is one opensm takes, the spec declares no partition of that
+// name or P_Key, and the
 // statement reads alone as that one partition. Each is its text as
 // opensm's parser takes it (osm_prtn_config.c: '#' comments cut per
 // line, the statement up to its ';'), in the form doc/partition-config.txt
@@ -151,8 +152,11 @@ func keptPartitions(sm *intent.SubnetManager, live string) []keptPartition {
 				all = false
 			}
 		}
+		// A name opensm's parser takes (no '/': the state path is then
+		// the partition's), and a P_Key neither the spec's nor another
+		// kept statement's: opensm would merge it into that partition.
 		pkey := st[intent.PathPartitions+name+"/pkey"]
-		if !all || name == "unparsed" || names[name] || pkeys[pkey] || taken[name] || pkey != "auto" && taken[pkey] {
+		if !all || !partitionName.MatchString(name) || name == "unparsed" || pkey == "" || names[name] || pkeys[pkey] || taken[name] || pkey != "auto" && taken[pkey] {
 			continue
 		}
 		taken[name], taken[pkey] = true, true

@@ -1,12 +1,14 @@
 package opensm
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fabctl/fabctl/apply"
 	"github.com/fabctl/fabctl/intent"
+	"github.com/fabctl/fabctl/spec"
 )
 
 // sitePartition is a partition the site keeps by hand, in
@@ -125,4 +127,60 @@ func TestSSHUnmanaged(t *testing.T) {
 	if got := r.read(r.opts.PartitionsFile); got != partsBefore {
 		t.Errorf("partitions.conf not rolled back:\n%s", got)
 	}
+}
+
+// FuzzKeptPartitions: whatever partitions.conf the subnet manager has,
+// the file rendered with the statements kept for partitions the spec
+// leaves unmanaged ("partitions/*") parses back with the spec's own
+// partitions exactly as the spec has them, and with nothing but them
+// and the kept partitions (no statement opensm could not read, no kept
+// one merged into the spec's by its P_Key).
+func FuzzKeptPartitions(f *testing.F) {
+	seedFile(f, "infiniband-sm01-partitions.conf.golden")
+	if b, err := os.ReadFile("../../../testdata/vendor/opensm/partitions.conf"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add(sitePartition)
+	f.Add("compute=0x2:ALL;\n0x1:SELF;\nx=0x0001:ALL;\ny=0x8001,ipoib:0x1=full;\nz:ALL;z:SELF;")
+	f.Add("a=0x10:ALL # c ; d\n;b=0x10:SELF;c=0x11:\n mgid=ff12::1,sl=1\n ALL=full")
+	f.Add("bad stmt;a=0xzz:ALL;=0x12:ALL;")
+	sm := &intent.SubnetManager{
+		Partitions: []intent.Partition{
+			{Name: "compute", PKey: 0x0001, IPoIB: true, MTU: 2048, SL: 1, Members: []intent.PartitionMember{{ID: "0x0c42a10300000b01", Full: true}, {ID: "ALL"}}},
+			{Name: "Default", PKey: intent.DefaultPKey, IPoIB: true, Members: []intent.PartitionMember{{ID: "ALL", Full: true}}, Implicit: true},
+		},
+		Unmanaged: spec.Acceptances{"partitions/*": "the site's"},
+	}
+	want := intent.State{}
+	for k, v := range sm.Flatten() {
+		if strings.HasPrefix(k, intent.PathPartitions) {
+			want[k] = v
+		}
+	}
+	f.Fuzz(func(t *testing.T, live string) {
+		kept := keptPartitions(sm, live)
+		b, err := renderPartitionsKeeping(sm, "f", kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{"compute": true, "Default": true}
+		for _, k := range kept {
+			names[k.name] = true
+		}
+		got := parsePartitions(string(b))
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("%s = %q, want %q (kept %q):\n%s", k, got[k], v, kept, b)
+			}
+		}
+		for k := range got {
+			name, rest, _ := strings.Cut(strings.TrimPrefix(k, intent.PathPartitions), "/")
+			if !names[name] || name == "unparsed" {
+				t.Fatalf("rendered file reads %s (kept %q):\n%s", k, kept, b)
+			}
+			if _, ok := want[k]; !ok && (name == "compute" || name == "Default") {
+				t.Fatalf("kept statements add %s/%s to the spec's partition:\n%s", name, rest, b)
+			}
+		}
+	})
 }
