@@ -1,7 +1,8 @@
 # Differential test counterexample (fabric 44, seed 20261128, shrunk): lint-clean
 # before PLAT-1, and plan refused it:
 #   leaf-nxos (nxos) refuses to render: leaf-nxos: trust "pcp": the switch's default classification is DSCP on NX-OS (class-map type qos ... match dscp); ports may trust pcp
-# expect: PLAT-1
+# Since NX-OS builds a switch that trusts pcp (FABCTL-QOS-COS on every managed port, no DSCP
+# classification), this spec is lint-clean and must render and validate: no "expect" line.
 fabric "diff" {
   transport = "rocev1"
 }
