@@ -46,5 +46,46 @@ fab_check "a --tclass=106 run is counted as ToS 0x6a ($m6a)" test "$m6a" -gt 100
 fab_check "and not as ToS 0x68 ($m68 = $n68 before)" test "$m68" -eq "$n68"
 
 fab_run rdma statistic show link rxe_fb/1
+
+# fabctl import of this soft-RoCE host as an operator set it up by hand (docs/import.md): rdma_cm's
+# defaults through configfs (the kernel's Documentation/ABI/testing/configfs-rdma_cm: mkdir
+# rdma_cm/<ibdev>, ports/1/default_roce_mode, ports/1/default_roce_tos; drivers/infiniband/core/
+# cma_configfs.c), ToS 104 (DSCP 26) on RoCE v2. import writes rdma_tos, the MTU and the address;
+# the plan is empty; rdma_tos changed to 106 plans exactly the NIC's ToS.
+mounted=0
+mountpoint -q /sys/kernel/config || { mount -t configfs configfs /sys/kernel/config && mounted=1; }
+mkdir -p /sys/kernel/config/rdma_cm/rxe_fa || fab_fail "mkdir rdma_cm/rxe_fa"
+echo "RoCE v2" >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_mode || fab_fail "default_roce_mode by hand"
+echo 104 >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_tos || fab_fail "default_roce_tos by hand"
+rmdir /sys/kernel/config/rdma_cm/rxe_fa
+[ "$mounted" = 1 ] && umount /sys/kernel/config
+imp=$FABTB_TMP/import
+mkdir -p "$imp/inventory" "$imp/out"
+cat >"$imp/inventory/inventory.fab.hcl" <<-INV
+fabric "vmrxe" {
+  transport = "rocev2"
+}
+host "vm" {
+  connect = "local"
+  nic "fa" {
+    device = "rxe_fa"
+  }
+}
+INV
+cd "$FABTB_TMP" || fab_fail "cd"
+"$FABCTL" import --no-color -o "$imp/out/fabric.fab.hcl" "$imp/inventory" 2>"$imp/import.err"
+rc=$?
+cat "$imp/import.err" "$imp/out/fabric.fab.hcl"
+fab_check "fabctl import of the rxe host exits 0 (rc=$rc)" test "$rc" -eq 0
+fab_check "import wrote rdma_tos = 104" grep -Eq 'rdma_tos *= *104' "$imp/out/fabric.fab.hcl"
+fab_run "$FABCTL" plan --no-color --detailed-exitcode "$imp/out"
+rc=$?
+fab_check "plan of the imported rxe host has no changes (--detailed-exitcode rc=$rc)" test "$rc" -eq 0
+sed -i -E 's/rdma_tos( *)= *104/rdma_tos\1= 106/' "$imp/out/fabric.fab.hcl"
+"$FABCTL" plan --no-color "$imp/out" >"$imp/plan2.out" 2>&1
+cat "$imp/plan2.out"
+fab_check "rdma_tos changed plans the NIC's ToS" grep -q "nic/fa/tos" "$imp/plan2.out"
+fab_check "and nothing else" grep -q "Plan: 0 to add, 1 to change, 0 to remove" "$imp/plan2.out"
+
 echo "FABTB-FIGURE rxe write_bw_gbps=$bw send_lat_typical_us=$lat tos68_packets=$n68"
 exit 0
