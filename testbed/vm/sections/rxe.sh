@@ -50,42 +50,66 @@ fab_run rdma statistic show link rxe_fb/1
 # fabctl import of this soft-RoCE host as an operator set it up by hand (docs/import.md): rdma_cm's
 # defaults through configfs (the kernel's Documentation/ABI/testing/configfs-rdma_cm: mkdir
 # rdma_cm/<ibdev>, ports/1/default_roce_mode, ports/1/default_roce_tos; drivers/infiniband/core/
-# cma_configfs.c), ToS 104 (DSCP 26) on RoCE v2. import writes rdma_tos, the MTU and the address;
-# the plan is empty; rdma_tos changed to 106 plans exactly the NIC's ToS.
-mounted=0
-mountpoint -q /sys/kernel/config || { mount -t configfs configfs /sys/kernel/config && mounted=1; }
-mkdir -p /sys/kernel/config/rdma_cm/rxe_fa || fab_fail "mkdir rdma_cm/rxe_fa"
-echo "RoCE v2" >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_mode || fab_fail "default_roce_mode by hand"
-echo 104 >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_tos || fab_fail "default_roce_tos by hand"
-rmdir /sys/kernel/config/rdma_cm/rxe_fa
-[ "$mounted" = 1 ] && umount /sys/kernel/config
+# cma_configfs.c). As set up above (IP MTU 1500, then ToS 104) the written spec is what runs, and lint
+# shows its findings: MTU-3 (1500 cannot carry a 4096-byte RDMA MTU) and ECN-4 (ToS 104 has no ECT
+# under DCQCN). Set up as NVIDIA's default_roce_tos howto does (ToS 106 = DSCP 26 | ECT(0)) with a
+# jumbo MTU, the import plans empty, and the MTU changed plans exactly the NIC's MTU.
+rdmacm_by_hand() {
+	local mounted=0
+	mountpoint -q /sys/kernel/config || { mount -t configfs configfs /sys/kernel/config && mounted=1; }
+	mkdir -p /sys/kernel/config/rdma_cm/rxe_fa || return 1
+	echo "RoCE v2" >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_mode || return 1
+	echo "$1" >/sys/kernel/config/rdma_cm/rxe_fa/ports/1/default_roce_tos || return 1
+	rmdir /sys/kernel/config/rdma_cm/rxe_fa
+	[ "$mounted" = 1 ] && umount /sys/kernel/config
+	return 0
+}
+import_rxe() {
+	local out=$1
+	mkdir -p "$imp/inventory" "$out"
+	cat >"$imp/inventory/inventory.fab.hcl" <<-INV
+	fabric "vmrxe" {
+	  transport = "rocev2"
+	}
+	host "vm" {
+	  connect = "local"
+	  nic "fa" {
+	    device = "rxe_fa"
+	  }
+	}
+	INV
+	(cd "$FABTB_TMP" && "$FABCTL" import --no-color -o "$out/fabric.fab.hcl" "$imp/inventory" 2>"$out/import.err")
+	local rc=$?
+	cat "$out/import.err" "$out/fabric.fab.hcl"
+	return $rc
+}
 imp=$FABTB_TMP/import
-mkdir -p "$imp/inventory" "$imp/out"
-cat >"$imp/inventory/inventory.fab.hcl" <<-INV
-fabric "vmrxe" {
-  transport = "rocev2"
-}
-host "vm" {
-  connect = "local"
-  nic "fa" {
-    device = "rxe_fa"
-  }
-}
-INV
-cd "$FABTB_TMP" || fab_fail "cd"
-"$FABCTL" import --no-color -o "$imp/out/fabric.fab.hcl" "$imp/inventory" 2>"$imp/import.err"
+rdmacm_by_hand 104 || fab_fail "rdma_cm configfs by hand (ToS 104)"
+import_rxe "$imp/as-run"
 rc=$?
-cat "$imp/import.err" "$imp/out/fabric.fab.hcl"
 fab_check "fabctl import of the rxe host exits 0 (rc=$rc)" test "$rc" -eq 0
-fab_check "import wrote rdma_tos = 104" grep -Eq 'rdma_tos *= *104' "$imp/out/fabric.fab.hcl"
-fab_run "$FABCTL" plan --no-color --detailed-exitcode "$imp/out"
+fab_check "import wrote rdma_tos = 104 and mtu = 1500, as the host runs" \
+	sh -c "grep -Eq 'rdma_tos *= *104' '$imp/as-run/fabric.fab.hcl' && grep -Eq 'mtu *= *1500' '$imp/as-run/fabric.fab.hcl'"
+"$FABCTL" validate --static --no-color "$imp/as-run" >"$imp/lint.out" 2>&1
+cat "$imp/lint.out"
+fab_check "lint shows what runs as the findings it is (MTU-3, ECN-4)" sh -c "grep -q MTU-3 '$imp/lint.out' && grep -q ECN-4 '$imp/lint.out'"
+
+ip link set fa mtu 9000 && ip link set fb mtu 9000 || fab_fail "ip link set mtu 9000 by hand"
+rdmacm_by_hand 106 || fab_fail "rdma_cm configfs by hand (ToS 106)"
+import_rxe "$imp/fixed"
+rc=$?
+fab_check "fabctl import exits 0 (rc=$rc)" test "$rc" -eq 0
+fab_check "import wrote rdma_tos = 106 and mtu = 9000" \
+	sh -c "grep -Eq 'rdma_tos *= *106' '$imp/fixed/fabric.fab.hcl' && grep -Eq 'mtu *= *9000' '$imp/fixed/fabric.fab.hcl'"
+fab_run "$FABCTL" plan --no-color --detailed-exitcode "$imp/fixed"
 rc=$?
 fab_check "plan of the imported rxe host has no changes (--detailed-exitcode rc=$rc)" test "$rc" -eq 0
-sed -i -E 's/rdma_tos( *)= *104/rdma_tos\1= 106/' "$imp/out/fabric.fab.hcl"
-"$FABCTL" plan --no-color "$imp/out" >"$imp/plan2.out" 2>&1
+sed -i -E 's/mtu( *)= *9000/mtu\1= 4200/' "$imp/fixed/fabric.fab.hcl"
+"$FABCTL" plan --no-color "$imp/fixed" >"$imp/plan2.out" 2>&1
 cat "$imp/plan2.out"
-fab_check "rdma_tos changed plans the NIC's ToS" grep -q "nic/fa/tos" "$imp/plan2.out"
+fab_check "the MTU changed plans the NIC's MTU" grep -q "nic/fa/mtu" "$imp/plan2.out"
 fab_check "and nothing else" grep -q "Plan: 0 to add, 1 to change, 0 to remove" "$imp/plan2.out"
+ip link set fa mtu 1500 && ip link set fb mtu 1500
 
 echo "FABTB-FIGURE rxe write_bw_gbps=$bw send_lat_typical_us=$lat tos68_packets=$n68"
 exit 0
