@@ -230,54 +230,36 @@ func WritePlanMarkdown(out io.Writer, p *plan.Plan, o PlanOptions) error {
 	}
 	// Settings the platforms cannot express come last: they are not
 	// changes, and on a large fabric they are the longest part.
-	unexpressed := false
+	var unexpressed, unmanaged []mdDeviceList
 	for _, d := range p.Devices {
-		if d.Error == "" && len(d.Unexpressible) > 0 {
-			if !unexpressed {
-				h.line("#### Not expressible on these platforms")
-				h.line("")
-				h.line("The spec asks for these settings; the device's platform has no way to express them, so fabctl does not apply them there.")
-				h.line("")
-				unexpressed = true
-			}
-			h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(d.Unexpressible), "setting", "settings"))
-			h.line("")
+		if d.Error != "" {
+			continue
+		}
+		if len(d.Unexpressible) > 0 {
+			var items []string
 			for _, u := range d.Unexpressible {
 				acc := ""
 				if u.Accepted != "" {
 					acc = " (accepted, not in effect: " + mdText(u.Accepted) + ")"
 				}
-				h.line("- %s = %s: %s%s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason), acc)
+				items = append(items, fmt.Sprintf("%s = %s: %s%s", mdCode(u.Path), mdCode(u.Value), mdText(u.Reason), acc))
 			}
-			h.line("")
-			h.line("</details>")
-			h.line("")
+			unexpressed = append(unexpressed, mdDeviceList{d, items})
+		}
+		// Unmanaged settings that differ from the spec: left as the
+		// devices run them.
+		if differing := d.UnmanagedDiffering(); len(differing) > 0 {
+			var items []string
+			for _, u := range differing {
+				items = append(items, fmt.Sprintf("%s: left as the device runs it (%s): %s", mdCode(u.Path), mdCode(u.LiveText()), mdText(u.Reason)))
+			}
+			unmanaged = append(unmanaged, mdDeviceList{d, items})
 		}
 	}
-	// Unmanaged settings that differ from the spec: left as the devices
-	// run them.
-	unmanaged := false
-	for _, d := range p.Devices {
-		differing := d.UnmanagedDiffering()
-		if d.Error != "" || len(differing) == 0 {
-			continue
-		}
-		if !unmanaged {
-			h.line("#### Unmanaged")
-			h.line("")
-			h.line("The spec leaves these settings as the devices run them (`unmanaged`): fabctl neither changes nor checks them.")
-			h.line("")
-			unmanaged = true
-		}
-		h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(d)), plural(len(differing), "setting", "settings"))
-		h.line("")
-		for _, u := range differing {
-			h.line("- %s: left as the device runs it (%s): %s", mdCode(u.Path), mdCode(u.LiveText()), mdText(u.Reason))
-		}
-		h.line("")
-		h.line("</details>")
-		h.line("")
-	}
+	h.detailsSection("Not expressible on these platforms",
+		"The spec asks for these settings; the device's platform has no way to express them, so fabctl does not apply them there.", unexpressed)
+	h.detailsSection("Unmanaged",
+		"The spec leaves these settings as the devices run them (`unmanaged`): fabctl neither changes nor checks them.", unmanaged)
 	if h.err != nil {
 		return h.err
 	}
@@ -374,4 +356,32 @@ func mdText(s string) string {
 // mdFence keeps a line from closing a fenced code block.
 func mdFence(s string) string {
 	return strings.ReplaceAll(s, "```", "`\u200b``")
+}
+
+// mdDeviceList is one device's entries of a details section.
+type mdDeviceList struct {
+	d     *plan.DevicePlan
+	items []string
+}
+
+// detailsSection writes a heading and intro, then one collapsed list per
+// device; nothing when no device has entries.
+func (h *humanWriter) detailsSection(title, intro string, devs []mdDeviceList) {
+	if len(devs) == 0 {
+		return
+	}
+	h.line("#### %s", title)
+	h.line("")
+	h.line("%s", intro)
+	h.line("")
+	for _, dl := range devs {
+		h.line("<details><summary><code>%s</code>: %s</summary>", mdHTML(deviceTitle(dl.d)), plural(len(dl.items), "setting", "settings"))
+		h.line("")
+		for _, it := range dl.items {
+			h.line("- %s", it)
+		}
+		h.line("")
+		h.line("</details>")
+		h.line("")
+	}
 }
